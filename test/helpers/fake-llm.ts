@@ -1,0 +1,159 @@
+/**
+ * A fake OpenAI-compatible chat-completions model on 127.0.0.1: it records every request body (in memory,
+ * optionally appended to a JSONL file) and answers with a fixed reply, streamed as SSE chunks or as one JSON
+ * body for `stream: false`. The only fake in the end-to-end tests: pi itself is real.
+ */
+import { appendFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export const DEFAULT_REPLY = "FAKE-REPLY-OK";
+
+export interface ChatMessage {
+	role: string;
+	content?: unknown;
+	[key: string]: unknown;
+}
+
+export interface RecordedRequest {
+	method: string;
+	url: string;
+	headers: Record<string, string | string[] | undefined>;
+	/** Parsed JSON body, or the raw text when it was not JSON. */
+	body: { messages?: ChatMessage[]; stream?: boolean; [key: string]: unknown } | string;
+}
+
+export interface FakeModel {
+	port: number;
+	baseUrl: string;
+	requests: RecordedRequest[];
+	close(): Promise<void>;
+}
+
+export interface FakeModelOptions {
+	reply?: string;
+	/** Also append each request as one JSON line to this file. */
+	logFile?: string;
+}
+
+export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
+	const reply = options.reply ?? DEFAULT_REPLY;
+	const requests: RecordedRequest[] = [];
+	const server = createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on("data", (c: Buffer) => chunks.push(c));
+		req.on("end", () => {
+			const raw = Buffer.concat(chunks).toString("utf8");
+			let body: RecordedRequest["body"] = raw;
+			try {
+				body = JSON.parse(raw) as RecordedRequest["body"];
+			} catch {
+				// keep the raw text: a test can still look at it
+			}
+			const record: RecordedRequest = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body };
+			requests.push(record);
+			if (options.logFile) appendFileSync(options.logFile, `${JSON.stringify(record)}\n`);
+
+			if (!(req.url ?? "").endsWith("/chat/completions")) {
+				res.writeHead(404, { "content-type": "application/json" });
+				res.end(JSON.stringify({ error: { message: `fake model: no route ${req.url}` } }));
+				return;
+			}
+			const id = `chatcmpl-fake-${requests.length}`;
+			const created = Math.floor(Date.now() / 1000);
+			const { model: requested } = typeof body === "object" ? body : { model: undefined };
+			const model = typeof requested === "string" ? requested : "fake-model";
+			const usage = { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 };
+			if (typeof body === "object" && body.stream === false) {
+				res.writeHead(200, { "content-type": "application/json" });
+				res.end(
+					JSON.stringify({
+						id,
+						object: "chat.completion",
+						created,
+						model,
+						choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+						usage,
+					}),
+				);
+				return;
+			}
+			res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+			const chunk = (delta: object, finishReason: string | null = null) =>
+				`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+			res.write(chunk({ role: "assistant", content: "" }));
+			res.write(chunk({ content: reply }));
+			res.write(chunk({}, "stop"));
+			res.write(
+				`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+			);
+			res.end("data: [DONE]\n\n");
+		});
+	});
+	await new Promise<void>((resolve, reject) => {
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => resolve());
+	});
+	const { port } = server.address() as AddressInfo;
+	return {
+		port,
+		baseUrl: `http://127.0.0.1:${port}/v1`,
+		requests,
+		close: () =>
+			new Promise<void>((resolve) => {
+				server.closeAllConnections();
+				server.close(() => resolve());
+			}),
+	};
+}
+
+/** The text of one chat message: a string content, or the concatenated `text` parts of an array content. */
+export function messageText(message: ChatMessage): string {
+	const { content } = message;
+	if (typeof content === "string") return content;
+	if (Array.isArray(content)) {
+		return content
+			.map((part: unknown) =>
+				typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : "",
+			)
+			.join("");
+	}
+	return "";
+}
+
+/** The messages of a recorded request (empty when the body was not a chat request). */
+export function requestMessages(request: RecordedRequest | undefined): ChatMessage[] {
+	if (!request || typeof request.body !== "object" || !Array.isArray(request.body.messages)) return [];
+	return request.body.messages;
+}
+
+/** The texts of every user-role message in a request, in order. */
+export function userTexts(request: RecordedRequest | undefined): string[] {
+	return requestMessages(request)
+		.filter((m) => m.role === "user")
+		.map(messageText);
+}
+
+/** The user-role message texts of the last request the model received. */
+export function lastUserTexts(model: Pick<FakeModel, "requests">): string[] {
+	return userTexts(model.requests.at(-1));
+}
+
+/**
+ * The user-role messages of the last request that come after the one whose text equals `prompt`
+ * (the last such prompt): what the extension injected for that prompt, up to the next non-user message.
+ */
+export function injectedAfter(request: RecordedRequest | undefined, prompt: string): string[] {
+	const messages = requestMessages(request);
+	let index = -1;
+	messages.forEach((m, i) => {
+		if (m.role === "user" && messageText(m) === prompt) index = i;
+	});
+	if (index < 0) return [];
+	const out: string[] = [];
+	for (const m of messages.slice(index + 1)) {
+		if (m.role !== "user") break;
+		out.push(messageText(m));
+	}
+	return out;
+}

@@ -1,0 +1,198 @@
+/**
+ * A throwaway world for one real pi run: HOME, the agent dir (settings.json + models.json pointing at a
+ * private fake model), pi's working dir and XDG_RUNTIME_DIR (so the extension's state dir is
+ * `$XDG_RUNTIME_DIR/pi-ide`, created 0700 here). `runPrint` runs `pi -p` in it. Nothing leaks into the real
+ * HOME, and `cleanup()` removes it all.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type FakeModel, type FakeModelOptions, startFakeModel } from "./fake-llm.ts";
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const BIN = join(REPO, "node_modules/.bin");
+export const PRODUCT_EXTENSION = join(REPO, "src/index.ts");
+export const MODEL_ARG = "fake/fake-model";
+export const PI_VERSION = "1.6.0";
+
+export interface PiEnvOptions extends FakeModelOptions {
+	/** Merged over the seed settings.json (quietStartup, lastChangelogVersion, retry off). */
+	settings?: Record<string, unknown>;
+	/** Create `$XDG_RUNTIME_DIR/pi-ide` (0700). Default true. */
+	createStateDir?: boolean;
+}
+
+export interface PiEnv {
+	root: string;
+	home: string;
+	agentDir: string;
+	/** pi's cwd (a real path: no symlinks in it). */
+	workDir: string;
+	runtimeDir: string;
+	/** `$XDG_RUNTIME_DIR/pi-ide`. */
+	stateDir: string;
+	env: Record<string, string>;
+	model: FakeModel;
+	/** Rewrite settings.json: the seed merged with `settings`. */
+	writeSettings(settings: Record<string, unknown>): void;
+	cleanup(): Promise<void>;
+}
+
+export const SEED_SETTINGS = { quietStartup: true, lastChangelogVersion: PI_VERSION, retry: { enabled: false } };
+
+export async function createPiEnv(options: PiEnvOptions = {}): Promise<PiEnv> {
+	const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-ide-e2e-")));
+	const home = join(root, "home");
+	const agentDir = join(home, "agent");
+	const workDir = join(root, "work");
+	const runtimeDir = join(root, "run");
+	const stateDir = join(runtimeDir, "pi-ide");
+	mkdirSync(agentDir, { recursive: true });
+	mkdirSync(workDir, { recursive: true });
+	mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+	chmodSync(runtimeDir, 0o700);
+	if (options.createStateDir !== false) {
+		mkdirSync(stateDir, { mode: 0o700 });
+		chmodSync(stateDir, 0o700); // mkdir's mode is filtered by the umask
+	}
+	const model = await startFakeModel(options);
+	const writeSettings = (settings: Record<string, unknown>) =>
+		writeFileSync(join(agentDir, "settings.json"), `${JSON.stringify({ ...SEED_SETTINGS, ...settings }, null, 2)}\n`);
+	writeSettings(options.settings ?? {});
+	writeFileSync(join(agentDir, "models.json"), `${JSON.stringify(modelsJson(model.baseUrl), null, 2)}\n`);
+
+	// A clean environment, not process.env: node:test's NODE_TEST_CONTEXT, the caller's HOME or a stray
+	// NODE_OPTIONS must not reach pi. PATH is led by the pinned Node 24 (the system Node is too old for pi).
+	const { PATH: inheritedPath } = process.env;
+	const env: Record<string, string> = {
+		PATH: `${BIN}:${inheritedPath ?? "/usr/local/bin:/usr/bin:/bin"}`,
+		HOME: home,
+		PI_CODING_AGENT_DIR: agentDir,
+		XDG_RUNTIME_DIR: runtimeDir,
+		XDG_CONFIG_HOME: join(home, ".config"),
+		XDG_CACHE_HOME: join(home, ".cache"),
+		XDG_DATA_HOME: join(home, ".local/share"),
+		XDG_STATE_HOME: join(home, ".local/state"),
+		TMPDIR: join(root, "tmp"),
+		PI_OFFLINE: "1",
+		PI_SKIP_VERSION_CHECK: "1",
+		PI_TELEMETRY: "0",
+		LANG: "C.UTF-8",
+		LC_ALL: "C.UTF-8",
+		TERM: "xterm-256color",
+	};
+	mkdirSync(join(root, "tmp"));
+	return {
+		root,
+		home,
+		agentDir,
+		workDir,
+		runtimeDir,
+		stateDir,
+		env,
+		model,
+		writeSettings,
+		cleanup: async () => {
+			await model.close();
+			rmSync(root, { recursive: true, force: true });
+		},
+	};
+}
+
+export function modelsJson(baseUrl: string): object {
+	return {
+		providers: {
+			fake: {
+				baseUrl,
+				api: "openai-completions",
+				apiKey: "fake-key",
+				models: [
+					{
+						id: "fake-model",
+						name: "Fake Model",
+						reasoning: false,
+						input: ["text"],
+						contextWindow: 128000,
+						maxTokens: 4096,
+						cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+					},
+				],
+			},
+		},
+	};
+}
+
+export interface RunResult {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	stdout: string;
+	stderr: string;
+	/** Wall time from spawn to exit. */
+	ms: number;
+}
+
+export interface RunOptions {
+	/** The `-e` extension; default the product's src/index.ts; null for none. */
+	extension?: string | null;
+	/** Kill pi and reject after this long. Default 20 s. */
+	timeoutMs?: number;
+	/** pi's cwd; default env.workDir. */
+	cwd?: string;
+	/** Extra environment variables. */
+	env?: Record<string, string>;
+}
+
+/** Run a pi CLI command (any args) in the env; resolves when it exits, rejects on timeout. */
+export function runPi(env: PiEnv, args: string[], options: RunOptions = {}): Promise<RunResult> {
+	const timeoutMs = options.timeoutMs ?? 20_000;
+	const started = performance.now();
+	return new Promise((resolvePromise, reject) => {
+		const child = spawn(join(BIN, "pi"), args, {
+			cwd: options.cwd ?? env.workDir,
+			env: { ...env.env, ...options.env },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		let stdout = "";
+		let stderr = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => {
+			stdout += d;
+		});
+		child.stderr.setEncoding("utf8").on("data", (d: string) => {
+			stderr += d;
+		});
+		const timer = setTimeout(() => {
+			child.kill("SIGKILL");
+			reject(
+				new Error(`pi ${args.join(" ")} did not exit within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+			);
+		}, timeoutMs);
+		child.on("error", (error) => {
+			clearTimeout(timer);
+			reject(error);
+		});
+		child.on("close", (code, signal) => {
+			clearTimeout(timer);
+			resolvePromise({ code, signal, stdout, stderr, ms: performance.now() - started });
+		});
+	});
+}
+
+/** `pi -p --offline --no-session -e <extension> --model fake/fake-model ...extraArgs ...prompts`. */
+export function runPrint(
+	env: PiEnv,
+	prompts: string[],
+	extraArgs: string[] = [],
+	options: RunOptions = {},
+): Promise<RunResult> {
+	const extension = options.extension === undefined ? PRODUCT_EXTENSION : options.extension;
+	const args = ["-p", "--offline", "--no-session", ...(extension ? ["-e", extension] : [])];
+	args.push("--model", MODEL_ARG, ...extraArgs, ...prompts);
+	return runPi(env, args, options);
+}
+
+/** Standard `pi` args for an interactive or RPC run with the given extension. */
+export function piArgs(extension: string | null, extra: string[] = []): string[] {
+	return ["--offline", ...(extension ? ["-e", extension] : []), "--model", MODEL_ARG, ...extra];
+}

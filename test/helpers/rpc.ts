@@ -1,0 +1,187 @@
+/**
+ * Drive pi in RPC mode (`--mode rpc`): JSONL on stdin/stdout, stdout split on "\n" only (never readline,
+ * which also splits on U+2028/U+2029 inside JSON strings). Collects every record, waits for records by
+ * predicate, answers `extension_ui_request` dialogs, and shuts pi down by closing stdin.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { join } from "node:path";
+import { BIN, type PiEnv, PRODUCT_EXTENSION, piArgs } from "./pi-env.ts";
+
+/** One stdout record; the fields the tests read are named, the rest stay reachable by index. */
+export interface RpcRecord {
+	type: string;
+	id?: string;
+	command?: string;
+	success?: boolean;
+	data?: unknown;
+	error?: string;
+	/** extension_ui_request fields */
+	method?: string;
+	title?: string;
+	options?: string[];
+	message?: unknown;
+	notifyType?: string;
+	statusKey?: string;
+	statusText?: string;
+	timeout?: number;
+	[key: string]: unknown;
+}
+
+export interface UiRequest extends RpcRecord {
+	type: "extension_ui_request";
+	id: string;
+	method: string;
+}
+
+export interface RpcOptions {
+	/** The `-e` extension; default the product's src/index.ts; null for none. */
+	extension?: string | null;
+	/** Extra pi args. */
+	args?: string[];
+	cwd?: string;
+}
+
+export interface RpcPi {
+	child: ChildProcessWithoutNullStreams;
+	/** Every record pi wrote on stdout, in order. */
+	records: RpcRecord[];
+	stderr(): string;
+	send(record: object): void;
+	/**
+	 * Resolve with the first record at index >= `since` matching `predicate` (already received or arriving
+	 * within `timeoutMs`). Rejects with the records seen on timeout or when pi exits.
+	 */
+	waitFor<T extends RpcRecord = RpcRecord>(
+		predicate: (record: RpcRecord) => boolean,
+		timeoutMs?: number,
+		since?: number,
+	): Promise<T>;
+	/** Send a command with a fresh id and resolve with its `response` record. */
+	command(record: { type: string; [key: string]: unknown }, timeoutMs?: number): Promise<RpcRecord>;
+	/** Send a prompt and wait until pi has settled (or the prompt was handled without a run). */
+	prompt(message: string, timeoutMs?: number): Promise<{ response: RpcRecord; since: number }>;
+	/** Answer a dialog request. */
+	respond(id: string, answer: { value: string } | { confirmed: boolean } | { cancelled: true }): void;
+	uiRequests(method?: string, since?: number): UiRequest[];
+	/** Close stdin and wait for exit (SIGKILL after `timeoutMs`). Resolves with the exit code. */
+	close(timeoutMs?: number): Promise<number | null>;
+}
+
+let ids = 0;
+
+export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<RpcPi> {
+	const extension = options.extension === undefined ? PRODUCT_EXTENSION : options.extension;
+	const args = ["--mode", "rpc", "--no-session", ...piArgs(extension, options.args ?? [])];
+	const child = spawn(join(BIN, "pi"), args, { cwd: options.cwd ?? env.workDir, env: env.env, stdio: "pipe" });
+	const records: RpcRecord[] = [];
+	const waiters = new Set<() => void>();
+	let stderr = "";
+	let buffer = "";
+	let exited = false;
+	const exit = new Promise<number | null>((resolve) =>
+		child.once("close", (code) => {
+			exited = true;
+			for (const wake of waiters) wake();
+			resolve(code);
+		}),
+	);
+	child.stderr.setEncoding("utf8").on("data", (d: string) => {
+		stderr += d;
+	});
+	child.stdout.setEncoding("utf8").on("data", (d: string) => {
+		buffer += d;
+		for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+			const line = buffer.slice(0, nl).replace(/\r$/, "");
+			buffer = buffer.slice(nl + 1);
+			if (line.trim() === "") continue;
+			try {
+				records.push(JSON.parse(line) as RpcRecord);
+			} catch {
+				records.push({ type: "unparsed", line });
+			}
+		}
+		for (const wake of waiters) wake();
+	});
+
+	const waitFor: RpcPi["waitFor"] = (predicate, timeoutMs = 15_000, since = 0) =>
+		new Promise((resolve, reject) => {
+			let scanned = since;
+			const check = () => {
+				for (; scanned < records.length; scanned++) {
+					const record = records[scanned] as RpcRecord;
+					if (predicate(record)) {
+						done();
+						resolve(record as never);
+						return;
+					}
+				}
+				if (exited) {
+					done();
+					reject(new Error(`pi exited before the awaited record.\nrecords: ${dump(records)}\nstderr: ${stderr}`));
+				}
+			};
+			const timer = setTimeout(() => {
+				done();
+				reject(
+					new Error(`no matching RPC record within ${timeoutMs} ms.\nrecords: ${dump(records)}\nstderr: ${stderr}`),
+				);
+			}, timeoutMs);
+			const done = () => {
+				clearTimeout(timer);
+				waiters.delete(check);
+			};
+			waiters.add(check);
+			check();
+		});
+
+	const send = (record: object) => {
+		child.stdin.write(`${JSON.stringify(record)}\n`);
+	};
+
+	const command: RpcPi["command"] = async (record, timeoutMs = 15_000) => {
+		ids += 1;
+		const id = `t${ids}`;
+		const since = records.length;
+		send({ ...record, id });
+		return waitFor((r) => r.type === "response" && r.id === id, timeoutMs, since);
+	};
+
+	const rpc: RpcPi = {
+		child,
+		records,
+		stderr: () => stderr,
+		send,
+		waitFor,
+		command,
+		prompt: async (message, timeoutMs = 20_000) => {
+			const since = records.length;
+			const response = await command({ type: "prompt", message }, timeoutMs);
+			if (response.success !== true) throw new Error(`prompt failed: ${JSON.stringify(response)}`);
+			const data = response.data as { disposition?: string } | undefined;
+			if (data?.disposition !== "handled") await waitFor((r) => r.type === "agent_settled", timeoutMs, since);
+			return { response, since };
+		},
+		respond: (id, answer) => send({ type: "extension_ui_response", id, ...answer }),
+		uiRequests: (method, since = 0) =>
+			records
+				.slice(since)
+				.filter(
+					(r): r is UiRequest => r.type === "extension_ui_request" && (method === undefined || r.method === method),
+				),
+		close: async (timeoutMs = 10_000) => {
+			child.stdin.end();
+			const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+			const code = await exit;
+			clearTimeout(timer);
+			return code;
+		},
+	};
+	return rpc;
+}
+
+function dump(records: RpcRecord[]): string {
+	return records
+		.slice(-30)
+		.map((r) => JSON.stringify(r).slice(0, 300))
+		.join("\n");
+}
