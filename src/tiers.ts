@@ -1,0 +1,123 @@
+/**
+ * Which project is an editor in? Scores each editor state against pi's cwd into
+ * the spec's tiers (0: same cwd; 1: cwd, absolute active file or an argv
+ * directory inside pi's cwd; null: no evidence) and ranks editors best tier
+ * first, most recent first. Paths are compared as real paths, so symlinks and
+ * trailing slashes do not split one directory into two. Pure: every
+ * file-system fact comes through the injected `PathProbe` (see path-probe.ts
+ * for the node adapter), and only `node:path` string functions are used.
+ */
+import path from "node:path";
+import type { EditorState } from "./protocol.ts";
+
+export type Tier = 0 | 1;
+
+/** File-system facts tiers need, injected so the module stays pure. realpath returns null when the path cannot be resolved. */
+export interface PathProbe {
+	realpath(path: string): string | null;
+	isDirectory(path: string): boolean;
+}
+
+export interface Ranked<T> {
+	item: T;
+	tier: Tier | null;
+}
+
+/**
+ * Most argv entries probed per editor. `nvim *.ts` can pass thousands of file
+ * names; each costs a stat on every scan, and a project directory is in practice
+ * among the first few arguments.
+ */
+export const MAX_ARGV_PROBES = 32;
+
+/**
+ * Equal-or-below on already-normalised absolute paths: `/a/b` is inside `/a/b`
+ * and `/a`, but `/a/bc` is not inside `/a/b`.
+ */
+export function isInside(child: string, parent: string): boolean {
+	if (child === parent) return true;
+	const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
+	return child.startsWith(prefix);
+}
+
+/**
+ * The real path of an absolute path, symlinks and trailing slashes resolved.
+ * A path that does not exist yet (a new, unsaved buffer) gets the real path of
+ * its nearest existing ancestor with the missing rest re-appended. A relative
+ * path is returned normalised but unprobed: it has no base to resolve against.
+ */
+export function resolveReal(target: string, probe: PathProbe): string {
+	if (!path.isAbsolute(target)) return path.normalize(target);
+	const absolute = path.resolve(target);
+	const missing: string[] = [];
+	let current = absolute;
+	for (;;) {
+		const real = probe.realpath(current);
+		if (real !== null) return missing.length === 0 ? real : path.join(real, ...missing.reverse());
+		const parent = path.dirname(current);
+		if (parent === current) return absolute;
+		missing.push(path.basename(current));
+		current = parent;
+	}
+}
+
+/**
+ * Score one editor against pi's cwd (an absolute path): 0 when the editor's cwd
+ * is pi's cwd; 1 when its cwd is inside pi's cwd, or its absolute active file
+ * is, or an argv entry resolves (against the editor's cwd) to an existing
+ * directory equal to or inside pi's cwd; otherwise null. An editor cwd that is
+ * an ancestor of pi's cwd is no evidence on its own.
+ */
+export function scoreEditor(state: EditorState, piCwd: string, probe: PathProbe): Tier | null {
+	const project = resolveReal(piCwd, probe);
+	const editorCwd = path.isAbsolute(state.cwd) ? resolveReal(state.cwd, probe) : null;
+	if (editorCwd !== null) {
+		if (editorCwd === project) return 0;
+		if (isInside(editorCwd, project)) return 1;
+	}
+	const file = state.active_buffer.file;
+	// Relative files (Obsidian's vault-relative paths) never count: their base is the very cwd being judged.
+	if (file !== null && path.isAbsolute(file) && isInside(resolveReal(file, probe), project)) return 1;
+	if (hasProjectArgv(state.argv ?? [], state.cwd, project, probe)) return 1;
+	return null;
+}
+
+/** Best tier first (0, 1, then null), then most recent state.timestamp first; stable. */
+export function rankEditors<T extends { state: EditorState }>(
+	items: readonly T[],
+	piCwd: string,
+	probe: PathProbe,
+): Ranked<T>[] {
+	const ranked = items.map((item) => ({ item, tier: scoreEditor(item.state, piCwd, probe) }));
+	return ranked.sort(
+		(a, b) => rankOfTier(a.tier) - rankOfTier(b.tier) || b.item.state.timestamp - a.item.state.timestamp,
+	);
+}
+
+/** The editors in the best non-empty tier (empty when no editor has a tier), in their given order. */
+export function bestTier<T>(ranked: readonly Ranked<T>[]): Ranked<T>[] {
+	let best: Tier | null = null;
+	for (const entry of ranked) {
+		if (entry.tier !== null && (best === null || entry.tier < best)) best = entry.tier;
+	}
+	if (best === null) return [];
+	return ranked.filter((entry) => entry.tier === best);
+}
+
+function rankOfTier(tier: Tier | null): number {
+	return tier ?? 2;
+}
+
+function hasProjectArgv(argv: readonly string[], editorCwd: string, project: string, probe: PathProbe): boolean {
+	const base = path.isAbsolute(editorCwd) ? editorCwd : null;
+	for (const entry of argv.slice(0, MAX_ARGV_PROBES)) {
+		if (entry === "") continue;
+		let candidate: string;
+		if (path.isAbsolute(entry)) candidate = path.resolve(entry);
+		else if (base !== null) candidate = path.resolve(base, entry);
+		else continue;
+		if (!probe.isDirectory(candidate)) continue;
+		if (isInside(resolveReal(candidate, probe), project)) return true;
+	}
+	return false;
+}
