@@ -1,0 +1,256 @@
+/**
+ * The only module that reads the state directory. It decides which files may be
+ * trusted at all (owner, mode, no symlinks, size, name) and hands the rest to
+ * the protocol parser. Expected failures come back as diagnostics, never as
+ * exceptions: a file that vanishes mid-scan is normal (an editor just exited or
+ * renamed its temp file over it), and one bad file never hides the good ones.
+ *
+ * A small cache keyed by (inode, size, mtime, ctime) means a rescan costs one
+ * readdir plus one lstat per file; only files that changed are opened again.
+ */
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	lstatSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readSync,
+	type Stats,
+} from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { type EditorState, MAX_STATE_FILE_BYTES, parseEditorState } from "./protocol.ts";
+
+export const STATE_DIR_NAME = "pi-ide";
+
+/** `$XDG_RUNTIME_DIR/pi-ide` when XDG_RUNTIME_DIR is an absolute path, else `/tmp/pi-ide`. */
+export function resolveStateDir(env: NodeJS.ProcessEnv = process.env): string {
+	const runtimeDir = env["XDG_RUNTIME_DIR"];
+	// The XDG spec says relative values must be ignored.
+	return runtimeDir && isAbsolute(runtimeDir) ? join(runtimeDir, STATE_DIR_NAME) : join("/tmp", STATE_DIR_NAME);
+}
+
+export type DirHealth =
+	| { ok: true; dir: string }
+	| { ok: false; dir: string; missing: boolean; reason: string; remedy?: string };
+
+/**
+ * May we read this directory? Only when it is a real directory (not a symlink),
+ * owned by us, with no group or other permission bits: anything else could hold
+ * files planted by another local user.
+ */
+export function checkStateDir(dir: string, uid: number): DirHealth {
+	let stats: Stats | undefined;
+	try {
+		stats = lstatSync(dir, { throwIfNoEntry: false });
+	} catch (error) {
+		return { ok: false, dir, missing: false, reason: `cannot inspect it: ${describeError(error)}` };
+	}
+	if (!stats) return { ok: false, dir, missing: true, reason: "does not exist yet (no editor has written to it)" };
+	if (stats.isSymbolicLink()) {
+		return { ok: false, dir, missing: false, reason: "is a symbolic link", remedy: `remove it: rm ${dir}` };
+	}
+	if (!stats.isDirectory()) return { ok: false, dir, missing: false, reason: "is not a directory" };
+	if (stats.uid !== uid) {
+		return {
+			ok: false,
+			dir,
+			missing: false,
+			reason: `is owned by uid ${stats.uid}, not by you (uid ${uid})`,
+			remedy: "another user created it; set XDG_RUNTIME_DIR to a private directory",
+		};
+	}
+	const mode = stats.mode & 0o777;
+	if ((mode & 0o077) !== 0) {
+		return {
+			ok: false,
+			dir,
+			missing: false,
+			reason: `has group/other permissions (${formatMode(mode)})`,
+			remedy: `chmod 700 ${dir}`,
+		};
+	}
+	return { ok: true, dir };
+}
+
+/** Create the state dir 0700 when it is missing, so it can be watched and nobody else can claim the name first. */
+export function ensureStateDir(dir: string): void {
+	try {
+		mkdirSync(dir, { recursive: true, mode: 0o700 });
+	} catch {
+		// checkStateDir reports whatever is wrong; creating it is only a convenience.
+	}
+}
+
+export interface EditorRecord {
+	/** Absolute path of the state file. */
+	path: string;
+	pid: number;
+	state: EditorState;
+}
+
+export interface ScanDiagnostic {
+	path: string;
+	message: string;
+}
+
+export interface ScanResult {
+	health: DirHealth;
+	editors: EditorRecord[];
+	diagnostics: ScanDiagnostic[];
+}
+
+const STATE_FILE_NAME = /^(\d{1,10})\.json$/;
+
+type FileVerdict = { kind: "editor"; record: EditorRecord } | { kind: "problem"; message: string } | { kind: "gone" };
+
+interface CacheEntry {
+	signature: string;
+	verdict: FileVerdict;
+}
+
+export class StateDirScanner {
+	readonly dir: string;
+	readonly uid: number;
+	readonly #cache = new Map<string, CacheEntry>();
+
+	constructor(dir: string, uid: number) {
+		this.dir = dir;
+		this.uid = uid;
+	}
+
+	/** Read the directory now. Never throws. */
+	scan(): ScanResult {
+		const health = checkStateDir(this.dir, this.uid);
+		if (!health.ok) {
+			this.#cache.clear();
+			return { health, editors: [], diagnostics: [] };
+		}
+		let names: string[];
+		try {
+			names = readdirSync(this.dir);
+		} catch (error) {
+			return {
+				health: { ok: false, dir: this.dir, missing: false, reason: `cannot list it: ${describeError(error)}` },
+				editors: [],
+				diagnostics: [],
+			};
+		}
+		const editors: EditorRecord[] = [];
+		const diagnostics: ScanDiagnostic[] = [];
+		const seen = new Set<string>();
+		for (const name of names) {
+			const match = STATE_FILE_NAME.exec(name);
+			// `<pid>.json.tmp` is a write in progress; anything else is not ours to judge.
+			if (!match?.[1]) continue;
+			seen.add(name);
+			const path = join(this.dir, name);
+			const verdict = this.#readCached(name, path, Number(match[1]));
+			if (verdict.kind === "editor") editors.push(verdict.record);
+			else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
+		}
+		for (const name of this.#cache.keys()) if (!seen.has(name)) this.#cache.delete(name);
+		return { health, editors, diagnostics };
+	}
+
+	/** Re-read one state file, bypassing the cache (the connected editor, right before injecting). */
+	readOne(pid: number): FileVerdict {
+		const name = `${pid}.json`;
+		this.#cache.delete(name);
+		if (!checkStateDir(this.dir, this.uid).ok) return { kind: "gone" };
+		return this.#readCached(name, join(this.dir, name), pid);
+	}
+
+	#readCached(name: string, path: string, pidFromName: number): FileVerdict {
+		let stats: Stats | undefined;
+		try {
+			stats = lstatSync(path, { throwIfNoEntry: false });
+		} catch (error) {
+			return { kind: "problem", message: `cannot inspect: ${describeError(error)}` };
+		}
+		if (!stats) {
+			this.#cache.delete(name);
+			return { kind: "gone" };
+		}
+		const signature = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}:${stats.uid}`;
+		const cached = this.#cache.get(name);
+		if (cached && cached.signature === signature) return cached.verdict;
+		const verdict = this.#judge(path, stats, pidFromName);
+		if (verdict.kind !== "gone") this.#cache.set(name, { signature, verdict });
+		return verdict;
+	}
+
+	#judge(path: string, stats: Stats, pidFromName: number): FileVerdict {
+		const refused = this.#refuse(stats);
+		if (refused) return { kind: "problem", message: refused };
+		const read = readRegularFile(path, stats);
+		if (read.kind !== "text") return read;
+		const parsed = parseEditorState(read.text);
+		if (!parsed.ok) return { kind: "problem", message: `invalid state file: ${parsed.problems.join("; ")}` };
+		if (parsed.state.pid !== pidFromName) {
+			return {
+				kind: "problem",
+				message: `pid field ${parsed.state.pid} does not match the file name ${pidFromName}.json`,
+			};
+		}
+		return { kind: "editor", record: { path, pid: pidFromName, state: parsed.state } };
+	}
+
+	#refuse(stats: Stats): string | undefined {
+		if (stats.isSymbolicLink()) return "is a symbolic link: refused";
+		if (!stats.isFile()) return "is not a regular file: refused";
+		if (stats.uid !== this.uid) return `is owned by uid ${stats.uid}, not by you: refused`;
+		if (stats.size > MAX_STATE_FILE_BYTES) return `is ${stats.size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit`;
+		return undefined;
+	}
+}
+
+type ReadResult = { kind: "text"; text: string } | { kind: "problem"; message: string } | { kind: "gone" };
+
+/**
+ * Open without following symlinks and check the opened file is the one lstat saw,
+ * so a file swapped for a symlink between lstat and open is refused too.
+ */
+function readRegularFile(path: string, seen: Stats): ReadResult {
+	let fd: number;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ENOENT" || code === "ENOTDIR") return { kind: "gone" };
+		if (code === "ELOOP") return { kind: "problem", message: "is a symbolic link: refused" };
+		return { kind: "problem", message: `cannot open: ${describeError(error)}` };
+	}
+	try {
+		const stats = fstatSync(fd);
+		if (!stats.isFile() || stats.ino !== seen.ino || stats.dev !== seen.dev) return { kind: "gone" };
+		if (stats.size > MAX_STATE_FILE_BYTES) {
+			return { kind: "problem", message: `is ${stats.size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit` };
+		}
+		// One spare byte tells a file that grew after fstat (written in place, not renamed) from one that
+		// fits; such a file is read again on the next scan.
+		const buffer = Buffer.allocUnsafe(stats.size + 1);
+		let length = 0;
+		for (;;) {
+			const n = readSync(fd, buffer, length, buffer.length - length, null);
+			if (n === 0) break;
+			length += n;
+			if (length >= buffer.length) return { kind: "gone" };
+		}
+		return { kind: "text", text: buffer.toString("utf8", 0, length) };
+	} catch (error) {
+		return { kind: "problem", message: `cannot read: ${describeError(error)}` };
+	} finally {
+		closeSync(fd);
+	}
+}
+
+function formatMode(mode: number): string {
+	return `0${mode.toString(8).padStart(3, "0")}`;
+}
+
+function describeError(error: unknown): string {
+	const e = error as NodeJS.ErrnoException;
+	return e.code ? `${e.code} (${e.message})` : String(error);
+}

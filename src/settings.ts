@@ -1,0 +1,78 @@
+/**
+ * User settings, read from the `ideContext` key of pi's settings.json (global
+ * `~/.pi/agent/settings.json`, or a trusted project's `.pi/settings.json`), with
+ * environment overrides. Pure: bad values fall back to defaults and come back
+ * as problems the shell shows once, never as exceptions.
+ */
+import { DEFAULT_MAX_SELECTION_BYTES, DEFAULT_MAX_SELECTION_LINES } from "./blocks.ts";
+
+export interface IdeSettings {
+	/** "nerd": two Nerd Font glyphs; "plain": short text for terminals without a Nerd Font. */
+	glyphs: "nerd" | "plain";
+	/** Connect by itself when exactly one editor matches the project. */
+	autoConnect: boolean;
+	/** Caps for an injected selection. */
+	maxSelectionLines: number;
+	maxSelectionBytes: number;
+	/** Link the bundled Neovim client into Neovim's packpath at session start. */
+	linkNvim: boolean;
+}
+
+export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
+	glyphs: "nerd",
+	autoConnect: true,
+	maxSelectionLines: DEFAULT_MAX_SELECTION_LINES,
+	maxSelectionBytes: DEFAULT_MAX_SELECTION_BYTES,
+	linkNvim: true,
+};
+
+export interface SettingsResult {
+	settings: IdeSettings;
+	problems: string[];
+}
+
+type Reader<T> = (value: unknown) => T | undefined;
+
+const readBoolean: Reader<boolean> = (v) => (typeof v === "boolean" ? v : undefined);
+const readPositiveInt: Reader<number> = (v) =>
+	typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+const readGlyphs: Reader<IdeSettings["glyphs"]> = (v) => (v === "nerd" || v === "plain" ? v : undefined);
+
+const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expected: string } } = {
+	glyphs: { read: readGlyphs, expected: '"nerd" or "plain"' },
+	autoConnect: { read: readBoolean, expected: "true or false" },
+	maxSelectionLines: { read: readPositiveInt, expected: "a positive whole number" },
+	maxSelectionBytes: { read: readPositiveInt, expected: "a positive whole number" },
+	linkNvim: { read: readBoolean, expected: "true or false" },
+};
+
+/** Parse `settings.ideContext` (unknown JSON) and the environment into settings. */
+export function parseSettings(raw: unknown, env: NodeJS.ProcessEnv = {}): SettingsResult {
+	const settings: IdeSettings = { ...DEFAULT_SETTINGS };
+	const problems: string[] = [];
+	if (raw !== undefined && raw !== null) {
+		if (typeof raw !== "object" || Array.isArray(raw)) {
+			problems.push("ideContext should be an object");
+		} else {
+			const record = raw as Record<string, unknown>;
+			for (const key of Object.keys(record)) {
+				if (!(key in READERS)) {
+					problems.push(`ideContext.${key} is not a known setting`);
+					continue;
+				}
+				assign(settings, key as keyof IdeSettings, record[key], problems);
+			}
+		}
+	}
+	if (env["PI_IDE_GLYPHS"] === "plain" || env["PI_IDE_GLYPHS"] === "nerd") settings.glyphs = env["PI_IDE_GLYPHS"];
+	if (env["PI_IDE_NO_NVIM_LINK"] === "1") settings.linkNvim = false;
+	return { settings, problems };
+}
+
+function assign<K extends keyof IdeSettings>(settings: IdeSettings, key: K, value: unknown, problems: string[]): void {
+	const reader = READERS[key];
+	const parsed = reader.read(value);
+	if (parsed === undefined)
+		problems.push(`ideContext.${key} should be ${reader.expected}, not ${JSON.stringify(value)}`);
+	else settings[key] = parsed;
+}

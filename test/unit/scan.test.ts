@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import type { EditorState } from "../../src/protocol.ts";
+import { checkStateDir, ensureStateDir, resolveStateDir, StateDirScanner } from "../../src/scan.ts";
+
+const UID = process.getuid?.() ?? 0;
+const roots: string[] = [];
+after(() => {
+	for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+function privateDir(): string {
+	const root = mkdtempSync(join(tmpdir(), "pi-ide-scan-"));
+	roots.push(root);
+	const dir = join(root, "pi-ide");
+	mkdirSync(dir, { mode: 0o700 });
+	return dir;
+}
+
+function validState(pid: number, extra: Record<string, unknown> = {}): EditorState & Record<string, unknown> {
+	return {
+		pid,
+		cwd: "/p",
+		timestamp: 1,
+		app: "nvim",
+		active_buffer: {
+			file: "/p/a.ts",
+			name: "a.ts",
+			language: "typescript",
+			cursor: { line: 1, column: 1 },
+			selection: null,
+			modified: false,
+			lines_total: 1,
+		},
+		...extra,
+	};
+}
+
+function put(dir: string, name: string, content: unknown): string {
+	const path = join(dir, name);
+	writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content), { mode: 0o600 });
+	return path;
+}
+
+describe("resolveStateDir", () => {
+	const cases: Array<[NodeJS.ProcessEnv, string]> = [
+		[{ XDG_RUNTIME_DIR: "/run/user/1000" }, "/run/user/1000/pi-ide"],
+		[{ XDG_RUNTIME_DIR: "" }, "/tmp/pi-ide"],
+		[{ XDG_RUNTIME_DIR: "relative/dir" }, "/tmp/pi-ide"],
+		[{}, "/tmp/pi-ide"],
+	];
+	for (const [env, expected] of cases)
+		it(`${JSON.stringify(env)} -> ${expected}`, () => assert.equal(resolveStateDir(env), expected));
+});
+
+describe("checkStateDir refuses directories others could write to", () => {
+	it("accepts a private directory", () => {
+		const dir = privateDir();
+		assert.deepEqual(checkStateDir(dir, UID), { ok: true, dir });
+	});
+
+	const modes: Array<[number, string]> = [
+		[0o750, "0750"],
+		[0o705, "0705"],
+		[0o777, "0777"],
+		[0o710, "0710"],
+	];
+	for (const [mode, shown] of modes) {
+		it(`refuses mode ${shown}`, () => {
+			const dir = privateDir();
+			chmodSync(dir, mode);
+			const health = checkStateDir(dir, UID);
+			assert.equal(health.ok, false);
+			assert.ok(!health.ok && health.reason.includes(shown) && health.remedy === `chmod 700 ${dir}`);
+		});
+	}
+
+	it("refuses a directory owned by someone else", () => {
+		const health = checkStateDir(privateDir(), UID + 1);
+		assert.ok(!health.ok && health.reason.startsWith(`is owned by uid ${UID}`));
+	});
+
+	it("refuses a symlink to a private directory", () => {
+		const target = privateDir();
+		const link = join(target, "..", "link");
+		symlinkSync(target, link);
+		const health = checkStateDir(link, UID);
+		assert.ok(!health.ok && health.reason === "is a symbolic link");
+	});
+
+	it("reports a missing directory as missing, and ensureStateDir creates it 0700", () => {
+		const dir = join(privateDir(), "sub", "pi-ide");
+		const health = checkStateDir(dir, UID);
+		assert.ok(!health.ok && health.missing);
+		ensureStateDir(dir);
+		assert.equal(checkStateDir(dir, UID).ok, true);
+	});
+
+	it("a scanner over an insecure dir reads nothing", () => {
+		const dir = privateDir();
+		put(dir, "100.json", validState(100));
+		chmodSync(dir, 0o755);
+		const result = new StateDirScanner(dir, UID).scan();
+		assert.equal(result.health.ok, false);
+		assert.deepEqual(result.editors, []);
+	});
+});
+
+describe("StateDirScanner: which files are trusted", () => {
+	const dir = privateDir();
+	put(dir, "100.json", validState(100));
+	put(dir, "101.json", "{ not json");
+	put(dir, "102.json", validState(999));
+	put(dir, "103.json", { pid: 103, cwd: "/p" });
+	put(dir, "104.json", validState(104, { future_field: { nested: true } }));
+	put(dir, "105.json.tmp", validState(105));
+	put(dir, "notes.txt", "hello");
+	put(dir, "abc.json", validState(106));
+	put(dir, "107.json", `${JSON.stringify(validState(107))}${" ".repeat(1024 * 1024)}`);
+	const elsewhere = join(dir, "..", "outside.json");
+	writeFileSync(elsewhere, JSON.stringify(validState(108)));
+	symlinkSync(elsewhere, join(dir, "108.json"));
+	mkdirSync(join(dir, "109.json"));
+	put(dir, "110.json", validState(110));
+	chownSync(join(dir, "110.json"), 65534, 65534); // needs root: CI and the dev machines run tests as root
+
+	const result = new StateDirScanner(dir, UID).scan();
+	const problems = new Map(result.diagnostics.map((d) => [d.path.slice(dir.length + 1), d.message]));
+
+	it("keeps the valid files, unknown fields tolerated", () => {
+		assert.deepEqual(result.editors.map((e) => e.pid).sort(), [100, 104]);
+	});
+
+	const expected: Array<[string, RegExp]> = [
+		["101.json", /^invalid state file: invalid JSON/],
+		["102.json", /^pid field 999 does not match the file name 102\.json$/],
+		["103.json", /^invalid state file: .*active_buffer/],
+		["107.json", /over the 1048576-byte limit/],
+		["108.json", /symbolic link: refused/],
+		["109.json", /not a regular file/],
+		["110.json", /owned by uid 65534/],
+	];
+	for (const [name, message] of expected) {
+		it(`${name}: ${message.source}`, () => assert.match(problems.get(name) ?? "(no diagnostic)", message));
+	}
+
+	it("ignores *.tmp and names that are not <digits>.json, silently", () => {
+		assert.equal(problems.size, expected.length);
+	});
+
+	it("rescans from cache and sees changes, additions and removals", () => {
+		const scanner = new StateDirScanner(dir, UID);
+		scanner.scan();
+		put(dir, "100.json", validState(100, { app: "vscode" }));
+		rmSync(join(dir, "104.json"));
+		put(dir, "111.json", validState(111));
+		const again = scanner.scan();
+		assert.deepEqual(again.editors.map((e) => [e.pid, e.state.app]).sort(), [
+			[100, "vscode"],
+			[111, "nvim"],
+		]);
+	});
+
+	it("readOne re-reads a single editor and reports a vanished one as gone", () => {
+		const scanner = new StateDirScanner(dir, UID);
+		assert.equal(scanner.readOne(100).kind, "editor");
+		assert.equal(scanner.readOne(4_000_000).kind, "gone");
+	});
+});
