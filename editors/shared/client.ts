@@ -1,0 +1,159 @@
+/**
+ * The write rules every TypeScript client shares, around one host callback (`snapshot`): urgent events
+ * (active editor, workspace, focus) write at once, cursor and text events are debounced (200 ms), a state
+ * that differs from the last written one only in `timestamp` is not written again unless forced (focus:
+ * the `/ide` picker orders editors by that time), and disabling or disposing deletes the file. Nothing here
+ * throws into the host: a failure becomes one warning (until a write succeeds again) plus a log line.
+ */
+import { buildEditorState, type HostSnapshot, SelectionClock, stateKey } from "./state.ts";
+import { removeStateFile, stateFilePath, writeStateFile } from "./writer.ts";
+
+export const DEBOUNCE_MS = 200;
+
+export interface Timers {
+	setTimeout(fn: () => void, ms: number): unknown;
+	clearTimeout(handle: unknown): void;
+}
+
+export interface ClientOptions {
+	app: string;
+	pid: number;
+	dir: string;
+	/** The host's current state; `undefined` means "nothing to report now, keep the last file". */
+	snapshot(): HostSnapshot | undefined;
+	/** Shown to the user, once per failure streak. */
+	warn(message: string): void;
+	log?(message: string): void;
+	debounceMs?: number;
+	/** Milliseconds since the epoch. */
+	now?(): number;
+	timers?: Timers;
+	/** Owner the state dir must have; default the process uid. */
+	uid?: number;
+}
+
+const defaultTimers: Timers = {
+	setTimeout: (fn, ms) => setTimeout(fn, ms),
+	clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export type FlushOutcome = "written" | "unchanged" | "skipped" | "disabled" | "failed";
+
+export class StateClient {
+	readonly path: string;
+	readonly #options: ClientOptions;
+	readonly #clock = new SelectionClock();
+	readonly #timers: Timers;
+	#timer: unknown;
+	#lastKey: string | undefined;
+	#enabled = true;
+	#warned = false;
+	#lastError: string | undefined;
+
+	constructor(options: ClientOptions) {
+		this.#options = options;
+		this.#timers = options.timers ?? defaultTimers;
+		this.path = stateFilePath(options.dir, options.pid);
+	}
+
+	get enabled(): boolean {
+		return this.#enabled;
+	}
+
+	/** The last failure, if the latest attempt failed. */
+	get lastError(): string | undefined {
+		return this.#lastError;
+	}
+
+	/** Debounced write, for cursor and text events. */
+	schedule(): void {
+		if (!this.#enabled) return;
+		this.#cancel();
+		this.#timer = this.#timers.setTimeout(() => {
+			this.#timer = undefined;
+			this.flush();
+		}, this.#options.debounceMs ?? DEBOUNCE_MS);
+	}
+
+	/** Write now (cancelling a pending debounced write). `force` writes even an unchanged state. */
+	flush(options: { force?: boolean } = {}): FlushOutcome {
+		this.#cancel();
+		if (!this.#enabled) return "disabled";
+		try {
+			const snapshot = this.#options.snapshot();
+			if (snapshot === undefined) return "skipped";
+			const now = Math.floor((this.#options.now?.() ?? Date.now()) / 1000);
+			const state = buildEditorState(snapshot, {
+				pid: this.#options.pid,
+				app: this.#options.app,
+				now,
+				clock: this.#clock,
+			});
+			const key = stateKey(state);
+			if (!options.force && key === this.#lastKey) return "unchanged";
+			const result = writeStateFile(this.#options.dir, this.#options.pid, `${JSON.stringify(state)}\n`, this.#uid());
+			if (!result.ok) return this.#fail(result.error);
+			this.#lastKey = key;
+			this.#succeed();
+			return "written";
+		} catch (error) {
+			return this.#fail(`pi-ide-context: ${error instanceof Error ? error.message : String(error)}`);
+		}
+	}
+
+	/** Turn writing on (writes at once) or off (deletes the file). */
+	setEnabled(enabled: boolean): void {
+		if (enabled === this.#enabled) return;
+		this.#enabled = enabled;
+		if (enabled) {
+			this.flush({ force: true });
+		} else {
+			this.#cancel();
+			this.#remove();
+		}
+	}
+
+	/** Stop and delete the state file; the client stays disabled. */
+	dispose(): void {
+		this.#enabled = false;
+		this.#cancel();
+		this.#remove();
+	}
+
+	#uid(): number | undefined {
+		return this.#options.uid ?? process.getuid?.();
+	}
+
+	#remove(): void {
+		// Only a file this client wrote: never delete a same-named file in a dir we did not write into.
+		if (this.#lastKey === undefined) return;
+		this.#lastKey = undefined;
+		const result = removeStateFile(this.#options.dir, this.#options.pid);
+		if (!result.ok) this.#fail(result.error);
+	}
+
+	#cancel(): void {
+		if (this.#timer === undefined) return;
+		this.#timers.clearTimeout(this.#timer);
+		this.#timer = undefined;
+	}
+
+	#fail(message: string): "failed" {
+		this.#lastError = message;
+		this.#options.log?.(message);
+		if (!this.#warned) {
+			this.#warned = true;
+			try {
+				this.#options.warn(message);
+			} catch {
+				// the host's own notification failed: nothing sensible is left to do
+			}
+		}
+		return "failed";
+	}
+
+	#succeed(): void {
+		this.#lastError = undefined;
+		this.#warned = false;
+	}
+}

@@ -1,0 +1,287 @@
+/**
+ * Protocol v0.2 state building for the TypeScript editor clients (VS Code, Obsidian), pure: host-neutral
+ * snapshots in, `EditorState` out. Hosts hand over positions the way their APIs do (0-based line, 0-based
+ * UTF-16 column, as VS Code's `Position` and CodeMirror's `{line, ch}`), and this module turns them into the
+ * wire's 1-based lines and 1-based UTF-8 byte columns. The wire types are the pi side's own
+ * (`src/protocol.ts`), imported as types only so the bundles carry no schema library.
+ */
+import type { ActiveBuffer, EditorState, Position, Selection } from "../../src/protocol.ts";
+
+export type { ActiveBuffer, EditorState, Position, Selection };
+
+/** A position as editor APIs report it: 0-based line, 0-based UTF-16 code unit offset in that line. */
+export interface HostPosition {
+	line: number;
+	character: number;
+}
+
+/** Read access to a document's lines (0-based), without copying the whole text. */
+export interface TextLines {
+	count: number;
+	text(line: number): string;
+}
+
+/** What a host knows about its active document at one moment. */
+export interface DocumentSnapshot {
+	/** Identity for the selection clock (a URI or vault path; untitled documents have one too). */
+	key: string;
+	/** Absolute path, vault-relative path (Obsidian), or null for an unnamed buffer. */
+	file: string | null;
+	name: string;
+	language: string | null;
+	lines: TextLines;
+	/** null for hosts without a cursor at the moment (Obsidian reading mode, a PDF). */
+	cursor: HostPosition | null;
+	/** The primary selection as anchor/head; null or anchor == head means nothing is selected. */
+	selection: { anchor: HostPosition; head: HostPosition } | null;
+	modified: boolean;
+}
+
+export interface HostSnapshot {
+	cwd: string;
+	argv: string[];
+	/** null when no document is active (every editor closed). */
+	document: DocumentSnapshot | null;
+}
+
+/** A normalized, non-empty selection before its `selected_at` stamp. */
+export interface SelectionRange {
+	start: Position;
+	end: Position;
+	text: string;
+}
+
+/** Display name for a window without an active document (nvim's name for an unnamed buffer). */
+export const NO_NAME = "[No Name]";
+
+/**
+ * Selection text beyond this many UTF-8 bytes is cut at a line boundary, so the state file stays far below
+ * the reader's 1 MiB limit (`MAX_STATE_FILE_BYTES`) even when the user selects a whole huge file.
+ */
+export const MAX_SELECTION_TEXT_BYTES = 256 * 1024;
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/** UTF-8 length of `text`; a lone surrogate counts 3 bytes, as its U+FFFD replacement encodes. */
+export function utf8Length(text: string): number {
+	let bytes = 0;
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		if (code < 0x80) bytes += 1;
+		else if (code < 0x800) bytes += 2;
+		else if (isHighSurrogate(code) && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) {
+			bytes += 4;
+			i++;
+		} else bytes += 3;
+	}
+	return bytes;
+}
+
+/** Move a UTF-16 offset that falls inside a surrogate pair back to the pair's start, and clamp it to the line. */
+function characterStart(line: string, character: number): number {
+	const at = Math.max(0, Math.min(Math.trunc(character), line.length));
+	if (at > 0 && at < line.length && isLowSurrogate(line.charCodeAt(at)) && isHighSurrogate(line.charCodeAt(at - 1))) {
+		return at - 1;
+	}
+	return at;
+}
+
+/**
+ * 1-based UTF-8 byte column of the character at UTF-16 offset `character` in `line` (the line's length
+ * gives the column just past its end, where a cursor can sit). Offsets inside a surrogate pair count as
+ * the pair's first byte; offsets past the end are clamped.
+ */
+export function byteColumn(line: string, character: number): number {
+	return utf8Length(line.slice(0, characterStart(line, character))) + 1;
+}
+
+/** UTF-16 offset of the last character that ends at `end` (exclusive), stepping over a whole surrogate pair. */
+function lastCharacterBefore(line: string, end: number): number {
+	const at = characterStart(line, end);
+	if (at >= 2 && isLowSurrogate(line.charCodeAt(at - 1)) && isHighSurrogate(line.charCodeAt(at - 2))) return at - 2;
+	return Math.max(0, at - 1);
+}
+
+/**
+ * Line count as the user sees it: hosts count an empty last "line" after a final newline (VS Code's
+ * `lineCount`, CodeMirror's `doc.lines`), nvim and `wc -l` do not. A buffer that is empty counts 1 line.
+ */
+export function countLines(lines: TextLines): number {
+	if (lines.count > 1 && lines.text(lines.count - 1) === "") return lines.count - 1;
+	return Math.max(lines.count, 0);
+}
+
+function compare(a: HostPosition, b: HostPosition): number {
+	return a.line - b.line || a.character - b.character;
+}
+
+function clampLine(lines: TextLines, line: number): number {
+	return Math.max(0, Math.min(Math.trunc(line), Math.max(lines.count - 1, 0)));
+}
+
+/** Cursor for the wire: 1-based line, 1-based byte column. */
+export function toWirePosition(lines: TextLines, position: HostPosition): Position {
+	const line = clampLine(lines, position.line);
+	return { line: line + 1, column: byteColumn(lines.text(line), position.character) };
+}
+
+/**
+ * Normalize a host selection to the protocol's shape, or null when it is empty.
+ *
+ * `start`/`end` are 1-based and inclusive: `end` is the first byte of the last selected character (nvim's
+ * `'>` mark). A selection that stops at column 0 of a later line ends with the previous line's line break:
+ * its last line is that previous line and `end.column` is one past the line's bytes (the newline itself).
+ * Single-line selections carry their exact text; multi-line ones carry whole lines joined with "\n".
+ */
+export function describeSelection(lines: TextLines, anchor: HostPosition, head: HostPosition): SelectionRange | null {
+	const [from, to] = compare(anchor, head) <= 0 ? [anchor, head] : [head, anchor];
+	const startLine = clampLine(lines, from.line);
+	const endLine = clampLine(lines, to.line);
+	const startText = lines.text(startLine);
+	const startChar = characterStart(startText, from.character);
+	const endText = lines.text(endLine);
+	const endChar = characterStart(endText, to.character);
+	if (startLine === endLine && startChar === endChar) return null;
+
+	const endsAtLineBreak = endChar === 0 && endLine > startLine;
+	const lastLine = endsAtLineBreak ? endLine - 1 : endLine;
+	const lastText = lines.text(lastLine);
+	const start: Position = { line: startLine + 1, column: byteColumn(startText, startChar) };
+	const end: Position = {
+		line: lastLine + 1,
+		column: endsAtLineBreak ? utf8Length(lastText) + 1 : byteColumn(lastText, lastCharacterBefore(lastText, endChar)),
+	};
+
+	if (startLine === lastLine) {
+		const text = endsAtLineBreak ? `${startText.slice(startChar)}\n` : startText.slice(startChar, endChar);
+		return { start, end, text: clipText([text]) };
+	}
+	const picked: string[] = [];
+	for (let line = startLine; line <= lastLine; line++) picked.push(lines.text(line));
+	return { start, end, text: clipText(picked) };
+}
+
+/** Join lines with "\n", stopping before the line that would pass MAX_SELECTION_TEXT_BYTES. */
+function clipText(parts: string[]): string {
+	let bytes = 0;
+	const kept: string[] = [];
+	for (const part of parts) {
+		bytes += utf8Length(part) + 1;
+		if (bytes > MAX_SELECTION_TEXT_BYTES && kept.length > 0) break;
+		kept.push(bytes > MAX_SELECTION_TEXT_BYTES ? clipLine(part) : part);
+	}
+	return kept.join("\n");
+}
+
+/** Cut one over-long line on a character boundary. */
+function clipLine(line: string): string {
+	let bytes = 0;
+	let units = 0;
+	for (const char of line) {
+		bytes += utf8Length(char);
+		if (bytes > MAX_SELECTION_TEXT_BYTES) break;
+		units += char.length;
+	}
+	return line.slice(0, units);
+}
+
+/**
+ * Remembers when each document's current selection was made, so `selected_at` is the moment the user made
+ * the selection, kept while it stays, and not the time of the latest write. Per document, so switching
+ * away and back to an untouched selection keeps its age. Bounded to the most recently used documents.
+ */
+export class SelectionClock {
+	readonly #made = new Map<string, { range: string; at: number }>();
+	readonly #limit: number;
+
+	constructor(limit = 64) {
+		this.#limit = limit;
+	}
+
+	/** `now` in unix seconds; returns the `selected_at` for `range` in document `key`, null without a selection. */
+	stamp(key: string, range: SelectionRange | null, now: number): number | null {
+		if (range === null) {
+			this.#made.delete(key);
+			return null;
+		}
+		const signature = `${range.start.line}:${range.start.column}-${range.end.line}:${range.end.column}`;
+		const previous = this.#made.get(key);
+		const at = previous?.range === signature ? previous.at : now;
+		this.#made.delete(key); // re-insert: Map order is the recency order
+		this.#made.set(key, { range: signature, at });
+		if (this.#made.size > this.#limit) {
+			const oldest = this.#made.keys().next();
+			if (!oldest.done) this.#made.delete(oldest.value);
+		}
+		return at;
+	}
+}
+
+export interface StateContext {
+	pid: number;
+	app: string;
+	/** Unix seconds. */
+	now: number;
+	clock: SelectionClock;
+}
+
+/** Build the full state file for one snapshot; stamps the selection on `context.clock`. */
+export function buildEditorState(snapshot: HostSnapshot, context: StateContext): EditorState {
+	return {
+		pid: context.pid,
+		cwd: snapshot.cwd,
+		timestamp: context.now,
+		app: context.app,
+		argv: snapshot.argv,
+		active_buffer: buildActiveBuffer(snapshot.document, context),
+	};
+}
+
+function buildActiveBuffer(document: DocumentSnapshot | null, context: StateContext): ActiveBuffer {
+	if (document === null) {
+		return {
+			file: null,
+			name: NO_NAME,
+			language: null,
+			cursor: { line: null, column: null },
+			selection: null,
+			modified: false,
+			lines_total: 0,
+		};
+	}
+	const range = document.selection
+		? describeSelection(document.lines, document.selection.anchor, document.selection.head)
+		: null;
+	const selectedAt = context.clock.stamp(document.key, range, context.now);
+	const cursor = document.cursor ? toWirePosition(document.lines, document.cursor) : { line: null, column: null };
+	return {
+		file: document.file === "" ? null : document.file,
+		name: document.name,
+		language: document.language,
+		cursor,
+		selection: range ? { ...range, selected_at: selectedAt } : null,
+		modified: document.modified,
+		lines_total: countLines(document.lines),
+	};
+}
+
+/** The state without its write time: two states with the same key need no second write. */
+export function stateKey(state: EditorState): string {
+	const { timestamp: _ignored, ...rest } = state;
+	return JSON.stringify(rest);
+}
+
+/** `TextLines` over a whole text (Obsidian reading mode, tests). */
+export function linesOf(text: string): TextLines {
+	const split = text.split(/\r\n|\r|\n/);
+	return { count: split.length, text: (line) => split[line] ?? "" };
+}
+
+/** The 0-based position of a UTF-16 offset in `text` (for hosts that report offsets). */
+export function positionAt(text: string, offset: number): HostPosition {
+	const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
+	const lineStart = Math.max(before.lastIndexOf("\n"), before.lastIndexOf("\r")) + 1;
+	const line = before.split(/\r\n|\r|\n/).length - 1;
+	return { line, character: before.length - lineStart };
+}

@@ -1,0 +1,242 @@
+/**
+ * editors/shared/state.ts: UTF-16 -> UTF-8 byte columns, selection normalization (single vs multi-line,
+ * line-break ends, surrogates), line counts, selected_at bookkeeping, and that every built state passes the
+ * pi side's own v0.2 validator.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+	buildEditorState,
+	byteColumn,
+	countLines,
+	type DocumentSnapshot,
+	describeSelection,
+	type HostPosition,
+	linesOf,
+	MAX_SELECTION_TEXT_BYTES,
+	NO_NAME,
+	positionAt,
+	SelectionClock,
+	stateKey,
+	utf8Length,
+} from "../../editors/shared/state.ts";
+import { validateEditorState } from "../../src/protocol.ts";
+
+const at = (line: number, character: number): HostPosition => ({ line, character });
+
+describe("utf8Length / byteColumn", () => {
+	// [description, line, utf16 offset, expected 1-based byte column]
+	const cases: [string, string, number, number][] = [
+		["ascii start", "hello", 0, 1],
+		["ascii middle", "hello", 3, 4],
+		["ascii end (cursor past last char)", "hello", 5, 6],
+		["past the end is clamped", "hello", 99, 6],
+		["negative is clamped", "hello", -3, 1],
+		["2-byte latin", "héllo", 2, 4],
+		["3-byte CJK", "日本語x", 2, 7],
+		["after CJK", "日本語x", 3, 10],
+		["emoji is 2 UTF-16 units, 4 bytes", "a😀b", 3, 6],
+		["inside a surrogate pair -> the pair's first byte", "a😀b", 2, 2],
+		["two emoji", "😀😀", 2, 5],
+		["ZWJ family: each part counts", "👩‍👧x", 5, 12],
+		["combining accent: 2 code points", "e\u0301x", 2, 4],
+		["lone high surrogate counts 3 bytes", "\ud800x", 1, 4],
+		["tab is one byte", "\tx", 1, 2],
+		["empty line", "", 0, 1],
+	];
+	for (const [name, line, character, expected] of cases) {
+		test(`${name}: ${JSON.stringify(line)} @${character} -> ${expected}`, () => {
+			assert.equal(byteColumn(line, character), expected);
+		});
+	}
+
+	test("utf8Length matches Buffer.byteLength for well-formed text", () => {
+		for (const text of ["", "abc", "héllo", "日本語", "a😀b", "👩‍👧", "ÿ\u07ff\u0800\uffff"]) {
+			assert.equal(utf8Length(text), Buffer.byteLength(text, "utf8"), text);
+		}
+	});
+});
+
+describe("describeSelection", () => {
+	const doc = linesOf(["const a = 1;", "日本語 text", "emoji 😀 here", "", "last line"].join("\n"));
+	// [description, anchor, head, expected start, expected end, expected text] (null = empty selection)
+	const cases: [string, HostPosition, HostPosition, [number, number] | null, [number, number] | null, string | null][] =
+		[
+			["empty (anchor == head)", at(0, 3), at(0, 3), null, null, null],
+			["single line, exact columns", at(0, 6), at(0, 7), [1, 7], [1, 7], "a"],
+			["single line, reversed (head before anchor)", at(0, 12), at(0, 6), [1, 7], [1, 12], "a = 1;"],
+			["single line with CJK: bytes, not UTF-16", at(1, 0), at(1, 3), [2, 1], [2, 7], "日本語"],
+			["single line ending on an emoji: end = its first byte", at(2, 6), at(2, 8), [3, 7], [3, 7], "😀"],
+			["single line after an emoji", at(2, 9), at(2, 13), [3, 12], [3, 15], "here"],
+			["multi-line: full lines", at(0, 6), at(2, 5), [1, 7], [3, 5], "const a = 1;\n日本語 text\nemoji 😀 here"],
+			["multi-line reversed", at(2, 5), at(0, 6), [1, 7], [3, 5], "const a = 1;\n日本語 text\nemoji 😀 here"],
+			[
+				"ends at column 0 of a later line: that line is not selected",
+				at(0, 0),
+				at(2, 0),
+				[1, 1],
+				[2, 15],
+				"const a = 1;\n日本語 text",
+			],
+			["whole line by shift+down: single line with its newline", at(1, 0), at(2, 0), [2, 1], [2, 15], "日本語 text\n"],
+			["only a line break", at(0, 12), at(1, 0), [1, 13], [1, 13], "\n"],
+			["through an empty line", at(2, 0), at(4, 4), [3, 1], [5, 4], "emoji 😀 here\n\nlast line"],
+			["positions past the document are clamped", at(4, 5), at(99, 99), [5, 6], [5, 9], "line"],
+		];
+	for (const [name, anchor, head, start, end, text] of cases) {
+		test(name, () => {
+			const range = describeSelection(doc, anchor, head);
+			if (start === null || end === null || text === null) {
+				assert.equal(range, null);
+				return;
+			}
+			assert.deepEqual(range, {
+				start: { line: start[0], column: start[1] },
+				end: { line: end[0], column: end[1] },
+				text,
+			});
+		});
+	}
+
+	test("a huge selection is cut at a line boundary below the cap", () => {
+		const line = "x".repeat(1000);
+		const huge = linesOf(Array.from({ length: 1000 }, () => line).join("\n"));
+		const range = describeSelection(huge, at(0, 0), at(999, 1000));
+		assert.ok(range);
+		assert.ok(utf8Length(range.text) <= MAX_SELECTION_TEXT_BYTES);
+		assert.equal(range.text.split("\n").length, Math.floor(MAX_SELECTION_TEXT_BYTES / 1001));
+		assert.deepEqual(range.end, { line: 1000, column: 1000 }, "the range still says what was selected");
+	});
+
+	test("one over-long line is cut on a character boundary", () => {
+		const long = linesOf("😀".repeat(MAX_SELECTION_TEXT_BYTES));
+		const range = describeSelection(long, at(0, 0), at(0, 2 * MAX_SELECTION_TEXT_BYTES));
+		assert.ok(range);
+		assert.equal(utf8Length(range.text), MAX_SELECTION_TEXT_BYTES);
+		assert.equal(Buffer.from(range.text, "utf8").toString("utf8"), range.text, "no broken surrogate");
+	});
+});
+
+describe("countLines", () => {
+	const cases: [string, string, number][] = [
+		["empty buffer", "", 1],
+		["one line, no newline", "a", 1],
+		["one line with final newline", "a\n", 1],
+		["two lines", "a\nb", 2],
+		["two lines with final newline", "a\nb\n", 2],
+		["trailing blank line kept", "a\n\n", 2],
+		["CRLF", "a\r\nb\r\n", 2],
+	];
+	for (const [name, text, expected] of cases) {
+		test(`${name} -> ${expected}`, () => assert.equal(countLines(linesOf(text)), expected));
+	}
+});
+
+describe("positionAt", () => {
+	const cases: [string, number, HostPosition][] = [
+		["ab\ncd", 0, at(0, 0)],
+		["ab\ncd", 2, at(0, 2)],
+		["ab\ncd", 3, at(1, 0)],
+		["ab\r\ncd", 5, at(1, 1)],
+		["a😀\nb", 3, at(0, 3)],
+		["ab", 99, at(0, 2)],
+	];
+	for (const [text, offset, expected] of cases) {
+		test(`${JSON.stringify(text)} @${offset}`, () => assert.deepEqual(positionAt(text, offset), expected));
+	}
+});
+
+describe("SelectionClock", () => {
+	const range = (line: number) => ({ start: { line, column: 1 }, end: { line, column: 3 }, text: "abc" });
+
+	test("selected_at is kept while the selection stays, reset when it changes or goes", () => {
+		const clock = new SelectionClock();
+		// [step, document, range line (null = no selection), now, expected selected_at]
+		const steps: [string, string, number | null, number, number | null][] = [
+			["select", "a", 1, 100, 100],
+			["same selection later", "a", 1, 150, 100],
+			["extended", "a", 2, 160, 160],
+			["other document", "b", 1, 170, 170],
+			["back to a, untouched", "a", 2, 200, 160],
+			["cleared", "a", null, 210, null],
+			["same range again is a new selection", "a", 2, 220, 220],
+		];
+		for (const [step, key, line, now, expected] of steps) {
+			assert.equal(clock.stamp(key, line === null ? null : range(line), now), expected, step);
+		}
+	});
+
+	test("only the most recent documents are remembered", () => {
+		const clock = new SelectionClock(2);
+		clock.stamp("a", range(1), 1);
+		clock.stamp("b", range(1), 2);
+		clock.stamp("c", range(1), 3);
+		assert.equal(clock.stamp("b", range(1), 9), 2);
+		assert.equal(clock.stamp("a", range(1), 9), 9, "a was evicted");
+	});
+});
+
+describe("buildEditorState", () => {
+	const document = (overrides: Partial<DocumentSnapshot> = {}): DocumentSnapshot => ({
+		key: "file:///w/a.ts",
+		file: "/w/a.ts",
+		name: "a.ts",
+		language: "typescript",
+		lines: linesOf("let x = '😀';\nlet y = 2;\n"),
+		cursor: at(0, 11),
+		selection: { anchor: at(0, 9), head: at(0, 11) },
+		modified: true,
+		...overrides,
+	});
+
+	// [description, document, expected active_buffer subset]
+	const cases: [string, DocumentSnapshot | null, Record<string, unknown>][] = [
+		[
+			"file with a single-line selection",
+			document(),
+			{
+				file: "/w/a.ts",
+				cursor: { line: 1, column: 14 },
+				selection: { start: { line: 1, column: 10 }, end: { line: 1, column: 10 }, text: "😀", selected_at: 1000 },
+				modified: true,
+				lines_total: 2,
+			},
+		],
+		[
+			"untitled: file null",
+			document({ key: "untitled:Untitled-1", file: null, name: "Untitled-1", selection: null }),
+			{ file: null, name: "Untitled-1", selection: null },
+		],
+		["empty path counts as unnamed", document({ file: "" }), { file: null }],
+		["no cursor (reading mode)", document({ cursor: null, selection: null }), { cursor: { line: null, column: null } }],
+		[
+			"no document",
+			null,
+			{ file: null, name: NO_NAME, language: null, cursor: { line: null, column: null }, lines_total: 0 },
+		],
+	];
+	for (const [name, doc, expected] of cases) {
+		test(name, () => {
+			const state = buildEditorState(
+				{ cwd: "/w", argv: ["/w"], document: doc },
+				{ pid: 4242, app: "vscode", now: 1000, clock: new SelectionClock() },
+			);
+			const valid = validateEditorState(state);
+			assert.ok(valid.ok, JSON.stringify(valid));
+			assert.equal(state.app, "vscode");
+			assert.deepEqual(state.argv, ["/w"]);
+			for (const [key, value] of Object.entries(expected)) {
+				assert.deepEqual((state.active_buffer as Record<string, unknown>)[key], value, key);
+			}
+		});
+	}
+
+	test("stateKey ignores only the timestamp", () => {
+		const clock = new SelectionClock();
+		const build = (now: number, doc: DocumentSnapshot) =>
+			buildEditorState({ cwd: "/w", argv: [], document: doc }, { pid: 1, app: "vscode", now, clock });
+		const first = build(1000, document());
+		assert.equal(stateKey(build(1005, document())), stateKey(first), "same selection, later write");
+		assert.notEqual(stateKey(build(1006, document({ modified: false }))), stateKey(first));
+	});
+});

@@ -1,0 +1,309 @@
+/**
+ * editors/shared/writer.ts and client.ts against a real temp dir: dir resolution and safety (created 0700;
+ * symlinks, foreign owners and group/other bits refused), the atomic 0600 write, cleanup, and the client's
+ * debounce, skip-unchanged, forced focus writes, enable/disable and one-warning error policy.
+ */
+import assert from "node:assert/strict";
+import {
+	chmodSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { StateClient, type Timers } from "../../editors/shared/client.ts";
+import { type HostSnapshot, linesOf } from "../../editors/shared/state.ts";
+import { ensureStateDir, removeStateFile, resolveStateDir, writeStateFile } from "../../editors/shared/writer.ts";
+import { parseEditorState } from "../../src/protocol.ts";
+
+const root = mkdtempSync(join(tmpdir(), "pi-ide-client-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+const fresh = () => join(root, `case-${++counter}`);
+const uid = process.getuid?.() ?? 0;
+
+describe("resolveStateDir", () => {
+	const cases: [string, Record<string, string | undefined>, string, string][] = [
+		["XDG_RUNTIME_DIR set", { XDG_RUNTIME_DIR: "/run/user/1000" }, "linux", "/run/user/1000/pi-ide"],
+		["XDG_RUNTIME_DIR unset", {}, "linux", "/tmp/pi-ide"],
+		["XDG_RUNTIME_DIR empty", { XDG_RUNTIME_DIR: "" }, "darwin", "/tmp/pi-ide"],
+	];
+	for (const [name, env, platform, expected] of cases) {
+		test(name, () => assert.equal(resolveStateDir(env, platform), expected));
+	}
+});
+
+describe("ensureStateDir / writeStateFile / removeStateFile", () => {
+	test("creates the dir 0700 and writes the file 0600, atomically (no temp left)", () => {
+		const dir = fresh();
+		const result = writeStateFile(dir, 123, '{"a":1}\n', uid);
+		assert.deepEqual(result, { ok: true });
+		assert.equal(statSync(dir).mode & 0o777, 0o700);
+		assert.equal(statSync(join(dir, "123.json")).mode & 0o777, 0o600);
+		assert.equal(readFileSync(join(dir, "123.json"), "utf8"), '{"a":1}\n');
+		assert.equal(existsSync(join(dir, "123.json.tmp")), false);
+	});
+
+	test("a stale temp file (even a symlink) is replaced, not followed", () => {
+		const dir = fresh();
+		mkdirSync(dir, { mode: 0o700 });
+		const victim = join(root, `victim-${counter}`);
+		writeFileSync(victim, "keep");
+		symlinkSync(victim, join(dir, "7.json.tmp"));
+		assert.deepEqual(writeStateFile(dir, 7, "{}", uid), { ok: true });
+		assert.equal(readFileSync(victim, "utf8"), "keep");
+		assert.equal(readFileSync(join(dir, "7.json"), "utf8"), "{}");
+	});
+
+	const dirWithMode = (mode: number) => (dir: string) => {
+		mkdirSync(dir);
+		chmodSync(dir, mode); // mkdir's mode would be filtered by the umask
+	};
+	// [description, prepare(dir), expected error fragment]
+	const refused: [string, (dir: string) => void, string][] = [
+		[
+			"a symlink to a dir of ours",
+			(dir) => {
+				const real = `${dir}-real`;
+				mkdirSync(real, { mode: 0o700 });
+				symlinkSync(real, dir);
+			},
+			"symlink",
+		],
+		["group-readable", dirWithMode(0o750), "mode 750"],
+		["world-writable", dirWithMode(0o707), "mode 707"],
+		["a regular file", (dir) => writeFileSync(dir, ""), "not a directory"],
+	];
+	for (const [name, prepare, fragment] of refused) {
+		test(`refuses ${name}`, () => {
+			const dir = fresh();
+			prepare(dir);
+			const result = writeStateFile(dir, 1, "{}", uid);
+			assert.equal(result.ok, false);
+			assert.match(result.ok ? "" : result.error, new RegExp(fragment));
+		});
+	}
+
+	test("refuses a dir owned by someone else (owner check against the given uid)", () => {
+		const dir = fresh();
+		mkdirSync(dir, { mode: 0o700 });
+		const result = ensureStateDir(dir, uid + 1);
+		assert.equal(result.ok, false);
+		assert.match(result.ok ? "" : result.error, /owned by uid/);
+	});
+
+	test("an existing 0700 dir of ours is used as it is", () => {
+		const dir = fresh();
+		mkdirSync(dir, { mode: 0o700 });
+		assert.deepEqual(ensureStateDir(dir, uid), { ok: true });
+	});
+
+	test("remove deletes the file and a leftover temp; a missing file is fine", () => {
+		const dir = fresh();
+		writeStateFile(dir, 9, "{}", uid);
+		writeFileSync(join(dir, "9.json.tmp"), "");
+		assert.deepEqual(removeStateFile(dir, 9), { ok: true });
+		assert.equal(existsSync(join(dir, "9.json")), false);
+		assert.equal(existsSync(join(dir, "9.json.tmp")), false);
+		assert.deepEqual(removeStateFile(dir, 9), { ok: true });
+	});
+});
+
+/** Manual timers: `tick()` runs whatever is due, so debounce tests never sleep. */
+function manualTimers(): Timers & { pending: number; tick(): void; delays: number[] } {
+	const queue = new Map<number, () => void>();
+	let next = 0;
+	const delays: number[] = [];
+	return {
+		delays,
+		get pending() {
+			return queue.size;
+		},
+		setTimeout(fn, ms) {
+			delays.push(ms);
+			queue.set(++next, fn);
+			return next;
+		},
+		clearTimeout(handle) {
+			queue.delete(handle as number);
+		},
+		tick() {
+			const due = [...queue.values()];
+			queue.clear();
+			for (const fn of due) fn();
+		},
+	};
+}
+
+describe("StateClient", () => {
+	const setup = (dir = fresh()) => {
+		let text = "hello world";
+		let anchor = 0;
+		let clock = 1_000_000;
+		const warnings: string[] = [];
+		const timers = manualTimers();
+		const snapshot = (): HostSnapshot => ({
+			cwd: "/w",
+			argv: ["/w"],
+			document: {
+				key: "k",
+				file: "/w/a.txt",
+				name: "a.txt",
+				language: "plaintext",
+				lines: linesOf(text),
+				cursor: { line: 0, character: 5 },
+				selection: { anchor: { line: 0, character: anchor }, head: { line: 0, character: 5 } },
+				modified: false,
+			},
+		});
+		const client = new StateClient({
+			app: "vscode",
+			pid: 31337,
+			dir,
+			snapshot,
+			warn: (m) => warnings.push(m),
+			now: () => clock,
+			timers,
+			uid,
+		});
+		const read = () => {
+			const parsed = parseEditorState(readFileSync(client.path, "utf8"));
+			assert.ok(parsed.ok, JSON.stringify(parsed));
+			return parsed.state;
+		};
+		return {
+			client,
+			timers,
+			warnings,
+			read,
+			dir,
+			setText: (t: string) => {
+				text = t;
+			},
+			setAnchor: (a: number) => {
+				anchor = a;
+			},
+			advance: (ms: number) => {
+				clock += ms;
+			},
+		};
+	};
+
+	test("schedule debounces (one 200 ms timer), flush writes a valid state", () => {
+		const s = setup();
+		s.client.schedule();
+		s.client.schedule();
+		s.client.schedule();
+		assert.equal(s.timers.pending, 1);
+		assert.deepEqual(s.timers.delays, [200, 200, 200]);
+		assert.equal(existsSync(s.client.path), false);
+		s.timers.tick();
+		const state = s.read();
+		assert.equal(state.pid, 31337);
+		assert.equal(state.timestamp, 1000);
+		assert.equal(state.active_buffer.selection?.text, "hello");
+		assert.equal(state.active_buffer.selection?.selected_at, 1000);
+	});
+
+	test("unchanged state is not rewritten; a forced flush (focus) is", () => {
+		const s = setup();
+		assert.equal(s.client.flush(), "written");
+		s.advance(5000);
+		assert.equal(s.client.flush(), "unchanged");
+		assert.equal(s.read().timestamp, 1000);
+		assert.equal(s.client.flush({ force: true }), "written");
+		assert.equal(s.read().timestamp, 1005);
+		assert.equal(s.read().active_buffer.selection?.selected_at, 1000, "selection kept: its time too");
+		s.setAnchor(1);
+		s.advance(1000);
+		assert.equal(s.client.flush(), "written");
+		assert.equal(s.read().active_buffer.selection?.selected_at, 1006, "a new selection is stamped anew");
+	});
+
+	test("disable deletes the file and stops writing; enable writes again; dispose deletes", () => {
+		const s = setup();
+		s.client.flush();
+		s.client.schedule();
+		s.client.setEnabled(false);
+		assert.equal(existsSync(s.client.path), false);
+		assert.equal(s.timers.pending, 0, "pending write cancelled");
+		assert.equal(s.client.flush(), "disabled");
+		s.client.schedule();
+		assert.equal(s.timers.pending, 0);
+		s.client.setEnabled(true);
+		assert.equal(existsSync(s.client.path), true);
+		s.client.dispose();
+		assert.equal(existsSync(s.client.path), false);
+		assert.equal(s.client.flush(), "disabled");
+	});
+
+	test("failures become one warning per failure streak, never a throw", () => {
+		const dir = fresh();
+		mkdirSync(dir);
+		chmodSync(dir, 0o755);
+		const s = setup(dir);
+		assert.equal(s.client.flush(), "failed");
+		s.setText("changed");
+		assert.equal(s.client.flush(), "failed");
+		assert.equal(s.warnings.length, 1);
+		assert.match(s.warnings[0] ?? "", /mode 755/);
+		assert.match(s.client.lastError ?? "", /mode 755/);
+		chmodSync(dir, 0o700);
+		assert.equal(s.client.flush(), "written");
+		assert.equal(s.client.lastError, undefined);
+		chmodSync(dir, 0o777);
+		s.setText("again");
+		assert.equal(s.client.flush(), "failed");
+		assert.equal(s.warnings.length, 2, "a new streak warns again");
+	});
+
+	test("a throwing snapshot is caught", () => {
+		const warnings: string[] = [];
+		const client = new StateClient({
+			app: "obsidian",
+			pid: 5,
+			dir: fresh(),
+			snapshot: () => {
+				throw new Error("boom");
+			},
+			warn: (m) => warnings.push(m),
+			uid,
+		});
+		assert.equal(client.flush(), "failed");
+		assert.deepEqual(warnings, ["pi-ide-context: boom"]);
+	});
+
+	test("an undefined snapshot keeps the last file", () => {
+		const dir = fresh();
+		let report = true;
+		const client = new StateClient({
+			app: "vscode",
+			pid: 6,
+			dir,
+			snapshot: () => (report ? { cwd: "/w", argv: [], document: null } : undefined),
+			warn: () => {},
+			uid,
+		});
+		assert.equal(client.flush(), "written");
+		report = false;
+		assert.equal(client.flush({ force: true }), "skipped");
+		assert.equal(existsSync(client.path), true);
+		client.dispose();
+	});
+
+	test("dispose never deletes a file this client did not write", () => {
+		const dir = fresh();
+		mkdirSync(dir, { mode: 0o700 });
+		writeFileSync(join(dir, "8.json"), "{}");
+		const client = new StateClient({ app: "vscode", pid: 8, dir, snapshot: () => undefined, warn: () => {}, uid });
+		client.dispose();
+		assert.equal(existsSync(join(dir, "8.json")), true);
+	});
+});
