@@ -1,0 +1,115 @@
+/**
+ * VS Code specifics of the state, pure: which workspace folder is the `cwd`, the per-window `argv`
+ * fingerprint, and the active text editor as a host-neutral `DocumentSnapshot`. Takes structural
+ * look-alikes of VS Code's types (the real objects fit them), so it is tested without VS Code.
+ */
+import { dirname, isAbsolute, relative } from "node:path";
+import type { DocumentSnapshot, HostPosition, HostSnapshot } from "../../shared/state.ts";
+
+export interface UriLike {
+	scheme: string;
+	fsPath: string;
+	toString(): string;
+}
+
+export interface DocumentLike {
+	uri: UriLike;
+	fileName: string;
+	isUntitled: boolean;
+	languageId: string;
+	isDirty: boolean;
+	lineCount: number;
+	lineAt(line: number): { text: string };
+}
+
+export interface EditorLike {
+	document: DocumentLike;
+	selection: { anchor: HostPosition; active: HostPosition };
+}
+
+export interface WorkspaceLike {
+	workspaceFolders: readonly { uri: UriLike }[] | undefined;
+	workspaceFile: UriLike | undefined;
+}
+
+/**
+ * URI schemes whose documents are the user's files: `file`, and `vscode-userdata` (settings.json and other
+ * profile files, real files on disk). Everything else that can become the active editor (output channels,
+ * git diffs, `vscode-notebook-cell`, ...) is not a buffer the user is working in, and is ignored.
+ */
+const FILE_SCHEMES = new Set(["file", "vscode-userdata"]);
+
+/** Is `child` equal to or inside `parent` (absolute paths, platform separators)? */
+export function isInside(parent: string, child: string): boolean {
+	const rel = relative(parent, child);
+	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+function folderPaths(workspace: WorkspaceLike): string[] {
+	return (workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+}
+
+/**
+ * `cwd`: the innermost workspace folder that contains the active file, else the first folder; a window
+ * without folders uses the file's directory, else `fallback`.
+ */
+export function pickCwd(workspace: WorkspaceLike, file: string | null, fallback: string): string {
+	const folders = folderPaths(workspace);
+	if (file !== null) {
+		const containing = folders.filter((folder) => isInside(folder, file)).sort((a, b) => b.length - a.length);
+		if (containing[0] !== undefined) return containing[0];
+	}
+	if (folders[0] !== undefined) return folders[0];
+	return file !== null ? dirname(file) : fallback;
+}
+
+/** `argv`: the saved workspace file, else the folder paths, so two windows on different projects differ. */
+export function windowFingerprint(workspace: WorkspaceLike): string[] {
+	const file = workspace.workspaceFile;
+	if (file !== undefined && file.scheme === "file") return [file.fsPath];
+	return folderPaths(workspace);
+}
+
+/** Last path segment of an absolute path or of an untitled document's name. */
+function baseName(path: string): string {
+	const parts = path.split(/[\\/]/);
+	return parts[parts.length - 1] || path;
+}
+
+/** The active editor as a snapshot, or undefined when it is not a user document (see FILE_SCHEMES). */
+export function snapshotDocument(editor: EditorLike): DocumentSnapshot | undefined {
+	const { document, selection } = editor;
+	let file: string | null;
+	if (document.isUntitled || document.uri.scheme === "untitled") file = null;
+	else if (FILE_SCHEMES.has(document.uri.scheme)) file = document.uri.fsPath;
+	else return undefined;
+	return {
+		key: document.uri.toString(),
+		file,
+		name: baseName(file ?? document.fileName),
+		language: document.languageId || null,
+		lines: { count: document.lineCount, text: (line) => document.lineAt(line).text },
+		cursor: selection.active,
+		selection: { anchor: selection.anchor, head: selection.active },
+		modified: document.isDirty,
+	};
+}
+
+/**
+ * The window's snapshot, or undefined to keep the last state (the active editor is an output pane or
+ * similar). `editor` undefined means no text editor is active at all: an empty buffer is reported, so a
+ * closed file is no longer offered to the model.
+ */
+export function snapshotWindow(
+	editor: EditorLike | undefined,
+	workspace: WorkspaceLike,
+	fallbackCwd: string,
+): HostSnapshot | undefined {
+	const document = editor === undefined ? null : snapshotDocument(editor);
+	if (document === undefined) return undefined;
+	return {
+		cwd: pickCwd(workspace, document?.file ?? null, fallbackCwd),
+		argv: windowFingerprint(workspace),
+		document,
+	};
+}
