@@ -76,15 +76,14 @@ export function formatPickerRows(editors: readonly PickerEditor[], opts: PickerO
 	for (const { key } of COLUMNS) natural.set(key, Math.max(0, ...cells.map((c) => visibleWidth(c[key]))));
 	// A column nobody fills (argv from editors that do not send it) takes no space at all.
 	let shown = COLUMNS.filter(({ key }) => (natural.get(key) ?? 0) > 0);
+	const fixedWidth = (): number => visibleWidth(CONNECTED_MARKER) + (shown.length + 1) * GAP.length + ageWidth;
 	let widths = new Map(natural);
-	for (;;) {
-		widths = new Map(natural);
-		const fixed = visibleWidth(CONNECTED_MARKER) + shown.length * GAP.length + GAP.length + ageWidth;
-		if (shrinkColumns(widths, shown, maxWidth - fixed)) break;
+	while (!shrinkColumns(widths, shown, maxWidth - fixedWidth())) {
 		// Even at their minimums the columns do not fit: drop the least telling one and try again.
 		const drop = DROP_ORDER.find((key) => shown.some((spec) => spec.key === key));
 		if (drop === undefined) break;
 		shown = shown.filter((spec) => spec.key !== drop);
+		widths = new Map(natural);
 	}
 
 	return editors.map((editor, index) => {
