@@ -1,0 +1,218 @@
+/**
+ * A small fake of the parts of Obsidian's API the plugin uses, for tests only (Obsidian itself is a
+ * closed-source app that cannot run here). test/unit/obsidian-plugin.test.ts maps the `obsidian` import to
+ * this file with a module hook. Behaviour follows obsidian.d.ts 1.13: `Plugin` extends `Component`
+ * (register/registerEvent cleanups run on unload, then `onunload`), `Workspace`/`Vault` are `Events`,
+ * `Editor` positions are 0-based `{line, ch}`. The CodeMirror packages are the real ones.
+ */
+import { EditorState, type Extension } from "@codemirror/state";
+import { EditorView, type ViewUpdate } from "@codemirror/view";
+
+export class Notice {
+	static readonly shown: string[] = [];
+	constructor(message: string) {
+		Notice.shown.push(message);
+	}
+}
+
+export class FileSystemAdapter {
+	readonly #base: string;
+	constructor(base: string) {
+		this.#base = base;
+	}
+	getBasePath(): string {
+		return this.#base;
+	}
+}
+
+/** Any other adapter (Obsidian mobile's CapacitorAdapter). */
+export class OtherAdapter {}
+
+export interface EventRef {
+	off(): void;
+}
+
+type Callback = (...args: unknown[]) => unknown;
+
+export class Events {
+	readonly #handlers = new Map<string, Set<Callback>>();
+	on(name: string, callback: Callback): EventRef {
+		const set = this.#handlers.get(name) ?? new Set();
+		set.add(callback);
+		this.#handlers.set(name, set);
+		return { off: () => set.delete(callback) };
+	}
+	trigger(name: string, ...args: unknown[]): void {
+		for (const callback of this.#handlers.get(name) ?? []) callback(...args);
+	}
+	listenerCount(name: string): number {
+		return this.#handlers.get(name)?.size ?? 0;
+	}
+}
+
+export class TFile {
+	readonly path: string;
+	readonly name: string;
+	readonly extension: string;
+	readonly basename: string;
+	constructor(path: string) {
+		this.path = path;
+		this.name = path.split("/").pop() ?? path;
+		const dot = this.name.lastIndexOf(".");
+		this.extension = dot > 0 ? this.name.slice(dot + 1) : "";
+		this.basename = dot > 0 ? this.name.slice(0, dot) : this.name;
+	}
+}
+
+/** Obsidian's `Editor` over a plain text, with a settable selection. */
+export class FakeEditor {
+	lines: string[];
+	anchor = { line: 0, ch: 0 };
+	head = { line: 0, ch: 0 };
+	constructor(text: string) {
+		this.lines = text.split("\n");
+	}
+	lineCount(): number {
+		return this.lines.length;
+	}
+	getLine(line: number): string {
+		return this.lines[line] ?? "";
+	}
+	getCursor(side: "from" | "to" | "head" | "anchor" = "head"): { line: number; ch: number } {
+		const [from, to] =
+			this.anchor.line < this.head.line || (this.anchor.line === this.head.line && this.anchor.ch <= this.head.ch)
+				? [this.anchor, this.head]
+				: [this.head, this.anchor];
+		return { ...{ from, to, head: this.head, anchor: this.anchor }[side] };
+	}
+	setSelection(anchor: { line: number; ch: number }, head: { line: number; ch: number } = anchor): void {
+		this.anchor = anchor;
+		this.head = head;
+	}
+	replaceLine(line: number, text: string): void {
+		this.lines[line] = text;
+	}
+}
+
+/** A DOM-ish container: `contains` is all the plugin asks of it. */
+export class FakeElement {
+	readonly children = new Set<unknown>();
+	contains(node: unknown): boolean {
+		return node === this || this.children.has(node);
+	}
+}
+
+export class MarkdownView {
+	file: TFile | null;
+	editor: FakeEditor;
+	mode: "source" | "preview" = "source";
+	readonly containerEl = new FakeElement();
+	constructor(file: TFile, text: string) {
+		this.file = file;
+		this.editor = new FakeEditor(text);
+	}
+	getMode(): "source" | "preview" {
+		return this.mode;
+	}
+	getViewData(): string {
+		return this.editor.lines.join("\n");
+	}
+}
+
+export class Workspace extends Events {
+	activeView: MarkdownView | null = null;
+	activeFile: TFile | null = null;
+	getActiveViewOfType<T>(type: abstract new (...args: never[]) => T): T | null {
+		return this.activeView instanceof type ? this.activeView : null;
+	}
+	getActiveFile(): TFile | null {
+		return this.activeView?.file ?? this.activeFile;
+	}
+	onLayoutReady(callback: () => void): void {
+		callback();
+	}
+}
+
+export class Vault extends Events {
+	adapter: FileSystemAdapter | OtherAdapter;
+	constructor(adapter: FileSystemAdapter | OtherAdapter) {
+		super();
+		this.adapter = adapter;
+	}
+}
+
+export class App {
+	readonly workspace = new Workspace();
+	readonly vault: Vault;
+	constructor(adapter: FileSystemAdapter | OtherAdapter) {
+		this.vault = new Vault(adapter);
+	}
+}
+
+export interface Command {
+	id: string;
+	name: string;
+	callback?: () => unknown;
+}
+
+export class StatusBarItem {
+	text = "";
+	readonly attrs = new Map<string, string>();
+	setText(text: string): void {
+		this.text = text;
+	}
+	setAttr(name: string, value: string): void {
+		this.attrs.set(name, value);
+	}
+}
+
+export class Plugin {
+	readonly app: App;
+	readonly manifest: { id: string };
+	readonly commands: Command[] = [];
+	readonly editorExtensions: Extension[] = [];
+	readonly statusBarItems: StatusBarItem[] = [];
+	data: unknown = null;
+	readonly #cleanups: (() => void)[] = [];
+
+	constructor(app: App, manifest: { id: string }) {
+		this.app = app;
+		this.manifest = manifest;
+	}
+	onload(): void | Promise<void> {}
+	onunload(): void {}
+	register(cleanup: () => void): void {
+		this.#cleanups.push(cleanup);
+	}
+	registerEvent(ref: EventRef): void {
+		this.register(() => ref.off());
+	}
+	registerEditorExtension(extension: Extension): void {
+		this.editorExtensions.push(extension);
+	}
+	addCommand(command: Command): Command {
+		this.commands.push(command);
+		return command;
+	}
+	addStatusBarItem(): StatusBarItem {
+		const item = new StatusBarItem();
+		this.statusBarItems.push(item);
+		return item;
+	}
+	async loadData(): Promise<unknown> {
+		return this.data;
+	}
+	async saveData(data: unknown): Promise<void> {
+		this.data = structuredClone(data);
+	}
+	/** What Obsidian does when a plugin is disabled: registered cleanups, then `onunload`. */
+	unload(): void {
+		for (const cleanup of this.#cleanups.splice(0).reverse()) cleanup();
+		this.onunload();
+	}
+	/** Test helper: run the CodeMirror update listeners the plugin registered, with a partial `ViewUpdate`. */
+	dispatchEditorUpdate(update: Partial<Pick<ViewUpdate, "selectionSet" | "docChanged" | "focusChanged">>): void {
+		const state = EditorState.create({ extensions: this.editorExtensions });
+		for (const listener of state.facet(EditorView.updateListener)) listener(update as ViewUpdate);
+	}
+}
