@@ -1,0 +1,392 @@
+--- pi-ide: writes this editor's state (file, cursor, selection, cwd) to `<state_dir>/<pid>.json` for the pi
+--- coding agent, following protocol v0.2. See `:help pi-ide`.
+---
+--- Shape: one augroup, one timer. Events only mark the state dirty and arm the timer; the snapshot, the
+--- encoding and the write happen when it fires, so a burst of cursor moves costs one write. Everything an
+--- autocmd runs is wrapped in pcall: a bug or an I/O failure here must never surface as an error while the
+--- user is typing, and it is reported once, not on every keystroke.
+---@module 'pi-ide'
+local compat = require("pi-ide.compat")
+local config = require("pi-ide.config")
+local uv = compat.uv
+
+local M = {}
+local H = {}
+
+---@type PiIdeConfig
+H.config = vim.deepcopy(config.defaults)
+H.configured = false -- setup() or the autostart ran
+H.enabled = false
+H.group = nil ---@type integer|nil
+H.timer = nil ---@type userdata|nil
+-- nil = no write pending, "soon" = debounced write armed, "now" = prompt write armed.
+H.pending = nil ---@type nil|"soon"|"now"
+H.sel = {} ---@type table<integer, PiIdeSelRecord> per-buffer record of the last selection made
+H.warned = {} ---@type table<string, boolean>
+H.argv = nil ---@type string[]|nil computed once: launch args never change
+-- What :PiIde and :checkhealth show, and what tests and the benchmark read.
+H.stats = {
+  dir = nil, ---@type string|nil
+  path = nil, ---@type string|nil
+  writes = 0,
+  skipped = 0,
+  failures = 0,
+  last_write = nil, ---@type number|nil unix seconds
+  last_error = nil, ---@type string|nil
+  last_payload = nil, ---@type table|nil
+  written = false, -- our file exists (so disable/exit must remove it)
+}
+H.last_content = nil ---@type string|nil
+
+--- Warn once per key (scheduled: vim.notify inside some autocmds, e.g. textlock, is not allowed).
+local function warn_once(key, msg)
+  if H.warned[key] then
+    return
+  end
+  H.warned[key] = true
+  vim.schedule(function()
+    vim.notify(msg, vim.log.levels.WARN)
+  end)
+end
+
+--- Run `fn` so that nothing escapes into the editor. Autocmd callbacks must also return nil: on 0.10 any
+--- truthy return value deletes the autocmd.
+local function guard(fn, ...)
+  local ok, err = pcall(fn, ...)
+  if not ok then
+    warn_once("internal", "(pi-ide) internal error, please report it: " .. tostring(err))
+  end
+end
+
+--- Take a snapshot of the current window/buffer. Only called when a write is due.
+---@return PiIdeSnapshot
+local function snapshot()
+  local api = vim.api
+  local selection = require("pi-ide.selection")
+  local state = require("pi-ide.state")
+  local buf = api.nvim_get_current_buf()
+  if not H.argv then
+    H.argv = state.filter_argv(vim.v.argv)
+  end
+  local name = api.nvim_buf_get_name(buf)
+  local buftype = vim.bo[buf].buftype
+  local sel, at = selection.read(buf, api.nvim_get_mode().mode, H.sel[buf], compat.now(), H.config.max_selection_bytes)
+  return {
+    pid = vim.fn.getpid(),
+    cwd = vim.fn.getcwd(),
+    argv = H.argv,
+    -- ":p" makes sure the path is absolute even for buffers named relative to an old cwd.
+    bufname = (name ~= "" and buftype == "") and vim.fn.fnamemodify(name, ":p") or name,
+    buftype = buftype,
+    filetype = vim.bo[buf].filetype,
+    modified = vim.bo[buf].modified,
+    lines_total = api.nvim_buf_line_count(buf),
+    cursor = api.nvim_win_get_cursor(0),
+    selection = sel,
+    selected_at = at,
+  }
+end
+
+--- Write the state file now, unless its content would not change. Returns ok, err.
+---@return boolean ok
+---@return string|nil err
+function H.write_now()
+  local state = require("pi-ide.state")
+  local writer = require("pi-ide.writer")
+  local payload = state.build(snapshot())
+  local now = compat.now()
+  local content, text = state.encode(payload, now)
+  if content == H.last_content then
+    H.stats.skipped = H.stats.skipped + 1
+    return true
+  end
+  local dir = H.stats.dir
+  local ok, err, insecure = writer.ensure_dir(dir)
+  if ok then
+    ok, err = writer.write(dir, vim.fn.getpid(), text)
+  end
+  if not ok then
+    H.stats.failures = H.stats.failures + 1
+    H.stats.last_error = err
+    -- One warning per failure spell, not one per cursor move; a later success re-arms it.
+    warn_once(insecure and "insecure" or "write", "(pi-ide) not writing the state file: " .. tostring(err))
+    return false, err
+  end
+  H.warned.write, H.warned.insecure = nil, nil
+  H.last_content = content
+  H.stats.writes = H.stats.writes + 1
+  H.stats.last_write = now
+  H.stats.last_error = nil
+  H.stats.last_payload = payload
+  H.stats.written = true
+  return true
+end
+
+H.on_timer = function()
+  H.pending = nil
+  if H.enabled then
+    guard(H.write_now)
+  end
+end
+
+--- Ask for a write: `urgent` ones go out on the next loop iteration, the rest are coalesced for
+--- `debounce_ms`. The timer is armed by the first event and not re-armed by later ones, so continuous
+--- movement still writes every `debounce_ms` (at most 5/s at 200 ms) instead of never.
+---@param urgent boolean
+function H.schedule(urgent)
+  if not H.enabled then
+    return
+  end
+  if urgent then
+    if H.pending ~= "now" then
+      H.pending = "now"
+      H.timer:stop()
+      H.timer:start(0, 0, H.on_timer_wrapped)
+    end
+  elseif H.pending == nil then
+    H.pending = "soon"
+    H.timer:start(H.config.debounce_ms, 0, H.on_timer_wrapped)
+  end
+end
+
+-- Autocmd handlers. Each returns nothing (see guard()).
+H.handlers = {}
+
+function H.handlers.soon()
+  H.schedule(false)
+end
+
+function H.handlers.now()
+  H.schedule(true)
+end
+
+--- Visual-mode transitions. One ModeChanged autocmd filtered here: a pattern list would register one
+--- autocmd per pattern and fire twice for v -> V.
+function H.handlers.mode_changed()
+  local sel = require("pi-ide.selection")
+  local ev = vim.v.event
+  local was, is = sel.visual_kind(ev.old_mode or ""), sel.visual_kind(ev.new_mode or "")
+  if not was and not is then
+    return
+  end
+  if was and not is then
+    -- Leaving visual mode: this is the moment `selected_at` records; Neovim has just set '< and '>.
+    local buf = vim.api.nvim_get_current_buf()
+    H.sel[buf] = sel.record(buf, ev.old_mode, compat.now())
+  end
+  H.schedule(true)
+end
+
+function H.handlers.buf_wipeout(args)
+  H.sel[args.buf] = nil
+end
+
+function H.handlers.leave()
+  M._stop(true)
+end
+
+local function create_autocmds()
+  H.group = vim.api.nvim_create_augroup("PiIde", { clear = true })
+  local function au(events, handler, desc)
+    vim.api.nvim_create_autocmd(events, {
+      group = H.group,
+      desc = "pi-ide: " .. desc,
+      callback = function(args)
+        guard(handler, args)
+      end,
+    })
+  end
+  au({ "CursorMoved", "CursorMovedI", "TextChanged", "TextChangedI", "TextChangedP" }, H.handlers.soon, "debounced write")
+  au(
+    { "BufEnter", "WinEnter", "BufFilePost", "FileType", "TermOpen", "BufWritePost", "DirChanged", "InsertLeave" },
+    H.handlers.now,
+    "prompt write"
+  )
+  au("ModeChanged", H.handlers.mode_changed, "selection made or left")
+  au("BufWipeout", H.handlers.buf_wipeout, "forget the buffer's selection record")
+  au("VimLeavePre", H.handlers.leave, "remove the state file")
+end
+
+--- Start writing the state file (idempotent).
+function M.enable()
+  guard(function()
+    if H.enabled then
+      return
+    end
+    local writer = require("pi-ide.writer")
+    H.stats.dir = writer.state_dir(uv.os_getenv("XDG_RUNTIME_DIR"))
+    H.stats.path = ("%s/%d.json"):format(H.stats.dir, vim.fn.getpid())
+    H.timer = H.timer or uv.new_timer()
+    H.on_timer_wrapped = H.on_timer_wrapped or vim.schedule_wrap(H.on_timer)
+    H.enabled = true
+    H.last_content = nil
+    H.warned = {}
+    create_autocmds()
+    H.schedule(true)
+  end)
+end
+
+--- Stop: remove the autocmds and the timer, and delete our state file.
+---@param exiting boolean|nil true from VimLeavePre (also frees the timer)
+function M._stop(exiting)
+  H.enabled = false
+  H.pending = nil
+  if H.group then
+    pcall(vim.api.nvim_del_augroup_by_id, H.group)
+    H.group = nil
+  end
+  if H.timer then
+    H.timer:stop()
+    if exiting and not H.timer:is_closing() then
+      H.timer:close()
+      H.timer = nil
+    end
+  end
+  if H.stats.written and H.stats.dir then
+    local ok, err = require("pi-ide.writer").remove(H.stats.dir, vim.fn.getpid())
+    H.stats.written = not ok
+    if not ok then
+      H.stats.last_error = err
+    end
+  end
+  H.last_content = nil
+end
+
+--- Stop writing and delete the state file.
+function M.disable()
+  guard(M._stop, false)
+end
+
+--- Configure (optional: the defaults work without it) and start unless `enabled = false`.
+--- Invalid options are reported, and the previous configuration stays in effect.
+---@param opts PiIdeConfig|table|nil
+---@return boolean ok
+---@return string|nil err
+function M.setup(opts)
+  local ok, cfg = config.resolve(opts)
+  if not ok then
+    vim.notify(cfg, vim.log.levels.ERROR)
+    return false, cfg
+  end
+  H.config = cfg
+  H.configured = true
+  if cfg.enabled then
+    -- Re-enable so a new debounce or cap takes effect at once.
+    if H.enabled then
+      guard(M._stop, false)
+    end
+    M.enable()
+  else
+    M.disable()
+  end
+  return true
+end
+
+--- Called by plugin/pi-ide.lua: start with defaults unless setup() already ran (e.g. from init.lua).
+function M._autostart()
+  if not H.configured then
+    M.setup()
+  end
+end
+
+--- A copy of the client's status, for :PiIde, :checkhealth and tests.
+---@return table
+function M.status()
+  local s = vim.deepcopy(H.stats)
+  s.enabled = H.enabled
+  s.config = vim.deepcopy(H.config)
+  s.now = compat.now()
+  return s
+end
+
+local function age(now, t)
+  local d = math.max(0, now - t)
+  if d < 60 then
+    return ("%.1fs ago"):format(d)
+  elseif d < 3600 then
+    return ("%dm%02ds ago"):format(math.floor(d / 60), math.floor(d % 60))
+  end
+  return ("%dh%02dm ago"):format(math.floor(d / 3600), math.floor(d % 3600 / 60))
+end
+
+--- Lines for :PiIde.
+---@return string[]
+function M.summary()
+  local s = M.status()
+  local lines = {}
+  lines[#lines + 1] = ("pi-ide: %s"):format(s.enabled and "enabled" or "disabled")
+  if s.path then
+    local present = uv.fs_lstat(s.path) and "present" or "absent"
+    lines[#lines + 1] = ("state file: %s (%s)"):format(s.path, present)
+  end
+  if s.last_error then
+    lines[#lines + 1] = "problem: " .. s.last_error
+  end
+  if s.last_write then
+    lines[#lines + 1] = ("last write: %s (%s), %d writes, %d unchanged skipped"):format(
+      os.date("%H:%M:%S", math.floor(s.last_write)),
+      age(s.now, s.last_write),
+      s.writes,
+      s.skipped
+    )
+    local b = s.last_payload.active_buffer
+    local file = b.file ~= vim.NIL and b.file or (b.name .. " (not a file)")
+    local lang = b.language ~= vim.NIL and b.language or "no filetype"
+    lines[#lines + 1] = ("buffer: %s [%s] line %d col %d of %d%s"):format(
+      file,
+      lang,
+      b.cursor.line,
+      b.cursor.column,
+      b.lines_total,
+      b.modified and ", modified" or ""
+    )
+    local sel = b.selection
+    if sel ~= vim.NIL then
+      local when = sel.selected_at ~= vim.NIL and ("made " .. age(s.now, sel.selected_at)) or "made before this session"
+      lines[#lines + 1] = ("selection: %d:%d-%d:%d, %d bytes, %s"):format(
+        sel.start.line,
+        sel.start.column,
+        sel["end"].line,
+        sel["end"].column,
+        #sel.text,
+        when
+      )
+    else
+      lines[#lines + 1] = "selection: none"
+    end
+    lines[#lines + 1] = "cwd: " .. s.last_payload.cwd
+  else
+    lines[#lines + 1] = "last write: none yet"
+  end
+  return lines
+end
+
+--- :PiIde [status|enable|disable]
+---@param args string[]
+function M.command(args)
+  local sub = args[1]
+  if sub == nil or sub == "" then
+    sub = "status"
+  end
+  if sub == "enable" then
+    M.enable()
+  elseif sub == "disable" then
+    M.disable()
+  elseif sub ~= "status" then
+    vim.notify(("(pi-ide) unknown subcommand `%s` (use status, enable or disable)"):format(sub), vim.log.levels.ERROR)
+    return
+  end
+  local ok, lines = pcall(M.summary)
+  if not ok then
+    lines = { "(pi-ide) " .. tostring(lines) }
+  end
+  vim.api.nvim_echo({ { table.concat(lines, "\n") } }, false, {})
+end
+
+-- For tests and the benchmark: the handlers as autocmds run them, and a synchronous write.
+M._handlers = H.handlers
+M._write_now = function()
+  return H.write_now()
+end
+
+return M

@@ -1,0 +1,242 @@
+--- Selections: turn two positions and a visual mode into the protocol's selection object.
+---
+--- `extract` is pure (lines come from a callback) so it can be tested without a buffer; `read` is the thin
+--- part that asks Neovim for the live visual area or the buffer's '< '> marks.
+---
+--- Rules (protocol v0.2): start <= end, 1-based inclusive, byte columns. A single-line selection carries
+--- the exact column range; a multi-line one carries whole lines, with start/end columns at the first/last
+--- line edges. Visual-block (^V) spanning lines is reported as whole lines with the anchors' byte columns.
+--- The end column is extended to the last byte of its character, so a selected "é" is columns 1-2.
+---@module 'pi-ide.selection'
+local M = {}
+
+local CTRL_V = "\22"
+
+--- Normalise a mode string to "v", "V" or CTRL-V (select modes behave like their visual twins).
+---@param mode string
+---@return string|nil visual mode, or nil when `mode` is not a visual/select mode
+function M.visual_kind(mode)
+  local c = mode:sub(1, 1)
+  if c == "v" or c == "s" then
+    return "v"
+  elseif c == "V" or c == "S" then
+    return "V"
+  elseif c == CTRL_V or c == "\19" then
+    return CTRL_V
+  end
+  return nil
+end
+
+--- Is byte `b` a UTF-8 continuation byte (10xxxxxx)?
+local function is_cont(b)
+  return b ~= nil and b >= 0x80 and b <= 0xBF
+end
+
+--- Clamp a 1-based byte column into `line` and move it to the last byte of the character it falls in.
+---@param line string
+---@param col integer
+---@return integer
+local function end_col(line, col)
+  local len = #line
+  if len == 0 then
+    return 1
+  end
+  if col > len then
+    -- `v$` puts the cursor on the newline; V marks use MAXCOL (2^31-1).
+    col = len
+  end
+  if col < 1 then
+    col = 1
+  end
+  while col < len and is_cont(line:byte(col + 1)) do
+    col = col + 1
+  end
+  return col
+end
+
+--- Clamp a start column into `line` (an empty line still reports column 1: columns are 1-based).
+local function start_col(line, col)
+  local len = #line
+  if col > len then
+    col = len
+  end
+  if col < 1 then
+    col = 1
+  end
+  -- A column inside a multibyte character moves back to its first byte.
+  while col > 1 and is_cont(line:byte(col)) do
+    col = col - 1
+  end
+  return col
+end
+
+--- Cut `s` to at most `n` bytes without splitting a UTF-8 character.
+---@param s string
+---@param n integer
+---@return string
+function M.cut(s, n)
+  if #s <= n then
+    return s
+  end
+  while n > 0 and is_cont(s:byte(n + 1)) do
+    n = n - 1
+  end
+  return s:sub(1, n)
+end
+
+--- Whole lines first..last joined with "\n", read in chunks and capped at `max_bytes` so a huge selection
+--- costs at most about `max_bytes` of work.
+---@param get_lines fun(first: integer, last: integer): string[] 1-based inclusive
+---@return string
+local function join_lines(get_lines, first, last, max_bytes)
+  local parts, total = {}, 0
+  local lnum = first
+  while lnum <= last do
+    local chunk_last = math.min(last, lnum + 999)
+    for _, l in ipairs(get_lines(lnum, chunk_last)) do
+      local sep = #parts > 0 and 1 or 0
+      if total + sep + #l > max_bytes then
+        local room = max_bytes - total - sep
+        if room > 0 then
+          parts[#parts + 1] = M.cut(l, room)
+        end
+        return table.concat(parts, "\n")
+      end
+      parts[#parts + 1] = l
+      total = total + sep + #l
+    end
+    lnum = chunk_last + 1
+  end
+  return table.concat(parts, "\n")
+end
+
+---@class PiIdePos
+---@field line integer 1-based
+---@field column integer 1-based byte column
+
+---@class PiIdeSelection
+---@field start PiIdePos
+---@field end PiIdePos
+---@field text string
+
+--- Build a selection from two positions (either order) in `mode`.
+---@param mode string "v", "V" or CTRL-V
+---@param a integer[] {line, col} 1-based byte column (the visual anchor, or '<)
+---@param b integer[] {line, col} (the cursor, or '>)
+---@param get_lines fun(first: integer, last: integer): string[] 1-based inclusive line reader
+---@param max_bytes integer cap on the text's size
+---@return PiIdeSelection
+function M.extract(mode, a, b, get_lines, max_bytes)
+  local s, e = a, b
+  if b[1] < a[1] or (b[1] == a[1] and b[2] < a[2]) then
+    s, e = b, a
+  end
+  local sl, el = s[1], e[1]
+  local first = get_lines(sl, sl)[1] or ""
+  local last = sl == el and first or (get_lines(el, el)[1] or "")
+
+  if sl == el then
+    local sc, ec
+    if mode == "V" then
+      sc, ec = 1, end_col(first, #first)
+    else
+      -- Charwise, or a one-line block: the exact range between the two columns.
+      sc, ec = start_col(first, s[2]), end_col(first, e[2])
+    end
+    local text = #first == 0 and "" or first:sub(sc, ec)
+    return {
+      start = { line = sl, column = sc },
+      ["end"] = { line = el, column = ec },
+      text = M.cut(text, max_bytes),
+    }
+  end
+
+  local sc, ec
+  if mode == "V" then
+    sc, ec = 1, end_col(last, #last)
+  else
+    -- Charwise: where the selection starts/ends on its edge lines. Block: the two anchors' byte columns,
+    -- which is only an approximation of the block (the text is whole lines either way).
+    sc, ec = start_col(first, s[2]), end_col(last, e[2])
+  end
+  return {
+    start = { line = sl, column = sc },
+    ["end"] = { line = el, column = ec },
+    text = join_lines(get_lines, sl, el, max_bytes),
+  }
+end
+
+--- Per-buffer record of the last visual selection the user made in this session:
+--- `at` = when visual mode was left, `mode`, the marks it left behind and the buffer's changedtick then.
+---@class PiIdeSelRecord
+---@field at number
+---@field mode string
+---@field s integer[]
+---@field e integer[]
+---@field tick integer
+
+--- Record the selection just left in `buf` (call from ModeChanged visual -> non-visual, when Neovim has
+--- already set '< and '>).
+---@param buf integer
+---@param mode string the visual mode that was left
+---@param now number
+---@return PiIdeSelRecord
+function M.record(buf, mode, now)
+  local api = vim.api
+  return {
+    at = now,
+    mode = M.visual_kind(mode) or "v",
+    s = api.nvim_buf_get_mark(buf, "<"),
+    e = api.nvim_buf_get_mark(buf, ">"),
+    tick = api.nvim_buf_get_changedtick(buf),
+  }
+end
+
+local function same(p, q)
+  return p[1] == q[1] and p[2] == q[2]
+end
+
+--- The selection to report for the current buffer, with `selected_at`:
+--- - in visual/select mode: the live area, selected_at = now;
+--- - otherwise the buffer's '< '> marks. If they are the marks the user left behind (or were shifted by
+---   later edits), selected_at is when they were made; marks we did not see being made (shada, session,
+---   `m<`, another plugin) get selected_at = nil (unknown: pi treats it as stale). Registers are never used.
+---@param buf integer
+---@param mode string nvim_get_mode().mode
+---@param rec PiIdeSelRecord|nil
+---@param now number
+---@param max_bytes integer
+---@return (PiIdeSelection|nil), (number|nil) selection, selected_at
+function M.read(buf, mode, rec, now, max_bytes)
+  local api = vim.api
+  local get_lines = function(first, last)
+    return api.nvim_buf_get_lines(buf, first - 1, last, false)
+  end
+  local kind = M.visual_kind(mode)
+  if kind then
+    local v, c = vim.fn.getpos("v"), vim.fn.getpos(".")
+    return M.extract(kind, { v[2], v[3] }, { c[2], c[3] }, get_lines, max_bytes), now
+  end
+  local s = api.nvim_buf_get_mark(buf, "<")
+  local e = api.nvim_buf_get_mark(buf, ">")
+  if s[1] == 0 or e[1] == 0 then
+    return nil, nil
+  end
+  local count = api.nvim_buf_line_count(buf)
+  -- Marks can point past the end after lines were deleted.
+  s[1], e[1] = math.min(s[1], count), math.min(e[1], count)
+  local at, kind_ = nil, "v"
+  if rec then
+    if same(rec.s, s) and same(rec.e, e) then
+      at, kind_ = rec.at, rec.mode
+    elseif rec.tick ~= api.nvim_buf_get_changedtick(buf) then
+      -- Marks moved and the text changed: edits above the selection shift the marks; still the same one.
+      at, kind_ = rec.at, rec.mode
+    end
+  end
+  -- Marks are {line, 0-based byte col}; MAXCOL for V is clamped by extract().
+  local sel = M.extract(kind_, { s[1], s[2] + 1 }, { e[1], e[2] + 1 }, get_lines, max_bytes)
+  return sel, at
+end
+
+return M

@@ -1,0 +1,121 @@
+--- Pure: a snapshot of the editor (plain data) -> the protocol v0.2 payload -> JSON text.
+--- No vim.api calls here, so the mapping can be tested with literal tables.
+---@module 'pi-ide.state'
+local M = {}
+
+--- Arguments Neovim's launcher or a GUI adds for embedding and remote UIs, which say nothing about what the
+--- user is working on. Value = how many following arguments belong to the flag.
+---@type table<string, integer>
+M.PLUMBING = {
+  ["--embed"] = 0,
+  ["--headless"] = 0,
+  ["--listen"] = 1,
+}
+
+--- Launch arguments for the protocol's `argv`: v:argv without argv[0] and without embedding/UI plumbing
+--- (`--embed`, `--headless`, `--listen <addr>`). Everything the user typed stays, flags included
+--- (`-c`, `--cmd`, `-u`, file names): pi only counts an entry as evidence when it resolves to a directory.
+---@param argv string[] v:argv
+---@return string[]
+function M.filter_argv(argv)
+  local out, i = {}, 2
+  while i <= #argv do
+    local a = argv[i]
+    local skip = M.PLUMBING[a]
+    if skip then
+      i = i + skip
+    elseif not a:match("^%-%-listen=") then
+      out[#out + 1] = a
+    end
+    i = i + 1
+  end
+  return out
+end
+
+--- Buffer types that are never "the file": pi's own terminal, help, quickfix, prompts, scratch buffers.
+--- Only buftype "" is a file buffer; "acwrite" buffers (fugitive://, oil://) are views, not paths.
+---@param buftype string
+---@param bufname string
+---@return boolean
+function M.is_file_buffer(buftype, bufname)
+  if buftype ~= "" or bufname == "" then
+    return false
+  end
+  -- URL-like names (scp://, fugitive://, term://) are not paths on this machine.
+  return bufname:match("^%a[%w+.-]*://") == nil
+end
+
+--- Display name: the basename for files, something recognisable otherwise.
+---@param buftype string
+---@param bufname string
+---@return string
+function M.display_name(buftype, bufname)
+  if bufname == "" then
+    if buftype == "quickfix" then
+      return "[Quickfix List]"
+    end
+    return buftype == "prompt" and "[Prompt]" or "[No Name]"
+  end
+  if buftype == "terminal" or bufname:match("^%a[%w+.-]*://") then
+    return bufname
+  end
+  return bufname:match("([^/]+)/*$") or bufname
+end
+
+---@class PiIdeSnapshot
+---@field pid integer
+---@field cwd string effective cwd of the current window (:lcd/:tcd aware)
+---@field argv string[] already filtered
+---@field bufname string absolute path or "" (nvim_buf_get_name)
+---@field buftype string
+---@field filetype string
+---@field modified boolean
+---@field lines_total integer
+---@field cursor integer[] {line, 0-based byte col} (nvim_win_get_cursor)
+---@field selection PiIdeSelection|nil
+---@field selected_at number|nil
+
+--- Build the payload (without `timestamp`, which encode() adds) from a snapshot.
+---@param snap PiIdeSnapshot
+---@return table
+function M.build(snap)
+  local null = vim.NIL
+  local sel = null
+  if snap.selection then
+    sel = {
+      start = snap.selection.start,
+      ["end"] = snap.selection["end"],
+      text = snap.selection.text,
+      selected_at = snap.selected_at or null,
+    }
+  end
+  local is_file = M.is_file_buffer(snap.buftype, snap.bufname)
+  return {
+    pid = snap.pid,
+    cwd = snap.cwd,
+    app = "nvim",
+    argv = snap.argv,
+    active_buffer = {
+      file = is_file and snap.bufname or null,
+      name = M.display_name(snap.buftype, snap.bufname),
+      language = snap.filetype ~= "" and snap.filetype or null,
+      cursor = { line = snap.cursor[1], column = snap.cursor[2] + 1 },
+      selection = sel,
+      modified = snap.modified,
+      lines_total = snap.lines_total,
+    },
+  }
+end
+
+--- Encode a payload. Returns the content (everything but `timestamp`, used to skip writes that would change
+--- nothing) and the full text with `timestamp` spliced in front.
+---@param payload table
+---@param timestamp number unix seconds
+---@return string content
+---@return string text
+function M.encode(payload, timestamp)
+  local content = vim.json.encode(payload)
+  return content, ('{"timestamp":%.3f,'):format(timestamp) .. content:sub(2)
+end
+
+return M

@@ -1,0 +1,171 @@
+--- The only module that touches the file system: the state directory's safety checks and the atomic write.
+--- Functions return `ok, err` and never throw.
+---
+--- The state file can hold selected source text, so it must never land where someone else can read it or
+--- redirect it: the directory is created 0700, and an existing one is used only if it is a real directory
+--- (lstat: a symlink is refused, never followed), owned by us, with no group/other permission bits.
+---@module 'pi-ide.writer'
+local uv = require("pi-ide.compat").uv
+
+local M = {}
+
+local MODE_DIR = 448 -- 0700
+local MODE_FILE = 384 -- 0600
+
+--- `$XDG_RUNTIME_DIR/pi-ide`, else `/tmp/pi-ide` (protocol v0.2).
+---@param runtime_dir string|nil
+---@return string
+function M.state_dir(runtime_dir)
+  if runtime_dir and runtime_dir ~= "" then
+    return (runtime_dir:gsub("/+$", "")) .. "/pi-ide"
+  end
+  return "/tmp/pi-ide"
+end
+
+---@class PiIdeDirInfo
+---@field exists boolean
+---@field type string|nil "directory", "link", "file", ...
+---@field uid integer|nil
+---@field perm integer|nil permission bits (mode & 0777)
+
+--- What lstat says about `dir`, for checks and for :checkhealth.
+---@param dir string
+---@return PiIdeDirInfo
+function M.inspect(dir)
+  local st = uv.fs_lstat(dir)
+  if not st then
+    return { exists = false }
+  end
+  return { exists = true, type = st.type, uid = st.uid, perm = st.mode % 512 }
+end
+
+--- Why `info` is not a safe state directory, or nil when it is.
+---@param dir string
+---@param info PiIdeDirInfo
+---@param uid integer
+---@return string|nil problem
+function M.problem(dir, info, uid)
+  if not info.exists then
+    return ("%s does not exist"):format(dir)
+  end
+  if info.type == "link" then
+    return ("%s is a symbolic link; refusing to follow it (remove it)"):format(dir)
+  end
+  if info.type ~= "directory" then
+    return ("%s is a %s, not a directory (remove it)"):format(dir, tostring(info.type))
+  end
+  if info.uid ~= uid then
+    return ("%s is owned by uid %d, not by you (uid %d); not writing there"):format(dir, info.uid, uid)
+  end
+  if info.perm % 64 ~= 0 then
+    return ("%s has mode %03o: others could read your selection; not writing there (chmod 700 %s)"):format(
+      dir,
+      info.perm,
+      dir
+    )
+  end
+  return nil
+end
+
+--- Make sure `dir` exists and is safe to write into. Creates it 0700 when missing (not its parents:
+--- XDG_RUNTIME_DIR is the session's, and /tmp always exists).
+---@param dir string
+---@return boolean ok
+---@return string|nil err
+---@return boolean|nil insecure true when the dir exists but must not be used
+function M.ensure_dir(dir)
+  local uid = uv.getuid()
+  local info = M.inspect(dir)
+  if not info.exists then
+    local ok, err, code = uv.fs_mkdir(dir, MODE_DIR)
+    -- EEXIST: another editor created it in between; the checks below decide whether we may use it.
+    if not ok and code ~= "EEXIST" then
+      return false, ("cannot create %s: %s"):format(dir, tostring(err))
+    end
+    info = M.inspect(dir)
+  end
+  local problem = M.problem(dir, info, uid)
+  if problem then
+    return false, problem, info.exists
+  end
+  return true
+end
+
+--- Write all of `data` to `fd`, looping over short writes.
+local function write_all(fd, data)
+  local offset = 0
+  while offset < #data do
+    local n, err = uv.fs_write(fd, offset == 0 and data or data:sub(offset + 1), offset)
+    if not n then
+      return false, err
+    end
+    if n == 0 then
+      return false, "write returned 0 bytes"
+    end
+    offset = offset + n
+  end
+  return true
+end
+
+--- Atomically replace `<dir>/<pid>.json` with `text`: write `<pid>.json.tmp` in the same directory, then
+--- rename. The caller has checked the directory.
+---@param dir string
+---@param pid integer
+---@param text string
+---@return boolean ok
+---@return string|nil err
+function M.write(dir, pid, text)
+  local final = ("%s/%d.json"):format(dir, pid)
+  local tmp = final .. ".tmp"
+  -- "wx" (O_EXCL) refuses to open through an existing file or symlink at the temp path.
+  local fd, err, code = uv.fs_open(tmp, "wx", MODE_FILE)
+  if not fd and code == "EEXIST" then
+    -- A regular file of ours here is a leftover of an interrupted write (or of a previous process with our
+    -- pid): remove it and retry once. Anything else (a symlink, someone else's file) is refused.
+    local st = uv.fs_lstat(tmp)
+    if st and st.type == "file" and st.uid == uv.getuid() then
+      uv.fs_unlink(tmp)
+      fd, err = uv.fs_open(tmp, "wx", MODE_FILE)
+    else
+      return false, ("%s exists and is not our temp file; not writing"):format(tmp)
+    end
+  end
+  if not fd then
+    return false, ("cannot create %s: %s"):format(tmp, tostring(err))
+  end
+  local ok, werr = write_all(fd, text)
+  -- The umask can only remove bits from 0600; chmod makes the mode exact whatever it is.
+  uv.fs_fchmod(fd, MODE_FILE)
+  local closed, cerr = uv.fs_close(fd)
+  if not ok or not closed then
+    uv.fs_unlink(tmp)
+    return false, ("cannot write %s: %s"):format(tmp, tostring(werr or cerr))
+  end
+  local renamed, rerr = uv.fs_rename(tmp, final)
+  if not renamed then
+    uv.fs_unlink(tmp)
+    return false, ("cannot rename %s: %s"):format(tmp, tostring(rerr))
+  end
+  return true
+end
+
+--- Remove our state file and any temp file. Only inside a directory that passes the checks: unlinking
+--- through a directory someone swapped for a symlink would delete a file elsewhere.
+---@param dir string
+---@param pid integer
+---@return boolean ok
+---@return string|nil err
+function M.remove(dir, pid)
+  if M.problem(dir, M.inspect(dir), uv.getuid()) then
+    return false, "state dir is not ours; left it alone"
+  end
+  local final = ("%s/%d.json"):format(dir, pid)
+  uv.fs_unlink(final .. ".tmp")
+  local ok, err, code = uv.fs_unlink(final)
+  if not ok and code ~= "ENOENT" then
+    return false, tostring(err)
+  end
+  return true
+end
+
+return M

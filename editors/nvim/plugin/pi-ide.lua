@@ -1,0 +1,30 @@
+-- pi-ide: lets the pi coding agent see the file, cursor and selection of this Neovim.
+-- Kept tiny on purpose: it runs at every startup, so it only defines :PiIde and starts the client; the real
+-- work lives in lua/pi-ide/ and is loaded lazily.
+
+-- One copy may be on 'packpath' (the zero-config link pi creates) and another under a plugin manager; the
+-- first one sourced wins and the second stops here.
+if vim.g.loaded_pi_ide then
+  return
+end
+vim.g.loaded_pi_ide = 1
+
+if vim.fn.has("nvim-0.7") ~= 1 then
+  vim.api.nvim_echo({ { "(pi-ide) needs Neovim 0.7 or newer; the client is off", "WarningMsg" } }, true, {})
+  return
+end
+
+vim.api.nvim_create_user_command("PiIde", function(cmd)
+  require("pi-ide").command(cmd.fargs)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "status", "enable", "disable" }
+  end,
+  desc = "pi-ide: show the state file and last write, or enable/disable the client",
+})
+
+-- Defaults work without setup(); `vim.g.pi_ide_disable = true` (set before plugins load) keeps it off.
+if not vim.g.pi_ide_disable then
+  require("pi-ide")._autostart()
+end
