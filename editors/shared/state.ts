@@ -129,10 +129,12 @@ export function toWirePosition(lines: TextLines, position: HostPosition): Positi
 /**
  * Normalize a host selection to the protocol's shape, or null when it is empty.
  *
- * `start`/`end` are 1-based and inclusive: `end` is the first byte of the last selected character (nvim's
- * `'>` mark). A selection that stops at column 0 of a later line ends with the previous line's line break:
- * its last line is that previous line and `end.column` is one past the line's bytes (the newline itself).
- * Single-line selections carry their exact text; multi-line ones carry whole lines joined with "\n".
+ * `start`/`end` are 1-based, inclusive byte columns, as the Neovim client reports them: `start` is the first
+ * byte of the first selected character, `end` the last byte of the last one (a selected "é" is 1-2). A
+ * selection that stops at column 0 of a later line ends with the previous line's line break: its last line
+ * is that previous line, and like nvim's `v$` the newline is clamped to the line's last byte. Columns are
+ * never below 1 (an empty line is column 1). Single-line selections carry their exact text; multi-line
+ * ones carry whole lines joined with "\n".
  */
 export function describeSelection(lines: TextLines, anchor: HostPosition, head: HostPosition): SelectionRange | null {
 	const [from, to] = compare(anchor, head) <= 0 ? [anchor, head] : [head, anchor];
@@ -147,11 +149,11 @@ export function describeSelection(lines: TextLines, anchor: HostPosition, head: 
 	const endsAtLineBreak = endChar === 0 && endLine > startLine;
 	const lastLine = endsAtLineBreak ? endLine - 1 : endLine;
 	const lastText = lines.text(lastLine);
-	const start: Position = { line: startLine + 1, column: byteColumn(startText, startChar) };
-	const end: Position = {
-		line: lastLine + 1,
-		column: endsAtLineBreak ? utf8Length(lastText) + 1 : byteColumn(lastText, lastCharacterBefore(lastText, endChar)),
-	};
+	// A start on the line break itself (end of line) is clamped onto the line's last character.
+	const firstChar = startChar >= startText.length ? lastCharacterBefore(startText, startText.length) : startChar;
+	const start: Position = { line: startLine + 1, column: byteColumn(startText, firstChar) };
+	const lastByte = utf8Length(endsAtLineBreak ? lastText : lastText.slice(0, endChar));
+	const end: Position = { line: lastLine + 1, column: Math.max(1, lastByte) };
 
 	if (startLine === lastLine) {
 		const text = endsAtLineBreak ? `${startText.slice(startChar)}\n` : startText.slice(startChar, endChar);

@@ -103,8 +103,8 @@ describe("snapshotVault -> state", () => {
 
 	// [description, anchor, head, start, end, text]
 	const selections: [string, [number, number], [number, number], [number, number], [number, number], string][] = [
-		["single line with an emoji", [2, 6], [2, 8], [3, 7], [3, 7], "😀"],
-		["single line, backwards", [0, 4], [0, 2], [1, 3], [1, 6], "日記"],
+		["single line with an emoji", [2, 6], [2, 8], [3, 7], [3, 10], "😀"],
+		["single line, backwards", [0, 4], [0, 2], [1, 3], [1, 8], "日記"],
 		["multi-line: whole lines", [2, 9], [3, 4], [3, 12], [4, 4], "Today 😀 I wrote\nsome notes."],
 	];
 	for (const [name, anchor, head, start, end, text] of selections) {

@@ -158,13 +158,13 @@ describe("snapshotWindow -> state", () => {
 		["cursor only, after CJK", [1, 8], [1, 8], [2, 13], null],
 		["cursor before the emoji", [1, 12], [1, 12], [2, 17], null],
 		["cursor after the emoji (4 bytes)", [1, 14], [1, 14], [2, 21], null],
-		["single-line selection of CJK", [1, 6], [1, 8], [2, 13], { start: [2, 7], end: [2, 10], text: "名前" }],
+		["single-line selection of CJK", [1, 6], [1, 8], [2, 13], { start: [2, 7], end: [2, 12], text: "名前" }],
 		[
 			"single-line selection of the emoji, made backwards",
 			[1, 14],
 			[1, 12],
 			[2, 17],
-			{ start: [2, 17], end: [2, 17], text: "😀" },
+			{ start: [2, 17], end: [2, 20], text: "😀" },
 		],
 		[
 			"multi-line: full lines, cursor at the active end",
