@@ -1,0 +1,207 @@
+/**
+ * A real VS Code for the tests: code-server (installed by scripts/setup-vscode-test.sh into
+ * .cache/vscode-test) on 127.0.0.1 with throwaway user data, extensions, XDG dirs and TMPDIR, driven by
+ * Debian's chromium through playwright-core. Recipe and facts: shared/notes/testing-with-real-vscode.md.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import playwright from "../../editors/vscode/node_modules/playwright-core/index.js";
+import { REPO } from "../helpers/pi-env.ts";
+
+export const CODE_SERVER_VERSION = "4.139.1";
+const CACHE = process.env["VSCODE_TEST_CACHE"] ?? join(REPO, ".cache/vscode-test");
+const ENTRY = join(CACHE, `code-server-${CODE_SERVER_VERSION}/node_modules/code-server/out/node/entry.js`);
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** code-server needs Node 24: the one the setup script installed, matching the root `node` devDependency. */
+function node24(): string {
+	const arch = process.arch === "arm64" ? "arm64" : "x64";
+	return join(CACHE, `node-${process.versions.node}/node_modules/node-linux-${arch}/bin/node`);
+}
+
+/** Fail with a remedy (never skip) when the setup script has not run. */
+export function assertInstalled(): void {
+	const missing = [ENTRY, node24(), CHROMIUM].filter((path) => !existsSync(path));
+	if (missing.length > 0) {
+		throw new Error(`missing ${missing.join(", ")}: run \`bash scripts/setup-vscode-test.sh\` first`);
+	}
+}
+
+/** Build and package the extension; returns the .vsix path. */
+export function packageExtension(): string {
+	const dir = join(REPO, "editors/vscode");
+	const result = spawnSync("npm", ["run", "--silent", "package"], {
+		cwd: dir,
+		encoding: "utf8",
+		env: { ...process.env, PATH: `${join(REPO, "node_modules/.bin")}:${process.env["PATH"] ?? ""}` },
+	});
+	if (result.status !== 0) throw new Error(`npm run package failed:\n${result.stdout}\n${result.stderr}`);
+	return join(dir, "dist/pi-ide-context.vsix");
+}
+
+async function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const server = createServer();
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			const address = server.address();
+			server.close(() =>
+				typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+			);
+		});
+	});
+}
+
+/** Poll `probe` until it returns a value (not undefined); never a fixed sleep. Errors it throws fail at once. */
+export async function waitFor<T>(
+	what: string,
+	probe: () => T | undefined | Promise<T | undefined>,
+	timeoutMs = 20_000,
+): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await probe();
+		if (value !== undefined) return value;
+		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+}
+
+const SETTINGS = {
+	"workbench.startupEditor": "none",
+	"workbench.tips.enabled": false,
+	"workbench.enableExperiments": false,
+	"telemetry.telemetryLevel": "off",
+	"update.mode": "none",
+	"extensions.autoUpdate": false,
+	"extensions.autoCheckUpdates": false,
+	"chat.disableAIFeatures": true,
+	"git.enabled": false,
+	"security.workspace.trust.enabled": false,
+	"files.autoSave": "off",
+	"editor.quickSuggestions": { other: false, comments: false, strings: false },
+	"editor.suggestOnTriggerCharacters": false,
+	"editor.autoClosingBrackets": "never",
+	"editor.autoClosingQuotes": "never",
+	"editor.minimap.enabled": false,
+};
+
+const CHROMIUM_ARGS = [
+	"--no-sandbox",
+	"--disable-gpu",
+	"--disable-quic",
+	"--no-first-run",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+];
+
+export interface CodeServer {
+	url: string;
+	child: ChildProcess;
+	log(): string;
+	/** SIGTERM, then wait for exit (SIGKILL after 10 s). */
+	stop(): Promise<void>;
+}
+
+/**
+ * Install `vsix` and start code-server on `folder` with `root` as its private world; `env` is added to
+ * its environment (it reaches the extension host).
+ */
+export async function startCodeServer(
+	root: string,
+	vsix: string,
+	folder: string,
+	env: Record<string, string>,
+): Promise<CodeServer> {
+	const dirs = { home: join(root, "home"), ud: join(root, "ud"), exts: join(root, "exts"), tmp: join(root, "tmp") };
+	for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+	mkdirSync(join(dirs.ud, "User"), { recursive: true });
+	writeFileSync(join(dirs.ud, "User/settings.json"), JSON.stringify(SETTINGS, null, 2));
+	const node = node24();
+	const fullEnv: Record<string, string> = {
+		PATH: `${join(node, "..")}:/usr/local/bin:/usr/bin:/bin`,
+		HOME: dirs.home,
+		XDG_CONFIG_HOME: join(root, "config"),
+		XDG_DATA_HOME: join(root, "data"),
+		XDG_CACHE_HOME: join(root, "cache"),
+		TMPDIR: dirs.tmp,
+		LANG: "C.UTF-8",
+		...env,
+	};
+	const common = ["--user-data-dir", dirs.ud, "--extensions-dir", dirs.exts];
+	const install = spawnSync(node, [ENTRY, ...common, "--install-extension", vsix], { env: fullEnv, encoding: "utf8" });
+	if (install.status !== 0) throw new Error(`--install-extension failed:\n${install.stdout}\n${install.stderr}`);
+
+	const port = await freePort();
+	const args = [
+		ENTRY,
+		"--bind-addr",
+		`127.0.0.1:${port}`,
+		"--auth",
+		"none",
+		"--cert",
+		"false",
+		"--disable-telemetry",
+		"--disable-update-check",
+		"--disable-workspace-trust",
+		"--disable-getting-started-override",
+		"--ignore-last-opened",
+		...common,
+		folder,
+	];
+	const child = spawn(node, args, { env: fullEnv, stdio: ["ignore", "pipe", "pipe"] });
+	let output = "";
+	child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+		output += d;
+	});
+	child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+		output += d;
+	});
+	const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+	const url = `http://127.0.0.1:${port}`;
+	const server: CodeServer = {
+		url,
+		child,
+		log: () => output,
+		stop: async () => {
+			if (child.exitCode !== null || child.signalCode !== null) return;
+			child.kill("SIGTERM");
+			const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+			await exited;
+			clearTimeout(timer);
+		},
+	};
+	try {
+		await waitFor(
+			"code-server /healthz",
+			async () => {
+				if (child.exitCode !== null) throw new Error(`code-server exited ${child.exitCode}:\n${output}`);
+				const response = await fetch(`${url}/healthz`).catch(() => undefined);
+				return response?.ok ? true : undefined;
+			},
+			30_000,
+		);
+	} catch (error) {
+		await server.stop();
+		throw error;
+	}
+	return server;
+}
+
+export type Browser = Awaited<ReturnType<typeof playwright.chromium.launchPersistentContext>>;
+export type Page = Browser["pages"] extends () => (infer P)[] ? P : never;
+
+/** Headless Debian chromium with a fresh profile, and its first page. */
+export async function openBrowser(profileDir: string): Promise<{ browser: Browser; page: Page }> {
+	const browser = await playwright.chromium.launchPersistentContext(profileDir, {
+		executablePath: CHROMIUM,
+		headless: true,
+		args: CHROMIUM_ARGS,
+		viewport: { width: 1400, height: 900 },
+	});
+	const page = browser.pages()[0] ?? (await browser.newPage());
+	return { browser, page };
+}
