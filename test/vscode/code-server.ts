@@ -182,7 +182,7 @@ export async function startCodeServer(
 				const response = await fetch(`${url}/healthz`).catch(() => undefined);
 				return response?.ok ? true : undefined;
 			},
-			30_000,
+			60_000,
 		);
 	} catch (error) {
 		await server.stop();

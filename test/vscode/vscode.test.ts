@@ -86,8 +86,9 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 
 	test("1. the workspace opens: an unnamed buffer, cwd and argv = the folder, 0700 dir, 0600 file", async () => {
 		await page.goto(`${server?.url}/?folder=${encodeURIComponent(workspace)}`);
-		await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 30_000 });
-		const state = await waitForState("first write", () => true, 30_000);
+		// Generous waits: under `npm test` this shares 2 cores with the other suites.
+		await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 60_000 });
+		const state = await waitForState("first write", () => true, 60_000);
 		assert.equal(state.app, "vscode");
 		assert.equal(state.cwd, workspace);
 		assert.deepEqual(state.argv, [workspace]);
