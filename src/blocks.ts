@@ -5,7 +5,8 @@
  * file name cannot start a new line of the block, and selection text is fenced
  * with a fence longer than any backtick run inside it, so it can never close it.
  */
-import { basename, extname } from "node:path";
+import { basename } from "node:path";
+import { languageOf } from "./glyphs.ts";
 import type { DatabaseView, EditorState, Selection } from "./protocol.ts";
 import { SELECTION_FRESH_SECONDS } from "./protocol.ts";
 
@@ -105,7 +106,7 @@ export function formatContextBlock(
 		};
 	}
 	if (file === null) return null;
-	const language = buffer.language?.trim() || languageFromExtension(file);
+	const language = buffer.language?.trim() || languageOf(null, file) || "";
 	const lines = [`The user's editor (${editor}) shows this file:`, `File: ${oneLine(file)}`];
 	if (language) lines.push(`Language: ${oneLine(language, 60)}`);
 	if (buffer.cursor.line !== null) {
@@ -278,37 +279,6 @@ function previewText(text: string): string {
 /** A language id safe after a fence (```ts): letters, digits and a few marks, or nothing. */
 function fenceLanguage(language: string): string {
 	return /^[A-Za-z0-9_+#.-]{1,40}$/.test(language) ? language : "";
-}
-
-/** Map common extensions to the ids editors report, for a buffer whose language is unknown. */
-const EXTENSION_LANGUAGES: Readonly<Record<string, string>> = {
-	".ts": "typescript",
-	".tsx": "typescriptreact",
-	".js": "javascript",
-	".jsx": "javascriptreact",
-	".mjs": "javascript",
-	".cjs": "javascript",
-	".py": "python",
-	".rs": "rust",
-	".go": "go",
-	".lua": "lua",
-	".md": "markdown",
-	".json": "json",
-	".yaml": "yaml",
-	".yml": "yaml",
-	".toml": "toml",
-	".sh": "sh",
-	".c": "c",
-	".h": "c",
-	".cpp": "cpp",
-	".java": "java",
-	".rb": "ruby",
-	".sql": "sql",
-};
-
-/** The language id guessed from a file name, or "" when unknown. */
-export function languageFromExtension(file: string): string {
-	return EXTENSION_LANGUAGES[extname(file).toLowerCase()] ?? "";
 }
 
 /** "12 s", "3 min", "2 h", for ages in block and status text. */

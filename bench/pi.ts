@@ -1,0 +1,231 @@
+/**
+ * Benchmarks of the pi side: what one prompt costs (scan + validate + liveness +
+ * tiers + rules + format), how fast the pill follows a state-file write, and how
+ * often the extension wakes up while idle. Uses real files, real processes for
+ * live editors, and the real chokidar watcher; only the UI is a recorder.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { IdeController } from "../src/controller.ts";
+import type { EditorState } from "../src/protocol.ts";
+import { DEFAULT_SETTINGS } from "../src/settings.ts";
+
+interface Figures {
+	p50: number;
+	p99: number;
+}
+
+function percentiles(samples: number[]): Figures {
+	const sorted = [...samples].sort((a, b) => a - b);
+	const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+	return { p50: at(0.5), p99: at(0.99) };
+}
+
+function ms(value: number): string {
+	return `${value.toFixed(3)} ms`;
+}
+
+function editorState(pid: number, cwd: string, i: number): EditorState {
+	const now = Date.now() / 1000;
+	return {
+		pid,
+		cwd,
+		timestamp: now,
+		app: "nvim",
+		argv: [`file${i}.ts`],
+		active_buffer: {
+			file: join(cwd, "src", `file${i}.ts`),
+			name: `file${i}.ts`,
+			language: "typescript",
+			cursor: { line: 42, column: 7 },
+			selection: {
+				start: { line: 40, column: 1 },
+				end: { line: 45, column: 12 },
+				text: Array.from({ length: 6 }, (_, l) => `  const value${l} = compute(${l}); // line ${40 + l}`).join("\n"),
+				selected_at: now,
+			},
+			modified: false,
+			lines_total: 200,
+		},
+	};
+}
+
+function writeAtomically(dir: string, state: EditorState): void {
+	const path = join(dir, `${state.pid}.json`);
+	writeFileSync(`${path}.tmp`, JSON.stringify(state), { mode: 0o600 });
+	renameSync(`${path}.tmp`, path);
+}
+
+interface Fixture {
+	root: string;
+	stateDir: string;
+	project: string;
+	agentDir: string;
+	children: ReturnType<typeof spawn>[];
+}
+
+function createFixture(live: number, dead: number): Fixture {
+	const root = mkdtempSync(join(tmpdir(), "pi-ide-bench-"));
+	const stateDir = join(root, "run", "pi-ide");
+	const project = join(root, "project");
+	const agentDir = join(root, "agent");
+	mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+	mkdirSync(join(project, "src"), { recursive: true });
+	mkdirSync(agentDir, { recursive: true });
+	writeFileSync(join(agentDir, "ide-context.ignore"), "*.env\nsecrets/\n");
+	const children: ReturnType<typeof spawn>[] = [];
+	for (let i = 0; i < live; i++) {
+		const child = spawn("sleep", ["600"], { stdio: "ignore" });
+		children.push(child);
+		// Editor 0 works in the project; the others elsewhere, so exactly one is in the best tier.
+		writeAtomically(stateDir, editorState(child.pid ?? 0, i === 0 ? project : join(root, `other${i}`), i));
+	}
+	const pidMax = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8"));
+	for (let i = 0; i < dead; i++) writeAtomically(stateDir, editorState(pidMax + 1 + i, join(root, `gone${i}`), i));
+	return { root, stateDir, project, agentDir, children };
+}
+
+function destroyFixture(fixture: Fixture): void {
+	for (const child of fixture.children) child.kill("SIGKILL");
+	rmSync(fixture.root, { recursive: true, force: true });
+}
+
+function controllerFor(fixture: Fixture, onStatus: (text: string | undefined) => void = () => {}): IdeController {
+	return new IdeController({
+		piCwd: fixture.project,
+		stateDir: fixture.stateDir,
+		agentDir: fixture.agentDir,
+		configDirName: ".pi",
+		uid: process.getuid?.() ?? 0,
+		home: "/nonexistent-home",
+		settings: { ...DEFAULT_SETTINGS, linkNvim: false },
+		ui: { setStatus: onStatus, notify: () => {} },
+		isProjectTrusted: () => true,
+	});
+}
+
+function time(fn: () => void, iterations: number): Figures {
+	for (let i = 0; i < Math.min(50, iterations); i++) fn();
+	const samples: number[] = [];
+	for (let i = 0; i < iterations; i++) {
+		const start = process.hrtime.bigint();
+		fn();
+		samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+	}
+	return percentiles(samples);
+}
+
+function benchInjection(): void {
+	console.log("\nPer-prompt injection path (scan + validate + liveness + tiers + rules + format)");
+	console.log("scenario                          inject p50   inject p99   raw floor p50 (readdir+read)");
+	const scenarios: Array<[string, number, number, string]> = [
+		["1 live editor", 1, 0, ""],
+		["10 live editors", 10, 0, "target p50 <= 1 ms"],
+		["100 live editors", 100, 0, ""],
+		["10 live + 1,000 dead files", 10, 1000, "target p50 <= 10 ms"],
+	];
+	for (const [name, live, dead, target] of scenarios) {
+		const fixture = createFixture(live, dead);
+		try {
+			const controller = controllerFor(fixture);
+			const iterations = dead > 0 ? 300 : 2000;
+			const check = controller.prepareInjection();
+			if (check.kind !== "inject") throw new Error(`bench fixture did not inject: ${check.reason}`);
+			const inject = time(() => controller.prepareInjection(), iterations);
+			const floor = time(() => {
+				for (const name of readdirSync(fixture.stateDir)) readFileSync(join(fixture.stateDir, name));
+			}, iterations);
+			console.log(
+				`${name.padEnd(34)}${ms(inject.p50).padEnd(13)}${ms(inject.p99).padEnd(13)}${ms(floor.p50).padEnd(14)}${target}`,
+			);
+		} finally {
+			destroyFixture(fixture);
+		}
+	}
+}
+
+async function benchPill(): Promise<void> {
+	const fixture = createFixture(1, 0);
+	const [child] = fixture.children;
+	const pid = child?.pid ?? 0;
+	let resolvePill: (() => void) | undefined;
+	const controller = controllerFor(fixture);
+	controller.onPill = () => resolvePill?.();
+	controller.start();
+	const samples: number[] = [];
+	const languages = ["python", "lua"];
+	try {
+		for (let i = 0; i < 200; i++) {
+			const state = editorState(pid, fixture.project, 0);
+			state.active_buffer.language = languages[i % 2] ?? "lua";
+			const changed = new Promise<void>((resolve, reject) => {
+				const timer = setTimeout(() => reject(new Error("pill did not change within 2 s")), 2000);
+				resolvePill = () => {
+					clearTimeout(timer);
+					resolve();
+				};
+			});
+			const start = process.hrtime.bigint();
+			writeAtomically(fixture.stateDir, state);
+			await changed;
+			samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+		}
+	} finally {
+		await controller.stop();
+		destroyFixture(fixture);
+	}
+	const { p50, p99 } = percentiles(samples);
+	console.log(
+		`\nPill latency, state-file write -> setStatus (200 writes): p50 ${ms(p50)}, p99 ${ms(p99)} (target p50 <= 50 ms)`,
+	);
+}
+
+async function benchIdle(seconds: number): Promise<void> {
+	const fixture = createFixture(1, 0);
+	let scans = 0;
+	let probes = 0;
+	const controller = new IdeController({
+		piCwd: fixture.project,
+		stateDir: fixture.stateDir,
+		agentDir: fixture.agentDir,
+		configDirName: ".pi",
+		uid: process.getuid?.() ?? 0,
+		home: "/nonexistent-home",
+		settings: { ...DEFAULT_SETTINGS, linkNvim: false },
+		ui: { setStatus: () => {}, notify: () => {} },
+		isProjectTrusted: () => true,
+		probePid: (pid) => {
+			probes++;
+			try {
+				process.kill(pid, 0);
+				return "alive";
+			} catch {
+				return "dead";
+			}
+		},
+	});
+	controller.start();
+	const original = controller.refresh.bind(controller);
+	controller.refresh = () => {
+		scans++;
+		return original();
+	};
+	probes = 0;
+	await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+	await controller.stop();
+	destroyFixture(fixture);
+	const perMinute = (n: number) => ((n * 60) / seconds).toFixed(1);
+	console.log(
+		`\nIdle for ${seconds} s, connected to one editor: directory scans ${scans} (${perMinute(scans)}/min; target 0), ` +
+			`liveness probes of the connected pid ${probes} (${perMinute(probes)}/min), wake-ups ${perMinute(scans + probes)}/min`,
+	);
+}
+
+export async function runPiBench(): Promise<void> {
+	console.log("== pi extension ==");
+	benchInjection();
+	await benchPill();
+	await benchIdle(10);
+}

@@ -1,0 +1,7 @@
+/**
+ * `npm run bench`: prints the figures the issues ask for, with their targets.
+ * Timing lives here, never in tests.
+ */
+import { runPiBench } from "./pi.ts";
+
+await runPiBench();

@@ -1,0 +1,462 @@
+/**
+ * The extension's state for one pi session, independent of pi itself so that
+ * benchmarks and tests can drive it with a fake UI: it scans the state dir,
+ * keeps the connection decision, watches for changes to keep the pill live,
+ * and prepares what each prompt injects. Every entry point is total: errors
+ * become diagnostics or warnings, never exceptions (one unhandled rejection in
+ * an extension ends the user's pi session).
+ */
+import { readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { type FSWatcher, watch } from "chokidar";
+import { type ContextBlock, checkFreshness, formatContextBlock, formatEditorName, formatSeconds } from "./blocks.ts";
+import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
+import { formatPill } from "./glyphs.ts";
+import {
+	checkIgnored,
+	compileIgnoreRules,
+	type IgnoreRules,
+	type IgnoreVerdict,
+	type RulesFile,
+} from "./ignore-rules.ts";
+import { type Liveness, probePid } from "./liveness.ts";
+import { nodePathProbe } from "./path-probe.ts";
+import { formatPickerRows } from "./picker.ts";
+import { type DirHealth, type EditorRecord, ensureStateDir, type ScanDiagnostic, StateDirScanner } from "./scan.ts";
+import type { IdeSettings } from "./settings.ts";
+import { bestTier, type PathProbe, rankEditors, resolveReal, type Tier } from "./tiers.ts";
+
+export const GLOBAL_RULES_FILE = "ide-context.ignore";
+export const PROJECT_RULES_FILE = "ide-context.local.ignore";
+
+/** How often the connected editor's pid is probed: a killed editor leaves its file behind and no event. */
+const LIVENESS_INTERVAL_MS = 2000;
+
+export interface UiPort {
+	setStatus(text: string | undefined): void;
+	notify(message: string, level: "info" | "warning" | "error"): void;
+}
+
+export interface ControllerOptions {
+	piCwd: string;
+	stateDir: string;
+	agentDir: string;
+	/** pi's project config dir name (`.pi`). */
+	configDirName: string;
+	uid: number;
+	home: string;
+	settings: IdeSettings;
+	ui: UiPort | null;
+	isProjectTrusted: () => boolean;
+	nowMs?: () => number;
+	probePid?: (pid: number) => Liveness;
+	pathProbe?: PathProbe;
+}
+
+export interface EditorView {
+	record: EditorRecord;
+	tier: Tier | null;
+}
+
+export interface View {
+	health: DirHealth;
+	/** Live editors we may read, best tier first, then most recent. */
+	editors: EditorView[];
+	/** Files skipped: invalid, refused, dead or foreign pids. */
+	diagnostics: ScanDiagnostic[];
+	connection: Connection;
+}
+
+export type Injection =
+	| { kind: "inject"; block: ContextBlock; editor: EditorRecord }
+	| { kind: "skip"; reason: string };
+
+export type PickerAction = { kind: "connect"; pid: number } | { kind: "disconnect" };
+
+export class IdeController {
+	readonly #options: ControllerOptions;
+	readonly #scanner: StateDirScanner;
+	readonly #nowMs: () => number;
+	readonly #probePid: (pid: number) => Liveness;
+	readonly #pathProbe: PathProbe;
+	#mode: ConnectionMode;
+	#view: View;
+	#pill: string | undefined;
+	#warnedHealth: string | undefined;
+	#watcher: FSWatcher | undefined;
+	#livenessTimer: NodeJS.Timeout | undefined;
+	#refreshQueued = false;
+	#stopped = false;
+	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
+	onPill: ((pill: string) => void) | undefined;
+
+	constructor(options: ControllerOptions) {
+		this.#options = options;
+		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
+		this.#nowMs = options.nowMs ?? Date.now;
+		this.#probePid = options.probePid ?? probePid;
+		this.#pathProbe = options.pathProbe ?? nodePathProbe();
+		this.#mode = options.settings.autoConnect ? { kind: "auto" } : { kind: "off" };
+		this.#view = {
+			health: { ok: false, dir: options.stateDir, missing: true, reason: "not scanned yet" },
+			editors: [],
+			diagnostics: [],
+			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
+		};
+	}
+
+	get view(): View {
+		return this.#view;
+	}
+
+	get mode(): ConnectionMode {
+		return this.#mode;
+	}
+
+	/** Create the state dir if missing, scan once, then watch it. */
+	start(): void {
+		ensureStateDir(this.#options.stateDir);
+		this.refresh();
+		this.#startWatcher();
+		this.#livenessTimer = setInterval(() => this.#checkConnectedAlive(), LIVENESS_INTERVAL_MS);
+		this.#livenessTimer.unref();
+	}
+
+	/** Close the watcher and timers. Idempotent. */
+	async stop(): Promise<void> {
+		this.#stopped = true;
+		if (this.#livenessTimer) clearInterval(this.#livenessTimer);
+		this.#livenessTimer = undefined;
+		const watcher = this.#watcher;
+		this.#watcher = undefined;
+		if (watcher) {
+			try {
+				await watcher.close();
+			} catch {
+				// Closing a watcher whose directory vanished can fail; there is nothing left to release.
+			}
+		}
+	}
+
+	/** Rescan, re-decide the connection, update the pill. Never throws. */
+	refresh(): View {
+		try {
+			const scan = this.#scanner.scan();
+			const diagnostics = [...scan.diagnostics];
+			const live: EditorRecord[] = [];
+			for (const record of scan.editors) {
+				const liveness = this.#probePid(record.pid);
+				if (liveness === "alive") live.push(record);
+				else if (liveness === "foreign") {
+					diagnostics.push({ path: record.path, message: `pid ${record.pid} belongs to another user: ignored` });
+				}
+				// Dead editors' files are normal leftovers of a killed editor: not worth a diagnostic.
+			}
+			const ranked = rankEditors(
+				live.map((record) => ({ record, state: record.state })),
+				this.#options.piCwd,
+				this.#pathProbe,
+			);
+			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
+			const best = bestTier(ranked).map((r) => r.item.record.pid);
+			const connection = decideConnection(
+				this.#mode,
+				editors.map((e) => e.record.pid),
+				best,
+			);
+			this.#mode = connection.mode;
+			this.#view = { health: scan.health, editors, diagnostics, connection };
+			this.#warnAboutHealth(scan.health);
+			this.#updatePill();
+		} catch (error) {
+			this.#warnOnce(`pi-ide-context: refresh failed: ${String(error)}`);
+		}
+		return this.#view;
+	}
+
+	/** The connected editor's record, if any. */
+	connectedEditor(): EditorView | undefined {
+		const connection = this.#view.connection;
+		if (!connection.connected) return undefined;
+		return this.#view.editors.find((e) => e.record.pid === connection.pid);
+	}
+
+	/**
+	 * What to inject for a user prompt right now. Rescans first, then re-reads the
+	 * connected editor's file so the block reflects the latest write.
+	 */
+	prepareInjection(): Injection {
+		try {
+			this.refresh();
+			const view = this.#view;
+			if (!view.health.ok) return { kind: "skip", reason: `state dir ${view.health.dir} ${view.health.reason}` };
+			const connection = view.connection;
+			if (!connection.connected) return { kind: "skip", reason: describeDisconnected(connection) };
+			const fresh = this.#scanner.readOne(connection.pid);
+			if (fresh.kind !== "editor") return { kind: "skip", reason: "the connected editor's state file is gone" };
+			const editor = fresh.record;
+			const state = editor.state;
+			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
+			if (state.database) {
+				const block = formatContextBlock(state, null, this.#blockOptions());
+				return block ? { kind: "inject", block, editor } : { kind: "skip", reason: "empty database view" };
+			}
+			if (file === null) return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)" };
+			const rules = this.#loadRules();
+			if (!rules.ok) {
+				this.#options.ui?.notify(
+					`pi-ide-context: ${rules.message}; no editor context sent with this prompt`,
+					"warning",
+				);
+				return { kind: "skip", reason: rules.message };
+			}
+			const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
+			if (verdict.ignored) {
+				return { kind: "skip", reason: `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})` };
+			}
+			const block = formatContextBlock(state, file, this.#blockOptions());
+			return block ? { kind: "inject", block, editor } : { kind: "skip", reason: "nothing to describe" };
+		} catch (error) {
+			return { kind: "skip", reason: `internal error: ${String(error)}` };
+		}
+	}
+
+	/** Connect to an editor chosen by the user; it sticks until it dies or the user disconnects. */
+	pick(pid: number): void {
+		this.#mode = { kind: "picked", pid };
+		this.refresh();
+	}
+
+	/** Stop auto-connecting for this session (and drop the current connection). */
+	disconnect(): void {
+		this.#mode = { kind: "off" };
+		this.refresh();
+	}
+
+	/** Resume automatic connection. */
+	resumeAuto(): void {
+		this.#mode = { kind: "auto" };
+		this.refresh();
+	}
+
+	/** Rows for `/ide`, aligned, with a disconnect row when connected. */
+	pickerChoices(maxWidth: number): { rows: string[]; actions: PickerAction[] } {
+		const view = this.refresh();
+		const connected = view.connection.connected ? view.connection.pid : null;
+		const rows = formatPickerRows(
+			view.editors.map((e) => ({ state: e.record.state, tier: e.tier })),
+			{ now: this.#nowMs() / 1000, home: this.#options.home, connectedPid: connected, maxWidth },
+		);
+		const actions: PickerAction[] = view.editors.map((e) => ({ kind: "connect", pid: e.record.pid }));
+		if (connected !== null) {
+			rows.push("Disconnect (stop sending editor context in this session)");
+			actions.push({ kind: "disconnect" });
+		}
+		return { rows, actions };
+	}
+
+	/** The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now. */
+	statusReport(): string {
+		const injection = this.prepareInjection();
+		const view = this.#view;
+		const now = this.#nowMs() / 1000;
+		const lines: string[] = [];
+		const health = view.health;
+		lines.push(
+			health.ok
+				? `State dir: ${health.dir} (ok)`
+				: `State dir: ${health.dir} ${health.reason}${health.remedy ? ` (fix: ${health.remedy})` : ""}`,
+		);
+		lines.push(`Mode: ${describeMode(this.#mode)}`);
+		if (view.editors.length === 0) lines.push("Editors: none running");
+		else lines.push(`Editors (${view.editors.length}):`);
+		const connectedPid = view.connection.connected ? view.connection.pid : null;
+		for (const e of view.editors) {
+			const state = e.record.state;
+			const tier = e.tier === null ? "other project" : `tier ${e.tier}`;
+			const mark = e.record.pid === connectedPid ? "* " : "  ";
+			const file = state.database ? `table ${state.database.table}` : (state.active_buffer.file ?? "[No Name]");
+			lines.push(
+				`${mark}${formatEditorName(state)} pid ${state.pid}, ${tier}, cwd ${state.cwd}, ${file}, written ${formatSeconds(Math.max(0, now - state.timestamp))} ago`,
+			);
+		}
+		for (const d of view.diagnostics) lines.push(`Skipped ${d.path}: ${d.message}`);
+		lines.push(
+			view.connection.connected
+				? `Connected: pid ${view.connection.pid} (${view.connection.why})`
+				: `Not connected: ${describeDisconnected(view.connection)}`,
+		);
+		if (injection.kind === "skip") {
+			lines.push(`Next prompt: nothing injected (${injection.reason})`);
+		} else {
+			const selection = injection.editor.state.active_buffer.selection;
+			const freshness = checkFreshness(selection, now);
+			if (!freshness.fresh && freshness.reason === "stale" && freshness.ageSeconds !== null) {
+				lines.push(`Selection: stale (made ${formatSeconds(freshness.ageSeconds)} ago), not sent`);
+			} else if (!freshness.fresh && freshness.reason === "no timestamp") {
+				lines.push("Selection: no timestamp (restored marks), not sent");
+			}
+			lines.push("Next prompt would include:", injection.block.text);
+		}
+		return lines.join("\n");
+	}
+
+	#blockOptions() {
+		return {
+			now: this.#nowMs() / 1000,
+			maxSelectionLines: this.#options.settings.maxSelectionLines,
+			maxSelectionBytes: this.#options.settings.maxSelectionBytes,
+		};
+	}
+
+	#loadRules(): { ok: true; rules: IgnoreRules } | { ok: false; message: string } {
+		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
+		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
+		const global = readRulesFile(globalPath);
+		if (!global.ok) return global;
+		const project = readRulesFile(projectPath);
+		if (!project.ok) return project;
+		let projectRules = project.file;
+		// An untrusted checkout must not re-include what the user excluded globally (a committed `!.env`).
+		if (projectRules && !this.#options.isProjectTrusted()) {
+			projectRules = { ...projectRules, text: dropNegations(projectRules.text) };
+		}
+		return { ok: true, rules: compileIgnoreRules(global.file, projectRules) };
+	}
+
+	/**
+	 * Rules match paths as written, so check both the path as reported and its real
+	 * path (pi's cwd reached through a symlink, a file symlinked into the project):
+	 * excluded under either name means excluded.
+	 */
+	#checkIgnored(rules: IgnoreRules, file: string, editorCwd: string): IgnoreVerdict {
+		const probe = this.#pathProbe;
+		const lexical = checkIgnored(rules, file, { piCwd: this.#options.piCwd, editorCwd });
+		if (lexical.ignored) return lexical;
+		return checkIgnored(rules, resolveReal(file, probe), {
+			piCwd: resolveReal(this.#options.piCwd, probe),
+			editorCwd: isAbsolute(editorCwd) ? resolveReal(editorCwd, probe) : editorCwd,
+		});
+	}
+
+	#updatePill(): void {
+		const editor = this.connectedEditor();
+		const state = editor?.record.state;
+		const pill = formatPill(
+			state
+				? {
+						app: state.app,
+						product: state.product,
+						language: state.database ? "sql" : state.active_buffer.language,
+						file: state.database ? state.database.table : state.active_buffer.file,
+					}
+				: null,
+			{ plain: this.#options.settings.glyphs === "plain" },
+		);
+		if (pill === this.#pill) return;
+		this.#pill = pill;
+		this.#options.ui?.setStatus(pill);
+		this.onPill?.(pill);
+	}
+
+	#startWatcher(): void {
+		if (!this.#view.health.ok || this.#stopped) return;
+		try {
+			const watcher = watch(this.#options.stateDir, {
+				depth: 0,
+				ignoreInitial: true,
+				followSymlinks: false,
+				// An atomic rename is a plain add/change for us; waiting to merge unlink+add only adds latency.
+				atomic: false,
+				persistent: false,
+				ignored: (path: string) => path.endsWith(".tmp"),
+			});
+			watcher.on("all", () => this.#queueRefresh());
+			watcher.on("error", (error) =>
+				this.#warnOnce(`pi-ide-context: watching ${this.#options.stateDir} failed: ${String(error)}`),
+			);
+			this.#watcher = watcher;
+		} catch (error) {
+			this.#warnOnce(`pi-ide-context: cannot watch ${this.#options.stateDir}: ${String(error)}`);
+		}
+	}
+
+	/** Coalesce a burst of events (rename = unlink + add) into one rescan. */
+	#queueRefresh(): void {
+		if (this.#refreshQueued || this.#stopped) return;
+		this.#refreshQueued = true;
+		setImmediate(() => {
+			this.#refreshQueued = false;
+			if (!this.#stopped) this.refresh();
+		});
+	}
+
+	#checkConnectedAlive(): void {
+		try {
+			const connection = this.#view.connection;
+			if (connection.connected && this.#probePid(connection.pid) !== "alive") this.refresh();
+		} catch {
+			// A timer must never throw into pi.
+		}
+	}
+
+	#warnAboutHealth(health: DirHealth): void {
+		if (health.ok || health.missing) return;
+		const message = `pi-ide-context: not reading ${health.dir}: it ${health.reason}${health.remedy ? `. Fix: ${health.remedy}` : ""}`;
+		if (this.#warnedHealth === message) return;
+		this.#warnedHealth = message;
+		this.#options.ui?.notify(message, "warning");
+	}
+
+	#warnOnce(message: string): void {
+		if (this.#warnedHealth === message) return;
+		this.#warnedHealth = message;
+		this.#options.ui?.notify(message, "warning");
+	}
+}
+
+/** A relative `file` (Obsidian's vault-relative path) resolves against the editor's cwd. */
+export function resolveEditorFile(file: string | null, editorCwd: string): string | null {
+	if (file === null) return null;
+	return isAbsolute(file) ? resolve(file) : resolve(editorCwd, file);
+}
+
+function readRulesFile(path: string): { ok: true; file: RulesFile | null } | { ok: false; message: string } {
+	try {
+		return { ok: true, file: { path, text: readFileSync(path, "utf8") } };
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ENOENT" || code === "ENOTDIR") return { ok: true, file: null };
+		return { ok: false, message: `cannot read ignore rules ${path}: ${code ?? String(error)}` };
+	}
+}
+
+function dropNegations(text: string): string {
+	return text
+		.split(/\r?\n/)
+		.filter((line) => !line.startsWith("!"))
+		.join("\n");
+}
+
+function describeDisconnected(connection: Connection): string {
+	if (connection.connected) return "connected";
+	switch (connection.why) {
+		case "off":
+			return "auto-connect is off for this session (/ide to pick an editor, /ide auto to resume)";
+		case "no editor":
+			return "no editor is running in this project";
+		case "several candidates":
+			return `${connection.candidates.length} editors match this project equally (pids ${connection.candidates.join(", ")}); pick one with /ide`;
+	}
+}
+
+function describeMode(mode: ConnectionMode): string {
+	switch (mode.kind) {
+		case "auto":
+			return "auto-connect";
+		case "picked":
+			return `picked pid ${mode.pid} with /ide`;
+		case "off":
+			return "off";
+	}
+}

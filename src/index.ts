@@ -1,0 +1,183 @@
+/**
+ * pi-ide-context: let pi see what the user is looking at in their editor.
+ *
+ * Thin shell over the core: it connects pi's events to an IdeController and the
+ * controller's results to ctx.ui and before_agent_start. Every handler catches:
+ * an exception escaping an extension handler would end the user's session.
+ *
+ * Usage: `pi install <this package>`, open Neovim (or VS Code, Obsidian, a
+ * JetBrains IDE with its client), and prompt as usual. `/ide` picks an editor,
+ * `/ide status` explains what is sent, `/ide off` stops for this session.
+ */
+import { homedir } from "node:os";
+import {
+	CONFIG_DIR_NAME,
+	type ExtensionAPI,
+	type ExtensionContext,
+	getAgentDir,
+} from "@earendil-works/pi-coding-agent";
+import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
+import { type ContextDetails, formatQuote } from "./blocks.ts";
+import { IdeController, type UiPort } from "./controller.ts";
+import { resolveStateDir } from "./scan.ts";
+import { parseSettings } from "./settings.ts";
+
+export const STATUS_KEY = "ide-context";
+export const MESSAGE_TYPE = "ide-context";
+export const SELECTION_ENTRY_TYPE = "ide-context-selection";
+
+const SUBCOMMANDS = [
+	{ value: "status", label: "status", description: "What pi sees now and why" },
+	{ value: "off", label: "off", description: "Disconnect and stop auto-connecting in this session" },
+	{ value: "auto", label: "auto", description: "Connect automatically again" },
+];
+
+export default function piIdeContext(pi: ExtensionAPI): void {
+	let controller: IdeController | undefined;
+
+	pi.on("session_start", async (_event, ctx) => {
+		try {
+			await controller?.stop();
+			const { settings, problems } = parseSettings(readIdeSettings(pi), process.env);
+			const ui = ctx.hasUI ? uiPort(ctx) : null;
+			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
+			controller = new IdeController({
+				piCwd: ctx.cwd,
+				stateDir: resolveStateDir(process.env),
+				agentDir: getAgentDir(),
+				configDirName: CONFIG_DIR_NAME,
+				uid: process.getuid?.() ?? -1,
+				home: homedir(),
+				settings,
+				ui,
+				isProjectTrusted: () => ctx.isProjectTrusted(),
+			});
+			controller.start();
+		} catch (error) {
+			reportError(ctx, "session_start", error);
+		}
+	});
+
+	pi.on("session_shutdown", async () => {
+		try {
+			await controller?.stop();
+		} catch {
+			// Shutting down: nothing useful left to report to.
+		}
+		controller = undefined;
+	});
+
+	pi.on("before_agent_start", async (event, ctx) => {
+		try {
+			if (event.messageType !== "user" || !controller) return undefined;
+			const injection = controller.prepareInjection();
+			if (injection.kind !== "inject") return undefined;
+			const { text, details } = injection.block;
+			// The quote and the entry come from the same snapshot as the injected text.
+			if (details.selection) pi.appendEntry(SELECTION_ENTRY_TYPE, details.selection);
+			return {
+				message: { customType: MESSAGE_TYPE, content: text, display: details.selection !== undefined, details },
+			};
+		} catch (error) {
+			reportError(ctx, "before_agent_start", error);
+			return undefined;
+		}
+	});
+
+	pi.registerMessageRenderer<ContextDetails>(MESSAGE_TYPE, (message, options, theme) => {
+		const selection = message.details?.selection;
+		if (!selection) return undefined;
+		return quoteLine(theme.fg("muted", formatQuote(selection)), options.outputPad);
+	});
+
+	pi.registerCommand("ide", {
+		description: "Connect pi to an editor: /ide (pick), /ide status, /ide off, /ide auto",
+		getArgumentCompletions: (prefix) => {
+			const items = SUBCOMMANDS.filter((s) => s.value.startsWith(prefix.trim()));
+			return items.length > 0 ? items : null;
+		},
+		handler: async (args, ctx) => {
+			try {
+				if (!ctx.hasUI || !controller) return;
+				const sub = args.trim();
+				if (sub === "status") ctx.ui.notify(controller.statusReport(), "info");
+				else if (sub === "off") {
+					controller.disconnect();
+					ctx.ui.notify(
+						"pi-ide-context: disconnected; auto-connect is off for this session (/ide auto resumes)",
+						"info",
+					);
+				} else if (sub === "auto") {
+					controller.resumeAuto();
+					ctx.ui.notify(`pi-ide-context: auto-connect on; ${describeConnection(controller)}`, "info");
+				} else if (sub === "") await pickEditor(controller, ctx);
+				else
+					ctx.ui.notify(
+						`pi-ide-context: unknown argument "${sub}"; use /ide, /ide status, /ide off or /ide auto`,
+						"warning",
+					);
+			} catch (error) {
+				reportError(ctx, "/ide", error);
+			}
+		},
+	});
+}
+
+async function pickEditor(controller: IdeController, ctx: ExtensionContext): Promise<void> {
+	const width = Math.max(40, (process.stdout.columns || 100) - 8);
+	const { rows, actions } = controller.pickerChoices(width);
+	if (actions.length === 0) {
+		ctx.ui.notify(
+			"pi-ide-context: no editor is running. Open Neovim (the client is installed with this package) or another editor with its pi-ide client.",
+			"info",
+		);
+		return;
+	}
+	const choice = await ctx.ui.select("Connect pi to an editor", rows);
+	if (choice === undefined) return;
+	const action = actions[rows.indexOf(choice)];
+	if (!action) return;
+	if (action.kind === "disconnect") {
+		controller.disconnect();
+		ctx.ui.notify("pi-ide-context: disconnected; auto-connect is off for this session (/ide auto resumes)", "info");
+		return;
+	}
+	controller.pick(action.pid);
+	ctx.ui.notify(`pi-ide-context: ${describeConnection(controller)}`, "info");
+}
+
+function describeConnection(controller: IdeController): string {
+	const editor = controller.connectedEditor();
+	if (!editor) return "not connected";
+	const state = editor.record.state;
+	return `connected to ${state.product ?? state.app} (pid ${state.pid}, ${state.cwd})`;
+}
+
+function uiPort(ctx: ExtensionContext): UiPort {
+	return {
+		setStatus: (text) => ctx.ui.setStatus(STATUS_KEY, text),
+		notify: (message, level) => ctx.ui.notify(message, level),
+	};
+}
+
+function readIdeSettings(pi: ExtensionAPI): unknown {
+	const settings: unknown = pi.getSettings();
+	return settings && typeof settings === "object" ? (settings as Record<string, unknown>)["ideContext"] : undefined;
+}
+
+function reportError(ctx: ExtensionContext, where: string, error: unknown): void {
+	try {
+		if (ctx.hasUI) ctx.ui.notify(`pi-ide-context: ${where} failed: ${String(error)}`, "error");
+	} catch {
+		// Reporting must not become the second failure.
+	}
+}
+
+/** One line, cut to the width it gets: the quote never wraps. */
+function quoteLine(text: string, pad: number): Component {
+	const padding = " ".repeat(pad);
+	return {
+		render: (width: number) => [truncateToWidth(`${padding}${text}`, Math.max(1, width))],
+		invalidate: () => {},
+	};
+}
