@@ -292,7 +292,11 @@ end
 --- A copy of the client's status, for :PiIde, :checkhealth and tests.
 ---@return table
 function M.status()
-  local s = vim.deepcopy(H.stats)
+  -- Shallow: the payload holds vim.NIL, which 0.7's deepcopy refuses; payloads are never mutated anyway.
+  local s = {}
+  for k, v in pairs(H.stats) do
+    s[k] = v
+  end
   s.enabled = H.enabled
   s.config = vim.deepcopy(H.config)
   s.now = compat.now()
