@@ -59,9 +59,9 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour);
 			assert.deepEqual(
 				await nv.lua(
-					"local w = require('pi-ide.writer'); return { w.state_dir(nil), w.state_dir(''), w.state_dir('/run/user/7/'), w.state_dir('/x') }",
+					"local w = require('pi-ide.writer'); return { w.state_dir(nil), w.state_dir(''), w.state_dir('/run/user/7/'), w.state_dir('/x'), w.state_dir('run/rel') }",
 				),
-				["/tmp/pi-ide", "/tmp/pi-ide", "/run/user/7/pi-ide", "/x/pi-ide"],
+				["/tmp/pi-ide", "/tmp/pi-ide", "/run/user/7/pi-ide", "/x/pi-ide", "/tmp/pi-ide"],
 			);
 			assert.equal((await nv.status()).dir, nv.stateDir);
 		});

@@ -12,11 +12,12 @@ local M = {}
 local MODE_DIR = 448 -- 0700
 local MODE_FILE = 384 -- 0600
 
---- `$XDG_RUNTIME_DIR/pi-ide`, else `/tmp/pi-ide` (protocol v0.2).
+--- `$XDG_RUNTIME_DIR/pi-ide`, else `/tmp/pi-ide` (protocol v0.2). A relative XDG_RUNTIME_DIR is ignored, as
+--- the XDG spec says and as the pi side does: both must arrive at the same directory.
 ---@param runtime_dir string|nil
 ---@return string
 function M.state_dir(runtime_dir)
-  if runtime_dir and runtime_dir ~= "" then
+  if runtime_dir and runtime_dir:sub(1, 1) == "/" then
     return (runtime_dir:gsub("/+$", "")) .. "/pi-ide"
   end
   return "/tmp/pi-ide"
