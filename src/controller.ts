@@ -7,7 +7,7 @@
  * an extension ends the user's pi session).
  */
 import { readFileSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
 import { type ContextBlock, checkFreshness, formatContextBlock, formatEditorName, formatSeconds } from "./blocks.ts";
 import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
@@ -22,9 +22,10 @@ import {
 import { type Liveness, probePid } from "./liveness.ts";
 import { nodePathProbe } from "./path-probe.ts";
 import { formatPickerRows } from "./picker.ts";
+import type { EditorState } from "./protocol.ts";
 import { type DirHealth, type EditorRecord, ensureStateDir, type ScanDiagnostic, StateDirScanner } from "./scan.ts";
 import type { IdeSettings } from "./settings.ts";
-import { bestTier, type PathProbe, rankEditors, resolveReal, type Tier } from "./tiers.ts";
+import { bestTier, type PathProbe, rankEditors, resolveReal, scoreEditor, type Tier } from "./tiers.ts";
 
 export const GLOBAL_RULES_FILE = "ide-context.ignore";
 export const PROJECT_RULES_FILE = "ide-context.local.ignore";
@@ -86,6 +87,16 @@ export class IdeController {
 	#watcher: FSWatcher | undefined;
 	#livenessTimer: NodeJS.Timeout | undefined;
 	#refreshQueued = false;
+	readonly #deadStates = new WeakSet<EditorState>();
+	readonly #tiers = new WeakMap<EditorState, Tier | null>();
+	/** Tiers depend on the state and the file system; a state object is re-scored when its file changes. */
+	readonly #scoreMemo = (state: EditorState, piCwd: string, probe: PathProbe): Tier | null => {
+		const known = this.#tiers.get(state);
+		if (known !== undefined) return known;
+		const tier = scoreEditor(state, piCwd, probe);
+		this.#tiers.set(state, tier);
+		return tier;
+	};
 	#stopped = false;
 	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
 	onPill: ((pill: string) => void) | undefined;
@@ -113,18 +124,23 @@ export class IdeController {
 		return this.#mode;
 	}
 
-	/** Create the state dir if missing, scan once, then watch it. */
-	start(): void {
+	/**
+	 * Create the state dir if missing, scan once, then watch it. The returned promise
+	 * settles (never rejects) once the watcher is live; pi does not need to wait for it.
+	 */
+	start(): Promise<void> {
 		ensureStateDir(this.#options.stateDir);
 		this.refresh();
-		this.#startWatcher();
+		const ready = this.#startWatcher();
 		this.#livenessTimer = setInterval(() => this.#checkConnectedAlive(), LIVENESS_INTERVAL_MS);
 		this.#livenessTimer.unref();
+		return ready;
 	}
 
 	/** Close the watcher and timers. Idempotent. */
 	async stop(): Promise<void> {
 		this.#stopped = true;
+		this.#scanner.trustWatcher(false);
 		if (this.#livenessTimer) clearInterval(this.#livenessTimer);
 		this.#livenessTimer = undefined;
 		const watcher = this.#watcher;
@@ -145,7 +161,12 @@ export class IdeController {
 			const diagnostics = [...scan.diagnostics];
 			const live: EditorRecord[] = [];
 			for (const record of scan.editors) {
+				// An unchanged file keeps its parsed state object, so a pid found dead is not probed again
+				// (a throwing kill() costs ~10 µs; 1,000 leftovers would cost 10 ms a prompt). A new editor
+				// reusing the pid rewrites the file, which makes a new state object.
+				if (this.#deadStates.has(record.state)) continue;
 				const liveness = this.#probePid(record.pid);
+				if (liveness === "dead") this.#deadStates.add(record.state);
 				if (liveness === "alive") live.push(record);
 				else if (liveness === "foreign") {
 					diagnostics.push({ path: record.path, message: `pid ${record.pid} belongs to another user: ignored` });
@@ -156,6 +177,7 @@ export class IdeController {
 				live.map((record) => ({ record, state: record.state })),
 				this.#options.piCwd,
 				this.#pathProbe,
+				this.#scoreMemo,
 			);
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
@@ -359,8 +381,8 @@ export class IdeController {
 		this.onPill?.(pill);
 	}
 
-	#startWatcher(): void {
-		if (!this.#view.health.ok || this.#stopped) return;
+	#startWatcher(): Promise<void> {
+		if (!this.#view.health.ok || this.#stopped) return Promise.resolve();
 		try {
 			const watcher = watch(this.#options.stateDir, {
 				depth: 0,
@@ -371,13 +393,35 @@ export class IdeController {
 				persistent: false,
 				ignored: (path: string) => path.endsWith(".tmp"),
 			});
-			watcher.on("all", () => this.#queueRefresh());
-			watcher.on("error", (error) =>
-				this.#warnOnce(`pi-ide-context: watching ${this.#options.stateDir} failed: ${String(error)}`),
-			);
+			// chokidar throttles "change" per file (~50 ms): two writes in quick succession (a buffer switch, then
+			// a selection) would leave the pill on the first. Raw events are never throttled.
+			const changed = (path: string) => {
+				const name = basename(path);
+				if (name.endsWith(".tmp")) return;
+				this.#scanner.markChanged(name);
+				this.#queueRefresh();
+			};
+			watcher.on("all", (_event, path) => changed(path));
+			watcher.on("raw", (_event, path) => {
+				if (typeof path === "string" && path !== "") changed(path);
+			});
+			watcher.on("error", (error) => {
+				// Events may have been lost: stop trusting the watcher and check every file from now on.
+				this.#scanner.trustWatcher(false);
+				this.#warnOnce(`pi-ide-context: watching ${this.#options.stateDir} failed: ${String(error)}`);
+			});
 			this.#watcher = watcher;
+			// Writes between the first scan and the watcher going live would be missed: rescan once it is.
+			return new Promise((resolve) => {
+				watcher.once("ready", () => {
+					if (!this.#stopped) this.#scanner.trustWatcher(true);
+					this.#queueRefresh();
+					resolve();
+				});
+			});
 		} catch (error) {
 			this.#warnOnce(`pi-ide-context: cannot watch ${this.#options.stateDir}: ${String(error)}`);
+			return Promise.resolve();
 		}
 	}
 

@@ -52,7 +52,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				ui,
 				isProjectTrusted: () => ctx.isProjectTrusted(),
 			});
-			controller.start();
+			void controller.start();
 		} catch (error) {
 			reportError(ctx, "session_start", error);
 		}

@@ -114,10 +114,29 @@ export class StateDirScanner {
 	readonly dir: string;
 	readonly uid: number;
 	readonly #cache = new Map<string, CacheEntry>();
+	/**
+	 * While a watcher reports every change (`trustWatcher`), cached files that no event
+	 * named are reused without even an lstat: a rescan is then one readdir. Names the
+	 * watcher reported are in `#dirty` and are checked again.
+	 */
+	#trustWatcher = false;
+	readonly #dirty = new Set<string>();
 
 	constructor(dir: string, uid: number) {
 		this.dir = dir;
 		this.uid = uid;
+	}
+
+	/** Trust a watcher to report changes (`markChanged`); false returns to an lstat per file per scan. */
+	trustWatcher(trust: boolean): void {
+		this.#trustWatcher = trust;
+		this.#dirty.clear();
+		if (!trust) this.#cache.clear();
+	}
+
+	/** A watcher saw `name` change. */
+	markChanged(name: string): void {
+		this.#dirty.add(name);
 	}
 
 	/** Read the directory now. Never throws. */
@@ -146,11 +165,13 @@ export class StateDirScanner {
 			if (!match?.[1]) continue;
 			seen.add(name);
 			const path = join(this.dir, name);
-			const verdict = this.#readCached(name, path, Number(match[1]));
+			const cached = this.#trustWatcher && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
+			const verdict = cached ? cached.verdict : this.#readCached(name, path, Number(match[1]));
 			if (verdict.kind === "editor") editors.push(verdict.record);
 			else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
 		}
 		for (const name of this.#cache.keys()) if (!seen.has(name)) this.#cache.delete(name);
+		this.#dirty.clear();
 		return { health, editors, diagnostics };
 	}
 

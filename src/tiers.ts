@@ -82,13 +82,17 @@ export function scoreEditor(state: EditorState, piCwd: string, probe: PathProbe)
 	return null;
 }
 
-/** Best tier first (0, 1, then null), then most recent state.timestamp first; stable. */
+/**
+ * Best tier first (0, 1, then null), then most recent state.timestamp first; stable.
+ * `score` defaults to scoreEditor; callers that rescan often pass a memoised one.
+ */
 export function rankEditors<T extends { state: EditorState }>(
 	items: readonly T[],
 	piCwd: string,
 	probe: PathProbe,
+	score: typeof scoreEditor = scoreEditor,
 ): Ranked<T>[] {
-	const ranked = items.map((item) => ({ item, tier: scoreEditor(item.state, piCwd, probe) }));
+	const ranked = items.map((item) => ({ item, tier: score(item.state, piCwd, probe) }));
 	return ranked.sort(
 		(a, b) => rankOfTier(a.tier) - rankOfTier(b.tier) || b.item.state.timestamp - a.item.state.timestamp,
 	);
