@@ -7,17 +7,20 @@
  */
 import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 
 export type WriteResult = { ok: true } | { ok: false; error: string };
 
-/** The state dir for an environment: `$XDG_RUNTIME_DIR/pi-ide` when set, else `/tmp/pi-ide`. */
+/**
+ * The state dir for an environment: `$XDG_RUNTIME_DIR/pi-ide` when set, else `/tmp/pi-ide`. A relative
+ * XDG_RUNTIME_DIR is ignored, as the XDG spec says and as the pi side (src/scan.ts) and nvim do.
+ */
 export function resolveStateDir(
 	env: Readonly<Record<string, string | undefined>>,
 	platform: string = process.platform,
 ): string {
 	const runtime = env["XDG_RUNTIME_DIR"];
-	if (runtime) return join(runtime, "pi-ide");
+	if (runtime && isAbsolute(runtime)) return join(runtime, "pi-ide");
 	// Windows has no /tmp; the pi side is POSIX-first, so this only keeps a Windows host from failing.
 	return platform === "win32" ? join(tmpdir(), "pi-ide") : "/tmp/pi-ide";
 }

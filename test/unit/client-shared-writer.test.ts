@@ -34,6 +34,7 @@ describe("resolveStateDir", () => {
 		["XDG_RUNTIME_DIR set", { XDG_RUNTIME_DIR: "/run/user/1000" }, "linux", "/run/user/1000/pi-ide"],
 		["XDG_RUNTIME_DIR unset", {}, "linux", "/tmp/pi-ide"],
 		["XDG_RUNTIME_DIR empty", { XDG_RUNTIME_DIR: "" }, "darwin", "/tmp/pi-ide"],
+		["XDG_RUNTIME_DIR relative: ignored (XDG spec)", { XDG_RUNTIME_DIR: "run/user" }, "linux", "/tmp/pi-ide"],
 	];
 	for (const [name, env, platform, expected] of cases) {
 		test(name, () => assert.equal(resolveStateDir(env, platform), expected));
