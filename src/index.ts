@@ -10,6 +10,8 @@
  * `/ide status` explains what is sent, `/ide off` stops for this session.
  */
 import { homedir } from "node:os";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
 	CONFIG_DIR_NAME,
 	type ExtensionAPI,
@@ -19,12 +21,16 @@ import {
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextDetails, formatQuote } from "./blocks.ts";
 import { IdeController, type UiPort } from "./controller.ts";
+import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { resolveStateDir } from "./scan.ts";
 import { parseSettings } from "./settings.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
 export const SELECTION_ENTRY_TYPE = "ide-context-selection";
+
+/** The installed package: it holds editors/nvim, which session_start links into Neovim's packpath. */
+const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 const SUBCOMMANDS = [
 	{ value: "status", label: "status", description: "What pi sees now and why" },
@@ -53,6 +59,15 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				isProjectTrusted: () => ctx.isProjectTrusted(),
 			});
 			void controller.start();
+			const link = linkNvimClient({
+				packageRoot: PACKAGE_ROOT,
+				dataHome: nvimDataHome(process.env, homedir()),
+				disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
+			});
+			// "already" and "disabled" are the quiet, usual outcomes; the rest is said once, here.
+			if (link.status === "linked") ui?.notify(`pi-ide-context: ${link.message}`, "info");
+			else if (link.status === "conflict" || link.status === "error")
+				ui?.notify(`pi-ide-context: ${link.message}`, "warning");
 		} catch (error) {
 			reportError(ctx, "session_start", error);
 		}

@@ -14,7 +14,7 @@ export interface IdeSettings {
 	/** Caps for an injected selection. */
 	maxSelectionLines: number;
 	maxSelectionBytes: number;
-	/** Link the bundled Neovim client into Neovim's packpath at session start. */
+	/** Link the bundled Neovim client into Neovim's packpath at session start (also off with PI_IDE_NO_NVIM_LINK=1). */
 	linkNvim: boolean;
 }
 
@@ -65,7 +65,6 @@ export function parseSettings(raw: unknown, env: NodeJS.ProcessEnv = {}): Settin
 		}
 	}
 	if (env["PI_IDE_GLYPHS"] === "plain" || env["PI_IDE_GLYPHS"] === "nerd") settings.glyphs = env["PI_IDE_GLYPHS"];
-	if (env["PI_IDE_NO_NVIM_LINK"] === "1") settings.linkNvim = false;
 	return { settings, problems };
 }
 

@@ -72,13 +72,7 @@ describe("parseSettings", () => {
 	const cases: Array<[string, unknown, NodeJS.ProcessEnv, Record<string, unknown>, RegExp[]]> = [
 		["defaults", undefined, {}, { glyphs: "nerd", autoConnect: true, maxSelectionLines: 1000, linkNvim: true }, []],
 		["plain glyphs", { glyphs: "plain" }, {}, { glyphs: "plain" }, []],
-		[
-			"env overrides",
-			{ glyphs: "nerd" },
-			{ PI_IDE_GLYPHS: "plain", PI_IDE_NO_NVIM_LINK: "1" },
-			{ glyphs: "plain", linkNvim: false },
-			[],
-		],
+		["env overrides", { glyphs: "nerd" }, { PI_IDE_GLYPHS: "plain" }, { glyphs: "plain" }, []],
 		[
 			"bad values fall back with a message",
 			{ glyphs: "emoji", maxSelectionLines: -3 },
