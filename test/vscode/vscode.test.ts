@@ -172,7 +172,8 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		assert.ok(sent.includes(join(workspace, "src/hello.ts")), "the model received the file path");
 	});
 
-	test("7. the toggle command deletes the file and stops writing; toggling again writes it back", async () => {
+	test("7. the toggle deletes the file; toggling back rewrites it, the untouched selection keeping its time", async () => {
+		const before = await waitForState("selection from step 5", (s) => s.active_buffer.selection !== null);
 		const runToggle = async () => {
 			await page.keyboard.press("F1");
 			await page.locator(".quick-input-widget input").fill(">pi IDE context: Enable/disable writing");
@@ -181,10 +182,12 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		};
 		await runToggle();
 		await waitFor("state file deleted", () => (existsSync(statePath) ? undefined : true));
-		await page.keyboard.press("ArrowUp");
 		await runToggle();
 		const state = await waitForState("written again", () => true);
 		assert.equal(state.active_buffer.file, join(workspace, "src/hello.ts"));
+		assert.deepEqual(state.active_buffer.selection, before.active_buffer.selection, "same selection, same selected_at");
+		// The pi run of step 6 lies between: this write is seconds after the selection was made.
+		assert.ok(state.timestamp > (state.active_buffer.selection?.selected_at ?? Number.POSITIVE_INFINITY));
 	});
 
 	test("8. stopping VS Code deactivates the extension: the file is deleted", async () => {
