@@ -3,7 +3,8 @@
  * chromium): build and install the .vsix, open a workspace, open a file, select text, type, and check the
  * state file after each step; then run the real pi with the fake model in that workspace and check that the
  * model received the selection; finally turn writing off and on, and stop VS Code (the file goes away).
- * Needs `bash scripts/setup-vscode-test.sh` (run by `npm test`'s pretest). About 30 s.
+ * Needs `bash scripts/setup-vscode-test.sh` (run by `npm test`'s pretest). 40 s on an idle 2-core machine,
+ * up to 70 s when other suites share the cores (most of it is VS Code starting).
  */
 import assert from "node:assert/strict";
 import {
