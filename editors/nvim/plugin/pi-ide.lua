@@ -24,7 +24,13 @@ end, {
   desc = "pi-ide: show the state file and last write, or enable/disable the client",
 })
 
--- Defaults work without setup(); `vim.g.pi_ide_disable = true` (set before plugins load) keeps it off.
+-- Defaults work without setup(); `vim.g.pi_ide_disable = true` keeps it off. The start is deferred to the
+-- first turn of the event loop: requiring the modules during startup would cost every Neovim start about
+-- 2 ms (module search over 'runtimepath'), and the first write, right after startup, sees the same state.
 if not vim.g.pi_ide_disable then
-  require("pi-ide")._autostart()
+  vim.schedule(function()
+    if not vim.g.pi_ide_disable then
+      require("pi-ide")._autostart()
+    end
+  end)
 end
