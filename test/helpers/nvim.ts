@@ -241,7 +241,11 @@ export async function pollUntil<T>(
 }
 
 /** Start a fresh Neovim for one test; it is killed and its temp dir removed when the test ends. */
-export async function startNvim(t: TestContext, flavour: NvimFlavour, options: NvimOptions = {}): Promise<Nvim> {
+export async function startNvim(
+	t: Pick<TestContext, "after">,
+	flavour: NvimFlavour,
+	options: NvimOptions = {},
+): Promise<Nvim> {
 	const bin = requireBin(flavour);
 	const tmp = realpathSync(mkdtempSync(join(tmpdir(), "pi-ide-nvim-")));
 	const runtimeDir = options.runtimeDir === undefined ? join(tmp, "run") : options.runtimeDir;
