@@ -1,0 +1,206 @@
+/**
+ * Benchmarks of the Neovim client, in real Neovim (every version of the test matrix): the cost of one
+ * CursorMoved event (the autocmd callback path, in-process, median of 10,000), writes per second while the
+ * cursor keeps moving (over RPC, as a user would), the cost of one write for a typical state and for a
+ * 10,000-line selection, and what the plugin adds to startup (`--startuptime`, with and without it).
+ * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/nvim.ts`.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { NVIM_MATRIX, type NvimFlavour, nvimVersion, PLUGIN_DIR, requireBin, startNvim } from "../test/helpers/nvim.ts";
+
+const median = (xs: number[]): number => {
+	const s = [...xs].sort((a, b) => a - b);
+	return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+
+/** Collects cleanups the way a TestContext would. */
+function scope() {
+	const fns: (() => unknown)[] = [];
+	return {
+		after: (fn: () => unknown) => {
+			fns.push(fn);
+		},
+		close: async () => {
+			for (const fn of fns.reverse()) await fn();
+		},
+	};
+}
+
+function row(name: string, value: string, target: string, ok: boolean): void {
+	console.log(`${name.padEnd(50)}${value.padEnd(16)}${target.padEnd(16)}${ok ? "ok" : "OVER TARGET"}`);
+}
+
+/** In-process timing of the CursorMoved path, median over 10,000 calls, in microseconds. */
+const EVENT_COST = `
+local uv = vim.uv or vim.loop
+local pi = require("pi-ide")
+local n = 10000
+local direct, autocmd = {}, {}
+-- The callback exactly as the autocmd runs it (guard + handler), cursor really moving each time.
+local handler = pi._handlers.soon
+for i = 1, n do
+  vim.api.nvim_win_set_cursor(0, { (i % 500) + 1, i % 7 })
+  local t0 = uv.hrtime()
+  local ok = pcall(handler)
+  direct[i] = (uv.hrtime() - t0) / 1000
+end
+-- Through Neovim's autocmd dispatch for our group (what one CursorMoved costs end to end in Lua).
+for i = 1, n do
+  vim.api.nvim_win_set_cursor(0, { (i % 500) + 1, i % 7 })
+  local t0 = uv.hrtime()
+  vim.api.nvim_exec_autocmds("CursorMoved", { group = "PiIde" })
+  autocmd[i] = (uv.hrtime() - t0) / 1000
+end
+table.sort(direct); table.sort(autocmd)
+return { direct[n / 2], autocmd[n / 2] }
+`;
+
+/** Median cost of one forced write (snapshot + encode + atomic write), in milliseconds. */
+const WRITE_COST = `
+local uv = vim.uv or vim.loop
+local pi = require("pi-ide")
+local n = ...
+local xs = {}
+for i = 1, n do
+  local t0 = uv.hrtime()
+  local ok, err = pi._write_now(true)
+  xs[i] = (uv.hrtime() - t0) / 1e6
+  if not ok then error(err) end
+end
+table.sort(xs)
+return xs[math.floor(n / 2) + 1]
+`;
+
+async function benchOne(flavour: NvimFlavour): Promise<void> {
+	const bin = requireBin(flavour);
+	console.log(`\n-- Neovim ${nvimVersion(bin)} (${bin})`);
+	console.log(`${"figure".padEnd(50)}${"value".padEnd(16)}${"target".padEnd(16)}`);
+	const s = scope();
+	try {
+		// Per-event cost and write cost for a typical state: a 500-line file, a small selection made.
+		const nv = await startNvim(s, flavour);
+		const lines = Array.from({ length: 500 }, (_, i) => `const value${i} = compute(${i}, "some text here");`);
+		writeFileSync(join(nv.tmp, "typical.ts"), `${lines.join("\n")}\n`);
+		await nv.command("edit typical.ts");
+		await nv.input("3GVj<Esc>");
+		await nv.until((x) => x.active_buffer.selection !== null, "typical state written");
+		const [direct, autocmd] = await nv.lua<[number, number]>(EVENT_COST);
+		row("CursorMoved callback, median of 10,000", `${direct.toFixed(2)} µs`, "<= 20 µs", direct <= 20);
+		row("  incl. Neovim's autocmd dispatch", `${autocmd.toFixed(2)} µs`, "(info)", true);
+		const typical = await nv.lua<number>(WRITE_COST, 200);
+		row("write, typical state (median of 200)", `${typical.toFixed(3)} ms`, "<= 1 ms", typical <= 1);
+
+		// Writes per second while the cursor keeps moving (over RPC, each move awaited, for 3 s).
+		await nv.lua("require('pi-ide').setup()");
+		const before = (await nv.status()).writes;
+		const started = performance.now();
+		let moves = 0;
+		while (performance.now() - started < 3000) {
+			moves++;
+			await nv.call("nvim_win_set_cursor", 0, [(moves % 500) + 1, moves % 7]);
+		}
+		await nv.settle();
+		const seconds = (performance.now() - started) / 1000;
+		const rate = ((await nv.status()).writes - before) / seconds;
+		row(`writes/s, continuous movement (${Math.round(moves / seconds)} moves/s)`, rate.toFixed(2), "<= 5", rate <= 5);
+
+		// A 10,000-line selection (live, in visual mode).
+		const big = Array.from({ length: 10_000 }, (_, i) => `line ${i + 1}: ${"lorem ipsum ".repeat(4)}`);
+		writeFileSync(join(nv.tmp, "big.txt"), `${big.join("\n")}\n`);
+		await nv.command("edit big.txt");
+		await nv.input("ggVG");
+		await nv.until((x) => x.active_buffer.selection?.end.line === 10_000, "10,000-line selection written");
+		const bigCost = await nv.lua<number>(WRITE_COST, 20);
+		const bytes = big.join("\n").length;
+		row(`write, 10,000-line selection (${(bytes / 1024).toFixed(0)} KiB)`, `${bigCost.toFixed(3)} ms`, "(info)", true);
+		await nv.input("<Esc>");
+	} finally {
+		await s.close();
+	}
+
+	// The deferred part of startup: what the first event-loop turn pays (require the modules, create the
+	// autocmds, first write). Not in --startuptime, so measured on its own, median of 15 fresh Neovims.
+	const deferred: number[] = [];
+	for (let i = 0; i < 15; i++) {
+		const s2 = scope();
+		try {
+			const nv = await startNvim(s2, flavour, { preCmds: ["let g:pi_ide_disable = 1"] });
+			deferred.push(
+				await nv.lua<number>(`
+local uv = vim.uv or vim.loop
+vim.g.pi_ide_disable = nil
+local t0 = uv.hrtime()
+local pi = require("pi-ide")
+pi._autostart()
+pi._write_now(true)
+return (uv.hrtime() - t0) / 1e6`),
+			);
+		} finally {
+			await s2.close();
+		}
+	}
+	row("deferred start: require + enable + 1st write", `${median(deferred).toFixed(3)} ms`, "(after startup)", true);
+
+	// Startup: --startuptime with and without the plugin, median of 15 runs each.
+	const tmp = mkdtempSync(join(tmpdir(), "pi-ide-bench-"));
+	try {
+		const run = (withPlugin: boolean, i: number) => {
+			const log = join(tmp, `st-${withPlugin}-${i}.log`);
+			const args = ["--headless", "--clean", "-n", "-i", "NONE", "--startuptime", log];
+			if (withPlugin) args.push("--cmd", `set rtp+=${PLUGIN_DIR}`);
+			execFileSync(bin, [...args, "-c", "qa!"], {
+				cwd: tmp,
+				env: { ...process.env, XDG_RUNTIME_DIR: tmp },
+				stdio: "ignore",
+			});
+			const text = readFileSync(log, "utf8");
+			// The clock of the last line: with -c qa!, 0.7 exits before logging "--- NVIM STARTED ---".
+			const clocks = [...text.matchAll(/^(\d+\.\d+)\s/gm)].map((m) => Number(m[1]));
+			const total = clocks.at(-1) ?? Number.NaN;
+			// "clock  self+sourced  self:  sourcing <file>"
+			const src = /^\d+\.\d+\s+(\d+\.\d+)\s+\d+\.\d+: sourcing .*plugin\/pi-ide\.lua$/m.exec(text);
+			return { total, plugin: src ? Number(src[1]) : 0 };
+		};
+		const without: number[] = [];
+		const withP: number[] = [];
+		const sourcing: number[] = [];
+		for (let i = 0; i < 15; i++) {
+			without.push(run(false, i).total);
+			const w = run(true, i);
+			withP.push(w.total);
+			sourcing.push(w.plugin);
+		}
+		const added = median(withP) - median(without);
+		const own = median(sourcing);
+		row("startup: plugin/pi-ide.lua incl. requires", `${own.toFixed(3)} ms`, "<= 1 ms", own <= 1);
+		row(
+			`  total with - without (${median(withP).toFixed(1)} vs ${median(without).toFixed(1)} ms)`,
+			`${added.toFixed(3)} ms`,
+			"(noisy, info)",
+			true,
+		);
+	} finally {
+		rmSync(tmp, { recursive: true, force: true });
+	}
+}
+
+/** Print the Neovim client's figures for every Neovim in the matrix. */
+export async function runNvimBench(): Promise<void> {
+	console.log("== Neovim client ==");
+	for (const flavour of NVIM_MATRIX) {
+		try {
+			await benchOne(flavour);
+		} catch (error) {
+			console.log(`Neovim ${flavour.name}: ${(error as Error).message}`);
+			process.exitCode = 1;
+		}
+	}
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+	await runNvimBench();
+}
