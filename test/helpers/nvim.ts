@@ -175,6 +175,8 @@ export interface NvimOptions {
 	rawArgs?: string[];
 	/** Replace `-i NONE` (e.g. a shada file). */
 	shada?: string;
+	/** Neovim's cwd; default the test's temp dir. */
+	cwd?: string;
 }
 
 export interface Nvim {
@@ -270,7 +272,7 @@ export async function startNvim(
 	delete env["NODE_TEST_CONTEXT"];
 	if (runtimeDir) env["XDG_RUNTIME_DIR"] = runtimeDir;
 	else delete env["XDG_RUNTIME_DIR"];
-	const proc = spawn(bin, args, { cwd: tmp, env, stdio: "pipe" });
+	const proc = spawn(bin, args, { cwd: options.cwd ?? tmp, env, stdio: "pipe" });
 	let stderr = "";
 	proc.stderr.setEncoding("utf8").on("data", (d: string) => {
 		stderr += d;
