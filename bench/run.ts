@@ -2,6 +2,8 @@
  * `npm run bench`: prints the figures the issues ask for, with their targets.
  * Timing lives here, never in tests.
  */
+import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
 
 await runPiBench();
+await runNvimBench();
