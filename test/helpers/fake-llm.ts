@@ -27,6 +27,13 @@ export interface FakeModel {
 	port: number;
 	baseUrl: string;
 	requests: RecordedRequest[];
+	/** performance.now() when each reply was fully sent, by request index. */
+	repliedAt: number[];
+	/**
+	 * Called with each request (and its 0-based index) before the reply is sent; the reply waits for it. Lets a
+	 * test change the world between two prompts of one pi run.
+	 */
+	beforeReply: ((request: RecordedRequest, index: number) => void | Promise<void>) | undefined;
 	close(): Promise<void>;
 }
 
@@ -39,10 +46,12 @@ export interface FakeModelOptions {
 export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
 	const reply = options.reply ?? DEFAULT_REPLY;
 	const requests: RecordedRequest[] = [];
+	const repliedAt: number[] = [];
+	let fake: FakeModel | undefined;
 	const server = createServer((req, res) => {
 		const chunks: Buffer[] = [];
 		req.on("data", (c: Buffer) => chunks.push(c));
-		req.on("end", () => {
+		req.on("end", async () => {
 			const raw = Buffer.concat(chunks).toString("utf8");
 			let body: RecordedRequest["body"] = raw;
 			try {
@@ -51,8 +60,18 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 				// keep the raw text: a test can still look at it
 			}
 			const record: RecordedRequest = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body };
-			requests.push(record);
+			const index = requests.push(record) - 1;
+			res.once("finish", () => {
+				repliedAt[index] = performance.now();
+			});
 			if (options.logFile) appendFileSync(options.logFile, `${JSON.stringify(record)}\n`);
+			try {
+				await fake?.beforeReply?.(record, index);
+			} catch (error) {
+				res.writeHead(500, { "content-type": "application/json" });
+				res.end(JSON.stringify({ error: { message: `fake model: beforeReply failed: ${String(error)}` } }));
+				return;
+			}
 
 			if (!(req.url ?? "").endsWith("/chat/completions")) {
 				res.writeHead(404, { "content-type": "application/json" });
@@ -95,16 +114,19 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 		server.listen(0, "127.0.0.1", () => resolve());
 	});
 	const { port } = server.address() as AddressInfo;
-	return {
+	fake = {
 		port,
 		baseUrl: `http://127.0.0.1:${port}/v1`,
 		requests,
+		repliedAt,
 		close: () =>
 			new Promise<void>((resolve) => {
 				server.closeAllConnections();
 				server.close(() => resolve());
 			}),
+		beforeReply: undefined,
 	};
+	return fake;
 }
 
 /** The text of one chat message: a string content, or the concatenated `text` parts of an array content. */

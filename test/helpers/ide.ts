@@ -2,6 +2,7 @@
  * Product constants the UI tests assert on, straight from the spec (protocol v0.2, "Status text"), plus small
  * steps for driving `/ide` in the TUI.
  */
+import { WAIT_MS } from "./pi-env.ts";
 import type { Tui } from "./tmux.ts";
 
 export const STATUS_KEY = "ide-context";
@@ -21,7 +22,7 @@ export async function footerPill(tui: Tui): Promise<string> {
 }
 
 /** Wait until the footer's last line, trimmed, satisfies `accept`. */
-export async function waitForPill(tui: Tui, accept: RegExp | string, timeoutMs = 15_000): Promise<string> {
+export async function waitForPill(tui: Tui, accept: RegExp | string, timeoutMs = WAIT_MS): Promise<string> {
 	const ok = (line: string) => (typeof accept === "string" ? line === accept : accept.test(line));
 	const pane = await tui.waitFor((p) => ok(lastLine(p)), timeoutMs);
 	return lastLine(pane);

@@ -13,9 +13,16 @@ import { type FakeModel, type FakeModelOptions, startFakeModel } from "./fake-ll
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const BIN = join(REPO, "node_modules/.bin");
-export const PRODUCT_EXTENSION = join(REPO, "src/index.ts");
+/** The product's extension entry; PI_IDE_TEST_EXTENSION runs the suite against another copy (an installed one). */
+export const PRODUCT_EXTENSION = process.env["PI_IDE_TEST_EXTENSION"] || join(REPO, "src/index.ts");
 export const MODEL_ARG = "fake/fake-model";
 export const PI_VERSION = "1.6.0";
+/**
+ * Default deadline for anything awaited in a pi test (a process start, a record, a pane change). Waits poll,
+ * so a generous deadline costs nothing when things work; it only has to survive a loaded 2-core machine,
+ * where a pi start can take ten times its quiet ~0.7 s.
+ */
+export const WAIT_MS = 30_000;
 /**
  * Compile caches shared by every run (Node's module compile cache for pi's bundle; jiti's transpile cache for
  * the extension, which lives in TMPDIR): each env would otherwise start cold and pay ~0.4 s of CPU per pi start. Both caches are
@@ -138,12 +145,14 @@ export interface RunResult {
 	stderr: string;
 	/** Wall time from spawn to exit. */
 	ms: number;
+	/** performance.now() at exit. */
+	exitedAt: number;
 }
 
 export interface RunOptions {
 	/** The `-e` extension; default the product's src/index.ts; null for none. */
 	extension?: string | null;
-	/** Kill pi and reject after this long. Default 20 s. */
+	/** Kill pi and reject after this long. Default 2 × WAIT_MS. */
 	timeoutMs?: number;
 	/** pi's cwd; default env.workDir. */
 	cwd?: string;
@@ -153,7 +162,7 @@ export interface RunOptions {
 
 /** Run a pi CLI command (any args) in the env; resolves when it exits, rejects on timeout. */
 export function runPi(env: PiEnv, args: string[], options: RunOptions = {}): Promise<RunResult> {
-	const timeoutMs = options.timeoutMs ?? 20_000;
+	const timeoutMs = options.timeoutMs ?? 2 * WAIT_MS;
 	const started = performance.now();
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(join(BIN, "pi"), args, {
@@ -181,7 +190,8 @@ export function runPi(env: PiEnv, args: string[], options: RunOptions = {}): Pro
 		});
 		child.on("close", (code, signal) => {
 			clearTimeout(timer);
-			resolvePromise({ code, signal, stdout, stderr, ms: performance.now() - started });
+			const exitedAt = performance.now();
+			resolvePromise({ code, signal, stdout, stderr, ms: exitedAt - started, exitedAt });
 		});
 	});
 }

@@ -5,7 +5,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
-import { BIN, type PiEnv, PRODUCT_EXTENSION, piArgs } from "./pi-env.ts";
+import { BIN, type PiEnv, PRODUCT_EXTENSION, piArgs, WAIT_MS } from "./pi-env.ts";
 
 /** One stdout record; the fields the tests read are named, the rest stay reachable by index. */
 export interface RpcRecord {
@@ -103,7 +103,7 @@ export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<Rp
 		for (const wake of waiters) wake();
 	});
 
-	const waitFor: RpcPi["waitFor"] = (predicate, timeoutMs = 15_000, since = 0) =>
+	const waitFor: RpcPi["waitFor"] = (predicate, timeoutMs = WAIT_MS, since = 0) =>
 		new Promise((resolve, reject) => {
 			let scanned = since;
 			const check = () => {
@@ -138,7 +138,7 @@ export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<Rp
 		child.stdin.write(`${JSON.stringify(record)}\n`);
 	};
 
-	const command: RpcPi["command"] = async (record, timeoutMs = 15_000) => {
+	const command: RpcPi["command"] = async (record, timeoutMs = WAIT_MS) => {
 		ids += 1;
 		const id = `t${ids}`;
 		const since = records.length;
@@ -153,7 +153,7 @@ export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<Rp
 		send,
 		waitFor,
 		command,
-		prompt: async (message, timeoutMs = 20_000) => {
+		prompt: async (message, timeoutMs = 2 * WAIT_MS) => {
 			const since = records.length;
 			const response = await command({ type: "prompt", message }, timeoutMs);
 			if (response.success !== true) throw new Error(`prompt failed: ${JSON.stringify(response)}`);

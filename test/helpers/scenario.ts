@@ -109,3 +109,55 @@ export async function placeEditor(
 	const path = writeStateFile(stateDir, state);
 	return { ...editor, state, path };
 }
+
+export const FIRST = "First prompt: anything from the editor?";
+export const SECOND = "Second prompt: and now?";
+
+/**
+ * A negative case with its own positive control, in ONE pi run: the first prompt must get no block; then, while
+ * the model "thinks" about that prompt, `repair` fixes the one thing that was wrong; the second prompt must then
+ * get a block for `expectedFile` (null: any block). So a negative can never pass merely because the extension
+ * failed to load or never injects anything.
+ */
+export async function assertBlockedUntilRepaired(
+	env: PiEnv,
+	repair: () => void | Promise<void>,
+	expectedFile: string | null,
+	extraArgs: string[] = [],
+): Promise<{ first: string[]; second: string[] }> {
+	env.model.beforeReply = async (_request, index) => {
+		if (index === 0) await repair();
+	};
+	const result = await runPrint(env, [FIRST, SECOND], extraArgs);
+	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+	assert.equal(env.model.requests.length, 2, "two prompts, two model requests");
+	const first = injectedAfter(env.model.requests[0], FIRST);
+	const second = injectedAfter(env.model.requests[1], SECOND);
+	assert.deepEqual(first, [], `expected no block for the first prompt.\nstderr: ${result.stderr}`);
+	assert.equal(
+		second.length,
+		1,
+		`after the repair, the second prompt should get one block: ${JSON.stringify(second)}\nstderr: ${result.stderr}`,
+	);
+	if (expectedFile !== null) assert.equal(fileLine(second[0] as string), expectedFile);
+	return { first, second };
+}
+
+/** After the model's last reply, pi exits within this long (nothing the extension started keeps it alive). */
+export const EXIT_LAG_MS = 5000;
+
+/** One print-mode prompt; pi must exit soon after the model's reply was sent. */
+export async function assertExitsPromptly(env: PiEnv): Promise<void> {
+	const result = await runPrint(env, [PROMPT]);
+	assert.equal(result.code, 0, result.stderr);
+	const replied = env.model.repliedAt[0];
+	assert.ok(replied !== undefined, "the model replied");
+	const lag = result.exitedAt - replied;
+	assert.ok(lag < EXIT_LAG_MS, `pi exited ${Math.round(lag)} ms after the reply`);
+}
+
+/** The editor writes its state again with some top-level fields changed (cwd, argv, ...). */
+export function rewriteEditor(env: PiEnv, editor: PlacedEditor, changes: Partial<Omit<EditorState, "pid">>): void {
+	editor.state = { ...editor.state, ...changes, timestamp: Math.floor(Date.now() / 1000) };
+	writeStateFile(env.stateDir, editor.state);
+}

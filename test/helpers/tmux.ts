@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { BIN, type PiEnv } from "./pi-env.ts";
+import { BIN, type PiEnv, WAIT_MS } from "./pi-env.ts";
 
 const run = promisify(execFile);
 let counter = 0;
@@ -78,7 +78,7 @@ export async function startTui(env: PiEnv, options: TuiOptions): Promise<Tui> {
 	const tui: Tui = {
 		socket,
 		capture,
-		waitFor: async (pattern, timeoutMs = 15_000) => {
+		waitFor: async (pattern, timeoutMs = WAIT_MS) => {
 			const test = typeof pattern === "function" ? pattern : (pane: string) => pattern.test(pane);
 			const deadline = Date.now() + timeoutMs;
 			let pane = "";
