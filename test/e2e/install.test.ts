@@ -1,0 +1,99 @@
+/**
+ * Installing the package the two ways users do, then running pi WITHOUT `-e`: the extension must load from
+ * the install and the model must receive the block. `pi install <local clone path>` records the path of a
+ * fresh `git clone` (HEAD: what a user gets) with its runtime dependencies installed (`npm ci --omit=dev`; pi
+ * never runs npm for a local path); `pi install npm:pi-ide-context@file:<tarball>` runs npm on a tarball made
+ * by `npm pack` from the working tree.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { killAllEditors } from "../helpers/editors.ts";
+import { injectedAfter } from "../helpers/fake-llm.ts";
+import { type PiEnv, REPO, runPi, runPrint } from "../helpers/pi-env.ts";
+import { envFor, fileLine, PROMPT, placeEditor, touch } from "../helpers/scenario.ts";
+
+const run = promisify(execFile);
+
+/**
+ * npm inside the throwaway HOME would start from an empty cache and go to the registry for every dependency;
+ * point it at the machine's cache and prefer what is there (the registry stays reachable for a cold cache).
+ */
+const npmEnv = (): Record<string, string> => ({
+	npm_config_cache: process.env["npm_config_cache"] || join(homedir(), ".npm"),
+	npm_config_prefer_offline: "true",
+	npm_config_audit: "false",
+	npm_config_fund: "false",
+	npm_config_update_notifier: "false",
+});
+
+async function assertBlockWithoutDashE(env: PiEnv): Promise<void> {
+	const file = touch(env.workDir, "src/main.ts");
+	await placeEditor(env, { active_buffer: { file } });
+	const result = await runPrint(env, [PROMPT], [], { extension: null });
+	assert.equal(result.code, 0, result.stderr);
+	const injected = injectedAfter(env.model.requests.at(-1), PROMPT);
+	assert.equal(
+		injected.length,
+		1,
+		`exactly one block (the extension loaded once): ${JSON.stringify(injected)}\n${result.stderr}`,
+	);
+	assert.equal(fileLine(injected[0] ?? ""), file);
+	// An installed package should load cleanly: pi prints manifest problems as warnings on every start.
+	assert.doesNotMatch(result.stderr, /warning|error/i, "pi loads the installed package without warnings");
+}
+
+describe("install", { concurrency: 2 }, () => {
+	let packDir = "";
+	let tarball = "";
+	let clone = "";
+
+	before(async () => {
+		packDir = mkdtempSync(join(tmpdir(), "pi-ide-pack-"));
+		clone = join(packDir, "pi-ide-context");
+		await run("git", ["clone", "--quiet", REPO, clone]);
+		await run("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund"], {
+			cwd: clone,
+			env: { ...process.env, ...npmEnv() },
+		});
+		const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", packDir], {
+			cwd: REPO,
+			env: { ...process.env, ...npmEnv() },
+		});
+		const name = stdout.trim().split("\n").at(-1) ?? "";
+		tarball = join(packDir, name);
+		assert.ok(existsSync(tarball), `npm pack wrote ${tarball}: ${readdirSync(packDir).join(", ")}`);
+	});
+	after(async () => {
+		await killAllEditors();
+		rmSync(packDir, { recursive: true, force: true });
+	});
+
+	test("pi install <local clone path>: the extension loads and the model receives the block", async (t) => {
+		const env = await envFor(t);
+		const install = await runPi(env, ["install", clone]);
+		assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}`);
+		const list = await runPi(env, ["list"]);
+		assert.match(list.stdout, /pi-ide-context/, list.stdout);
+		await assertBlockWithoutDashE(env);
+	});
+
+	test("pi install npm:pi-ide-context@file:<packed tarball>: the extension loads and the model receives the block", async (t) => {
+		const env = await envFor(t);
+		const install = await runPi(env, ["install", `npm:pi-ide-context@file:${tarball}`], {
+			env: npmEnv(),
+			timeoutMs: 120_000,
+		});
+		assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}`);
+		const installed = join(env.agentDir, "npm/node_modules/pi-ide-context");
+		assert.ok(existsSync(join(installed, "src/index.ts")), "the package's src/ is in the tarball");
+		for (const dep of ["chokidar", "ignore"]) {
+			assert.ok(existsSync(join(env.agentDir, "npm/node_modules", dep)), `runtime dependency ${dep} installed`);
+		}
+		await assertBlockWithoutDashE(env);
+	});
+});
