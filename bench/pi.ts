@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IdeController } from "../src/controller.ts";
+import { type Liveness, probePid } from "../src/liveness.ts";
 import type { EditorState } from "../src/protocol.ts";
 import { DEFAULT_SETTINGS } from "../src/settings.ts";
 
@@ -92,7 +93,7 @@ function destroyFixture(fixture: Fixture): void {
 	rmSync(fixture.root, { recursive: true, force: true });
 }
 
-function controllerFor(fixture: Fixture, onStatus: (text: string | undefined) => void = () => {}): IdeController {
+function controllerFor(fixture: Fixture, probe?: (pid: number) => Liveness): IdeController {
 	return new IdeController({
 		piCwd: fixture.project,
 		stateDir: fixture.stateDir,
@@ -101,8 +102,9 @@ function controllerFor(fixture: Fixture, onStatus: (text: string | undefined) =>
 		uid: process.getuid?.() ?? 0,
 		home: "/nonexistent-home",
 		settings: { ...DEFAULT_SETTINGS, linkNvim: false },
-		ui: { setStatus: onStatus, notify: () => {} },
+		ui: { setStatus: () => {}, notify: () => {} },
 		isProjectTrusted: () => true,
+		...(probe ? { probePid: probe } : {}),
 	});
 }
 
@@ -195,25 +197,9 @@ async function benchIdle(seconds: number): Promise<void> {
 	const fixture = createFixture(1, 0);
 	let scans = 0;
 	let probes = 0;
-	const controller = new IdeController({
-		piCwd: fixture.project,
-		stateDir: fixture.stateDir,
-		agentDir: fixture.agentDir,
-		configDirName: ".pi",
-		uid: process.getuid?.() ?? 0,
-		home: "/nonexistent-home",
-		settings: { ...DEFAULT_SETTINGS, linkNvim: false },
-		ui: { setStatus: () => {}, notify: () => {} },
-		isProjectTrusted: () => true,
-		probePid: (pid) => {
-			probes++;
-			try {
-				process.kill(pid, 0);
-				return "alive";
-			} catch {
-				return "dead";
-			}
-		},
+	const controller = controllerFor(fixture, (pid) => {
+		probes++;
+		return probePid(pid);
 	});
 	await controller.start();
 	// Let the one rescan queued by the watcher going live run before counting.
