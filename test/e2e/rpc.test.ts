@@ -12,7 +12,14 @@ import { injectedAfter } from "../helpers/fake-llm.ts";
 import { GLYPH_DISCONNECTED, GLYPH_NVIM, PILL_NVIM_TS, PUA, STATUS_KEY } from "../helpers/ide.ts";
 import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
 import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
-import { envFor, fileLine, placeEditor, touch } from "../helpers/scenario.ts";
+import { envFor as baseEnvFor, fileLine, placeEditor, touch } from "../helpers/scenario.ts";
+
+/**
+ * Envs for RPC tests: the Neovim-client link (announced with a notify at session start, asynchronously) is off,
+ * so the only notifies are the ones `/ide` produces.
+ */
+const envFor = (t: Parameters<typeof baseEnvFor>[0], options: Parameters<typeof baseEnvFor>[1] = {}) =>
+	baseEnvFor(t, { ...options, settings: { ideContext: { linkNvim: false }, ...options.settings } });
 
 const isStatus = (r: RpcRecord) =>
 	r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === STATUS_KEY;
@@ -32,6 +39,27 @@ async function waitForStatus(
 ) {
 	const record = await rpc.waitFor((r) => isStatus(r) && accept(r.statusText), timeoutMs, since);
 	return record.statusText;
+}
+
+/**
+ * Write an unnamed-buffer state every 100 ms until the pill reacts, then write the TypeScript state back and
+ * wait for its pill: from then on the extension is known to follow writes.
+ */
+async function untilReacting(rpc: RpcPi, env: PiEnv, pid: number): Promise<void> {
+	const deadline = Date.now() + WAIT_MS;
+	for (;;) {
+		const since = rpc.records.length;
+		writeStateFile(env.stateDir, makeState({ pid, cwd: env.workDir, active_buffer: { file: null, language: null } }));
+		const reacted = await waitForStatus(rpc, (s) => s === GLYPH_NVIM, 100, since).then(
+			() => true,
+			() => false,
+		);
+		if (reacted) break;
+		assert.ok(Date.now() < deadline, "the pill never followed a state-file write");
+	}
+	const since = rpc.records.length;
+	writeStateFile(env.stateDir, makeState({ pid, cwd: env.workDir }));
+	await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s), WAIT_MS, since);
 }
 
 /** Send `/ide ...` and return the notify text it produced. */
@@ -79,6 +107,8 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
 		const rpc = await rpcFor(t, env);
 		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		// Prime: the extension reacts to writes at all (a write right after start is the previous test's subject).
+		await untilReacting(rpc, env, editor.pid);
 		const latencies: number[] = [];
 		for (let i = 0; i < 5; i++) {
 			const named = i % 2 === 0;
@@ -95,7 +125,7 @@ describe("RPC mode", { concurrency: 4 }, () => {
 			await waitForStatus(
 				rpc,
 				(s) => (named ? s === GLYPH_NVIM : s !== undefined && PILL_NVIM_TS.test(s)),
-				3000,
+				WAIT_MS,
 				since,
 			);
 			latencies.push(performance.now() - started);
