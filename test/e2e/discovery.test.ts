@@ -39,6 +39,8 @@ import {
 	fileLine,
 	placeEditor,
 	promptOnce,
+	replaceEditor,
+	rewriteEditor,
 	theBlock,
 	touch,
 } from "../helpers/scenario.ts";
@@ -155,9 +157,10 @@ describe("discovery: which editors are trusted and connected", { concurrency: 4 
 		const link = writeSymlinkedStateFile(env.stateDir, outside, state);
 		await assertBlockedUntilRepaired(
 			env,
-			() => {
+			async () => {
 				unlinkSync(link);
-				writeStateFile(env.stateDir, state);
+				const next = await spawnLiveEditor();
+				writeStateFile(env.stateDir, { ...state, pid: next.pid });
 			},
 			file,
 		);
@@ -197,7 +200,14 @@ describe("discovery: which editors are trusted and connected", { concurrency: 4 
 		const file = touch(env.workDir, "src/main.ts");
 		const state = makeState({ pid: editor.pid, cwd: env.workDir, active_buffer: { file } });
 		writeRawStateFile(env.stateDir, `${editor.pid}.json`, JSON.stringify({ ...state, cwd: 42 }));
-		await assertBlockedUntilRepaired(env, () => void writeStateFile(env.stateDir, state), file);
+		await assertBlockedUntilRepaired(
+			env,
+			async () => {
+				unlinkSync(join(env.stateDir, `${editor.pid}.json`));
+				writeStateFile(env.stateDir, { ...state, pid: (await spawnLiveEditor()).pid });
+			},
+			file,
+		);
 	});
 
 	test("unknown fields are tolerated", async (t) => {
@@ -272,11 +282,7 @@ describe("discovery: which editors are trusted and connected", { concurrency: 4 
 		const file = touch(env.workDir, "src/main.ts");
 		const foreign = await placeEditor(env, { active_buffer: { file } });
 		chownSync(foreign.path, NOBODY, NOBODY);
-		// Read after its last write, as pi's own scan leaves it (atime > mtime); pinned so the case is not
-		// left to timestamp granularity. An ownership change alone does not touch mtime.
-		const { mtime } = statSync(foreign.path);
-		utimesSync(foreign.path, new Date(mtime.getTime() + 60_000), mtime);
-		await assertBlockedUntilRepaired(env, () => chownSync(foreign.path, process.getuid?.() ?? 0, 0), file);
+		await assertBlockedUntilRepaired(env, () => replaceEditor(env, foreign).then(() => undefined), file);
 	});
 
 	test("a directory named <pid>.json is not a state file", async (t) => {
@@ -287,6 +293,27 @@ describe("discovery: which editors are trusted and connected", { concurrency: 4 
 		mkdirSync(join(env.stateDir, `${other.pid}.json`));
 		writeFileSync(join(env.stateDir, `${other.pid}.json`, "x"), "{}");
 		assert.equal(fileLine(theBlock(await promptOnce(env))), good);
+	});
+
+	test("a non-connected editor's state file rewritten right before a prompt is judged by its new content", async (t) => {
+		const env = await envFor(t);
+		mkdirSync(join(env.root, "other"));
+		const file = touch(env.root, "other/x.ts");
+		// Not in this project: no candidate. The same editor then `:cd`s into pi's cwd and writes its file.
+		const editor = await placeEditor(env, { cwd: join(env.root, "other"), active_buffer: { file } });
+		await assertBlockedUntilRepaired(env, () => rewriteEditor(env, editor, { cwd: env.workDir }), file);
+	});
+
+	test("an ownership fix alone (chown back to the user) is noticed by the next prompt", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/main.ts");
+		const editor = await placeEditor(env, { active_buffer: { file } });
+		chownSync(editor.path, NOBODY, NOBODY);
+		// As pi's own scan leaves it: read after its last write (atime > mtime), which chokidar's change filter
+		// looks at; a chown touches neither timestamp.
+		const { mtime } = statSync(editor.path);
+		utimesSync(editor.path, new Date(mtime.getTime() + 60_000), mtime);
+		await assertBlockedUntilRepaired(env, () => chownSync(editor.path, process.getuid?.() ?? 0, 0), file);
 	});
 
 	test("the state file is re-read for every prompt: an atomic replace between prompts is followed", async (t) => {

@@ -16,7 +16,7 @@ import {
 	firstFence,
 	placeEditor,
 	promptOnce,
-	rewriteEditor,
+	replaceEditor,
 	theBlock,
 	touch,
 } from "../helpers/scenario.ts";
@@ -41,7 +41,7 @@ describe("tiers: which editor belongs to this project", { concurrency: 4 }, () =
 		// `sub` exists under pi's cwd but not under the editor's cwd: no evidence.
 		const editor = await placeEditor(env, { cwd: join(env.root, "other"), argv: ["sub"], active_buffer: { file } });
 		// Control: an argv that does resolve, from the editor's cwd, into pi's cwd.
-		await assertBlockedUntilRepaired(env, () => rewriteEditor(env, editor, { argv: ["../work/sub"] }), file);
+		await assertBlockedUntilRepaired(env, () => replaceEditor(env, editor, { argv: ["../work/sub"] }), file);
 	});
 
 	test("argv entries that are files, flags or missing dirs are no evidence", async (t) => {
@@ -50,7 +50,7 @@ describe("tiers: which editor belongs to this project", { concurrency: 4 }, () =
 		const file = outside(env, "x.ts");
 		const argv = ["-O", "work/README.md", "work/missing/", "+42"];
 		const editor = await placeEditor(env, { cwd: env.root, argv, active_buffer: { file } });
-		await assertBlockedUntilRepaired(env, () => rewriteEditor(env, editor, { argv: [...argv, "work/"] }), file);
+		await assertBlockedUntilRepaired(env, () => replaceEditor(env, editor, { argv: [...argv, "work/"] }), file);
 	});
 
 	test("absolute active file inside pi's cwd matches, whatever the editor's cwd", async (t) => {
@@ -73,14 +73,14 @@ describe("tiers: which editor belongs to this project", { concurrency: 4 }, () =
 		const env = await envFor(t);
 		const file = outside(env, "x.ts");
 		const editor = await placeEditor(env, { cwd: env.root, active_buffer: { file } });
-		await assertBlockedUntilRepaired(env, () => rewriteEditor(env, editor, { argv: ["work"] }), file);
+		await assertBlockedUntilRepaired(env, () => replaceEditor(env, editor, { argv: ["work"] }), file);
 	});
 
 	test("an unrelated editor does not match", async (t) => {
 		const env = await envFor(t);
 		const file = outside(env, "x.ts");
 		const editor = await placeEditor(env, { cwd: join(env.root, "other"), active_buffer: { file } });
-		await assertBlockedUntilRepaired(env, () => rewriteEditor(env, editor, { cwd: env.workDir }), file);
+		await assertBlockedUntilRepaired(env, () => replaceEditor(env, editor, { cwd: env.workDir }), file);
 	});
 
 	test("a relative (vault) file is no tier-1 evidence", async (t) => {
@@ -95,7 +95,7 @@ describe("tiers: which editor belongs to this project", { concurrency: 4 }, () =
 		mkdirSync(join(env.workDir, "vault"));
 		await assertBlockedUntilRepaired(
 			env,
-			() => rewriteEditor(env, editor, { cwd: join(env.workDir, "vault") }),
+			() => replaceEditor(env, editor, { cwd: join(env.workDir, "vault") }),
 			join(env.workDir, "vault/work/note.md"),
 		);
 	});

@@ -3,7 +3,7 @@
  * pi's work dir, one print-mode prompt, and the text the model received right after it (the injected block).
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { TestContext } from "node:test";
 import type { EditorState } from "../../src/protocol.ts";
@@ -121,7 +121,7 @@ export const SECOND = "Second prompt: and now?";
  */
 export async function assertBlockedUntilRepaired(
 	env: PiEnv,
-	repair: () => void | Promise<void>,
+	repair: () => unknown,
 	expectedFile: string | null,
 	extraArgs: string[] = [],
 ): Promise<{ first: string[]; second: string[] }> {
@@ -156,8 +156,23 @@ export async function assertExitsPromptly(env: PiEnv): Promise<void> {
 	assert.ok(lag < EXIT_LAG_MS, `pi exited ${Math.round(lag)} ms after the reply`);
 }
 
-/** The editor writes its state again with some top-level fields changed (cwd, argv, ...). */
+/** The editor writes its state again, same file, with some top-level fields changed (cwd, argv, ...). */
 export function rewriteEditor(env: PiEnv, editor: PlacedEditor, changes: Partial<Omit<EditorState, "pid">>): void {
 	editor.state = { ...editor.state, ...changes, timestamp: Math.floor(Date.now() / 1000) };
 	writeStateFile(env.stateDir, editor.state);
+}
+
+/**
+ * The editor is replaced by a new live one (new pid, new file) whose state differs by `changes`; the old file
+ * is removed. A control that does not depend on how fast the extension notices a rewrite of the same file.
+ */
+export async function replaceEditor(
+	env: PiEnv,
+	editor: PlacedEditor,
+	changes: Partial<Omit<EditorState, "pid">> = {},
+): Promise<PlacedEditor> {
+	const { pid: _old, ...state } = editor.state;
+	const next = await placeEditor(env, { ...state, ...changes, active_buffer: state.active_buffer });
+	unlinkSync(editor.path);
+	return next;
 }
