@@ -66,7 +66,10 @@ if ! PATH=$node_home/bin:$PATH "$cs_bin" --version >/dev/null 2>&1; then
 	echo '{"name":"vscode-test-cache","private":true}' >"$cs_dir/package.json"
 	# Its postinstall runs nested npm installs that build native add-ons: they must see Node 24 first on PATH,
 	# its headers, and scripts allowed (npm 11 blocks dependency install scripts by default).
-	PATH=$node_home/bin:$PATH npm_config_nodedir=$node_home npm_config_dangerously_allow_all_scripts=true \
+	# When `npm test` runs this, the outer npm exports npm_config_user_agent naming ITS Node (the system one,
+	# maybe 20), and code-server's postinstall reads the Node version from that variable: drop it.
+	env -u npm_config_user_agent PATH="$node_home/bin:$PATH" npm_config_nodedir="$node_home" \
+		npm_config_dangerously_allow_all_scripts=true \
 		npm install --prefix "$cs_dir" --no-audit --no-fund --loglevel=error "code-server@$code_server_version"
 	PATH=$node_home/bin:$PATH "$cs_bin" --version >/dev/null
 fi
