@@ -23,7 +23,14 @@ import { type Liveness, probePid } from "./liveness.ts";
 import { nodePathProbe } from "./path-probe.ts";
 import { formatPickerRows } from "./picker.ts";
 import type { EditorState } from "./protocol.ts";
-import { type DirHealth, type EditorRecord, ensureStateDir, type ScanDiagnostic, StateDirScanner } from "./scan.ts";
+import {
+	type DirHealth,
+	type EditorRecord,
+	ensureStateDir,
+	type ScanDiagnostic,
+	type ScanMode,
+	StateDirScanner,
+} from "./scan.ts";
 import type { IdeSettings } from "./settings.ts";
 import { bestTier, type PathProbe, rankEditors, resolveReal, scoreEditor, type Tier } from "./tiers.ts";
 
@@ -87,6 +94,8 @@ export class IdeController {
 	#watcher: FSWatcher | undefined;
 	#livenessTimer: NodeJS.Timeout | undefined;
 	#refreshQueued = false;
+	/** The watcher is ready and has reported no error: its events cover every change. */
+	#watcherLive = false;
 	readonly #deadStates = new WeakSet<EditorState>();
 	readonly #tiers = new WeakMap<EditorState, Tier | null>();
 	/** Tiers depend on the state and the file system; a state object is re-scored when its file changes. */
@@ -140,7 +149,7 @@ export class IdeController {
 	/** Close the watcher and timers. Idempotent. */
 	async stop(): Promise<void> {
 		this.#stopped = true;
-		this.#scanner.trustWatcher(false);
+		this.#watcherLive = false;
 		if (this.#livenessTimer) clearInterval(this.#livenessTimer);
 		this.#livenessTimer = undefined;
 		const watcher = this.#watcher;
@@ -154,10 +163,14 @@ export class IdeController {
 		}
 	}
 
-	/** Rescan, re-decide the connection, update the pill. Never throws. */
-	refresh(): View {
+	/**
+	 * Rescan, re-decide the connection, update the pill. Never throws. "verify" checks
+	 * every file; "changed" (watcher-triggered, while the watcher is live) only those
+	 * the watcher named. Prompts always verify: an event may still be queued.
+	 */
+	refresh(mode: ScanMode = "verify"): View {
 		try {
-			const scan = this.#scanner.scan();
+			const scan = this.#scanner.scan(mode);
 			const diagnostics = [...scan.diagnostics];
 			const live: EditorRecord[] = [];
 			for (const record of scan.editors) {
@@ -407,15 +420,19 @@ export class IdeController {
 			});
 			watcher.on("error", (error) => {
 				// Events may have been lost: stop trusting the watcher and check every file from now on.
-				this.#scanner.trustWatcher(false);
+				this.#watcherLive = false;
 				this.#warnOnce(`pi-ide-context: watching ${this.#options.stateDir} failed: ${String(error)}`);
 			});
 			this.#watcher = watcher;
 			// Writes between the first scan and the watcher going live would be missed: rescan once it is.
 			return new Promise((resolve) => {
 				watcher.once("ready", () => {
-					if (!this.#stopped) this.#scanner.trustWatcher(true);
-					this.#queueRefresh();
+					// Catch up on writes made before the watcher went live with a verifying scan; only then
+					// may watcher-triggered rescans rely on events.
+					if (!this.#stopped) {
+						this.refresh();
+						this.#watcherLive = true;
+					}
 					resolve();
 				});
 			});
@@ -431,7 +448,7 @@ export class IdeController {
 		this.#refreshQueued = true;
 		setImmediate(() => {
 			this.#refreshQueued = false;
-			if (!this.#stopped) this.refresh();
+			if (!this.#stopped) this.refresh(this.#watcherLive ? "changed" : "verify");
 		});
 	}
 

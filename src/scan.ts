@@ -5,8 +5,10 @@
  * exceptions: a file that vanishes mid-scan is normal (an editor just exited or
  * renamed its temp file over it), and one bad file never hides the good ones.
  *
- * A small cache keyed by (inode, size, mtime, ctime) means a rescan costs one
- * readdir plus one lstat per file; only files that changed are opened again.
+ * A small cache keyed by (inode, size, mtime, ctime) means a verifying rescan
+ * costs one readdir plus one lstat per file; only files that changed are opened
+ * again. While a watcher reports every change, a rescan may skip even the lstat
+ * of files no event named (`scan("changed")`).
  */
 import {
 	closeSync,
@@ -110,16 +112,13 @@ interface CacheEntry {
 	verdict: FileVerdict;
 }
 
+export type ScanMode = "verify" | "changed";
+
 export class StateDirScanner {
 	readonly dir: string;
 	readonly uid: number;
 	readonly #cache = new Map<string, CacheEntry>();
-	/**
-	 * While a watcher reports every change (`trustWatcher`), cached files that no event
-	 * named are reused without even an lstat: a rescan is then one readdir. Names the
-	 * watcher reported are in `#dirty` and are checked again.
-	 */
-	#trustWatcher = false;
+	/** Names a watcher reported since the last scan; `scan("changed")` checks only these (and new names). */
 	readonly #dirty = new Set<string>();
 
 	constructor(dir: string, uid: number) {
@@ -127,20 +126,17 @@ export class StateDirScanner {
 		this.uid = uid;
 	}
 
-	/** Trust a watcher to report changes (`markChanged`); false returns to an lstat per file per scan. */
-	trustWatcher(trust: boolean): void {
-		this.#trustWatcher = trust;
-		this.#dirty.clear();
-		if (!trust) this.#cache.clear();
-	}
-
 	/** A watcher saw `name` change. */
 	markChanged(name: string): void {
 		this.#dirty.add(name);
 	}
 
-	/** Read the directory now. Never throws. */
-	scan(): ScanResult {
+	/**
+	 * Read the directory now. Never throws. "verify" (the default) lstats every file;
+	 * "changed" reuses cached files no watcher event named, which is only right while
+	 * a live watcher reports every change.
+	 */
+	scan(mode: ScanMode = "verify"): ScanResult {
 		const health = checkStateDir(this.dir, this.uid);
 		if (!health.ok) {
 			this.#cache.clear();
@@ -165,7 +161,7 @@ export class StateDirScanner {
 			if (!match?.[1]) continue;
 			seen.add(name);
 			const path = join(this.dir, name);
-			const cached = this.#trustWatcher && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
+			const cached = mode === "changed" && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
 			const verdict = cached ? cached.verdict : this.#readCached(name, path, Number(match[1]));
 			if (verdict.kind === "editor") editors.push(verdict.record);
 			else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });

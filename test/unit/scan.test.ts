@@ -164,6 +164,22 @@ describe("StateDirScanner: which files are trusted", () => {
 		]);
 	});
 
+	it('scan("changed") re-reads only what a watcher named; scan("verify") sees every change', () => {
+		const dir = privateDir();
+		const scanner = new StateDirScanner(dir, UID);
+		put(dir, "200.json", validState(200));
+		put(dir, "201.json", validState(201));
+		scanner.scan();
+		put(dir, "200.json", validState(200, { app: "changed-unreported" }));
+		put(dir, "201.json", validState(201, { app: "changed-reported" }));
+		scanner.markChanged("201.json");
+		put(dir, "202.json", validState(202));
+		const apps = (result: ReturnType<StateDirScanner["scan"]>) =>
+			Object.fromEntries(result.editors.filter((e) => e.pid >= 200).map((e) => [e.pid, e.state.app]));
+		assert.deepEqual(apps(scanner.scan("changed")), { 200: "nvim", 201: "changed-reported", 202: "nvim" });
+		assert.deepEqual(apps(scanner.scan("verify")), { 200: "changed-unreported", 201: "changed-reported", 202: "nvim" });
+	});
+
 	it("readOne re-reads a single editor and reports a vanished one as gone", () => {
 		const scanner = new StateDirScanner(dir, UID);
 		assert.equal(scanner.readOne(100).kind, "editor");
