@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
+import { specDatabaseView } from "../fixtures/database-view.ts";
 import { killAllEditors, makeSelection, makeState, writeStateFile } from "../helpers/editors.ts";
 import { injectedAfter } from "../helpers/fake-llm.ts";
 import { runPrint } from "../helpers/pi-env.ts";
@@ -168,23 +169,7 @@ describe("injection: the block the model receives", { concurrency: 4 }, () => {
 			product: "DataGrip",
 			argv: ["DataGrip 2026.2.3", env.workDir],
 			active_buffer: { file: null, name: "rooms", language: null, cursor: { line: null, column: null } },
-			database: {
-				table: "rooms",
-				data_source: "mwac@localhost",
-				schema: "public",
-				primary_key: ["id"],
-				columns: [
-					{ name: "id", type: "int4" },
-					{ name: "attributes", type: "jsonb" },
-				],
-				columns_total: 42,
-				foreign_keys: [
-					{ columns: ["building_code"], ref_table: "public.buildings", ref_columns: ["code"], on_delete: "CASCADE" },
-				],
-				filter: "attributes ? 'office_description'",
-				row_count: 1200,
-				cell: { row: 4, column: "attributes", type: "jsonb", value: null },
-			},
+			database: specDatabaseView(null),
 		});
 		const block = theBlock(await promptOnce(env));
 		assert.equal(fileLine(block), null, `no File line in:\n${block}`);

@@ -10,6 +10,7 @@ import {
 	oneLine,
 } from "../../src/blocks.ts";
 import type { EditorState, Selection } from "../../src/protocol.ts";
+import { specDatabaseView } from "../fixtures/database-view.ts";
 
 const NOW = 1_800_000_000;
 
@@ -195,23 +196,7 @@ describe("database block", () => {
 		{
 			app: "jetbrains",
 			product: "DataGrip",
-			database: {
-				table: "rooms",
-				data_source: "mwac@localhost",
-				schema: "public",
-				primary_key: ["id"],
-				columns: [
-					{ name: "id", type: "int4" },
-					{ name: "attributes", type: "jsonb" },
-				],
-				columns_total: 42,
-				foreign_keys: [
-					{ columns: ["building_code"], ref_table: "public.buildings", ref_columns: ["code"], on_delete: "CASCADE" },
-				],
-				filter: "attributes ? 'office_description'",
-				row_count: 1200,
-				cell: { row: 4, column: "attributes", type: "jsonb", value: '{"a":1}' },
-			},
+			database: specDatabaseView(),
 		},
 		{ file: null, name: "rooms", language: null, cursor: { line: null, column: null } },
 	);
