@@ -90,7 +90,7 @@ export class IdeController {
 	#mode: ConnectionMode;
 	#view: View;
 	#pill: string | undefined;
-	#warnedHealth: string | undefined;
+	#lastWarning: string | undefined;
 	#watcher: FSWatcher | undefined;
 	#livenessTimer: NodeJS.Timeout | undefined;
 	#refreshQueued = false;
@@ -107,6 +107,8 @@ export class IdeController {
 		return tier;
 	};
 	#stopped = false;
+	/** pi's cwd through its symlinks, resolved once: it does not move during a session. */
+	#realPiCwd: string | undefined;
 	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
 	onPill: ((pill: string) => void) | undefined;
 
@@ -231,11 +233,11 @@ export class IdeController {
 			if (fresh.kind !== "editor") return { kind: "skip", reason: "the connected editor's state file is gone" };
 			const editor = fresh.record;
 			const state = editor.state;
-			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
 			if (state.database) {
 				const block = formatContextBlock(state, null, this.#blockOptions());
 				return block ? { kind: "inject", block, editor } : { kind: "skip", reason: "empty database view" };
 			}
+			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
 			if (file === null) return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)" };
 			const rules = this.#loadRules();
 			if (!rules.ok) {
@@ -368,8 +370,9 @@ export class IdeController {
 		const probe = this.#pathProbe;
 		const lexical = checkIgnored(rules, file, { piCwd: this.#options.piCwd, editorCwd });
 		if (lexical.ignored) return lexical;
+		this.#realPiCwd ??= resolveReal(this.#options.piCwd, probe);
 		return checkIgnored(rules, resolveReal(file, probe), {
-			piCwd: resolveReal(this.#options.piCwd, probe),
+			piCwd: this.#realPiCwd,
 			editorCwd: isAbsolute(editorCwd) ? resolveReal(editorCwd, probe) : editorCwd,
 		});
 	}
@@ -463,15 +466,15 @@ export class IdeController {
 
 	#warnAboutHealth(health: DirHealth): void {
 		if (health.ok || health.missing) return;
-		const message = `pi-ide-context: not reading ${health.dir}: it ${health.reason}${health.remedy ? `. Fix: ${health.remedy}` : ""}`;
-		if (this.#warnedHealth === message) return;
-		this.#warnedHealth = message;
-		this.#options.ui?.notify(message, "warning");
+		this.#warnOnce(
+			`pi-ide-context: not reading ${health.dir}: it ${health.reason}${health.remedy ? `. Fix: ${health.remedy}` : ""}`,
+		);
 	}
 
+	/** Say a warning unless it is the one said last: a rescan loop must not repeat it. */
 	#warnOnce(message: string): void {
-		if (this.#warnedHealth === message) return;
-		this.#warnedHealth = message;
+		if (this.#lastWarning === message) return;
+		this.#lastWarning = message;
 		this.#options.ui?.notify(message, "warning");
 	}
 }

@@ -19,7 +19,7 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
-import { type ContextDetails, formatQuote } from "./blocks.ts";
+import { type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { resolveStateDir } from "./scan.ts";
@@ -31,6 +31,8 @@ export const SELECTION_ENTRY_TYPE = "ide-context-selection";
 
 /** The installed package: it holds editors/nvim, which session_start links into Neovim's packpath. */
 const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+
+const DISCONNECTED_MESSAGE = "pi-ide-context: disconnected; auto-connect is off for this session (/ide auto resumes)";
 
 const SUBCOMMANDS = [
 	{ value: "status", label: "status", description: "What pi sees now and why" },
@@ -46,6 +48,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			await controller?.stop();
 			const { settings, problems } = parseSettings(readIdeSettings(pi), process.env);
 			const ui = ctx.hasUI ? uiPort(ctx) : null;
+			const home = homedir();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			controller = new IdeController({
 				piCwd: ctx.cwd,
@@ -53,7 +56,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				agentDir: getAgentDir(),
 				configDirName: CONFIG_DIR_NAME,
 				uid: process.getuid?.() ?? -1,
-				home: homedir(),
+				home,
 				settings,
 				ui,
 				isProjectTrusted: () => ctx.isProjectTrusted(),
@@ -61,7 +64,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			void controller.start();
 			const link = linkNvimClient({
 				packageRoot: PACKAGE_ROOT,
-				dataHome: nvimDataHome(process.env, homedir()),
+				dataHome: nvimDataHome(process.env, home),
 				disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
 			});
 			// "already" and "disabled" are the quiet, usual outcomes; the rest is said once, here.
@@ -118,10 +121,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				if (sub === "status") ctx.ui.notify(controller.statusReport(), "info");
 				else if (sub === "off") {
 					controller.disconnect();
-					ctx.ui.notify(
-						"pi-ide-context: disconnected; auto-connect is off for this session (/ide auto resumes)",
-						"info",
-					);
+					ctx.ui.notify(DISCONNECTED_MESSAGE, "info");
 				} else if (sub === "auto") {
 					controller.resumeAuto();
 					ctx.ui.notify(`pi-ide-context: auto-connect on; ${describeConnection(controller)}`, "info");
@@ -154,7 +154,7 @@ async function pickEditor(controller: IdeController, ctx: ExtensionContext): Pro
 	if (!action) return;
 	if (action.kind === "disconnect") {
 		controller.disconnect();
-		ctx.ui.notify("pi-ide-context: disconnected; auto-connect is off for this session (/ide auto resumes)", "info");
+		ctx.ui.notify(DISCONNECTED_MESSAGE, "info");
 		return;
 	}
 	controller.pick(action.pid);
@@ -165,7 +165,7 @@ function describeConnection(controller: IdeController): string {
 	const editor = controller.connectedEditor();
 	if (!editor) return "not connected";
 	const state = editor.record.state;
-	return `connected to ${state.product ?? state.app} (pid ${state.pid}, ${state.cwd})`;
+	return `connected to ${formatEditorName(state)} (pid ${state.pid}, ${oneLine(state.cwd)})`;
 }
 
 function uiPort(ctx: ExtensionContext): UiPort {
