@@ -102,18 +102,16 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		await waitForStatus(rpc, (s) => s === GLYPH_DISCONNECTED, WAIT_MS, beforeKill);
 	});
 
-	test("pill latency: setStatus follows a state-file write within 100 ms (median of 5)", async (t) => {
+	test("setStatus follows each of five alternating writes (the latency itself is measured by npm run bench)", async (t) => {
 		const env = await envFor(t);
 		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
 		const rpc = await rpcFor(t, env);
 		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
 		// Prime: the extension reacts to writes at all (a write right after start is the previous test's subject).
 		await untilReacting(rpc, env, editor.pid);
-		const latencies: number[] = [];
 		for (let i = 0; i < 5; i++) {
 			const named = i % 2 === 0;
 			const since = rpc.records.length;
-			const started = performance.now();
 			writeStateFile(
 				env.stateDir,
 				makeState({
@@ -128,14 +126,7 @@ describe("RPC mode", { concurrency: 4 }, () => {
 				WAIT_MS,
 				since,
 			);
-			latencies.push(performance.now() - started);
 		}
-		latencies.sort((a, b) => a - b);
-		const median = latencies[2] as number;
-		assert.ok(
-			median <= 100,
-			`median pill latency ${median.toFixed(1)} ms (all: ${latencies.map((l) => l.toFixed(0)).join(", ")})`,
-		);
 	});
 
 	test("glyph tables: unknown JetBrains product falls back to the app glyph; known products differ from nvim", async (t) => {

@@ -8,6 +8,8 @@ import type { Tui } from "./tmux.ts";
 export const STATUS_KEY = "ide-context";
 export const GLYPH_NVIM = "\u{E6AE}";
 export const GLYPH_TYPESCRIPT = "\u{E8CA}";
+/** nf-dev-python in Nerd Fonts v3.4.0. */
+export const GLYPH_PYTHON = "\u{E73C}";
 export const GLYPH_DISCONNECTED = "\u{EAE3}";
 
 /** Nerd Font glyphs live in the Private Use Area. */
@@ -15,6 +17,8 @@ export const PUA = /[\u{E000}-\u{F8FF}\u{F0000}-\u{FFFFD}]/u;
 
 /** Neovim + TypeScript, with or without a space between the glyphs. */
 export const PILL_NVIM_TS = new RegExp(`^${GLYPH_NVIM} ?${GLYPH_TYPESCRIPT}$`, "u");
+/** Neovim + Python, with or without a space between the glyphs. */
+export const PILL_NVIM_PY = new RegExp(`^${GLYPH_NVIM} ?${GLYPH_PYTHON}$`, "u");
 
 /** The pill as shown in the TUI footer (its last non-blank line), trimmed. */
 export async function footerPill(tui: Tui): Promise<string> {
