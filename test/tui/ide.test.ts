@@ -36,7 +36,11 @@ describe("TUI /ide and the selection quote", { concurrency: 3 }, () => {
 			assert.match(row, /Neovim|nvim/, `editor name in ${JSON.stringify(row)}`);
 			assert.match(row, /\d+\s*(s|sec|min|m|h)\b|now|ago/, `how long ago in ${JSON.stringify(row)}`);
 		}
-		assert.match(second, /\b[45]\s*m(in)?\b|\b(29\d|30\d)\s*s\b/, "alpha was active about 5 minutes ago");
+		assert.match(
+			second,
+			/\b[4-9]\s*m(in)?\b|\b(29\d|3\d\d)\s*s\b/,
+			"alpha was active about 5 minutes ago (more on a slow start)",
+		);
 		assert.doesNotMatch(pane, /disconnect/i, "no disconnect row while not connected");
 		// The columns line up: the file names start at the same column in both rows.
 		assert.equal(first.indexOf("beta.ts"), second.indexOf("alpha.ts"), `aligned rows:\n${first}\n${second}`);

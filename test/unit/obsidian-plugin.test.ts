@@ -143,12 +143,13 @@ describe("Obsidian plugin against a fake Obsidian", () => {
 		assert.equal(selection?.text, "Today 😀 I wrote\nsome notes.");
 		assert.deepEqual(state.active_buffer.cursor, { line: 4, column: 5 });
 
-		// Typing elsewhere (editor-change) keeps the selection's time.
-		view.editor.replaceLine(0, "# 日記!");
+		// Typing elsewhere (editor-change) keeps the selection's time. The edit adds a line after the
+		// selection, so the state to wait for differs from the one before it.
+		view.editor.replaceLine(3, `${view.editor.getLine(3)}\nappended`);
 		app.workspace.trigger("editor-change", view.editor, view);
 		const later = await waitForState(
 			"edit",
-			(s) => s.active_buffer.selection !== null && s.active_buffer.lines_total === 4,
+			(s) => s.active_buffer.selection !== null && s.active_buffer.lines_total === 5,
 		);
 		assert.equal(later.active_buffer.selection?.selected_at, selection?.selected_at);
 

@@ -89,8 +89,9 @@ export class FakeEditor {
 		this.anchor = anchor;
 		this.head = head;
 	}
+	/** As in CodeMirror: a newline in `text` splits it into several lines. */
 	replaceLine(line: number, text: string): void {
-		this.lines[line] = text;
+		this.lines.splice(line, 1, ...text.split("\n"));
 	}
 }
 
