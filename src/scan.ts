@@ -218,8 +218,7 @@ export class StateDirScanner {
 		if (stats.isSymbolicLink()) return "is a symbolic link: refused";
 		if (!stats.isFile()) return "is not a regular file: refused";
 		if (stats.uid !== this.uid) return `is owned by uid ${stats.uid}, not by you: refused`;
-		if (stats.size > MAX_STATE_FILE_BYTES) return `is ${stats.size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit`;
-		return undefined;
+		return oversize(stats.size);
 	}
 }
 
@@ -242,9 +241,8 @@ function readRegularFile(path: string, seen: Stats): ReadResult {
 	try {
 		const stats = fstatSync(fd);
 		if (!stats.isFile() || stats.ino !== seen.ino || stats.dev !== seen.dev) return { kind: "gone" };
-		if (stats.size > MAX_STATE_FILE_BYTES) {
-			return { kind: "problem", message: `is ${stats.size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit` };
-		}
+		const tooBig = oversize(stats.size);
+		if (tooBig) return { kind: "problem", message: tooBig };
 		// One spare byte tells a file that grew after fstat (written in place, not renamed) from one that
 		// fits; such a file is read again on the next scan.
 		const buffer = Buffer.allocUnsafe(stats.size + 1);
@@ -261,6 +259,11 @@ function readRegularFile(path: string, seen: Stats): ReadResult {
 	} finally {
 		closeSync(fd);
 	}
+}
+
+/** The size limit, checked on lstat and again on the opened file (it may have grown in between). */
+function oversize(size: number): string | undefined {
+	return size > MAX_STATE_FILE_BYTES ? `is ${size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit` : undefined;
 }
 
 function formatMode(mode: number): string {
