@@ -221,6 +221,21 @@ forEachNvim((flavour) => {
 			assert.equal(s.active_buffer.selection?.selected_at, null);
 		});
 
+		it("the kept selection's text follows edits inside it and a new cap, even when the marks stay put", async (t) => {
+			const nv = await startNvim(t, flavour);
+			await open(nv);
+			await nv.call("nvim_win_set_cursor", 0, [2, 0]);
+			await nv.input("Vj<Esc>");
+			await nv.until((x) => x.active_buffer.selection?.text === "second line\n日本語テキスト", "the selection");
+			// Same marks, new text: "second" -> "2nd" inside the selection.
+			await nv.call("nvim_buf_set_text", 0, 1, 0, 1, 6, ["2nd"]);
+			await nv.settle();
+			await nv.until((x) => x.active_buffer.selection?.text === "2nd line\n日本語テキスト", "the edited text");
+			// Same marks, same text, a smaller cap.
+			await nv.lua("require('pi-ide').setup({ max_selection_bytes = 4 })");
+			await nv.until((x) => x.active_buffer.selection?.text === "2nd ", "cut to the new cap");
+		});
+
 		it("never guesses from registers: yanks and deletes without visual mode leave selection null", async (t) => {
 			const nv = await startNvim(t, flavour);
 			await open(nv);

@@ -182,6 +182,7 @@ end
 
 function H.handlers.buf_wipeout(args)
   H.sel[args.buf] = nil
+  require("pi-ide.selection").forget(args.buf)
 end
 
 function H.handlers.leave()

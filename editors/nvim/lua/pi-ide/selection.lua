@@ -196,6 +196,32 @@ local function same(p, q)
   return p[1] == q[1] and p[2] == q[2]
 end
 
+-- The last selection built from a buffer's marks, with what it was built from. Outside visual mode every
+-- write (each cursor move, throttled) reports the marks again; after `ggVG` on a big file reading and
+-- cutting up to `max_bytes` of lines each time would cost tens of milliseconds a write. The text can
+-- only change with the buffer (changedtick), the marks or the mode, so while none of them moved it is reused.
+local marks_memo = nil
+
+--- Forget `buf`'s memoised selection (its number may be reused by a new buffer after :bwipeout).
+---@param buf integer
+function M.forget(buf)
+  if marks_memo and marks_memo.buf == buf then
+    marks_memo = nil
+  end
+end
+
+local function from_marks(buf, tick, kind, s, e, get_lines, max_bytes)
+  local m = marks_memo
+  if m and m.buf == buf and m.tick == tick and m.kind == kind and m.max == max_bytes and same(m.s, s) and same(m.e, e)
+  then
+    return m.sel
+  end
+  -- Marks are {line, 0-based byte col}; MAXCOL for V is clamped by extract().
+  local sel = M.extract(kind, { s[1], s[2] + 1 }, { e[1], e[2] + 1 }, get_lines, max_bytes)
+  marks_memo = { buf = buf, tick = tick, kind = kind, max = max_bytes, s = s, e = e, sel = sel }
+  return sel
+end
+
 --- The selection to report for the current buffer, with `selected_at`:
 --- - in visual/select mode: the live area, selected_at = now;
 --- - otherwise the buffer's '< '> marks. If they are the marks the user left behind (or were shifted by
@@ -225,18 +251,13 @@ function M.read(buf, mode, rec, now, max_bytes)
   local count = api.nvim_buf_line_count(buf)
   -- Marks can point past the end after lines were deleted.
   s[1], e[1] = math.min(s[1], count), math.min(e[1], count)
+  local tick = api.nvim_buf_get_changedtick(buf)
   local at, kind_ = nil, "v"
-  if rec then
-    if same(rec.s, s) and same(rec.e, e) then
-      at, kind_ = rec.at, rec.mode
-    elseif rec.tick ~= api.nvim_buf_get_changedtick(buf) then
-      -- Marks moved and the text changed: edits above the selection shift the marks; still the same one.
-      at, kind_ = rec.at, rec.mode
-    end
+  -- The marks the user left behind, or the same ones moved by edits above them (the text changed since).
+  if rec and (same(rec.s, s) and same(rec.e, e) or rec.tick ~= tick) then
+    at, kind_ = rec.at, rec.mode
   end
-  -- Marks are {line, 0-based byte col}; MAXCOL for V is clamped by extract().
-  local sel = M.extract(kind_, { s[1], s[2] + 1 }, { e[1], e[2] + 1 }, get_lines, max_bytes)
-  return sel, at
+  return from_marks(buf, tick, kind_, s, e, get_lines, max_bytes), at
 end
 
 return M
