@@ -6,9 +6,6 @@ local M = {}
 -- TODO: use vim.uv directly when 0.9 support is dropped (vim.uv appeared in 0.10).
 M.uv = vim.uv or vim.loop
 
--- TODO: use vim.islist directly when 0.9 support is dropped.
-M.islist = vim.islist or vim.tbl_islist
-
 --- The health reporter. 0.10 has vim.health.start/ok/warn/error; 0.7-0.9 have require("health") with
 --- report_* names.
 ---@return { start: fun(name: string), ok: fun(msg: string), warn: fun(msg: string, advice?: string[]), error: fun(msg: string, advice?: string[]), info: fun(msg: string) }

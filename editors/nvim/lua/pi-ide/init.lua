@@ -140,7 +140,7 @@ function H.schedule(urgent)
   if urgent then
     if H.pending ~= "now" then
       H.pending = "now"
-      H.timer:stop()
+      -- Starting an armed libuv timer re-arms it: the debounced write becomes this immediate one.
       H.timer:start(0, 0, H.on_timer_wrapped)
     end
   elseif H.pending == nil then

@@ -202,7 +202,7 @@ end
 -- only change with the buffer (changedtick), the marks or the mode, so while none of them moved it is reused.
 local marks_memo = nil
 
---- Forget `buf`'s memoised selection (its number may be reused by a new buffer after :bwipeout).
+--- Forget `buf`'s memoised selection when the buffer is wiped out: it may hold up to `max_bytes` of text.
 ---@param buf integer
 function M.forget(buf)
   if marks_memo and marks_memo.buf == buf then

@@ -32,6 +32,11 @@ function M.filter_argv(argv)
   return out
 end
 
+--- URL-like names (scp://, fugitive://, term://) are not paths on this machine.
+local function is_url(bufname)
+  return bufname:match("^%a[%w+.-]*://") ~= nil
+end
+
 --- Buffer types that are never "the file": pi's own terminal, help, quickfix, prompts, scratch buffers.
 --- Only buftype "" is a file buffer; "acwrite" buffers (fugitive://, oil://) are views, not paths.
 ---@param buftype string
@@ -41,8 +46,7 @@ function M.is_file_buffer(buftype, bufname)
   if buftype ~= "" or bufname == "" then
     return false
   end
-  -- URL-like names (scp://, fugitive://, term://) are not paths on this machine.
-  return bufname:match("^%a[%w+.-]*://") == nil
+  return not is_url(bufname)
 end
 
 --- Display name: the basename for files, something recognisable otherwise.
@@ -56,7 +60,7 @@ function M.display_name(buftype, bufname)
     end
     return buftype == "prompt" and "[Prompt]" or "[No Name]"
   end
-  if buftype == "terminal" or bufname:match("^%a[%w+.-]*://") then
+  if buftype == "terminal" or is_url(bufname) then
     return bufname
   end
   return bufname:match("([^/]+)/*$") or bufname
