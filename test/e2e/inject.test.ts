@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { specDatabaseView } from "../fixtures/database-view.ts";
-import { killAllEditors, makeSelection, makeState, writeStateFile } from "../helpers/editors.ts";
+import { killAllEditors, makeSelection } from "../helpers/editors.ts";
 import { injectedAfter } from "../helpers/fake-llm.ts";
 import { runPrint } from "../helpers/pi-env.ts";
 import {
@@ -16,6 +16,7 @@ import {
 	firstFence,
 	placeEditor,
 	promptOnce,
+	switchBuffer,
 	theBlock,
 	touch,
 } from "../helpers/scenario.ts";
@@ -216,12 +217,7 @@ describe("injection: the block the model receives", { concurrency: 4 }, () => {
 			active_buffer: { file: null, name: "[No Name]", selection: makeSelection("scratch text", { ageSeconds: 1 }) },
 		});
 		const file = touch(env.workDir, "src/main.ts");
-		await assertBlockedUntilRepaired(
-			env,
-			() =>
-				void writeStateFile(env.stateDir, makeState({ pid: editor.pid, cwd: env.workDir, active_buffer: { file } })),
-			file,
-		);
+		await assertBlockedUntilRepaired(env, () => switchBuffer(env, editor, { file }), file);
 	});
 
 	test("two prompts in one run: each user prompt gets its own block", async (t) => {

@@ -7,12 +7,19 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { killAllEditors, makeSelection, makeState, nowSeconds, writeStateFile } from "../helpers/editors.ts";
+import { killAllEditors, makeSelection, nowSeconds } from "../helpers/editors.ts";
 import { injectedAfter } from "../helpers/fake-llm.ts";
 import { GLYPH_DISCONNECTED, GLYPH_NVIM, PILL_NVIM_TS, PUA, STATUS_KEY } from "../helpers/ide.ts";
 import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
 import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
-import { envFor as baseEnvFor, fileLine, placeEditor, touch } from "../helpers/scenario.ts";
+import {
+	envFor as baseEnvFor,
+	fileLine,
+	type PlacedEditor,
+	placeEditor,
+	switchBuffer,
+	touch,
+} from "../helpers/scenario.ts";
 
 /**
  * Envs for RPC tests: the Neovim-client link (announced with a notify at session start, asynchronously) is off,
@@ -30,6 +37,15 @@ async function rpcFor(t: { after(fn: () => unknown): void }, env: PiEnv): Promis
 	return rpc;
 }
 
+/** The Neovim + TypeScript pill. */
+const isNvimTs = (text: string | undefined) => text !== undefined && PILL_NVIM_TS.test(text);
+
+/** Send `/ide` as prompt `id` (records from `since` on) and return the select request it opens. */
+function openPicker(rpc: RpcPi, id: string, since: number): Promise<RpcRecord> {
+	rpc.send({ id, type: "prompt", message: "/ide" });
+	return rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select", WAIT_MS, since);
+}
+
 /** The latest pill text, waiting until it satisfies `accept`. */
 async function waitForStatus(
 	rpc: RpcPi,
@@ -45,11 +61,11 @@ async function waitForStatus(
  * Write an unnamed-buffer state every 100 ms until the pill reacts, then write the TypeScript state back and
  * wait for its pill: from then on the extension is known to follow writes.
  */
-async function untilReacting(rpc: RpcPi, env: PiEnv, pid: number): Promise<void> {
+async function untilReacting(rpc: RpcPi, env: PiEnv, editor: PlacedEditor): Promise<void> {
 	const deadline = Date.now() + WAIT_MS;
 	for (;;) {
 		const since = rpc.records.length;
-		writeStateFile(env.stateDir, makeState({ pid, cwd: env.workDir, active_buffer: { file: null, language: null } }));
+		switchBuffer(env, editor, { file: null, language: null });
 		const reacted = await waitForStatus(rpc, (s) => s === GLYPH_NVIM, 100, since).then(
 			() => true,
 			() => false,
@@ -58,8 +74,8 @@ async function untilReacting(rpc: RpcPi, env: PiEnv, pid: number): Promise<void>
 		assert.ok(Date.now() < deadline, "the pill never followed a state-file write");
 	}
 	const since = rpc.records.length;
-	writeStateFile(env.stateDir, makeState({ pid, cwd: env.workDir }));
-	await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s), WAIT_MS, since);
+	switchBuffer(env, editor);
+	await waitForStatus(rpc, isNvimTs, WAIT_MS, since);
 }
 
 /** Send `/ide ...` and return the notify text it produced. */
@@ -97,17 +113,10 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const env = await envFor(t);
 		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 
 		const since = rpc.records.length;
-		writeStateFile(
-			env.stateDir,
-			makeState({
-				pid: editor.pid,
-				cwd: env.workDir,
-				active_buffer: { file: null, name: "[No Name]", language: null },
-			}),
-		);
+		switchBuffer(env, editor, { file: null, name: "[No Name]", language: null });
 		await waitForStatus(rpc, (s) => s === GLYPH_NVIM, WAIT_MS, since);
 
 		const beforeKill = rpc.records.length;
@@ -119,26 +128,14 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const env = await envFor(t);
 		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		// Prime: the extension reacts to writes at all (a write right after start is the previous test's subject).
-		await untilReacting(rpc, env, editor.pid);
+		await untilReacting(rpc, env, editor);
 		for (let i = 0; i < 5; i++) {
 			const named = i % 2 === 0;
 			const since = rpc.records.length;
-			writeStateFile(
-				env.stateDir,
-				makeState({
-					pid: editor.pid,
-					cwd: env.workDir,
-					active_buffer: named ? { file: null, name: "[No Name]", language: null } : {},
-				}),
-			);
-			await waitForStatus(
-				rpc,
-				(s) => (named ? s === GLYPH_NVIM : s !== undefined && PILL_NVIM_TS.test(s)),
-				WAIT_MS,
-				since,
-			);
+			switchBuffer(env, editor, named ? { file: null, name: "[No Name]", language: null } : {});
+			await waitForStatus(rpc, (s) => (named ? s === GLYPH_NVIM : isNvimTs(s)), WAIT_MS, since);
 		}
 	});
 
@@ -179,34 +176,22 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		assert.deepEqual(await injectedFor(rpc, env, "before picking"), [], "two candidates: no auto-connect");
 
 		const since = rpc.records.length;
-		rpc.send({ id: "ide-1", type: "prompt", message: "/ide" });
-		const select = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select", WAIT_MS, since);
+		const select = await openPicker(rpc, "ide-1", since);
 		const options = select.options ?? [];
 		assert.equal(options.length, 2, `two rows, no disconnect row: ${JSON.stringify(options)}`);
 		assert.match(options[0] ?? "", /beta/, "most recent first");
 		const alphaRow = options.find((o) => /alpha-dir/.test(o) && /alpha\.ts/.test(o));
 		assert.ok(alphaRow, JSON.stringify(options));
 		rpc.respond(String(select.id), { value: alphaRow });
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s), WAIT_MS, since);
+		await waitForStatus(rpc, isNvimTs, WAIT_MS, since);
 
 		assert.equal(fileLine((await injectedFor(rpc, env, "after picking"))[0] ?? ""), alpha);
 
 		// Beta writes again (most recent, new file); the choice still sticks to alpha, and follows alpha's writes.
-		writeStateFile(
-			env.stateDir,
-			makeState({
-				pid: b.pid,
-				cwd: env.workDir,
-				argv: ["beta-dir/"],
-				active_buffer: { file: touch(env.workDir, "beta2.ts") },
-			}),
-		);
+		switchBuffer(env, b, { file: touch(env.workDir, "beta2.ts") });
 		assert.equal(fileLine((await injectedFor(rpc, env, "still alpha?"))[0] ?? ""), alpha);
 		const alpha2 = touch(env.workDir, "alpha2.ts");
-		writeStateFile(
-			env.stateDir,
-			makeState({ pid: a.pid, cwd: env.workDir, argv: ["alpha-dir/"], active_buffer: { file: alpha2 } }),
-		);
+		switchBuffer(env, a, { file: alpha2 });
 		assert.equal(fileLine((await injectedFor(rpc, env, "alpha moved"))[0] ?? ""), alpha2);
 	});
 
@@ -214,10 +199,9 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const env = await envFor(t);
 		await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		const since = rpc.records.length;
-		rpc.send({ id: "ide-2", type: "prompt", message: "/ide" });
-		const select = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select", WAIT_MS, since);
+		const select = await openPicker(rpc, "ide-2", since);
 		const disconnect = (select.options ?? []).find((o) => /disconnect/i.test(o));
 		assert.ok(disconnect, JSON.stringify(select.options));
 		rpc.respond(String(select.id), { value: disconnect });
@@ -230,10 +214,9 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const file = touch(env.workDir, "src/main.ts");
 		await placeEditor(env, { active_buffer: { file } });
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		const since = rpc.records.length;
-		rpc.send({ id: "ide-3", type: "prompt", message: "/ide" });
-		const select = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select", WAIT_MS, since);
+		const select = await openPicker(rpc, "ide-3", since);
 		rpc.respond(String(select.id), { cancelled: true });
 		await rpc.waitFor((r) => r.type === "response" && r.id === "ide-3", WAIT_MS, since);
 		assert.equal(fileLine((await injectedFor(rpc, env, "still connected"))[0] ?? ""), file);
@@ -243,7 +226,7 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const env = await envFor(t);
 		const first = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		const since = rpc.records.length;
 		await ideCommand(rpc, "off");
 		await waitForStatus(rpc, (s) => s === GLYPH_DISCONNECTED, WAIT_MS, since);
@@ -259,7 +242,7 @@ describe("RPC mode", { concurrency: 4 }, () => {
 			active_buffer: { file: touch(env.workDir, "src/main.ts"), selection: makeSelection("x", { ageSeconds: 200 }) },
 		});
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		const report = await ideStatus(rpc);
 		assert.ok(report.includes(env.stateDir), report);
 		assert.ok(report.includes(String(editor.pid)), report);
@@ -309,7 +292,7 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		const file = touch(env.workDir, "src/main.ts");
 		await placeEditor(env, { active_buffer: { file } });
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		assert.equal(fileLine((await injectedFor(rpc, env, "first"))[0] ?? ""), file);
 		mkdirSync(join(env.workDir, ".pi"), { recursive: true });
 		writeFileSync(join(env.agentDir, "ide-context.ignore"), "src/\n");
@@ -325,9 +308,9 @@ describe("RPC mode", { concurrency: 4 }, () => {
 			active_buffer: { file, selection: makeSelection("let picked = true;", { startLine: 7, ageSeconds: 1 }) },
 		});
 		const rpc = await rpcFor(t, env);
-		await waitForStatus(rpc, (s) => s !== undefined && PILL_NVIM_TS.test(s));
+		await waitForStatus(rpc, isNvimTs);
 		await rpc.prompt("with selection");
-		writeStateFile(env.stateDir, makeState({ pid: editor.pid, cwd: env.workDir, active_buffer: { file } }));
+		switchBuffer(env, editor, { file });
 		await rpc.prompt("without selection");
 		const entries = await rpc.command({ type: "get_entries" });
 		assert.equal(entries.success, true, JSON.stringify(entries));

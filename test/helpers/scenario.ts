@@ -156,6 +156,16 @@ export async function assertExitsPromptly(env: PiEnv): Promise<void> {
 	assert.ok(lag < EXIT_LAG_MS, `pi exited ${Math.round(lag)} ms after the reply`);
 }
 
+/**
+ * The same editor now shows another buffer: `buffer` over makeState's defaults (as placeEditor builds them),
+ * the rest of its state (cwd, argv, ...) kept, a new timestamp.
+ */
+export function switchBuffer(env: PiEnv, editor: PlacedEditor, buffer: StateOverrides["active_buffer"] = {}): void {
+	const { timestamp: _old, active_buffer: _previous, ...rest } = editor.state;
+	editor.state = makeState({ ...rest, active_buffer: buffer });
+	writeStateFile(env.stateDir, editor.state);
+}
+
 /** The editor writes its state again, same file, with some top-level fields changed (cwd, argv, ...). */
 export function rewriteEditor(env: PiEnv, editor: PlacedEditor, changes: Partial<Omit<EditorState, "pid">>): void {
 	editor.state = { ...editor.state, ...changes, timestamp: Math.floor(Date.now() / 1000) };

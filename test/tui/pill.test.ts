@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { killAllEditors, makeState, writeStateFile } from "../helpers/editors.ts";
+import { killAllEditors } from "../helpers/editors.ts";
 import { GLYPH_DISCONNECTED, GLYPH_NVIM, PILL_NVIM_PY, PILL_NVIM_TS, PUA, waitForPill } from "../helpers/ide.ts";
 import { PRODUCT_EXTENSION, piArgs } from "../helpers/pi-env.ts";
-import { envFor, placeEditor, touch } from "../helpers/scenario.ts";
+import { envFor, placeEditor, switchBuffer, touch } from "../helpers/scenario.ts";
 import { startTui } from "../helpers/tmux.ts";
 
 const tuiArgs = piArgs(PRODUCT_EXTENSION, ["--no-session"]);
@@ -55,26 +55,12 @@ describe("TUI pill", { concurrency: 3 }, () => {
 		t.after(tui.close);
 		await waitForPill(tui, PILL_NVIM_TS);
 
-		writeStateFile(
-			env.stateDir,
-			makeState({
-				pid: editor.pid,
-				cwd: env.workDir,
-				active_buffer: { file: touch(env.workDir, "tool.py"), language: "python" },
-			}),
-		);
+		switchBuffer(env, editor, { file: touch(env.workDir, "tool.py"), language: "python" });
 		// Wait for the exact Python pill: any two-glyph pattern would also match the TypeScript pill still on
 		// screen before the watcher delivers the write.
 		await waitForPill(tui, PILL_NVIM_PY);
 
-		writeStateFile(
-			env.stateDir,
-			makeState({
-				pid: editor.pid,
-				cwd: env.workDir,
-				active_buffer: { file: null, name: "[No Name]", language: null },
-			}),
-		);
+		switchBuffer(env, editor, { file: null, name: "[No Name]", language: null });
 		await waitForPill(tui, GLYPH_NVIM);
 
 		await editor.kill();
