@@ -159,13 +159,15 @@ export function describeSelection(lines: TextLines, anchor: HostPosition, head: 
 		const text = endsAtLineBreak ? `${startText.slice(startChar)}\n` : startText.slice(startChar, endChar);
 		return { start, end, text: clipText([text]) };
 	}
-	const picked: string[] = [];
-	for (let line = startLine; line <= lastLine; line++) picked.push(lines.text(line));
-	return { start, end, text: clipText(picked) };
+	// Lines are fetched lazily: clipText stops pulling at the cap, so a select-all in a huge file costs the cap.
+	function* picked(): Generator<string> {
+		for (let line = startLine; line <= lastLine; line++) yield lines.text(line);
+	}
+	return { start, end, text: clipText(picked()) };
 }
 
 /** Join lines with "\n", stopping before the line that would pass MAX_SELECTION_TEXT_BYTES. */
-function clipText(parts: string[]): string {
+function clipText(parts: Iterable<string>): string {
 	let bytes = 0;
 	const kept: string[] = [];
 	for (const part of parts) {

@@ -108,6 +108,23 @@ describe("describeSelection", () => {
 		assert.deepEqual(range.end, { line: 1000, column: 1000 }, "the range still says what was selected");
 	});
 
+	test("a select-all in a huge file reads lines only up to the cap", () => {
+		const big = linesOf(Array.from({ length: 10_000 }, () => "x".repeat(1000)).join("\n"));
+		let reads = 0;
+		const counted = {
+			count: big.count,
+			text: (line: number) => {
+				reads++;
+				return big.text(line);
+			},
+		};
+		const range = describeSelection(counted, at(0, 0), at(9_999, 1000));
+		assert.ok(range);
+		const kept = range.text.split("\n").length;
+		// The kept lines, the one that passed the cap, and the edge lines read for the columns.
+		assert.ok(reads <= kept + 4, `${reads} line reads for ${kept} kept lines`);
+	});
+
 	test("one over-long line is cut on a character boundary", () => {
 		const long = linesOf("😀".repeat(MAX_SELECTION_TEXT_BYTES));
 		const range = describeSelection(long, at(0, 0), at(0, 2 * MAX_SELECTION_TEXT_BYTES));
