@@ -7,7 +7,14 @@ import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { TestContext } from "node:test";
 import type { EditorState } from "../../src/protocol.ts";
-import { type LiveEditor, makeState, type StateOverrides, spawnLiveEditor, writeStateFile } from "./editors.ts";
+import {
+	type LiveEditor,
+	makeState,
+	nowSeconds,
+	type StateOverrides,
+	spawnLiveEditor,
+	writeStateFile,
+} from "./editors.ts";
 import { injectedAfter, messageText, requestMessages } from "./fake-llm.ts";
 import { createPiEnv, type PiEnv, type PiEnvOptions, type RunResult, runPrint } from "./pi-env.ts";
 
@@ -168,7 +175,7 @@ export function switchBuffer(env: PiEnv, editor: PlacedEditor, buffer: StateOver
 
 /** The editor writes its state again, same file, with some top-level fields changed (cwd, argv, ...). */
 export function rewriteEditor(env: PiEnv, editor: PlacedEditor, changes: Partial<Omit<EditorState, "pid">>): void {
-	editor.state = { ...editor.state, ...changes, timestamp: Math.floor(Date.now() / 1000) };
+	editor.state = { ...editor.state, ...changes, timestamp: nowSeconds() };
 	writeStateFile(env.stateDir, editor.state);
 }
 
