@@ -74,6 +74,12 @@ export async function startTui(env: PiEnv, options: TuiOptions): Promise<Tui> {
 		options.cwd ?? env.workDir,
 		command,
 	);
+	// close() must not depend on the socket: the env's cleanup (registered first, so run first) removes the
+	// directory it lives in, and a server left running keeps pi, its watcher and an inotify instance alive.
+	const [serverPid, panePid] = (await tmux("display-message", "-p", "-t", "pi", "#{pid} #{pane_pid}"))
+		.trim()
+		.split(" ")
+		.map(Number);
 	const capture = () => tmux("capture-pane", "-p", "-t", "pi");
 	const tui: Tui = {
 		socket,
@@ -100,9 +106,20 @@ export async function startTui(env: PiEnv, options: TuiOptions): Promise<Tui> {
 		isDead: async () => (await tmux("display-message", "-p", "-t", "pi", "#{pane_dead}")).trim() === "1",
 		close: async () => {
 			await tmux("kill-server").catch(() => undefined);
+			for (const pid of [panePid, serverPid]) signalIfAlive(pid);
 		},
 	};
 	return tui;
+}
+
+/** SIGKILL `pid` unless it has already exited (ESRCH) or is unknown. */
+function signalIfAlive(pid: number | undefined): void {
+	if (!pid || !Number.isSafeInteger(pid)) return;
+	try {
+		process.kill(pid, "SIGKILL");
+	} catch {
+		// Already gone: kill-server did its job.
+	}
 }
 
 export function lastNonBlank(pane: string): string {
