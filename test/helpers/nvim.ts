@@ -272,6 +272,10 @@ export async function startNvim(
 	delete env["NODE_TEST_CONTEXT"];
 	if (runtimeDir) env["XDG_RUNTIME_DIR"] = runtimeDir;
 	else delete env["XDG_RUNTIME_DIR"];
+	// Neovim's own temp dir (/tmp/nvimXXXXXX, with its server socket) goes inside ours: a SIGKILLed Neovim
+	// cannot remove it, and the test's cleanup removes `tmp` whole.
+	mkdirSync(join(tmp, "nvim-tmp"), { mode: 0o700 });
+	env["TMPDIR"] = join(tmp, "nvim-tmp");
 	const proc = spawn(bin, args, { cwd: options.cwd ?? tmp, env, stdio: "pipe" });
 	let stderr = "";
 	proc.stderr.setEncoding("utf8").on("data", (d: string) => {
