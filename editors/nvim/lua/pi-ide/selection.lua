@@ -32,38 +32,27 @@ local function is_cont(b)
   return b ~= nil and b >= 0x80 and b <= 0xBF
 end
 
+--- A 1-based byte column clamped into `line`; an empty line still has column 1 (columns are 1-based).
+--- `v$` puts the cursor on the newline and V marks use MAXCOL (2^31-1): both clamp to the last byte.
+local function clamp(line, col)
+  return math.max(1, math.min(col, #line))
+end
+
 --- Clamp a 1-based byte column into `line` and move it to the last byte of the character it falls in.
 ---@param line string
 ---@param col integer
 ---@return integer
 local function end_col(line, col)
-  local len = #line
-  if len == 0 then
-    return 1
-  end
-  if col > len then
-    -- `v$` puts the cursor on the newline; V marks use MAXCOL (2^31-1).
-    col = len
-  end
-  if col < 1 then
-    col = 1
-  end
-  while col < len and is_cont(line:byte(col + 1)) do
+  col = clamp(line, col)
+  while col < #line and is_cont(line:byte(col + 1)) do
     col = col + 1
   end
   return col
 end
 
---- Clamp a start column into `line` (an empty line still reports column 1: columns are 1-based).
+--- Clamp a start column into `line` and move it back to the first byte of the character it falls in.
 local function start_col(line, col)
-  local len = #line
-  if col > len then
-    col = len
-  end
-  if col < 1 then
-    col = 1
-  end
-  -- A column inside a multibyte character moves back to its first byte.
+  col = clamp(line, col)
   while col > 1 and is_cont(line:byte(col)) do
     col = col - 1
   end
@@ -143,7 +132,7 @@ function M.extract(mode, a, b, get_lines, max_bytes)
       -- Charwise, or a one-line block: the exact range between the two columns.
       sc, ec = start_col(first, s[2]), end_col(first, e[2])
     end
-    local text = #first == 0 and "" or first:sub(sc, ec)
+    local text = first:sub(sc, ec)
     return {
       start = { line = sl, column = sc },
       ["end"] = { line = el, column = ec },
