@@ -23,15 +23,9 @@ import { type Liveness, probePid } from "./liveness.ts";
 import { nodePathProbe } from "./path-probe.ts";
 import { formatPickerRows } from "./picker.ts";
 import type { EditorState } from "./protocol.ts";
-import {
-	type DirHealth,
-	type EditorRecord,
-	ensureStateDir,
-	type ScanDiagnostic,
-	type ScanMode,
-	StateDirScanner,
-} from "./scan.ts";
+import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./scan.ts";
 import type { IdeSettings } from "./settings.ts";
+import { createStateDir, type DirHealth } from "./state-dir.ts";
 import { bestTier, type PathProbe, rankEditors, resolveReal, scoreEditor, type Tier } from "./tiers.ts";
 
 export const GLOBAL_RULES_FILE = "ide-context.ignore";
@@ -120,7 +114,7 @@ export class IdeController {
 		this.#pathProbe = options.pathProbe ?? nodePathProbe();
 		this.#mode = options.settings.autoConnect ? { kind: "auto" } : { kind: "off" };
 		this.#view = {
-			health: { ok: false, dir: options.stateDir, missing: true, reason: "not scanned yet" },
+			health: { ok: false, dir: options.stateDir, problem: "missing", missing: true, reason: "not scanned yet" },
 			editors: [],
 			diagnostics: [],
 			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
@@ -140,7 +134,7 @@ export class IdeController {
 	 * settles (never rejects) once the watcher is live; pi does not need to wait for it.
 	 */
 	start(): Promise<void> {
-		ensureStateDir(this.#options.stateDir);
+		createStateDir(this.#options.stateDir, this.#options.uid);
 		this.refresh();
 		const ready = this.#startWatcher();
 		this.#livenessTimer = setInterval(() => this.#checkConnectedAlive(), LIVENESS_INTERVAL_MS);
