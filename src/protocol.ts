@@ -12,8 +12,8 @@ export const PROTOCOL_VERSION = "0.2";
 /** Seconds a selection stays fresh after the user made it (spec: SELECTION_FRESH_SECONDS). */
 export const SELECTION_FRESH_SECONDS = 60;
 
-/** State files larger than this are refused unread. */
-export const MAX_STATE_FILE_BYTES = 1024 * 1024;
+/** State files larger than this are refused unread (defined with the other state-dir rules). */
+export { MAX_STATE_FILE_BYTES } from "./state-dir.ts";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 

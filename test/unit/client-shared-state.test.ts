@@ -12,6 +12,7 @@ import {
 	type DocumentSnapshot,
 	describeSelection,
 	type HostPosition,
+	jsonStringBytes,
 	linesOf,
 	MAX_SELECTION_TEXT_BYTES,
 	NO_NAME,
@@ -23,6 +24,24 @@ import {
 import { validateEditorState } from "../../src/protocol.ts";
 
 const at = (line: number, character: number): HostPosition => ({ line, character });
+
+describe("jsonStringBytes: what a string costs inside the state file", () => {
+	const cases: [string, string][] = [
+		["ascii", "hello"],
+		["quote and backslash", '"\\'],
+		["short escapes", "\b\t\n\f\r"],
+		["other C0 controls", "\u0000\u0001\u001b\u001f"],
+		["DEL and C1 stay raw", "\u007f\u0085\u009b"],
+		["two- and three-byte", "é漢"],
+		["surrogate pair", "😀"],
+		["lone high, lone low, reversed pair", "\ud800x\udc00\udc00\ud800"],
+		["high surrogate at the end", "a\ud83d"],
+		["U+2028/2029", "\u2028\u2029"],
+	];
+	for (const [name, text] of cases) {
+		test(name, () => assert.equal(jsonStringBytes(text), Buffer.byteLength(JSON.stringify(text), "utf8") - 2));
+	}
+});
 
 describe("utf8Length / byteColumn", () => {
 	// [description, line, utf16 offset, expected 1-based byte column]
@@ -98,14 +117,27 @@ describe("describeSelection", () => {
 		});
 	}
 
-	test("a huge selection is cut at a line boundary below the cap", () => {
+	test("a huge selection is cut at a line boundary below the cap, and says so", () => {
 		const line = "x".repeat(1000);
 		const huge = linesOf(Array.from({ length: 1000 }, () => line).join("\n"));
 		const range = describeSelection(huge, at(0, 0), at(999, 1000));
 		assert.ok(range);
-		assert.ok(utf8Length(range.text) <= MAX_SELECTION_TEXT_BYTES);
-		assert.equal(range.text.split("\n").length, Math.floor(MAX_SELECTION_TEXT_BYTES / 1001));
+		assert.ok(jsonStringBytes(range.text) <= MAX_SELECTION_TEXT_BYTES);
+		// 1000 bytes per line plus 2 for each encoded "\n" between lines
+		assert.equal(range.text.split("\n").length, Math.floor((MAX_SELECTION_TEXT_BYTES + 2) / 1002));
+		assert.equal(range.truncated, true);
 		assert.deepEqual(range.end, { line: 1000, column: 1000 }, "the range still says what was selected");
+	});
+
+	test("the cap counts encoded bytes: a line of control characters is cut to a sixth", () => {
+		const range = describeSelection(
+			linesOf("\u0001".repeat(MAX_SELECTION_TEXT_BYTES)),
+			at(0, 0),
+			at(0, MAX_SELECTION_TEXT_BYTES),
+		);
+		assert.ok(range);
+		assert.equal(range.text.length, Math.floor(MAX_SELECTION_TEXT_BYTES / 6));
+		assert.equal(range.truncated, true);
 	});
 
 	test("a select-all in a huge file reads lines only up to the cap", () => {
