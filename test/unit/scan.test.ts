@@ -56,6 +56,35 @@ describe("a scanner over an untrusted dir", () => {
 	});
 });
 
+describe("StateDirScanner: only canonical <pid>.json names are state files", () => {
+	// [name, the pid its content claims]; every one would alias <pid>.json if digits were read loosely.
+	const aliases: [string, number][] = [
+		["0300.json", 300],
+		["00300.json", 300],
+		["0.json", 0],
+		["+300.json", 300],
+		["300.0.json", 300],
+		["1e2.json", 100],
+		["٣٠٠.json", 300],
+	];
+	for (const [name, pid] of aliases) {
+		it(`${name} is ignored, silently`, () => {
+			const dir = privateDir();
+			put(dir, name, validState(pid));
+			const result = new StateDirScanner(dir, UID).scan();
+			assert.deepEqual([result.editors, result.diagnostics], [[], []]);
+		});
+	}
+	it("the canonical name is read", () => {
+		const dir = privateDir();
+		put(dir, "300.json", validState(300));
+		assert.deepEqual(
+			new StateDirScanner(dir, UID).scan().editors.map((e) => e.pid),
+			[300],
+		);
+	});
+});
+
 describe("StateDirScanner: which files are trusted", () => {
 	const dir = privateDir();
 	put(dir, "100.json", validState(100));
