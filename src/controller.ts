@@ -23,15 +23,9 @@ import { nodePathProbe } from "./path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./paths.ts";
 import { formatPickerRows } from "./picker.ts";
 import type { EditorState } from "./protocol.ts";
-import {
-	type DirHealth,
-	type EditorRecord,
-	ensureStateDir,
-	type ScanDiagnostic,
-	type ScanMode,
-	StateDirScanner,
-} from "./scan.ts";
+import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./scan.ts";
 import type { IdeSettings } from "./settings.ts";
+import { createStateDir, type DirHealth } from "./state-dir.ts";
 import { describeDisconnected, formatStatusReport } from "./status-report.ts";
 import { bestTier, rankEditors, scoreEditor, type Tier } from "./tiers.ts";
 import { StateDirWatcher } from "./watcher.ts";
@@ -115,7 +109,7 @@ export class IdeController {
 		this.#pathProbe = options.pathProbe ?? nodePathProbe();
 		this.#mode = options.settings.autoConnect ? { kind: "auto" } : { kind: "off" };
 		this.#view = {
-			health: { ok: false, dir: options.stateDir, missing: true, reason: "not scanned yet" },
+			health: { ok: false, dir: options.stateDir, problem: "missing", missing: true, reason: "not scanned yet" },
 			editors: [],
 			diagnostics: [],
 			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
@@ -135,7 +129,7 @@ export class IdeController {
 	 * settles (never rejects) once the watcher is live; pi does not need to wait for it.
 	 */
 	start(): Promise<void> {
-		ensureStateDir(this.#options.stateDir);
+		createStateDir(this.#options.stateDir, this.#options.uid);
 		this.refresh();
 		if (!this.#view.health.ok || this.#stopped) return Promise.resolve();
 		this.#watcher = new StateDirWatcher(this.#options.stateDir, {

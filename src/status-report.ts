@@ -9,7 +9,8 @@ import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "./bloc
 import type { Connection, ConnectionMode } from "./connection.ts";
 import { inert } from "./inert.ts";
 import type { EditorState, Selection } from "./protocol.ts";
-import type { DirHealth, ScanDiagnostic } from "./scan.ts";
+import type { ScanDiagnostic } from "./scan.ts";
+import type { DirHealth } from "./state-dir.ts";
 import type { Tier } from "./tiers.ts";
 
 /** What the next prompt would carry: nothing (and why), or a block. */

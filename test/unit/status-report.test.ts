@@ -48,6 +48,7 @@ describe("formatStatusReport: what it says", () => {
 				health: {
 					ok: false,
 					dir: "/tmp/pi-ide",
+					problem: "open-permissions",
 					missing: false,
 					reason: "has group/other permissions (0755)",
 					remedy: "chmod 700 /tmp/pi-ide",
