@@ -9,7 +9,6 @@ import { buildEditorState, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../.
 import {
 	type DocumentLike,
 	type EditorLike,
-	isInside,
 	pickCwd,
 	snapshotDocument,
 	snapshotWindow,
@@ -54,19 +53,6 @@ function editor(doc: DocumentLike, anchor: [number, number], active: [number, nu
 		},
 	};
 }
-
-describe("isInside", () => {
-	const cases: [string, string, boolean][] = [
-		["/w", "/w", true],
-		["/w", "/w/a.ts", true],
-		["/w", "/w2/a.ts", false],
-		["/w/app", "/w/a.ts", false],
-		["/w", "/other", false],
-	];
-	for (const [parent, child, expected] of cases) {
-		test(`${child} in ${parent}: ${expected}`, () => assert.equal(isInside(parent, child), expected));
-	}
-});
 
 describe("pickCwd", () => {
 	// [description, folders, file, expected cwd]
