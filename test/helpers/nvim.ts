@@ -15,6 +15,7 @@ import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { type EditorState, parseEditorState } from "../../src/protocol.ts";
+import { pollUntil } from "./poll.ts";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const PLUGIN_DIR = join(REPO, "editors/nvim");
@@ -227,20 +228,8 @@ export interface PluginStatus {
 	config: { debounce_ms: number; max_selection_bytes: number; enabled: boolean };
 }
 
-/** Poll `probe` every 10 ms until it returns a value or the deadline passes (then throw with `describe()`). */
-export async function pollUntil<T>(
-	probe: () => T | undefined | Promise<T | undefined>,
-	describe: () => string,
-	timeoutMs = 5000,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-		await new Promise((r) => setTimeout(r, 10));
-	}
-}
+/** Kept for the Neovim tests: the suite's one polling helper lives in poll.ts. */
+export { pollUntil };
 
 /** Start a fresh Neovim for one test; it is killed and its temp dir removed when the test ends. */
 export async function startNvim(

@@ -12,6 +12,7 @@ import { IdeController } from "../../src/controller.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/glyphs.ts";
 import type { EditorState } from "../../src/protocol.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
+import { pollFor } from "../helpers/poll.ts";
 
 const children: ChildProcess[] = [];
 const roots: string[] = [];
@@ -89,13 +90,8 @@ function write(dir: string, value: EditorState): void {
 	renameSync(`${path}.tmp`, path);
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!check()) {
-		if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
+const until = (check: () => boolean, what: string, timeoutMs = 5000): Promise<void> =>
+	pollFor(check, `waiting for ${what}`, timeoutMs);
 
 const pill = (language: string) => formatPill({ app: "nvim", language, file: "/x" });
 
