@@ -11,27 +11,13 @@ import {
 } from "../../src/blocks.ts";
 import type { EditorState, Selection } from "../../src/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
+import { makeState } from "../helpers/state-files.ts";
 
 const NOW = 1_800_000_000;
 
 function state(overrides: Partial<EditorState> = {}, buffer: Partial<EditorState["active_buffer"]> = {}): EditorState {
-	return {
-		pid: 4242,
-		cwd: "/home/u/proj",
-		timestamp: NOW - 1,
-		app: "nvim",
-		active_buffer: {
-			file: "/home/u/proj/src/main.ts",
-			name: "main.ts",
-			language: "typescript",
-			cursor: { line: 42, column: 10 },
-			selection: null,
-			modified: false,
-			lines_total: 200,
-			...buffer,
-		},
-		...overrides,
-	};
+	const base = makeState({ cwd: "/home/u/proj", timestamp: NOW - 1, active_buffer: { name: "main.ts", ...buffer } });
+	return { ...base, ...overrides };
 }
 
 function selection(text: string, selectedAt: number | null, start = 40, end = 45): Selection {

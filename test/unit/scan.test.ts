@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { EditorState } from "../../src/protocol.ts";
 import { StateDirScanner } from "../../src/scan.ts";
+import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;
 const roots: string[] = [];
@@ -20,29 +21,17 @@ function privateDir(): string {
 	return dir;
 }
 
+/** A valid state of editor `pid` (plus any extra, unknown fields); see makeState. */
 function validState(pid: number, extra: Record<string, unknown> = {}): EditorState & Record<string, unknown> {
-	return {
-		pid,
-		cwd: "/p",
-		timestamp: 1,
-		app: "nvim",
-		active_buffer: {
-			file: "/p/a.ts",
-			name: "a.ts",
-			language: "typescript",
-			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
-			lines_total: 1,
-		},
-		...extra,
-	};
+	return { ...makeState({ pid, cwd: "/p", timestamp: 1, active_buffer: { file: "/p/a.ts" } }), ...extra };
 }
 
-function put(dir: string, name: string, content: unknown): string {
-	const path = join(dir, name);
-	writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content), { mode: 0o600 });
-	return path;
+/** Write `<dir>/<name>`: a state as JSON, a string as it is. */
+function put(dir: string, name: string, content: object | string): string {
+	return writeStateFile(dir, typeof content === "string" ? {} : content, {
+		name,
+		...(typeof content === "string" ? { text: content } : {}),
+	});
 }
 
 describe("a scanner over an untrusted dir", () => {
