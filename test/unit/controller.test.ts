@@ -123,25 +123,51 @@ describe("IdeController", { concurrency: 4 }, () => {
 		assert.ok(injection.kind === "skip" && injection.reason.includes("0755"));
 	});
 
-	const ignoreCases: Array<[string, string | null, string | null, boolean, string, RegExp | null]> = [
-		["global rule", "*.env\n", null, true, "secrets.env", /ide-context\.ignore \(\*\.env\)/],
-		["project rule", null, "generated/\n", true, "generated/x.ts", /ide-context\.local\.ignore \(generated\/\)/],
-		["trusted project negation re-includes", "*.env\n", "!public.env\n", true, "public.env", null],
-		["untrusted project negation is dropped", "*.env\n", "!public.env\n", false, "public.env", /\*\.env/],
-		["no rules", null, null, true, "a.env", null],
+	interface IgnoreCase {
+		name: string;
+		/** The global rules file's text; absent: no file. */
+		global?: string;
+		/** The project rules file's text; absent: no file. */
+		project?: string;
+		/** Is the project trusted? Default true. */
+		trusted?: boolean;
+		/** The editor's file, relative to the project. */
+		file: string;
+		/** The prompt is skipped with a reason matching this; absent: the block is injected. */
+		skipped?: RegExp;
+	}
+	const ignoreCases: IgnoreCase[] = [
+		{ name: "global rule", global: "*.env\n", file: "secrets.env", skipped: /ide-context\.ignore \(\*\.env\)/ },
+		{
+			name: "project rule",
+			project: "generated/\n",
+			file: "generated/x.ts",
+			skipped: /ide-context\.local\.ignore \(generated\/\)/,
+		},
+		{ name: "trusted project negation re-includes", global: "*.env\n", project: "!public.env\n", file: "public.env" },
+		{
+			name: "untrusted project negation is dropped",
+			global: "*.env\n",
+			project: "!public.env\n",
+			trusted: false,
+			file: "public.env",
+			skipped: /\*\.env/,
+		},
+		{ name: "no rules", file: "a.env" },
 	];
-	for (const [name, global, project, trusted, file, skipped] of ignoreCases) {
+	for (const { name, global, project, trusted = true, file, skipped } of ignoreCases) {
 		it(`ignore rules: ${name}`, () => {
 			const f = fixture();
 			f.trusted.value = trusted;
-			if (global !== null) writeFileSync(join(f.agentDir, "ide-context.ignore"), global);
-			if (project !== null) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), project);
+			if (global !== undefined) writeFileSync(join(f.agentDir, "ide-context.ignore"), global);
+			if (project !== undefined) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), project);
 			writeStateFile(
 				f.stateDir,
 				makeState({ pid: liveEditorPid(), cwd: f.project, active_buffer: { file: join(f.project, file) } }),
 			);
 			const injection = f.controller.prepareInjection();
-			if (skipped === null) assert.equal(injection.kind, "inject", injection.kind === "skip" ? injection.reason : "");
+			if (skipped === undefined)
+				assert.equal(injection.kind, "inject", injection.kind === "skip" ? injection.reason : "");
 			else assert.ok(injection.kind === "skip" && skipped.test(injection.reason), JSON.stringify(injection));
 		});
 	}
