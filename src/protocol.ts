@@ -12,7 +12,7 @@ export const PROTOCOL_VERSION = "0.2";
 /** Seconds a selection stays fresh after the user made it (spec: SELECTION_FRESH_SECONDS). */
 export const SELECTION_FRESH_SECONDS = 60;
 
-/** State files larger than this are refused unread. */
+/** State files larger than this are refused unread (PROTOCOL.md, "Limits"). */
 export const MAX_STATE_FILE_BYTES = 1024 * 1024;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -29,6 +29,8 @@ export const SelectionSchema = Type.Object({
 	end: PositionSchema,
 	text: Type.String(),
 	selected_at: Nullable(Type.Number({ minimum: 0 })),
+	/** True when the client cut `text` to keep the state file small (optional, v0.2-compatible). */
+	truncated: Type.Optional(Type.Boolean()),
 });
 
 export const ActiveBufferSchema = Type.Object({

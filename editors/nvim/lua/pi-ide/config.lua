@@ -15,9 +15,10 @@ M.defaults = {
   -- fires. 200 ms keeps pi at most this far behind and caps writes at 5 per second while you move.
   -- Buffer/window switches, visual-mode changes and :cd are written at once regardless.
   debounce_ms = 200,
-  -- The selection text is cut at this many bytes (on a character boundary) before it is encoded, so a
-  -- `ggVG` over a huge file never stalls typing. start/end still describe the whole selection.
-  max_selection_bytes = 1024 * 1024,
+  -- The selection text is cut (on a character boundary) so that it takes at most this many bytes in the state
+  -- file, JSON escaping included, and marked `truncated`: a `ggVG` over a huge file never stalls typing and
+  -- never makes the file too big for pi (which reads at most 1 MiB). start/end still describe all of it.
+  max_selection_bytes = 256 * 1024,
 }
 
 ---@type table<string, { type: string, check?: (fun(v: any): boolean), want?: string }>
@@ -33,9 +34,9 @@ local schema = {
   max_selection_bytes = {
     type = "number",
     check = function(v)
-      return v >= 1 and v == math.floor(v)
+      return v >= 1 and v <= 512 * 1024 and v == math.floor(v)
     end,
-    want = "a whole number of bytes >= 1",
+    want = "a whole number of bytes between 1 and 524288 (pi reads state files up to 1 MiB)",
   },
 }
 

@@ -96,12 +96,17 @@ function H.write_now()
   local payload = state.build(snapshot())
   local now = compat.now()
   local content, text = state.encode(payload, now)
-  if content == H.last_content then
+  if content ~= nil and content == H.last_content then
     H.stats.skipped = H.stats.skipped + 1
     return true
   end
   local dir = H.stats.dir
-  local ok, err, insecure = writer.ensure_dir(dir)
+  local ok, err, insecure
+  if content == nil then
+    ok, err = false, text
+  else
+    ok, err, insecure = writer.ensure_dir(dir)
+  end
   if ok then
     ok, err = writer.write(dir, vim.fn.getpid(), text)
   end

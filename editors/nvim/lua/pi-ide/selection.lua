@@ -73,10 +73,65 @@ function M.cut(s, n)
   return s:sub(1, n)
 end
 
+--- How many bytes each byte takes inside a JSON string as vim.json writes it: `"`, `\\` and `/` become 2
+--- bytes, control characters 2 or 6 (`\\n`, `\\u001b`), DEL 6; everything else, bytes >= 0x80 included, 1.
+--- Built from vim.json itself, so it cannot disagree with the encoder.
+local escaped = nil
+
+local function escaped_sizes()
+  if not escaped then
+    escaped = {}
+    for b = 0, 255 do
+      escaped[b] = #vim.json.encode(string.char(b)) - 2
+    end
+  end
+  return escaped
+end
+
+--- Size of `s` once JSON-encoded, without the quotes.
+---@param s string
+---@return integer
+function M.encoded_size(s)
+  return #vim.json.encode(s) - 2
+end
+
+--- Cut `s` so that its JSON encoding (without the quotes) takes at most `max` bytes, without splitting a
+--- UTF-8 character. Escaping makes text grow (2-17% for source code, up to 6x for control bytes), so a cap on
+--- the raw text does not bound the file. Costs about two encodings of `s` plus a walk over one 4 KiB chunk.
+---@param s string
+---@param max integer
+---@return string text
+---@return boolean cut
+function M.fit(s, max)
+  if M.encoded_size(s) <= max then
+    return s, false
+  end
+  local size = escaped_sizes()
+  local CHUNK = 4096
+  local pos, used = 1, 0
+  -- Whole chunks while they fit (each measured by the C encoder), then byte by byte inside the first one
+  -- that does not.
+  while true do
+    local chunk = s:sub(pos, pos + CHUNK - 1)
+    local n = M.encoded_size(chunk)
+    if used + n > max then
+      local i = pos
+      while used + size[s:byte(i)] <= max do
+        used = used + size[s:byte(i)]
+        i = i + 1
+      end
+      return M.cut(s, i - 1), true
+    end
+    used = used + n
+    pos = pos + CHUNK
+  end
+end
+
 --- Whole lines first..last joined with "\n", read in chunks and capped at `max_bytes` so a huge selection
 --- costs at most about `max_bytes` of work.
 ---@param get_lines fun(first: integer, last: integer): string[] 1-based inclusive
----@return string
+---@return string text
+---@return boolean cut
 local function join_lines(get_lines, first, last, max_bytes)
   local parts, total = {}, 0
   local lnum = first
@@ -89,14 +144,23 @@ local function join_lines(get_lines, first, last, max_bytes)
         if room > 0 then
           parts[#parts + 1] = M.cut(l, room)
         end
-        return table.concat(parts, "\n")
+        return table.concat(parts, "\n"), true
       end
       parts[#parts + 1] = l
       total = total + sep + #l
     end
     lnum = chunk_last + 1
   end
-  return table.concat(parts, "\n")
+  return table.concat(parts, "\n"), false
+end
+
+--- The selection text capped so that its *encoded* size is at most `max_bytes`. The raw text is read only
+--- up to `max_bytes` (encoding never shrinks text), then cut again by its encoded size.
+---@return string text
+---@return boolean cut
+local function capped(text, read_cut, max_bytes)
+  local fitted, cut = M.fit(text, max_bytes)
+  return fitted, read_cut or cut
 end
 
 ---@class PiIdePos
@@ -107,13 +171,14 @@ end
 ---@field start PiIdePos
 ---@field end PiIdePos
 ---@field text string
+---@field truncated boolean|nil true when `text` was cut to `max_bytes`
 
 --- Build a selection from two positions (either order) in `mode`.
 ---@param mode string "v", "V" or CTRL-V
 ---@param a integer[] {line, col} 1-based byte column (the visual anchor, or '<)
 ---@param b integer[] {line, col} (the cursor, or '>)
 ---@param get_lines fun(first: integer, last: integer): string[] 1-based inclusive line reader
----@param max_bytes integer cap on the text's size
+---@param max_bytes integer cap on the text's size once JSON-encoded
 ---@return PiIdeSelection
 function M.extract(mode, a, b, get_lines, max_bytes)
   local s, e = a, b
@@ -132,11 +197,13 @@ function M.extract(mode, a, b, get_lines, max_bytes)
       -- Charwise, or a one-line block: the exact range between the two columns.
       sc, ec = start_col(first, s[2]), end_col(first, e[2])
     end
-    local text = first:sub(sc, ec)
+    local raw = first:sub(sc, ec)
+    local text, cut = capped(M.cut(raw, max_bytes), #raw > max_bytes, max_bytes)
     return {
       start = { line = sl, column = sc },
       ["end"] = { line = el, column = ec },
-      text = M.cut(text, max_bytes),
+      text = text,
+      truncated = cut or nil,
     }
   end
 
@@ -148,10 +215,13 @@ function M.extract(mode, a, b, get_lines, max_bytes)
     -- which is only an approximation of the block (the text is whole lines either way).
     sc, ec = start_col(first, s[2]), end_col(last, e[2])
   end
+  local joined, read_cut = join_lines(get_lines, sl, el, max_bytes)
+  local text, cut = capped(joined, read_cut, max_bytes)
   return {
     start = { line = sl, column = sc },
     ["end"] = { line = el, column = ec },
-    text = join_lines(get_lines, sl, el, max_bytes),
+    text = text,
+    truncated = cut or nil,
   }
 end
 
