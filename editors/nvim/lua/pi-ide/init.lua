@@ -168,6 +168,16 @@ function H.handlers.now()
   H.schedule(true)
 end
 
+--- Cursor moves: in visual mode they also move the selection tracker (see selection.track), synchronously,
+--- because an operator (`d`, `c`) may follow before any write.
+function H.handlers.moved()
+  local mode = vim.api.nvim_get_mode().mode
+  if require("pi-ide.selection").visual_kind(mode) then
+    require("pi-ide.selection").track(vim.api.nvim_get_current_buf(), mode)
+  end
+  H.schedule(false)
+end
+
 --- Visual-mode transitions. One ModeChanged autocmd filtered here: a pattern list would register one
 --- autocmd per pattern and fire twice for v -> V.
 function H.handlers.mode_changed()
@@ -176,6 +186,9 @@ function H.handlers.mode_changed()
   local was, is = sel.visual_kind(ev.old_mode or ""), sel.visual_kind(ev.new_mode or "")
   if not was and not is then
     return
+  end
+  if is then
+    sel.track(vim.api.nvim_get_current_buf(), ev.new_mode)
   end
   if was and not is then
     -- Leaving visual mode: this is the moment `selected_at` records; Neovim has just set '< and '>.
@@ -205,7 +218,8 @@ local function create_autocmds()
       end,
     })
   end
-  au({ "CursorMoved", "CursorMovedI", "TextChanged", "TextChangedI", "TextChangedP" }, H.handlers.soon, "debounced write")
+  au("CursorMoved", H.handlers.moved, "debounced write; follow the visual area")
+  au({ "CursorMovedI", "TextChanged", "TextChangedI", "TextChangedP" }, H.handlers.soon, "debounced write")
   au(
     { "BufEnter", "WinEnter", "BufFilePost", "FileType", "TermOpen", "BufWritePost", "DirChanged", "InsertLeave" },
     H.handlers.now,
