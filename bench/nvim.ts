@@ -1,8 +1,9 @@
 /**
  * Benchmarks of the Neovim client, in real Neovim (every version of the test matrix): the cost of one
  * CursorMoved event (the autocmd callback path, in-process, median of 10,000), writes per second while the
- * cursor keeps moving (over RPC, as a user would), the cost of one write for a typical state and for a
- * 10,000-line selection, and what the plugin adds to startup (`--startuptime`, with and without it).
+ * cursor keeps moving (over RPC, as a user would), writes per second under a burst of visual toggles, the cost
+ * of one write for a typical state and for a 10,000-line selection, and what the plugin adds to startup
+ * (`--startuptime`, with and without it).
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/nvim.ts`.
  */
 import { execFileSync } from "node:child_process";
@@ -41,7 +42,7 @@ local pi = require("pi-ide")
 local n = 10000
 local direct, autocmd = {}, {}
 -- The callback exactly as the autocmd runs it (guard + handler), cursor really moving each time.
-local handler = pi._handlers.soon
+local handler = pi._handlers.moved
 for i = 1, n do
   vim.api.nvim_win_set_cursor(0, { (i % 500) + 1, i % 7 })
   local t0 = uv.hrtime()
@@ -107,6 +108,34 @@ async function benchOne(flavour: NvimFlavour): Promise<void> {
 		const seconds = (performance.now() - started) / 1000;
 		const rate = ((await nv.status()).writes - before) / seconds;
 		row(`writes/s, continuous movement (${Math.round(moves / seconds)} moves/s)`, rate.toFixed(2), "<= 5", rate <= 5);
+
+		// Prompt writes under a burst: 1,000 visual toggles, each its own request (its own event-loop turn), with
+		// the client on and off. Before the gap between prompt writes this made ~900 writes/s.
+		const toggles = async (): Promise<{ ms: number; writes: number }> => {
+			const w0 = (await nv.status()).writes;
+			const t0 = performance.now();
+			for (let i = 0; i < 1000; i++) await nv.input(i % 2 === 0 ? "v" : "<Esc>");
+			const ms = performance.now() - t0;
+			return { ms, writes: (await nv.status()).writes - w0 };
+		};
+		const on = await toggles();
+		await nv.lua("require('pi-ide').disable()");
+		const off = await toggles();
+		await nv.lua("require('pi-ide').enable()");
+		// One write at once, then at most one per 20 ms gap (about 50/s).
+		const toggleRate = on.writes / (on.ms / 1000);
+		row(
+			`writes/s, 1,000 visual toggles (${Math.round(1000 / (on.ms / 1000))} toggles/s)`,
+			`${toggleRate.toFixed(1)} (${on.writes})`,
+			"1 + 1 per 20 ms",
+			on.writes <= 1 + Math.ceil(on.ms / 20),
+		);
+		row(
+			"  toggle cost with / without the client",
+			`${(on.ms / 1000).toFixed(3)} / ${(off.ms / 1000).toFixed(3)} ms`,
+			"(info)",
+			true,
+		);
 
 		// A 10,000-line selection (live, in visual mode).
 		const big = Array.from({ length: 10_000 }, (_, i) => `line ${i + 1}: ${"lorem ipsum ".repeat(4)}`);

@@ -37,6 +37,11 @@ H.stats = {
   written = false, -- our file exists (so disable/exit must remove it)
 }
 H.last_content = nil ---@type string|nil
+-- Prompt writes are spaced at least this far apart: the first one after a pause goes out on the next
+-- event-loop turn (the pill is not delayed), a burst (1,000 visual toggles) costs one write per gap instead of
+-- one per toggle.
+H.prompt_gap_ms = 20
+H.last_write_ms = nil ---@type number|nil uv.now() of the last write attempt
 
 --- Warn once per key (scheduled: vim.notify inside some autocmds, e.g. textlock, is not allowed).
 local function warn_once(key, msg)
@@ -130,11 +135,23 @@ end
 H.on_timer = function()
   H.pending = nil
   if H.enabled then
+    uv.update_time()
+    H.last_write_ms = uv.now()
     guard(H.write_now)
   end
 end
 
---- Ask for a write: `urgent` ones go out on the next loop iteration, the rest are coalesced for
+--- How long a prompt write must wait to keep `prompt_gap_ms` after the last write.
+local function prompt_wait()
+  if not H.last_write_ms then
+    return 0
+  end
+  uv.update_time()
+  return math.max(0, H.last_write_ms + H.prompt_gap_ms - uv.now())
+end
+
+--- Ask for a write: `urgent` ones go out on the next loop iteration (or, in a burst, `prompt_gap_ms` after
+--- the last write: all urgent requests meanwhile share that one write), the rest are coalesced for
 --- `debounce_ms`. The timer is armed by the first event and not re-armed by later ones, so continuous
 --- movement still writes every `debounce_ms` (at most 5/s at 200 ms) instead of never.
 ---@param urgent boolean
@@ -145,8 +162,8 @@ function H.schedule(urgent)
   if urgent then
     if H.pending ~= "now" then
       H.pending = "now"
-      -- Starting an armed libuv timer re-arms it: the debounced write becomes this immediate one.
-      H.timer:start(0, 0, H.on_timer_wrapped)
+      -- Starting an armed libuv timer re-arms it: the debounced write becomes this prompt one.
+      H.timer:start(prompt_wait(), 0, H.on_timer_wrapped)
     end
   elseif H.pending == nil then
     H.pending = "soon"
@@ -408,6 +425,20 @@ function M.command(args)
     lines = { "(pi-ide) " .. tostring(lines) }
   end
   vim.api.nvim_echo({ { table.concat(lines, "\n") } }, false, {})
+end
+
+--- For tests: set the gap between prompt writes (a pending prompt write is re-timed to it); `idle` forgets the
+--- last write, as after a long pause.
+---@param ms integer
+---@param idle boolean|nil
+M._set_prompt_gap = function(ms, idle)
+  H.prompt_gap_ms = ms
+  if idle then
+    H.last_write_ms = nil
+  end
+  if H.pending == "now" then
+    H.timer:start(prompt_wait(), 0, H.on_timer_wrapped)
+  end
 end
 
 -- For tests and the benchmark: the handlers as autocmds run them, and a synchronous write.
