@@ -116,6 +116,7 @@ forEachNvim((flavour) => {
 			const status = await nv.status();
 			assert.equal(status.failures, 0);
 			assert.equal(status.config.max_selection_bytes, 256 * 1024);
+			assert.match(await nv.exec("PiIde"), /selection: 1:1-\d+:\d+, \d+ bytes \(cut to max_selection_bytes\), made/);
 			// Kept as marks after <Esc>: still cut, still marked.
 			await nv.input("<Esc>");
 			s = await nv.until((x) => x.active_buffer.selection?.selected_at !== sel?.selected_at, "<Esc> written");

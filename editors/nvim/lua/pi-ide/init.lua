@@ -387,12 +387,13 @@ function M.summary()
     local sel = b.selection
     if sel ~= vim.NIL then
       local when = sel.selected_at ~= vim.NIL and ("made " .. age(s.now, sel.selected_at)) or "made before this session"
-      lines[#lines + 1] = ("selection: %d:%d-%d:%d, %d bytes, %s"):format(
+      lines[#lines + 1] = ("selection: %d:%d-%d:%d, %d bytes%s, %s"):format(
         sel.start.line,
         sel.start.column,
         sel["end"].line,
         sel["end"].column,
         #sel.text,
+        sel.truncated and " (cut to max_selection_bytes)" or "",
         when
       )
     else
