@@ -33,6 +33,9 @@ export function readOptions(nvim = process.env["NVIM_BIN"] || "nvim"): OptionDoc
 			"--headless",
 			"--clean",
 			"--cmd",
+			// Load config.lua only: the client itself must not start and write a state file.
+			"let g:pi_ide_disable = 1",
+			"--cmd",
 			`set rtp^=${PLUGIN}`,
 			"-c",
 			"lua io.stdout:write(vim.json.encode(require('pi-ide.config').doc()))",
