@@ -371,3 +371,15 @@ export const nowSeconds = (): number => Date.now() / 1000;
 export function removeLater(t: TestContext, path: string): void {
 	t.after(() => rmSync(path, { recursive: true, force: true }));
 }
+
+/** ~`bytes` of lines mixing code, quotes, backslashes, slashes, tabs, control bytes, DEL and multibyte text. */
+export function binaryishLines(bytes: number): string[] {
+	const lines: string[] = [];
+	let total = 0;
+	for (let i = 0; total < bytes; i++) {
+		const line = `${i}: "q" \\ a/b\t\u0001\u0002\u001b[0m\u007f é 日本 ${"\u0000".repeat(i % 4)}`;
+		lines.push(line);
+		total += Buffer.byteLength(line) + 1;
+	}
+	return lines;
+}
