@@ -127,9 +127,10 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 		details.memory = { v: MEMORY_VERSION, id: options.id, kind, prev, state, selection, selectionSent: sent };
 		return details;
 	};
-	const full = (why: string): Decision => {
+	const full = (reason: string): Decision => {
 		const sent = selection !== null && (options.always || !known);
 		const text = sent || selection === null ? block.text : renderBlock(parsed, true);
+		const why = `a new block (${reason})`;
 		return {
 			kind: "full",
 			text,
@@ -138,14 +139,14 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			selectionReferenced: !sent && selection !== null,
 		};
 	};
-	if (options.always) return full("full block with every prompt (ideContext.sendUnchanged is on)");
+	if (options.always) return full("ideContext.sendUnchanged is on: a block with every prompt");
 	const base = view.latest;
-	if (!base) return full(`full block: ${view.why}`);
-	if (base.state.header !== state.header) return full("full block: the editor or what it shows changed");
+	if (!base) return full(view.why);
+	if (base.state.header !== state.header) return full("the editor or what it shows changed");
 	const before = new Map(base.state.sections);
 	const after = new Map(state.sections);
 	for (const key of IDENTITY_KEYS) {
-		if (before.get(key) !== after.get(key)) return full(`full block: the ${key.toLowerCase()} changed`);
+		if (before.get(key) !== after.get(key)) return full(`the ${key.toLowerCase()} changed`);
 	}
 	const changed = state.sections.filter(([key, value]) => before.get(key) !== value).map(([key]) => key);
 	// A selection the model has only as a reference (its text was compacted away) goes out again.
@@ -157,15 +158,15 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			text: "",
 			details: undefined,
 			why: selection
-				? `nothing: unchanged since the editor context the model has (${SELECTION_REFERENCED})`
-				: "nothing: unchanged since the editor context the model has",
+				? `nothing (unchanged since the editor context the model has; ${SELECTION_REFERENCED})`
+				: "nothing (unchanged since the editor context the model has)",
 			selectionReferenced: selection !== null,
 		};
 	}
 	const sent = selection !== null && !known && changed.includes(SELECTION_KEY);
 	const update = renderUpdate(block.details.editor, parsed, changed, removed, known);
 	const fullSize = (selection !== null && !known ? block.text : renderBlock(parsed, true)).length;
-	if (update.length >= fullSize) return full("full block: most of it changed");
+	if (update.length >= fullSize) return full("most of it changed");
 	const keys = [...changed, ...removed].map(displayKey).join(", ");
 	return {
 		kind: "update",

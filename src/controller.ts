@@ -292,8 +292,11 @@ export class IdeController {
 		return { rows, actions };
 	}
 
-	/** The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now. */
-	statusReport(): string {
+	/**
+	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
+	 * `nextPrompt` says what the next prompt sends given what the model already has (context-memory.ts).
+	 */
+	statusReport(nextPrompt?: (block: ContextBlock) => { why: string; text: string }): string {
 		const injection = this.prepareInjection();
 		const view = this.#view;
 		const now = this.#nowMs() / 1000;
@@ -333,7 +336,9 @@ export class IdeController {
 			} else if (!freshness.fresh && freshness.reason === "no timestamp") {
 				lines.push("Selection: no timestamp (restored marks), not sent");
 			}
-			lines.push("Next prompt would include:", injection.block.text);
+			const next = nextPrompt?.(injection.block);
+			if (!next) lines.push("Next prompt would include:", injection.block.text);
+			else lines.push(`Next prompt sends ${next.why}${next.text ? ":" : ""}`, ...(next.text ? [next.text] : []));
 		}
 		return lines.join("\n");
 	}
