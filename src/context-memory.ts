@@ -292,7 +292,7 @@ function renderUpdate(
 	removed: readonly string[],
 	selectionKnown: boolean,
 ): string {
-	const lines = [`Update from the user's editor (${editor}); the rest of the last editor context still holds:`];
+	const lines = [`Editor update (${editor}), the rest as before:`];
 	for (const section of parsed.sections) {
 		if (changed.includes(section.key)) lines.push(...renderSection(section, selectionKnown));
 	}

@@ -173,7 +173,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		moveCursor(env, editor, 60);
 		assert.match(
 			await ideStatus(rpc),
-			/^Next prompt sends an update \(Cursor\) .*:\nUpdate from .*\nCursor: line 60, column 5$/m,
+			/^Next prompt sends an update \(Cursor\) .*:\nEditor update \(Neovim\), the rest as before:\nCursor: line 60, column 5$/m,
 		);
 	});
 

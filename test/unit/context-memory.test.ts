@@ -93,7 +93,7 @@ describe("decide: what each prompt of a conversation sends", () => {
 		const moved = c.send(blockOf(state({ cursor: { line: 50, column: 3 } }), NOW + 5));
 		assert.equal(moved.kind, "update");
 		assert.deepEqual(moved.text.split("\n").slice(1), ["Cursor: line 50, column 3"]);
-		assert.match(moved.text, /^Update from the user's editor \(Neovim\)/);
+		assert.match(moved.text, /^Editor update \(Neovim\), the rest as before:\n/);
 		// Back to where the full block had it: the model's latest word was line 50, so this is news too.
 		const back = c.send(blockOf(state(), NOW + 10));
 		assert.equal(back.kind, "update");
@@ -245,11 +245,14 @@ describe("decide: what each prompt of a conversation sends", () => {
 
 	it("an update that would be as long as the block is sent as the block", () => {
 		const c = new Conversation();
-		c.send(blockOf(state(), NOW));
-		const d = c.send(
-			blockOf(state({ language: "python", cursor: { line: 1, column: 1 }, modified: true, lines_total: 3 }), NOW),
-		);
+		const tiny = (a: number): ContextBlock => ({
+			text: `Editor:\nFile: /a\nA: ${a}\nB: ${a}`,
+			details: { pid: 1, editor: "Neovim", file: "/a", language: null },
+		});
+		c.send(tiny(1));
+		const d = c.send(tiny(2));
 		assert.equal(d.kind, "full");
+		assert.equal(d.text, tiny(2).text);
 		assert.match(d.why, /most of it changed/);
 	});
 });
