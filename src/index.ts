@@ -24,8 +24,8 @@ import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, 
 import { type Decision, decide, type ModelView, modelView } from "./context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
-import { resolveStateDir } from "./scan.ts";
 import { parseSettings } from "./settings.ts";
+import { resolveStateDir } from "./state-dir.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
