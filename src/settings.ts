@@ -17,7 +17,7 @@ export interface IdeSettings {
 	/** Link the bundled Neovim client into Neovim's packpath at session start (also off with PI_IDE_NO_NVIM_LINK=1). */
 	linkNvim: boolean;
 	/**
-	 * Send the whole block, selection text included, with every prompt (the behaviour before 0.2). Off: a prompt
+	 * Send the whole block, selection text included, with every prompt (the behaviour of 0.1.0). Off: a prompt
 	 * sends only what the model does not already have (see context-memory.ts).
 	 */
 	sendUnchanged: boolean;
