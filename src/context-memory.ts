@@ -177,6 +177,48 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	};
 }
 
+/** An ide-context message as the model is about to read it (the `context` event). */
+export interface ReadMessage {
+	details: unknown;
+	content: unknown;
+}
+
+const SELECTION_GONE =
+	"Selection: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).";
+
+/**
+ * The last resort, for the request itself: when the last ide-context message the model is about to read builds
+ * on messages that are no longer in the request (pi compacted in the middle of a run, or another extension
+ * pruned the context), a self-contained text for it: the state it records, its own lines where it has them.
+ * Undefined when the message stands (or is not one of ours): the request is then left untouched.
+ */
+export function selfContainedText(messages: readonly ReadMessage[]): string | undefined {
+	const last = readMemory(messages.at(-1)?.details);
+	if (!last) return undefined;
+	const view = modelView(messages);
+	const selectionInView = !last.selection || view.selections.has(selectionKey(last.selection));
+	if (view.latest !== null && selectionInView) return undefined;
+	const own = new Map(parseBlock(contentText(messages.at(-1)?.content)).sections.map((s) => [s.key, s.lines]));
+	const lines = [last.state.header];
+	for (const [key, value] of last.state.sections) {
+		const mine = own.get(key);
+		if (key === SELECTION_KEY && last.selection) {
+			lines.push(...(mine && last.selectionSent ? mine : [SELECTION_GONE]));
+		} else lines.push(...(mine ?? [value]));
+	}
+	return lines.join("\n");
+}
+
+function contentText(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.map((part: unknown) =>
+			isRecord(part) && part["type"] === "text" && typeof part["text"] === "string" ? part["text"] : "",
+		)
+		.join("");
+}
+
 /** The key that identifies a selection across messages. */
 export function selectionKey(selection: SelectionIdentity): string {
 	return `${selection.pid}\u0000${selection.file}\u0000${selection.range}\u0000${selection.selectedAt}\u0000${selection.hash}`;

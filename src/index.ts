@@ -21,7 +21,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
-import { type Decision, decide, type ModelView, modelView } from "./context-memory.ts";
+import { type Decision, decide, type ModelView, modelView, selfContainedText } from "./context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { parseSettings } from "./settings.ts";
@@ -109,6 +109,27 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			};
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);
+			return undefined;
+		}
+	});
+
+	// Before each model request: if the last editor context in it builds on a block the request no longer holds
+	// (pi compacted in the middle of a run, another extension pruned it), make that message self-contained.
+	pi.on("context", async (event) => {
+		try {
+			const ours = event.messages.flatMap((m, index) =>
+				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ index, message: m }] : [],
+			);
+			const last = ours.at(-1);
+			if (!last) return undefined;
+			const text = selfContainedText(
+				ours.map(({ message }) => ({ details: message.details, content: message.content })),
+			);
+			if (text === undefined) return undefined;
+			const messages = [...event.messages];
+			messages[last.index] = { ...last.message, content: text };
+			return { messages };
+		} catch {
 			return undefined;
 		}
 	});

@@ -9,7 +9,7 @@ import { after, describe, test } from "node:test";
 import { killAllEditors, makeSelection } from "../helpers/editors.ts";
 import { injectedAfter, messageText, type RecordedRequest, requestMessages } from "../helpers/fake-llm.ts";
 import { PILL_NVIM_TS, STATUS_KEY } from "../helpers/ide.ts";
-import { type PiEnv, REPO, WAIT_MS } from "../helpers/pi-env.ts";
+import { type PiEnv, PRODUCT_EXTENSION, REPO, WAIT_MS } from "../helpers/pi-env.ts";
 import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
 import {
 	envFor as baseEnvFor,
@@ -21,6 +21,7 @@ import {
 } from "../helpers/scenario.ts";
 
 const TREE_EXTENSION = join(REPO, "test/fixtures/tree-extension.ts");
+const PRUNE_EXTENSION = join(REPO, "test/fixtures/prune-context-extension.ts");
 
 /** No Neovim-link notify; compaction keeps as little as it can, so `compact` summarises the earlier prompts. */
 const envFor = (t: Parameters<typeof baseEnvFor>[0], ideContext: Record<string, unknown> = {}) =>
@@ -250,6 +251,21 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		assert.equal(switched.success, true, JSON.stringify(switched));
 		assert.deepEqual(await send(rpc, env, "back in A"), [], "session A has the block already");
 		assert.equal(count(contextText(env.model.requests.at(-1)), MARKER), 1);
+	});
+
+	test("a request that lost the block an update builds on gets the update made whole", async (t) => {
+		const env = await envFor(t);
+		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		// The pruning extension runs its context handler before the product's.
+		const rpc = await startRpc(env, { extension: PRUNE_EXTENSION, args: ["-e", PRODUCT_EXTENSION] });
+		t.after(() => rpc.close());
+		await send(rpc, env, "one");
+		moveCursor(env, editor, 50);
+		const two = (await send(rpc, env, "two")).join("\n");
+		assert.equal(count(contextText(env.model.requests.at(-1)), "File: "), 1, "the first block was pruned");
+		assert.match(two, /^The user's editor \(Neovim\) shows this file:$/m);
+		assert.equal(fileLine(two), join(env.workDir, "src/main.ts"));
+		assert.match(two, /^Cursor: line 50, column 5$/m);
 	});
 
 	test("sendUnchanged: the whole block, selection included, with every prompt", async (t) => {

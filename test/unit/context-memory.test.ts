@@ -7,6 +7,8 @@ import {
 	type MemoryDetails,
 	modelView,
 	parseBlock,
+	type ReadMessage,
+	selfContainedText,
 	type VisibleMessage,
 } from "../../src/context-memory.ts";
 import type { EditorState, Selection } from "../../src/protocol.ts";
@@ -57,14 +59,14 @@ function blockOf(s: EditorState, now: number, extraLines: string[] = []): Contex
  * can be narrowed to simulate compaction, /tree or /fork removing messages from the model's view.
  */
 class Conversation {
-	messages: VisibleMessage[] = [];
+	messages: ReadMessage[] = [];
 	#ids = 0;
 	always = false;
 
 	send(block: ContextBlock): Decision {
 		this.#ids += 1;
 		const decision = decide(block, modelView(this.messages), { always: this.always, id: `m${this.#ids}` });
-		if (decision.kind !== "none") this.messages.push({ details: decision.details });
+		if (decision.kind !== "none") this.messages.push({ details: decision.details, content: decision.text });
 		return decision;
 	}
 }
@@ -342,5 +344,75 @@ describe("parseBlock: sections by leading key", () => {
 				["Foreign key#2", 2],
 			],
 		);
+	});
+});
+
+describe("selfContainedText: the last editor context, when the request lost what it builds on", () => {
+	const moved = (line: number, sel: Selection | null = null) =>
+		blockOf(state({ cursor: { line, column: 2 }, selection: sel }), NOW + 5);
+
+	it("leaves an intact conversation alone, message by message", () => {
+		const c = new Conversation();
+		for (const block of [blockOf(state({ selection: selection() }), NOW), moved(50, selection()), moved(51)]) {
+			c.send(block);
+			assert.equal(selfContainedText(c.messages), undefined);
+		}
+	});
+
+	it("an update whose block was pruned becomes the whole state, with its own current lines", () => {
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(moved(50));
+		const text = selfContainedText(c.messages.slice(1));
+		assert.deepEqual(text?.split("\n"), [
+			"The user's editor (Neovim) shows this file:",
+			`File: ${FILE}`,
+			"Language: typescript",
+			"Cursor: line 50, column 2",
+			"Buffer: 200 lines, saved",
+		]);
+	});
+
+	it("a selection whose text was pruned is said to be gone, not silently dropped", () => {
+		const c = new Conversation();
+		c.send(blockOf(state({ selection: selection() }), NOW));
+		c.send(moved(50, selection()));
+		const text = selfContainedText(c.messages.slice(1)) ?? "";
+		assert.match(text, /^Selection: made earlier in this conversation; its text is no longer in the model's context/m);
+		assert.match(text, /^Cursor: line 50, column 2$/m);
+	});
+
+	it("an update carrying a new selection keeps that selection's text", () => {
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(moved(50, selection("const fresh = 1;", NOW + 4, 50)));
+		const text = selfContainedText(c.messages.slice(1)) ?? "";
+		assert.match(text, /^File: /m);
+		assert.match(text, /^const fresh = 1;$/m);
+	});
+
+	it("a full block referring to a selection whose text was pruned", () => {
+		const c = new Conversation();
+		c.send(blockOf(state({ selection: selection() }), NOW));
+		c.send(blockOf(state({ file: "/p/b.ts", name: "b.ts" }), NOW + 1));
+		c.send(blockOf(state({ selection: selection() }), NOW + 2));
+		assert.equal(selfContainedText(c.messages), undefined, "the text is still in view");
+		const text = selfContainedText(c.messages.slice(2)) ?? "";
+		assert.match(text, /^Selection: made earlier/m);
+		assert.match(text, /^File: /m);
+	});
+
+	it("messages of older versions, or not ours, are left alone", () => {
+		assert.equal(selfContainedText([{ details: { pid: 1 }, content: "x" }]), undefined);
+		assert.equal(selfContainedText([]), undefined);
+	});
+
+	it("reads content given as text parts too", () => {
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(moved(50));
+		const [update] = c.messages.slice(1);
+		const parts = [{ details: update?.details, content: [{ type: "text", text: String(update?.content) }] }];
+		assert.match(selfContainedText(parts) ?? "", /^Cursor: line 50, column 2$/m);
 	});
 });
