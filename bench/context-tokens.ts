@@ -5,6 +5,9 @@
  * only what the model does not have (the default).
  */
 import { fileURLToPath } from "node:url";
+import { formatContextBlock } from "../src/blocks.ts";
+import { decide, modelView, type ReadMessage, selfContainedText } from "../src/context-memory.ts";
+import type { EditorState } from "../src/protocol.ts";
 import { killAllEditors, makeSelection } from "../test/helpers/editors.ts";
 import { injectedAfter, messageText, requestMessages } from "../test/helpers/fake-llm.ts";
 import { createPiEnv, type PiEnv } from "../test/helpers/pi-env.ts";
@@ -116,6 +119,55 @@ export async function runContextTokensBench(): Promise<void> {
 			`${scenario.name.padEnd(38)}${String(scenario.prompts).padEnd(9)}${String(tokens(before.bytes)).padEnd(9)}${String(tokens(now.bytes)).padEnd(9)}${String(tokens(now.firstBytes)).padEnd(11)}${target}`,
 		);
 	}
+	benchDecision(500, 200);
+}
+
+/**
+ * What the decision costs per prompt in a long conversation: `messages` editor contexts already in the model's
+ * view (a full block, then cursor updates), then modelView + decide for the next prompt, and the request-time
+ * check (selfContainedText).
+ */
+function benchDecision(messages: number, iterations: number): void {
+	const now = 1_800_000_000;
+	const state = (line: number): EditorState => ({
+		pid: 4242,
+		cwd: "/home/u/proj",
+		timestamp: now,
+		app: "nvim",
+		active_buffer: {
+			file: "/home/u/proj/src/main.ts",
+			name: "main.ts",
+			language: "typescript",
+			cursor: { line, column: 1 },
+			selection: { start: { line: 1, column: 1 }, end: { line: 200, column: 1 }, text: SELECTION, selected_at: now },
+			modified: false,
+			lines_total: 400,
+		},
+	});
+	const block = (line: number) => formatContextBlock(state(line), "/home/u/proj/src/main.ts", { now }) ?? undefined;
+	const history: ReadMessage[] = [];
+	for (let i = 0; i < messages; i++) {
+		const b = block(i + 1);
+		if (!b) throw new Error("no block");
+		const d = decide(b, modelView(history), { always: false, id: `m${i}` });
+		if (d.kind !== "none") history.push({ details: d.details, content: d.text });
+	}
+	const next = block(messages + 1);
+	if (!next) throw new Error("no block");
+	const samples: number[] = [];
+	const checks: number[] = [];
+	for (let i = 0; i < iterations; i++) {
+		const start = performance.now();
+		decide(next, modelView(history), { always: false, id: "next" });
+		samples.push(performance.now() - start);
+		const check = performance.now();
+		selfContainedText(history);
+		checks.push(performance.now() - check);
+	}
+	const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))] ?? Number.NaN;
+	console.log(
+		`Decision cost with ${history.length} editor contexts in view (200-line selection): decide p50 ${p(samples, 0.5).toFixed(3)} ms, p99 ${p(samples, 0.99).toFixed(3)} ms; request check p50 ${p(checks, 0.5).toFixed(3)} ms`,
+	);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
