@@ -24,9 +24,13 @@ const TREE_EXTENSION = join(REPO, "test/fixtures/tree-extension.ts");
 const PRUNE_EXTENSION = join(REPO, "test/fixtures/prune-context-extension.ts");
 
 /** No Neovim-link notify; compaction keeps as little as it can, so `compact` summarises the earlier prompts. */
-const envFor = (t: Parameters<typeof baseEnvFor>[0], ideContext: Record<string, unknown> = {}) =>
+const envFor = (
+	t: Parameters<typeof baseEnvFor>[0],
+	ideContext: Record<string, unknown> = {},
+	compaction: Record<string, unknown> = {},
+) =>
 	baseEnvFor(t, {
-		settings: { ideContext: { linkNvim: false, ...ideContext }, compaction: { keepRecentTokens: 1 } },
+		settings: { ideContext: { linkNvim: false, ...ideContext }, compaction: { keepRecentTokens: 1, ...compaction } },
 	});
 
 async function rpcFor(t: { after(fn: () => unknown): void }, env: PiEnv, session = false): Promise<RpcPi> {
@@ -46,7 +50,14 @@ async function rpcFor(t: { after(fn: () => unknown): void }, env: PiEnv, session
 /** What the model got right after `prompt` in the request that answered it (the injected messages). */
 async function send(rpc: RpcPi, env: PiEnv, prompt: string): Promise<string[]> {
 	await rpc.prompt(prompt);
-	return injectedAfter(env.model.requests.at(-1), prompt);
+	return injectedAfter(requestFor(env, prompt), prompt);
+}
+
+/** The last request that answered `prompt` (pi's own compaction requests come after it and quote it only inside a summary text). */
+function requestFor(env: PiEnv, prompt: string): RecordedRequest | undefined {
+	return env.model.requests.findLast((r) =>
+		requestMessages(r).some((m) => m.role === "user" && messageText(m) === prompt),
+	);
 }
 
 /** Every message text of a request, joined: the whole context the model read. */
@@ -124,7 +135,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		const rpc = await rpcFor(t, env);
 		const prompts = Array.from({ length: 20 }, (_, i) => `question ${i + 1}?`);
 		for (const prompt of prompts) await send(rpc, env, prompt);
-		const last = env.model.requests.at(-1);
+		const last = requestFor(env, prompts.at(-1) as string);
 		const injected = prompts.flatMap((p) => injectedAfter(last, p));
 		const first = injectedAfter(last, prompts[0] as string);
 		assert.equal(first.length, 1, "the first prompt gets the block");
@@ -143,7 +154,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		const first = await send(rpc, env, "explain this");
 		assert.equal(count(first.join("\n"), MARKER), 1, "the first prompt carries the selection");
 		for (let i = 1; i <= 5; i++) await send(rpc, env, `follow-up ${i}`);
-		assert.equal(count(contextText(env.model.requests.at(-1)), MARKER), 1, "and no later prompt repeats it");
+		assert.equal(count(contextText(requestFor(env, "follow-up 5")), MARKER), 1, "and no later prompt repeats it");
 		assert.match(await ideStatus(rpc), /Next prompt sends nothing \(unchanged .*the selection was sent already/);
 	});
 
@@ -186,13 +197,27 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		assert.deepEqual(await send(rpc, env, "more?"), [], "nothing new before compaction");
 		const compact = await rpc.command({ type: "compact" }, 2 * WAIT_MS);
 		assert.equal(compact.success, true, JSON.stringify(compact));
-		const before = contextText(env.model.requests.at(-1));
 		const after = await send(rpc, env, "after compaction?");
-		const last = env.model.requests.at(-1);
+		const last = requestFor(env, "after compaction?");
 		assert.equal(after.length, 1, JSON.stringify(after));
 		assert.equal(fileLine(after[0] as string), join(env.workDir, "src/main.ts"));
 		assert.equal(count(after[0] as string, MARKER), 1, "with the selection text");
-		assert.equal(count(contextText(last), MARKER), 1, `the summary replaced the first copy: ${before.slice(0, 200)}`);
+		assert.equal(count(contextText(last), MARKER), 1, "the summary replaced the first copy");
+	});
+
+	test("automatic (threshold) compaction: the next prompt sends the full block again", async (t) => {
+		// The fake model reports 13 tokens of context; a 128k window less 127,995 reserved leaves 5: every prompt
+		// after the first starts with a threshold compaction.
+		const env = await envFor(t, {}, { reserveTokens: 127_995 });
+		await selectionEditor(env);
+		const rpc = await rpcFor(t, env);
+		await send(rpc, env, "explain this");
+		const compacted = rpc.records.filter((r) => r.type === "compaction_end" && r["reason"] === "threshold");
+		assert.equal(compacted.length, 1, "pi compacted after the first prompt");
+		const after = await send(rpc, env, "and then?");
+		assert.equal(after.length, 1, JSON.stringify(after));
+		assert.equal(fileLine(after[0] as string), join(env.workDir, "src/main.ts"));
+		assert.equal(count(contextText(requestFor(env, "and then?")), MARKER), 1, "the selection text, once");
 	});
 
 	test("/tree: decided from the branch the model sees, not from what was sent last", async (t) => {
@@ -250,7 +275,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		const switched = await rpc.command({ type: "switch_session", sessionPath: sessionA });
 		assert.equal(switched.success, true, JSON.stringify(switched));
 		assert.deepEqual(await send(rpc, env, "back in A"), [], "session A has the block already");
-		assert.equal(count(contextText(env.model.requests.at(-1)), MARKER), 1);
+		assert.equal(count(contextText(requestFor(env, "back in A")), MARKER), 1);
 	});
 
 	test("a request that lost the block an update builds on gets the update made whole", async (t) => {
@@ -262,7 +287,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		await send(rpc, env, "one");
 		moveCursor(env, editor, 50);
 		const two = (await send(rpc, env, "two")).join("\n");
-		assert.equal(count(contextText(env.model.requests.at(-1)), "File: "), 1, "the first block was pruned");
+		assert.equal(count(contextText(requestFor(env, "two")), "File: "), 1, "the first block was pruned");
 		assert.match(two, /^The user's editor \(Neovim\) shows this file:$/m);
 		assert.equal(fileLine(two), join(env.workDir, "src/main.ts"));
 		assert.match(two, /^Cursor: line 50, column 5$/m);
@@ -273,7 +298,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		await selectionEditor(env);
 		const rpc = await rpcFor(t, env);
 		for (let i = 1; i <= 3; i++) await send(rpc, env, `prompt ${i}`);
-		assert.equal(count(contextText(env.model.requests.at(-1)), MARKER), 3);
+		assert.equal(count(contextText(requestFor(env, "prompt 3")), MARKER), 3);
 		assert.match(await ideStatus(rpc), /Next prompt sends a new block \(ideContext.sendUnchanged is on/);
 	});
 });
