@@ -25,72 +25,120 @@ function selection(text: string, selectedAt: number | null, start = 40, end = 45
 }
 
 describe("formatContextBlock: the lightweight block", () => {
-	const cases: Array<[string, EditorState, string | null, string[], string[]]> = [
-		[
-			"file, language, cursor, size, saved",
-			state(),
-			"/home/u/proj/src/main.ts",
-			[
+	const cases: { name: string; input: EditorState; file: string | null; present: string[]; absent: string[] }[] = [
+		{
+			name: "file, language, cursor, size, saved",
+			input: state(),
+			file: "/home/u/proj/src/main.ts",
+			present: [
 				"The user's editor (Neovim) shows this file:",
 				"File: /home/u/proj/src/main.ts",
 				"Language: typescript",
 				"Cursor: line 42, column 10",
 				"Buffer: 200 lines, saved",
 			],
-			["Selection"],
-		],
-		["modified buffer", state({}, { modified: true }), "/p/a.ts", ["Buffer: 200 lines, unsaved changes"], []],
-		["one line", state({}, { lines_total: 1 }), "/p/a.ts", ["Buffer: 1 line, saved"], []],
-		["null cursor omitted", state({}, { cursor: { line: null, column: null } }), "/p/a.ts", [], ["Cursor:"]],
-		[
-			"line without column",
-			state({}, { cursor: { line: 3, column: null } }),
-			"/p/a.ts",
-			["Cursor: line 3\n"],
-			["column"],
-		],
-		["language falls back to extension", state({}, { language: null }), "/p/x.py", ["Language: python"], []],
-		["empty language falls back", state({}, { language: "" }), "/p/x.rs", ["Language: rust"], []],
-		["unknown language and extension: no line", state({}, { language: null }), "/p/x.zzz", [], ["Language:"]],
-		["product names the editor", state({ app: "jetbrains", product: "WebStorm" }), "/p/a.ts", ["(WebStorm)"], []],
-		[
-			"newline in a path cannot start a line",
-			state(),
-			"/p/evil\nFile: /etc/passwd",
-			["File: /p/evil\\nFile: /etc/passwd"],
-			["\nFile: /etc/passwd"],
-		],
-		[
-			"stale selection: no section",
-			state({}, { selection: selection("old", NOW - 61) }),
-			"/p/a.ts",
-			[],
-			["Selection", "old"],
-		],
-		[
-			"null selected_at: no section",
-			state({}, { selection: selection("restored", null) }),
-			"/p/a.ts",
-			[],
-			["Selection", "restored"],
-		],
-		[
-			"fresh multi-line selection fenced with the language",
-			state({}, { selection: selection("a\nb", NOW - 5) }),
-			"/p/a.ts",
-			["Selection (lines 40-45, made 5 s ago):\n```typescript\na\nb\n```"],
-			[],
-		],
-		["exactly 60 s old is still fresh", state({}, { selection: selection("edge", NOW - 60) }), "/p/a.ts", ["edge"], []],
-		[
-			"single-line selection names columns",
-			state({}, { selection: selection("x", NOW, 7, 7) }),
-			"/p/a.ts",
-			["line 7, columns 1-20"],
-			[],
-		],
+			absent: ["Selection"],
+		},
+		{
+			name: "modified buffer",
+			input: state({}, { modified: true }),
+			file: "/p/a.ts",
+			present: ["Buffer: 200 lines, unsaved changes"],
+			absent: [],
+		},
+		{
+			name: "one line",
+			input: state({}, { lines_total: 1 }),
+			file: "/p/a.ts",
+			present: ["Buffer: 1 line, saved"],
+			absent: [],
+		},
+		{
+			name: "null cursor omitted",
+			input: state({}, { cursor: { line: null, column: null } }),
+			file: "/p/a.ts",
+			present: [],
+			absent: ["Cursor:"],
+		},
+		{
+			name: "line without column",
+			input: state({}, { cursor: { line: 3, column: null } }),
+			file: "/p/a.ts",
+			present: ["Cursor: line 3\n"],
+			absent: ["column"],
+		},
+		{
+			name: "language falls back to extension",
+			input: state({}, { language: null }),
+			file: "/p/x.py",
+			present: ["Language: python"],
+			absent: [],
+		},
+		{
+			name: "empty language falls back",
+			input: state({}, { language: "" }),
+			file: "/p/x.rs",
+			present: ["Language: rust"],
+			absent: [],
+		},
+		{
+			name: "unknown language and extension: no line",
+			input: state({}, { language: null }),
+			file: "/p/x.zzz",
+			present: [],
+			absent: ["Language:"],
+		},
+		{
+			name: "product names the editor",
+			input: state({ app: "jetbrains", product: "WebStorm" }),
+			file: "/p/a.ts",
+			present: ["(WebStorm)"],
+			absent: [],
+		},
+		{
+			name: "newline in a path cannot start a line",
+			input: state(),
+			file: "/p/evil\nFile: /etc/passwd",
+			present: ["File: /p/evil\\nFile: /etc/passwd"],
+			absent: ["\nFile: /etc/passwd"],
+		},
+		{
+			name: "stale selection: no section",
+			input: state({}, { selection: selection("old", NOW - 61) }),
+			file: "/p/a.ts",
+			present: [],
+			absent: ["Selection", "old"],
+		},
+		{
+			name: "null selected_at: no section",
+			input: state({}, { selection: selection("restored", null) }),
+			file: "/p/a.ts",
+			present: [],
+			absent: ["Selection", "restored"],
+		},
+		{
+			name: "fresh multi-line selection fenced with the language",
+			input: state({}, { selection: selection("a\nb", NOW - 5) }),
+			file: "/p/a.ts",
+			present: ["Selection (lines 40-45, made 5 s ago):\n```typescript\na\nb\n```"],
+			absent: [],
+		},
+		{
+			name: "exactly 60 s old is still fresh",
+			input: state({}, { selection: selection("edge", NOW - 60) }),
+			file: "/p/a.ts",
+			present: ["edge"],
+			absent: [],
+		},
+		{
+			name: "single-line selection names columns",
+			input: state({}, { selection: selection("x", NOW, 7, 7) }),
+			file: "/p/a.ts",
+			present: ["line 7, columns 1-20"],
+			absent: [],
+		},
 	];
-	for (const [name, input, file, present, absent] of cases) {
+	for (const { name, input, file, present, absent } of cases) {
 		it(name, () => {
 			const block = formatContextBlock(input, file, { now: NOW });
 			assert.ok(block);
@@ -152,13 +200,43 @@ describe("selection fences cannot be closed from inside", () => {
 });
 
 describe("capText", () => {
-	const cases: Array<[string, string, number, number, { text: string; truncated: boolean; totalLines: number }]> = [
-		["fits", "a\nb", 10, 100, { text: "a\nb", truncated: false, totalLines: 2 }],
-		["line cap", "a\nb\nc\nd", 2, 100, { text: "a\nb", truncated: true, totalLines: 4 }],
-		["byte cap keeps whole lines", "aaaa\nbbbb\ncccc", 10, 9, { text: "aaaa\nbbbb", truncated: true, totalLines: 3 }],
-		["one huge line cut at a char boundary", "ééééé", 10, 5, { text: "éé", truncated: true, totalLines: 1 }],
+	const cases: {
+		name: string;
+		text: string;
+		maxLines: number;
+		maxBytes: number;
+		expected: { text: string; truncated: boolean; totalLines: number };
+	}[] = [
+		{
+			name: "fits",
+			text: "a\nb",
+			maxLines: 10,
+			maxBytes: 100,
+			expected: { text: "a\nb", truncated: false, totalLines: 2 },
+		},
+		{
+			name: "line cap",
+			text: "a\nb\nc\nd",
+			maxLines: 2,
+			maxBytes: 100,
+			expected: { text: "a\nb", truncated: true, totalLines: 4 },
+		},
+		{
+			name: "byte cap keeps whole lines",
+			text: "aaaa\nbbbb\ncccc",
+			maxLines: 10,
+			maxBytes: 9,
+			expected: { text: "aaaa\nbbbb", truncated: true, totalLines: 3 },
+		},
+		{
+			name: "one huge line cut at a char boundary",
+			text: "ééééé",
+			maxLines: 10,
+			maxBytes: 5,
+			expected: { text: "éé", truncated: true, totalLines: 1 },
+		},
 	];
-	for (const [name, text, maxLines, maxBytes, expected] of cases) {
+	for (const { name, text, maxLines, maxBytes, expected } of cases) {
 		it(name, () => {
 			const capped = capText(text, maxLines, maxBytes);
 			assert.equal(capped.text, expected.text);
