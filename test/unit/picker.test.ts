@@ -64,24 +64,66 @@ describe("formatAge", () => {
 });
 
 describe("shortenPath", () => {
-	const cases: [string, string, string, number, string][] = [
-		["home subdirectory", "/home/u/Projects/x", HOME, 80, "~/Projects/x"],
-		["home itself", "/home/u", HOME, 80, "~"],
-		["home with trailing slash", "/home/u/x", "/home/u/", 80, "~/x"],
-		["a longer user name is not home", "/home/user2/x", HOME, 80, "/home/user2/x"],
-		["no home", "/home/u/x", "", 80, "/home/u/x"],
-		["fits exactly", "/a/bb/ccc", "", 9, "/a/bb/ccc"],
-		["whole components from the left", "/home/u/Projects/deep/nested/x", HOME, 16, "…/deep/nested/x"],
-		["keeps as many components as fit", "/aaaa/bbbb/cccc/dddd", "", 11, "…/cccc/dddd"],
-		["basename too long: its tail", "/a/very-long-file-name.ts", "", 10, "…e-name.ts"],
-		["CJK components", "/home/u/项目/源代码/主文件.ts", HOME, 18, "…/源代码/主文件.ts"],
-		["CJK components, one cell short", "/home/u/项目/源代码/主文件.ts", HOME, 17, "…/主文件.ts"],
-		["CJK basename cut between wide characters", "/x/一二三四五六", "", 6, "…五六"],
-		["emoji stays whole", "/x/🚀🚀🚀🚀.md", "", 8, "…🚀🚀.md"],
-		["zero width", "/a/b", "", 0, ""],
-		["width one", "/a/bcd", "", 1, "…"],
+	const cases: { description: string; path: string; home: string; max: number; expected: string }[] = [
+		{ description: "home subdirectory", path: "/home/u/Projects/x", home: HOME, max: 80, expected: "~/Projects/x" },
+		{ description: "home itself", path: "/home/u", home: HOME, max: 80, expected: "~" },
+		{ description: "home with trailing slash", path: "/home/u/x", home: "/home/u/", max: 80, expected: "~/x" },
+		{
+			description: "a longer user name is not home",
+			path: "/home/user2/x",
+			home: HOME,
+			max: 80,
+			expected: "/home/user2/x",
+		},
+		{ description: "no home", path: "/home/u/x", home: "", max: 80, expected: "/home/u/x" },
+		{ description: "fits exactly", path: "/a/bb/ccc", home: "", max: 9, expected: "/a/bb/ccc" },
+		{
+			description: "whole components from the left",
+			path: "/home/u/Projects/deep/nested/x",
+			home: HOME,
+			max: 16,
+			expected: "…/deep/nested/x",
+		},
+		{
+			description: "keeps as many components as fit",
+			path: "/aaaa/bbbb/cccc/dddd",
+			home: "",
+			max: 11,
+			expected: "…/cccc/dddd",
+		},
+		{
+			description: "basename too long: its tail",
+			path: "/a/very-long-file-name.ts",
+			home: "",
+			max: 10,
+			expected: "…e-name.ts",
+		},
+		{
+			description: "CJK components",
+			path: "/home/u/项目/源代码/主文件.ts",
+			home: HOME,
+			max: 18,
+			expected: "…/源代码/主文件.ts",
+		},
+		{
+			description: "CJK components, one cell short",
+			path: "/home/u/项目/源代码/主文件.ts",
+			home: HOME,
+			max: 17,
+			expected: "…/主文件.ts",
+		},
+		{
+			description: "CJK basename cut between wide characters",
+			path: "/x/一二三四五六",
+			home: "",
+			max: 6,
+			expected: "…五六",
+		},
+		{ description: "emoji stays whole", path: "/x/🚀🚀🚀🚀.md", home: "", max: 8, expected: "…🚀🚀.md" },
+		{ description: "zero width", path: "/a/b", home: "", max: 0, expected: "" },
+		{ description: "width one", path: "/a/bcd", home: "", max: 1, expected: "…" },
 	];
-	for (const [description, path, home, max, expected] of cases) {
+	for (const { description, path, home, max, expected } of cases) {
 		it(description, () => {
 			const short = shortenPath(path, home, max);
 			assert.equal(short, expected);
