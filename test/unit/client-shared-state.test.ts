@@ -277,17 +277,17 @@ describe("SelectionClock", () => {
 
 	test("selected_at is kept while the selection stays, reset when it changes or goes", () => {
 		const clock = new SelectionClock();
-		// [step, document, range line (null = no selection), now, expected selected_at]
-		const steps: [string, string, number | null, number, number | null][] = [
-			["select", "a", 1, 100, 100],
-			["same selection later", "a", 1, 150, 100],
-			["extended", "a", 2, 160, 160],
-			["other document", "b", 1, 170, 170],
-			["back to a, untouched", "a", 2, 200, 160],
-			["cleared", "a", null, 210, null],
-			["same range again is a new selection", "a", 2, 220, 220],
+		// key: the document; line: the selected range's line (null = no selection); expected: selected_at
+		const steps: { step: string; key: string; line: number | null; now: number; expected: number | null }[] = [
+			{ step: "select", key: "a", line: 1, now: 100, expected: 100 },
+			{ step: "same selection later", key: "a", line: 1, now: 150, expected: 100 },
+			{ step: "extended", key: "a", line: 2, now: 160, expected: 160 },
+			{ step: "other document", key: "b", line: 1, now: 170, expected: 170 },
+			{ step: "back to a, untouched", key: "a", line: 2, now: 200, expected: 160 },
+			{ step: "cleared", key: "a", line: null, now: 210, expected: null },
+			{ step: "same range again is a new selection", key: "a", line: 2, now: 220, expected: 220 },
 		];
-		for (const [step, key, line, now, expected] of steps) {
+		for (const { step, key, line, now, expected } of steps) {
 			assert.equal(clock.stamp(key, line === null ? null : range(line), now), expected, step);
 		}
 	});

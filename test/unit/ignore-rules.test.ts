@@ -229,27 +229,87 @@ describe("compileIgnoreRules summary", () => {
 describe("an untrusted project cannot re-include a globally ignored file", () => {
 	const BOM = "\uFEFF";
 	const where = { piCwd: "/p", editorCwd: "/p" };
-	// [description, project rules text, trusted, file, ignored?]
-	const cases: [string, string, boolean, string, boolean][] = [
-		["plain negation, trusted: re-included", "!.env", true, "/p/.env", false],
-		["plain negation, untrusted: still ignored", "!.env", false, "/p/.env", true],
-		["BOM then negation on line 1, untrusted: still ignored", `${BOM}!.env`, false, "/p/.env", true],
-		["BOM then negation on line 1, trusted: re-included", `${BOM}!.env`, true, "/p/.env", false],
-		["CRLF negation, untrusted: still ignored", "!.env\r\n", false, "/p/.env", true],
-		["negation after a comment, untrusted: still ignored", "# local\n!.env", false, "/p/.env", true],
-		["BOM before a later line is no negation, trusted", `# x\n${BOM}!.env`, true, "/p/.env", true],
-		["BOM before a later line is no negation, untrusted", `${BOM}!a\n${BOM}!.env`, false, "/p/.env", true],
-		["untrusted project may still add exclusions", "*.log", false, "/p/x.log", true],
-		["escaped \\! is a pattern, not a negation", "\\!important", false, "/p/!important", true],
+	// project: the project rules text; ignored: whether `file` is still ignored
+	const cases: { description: string; project: string; trusted: boolean; file: string; ignored: boolean }[] = [
+		{
+			description: "plain negation, trusted: re-included",
+			project: "!.env",
+			trusted: true,
+			file: "/p/.env",
+			ignored: false,
+		},
+		{
+			description: "plain negation, untrusted: still ignored",
+			project: "!.env",
+			trusted: false,
+			file: "/p/.env",
+			ignored: true,
+		},
+		{
+			description: "BOM then negation on line 1, untrusted: still ignored",
+			project: `${BOM}!.env`,
+			trusted: false,
+			file: "/p/.env",
+			ignored: true,
+		},
+		{
+			description: "BOM then negation on line 1, trusted: re-included",
+			project: `${BOM}!.env`,
+			trusted: true,
+			file: "/p/.env",
+			ignored: false,
+		},
+		{
+			description: "CRLF negation, untrusted: still ignored",
+			project: "!.env\r\n",
+			trusted: false,
+			file: "/p/.env",
+			ignored: true,
+		},
+		{
+			description: "negation after a comment, untrusted: still ignored",
+			project: "# local\n!.env",
+			trusted: false,
+			file: "/p/.env",
+			ignored: true,
+		},
+		{
+			description: "BOM before a later line is no negation, trusted",
+			project: `# x\n${BOM}!.env`,
+			trusted: true,
+			file: "/p/.env",
+			ignored: true,
+		},
+		{
+			description: "BOM before a later line is no negation, untrusted",
+			project: `${BOM}!a\n${BOM}!.env`,
+			trusted: false,
+			file: "/p/.env",
+			ignored: true,
+		},
+		{
+			description: "untrusted project may still add exclusions",
+			project: "*.log",
+			trusted: false,
+			file: "/p/x.log",
+			ignored: true,
+		},
+		{
+			description: "escaped \\! is a pattern, not a negation",
+			project: "\\!important",
+			trusted: false,
+			file: "/p/!important",
+			ignored: true,
+		},
 	];
-	for (const [description, project, trusted, file, expected] of cases) {
+	for (const { description, project, trusted, file, ignored } of cases) {
 		it(description, () => {
 			const rules = compileIgnoreRules(
 				{ path: G, text: ".env\n" },
 				{ path: P, text: project },
 				{ projectTrusted: trusted },
 			);
-			assert.equal(checkIgnored(rules, file, where).ignored, expected);
+			assert.equal(checkIgnored(rules, file, where).ignored, ignored);
 		});
 	}
 });
