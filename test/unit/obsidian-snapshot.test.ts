@@ -102,13 +102,21 @@ describe("snapshotVault -> state", () => {
 		assert.equal(buffer.modified, false);
 	});
 
-	// [description, anchor, head, start, end, text]
-	const selections: [string, [number, number], [number, number], [number, number], [number, number], string][] = [
-		["single line with an emoji", [2, 6], [2, 8], [3, 7], [3, 10], "😀"],
-		["single line, backwards", [0, 4], [0, 2], [1, 3], [1, 8], "日記"],
-		["multi-line: whole lines", [2, 9], [3, 4], [3, 12], [4, 4], "Today 😀 I wrote\nsome notes."],
+	// anchor/head: the editor's [line, ch], 0-based UTF-16; start/end: the state's [line, byte column], 1-based
+	type Pos = [number, number];
+	const selections: { name: string; anchor: Pos; head: Pos; start: Pos; end: Pos; text: string }[] = [
+		{ name: "single line with an emoji", anchor: [2, 6], head: [2, 8], start: [3, 7], end: [3, 10], text: "😀" },
+		{ name: "single line, backwards", anchor: [0, 4], head: [0, 2], start: [1, 3], end: [1, 8], text: "日記" },
+		{
+			name: "multi-line: whole lines",
+			anchor: [2, 9],
+			head: [3, 4],
+			start: [3, 12],
+			end: [4, 4],
+			text: "Today 😀 I wrote\nsome notes.",
+		},
 	];
-	for (const [name, anchor, head, start, end, text] of selections) {
+	for (const { name, anchor, head, start, end, text } of selections) {
 		test(`editing mode selection: ${name}`, () => {
 			const buffer = build({ kind: "editing", file: file("a.md"), editor: editor(note, anchor, head) });
 			assert.deepEqual(buffer.selection, {
