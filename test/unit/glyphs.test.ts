@@ -181,7 +181,6 @@ describe("languageOf", () => {
 		"powershell",
 		"fsharp",
 	];
-	it(`covers ${ids.length} language ids`, () => assert.ok(ids.length >= 40));
 	for (const id of ids) {
 		it(`${id} has a glyph`, () => {
 			assert.equal(languageOf(id, null), id);
