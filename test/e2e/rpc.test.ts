@@ -11,6 +11,7 @@ import { killAllEditors, makeSelection, nowSeconds } from "../helpers/editors.ts
 import { injectedAfter } from "../helpers/fake-llm.ts";
 import { GLYPH_DISCONNECTED, GLYPH_NVIM, PILL_NVIM_TS, PUA, STATUS_KEY } from "../helpers/ide.ts";
 import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
+import { pollFor } from "../helpers/poll.ts";
 import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
 import {
 	envFor as baseEnvFor,
@@ -62,17 +63,18 @@ async function waitForStatus(
  * wait for its pill: from then on the extension is known to follow writes.
  */
 async function untilReacting(rpc: RpcPi, env: PiEnv, editor: PlacedEditor): Promise<void> {
-	const deadline = Date.now() + WAIT_MS;
-	for (;;) {
-		const since = rpc.records.length;
-		switchBuffer(env, editor, { file: null, language: null });
-		const reacted = await waitForStatus(rpc, (s) => s === GLYPH_NVIM, 100, since).then(
-			() => true,
-			() => false,
-		);
-		if (reacted) break;
-		assert.ok(Date.now() < deadline, "the pill never followed a state-file write");
-	}
+	await pollFor(
+		() => {
+			const since = rpc.records.length;
+			switchBuffer(env, editor, { file: null, language: null });
+			return waitForStatus(rpc, (s) => s === GLYPH_NVIM, 100, since).then(
+				() => true,
+				() => false,
+			);
+		},
+		"the pill following a state-file write",
+		{ timeoutMs: WAIT_MS, intervalMs: 0 },
+	);
 	const since = rpc.records.length;
 	switchBuffer(env, editor);
 	await waitForStatus(rpc, isNvimTs, WAIT_MS, since);
