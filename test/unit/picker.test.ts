@@ -223,7 +223,7 @@ describe("formatPickerRows: order and marker", () => {
 describe("formatPickerRows: alignment by display width", () => {
 	// Each row: [spec, texts that start a column], cwd and file texts unique per row.
 	const editors: [EditorSpec, string, string][] = [
-		[{ pid: 1, cwd: "/home/u/项目", file: "/home/u/项目/源代码.ts", age: 5, argv: ["项目/"] }, "~/项目", "源代码.ts"],
+		[{ pid: 1, cwd: "/home/u/项目", file: "/home/u/项目/源代码.ts", age: 30, argv: ["项目/"] }, "~/项目", "源代码.ts"],
 		[{ pid: 2, cwd: "/home/u/x", file: "/home/u/x/a.ts", age: 3600 * 30, app: "vscode" }, "~/x", "a.ts"],
 		[
 			{
@@ -255,13 +255,16 @@ describe("formatPickerRows: alignment by display width", () => {
 			const rowWidths = new Set(result.map(visibleWidth));
 			assert.equal(rowWidths.size, 1, `rows differ in width: ${JSON.stringify(result)}`);
 			for (const width of rowWidths) assert.ok(width <= maxWidth, `${width} > ${maxWidth}`);
+			// Equal widths put every row's end in one cell; each row ends with its age (right-aligned, 30s wider than 1d).
+			assert.deepEqual(
+				result.map((row) => row.match(/\d+[smhd] ago$/)?.[0]),
+				["30s ago", "1d ago", "1m ago", "0s ago"],
+			);
 			if (maxWidth < 200) return;
 			const cwdColumns = result.map((row, i) => columnOf(row, editors[i]?.[1] ?? ""));
 			const fileColumns = result.map((row, i) => columnOf(row, editors[i]?.[2] ?? ""));
 			assert.equal(new Set(cwdColumns).size, 1, `cwd columns ${cwdColumns}`);
 			assert.equal(new Set(fileColumns).size, 1, `file columns ${fileColumns}`);
-			const ageEnds = result.map((row) => visibleWidth(row));
-			assert.equal(new Set(ageEnds).size, 1);
 		});
 	}
 
