@@ -40,11 +40,12 @@ interface Fixture {
 	trusted: { value: boolean };
 }
 
-function fixture(): Fixture {
+/** A controller over a fresh state dir and project, or over `share`'s (a second pi watching the same editors). */
+function fixture(share?: Pick<Fixture, "stateDir" | "project">): Fixture {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-controller-"));
 	roots.push(root);
-	const stateDir = join(root, "run", "pi-ide");
-	const project = join(root, "project");
+	const stateDir = share?.stateDir ?? join(root, "run", "pi-ide");
+	const project = share?.project ?? join(root, "project");
 	const agentDir = join(root, "agent");
 	mkdirSync(stateDir, { recursive: true, mode: 0o700 });
 	mkdirSync(join(project, ".pi"), { recursive: true });
@@ -96,8 +97,15 @@ describe("IdeController", { concurrency: 4 }, () => {
 		await until(() => f.statuses.at(-1) === DISCONNECTED_GLYPH, "the disconnected glyph");
 		await f.controller.stop();
 		const count = f.statuses.length;
-		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project, active_buffer: { language: "lua" } }));
-		await new Promise((resolve) => setTimeout(resolve, 200));
+		// A running controller over the same dir is the witness that the write was there to be seen.
+		const witness = fixture(f);
+		await witness.controller.start();
+		try {
+			writeStateFile(f.stateDir, makeState({ pid, cwd: f.project, active_buffer: { language: "lua" } }));
+			await until(() => witness.statuses.at(-1) === pill("lua"), "a running controller to show the write");
+		} finally {
+			await witness.controller.stop();
+		}
 		assert.equal(f.statuses.length, count, "a stopped controller must not touch the UI");
 	});
 
