@@ -22,8 +22,8 @@ import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
-import { resolveStateDir } from "./scan.ts";
 import { parseSettings } from "./settings.ts";
+import { resolveStateDir } from "./state-dir.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";

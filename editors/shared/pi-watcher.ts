@@ -7,10 +7,10 @@
  * reported once per file and problem.
  */
 import { type FSWatcher, readdirSync, watch } from "node:fs";
+import { createStateDir, formatDirHealth } from "../../src/state-dir.ts";
 import type { PiMessage } from "./pi-message.ts";
 import { piMessagePid } from "./pi-message.ts";
 import { type PidProbe, probePid, readPiMessage } from "./pi-reader.ts";
-import { ensureStateDir } from "./writer.ts";
 
 /** How often the pids of pis connected to this editor are probed. */
 export const LIVENESS_MS = 5000;
@@ -56,9 +56,9 @@ export class PiWatcher {
 	/** Start watching if not watching yet (idempotent; call again after a failure, e.g. on window focus). */
 	start(): void {
 		if (this.#disposed || this.#watcher) return;
-		const safe = ensureStateDir(this.#options.dir, this.#options.uid ?? process.getuid?.());
-		if (!safe.ok) {
-			this.#problem("dir", `not reading pi's messages: ${safe.error}`);
+		const health = createStateDir(this.#options.dir, this.#options.uid ?? process.getuid?.());
+		if (!health.ok) {
+			this.#problem("dir", `not reading pi's messages: ${formatDirHealth(health)}`);
 			return;
 		}
 		try {

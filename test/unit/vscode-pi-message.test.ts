@@ -313,7 +313,7 @@ describe("PiWatcher (real directory)", () => {
 		});
 		watcher.start();
 		assert.equal(watcher.watching, false);
-		assert.match(problems[0] ?? "", /mode 755/);
+		assert.match(problems[0] ?? "", /group\/other permissions \(0755\)/);
 		watcher.dispose();
 	});
 });
