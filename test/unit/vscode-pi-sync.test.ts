@@ -213,6 +213,17 @@ describe("PiSync: waiting for VS Code's reload", () => {
 		assert.equal(h.sync.reports[0]?.version, 6);
 	});
 
+	test("closing the document ends the wait", () => {
+		const h = fakeHost();
+		h.open("/w/a.ts", "old", 5);
+		h.onDisk("/w/a.ts", "new");
+		h.sync.handleMessage(piMessage(["/w/a.ts"]));
+		h.documents.delete("/w/a.ts");
+		h.sync.documentClosed("/w/a.ts");
+		assert.equal(h.timers.size, 0);
+		assert.equal(h.sync.reports.length, 0);
+	});
+
 	test("a file too large to compare counts as reloaded at VS Code's clean change", () => {
 		const h = fakeHost();
 		h.open("/w/big.log", "old", 1);

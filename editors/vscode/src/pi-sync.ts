@@ -128,8 +128,10 @@ export class PiSync {
 		if (this.#pending.has(file)) this.#settle(file, false);
 	}
 
+	/** A closed document has nothing left to reload; its report stays as it was. */
 	documentClosed(file: string): void {
 		this.#warned.delete(file);
+		this.#dropPending(file);
 	}
 
 	/** Diagnostics changed for these files: refresh their reports. */
