@@ -44,7 +44,10 @@ export interface DiagnosticCaps {
 
 export const DEFAULT_DIAGNOSTICS_BYTES = 128 * 1024;
 
-const SEVERITY_RANK = { error: 0, warning: 1, info: 2, hint: 3 } as const satisfies Record<DiagnosticSeverity, number>;
+export const SEVERITY_RANK = { error: 0, warning: 1, info: 2, hint: 3 } as const satisfies Record<
+	DiagnosticSeverity,
+	number
+>;
 
 /** Cut `text` to at most `max` UTF-16 units without splitting a surrogate pair; "…" marks a cut. */
 export function clipText(text: string, max: number): string {
@@ -63,11 +66,15 @@ function compareDiagnostics(a: WireDiagnostic, b: WireDiagnostic): number {
 	return SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || a.line - b.line || a.column - b.column;
 }
 
-/** Sort, cap and clip `items` into the wire report for buffer `version`. Does not modify `items`. */
+/**
+ * Sort, cap and clip `items` into the wire report for buffer `version`. Does not modify `items`. `total`
+ * is the count before any cap, for a host that already dropped items past the cap (default: all of them).
+ */
 export function summarizeDiagnostics(
 	items: readonly WireDiagnostic[],
 	version: number,
 	caps: DiagnosticCaps = {},
+	total = items.length,
 ): DiagnosticsReport {
 	const maxItems = caps.maxItems ?? MAX_DIAGNOSTICS;
 	const maxBytes = caps.maxBytes ?? DEFAULT_DIAGNOSTICS_BYTES;
@@ -85,5 +92,5 @@ export function summarizeDiagnostics(
 		if (bytes > maxBytes) break;
 		kept.push(clipped);
 	}
-	return { version, total: items.length, items: kept };
+	return { version, total, items: kept };
 }

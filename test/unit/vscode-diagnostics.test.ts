@@ -114,6 +114,28 @@ describe("clipText", () => {
 	for (const [name, text, max, expected] of cases) test(name, () => assert.equal(clipText(text, max), expected));
 });
 
+test("reportDiagnostics: only the kept ones are converted, total counts all", () => {
+	let reads = 0;
+	const lines = {
+		count: 1000,
+		text: () => {
+			reads++;
+			return "x".repeat(20);
+		},
+	};
+	const many = Array.from({ length: 500 }, (_, i) => diag({ severity: i % 2, range: range(999 - i, 2) }));
+	const report = reportDiagnostics(many, lines, 3);
+	assert.equal(report.total, 500);
+	assert.equal(report.items.length, MAX_DIAGNOSTICS);
+	assert.ok(report.items.every((i) => i.severity === "error"));
+	assert.deepEqual(
+		report.items.slice(0, 2).map((i) => i.line),
+		[502, 504],
+		"errors sorted by line",
+	);
+	assert.equal(reads, MAX_DIAGNOSTICS * 2, "two line reads (start, end) per kept item");
+});
+
 test("reportDiagnostics: maps, dates and caps in one go", () => {
 	const report = reportDiagnostics(
 		[diag({ severity: 1 }), diag({ severity: 0, range: range(1, 0) })],

@@ -7,6 +7,8 @@ import {
 	type DiagnosticCaps,
 	type DiagnosticSeverity,
 	type DiagnosticsReport,
+	MAX_DIAGNOSTICS,
+	SEVERITY_RANK,
 	summarizeDiagnostics,
 	type WireDiagnostic,
 } from "../../shared/diagnostics.ts";
@@ -45,17 +47,31 @@ export function toWireDiagnostic(diagnostic: DiagnosticLike, lines: TextLines): 
 	};
 }
 
-/** The wire report for a document's diagnostics, current for document `version`. */
+const rankOf = (d: DiagnosticLike) => SEVERITY_RANK[SEVERITIES[d.severity] ?? "info"];
+
+/**
+ * The wire report for a document's diagnostics, current for document `version`. Sorted in VS Code's terms
+ * first (a UTF-16 offset orders the same as a byte column), so only the kept ones are converted.
+ */
 export function reportDiagnostics(
 	diagnostics: readonly DiagnosticLike[],
 	lines: TextLines,
 	version: number,
 	caps: DiagnosticCaps = {},
 ): DiagnosticsReport {
+	const first = [...diagnostics]
+		.sort(
+			(a, b) =>
+				rankOf(a) - rankOf(b) ||
+				a.range.start.line - b.range.start.line ||
+				a.range.start.character - b.range.start.character,
+		)
+		.slice(0, caps.maxItems ?? MAX_DIAGNOSTICS);
 	return summarizeDiagnostics(
-		diagnostics.map((d) => toWireDiagnostic(d, lines)),
+		first.map((d) => toWireDiagnostic(d, lines)),
 		version,
 		caps,
+		diagnostics.length,
 	);
 }
 
