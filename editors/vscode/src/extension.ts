@@ -198,9 +198,11 @@ export function activate(context: vscode.ExtensionContext): void {
 			guard((e) => {
 				const files: string[] = [];
 				let active = false;
+				// One event may name every file of a project (TypeScript): look documents up in a map.
+				const open = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d]));
 				for (const uri of e.uris) {
 					const key = uri.toString();
-					const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+					const document = open.get(key);
 					if (!document) continue;
 					diagnosticsVersion.set(key, document.version);
 					active ||= isActive(document);
@@ -213,6 +215,8 @@ export function activate(context: vscode.ExtensionContext): void {
 		),
 		vscode.workspace.registerTextDocumentContentProvider(DISK_SCHEME, {
 			provideTextDocumentContent: (uri) => {
+				// Only for "Compare": the disk side of a document open in this window, never any other path.
+				if (!findDocument(uri.path)) return `(${uri.path} is not open in this window)`;
 				const disk = readDisk(uri.path);
 				if (disk.kind !== "file") return `(${uri.path} is ${disk.kind === "gone" ? "gone" : "not a regular file"})`;
 				return disk.text ?? `(${uri.path} is too large to compare)`;
