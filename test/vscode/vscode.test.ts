@@ -60,15 +60,21 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 	let page: Page;
 	let statePath = "";
 
-	/** The single state file in the test's state dir, parsed, once it satisfies `ready`. */
+	/**
+	 * VS Code's state file (the first `<digits>.json` in the test's state dir; later steps add pi's message and
+	 * another editor's file next to it), parsed, once it satisfies `ready`.
+	 */
 	const waitForState = (what: string, ready: (state: EditorState) => boolean, timeoutMs = 15_000) =>
 		waitFor(
 			`state file: ${what}`,
 			() => {
-				const names = existsSync(env.stateDir) ? readdirSync(env.stateDir) : [];
-				const name = names.find((n) => n.endsWith(".json"));
-				if (name === undefined) return undefined;
-				statePath = join(env.stateDir, name);
+				if (statePath === "") {
+					const names = existsSync(env.stateDir) ? readdirSync(env.stateDir) : [];
+					const name = names.find((n) => /^\d+\.json$/.test(n));
+					if (name === undefined) return undefined;
+					statePath = join(env.stateDir, name);
+				}
+				if (!existsSync(statePath)) return undefined;
 				const parsed = parseEditorState(readFileSync(statePath, "utf8"));
 				assert.ok(parsed.ok, JSON.stringify(parsed));
 				return ready(parsed.state) ? parsed.state : undefined;
