@@ -46,6 +46,8 @@ export interface FileReport {
 	modified: boolean;
 	diagnostics_expected: boolean;
 	diagnostics: DiagnosticsReport | null;
+	/** The pi whose message this answers (two pis connected to one editor number their changes separately). */
+	pi_pid?: number;
 }
 
 /** The state file's `pi`: the last pi message this editor handled. */

@@ -193,6 +193,7 @@ describe("PiSync: waiting for VS Code's reload", () => {
 			modified: false,
 			diagnostics_expected: true,
 			diagnostics: dated(5, 2),
+			pi_pid: 500,
 		});
 		// The language server answers for the new version: the report follows.
 		h.diagnostics.set("/w/a.ts", dated(6, 0));
@@ -275,6 +276,21 @@ describe("PiSync: warnings, messages and connections", () => {
 		assert.deepEqual(h.warnings, []);
 		assert.equal(h.sync.handled, null);
 		assert.deepEqual(h.sync.connected, []);
+	});
+
+	test("two pis: each report names the pi whose change it answers", () => {
+		const h = fakeHost();
+		h.onDisk("/w/a.ts", "x");
+		h.sync.handleMessage(piMessage(["/w/a.ts"], { pid: 600 }));
+		h.sync.handleMessage(piMessage(["/w/b.ts"], { pid: 601 }));
+		assert.deepEqual(
+			h.sync.reports.map((r) => [r.file, r.pi_pid]),
+			[
+				["/w/a.ts", 600],
+				["/w/b.ts", 601],
+			],
+		);
+		assert.deepEqual(h.sync.handled, { pid: 601, seq });
 	});
 
 	test("the same message read twice is handled once", () => {

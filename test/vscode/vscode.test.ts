@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
-import type { FileReport, PiMessage } from "../../editors/shared/pi-message.ts";
+import type { PiMessage } from "../../editors/shared/pi-message.ts";
 import type { StateV03 } from "../../editors/shared/state.ts";
 import { type EditorState, parseEditorState, SELECTION_FRESH_SECONDS } from "../../src/protocol.ts";
 import { createPiEnv, type PiEnv, runPrint } from "../helpers/pi-env.ts";
@@ -231,7 +231,7 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		writeFileSync(`${target}.tmp`, JSON.stringify(message), { mode: 0o600, flag: "wx" });
 		renameSync(`${target}.tmp`, target);
 	};
-	const report = (state: V03State, file: string, seq: number): FileReport | undefined =>
+	const report = (state: V03State, file: string, seq: number): NonNullable<V03State["files"]>[number] | undefined =>
 		state.files?.find((r) => r.file === file && r.seq === seq);
 	const runCommand = async (title: string) => {
 		await page.keyboard.press("F1");
@@ -365,6 +365,7 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 			modified: false,
 			diagnostics_expected: false,
 			diagnostics: null,
+			pi_pid: process.pid,
 		});
 		writePiMessage({ editor_pid: editorPid + 1, seq: 4, changed: [], last_turn: [] });
 		await waitFor("no connected pi", async () =>

@@ -65,8 +65,13 @@ export function sameContent(buffer: string, disk: string): boolean {
 	return buffer.replace(/\r\n?/g, "\n") === body.replace(/\r\n?/g, "\n");
 }
 
+/** A change and the pi that made it. */
+interface Change extends ChangedFile {
+	piPid: number;
+}
+
 interface Pending {
-	entry: ChangedFile;
+	entry: Change;
 	/** Document version when the message arrived: a clean change after it is VS Code's reload. */
 	version: number;
 	timer: unknown;
@@ -105,7 +110,7 @@ export class PiSync {
 		else this.#connected.delete(message.pid);
 		if (ours) {
 			for (const entry of pendingChanges(message, this.#host.ownPid, this.#handled.get(message.pid))) {
-				this.#judge(entry);
+				this.#judge({ ...entry, piPid: message.pid });
 			}
 			this.#handled.set(message.pid, message.seq);
 			this.#last = { pid: message.pid, seq: message.seq };
@@ -162,7 +167,7 @@ export class PiSync {
 		this.#pending.clear();
 	}
 
-	#judge(entry: ChangedFile): void {
+	#judge(entry: Change): void {
 		this.#dropPending(entry.file);
 		const document = this.#host.findDocument(entry.file);
 		const disk = document ? this.#host.readDisk(entry.file) : undefined;
@@ -202,7 +207,7 @@ export class PiSync {
 		this.#host.changed();
 	}
 
-	#modified(entry: ChangedFile, document: OpenDocument): void {
+	#modified(entry: Change, document: OpenDocument): void {
 		this.#report(entry, "modified", document);
 		if (this.#warned.has(entry.file)) return;
 		this.#warned.add(entry.file);
@@ -216,7 +221,7 @@ export class PiSync {
 		this.#pending.delete(file);
 	}
 
-	#report(entry: ChangedFile, status: FileStatus, document: OpenDocument | undefined): void {
+	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined): void {
 		const open = document !== undefined && status !== "not-open";
 		this.#reports = addReport(this.#reports, {
 			file: entry.file,
@@ -226,6 +231,7 @@ export class PiSync {
 			modified: open ? document.isDirty : false,
 			diagnostics_expected: open ? this.#host.diagnosticsExpected(entry.file) : false,
 			diagnostics: open ? this.#host.diagnostics(entry.file) : null,
+			pi_pid: entry.piPid,
 		});
 	}
 }
