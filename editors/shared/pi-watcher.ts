@@ -6,7 +6,8 @@
  * file access); with no pi connected nothing runs. Never throws into the host; problems with a file are
  * reported once per file and problem.
  */
-import { type FSWatcher, readdirSync, watch } from "node:fs";
+import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
+import { basename } from "node:path";
 import { createStateDir, formatDirHealth } from "../../src/state-dir.ts";
 import type { PiMessage } from "./pi-message.ts";
 import { piMessagePid } from "./pi-message.ts";
@@ -64,6 +65,7 @@ export class PiWatcher {
 		try {
 			this.#watcher = watch(this.#options.dir, { persistent: false }, (_event, name) => {
 				if (typeof name === "string" && piMessagePid(name) !== undefined) this.#queue(name);
+				else if (name === null || name === basename(this.#options.dir)) this.#checkDir();
 			});
 			this.#watcher.on("error", (error) => {
 				this.#problem("dir", `stopped watching ${this.#options.dir}: ${error.message}`);
@@ -95,6 +97,13 @@ export class PiWatcher {
 	dispose(): void {
 		this.#disposed = true;
 		this.#messages.clear();
+		this.stop();
+	}
+
+	/** The dir itself was removed or renamed: an inotify watch stays on the old one, so stop (start() retries). */
+	#checkDir(): void {
+		if (existsSync(this.#options.dir)) return;
+		this.#problem("dir", `${this.#options.dir} was removed; watching stops until it is back`);
 		this.stop();
 	}
 

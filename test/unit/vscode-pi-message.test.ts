@@ -300,6 +300,35 @@ describe("PiWatcher (real directory)", () => {
 		assert.equal(events.filter((e) => e.startsWith("problem")).length, 1, "the bad file was reported once");
 	});
 
+	test("the dir removed: watching stops and known pis are gone; start() watches the new dir", async (t) => {
+		const dir = freshDir();
+		const name = `pi-${process.pid}.json`;
+		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 1 })));
+		const { push, next } = recorder();
+		const watcher = new PiWatcher({
+			dir,
+			ownPid: 77,
+			onMessage: (m) => push(`message seq ${m.seq}`),
+			onGone: (pid) => push(`gone ${pid}`),
+			onProblem: (problem) => push(`problem ${problem}`),
+		});
+		t.after(() => watcher.dispose());
+		watcher.start();
+		await next(1);
+		rmSync(dir, { recursive: true });
+		const events = await next(3);
+		assert.ok(events.includes(`gone ${process.pid}`), events.join("; "));
+		assert.ok(
+			events.some((e) => /was removed/.test(e)),
+			events.join("; "),
+		);
+		assert.equal(watcher.watching, false);
+		mkdirSync(dir, { mode: 0o700 });
+		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 2 })));
+		watcher.start();
+		assert.equal((await next(4))[3], "message seq 2");
+	});
+
 	test("an insecure dir is not watched, and says why", () => {
 		const dir = freshDir();
 		chmodSync(dir, 0o755);
