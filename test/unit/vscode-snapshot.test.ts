@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type FileReport, MAX_FILE_REPORTS } from "../../editors/shared/pi-message.ts";
-import { buildEditorState, linesOf, SelectionClock } from "../../editors/shared/state.ts";
+import { buildEditorState, linesOf, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
 import { reportDiagnostics } from "../../editors/vscode/src/diagnostics.ts";
 import {
 	type DocumentLike,
@@ -19,7 +19,8 @@ import {
 	type WorkspaceLike,
 	windowFingerprint,
 } from "../../editors/vscode/src/snapshot.ts";
-import { validateEditorState } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol.ts";
+import { checkCappedSelection, endOf, HUGE_SELECTIONS } from "../fixtures/huge-selections.ts";
 
 const uri = (scheme: string, fsPath: string): UriLike => ({
 	scheme,
@@ -276,5 +277,33 @@ describe("protocol v0.3 fields", () => {
 		const bytes = Buffer.byteLength(JSON.stringify(state));
 		assert.ok(bytes < 512 * 1024, `${bytes} bytes`);
 		assert.equal(state.active_buffer.diagnostics?.total, 1000);
+	});
+});
+
+describe("a select-all of a huge document stays under pi's 1 MiB limit, and says it was cut", () => {
+	const limits = { file: MAX_STATE_FILE_BYTES, selection: MAX_SELECTION_TEXT_BYTES };
+	const stateOf = (ed: EditorLike) =>
+		buildEditorState(snapshotWindow(ed, workspace(["/w/app"]), "/") ?? assert.fail("no snapshot"), {
+			pid: 7,
+			app: "vscode",
+			now: 100,
+			clock: new SelectionClock(),
+		});
+	for (const { name, text } of HUGE_SELECTIONS) {
+		test(name, () => {
+			const end = endOf(text);
+			const state = stateOf(editor(document(text), [0, 0], [end.line, end.character]));
+			assert.ok(validateEditorState(state).ok);
+			checkCappedSelection(state, text, limits);
+		});
+	}
+
+	test("a selection that fits is sent whole, without the field", () => {
+		const text = "a\nb";
+		const selection = stateOf(editor(document(text), [0, 0], [1, 1])).active_buffer.selection;
+		assert.deepEqual(selection && { text: selection.text, truncated: "truncated" in selection }, {
+			text,
+			truncated: false,
+		});
 	});
 });
