@@ -6,8 +6,18 @@
  * (`src/protocol.ts`), imported as types only so the bundles carry no schema library.
  */
 import type { ActiveBuffer, EditorState, Position, Selection } from "../../src/protocol.ts";
+import type { DiagnosticsReport } from "./diagnostics.ts";
+import type { FileReport, HandledMessage } from "./pi-message.ts";
 
 export type { ActiveBuffer, EditorState, Position, Selection };
+
+/** The optional protocol v0.3 fields a client may add (a reader treats a state without them as v0.2). */
+export interface StateV03 {
+	protocol?: string;
+	files?: FileReport[];
+	pi?: HandledMessage | null;
+	active_buffer: ActiveBuffer & { version?: number; diagnostics?: DiagnosticsReport };
+}
 
 /** A position as editor APIs report it: 0-based line, 0-based UTF-16 code unit offset in that line. */
 export interface HostPosition {
@@ -35,6 +45,10 @@ export interface DocumentSnapshot {
 	/** The primary selection as anchor/head; null or anchor == head means nothing is selected. */
 	selection: { anchor: HostPosition; head: HostPosition } | null;
 	modified: boolean;
+	/** v0.3: the buffer's content version (VS Code `document.version`). */
+	version?: number;
+	/** v0.3: the buffer's diagnostics; absent while the host has none it can date. */
+	diagnostics?: DiagnosticsReport;
 }
 
 export interface HostSnapshot {
@@ -42,6 +56,10 @@ export interface HostSnapshot {
 	argv: string[];
 	/** null when no document is active (every editor closed). */
 	document: DocumentSnapshot | null;
+	/** v0.3 top-level fields, written only when set. */
+	protocol?: string;
+	files?: FileReport[];
+	pi?: HandledMessage | null;
 }
 
 /** A normalized, non-empty selection before its `selected_at` stamp. */
@@ -279,18 +297,21 @@ export interface StateContext {
 }
 
 /** Build the full state file for one snapshot; stamps the selection on `context.clock`. */
-export function buildEditorState(snapshot: HostSnapshot, context: StateContext): EditorState {
+export function buildEditorState(snapshot: HostSnapshot, context: StateContext): EditorState & StateV03 {
 	return {
+		...(snapshot.protocol === undefined ? {} : { protocol: snapshot.protocol }),
 		pid: context.pid,
 		cwd: snapshot.cwd,
 		timestamp: context.now,
 		app: context.app,
 		argv: snapshot.argv,
 		active_buffer: buildActiveBuffer(snapshot.document, context),
+		...(snapshot.files === undefined ? {} : { files: snapshot.files }),
+		...(snapshot.pi === undefined ? {} : { pi: snapshot.pi }),
 	};
 }
 
-function buildActiveBuffer(document: DocumentSnapshot | null, context: StateContext): ActiveBuffer {
+function buildActiveBuffer(document: DocumentSnapshot | null, context: StateContext): StateV03["active_buffer"] {
 	if (document === null) {
 		return {
 			file: null,
@@ -315,6 +336,8 @@ function buildActiveBuffer(document: DocumentSnapshot | null, context: StateCont
 		selection: range ? { ...range, selected_at: selectedAt } : null,
 		modified: document.modified,
 		lines_total: countLines(document.lines),
+		...(document.version === undefined ? {} : { version: document.version }),
+		...(document.diagnostics === undefined ? {} : { diagnostics: document.diagnostics }),
 	};
 }
 

@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { buildEditorState, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
+import { type FileReport, MAX_FILE_REPORTS } from "../../editors/shared/pi-message.ts";
+import { buildEditorState, linesOf, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
+import { reportDiagnostics } from "../../editors/vscode/src/diagnostics.ts";
 import {
 	type DocumentLike,
 	type EditorLike,
@@ -13,6 +15,7 @@ import {
 	snapshotDocument,
 	snapshotWindow,
 	type UriLike,
+	type V03Extras,
 	type WorkspaceLike,
 	windowFingerprint,
 } from "../../editors/vscode/src/snapshot.ts";
@@ -208,6 +211,72 @@ describe("snapshotWindow -> state", () => {
 			snapshotWindow(editor(document("x", { uri: uri("output", "x") }), [0, 0]), workspace([]), "/"),
 			undefined,
 		);
+	});
+});
+
+describe("protocol v0.3 fields", () => {
+	const report = (file: string, total: number): FileReport => ({
+		file,
+		seq: 1,
+		status: "reloaded",
+		version: 2,
+		modified: false,
+		diagnostics_expected: true,
+		diagnostics: { version: 2, total, items: [] },
+	});
+	const build = (extras?: V03Extras) => {
+		const snapshot = snapshotWindow(
+			editor(document("a\n", { version: 7 }), [0, 0]),
+			workspace(["/w/app"]),
+			"/",
+			extras,
+		);
+		assert.ok(snapshot);
+		return buildEditorState(snapshot, { pid: 42, app: "vscode", now: 1000, clock: new SelectionClock() });
+	};
+
+	test("with the extras: protocol, version, dated diagnostics, files and pi", () => {
+		const diagnostics = { version: 6, total: 0, items: [] };
+		const state = build({ diagnostics: () => diagnostics, files: [report("/w/app/a.ts", 0)], pi: { pid: 9, seq: 3 } });
+		assert.equal(state.protocol, "0.3");
+		assert.equal(state.active_buffer.version, 7);
+		assert.deepEqual(state.active_buffer.diagnostics, diagnostics);
+		assert.deepEqual(state.files, [report("/w/app/a.ts", 0)]);
+		assert.deepEqual(state.pi, { pid: 9, seq: 3 });
+		assert.ok(validateEditorState(JSON.parse(JSON.stringify(state))).ok);
+	});
+
+	test("diagnostics that cannot be dated yet are left out, not sent undated", () => {
+		const state = build({ diagnostics: () => undefined, files: [], pi: null });
+		assert.equal("diagnostics" in state.active_buffer, false);
+		assert.deepEqual(state.files, []);
+		assert.equal(state.pi, null);
+	});
+
+	test("without the extras (other hosts): no v0.3 top-level fields", () => {
+		const state = build();
+		for (const field of ["protocol", "files", "pi"]) assert.equal(field in state, false, field);
+		assert.equal("diagnostics" in state.active_buffer, false);
+	});
+
+	test("worst case: 100 diagnostics and 20 reports of escaped control characters stay far below 1 MiB", () => {
+		const nasty = "\u0001".repeat(2000);
+		const items = Array.from({ length: 1000 }, (_, i) => ({
+			severity: 0,
+			range: { start: { line: 0, character: i }, end: { line: 0, character: i + 1 } },
+			message: nasty,
+			source: nasty,
+			code: nasty,
+		}));
+		const lines = linesOf("x".repeat(2000));
+		const files = Array.from({ length: MAX_FILE_REPORTS }, (_, i) => ({
+			...report(`/w/app/${i}.ts`, 1000),
+			diagnostics: reportDiagnostics(items, lines, 2, { maxItems: 25, maxBytes: 16 * 1024 }),
+		}));
+		const state = build({ diagnostics: () => reportDiagnostics(items, lines, 7), files, pi: { pid: 9, seq: 3 } });
+		const bytes = Buffer.byteLength(JSON.stringify(state));
+		assert.ok(bytes < 512 * 1024, `${bytes} bytes`);
+		assert.equal(state.active_buffer.diagnostics?.total, 1000);
 	});
 });
 

@@ -13,13 +13,16 @@ import {
 	mkdtempSync,
 	readdirSync,
 	readFileSync,
+	renameSync,
 	rmSync,
 	statSync,
 	writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
+import type { PiMessage } from "../../editors/shared/pi-message.ts";
+import type { StateV03 } from "../../editors/shared/state.ts";
 import { type EditorState, parseEditorState, SELECTION_FRESH_SECONDS } from "../../src/protocol.ts";
 import { createPiEnv, type PiEnv, runPrint } from "../helpers/pi-env.ts";
 import {
@@ -40,6 +43,13 @@ const LINES = [
 	"}",
 ];
 const unix = () => Math.floor(Date.now() / 1000);
+type V03Buffer = StateV03["active_buffer"];
+type V03State = EditorState & StateV03;
+
+/** A JSON document with one error (a missing comma after line 3), and two versions pi writes later. */
+const BROKEN_JSON = '{\n  "name": "demo",\n  "count": 1\n  "extra": true\n}\n';
+const FIXED_JSON = '{\n  "name": "demo",\n  "count": 2,\n  "extra": true\n}\n';
+const PI_AGAIN_JSON = '{\n  "name": "demo",\n  "count": 3,\n  "extra": false\n}\n';
 
 describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 	let env: PiEnv;
@@ -50,15 +60,21 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 	let page: Page;
 	let statePath = "";
 
-	/** The single state file in the test's state dir, parsed, once it satisfies `ready`. */
+	/**
+	 * VS Code's state file (the first `<digits>.json` in the test's state dir; later steps add pi's message and
+	 * another editor's file next to it), parsed, once it satisfies `ready`.
+	 */
 	const waitForState = (what: string, ready: (state: EditorState) => boolean, timeoutMs = 15_000) =>
 		waitFor(
 			`state file: ${what}`,
 			() => {
-				const names = existsSync(env.stateDir) ? readdirSync(env.stateDir) : [];
-				const name = names.find((n) => n.endsWith(".json"));
-				if (name === undefined) return undefined;
-				statePath = join(env.stateDir, name);
+				if (statePath === "") {
+					const names = existsSync(env.stateDir) ? readdirSync(env.stateDir) : [];
+					const name = names.find((n) => /^\d+\.json$/.test(n));
+					if (name === undefined) return undefined;
+					statePath = join(env.stateDir, name);
+				}
+				if (!existsSync(statePath)) return undefined;
 				const parsed = parseEditorState(readFileSync(statePath, "utf8"));
 				assert.ok(parsed.ok, JSON.stringify(parsed));
 				return ready(parsed.state) ? parsed.state : undefined;
@@ -73,9 +89,17 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		workspace = env.workDir;
 		mkdirSync(join(workspace, "src"));
 		writeFileSync(join(workspace, "src/hello.ts"), `${LINES.join("\n")}\n`);
+		writeFileSync(join(workspace, "data.json"), BROKEN_JSON);
+		writeFileSync(join(workspace, "other.json"), "{}\n");
 		const vsix = packageExtension();
-		server = await startCodeServer(root, vsix, workspace, { XDG_RUNTIME_DIR: env.runtimeDir });
+		server = await startCodeServer(root, vsix, workspace, { XDG_RUNTIME_DIR: env.runtimeDir, SHELL: "/bin/bash" });
 		({ browser, page } = await openBrowser(join(root, "chromium")));
+	});
+
+	// Debugging aid: VSCODE_TEST_SHOTS=<dir> saves a screenshot after every step.
+	afterEach(async (t) => {
+		const shots = process.env["VSCODE_TEST_SHOTS"];
+		if (shots && browser) await page.screenshot({ path: join(shots, `${t.name.split(".")[0]}.png`) }).catch(() => {});
 	});
 
 	after(async () => {
@@ -109,7 +133,9 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		await page.waitForSelector(".quick-input-widget .monaco-list-row", { timeout: 10_000 });
 		await page.keyboard.press("Enter");
 		const state = await waitForState("hello.ts active", (s) => s.active_buffer.file !== null);
-		assert.deepEqual(state.active_buffer, {
+		const { version, diagnostics: _dated, ...buffer } = state.active_buffer as V03Buffer;
+		assert.equal(version, 1, "v0.3: document.version of a freshly opened document");
+		assert.deepEqual(buffer, {
 			file: join(workspace, "src/hello.ts"),
 			name: "hello.ts",
 			language: "typescript",
@@ -191,7 +217,164 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		assert.ok(state.timestamp > (state.active_buffer.selection?.selected_at ?? Number.POSITIVE_INFINITY));
 	});
 
-	test("8. stopping VS Code deactivates the extension: the file is deleted", async () => {
+	/** Write `<state dir>/pi-<pid>.json` as pi does (0600, exclusive temp file, rename); this process plays pi. */
+	const writePiMessage = (fields: Pick<PiMessage, "editor_pid" | "seq" | "changed" | "last_turn">) => {
+		const message: PiMessage = {
+			protocol: "0.3",
+			kind: "pi",
+			pid: process.pid,
+			cwd: workspace,
+			timestamp: Date.now() / 1000,
+			...fields,
+		};
+		const target = join(env.stateDir, `pi-${process.pid}.json`);
+		writeFileSync(`${target}.tmp`, JSON.stringify(message), { mode: 0o600, flag: "wx" });
+		renameSync(`${target}.tmp`, target);
+	};
+	const report = (state: V03State, file: string, seq: number): NonNullable<V03State["files"]>[number] | undefined =>
+		state.files?.find((r) => r.file === file && r.seq === seq);
+	const runCommand = async (title: string) => {
+		await page.keyboard.press("F1");
+		await page.locator(".quick-input-widget input").fill(`>${title}`);
+		await page.waitForSelector(".quick-input-widget .monaco-list-row", { timeout: 10_000 });
+		await page.keyboard.press("Enter");
+	};
+	const dataJson = () => join(workspace, "data.json");
+	let editorPid = 0;
+
+	test("8. an integrated terminal gets PI_IDE_EDITOR_PID = the pid of the window's state file", async () => {
+		const state = await waitForState("written", () => true);
+		editorPid = state.pid;
+		const out = join(root, "terminal-env.txt");
+		await runCommand("Terminal: Create New Terminal");
+		await page.waitForSelector(".terminal-wrapper .xterm", { timeout: 30_000 });
+		// The shell may still be starting: typed keys wait in the pty until it reads them.
+		await page.keyboard.type(`echo "pid=$PI_IDE_EDITOR_PID" > ${out}`);
+		await page.keyboard.press("Enter");
+		const text = await waitFor("the terminal's echo", () =>
+			existsSync(out) && readFileSync(out, "utf8").endsWith("\n") ? readFileSync(out, "utf8") : undefined,
+		);
+		assert.equal(text, `pid=${state.pid}\n`);
+		assert.equal(statePath, join(env.stateDir, `${state.pid}.json`), "the pid names the state file");
+	});
+
+	test("9. a JSON file with an error: its diagnostic reaches the state file, dated with the document version", async () => {
+		await page.keyboard.press("Control+P");
+		await page.locator(".quick-input-widget input").fill("data.json");
+		// Wait for the search's row: the list first shows recently opened files (hello.ts).
+		await page
+			.locator(".quick-input-widget .monaco-list-row", { hasText: "data.json" })
+			.first()
+			.waitFor({ timeout: 10_000 });
+		await page.keyboard.press("Enter");
+		const state = (await waitForState("data.json diagnostics", (s) => {
+			const buffer = s.active_buffer as V03Buffer;
+			return buffer.file === dataJson() && (buffer.diagnostics?.total ?? 0) > 0;
+		})) as V03State;
+		const buffer = state.active_buffer;
+		assert.equal(state.protocol, "0.3");
+		assert.equal(buffer.language, "json");
+		assert.equal(buffer.modified, false);
+		assert.ok(buffer.version !== undefined && buffer.version >= 1);
+		assert.equal(buffer.diagnostics?.version, buffer.version, "current for the document version");
+		assert.equal(buffer.diagnostics?.total, 1);
+		const [item] = buffer.diagnostics?.items ?? [];
+		assert.equal(item?.severity, "error");
+		assert.deepEqual([item?.line, item?.column], [4, 3], "the key after the missing comma");
+		assert.match(item?.message ?? "", /comma/i);
+	});
+
+	test("10. pi writes the clean document: VS Code reloads it, reported `reloaded` with diagnostics of the new version", async () => {
+		const before = (await waitForState("data.json", (s) => s.active_buffer.file === dataJson())) as V03State;
+		const oldVersion = before.active_buffer.version ?? 0;
+		writeFileSync(dataJson(), FIXED_JSON); // pi's write tool, then its message
+		writePiMessage({
+			editor_pid: editorPid,
+			seq: 1,
+			changed: [{ file: dataJson(), seq: 1, tool: "write" }],
+			last_turn: [dataJson()],
+		});
+		const state = (await waitForState("reloaded report", (s) => {
+			const r = report(s as V03State, dataJson(), 1);
+			return r?.status === "reloaded" && (r.diagnostics?.version ?? 0) >= (r.version ?? Number.POSITIVE_INFINITY);
+		})) as V03State;
+		const reloaded = report(state, dataJson(), 1);
+		assert.ok(reloaded?.version !== null && reloaded?.version !== undefined && reloaded.version > oldVersion);
+		assert.equal(reloaded.modified, false);
+		assert.equal(reloaded.diagnostics_expected, true);
+		assert.deepEqual(reloaded.diagnostics?.items, [], "the fixed file has no error");
+		assert.deepEqual(state.pi, { pid: process.pid, seq: 1 });
+		assert.equal(state.active_buffer.modified, false);
+		await page.locator(".editor-instance .view-line", { hasText: '"count": 2,' }).first().waitFor({ timeout: 10_000 });
+		await page.waitForSelector('.statusbar-item:has(.codicon-plug):has-text("pi 1")', { timeout: 10_000 });
+	});
+
+	test("11. pi writes a document with unsaved changes: the buffer is kept, one warning names the file, Compare shows a diff", async () => {
+		await page.locator(".editor-instance .view-line").first().click();
+		await page.keyboard.press("Control+End");
+		await page.keyboard.type("\n");
+		await waitForState("dirty", (s) => s.active_buffer.file === dataJson() && s.active_buffer.modified);
+		writeFileSync(dataJson(), PI_AGAIN_JSON);
+		writePiMessage({
+			editor_pid: editorPid,
+			seq: 2,
+			changed: [{ file: dataJson(), seq: 2, tool: "edit" }],
+			last_turn: [dataJson()],
+		});
+		const state = (await waitForState(
+			"modified report",
+			(s) => report(s as V03State, dataJson(), 2) !== undefined,
+		)) as V03State;
+		const kept = report(state, dataJson(), 2);
+		assert.equal(kept?.status, "modified");
+		assert.equal(kept?.modified, true);
+		assert.deepEqual(state.pi, { pid: process.pid, seq: 2 });
+		const toast = page.locator(".notification-toast", { hasText: "pi changed data.json on disk" });
+		await toast.waitFor({ timeout: 10_000 });
+		assert.equal(
+			await page.locator(".editor-instance .view-line", { hasText: '"count": 3,' }).count(),
+			0,
+			"not reloaded",
+		);
+		assert.equal(readFileSync(dataJson(), "utf8"), PI_AGAIN_JSON, "pi's file untouched");
+		await toast.getByRole("button", { name: "Compare" }).click();
+		await page.waitForSelector(".monaco-diff-editor", { timeout: 10_000 });
+		await page
+			.locator(".monaco-diff-editor .view-line", { hasText: '"count": 3,' })
+			.first()
+			.waitFor({ timeout: 10_000 });
+	});
+
+	test("12. a file not open here is `not-open`; when pi names another editor the status bar drops the connection", async () => {
+		const other = join(workspace, "other.json");
+		writePiMessage({
+			editor_pid: editorPid,
+			seq: 3,
+			changed: [{ file: other, seq: 3, tool: "write" }],
+			last_turn: [other],
+		});
+		const state = (await waitForState(
+			"not-open report",
+			(s) => report(s as V03State, other, 3) !== undefined,
+		)) as V03State;
+		assert.deepEqual(report(state, other, 3), {
+			file: other,
+			seq: 3,
+			status: "not-open",
+			version: null,
+			modified: false,
+			diagnostics_expected: false,
+			diagnostics: null,
+			pi_pid: process.pid,
+		});
+		writePiMessage({ editor_pid: editorPid + 1, seq: 4, changed: [], last_turn: [] });
+		await waitFor("no connected pi", async () =>
+			(await page.locator(".statusbar-item .codicon-plug").count()) === 0 ? true : undefined,
+		);
+		rmSync(join(env.stateDir, `pi-${process.pid}.json`));
+	});
+
+	test("13. stopping VS Code deactivates the extension: the file is deleted", async () => {
 		await browser?.close();
 		browser = undefined;
 		await server?.stop();

@@ -1,29 +1,106 @@
 /**
  * pi IDE context for VS Code: the thin shell. Wires VS Code events to the shared `StateClient`, which writes
- * this window's file, cursor and selection to `<state dir>/<extension host pid>.json` (protocol v0.2), and
- * deletes it on deactivate. A status bar item shows the path; `piIdeContext.enabled` turns writing off.
+ * this window's file, cursor, selection, diagnostics and reports on pi's changes to
+ * `<state dir>/<extension host pid>.json` (protocol v0.3), and deletes it on deactivate; to the shared
+ * `PiWatcher`, which reads pi's messages; and to `PiSync`, which decides what to report about the files pi
+ * changed. Integrated terminals get `PI_IDE_EDITOR_PID`, so a pi started in one connects to this window.
+ * A status bar item shows the path and a connected pi; `piIdeContext.enabled` turns all of it off.
  * Nothing here throws into the extension host: failures become one warning and a line in the output channel.
  */
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
+import { basename } from "node:path";
 import * as vscode from "vscode";
 import { resolveStateDir } from "../../../src/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
+import type { DiagnosticCaps, DiagnosticsReport } from "../../shared/diagnostics.ts";
+import { PiWatcher } from "../../shared/pi-watcher.ts";
+import type { TextLines } from "../../shared/state.ts";
+import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.ts";
+import { readDisk } from "./disk.ts";
+import { PiSync } from "./pi-sync.ts";
 import { snapshotWindow } from "./snapshot.ts";
+import { formatStatus } from "./status.ts";
 
 const SECTION = "piIdeContext";
+/** Exported to integrated terminals: the pid in this window's state file name (issue 8, PROTOCOL.md). */
+export const EDITOR_PID_ENV = "PI_IDE_EDITOR_PID";
+/** Read-only view of a file's content on disk, for "Compare" (unsaved buffer vs what pi wrote). */
+const DISK_SCHEME = "pi-ide-disk";
+/** `files[]` carries up to 20 reports: smaller diagnostic caps keep the state file well under 1 MiB. */
+const FILE_REPORT_CAPS: DiagnosticCaps = { maxItems: 25, maxBytes: 16 * 1024 };
 
 let client: StateClient | undefined;
+let cleanup: (() => void) | undefined;
+
+const linesOf = (document: vscode.TextDocument): TextLines => ({
+	count: document.lineCount,
+	text: (line) => document.lineAt(line).text,
+});
 
 export function activate(context: vscode.ExtensionContext): void {
 	const output = vscode.window.createOutputChannel("pi IDE context");
 	context.subscriptions.push(output);
 	const log = (message: string) => output.appendLine(`${new Date().toISOString()} ${message}`);
 
+	const dir = resolveStateDir(process.env);
+
+	/** Document version at the last diagnostics event per open document: what its diagnostics are dated. */
+	const diagnosticsVersion = new Map<string, number>();
+	const diagnosticsOf = (document: vscode.TextDocument, caps?: DiagnosticCaps): DiagnosticsReport | undefined => {
+		const version = diagnosticsVersion.get(document.uri.toString());
+		if (version === undefined) return undefined;
+		return reportDiagnostics(vscode.languages.getDiagnostics(document.uri), linesOf(document), version, caps);
+	};
+	const findDocument = (file: string): vscode.TextDocument | undefined => {
+		const documents = vscode.workspace.textDocuments.filter((d) => d.uri.scheme === "file" && !d.isClosed);
+		const exact = documents.find((d) => d.uri.fsPath === file);
+		if (exact) return exact;
+		// pi may name the real path of a file VS Code opened through a symlinked directory, or the reverse.
+		const real = (path: string) => {
+			try {
+				return realpathSync(path);
+			} catch {
+				return undefined;
+			}
+		};
+		const target = real(file);
+		return target === undefined ? undefined : documents.find((d) => real(d.uri.fsPath) === target);
+	};
+
+	const sync = new PiSync({
+		ownPid: process.pid,
+		findDocument,
+		readDisk,
+		diagnostics: (file) => {
+			const document = findDocument(file);
+			return (document && diagnosticsOf(document, FILE_REPORT_CAPS)) ?? null;
+		},
+		diagnosticsExpected: (file) => {
+			const document = findDocument(file);
+			if (!document) return false;
+			return diagnosticsVersion.has(document.uri.toString()) || BUILTIN_DIAGNOSTIC_LANGUAGES.has(document.languageId);
+		},
+		warnModified: (file) => warnModified(file),
+		changed: () => {
+			state.flush();
+			refreshStatus();
+		},
+		setTimeout: (fn, ms) => setTimeout(guard(fn), ms),
+		clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+	});
+	context.subscriptions.push({ dispose: () => sync.dispose() });
+
 	const state = new StateClient({
 		app: "vscode",
 		pid: process.pid,
-		dir: resolveStateDir(process.env),
-		snapshot: () => snapshotWindow(vscode.window.activeTextEditor, vscode.workspace, homedir()),
+		dir,
+		snapshot: () =>
+			snapshotWindow(vscode.window.activeTextEditor, vscode.workspace, homedir(), {
+				diagnostics: (document) => diagnosticsOf(document as vscode.TextDocument),
+				files: sync.reports,
+				pi: sync.handled,
+			}),
 		warn: (message) => {
 			void vscode.window.showWarningMessage(`pi IDE context: ${message}`);
 		},
@@ -31,21 +108,46 @@ export function activate(context: vscode.ExtensionContext): void {
 	});
 	client = state;
 
+	const watcher = new PiWatcher({
+		dir,
+		ownPid: process.pid,
+		onMessage: (message) => sync.handleMessage(message),
+		onGone: (pid) => sync.forgetPi(pid),
+		onProblem: (problem) => log(`pi message: ${problem}`),
+	});
+	cleanup = () => watcher.dispose();
+
+	const terminalEnv = context.environmentVariableCollection;
+	// A new extension host has a new pid: a value kept from the last session would name a dead window.
+	terminalEnv.persistent = false;
+	terminalEnv.description = `Lets pi started in this terminal connect to this window (${EDITOR_PID_ENV}).`;
+
 	const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 0);
 	status.command = `${SECTION}.showState`;
 	context.subscriptions.push(status);
 
 	const config = () => vscode.workspace.getConfiguration(SECTION);
 	const refreshStatus = () => {
-		status.text = state.enabled ? "$(eye) pi" : "$(eye-closed) pi";
-		status.tooltip = state.enabled
-			? `pi IDE context: writing ${state.path}`
-			: "pi IDE context: writing is off (click for options)";
+		const { text, tooltip } = formatStatus({
+			enabled: state.enabled,
+			path: state.path,
+			connected: sync.connected,
+			folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+		});
+		status.text = text;
+		status.tooltip = tooltip;
 		if (config().get<boolean>("showStatusBar", true)) status.show();
 		else status.hide();
 	};
 	const applyConfig = () => {
 		state.setEnabled(config().get<boolean>("enabled", true));
+		if (state.enabled) {
+			terminalEnv.replace(EDITOR_PID_ENV, String(process.pid));
+			watcher.start();
+		} else {
+			terminalEnv.delete(EDITOR_PID_ENV);
+			watcher.stop();
+		}
 		refreshStatus();
 	};
 
@@ -62,6 +164,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
+	const isActive = (document: vscode.TextDocument) => document === vscode.window.activeTextEditor?.document;
+	const fileOf = (document: vscode.TextDocument) => (document.uri.scheme === "file" ? document.uri.fsPath : undefined);
 	context.subscriptions.push(
 		// An undefined active editor is often a transient step between two editors: debounce it.
 		vscode.window.onDidChangeActiveTextEditor(guard((editor) => (editor ? now() : later()))),
@@ -69,11 +173,63 @@ export function activate(context: vscode.ExtensionContext): void {
 			guard((e) => e.textEditor === vscode.window.activeTextEditor && later()),
 		),
 		vscode.workspace.onDidChangeTextDocument(
-			guard((e) => e.document === vscode.window.activeTextEditor?.document && later()),
+			guard((e) => {
+				const file = fileOf(e.document);
+				if (file !== undefined) sync.documentChanged(file);
+				if (isActive(e.document)) later();
+			}),
 		),
-		vscode.workspace.onDidSaveTextDocument(guard((d) => d === vscode.window.activeTextEditor?.document && later())),
+		vscode.workspace.onDidSaveTextDocument(
+			guard((d) => {
+				const file = fileOf(d);
+				if (file !== undefined) sync.documentChanged(file);
+				if (isActive(d)) later();
+			}),
+		),
+		vscode.workspace.onDidCloseTextDocument(
+			guard((d) => {
+				// A reopened document starts again at version 1: old dates would look current.
+				diagnosticsVersion.delete(d.uri.toString());
+				const file = fileOf(d);
+				if (file !== undefined) sync.documentClosed(file);
+			}),
+		),
+		vscode.languages.onDidChangeDiagnostics(
+			guard((e) => {
+				const files: string[] = [];
+				let active = false;
+				// One event may name every file of a project (TypeScript): look documents up in a map.
+				const open = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d]));
+				for (const uri of e.uris) {
+					const key = uri.toString();
+					const document = open.get(key);
+					if (!document) continue;
+					diagnosticsVersion.set(key, document.version);
+					active ||= isActive(document);
+					const file = fileOf(document);
+					if (file !== undefined) files.push(file);
+				}
+				if (active) later();
+				sync.diagnosticsChanged(files);
+			}),
+		),
+		vscode.workspace.registerTextDocumentContentProvider(DISK_SCHEME, {
+			provideTextDocumentContent: (uri) => {
+				// Only for "Compare": the disk side of a document open in this window, never any other path.
+				if (!findDocument(uri.path)) return `(${uri.path} is not open in this window)`;
+				const disk = readDisk(uri.path);
+				if (disk.kind !== "file") return `(${uri.path} is ${disk.kind === "gone" ? "gone" : "not a regular file"})`;
+				return disk.text ?? `(${uri.path} is too large to compare)`;
+			},
+		}),
 		vscode.workspace.onDidChangeWorkspaceFolders(now),
-		vscode.window.onDidChangeWindowState(guard((s) => s.focused && state.flush({ force: true }))),
+		vscode.window.onDidChangeWindowState(
+			guard((s) => {
+				if (!s.focused) return;
+				state.flush({ force: true });
+				if (state.enabled) watcher.start(); // after a failure (the dir was removed), try again
+			}),
+		),
 		vscode.workspace.onDidChangeConfiguration(guard((e) => e.affectsConfiguration(SECTION) && applyConfig())),
 		vscode.commands.registerCommand(`${SECTION}.showState`, guard(showState)),
 		vscode.commands.registerCommand(
@@ -97,6 +253,24 @@ export function activate(context: vscode.ExtensionContext): void {
 		);
 	}
 
+	/** pi changed `file` on disk while the user has unsaved changes in it: say so once, offer a diff. */
+	function warnModified(file: string): void {
+		const name = vscode.workspace.asRelativePath(file, false);
+		const message =
+			`pi changed ${name} on disk; your unsaved changes in this editor were kept. ` +
+			"Compare them, or run File: Revert File to take pi's version.";
+		void vscode.window.showWarningMessage(message, "Compare").then(
+			guard((choice) => {
+				const document = findDocument(file);
+				if (choice !== "Compare" || !document) return;
+				// The query makes every comparison read the disk afresh (VS Code caches virtual documents by URI).
+				const disk = vscode.Uri.from({ scheme: DISK_SCHEME, path: file, query: String(Date.now()) });
+				const title = `${basename(file)} (on disk) ↔ ${basename(file)} (unsaved)`;
+				void vscode.commands.executeCommand("vscode.diff", disk, document.uri, title);
+			}),
+		);
+	}
+
 	try {
 		applyConfig();
 		if (state.enabled) state.flush({ force: true });
@@ -106,6 +280,8 @@ export function activate(context: vscode.ExtensionContext): void {
 }
 
 export function deactivate(): void {
+	cleanup?.();
+	cleanup = undefined;
 	client?.dispose();
 	client = undefined;
 }

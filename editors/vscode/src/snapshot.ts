@@ -5,6 +5,8 @@
  */
 import { dirname } from "node:path";
 import { isInside } from "../../../src/paths.ts";
+import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
+import type { FileReport, HandledMessage } from "../../shared/pi-message.ts";
 import type { DocumentSnapshot, HostPosition, HostSnapshot } from "../../shared/state.ts";
 
 export interface UriLike {
@@ -21,6 +23,8 @@ export interface DocumentLike {
 	isDirty: boolean;
 	lineCount: number;
 	lineAt(line: number): { text: string };
+	/** VS Code's `document.version` (protocol v0.3 `active_buffer.version`). */
+	version?: number;
 }
 
 export interface EditorLike {
@@ -71,8 +75,16 @@ function baseName(path: string): string {
 	return parts[parts.length - 1] || path;
 }
 
+/** The protocol v0.3 additions: the active document's diagnostics, and the reports on pi's changes. */
+export interface V03Extras {
+	/** The document's dated diagnostics, undefined while none can be dated. */
+	diagnostics(document: DocumentLike): DiagnosticsReport | undefined;
+	files: FileReport[];
+	pi: HandledMessage | null;
+}
+
 /** The active editor as a snapshot, or undefined when it is not a user document (see FILE_SCHEMES). */
-export function snapshotDocument(editor: EditorLike): DocumentSnapshot | undefined {
+export function snapshotDocument(editor: EditorLike, extras?: V03Extras): DocumentSnapshot | undefined {
 	const { document, selection } = editor;
 	let file: string | null;
 	if (document.isUntitled || document.uri.scheme === "untitled") file = null;
@@ -87,6 +99,8 @@ export function snapshotDocument(editor: EditorLike): DocumentSnapshot | undefin
 		cursor: selection.active,
 		selection: { anchor: selection.anchor, head: selection.active },
 		modified: document.isDirty,
+		...(document.version === undefined ? {} : { version: document.version }),
+		...(extras === undefined ? {} : { diagnostics: extras.diagnostics(document) }),
 	};
 }
 
@@ -99,12 +113,14 @@ export function snapshotWindow(
 	editor: EditorLike | undefined,
 	workspace: WorkspaceLike,
 	fallbackCwd: string,
+	extras?: V03Extras,
 ): HostSnapshot | undefined {
-	const document = editor === undefined ? null : snapshotDocument(editor);
+	const document = editor === undefined ? null : snapshotDocument(editor, extras);
 	if (document === undefined) return undefined;
 	return {
 		cwd: pickCwd(workspace, document?.file ?? null, fallbackCwd),
 		argv: windowFingerprint(workspace),
 		document,
+		...(extras === undefined ? {} : { protocol: "0.3", files: extras.files, pi: extras.pi }),
 	};
 }

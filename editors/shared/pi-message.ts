@@ -1,0 +1,157 @@
+/**
+ * Protocol v0.3, pi → editor, pure: the message pi writes to `<state dir>/pi-<pid>.json`, its parser
+ * (untrusted JSON in, a typed message or one problem out), which of its changes an editor still has to act
+ * on, and the `files` / `pi` reports the editor writes back in its state file. The file-system checks that
+ * come before parsing live in pi-reader.ts.
+ */
+import type { DiagnosticsReport } from "./diagnostics.ts";
+
+/** Files pi writes for editors are refused above this size, unread. */
+export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
+/** Protocol caps of the message's lists. */
+export const MAX_CHANGED = 50;
+export const MAX_LAST_TURN = 50;
+/** Protocol cap of the editor's `files` list. */
+export const MAX_FILE_REPORTS = 20;
+
+export interface ChangedFile {
+	file: string;
+	/** pi's change seq this entry belongs to. */
+	seq: number;
+	tool: string;
+}
+
+export interface PiMessage {
+	protocol: string;
+	kind: "pi";
+	pid: number;
+	cwd: string;
+	timestamp: number;
+	/** The editor pi is connected to, null when none. */
+	editor_pid: number | null;
+	seq: number;
+	/** Newest last. */
+	changed: ChangedFile[];
+	last_turn: string[];
+}
+
+export type FileStatus = "reloaded" | "unchanged" | "modified" | "not-open" | "gone" | "refused";
+
+/** One entry of the state file's `files`: what this editor did about a file pi said it changed. */
+export interface FileReport {
+	file: string;
+	seq: number;
+	status: FileStatus;
+	version: number | null;
+	modified: boolean;
+	diagnostics_expected: boolean;
+	diagnostics: DiagnosticsReport | null;
+	/** The pi whose message this answers (two pis connected to one editor number their changes separately). */
+	pi_pid?: number;
+}
+
+/** The state file's `pi`: the last pi message this editor handled. */
+export interface HandledMessage {
+	pid: number;
+	seq: number;
+}
+
+export type ParsedPiMessage = { ok: true; message: PiMessage } | { ok: false; problem: string };
+
+const PI_MESSAGE_NAME = /^pi-([1-9][0-9]{0,9})\.json$/;
+
+/** The pid in a `pi-<pid>.json` name, or undefined for any other name (temp files included). */
+export function piMessagePid(name: string): number | undefined {
+	const match = PI_MESSAGE_NAME.exec(name);
+	return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+type Fields = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Fields =>
+	typeof value === "object" && value !== null && !Array.isArray(value);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isPid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+const isAbsolutePath = (value: unknown): value is string =>
+	typeof value === "string" && value.length > 0 && value.length <= 4096 && value.startsWith("/");
+
+function parseChanged(raw: unknown): ChangedFile[] | string {
+	if (!Array.isArray(raw)) return "changed: not an array";
+	const changed: ChangedFile[] = [];
+	for (const [index, entry] of raw.entries()) {
+		if (!isObject(entry)) return `changed[${index}]: not an object`;
+		const { file, seq, tool } = entry;
+		if (!isAbsolutePath(file)) return `changed[${index}].file: not an absolute path`;
+		if (!isCount(seq)) return `changed[${index}].seq: not a non-negative integer`;
+		if (typeof tool !== "string") return `changed[${index}].tool: not a string`;
+		changed.push({ file, seq, tool });
+	}
+	return changed.slice(-MAX_CHANGED);
+}
+
+/**
+ * Parse the text of a pi message. Never throws. Unknown fields are accepted (newer pis); lists longer than
+ * the protocol's caps are cut to them (`changed` keeps its newest entries).
+ */
+export function parsePiMessage(text: string): ParsedPiMessage {
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
+	const { protocol, kind, pid, cwd, timestamp, editor_pid, seq, last_turn } = raw;
+	if (kind !== "pi") return { ok: false, problem: 'kind: not "pi"' };
+	if (typeof protocol !== "string") return { ok: false, problem: "protocol: not a string" };
+	if (!isPid(pid)) return { ok: false, problem: "pid: not a positive integer" };
+	if (typeof cwd !== "string") return { ok: false, problem: "cwd: not a string" };
+	if (typeof timestamp !== "number" || !Number.isFinite(timestamp)) {
+		return { ok: false, problem: "timestamp: not a number" };
+	}
+	if (editor_pid !== null && !isPid(editor_pid)) return { ok: false, problem: "editor_pid: not a pid or null" };
+	if (!isCount(seq)) return { ok: false, problem: "seq: not a non-negative integer" };
+	const changed = parseChanged(raw["changed"]);
+	if (typeof changed === "string") return { ok: false, problem: changed };
+	if (!Array.isArray(last_turn) || !last_turn.every(isAbsolutePath)) {
+		return { ok: false, problem: "last_turn: not a list of absolute paths" };
+	}
+	return {
+		ok: true,
+		message: {
+			protocol,
+			kind,
+			pid,
+			cwd,
+			timestamp,
+			editor_pid,
+			seq,
+			changed,
+			last_turn: last_turn.slice(0, MAX_LAST_TURN),
+		},
+	};
+}
+
+/**
+ * The changes of `message` this editor (`ownPid`) still has to act on, one per file (its newest entry):
+ * none unless pi names this editor; entries newer than `handledSeq`, the last seq this editor handled from
+ * that pi; for a pi not handled before, only its newest batch (older changes were made before this editor
+ * was listening, and the files were read from disk since).
+ */
+export function pendingChanges(message: PiMessage, ownPid: number, handledSeq: number | undefined): ChangedFile[] {
+	if (message.editor_pid !== ownPid) return [];
+	const newest = message.changed.reduce((max, entry) => Math.max(max, entry.seq), -1);
+	const since = handledSeq ?? newest - 1;
+	const byFile = new Map<string, ChangedFile>();
+	for (const entry of message.changed) {
+		if (entry.seq <= since) continue;
+		byFile.delete(entry.file); // re-insert: the newest entry of a file sets its place
+		byFile.set(entry.file, entry);
+	}
+	return [...byFile.values()];
+}
+
+/** `reports` with `report` replacing any earlier report on the same file, newest last, capped. */
+export function addReport(reports: readonly FileReport[], report: FileReport): FileReport[] {
+	return [...reports.filter((r) => r.file !== report.file), report].slice(-MAX_FILE_REPORTS);
+}

@@ -1,0 +1,114 @@
+/**
+ * Reading pi's messages (`<state dir>/pi-<pid>.json`, protocol v0.3) with the same distrust pi applies to
+ * editor files: only a regular file (lstat, then open with O_NOFOLLOW and check the opened file is the one
+ * lstat saw), owned by us, without any group/other permission bit, at most 64 KiB, whose `pid` matches its
+ * name and belongs to a live process of ours. Every failure is a value, never an exception.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
+
+export type PidProbe = (pid: number) => "alive" | "dead" | "foreign";
+
+/** `kill(pid, 0)`: success is a live process of ours; EPERM is another user's; anything else is gone. */
+export const probePid: PidProbe = (pid) => {
+	try {
+		process.kill(pid, 0);
+		return "alive";
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === "EPERM" ? "foreign" : "dead";
+	}
+};
+
+export type PiMessageVerdict =
+	| { kind: "message"; message: PiMessage }
+	/** Missing, or replaced while being read: nothing to say (the next event brings the new file). */
+	| { kind: "gone" }
+	/** The pi that wrote it is no longer running (a leftover of a killed pi). */
+	| { kind: "dead"; pid: number }
+	| { kind: "problem"; problem: string };
+
+export interface ReadOptions {
+	/** Owner the file must have; default the process uid. */
+	uid?: number;
+	probe?: PidProbe;
+}
+
+function describe(error: unknown): string {
+	const e = error as NodeJS.ErrnoException;
+	return e.code ? `${e.code} (${e.message})` : String(error);
+}
+
+function refuse(stats: Stats, uid: number | undefined): string | undefined {
+	if (stats.isSymbolicLink()) return "is a symbolic link: refused";
+	if (!stats.isFile()) return "is not a regular file: refused";
+	if (uid !== undefined && stats.uid !== uid) return `is owned by uid ${stats.uid}, not by you: refused`;
+	if ((stats.mode & 0o077) !== 0) {
+		return `has mode 0${(stats.mode & 0o777).toString(8)}, readable or writable by others: refused`;
+	}
+	if (stats.size > MAX_PI_MESSAGE_BYTES) return `is ${stats.size} bytes, over the ${MAX_PI_MESSAGE_BYTES}-byte limit`;
+	return undefined;
+}
+
+function readChecked(path: string, seen: Stats, uid: number | undefined): { text: string } | PiMessageVerdict {
+	let fd: number;
+	try {
+		// O_NONBLOCK: a FIFO swapped in after the lstat must not block the editor.
+		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ENOENT" || code === "ENOTDIR") return { kind: "gone" };
+		if (code === "ELOOP") return { kind: "problem", problem: "is a symbolic link: refused" };
+		return { kind: "problem", problem: `cannot open: ${describe(error)}` };
+	}
+	try {
+		const stats = fstatSync(fd);
+		if (!stats.isFile() || stats.ino !== seen.ino || stats.dev !== seen.dev) return { kind: "gone" };
+		const refused = refuse(stats, uid);
+		if (refused) return { kind: "problem", problem: refused };
+		// One spare byte tells a file that grew after fstat (written in place) from one that fits.
+		const buffer = Buffer.allocUnsafe(MAX_PI_MESSAGE_BYTES + 1);
+		let length = 0;
+		for (;;) {
+			const n = readSync(fd, buffer, length, buffer.length - length, null);
+			if (n === 0) break;
+			length += n;
+			if (length > MAX_PI_MESSAGE_BYTES) {
+				return { kind: "problem", problem: `is over the ${MAX_PI_MESSAGE_BYTES}-byte limit` };
+			}
+		}
+		return { text: buffer.toString("utf8", 0, length) };
+	} catch (error) {
+		return { kind: "problem", problem: `cannot read: ${describe(error)}` };
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** Read and check `<dir>/<name>`; `name` must be `pi-<digits>.json`. */
+export function readPiMessage(dir: string, name: string, options: ReadOptions = {}): PiMessageVerdict {
+	const pidFromName = piMessagePid(name);
+	if (pidFromName === undefined) return { kind: "problem", problem: "is not named pi-<pid>.json" };
+	const uid = options.uid ?? process.getuid?.();
+	const path = join(dir, name);
+	let stats: Stats | undefined;
+	try {
+		stats = lstatSync(path, { throwIfNoEntry: false });
+	} catch (error) {
+		return { kind: "problem", problem: `cannot inspect: ${describe(error)}` };
+	}
+	if (!stats) return { kind: "gone" };
+	const refused = refuse(stats, uid);
+	if (refused) return { kind: "problem", problem: refused };
+	const read = readChecked(path, stats, uid);
+	if (!("text" in read)) return read;
+	const parsed = parsePiMessage(read.text);
+	if (!parsed.ok) return { kind: "problem", problem: `invalid message: ${parsed.problem}` };
+	if (parsed.message.pid !== pidFromName) {
+		return { kind: "problem", problem: `pid field ${parsed.message.pid} does not match the file name` };
+	}
+	const liveness = (options.probe ?? probePid)(pidFromName);
+	if (liveness === "dead") return { kind: "dead", pid: pidFromName };
+	if (liveness === "foreign") return { kind: "problem", problem: "its pid belongs to another user's process: refused" };
+	return { kind: "message", message: parsed.message };
+}

@@ -1,0 +1,202 @@
+/**
+ * Watches the state dir for pi's messages (`pi-<pid>.json`) without polling: one `fs.watch` on the dir
+ * (inotify on Linux), a scan of the dir when watching starts (a pi that is already running), and each
+ * named file read through pi-reader.ts's checks when an event names it. A pi killed without removing its
+ * file sends no event, so while a pi names this editor its pid is probed every few seconds (signal 0, no
+ * file access); with no pi connected nothing runs. Never throws into the host; problems with a file are
+ * reported once per file and problem.
+ */
+import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
+import { basename } from "node:path";
+import { createStateDir, formatDirHealth } from "../../src/state-dir.ts";
+import type { PiMessage } from "./pi-message.ts";
+import { piMessagePid } from "./pi-message.ts";
+import { type PidProbe, probePid, readPiMessage } from "./pi-reader.ts";
+
+/** How often the pids of pis connected to this editor are probed. */
+export const LIVENESS_MS = 5000;
+
+export interface PiWatcherOptions {
+	dir: string;
+	/** This editor's pid: pis naming it are probed for liveness. */
+	ownPid: number;
+	/** A new or rewritten message from a live pi of ours. */
+	onMessage(message: PiMessage): void;
+	/** That pi's message is gone (deleted, or the pi died). */
+	onGone(pid: number): void;
+	/** A file was refused or malformed (once per file and problem), or watching failed. */
+	onProblem(problem: string): void;
+	uid?: number;
+	probe?: PidProbe;
+	livenessMs?: number;
+}
+
+export class PiWatcher {
+	readonly #options: PiWatcherOptions;
+	#watcher: FSWatcher | undefined;
+	#pending = new Set<string>();
+	#flushTimer: ReturnType<typeof setTimeout> | undefined;
+	#livenessTimer: ReturnType<typeof setInterval> | undefined;
+	readonly #messages = new Map<number, PiMessage>();
+	readonly #reported = new Map<string, string>();
+	#disposed = false;
+
+	constructor(options: PiWatcherOptions) {
+		this.#options = options;
+	}
+
+	get watching(): boolean {
+		return this.#watcher !== undefined;
+	}
+
+	/** The live messages known now, by pi pid. */
+	get messages(): ReadonlyMap<number, PiMessage> {
+		return this.#messages;
+	}
+
+	/** Start watching if not watching yet (idempotent; call again after a failure, e.g. on window focus). */
+	start(): void {
+		if (this.#disposed || this.#watcher) return;
+		const health = createStateDir(this.#options.dir, this.#options.uid ?? process.getuid?.());
+		if (!health.ok) {
+			this.#problem("dir", `not reading pi's messages: ${formatDirHealth(health)}`);
+			return;
+		}
+		try {
+			this.#watcher = watch(this.#options.dir, { persistent: false }, (_event, name) => {
+				if (typeof name === "string" && piMessagePid(name) !== undefined) this.#queue(name);
+				else if (name === null || name === basename(this.#options.dir)) this.#checkDir();
+			});
+			this.#watcher.on("error", (error) => {
+				this.#problem("dir", `stopped watching ${this.#options.dir}: ${error.message}`);
+				this.#closeWatcher();
+			});
+			for (const name of readdirSync(this.#options.dir)) {
+				if (piMessagePid(name) !== undefined) this.#queue(name);
+			}
+		} catch (error) {
+			this.#problem(
+				"dir",
+				`cannot watch ${this.#options.dir}: ${error instanceof Error ? error.message : String(error)}`,
+			);
+			this.#closeWatcher();
+		}
+	}
+
+	/** Stop watching; every known pi is reported gone. `start()` may be called again. */
+	stop(): void {
+		this.#closeWatcher();
+		if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
+		this.#flushTimer = undefined;
+		this.#pending.clear();
+		for (const pid of [...this.#messages.keys()]) this.#forget(pid);
+		this.#setLiveness(false);
+	}
+
+	/** Stop for good (the host is shutting down): nothing is reported any more. */
+	dispose(): void {
+		this.#disposed = true;
+		this.#messages.clear();
+		this.stop();
+	}
+
+	/** The dir itself was removed or renamed: an inotify watch stays on the old one, so stop (start() retries). */
+	#checkDir(): void {
+		if (existsSync(this.#options.dir)) return;
+		this.#problem("dir", `${this.#options.dir} was removed; watching stops until it is back`);
+		this.stop();
+	}
+
+	#closeWatcher(): void {
+		try {
+			this.#watcher?.close();
+		} catch {
+			// already closed
+		}
+		this.#watcher = undefined;
+	}
+
+	/** Several events for one write (rename, change) arrive together: read each file once per turn. */
+	#queue(name: string): void {
+		this.#pending.add(name);
+		if (this.#flushTimer !== undefined) return;
+		this.#flushTimer = setTimeout(() => {
+			this.#flushTimer = undefined;
+			const names = [...this.#pending];
+			this.#pending.clear();
+			for (const each of names) this.#read(each);
+		}, 0);
+	}
+
+	#read(name: string): void {
+		if (this.#disposed) return;
+		try {
+			const verdict = readPiMessage(this.#options.dir, name, {
+				...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
+				...(this.#options.probe === undefined ? {} : { probe: this.#options.probe }),
+			});
+			const pid = piMessagePid(name) ?? 0;
+			if (verdict.kind === "message") {
+				this.#reported.delete(name);
+				this.#messages.set(pid, verdict.message);
+				this.#updateLiveness();
+				this.#options.onMessage(verdict.message);
+			} else if (verdict.kind === "problem") {
+				this.#problem(name, `${name} ${verdict.problem}`);
+				this.#forget(pid);
+			} else {
+				this.#reported.delete(name);
+				this.#forget(pid);
+			}
+		} catch (error) {
+			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
+		}
+	}
+
+	#forget(pid: number): void {
+		if (!this.#messages.delete(pid)) return;
+		this.#updateLiveness();
+		try {
+			this.#options.onGone(pid);
+		} catch (error) {
+			this.#problem(
+				"gone",
+				`handling pi ${pid}'s exit failed: ${error instanceof Error ? error.message : String(error)}`,
+			);
+		}
+	}
+
+	#problem(key: string, problem: string): void {
+		if (this.#reported.get(key) === problem) return;
+		this.#reported.set(key, problem);
+		try {
+			this.#options.onProblem(problem);
+		} catch {
+			// the host's logger failed: nothing sensible is left to do
+		}
+	}
+
+	#updateLiveness(): void {
+		const connected = [...this.#messages.values()].some((m) => m.editor_pid === this.#options.ownPid);
+		this.#setLiveness(connected);
+	}
+
+	#setLiveness(on: boolean): void {
+		if (on && this.#livenessTimer === undefined) {
+			this.#livenessTimer = setInterval(() => this.#probeAll(), this.#options.livenessMs ?? LIVENESS_MS);
+			this.#livenessTimer.unref?.();
+		} else if (!on && this.#livenessTimer !== undefined) {
+			clearInterval(this.#livenessTimer);
+			this.#livenessTimer = undefined;
+		}
+	}
+
+	#probeAll(): void {
+		try {
+			const probe = this.#options.probe ?? probePid;
+			for (const pid of [...this.#messages.keys()]) if (probe(pid) !== "alive") this.#forget(pid);
+		} catch (error) {
+			this.#problem("probe", `liveness probe failed: ${error instanceof Error ? error.message : String(error)}`);
+		}
+	}
+}

@@ -1,0 +1,237 @@
+/**
+ * What the VS Code client does with pi's messages (protocol v0.3), with VS Code behind a small host
+ * interface so it is tested without VS Code. VS Code reloads an unmodified document by itself when its file
+ * changes on disk; this module does not reload anything. For each file pi says it changed it finds out what
+ * happened and reports it in the state file's `files`:
+ * - not open here: `not-open`; the file gone: `gone`; now a symlink or not a regular file: `refused`;
+ * - unsaved changes: `modified`; the buffer is never touched and the user is told once per file (until
+ *   the document is clean again);
+ * - otherwise `reloaded` as soon as the buffer shows what is on disk (at once when VS Code was faster than
+ *   the message, else at VS Code's reload event), with the document version and its diagnostics; `unchanged`
+ *   if VS Code has not reloaded it within RELOAD_WAIT_MS (a later reload still turns it into `reloaded`).
+ * It also keeps which pis name this window as their editor, for the status bar.
+ */
+import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
+import {
+	addReport,
+	type ChangedFile,
+	type FileReport,
+	type FileStatus,
+	type HandledMessage,
+	type PiMessage,
+	pendingChanges,
+} from "../../shared/pi-message.ts";
+
+/** How long VS Code gets to reload a clean document before the report says `unchanged`. */
+export const RELOAD_WAIT_MS = 1500;
+
+export interface OpenDocument {
+	isDirty: boolean;
+	version: number;
+	getText(): string;
+}
+
+/** The file on disk now. `text` is undefined when the file is too large to compare. */
+export type DiskState = { kind: "file"; text: string | undefined } | { kind: "gone" } | { kind: "refused" };
+
+export interface SyncHost {
+	ownPid: number;
+	/** The open document for an absolute path, if any. */
+	findDocument(file: string): OpenDocument | undefined;
+	readDisk(file: string): DiskState;
+	/** The file's diagnostics report, null when none can be dated yet. */
+	diagnostics(file: string): DiagnosticsReport | null;
+	/** A language server or linter reports on this document. */
+	diagnosticsExpected(file: string): boolean;
+	/** Tell the user once: pi changed `file` on disk, its unsaved changes were kept. */
+	warnModified(file: string): void;
+	/** Reports or connections changed: write the state file and refresh the status bar. */
+	changed(): void;
+	setTimeout(fn: () => void, ms: number): unknown;
+	clearTimeout(handle: unknown): void;
+}
+
+/** A pi that names this window as its editor. */
+export interface ConnectedPi {
+	pid: number;
+	cwd: string;
+	lastTurn: string[];
+}
+
+/** Same text, ignoring a UTF-8 BOM (VS Code strips it) and line-ending style (VS Code may normalize). */
+export function sameContent(buffer: string, disk: string): boolean {
+	const body = disk.charCodeAt(0) === 0xfeff ? disk.slice(1) : disk;
+	if (buffer === body) return true;
+	return buffer.replace(/\r\n?/g, "\n") === body.replace(/\r\n?/g, "\n");
+}
+
+/** A change and the pi that made it. */
+interface Change extends ChangedFile {
+	piPid: number;
+}
+
+interface Pending {
+	entry: Change;
+	/** Document version when the message arrived: a clean change after it is VS Code's reload. */
+	version: number;
+	timer: unknown;
+}
+
+export class PiSync {
+	readonly #host: SyncHost;
+	readonly #handled = new Map<number, number>();
+	readonly #connected = new Map<number, PiMessage>();
+	readonly #pending = new Map<string, Pending>();
+	readonly #warned = new Set<string>();
+	#reports: FileReport[] = [];
+	#last: HandledMessage | null = null;
+
+	constructor(host: SyncHost) {
+		this.#host = host;
+	}
+
+	/** The state file's `files`. */
+	get reports(): FileReport[] {
+		return this.#reports;
+	}
+
+	/** The state file's `pi`. */
+	get handled(): HandledMessage | null {
+		return this.#last;
+	}
+
+	get connected(): ConnectedPi[] {
+		return [...this.#connected.values()].map((m) => ({ pid: m.pid, cwd: m.cwd, lastTurn: m.last_turn }));
+	}
+
+	handleMessage(message: PiMessage): void {
+		const ours = message.editor_pid === this.#host.ownPid;
+		if (ours) this.#connected.set(message.pid, message);
+		else this.#connected.delete(message.pid);
+		if (ours) {
+			for (const entry of pendingChanges(message, this.#host.ownPid, this.#handled.get(message.pid))) {
+				this.#judge({ ...entry, piPid: message.pid });
+			}
+			this.#handled.set(message.pid, message.seq);
+			this.#last = { pid: message.pid, seq: message.seq };
+		}
+		this.#host.changed();
+	}
+
+	/** pi `pid` exited or its message was removed. */
+	forgetPi(pid: number): void {
+		const known = this.#connected.delete(pid) || this.#handled.has(pid);
+		this.#handled.delete(pid);
+		if (this.#last?.pid === pid) this.#last = null;
+		if (known) this.#host.changed();
+	}
+
+	/** A document's text or dirty state changed (VS Code's reload is one such change). */
+	documentChanged(file: string): void {
+		const document = this.#host.findDocument(file);
+		if (document && !document.isDirty) this.#warned.delete(file);
+		if (this.#pending.has(file)) this.#settle(file, false);
+	}
+
+	/** A closed document has nothing left to reload; its report stays as it was. */
+	documentClosed(file: string): void {
+		this.#warned.delete(file);
+		this.#dropPending(file);
+	}
+
+	/** Diagnostics changed for these files: refresh their reports. */
+	diagnosticsChanged(files: Iterable<string>): void {
+		let changed = false;
+		for (const file of files) {
+			const index = this.#reports.findIndex((r) => r.file === file);
+			const report = this.#reports[index];
+			if (report === undefined || report.version === null) continue;
+			const diagnostics = this.#host.diagnostics(file);
+			const expected = report.diagnostics_expected || this.#host.diagnosticsExpected(file);
+			if (
+				JSON.stringify(diagnostics) === JSON.stringify(report.diagnostics) &&
+				expected === report.diagnostics_expected
+			) {
+				continue;
+			}
+			this.#reports = this.#reports.map((r, i) =>
+				i === index ? { ...r, diagnostics, diagnostics_expected: expected } : r,
+			);
+			changed = true;
+		}
+		if (changed) this.#host.changed();
+	}
+
+	dispose(): void {
+		for (const pending of this.#pending.values()) this.#host.clearTimeout(pending.timer);
+		this.#pending.clear();
+	}
+
+	#judge(entry: Change): void {
+		this.#dropPending(entry.file);
+		const document = this.#host.findDocument(entry.file);
+		const disk = document ? this.#host.readDisk(entry.file) : undefined;
+		if (!document || !disk) this.#report(entry, "not-open", undefined);
+		else if (disk.kind !== "file") this.#report(entry, disk.kind, document);
+		else if (document.isDirty) this.#modified(entry, document);
+		else if (disk.text !== undefined && sameContent(document.getText(), disk.text)) {
+			this.#report(entry, "reloaded", document);
+		} else {
+			const timer = this.#host.setTimeout(() => this.#settle(entry.file, true), RELOAD_WAIT_MS);
+			this.#pending.set(entry.file, { entry, version: document.version, timer });
+		}
+	}
+
+	/** Decide a pending file again: VS Code changed the document, or the wait is over. */
+	#settle(file: string, timedOut: boolean): void {
+		const pending = this.#pending.get(file);
+		if (!pending) return;
+		const document = this.#host.findDocument(file);
+		const disk = document ? this.#host.readDisk(file) : undefined;
+		let status: FileStatus | undefined;
+		if (!document || !disk) status = "not-open";
+		else if (disk.kind !== "file") status = disk.kind;
+		else if (document.isDirty) status = "modified";
+		else if (disk.text !== undefined && sameContent(document.getText(), disk.text)) status = "reloaded";
+		else if (document.version > pending.version) status = "reloaded";
+		if (status === undefined && !timedOut) return;
+		if (status === undefined) {
+			// Keep listening: a reload after the wait still turns the report into `reloaded`.
+			this.#host.clearTimeout(pending.timer);
+			this.#report(pending.entry, "unchanged", document);
+		} else {
+			this.#dropPending(file);
+			if (status === "modified" && document) this.#modified(pending.entry, document);
+			else this.#report(pending.entry, status, document);
+		}
+		this.#host.changed();
+	}
+
+	#modified(entry: Change, document: OpenDocument): void {
+		this.#report(entry, "modified", document);
+		if (this.#warned.has(entry.file)) return;
+		this.#warned.add(entry.file);
+		this.#host.warnModified(entry.file);
+	}
+
+	#dropPending(file: string): void {
+		const pending = this.#pending.get(file);
+		if (!pending) return;
+		this.#host.clearTimeout(pending.timer);
+		this.#pending.delete(file);
+	}
+
+	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined): void {
+		const open = document !== undefined && status !== "not-open";
+		this.#reports = addReport(this.#reports, {
+			file: entry.file,
+			seq: entry.seq,
+			status,
+			version: open ? document.version : null,
+			modified: open ? document.isDirty : false,
+			diagnostics_expected: open ? this.#host.diagnosticsExpected(entry.file) : false,
+			diagnostics: open ? this.#host.diagnostics(entry.file) : null,
+			pi_pid: entry.piPid,
+		});
+	}
+}

@@ -1,0 +1,348 @@
+/**
+ * pi's messages to editors (protocol v0.3) as the VS Code client reads them: the parser (editors/shared/
+ * pi-message.ts), which changes are still to act on, the `files` cap, the file checks of pi-reader.ts on a
+ * real temp dir (symlink, owner, mode, size, name, liveness), and the watcher on a real directory.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import {
+	addReport,
+	type FileReport,
+	MAX_CHANGED,
+	MAX_FILE_REPORTS,
+	MAX_PI_MESSAGE_BYTES,
+	type PiMessage,
+	parsePiMessage,
+	pendingChanges,
+	piMessagePid,
+} from "../../editors/shared/pi-message.ts";
+import { type PidProbe, readPiMessage } from "../../editors/shared/pi-reader.ts";
+import { PiWatcher } from "../../editors/shared/pi-watcher.ts";
+
+const root = mkdtempSync(join(tmpdir(), "pi-ide-pimsg-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+const freshDir = () => {
+	const dir = join(root, `case-${++counter}`);
+	mkdirSync(dir, { mode: 0o700 });
+	return dir;
+};
+
+const message = (overrides: Partial<PiMessage> = {}): PiMessage => ({
+	protocol: "0.3",
+	kind: "pi",
+	pid: 4242,
+	cwd: "/w",
+	timestamp: 1_700_000_000.5,
+	editor_pid: 77,
+	seq: 3,
+	changed: [
+		{ file: "/w/a.ts", seq: 2, tool: "edit" },
+		{ file: "/w/b.ts", seq: 3, tool: "write" },
+	],
+	last_turn: ["/w/b.ts"],
+	...overrides,
+});
+
+describe("piMessagePid", () => {
+	const cases: [string, number | undefined][] = [
+		["pi-123.json", 123],
+		["pi-0.json", undefined],
+		["pi-123.json.tmp", undefined],
+		["123.json", undefined],
+		["pi-12a.json", undefined],
+		["pi-99999999999.json", undefined],
+	];
+	for (const [name, expected] of cases) test(name, () => assert.equal(piMessagePid(name), expected));
+});
+
+describe("parsePiMessage", () => {
+	test("a valid message, unknown fields tolerated", () => {
+		const parsed = parsePiMessage(JSON.stringify({ ...message(), future: { x: 1 } }));
+		assert.ok(parsed.ok);
+		assert.deepEqual(parsed.message, message());
+	});
+
+	test("editor_pid null (not connected) is valid", () => {
+		assert.ok(parsePiMessage(JSON.stringify(message({ editor_pid: null }))).ok);
+	});
+
+	test("changed beyond the cap keeps the newest entries", () => {
+		const changed = Array.from({ length: 60 }, (_, i) => ({ file: `/w/${i}.ts`, seq: i, tool: "edit" }));
+		const parsed = parsePiMessage(JSON.stringify(message({ changed })));
+		assert.ok(parsed.ok);
+		assert.equal(parsed.message.changed.length, MAX_CHANGED);
+		assert.equal(parsed.message.changed[0]?.file, "/w/10.ts");
+	});
+
+	// [description, text, problem pattern]
+	const bad: [string, string, RegExp][] = [
+		["not JSON", "{", /invalid JSON/],
+		["an array", "[]", /not a JSON object/],
+		["an editor state file", JSON.stringify({ pid: 1, cwd: "/", timestamp: 1, app: "nvim" }), /kind/],
+		["kind other than pi", JSON.stringify({ ...message(), kind: "editor" }), /kind/],
+		["pid 0", JSON.stringify(message({ pid: 0 })), /pid/],
+		["pid a string", JSON.stringify({ ...message(), pid: "4242" }), /pid/],
+		["editor_pid negative", JSON.stringify(message({ editor_pid: -1 })), /editor_pid/],
+		["seq fractional", JSON.stringify(message({ seq: 1.5 })), /seq/],
+		["timestamp missing", JSON.stringify({ ...message(), timestamp: undefined }), /timestamp/],
+		["changed not a list", JSON.stringify({ ...message(), changed: {} }), /changed/],
+		[
+			"a relative changed file",
+			JSON.stringify(message({ changed: [{ file: "a.ts", seq: 1, tool: "w" }] })),
+			/absolute/,
+		],
+		["changed seq missing", JSON.stringify({ ...message(), changed: [{ file: "/a", tool: "w" }] }), /seq/],
+		["last_turn with a number", JSON.stringify({ ...message(), last_turn: [1] }), /last_turn/],
+	];
+	for (const [name, text, problem] of bad) {
+		test(`refused: ${name}`, () => {
+			const parsed = parsePiMessage(text);
+			assert.equal(parsed.ok, false);
+			if (!parsed.ok) assert.match(parsed.problem, problem);
+		});
+	}
+});
+
+describe("pendingChanges", () => {
+	const entry = (file: string, seq: number) => ({ file, seq, tool: "edit" });
+	const changed = [entry("/a", 1), entry("/b", 2), entry("/a", 3), entry("/c", 3)];
+	// [description, editor_pid, handled seq, expected [file, seq]]
+	const cases: [string, number | null, number | undefined, [string, number][]][] = [
+		["another editor: nothing", 99, undefined, []],
+		["no editor: nothing", null, undefined, []],
+		[
+			"first sight: only the newest batch",
+			77,
+			undefined,
+			[
+				["/a", 3],
+				["/c", 3],
+			],
+		],
+		[
+			"after seq 1: newer entries, one per file (its newest)",
+			77,
+			1,
+			[
+				["/b", 2],
+				["/a", 3],
+				["/c", 3],
+			],
+		],
+		["everything handled: nothing", 77, 3, []],
+	];
+	for (const [name, editorPid, handled, expected] of cases) {
+		test(name, () => {
+			const pending = pendingChanges(message({ editor_pid: editorPid, seq: 3, changed }), 77, handled);
+			assert.deepEqual(
+				pending.map((e) => [e.file, e.seq]),
+				expected,
+			);
+		});
+	}
+});
+
+test("addReport: one report per file, newest last, capped", () => {
+	const report = (file: string, seq: number): FileReport => ({
+		file,
+		seq,
+		status: "not-open",
+		version: null,
+		modified: false,
+		diagnostics_expected: false,
+		diagnostics: null,
+	});
+	let reports: FileReport[] = [];
+	for (let i = 0; i < 30; i++) reports = addReport(reports, report(`/f${i}`, i));
+	assert.equal(reports.length, MAX_FILE_REPORTS);
+	assert.equal(reports[0]?.file, "/f10");
+	reports = addReport(reports, report("/f15", 31));
+	assert.equal(reports.length, MAX_FILE_REPORTS);
+	assert.deepEqual(reports.at(-1), report("/f15", 31));
+	assert.equal(reports.filter((r) => r.file === "/f15").length, 1);
+});
+
+describe("readPiMessage (real files)", () => {
+	const alive: PidProbe = () => "alive";
+	const write = (dir: string, name: string, text: string, mode = 0o600) => {
+		writeFileSync(join(dir, name), text, { mode });
+		chmodSync(join(dir, name), mode);
+	};
+	const valid = JSON.stringify(message());
+
+	test("a valid message from a live pi", () => {
+		const dir = freshDir();
+		write(dir, "pi-4242.json", valid);
+		const verdict = readPiMessage(dir, "pi-4242.json", { probe: alive });
+		assert.deepEqual(verdict, { kind: "message", message: message() });
+	});
+
+	// [description, set-up, name, expected kind, problem pattern]
+	const cases: [string, (dir: string) => void, string, string, RegExp | undefined][] = [
+		["missing: gone", () => {}, "pi-4242.json", "gone", undefined],
+		["group-readable: refused", (d) => write(d, "pi-4242.json", valid, 0o640), "pi-4242.json", "problem", /mode 0640/],
+		["other-writable: refused", (d) => write(d, "pi-4242.json", valid, 0o602), "pi-4242.json", "problem", /mode 0602/],
+		[
+			"a symlink to a valid message: refused",
+			(d) => {
+				write(d, "real.json", valid);
+				symlinkSync(join(d, "real.json"), join(d, "pi-4242.json"));
+			},
+			"pi-4242.json",
+			"problem",
+			/symbolic link/,
+		],
+		["a directory: refused", (d) => mkdirSync(join(d, "pi-4242.json")), "pi-4242.json", "problem", /regular file/],
+		[
+			"a FIFO: refused without blocking",
+			(d) => execFileSync("mkfifo", ["-m", "600", join(d, "pi-4242.json")]),
+			"pi-4242.json",
+			"problem",
+			/regular file/,
+		],
+		[
+			"over 64 KiB: refused unread",
+			(d) => write(d, "pi-4242.json", JSON.stringify({ ...message(), pad: "x".repeat(MAX_PI_MESSAGE_BYTES) })),
+			"pi-4242.json",
+			"problem",
+			/byte limit/,
+		],
+		["malformed", (d) => write(d, "pi-4242.json", "{not json"), "pi-4242.json", "problem", /invalid message/],
+		["pid differs from the name", (d) => write(d, "pi-4243.json", valid), "pi-4243.json", "problem", /does not match/],
+		["not a pi message name", (d) => write(d, "4242.json", valid), "4242.json", "problem", /pi-<pid>/],
+	];
+	for (const [name, setUp, file, kind, problem] of cases) {
+		test(name, () => {
+			const dir = freshDir();
+			setUp(dir);
+			const verdict = readPiMessage(dir, file, { probe: alive });
+			assert.equal(verdict.kind, kind);
+			if (problem && verdict.kind === "problem") assert.match(verdict.problem, problem);
+		});
+	}
+
+	test("owned by another uid: refused", () => {
+		const dir = freshDir();
+		write(dir, "pi-4242.json", valid);
+		const verdict = readPiMessage(dir, "pi-4242.json", { probe: alive, uid: (process.getuid?.() ?? 0) + 1 });
+		assert.equal(verdict.kind, "problem");
+		if (verdict.kind === "problem") assert.match(verdict.problem, /owned by uid/);
+	});
+
+	// [description, probe result, expected kind]
+	const liveness: [string, ReturnType<PidProbe>, string][] = [
+		["a dead pi's leftover", "dead", "dead"],
+		["a pid of another user's process", "foreign", "problem"],
+	];
+	for (const [name, probed, kind] of liveness) {
+		test(name, () => {
+			const dir = freshDir();
+			write(dir, "pi-4242.json", valid);
+			assert.equal(readPiMessage(dir, "pi-4242.json", { probe: () => probed }).kind, kind);
+		});
+	}
+
+	test("the real probe: this process is alive", () => {
+		const dir = freshDir();
+		write(dir, `pi-${process.pid}.json`, JSON.stringify(message({ pid: process.pid })));
+		assert.equal(readPiMessage(dir, `pi-${process.pid}.json`).kind, "message");
+	});
+});
+
+describe("PiWatcher (real directory)", () => {
+	/** Resolves with the next event the watcher reports. */
+	function recorder() {
+		const events: string[] = [];
+		let wake: (() => void) | undefined;
+		const push = (event: string) => {
+			events.push(event);
+			wake?.();
+		};
+		const next = async (count: number) => {
+			while (events.length < count) await new Promise<void>((resolve) => (wake = resolve));
+			return events.slice(0, count);
+		};
+		return { events, push, next };
+	}
+	const atomicWrite = (dir: string, name: string, text: string) => {
+		writeFileSync(join(dir, `${name}.tmp`), text, { mode: 0o600, flag: "wx" });
+		renameSync(join(dir, `${name}.tmp`), join(dir, name));
+	};
+
+	test("reports an existing message at start, a rewrite, a bad file once, and a removal", async (t) => {
+		const dir = freshDir();
+		const name = `pi-${process.pid}.json`;
+		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 1 })));
+		const { events, push, next } = recorder();
+		const watcher = new PiWatcher({
+			dir,
+			ownPid: 77,
+			onMessage: (m) => push(`message ${m.pid} seq ${m.seq}`),
+			onGone: (pid) => push(`gone ${pid}`),
+			onProblem: (problem) => push(`problem ${problem}`),
+		});
+		t.after(() => watcher.dispose());
+		watcher.start();
+		assert.ok(watcher.watching);
+		assert.deepEqual(await next(1), [`message ${process.pid} seq 1`]);
+		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 2 })));
+		assert.equal((await next(2))[1], `message ${process.pid} seq 2`);
+		atomicWrite(dir, "pi-4242.json", "{bad");
+		const problems = (await next(3)).slice(2);
+		assert.match(problems[0] ?? "", /^problem pi-4242\.json invalid message/);
+		rmSync(join(dir, name));
+		assert.equal((await next(4))[3], `gone ${process.pid}`);
+		assert.equal(events.filter((e) => e.startsWith("problem")).length, 1, "the bad file was reported once");
+	});
+
+	test("the dir removed: watching stops and known pis are gone; start() watches the new dir", async (t) => {
+		const dir = freshDir();
+		const name = `pi-${process.pid}.json`;
+		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 1 })));
+		const { push, next } = recorder();
+		const watcher = new PiWatcher({
+			dir,
+			ownPid: 77,
+			onMessage: (m) => push(`message seq ${m.seq}`),
+			onGone: (pid) => push(`gone ${pid}`),
+			onProblem: (problem) => push(`problem ${problem}`),
+		});
+		t.after(() => watcher.dispose());
+		watcher.start();
+		await next(1);
+		rmSync(dir, { recursive: true });
+		const events = await next(3);
+		assert.ok(events.includes(`gone ${process.pid}`), events.join("; "));
+		assert.ok(
+			events.some((e) => /was removed/.test(e)),
+			events.join("; "),
+		);
+		assert.equal(watcher.watching, false);
+		mkdirSync(dir, { mode: 0o700 });
+		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 2 })));
+		watcher.start();
+		assert.equal((await next(4))[3], "message seq 2");
+	});
+
+	test("an insecure dir is not watched, and says why", () => {
+		const dir = freshDir();
+		chmodSync(dir, 0o755);
+		const problems: string[] = [];
+		const watcher = new PiWatcher({
+			dir,
+			ownPid: 77,
+			onMessage: () => assert.fail("no message expected"),
+			onGone: () => {},
+			onProblem: (problem) => problems.push(problem),
+		});
+		watcher.start();
+		assert.equal(watcher.watching, false);
+		assert.match(problems[0] ?? "", /group\/other permissions \(0755\)/);
+		watcher.dispose();
+	});
+});
