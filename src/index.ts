@@ -21,6 +21,7 @@ import {
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
 import { IdeController, type UiPort } from "./controller.ts";
+import { EditorLink } from "./editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { resolveStateDir } from "./scan.ts";
 import { parseSettings } from "./settings.ts";
@@ -42,6 +43,7 @@ const SUBCOMMANDS = [
 
 export default function piIdeContext(pi: ExtensionAPI): void {
 	let controller: IdeController | undefined;
+	let editorLink: EditorLink | undefined;
 
 	pi.on("session_start", async (_event, ctx) => {
 		try {
@@ -61,7 +63,21 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				ui,
 				isProjectTrusted: () => ctx.isProjectTrusted(),
 			});
+			editorLink?.close();
+			const current = controller;
+			const published = new EditorLink({
+				stateDir: resolveStateDir(process.env),
+				uid: process.getuid?.() ?? -1,
+				pid: process.pid,
+				cwd: ctx.cwd,
+				home,
+				connected: () => current.connectedEditor()?.record,
+				warn: (message) => ui?.notify(message, "warning"),
+			});
+			editorLink = published;
+			current.onPill = () => published.sync();
 			void controller.start();
+			published.sync();
 			const link = linkNvimClient({
 				packageRoot: PACKAGE_ROOT,
 				dataHome: nvimDataHome(process.env, home),
@@ -78,6 +94,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 
 	pi.on("session_shutdown", async () => {
 		try {
+			editorLink?.close();
+			editorLink = undefined;
 			await controller?.stop();
 		} catch {
 			// Shutting down: nothing useful left to report to.
@@ -99,6 +117,33 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);
 			return undefined;
+		}
+	});
+
+	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
+	pi.on("tool_result", async (event, ctx) => {
+		try {
+			if (event.isError) return undefined;
+			const note = await editorLink?.afterTool(event.toolName, event.input, ctx.signal);
+			if (!note) return undefined;
+			return { content: [...event.content, { type: "text" as const, text: `\n${note}` }] };
+		} catch (error) {
+			reportError(ctx, "tool_result", error);
+			return undefined;
+		}
+	});
+	pi.on("agent_start", async () => {
+		try {
+			editorLink?.startRun();
+		} catch {
+			// Bookkeeping only.
+		}
+	});
+	pi.on("turn_end", async () => {
+		try {
+			editorLink?.endTurn();
+		} catch {
+			// Bookkeeping only.
 		}
 	});
 
