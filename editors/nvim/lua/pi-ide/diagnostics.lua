@@ -1,0 +1,146 @@
+--- pi-ide.diagnostics: a buffer's vim.diagnostic entries as protocol v0.3 reports them, stamped with the
+--- buffer version (changedtick) they belong to, so pi can tell current diagnostics from stale ones.
+---
+--- The stamp is the changedtick at the last DiagnosticChanged for the buffer: a checker (LSP, linter)
+--- publishes for the content it saw, and that is the content of that moment. The DiagnosticChanged handler
+--- only records the stamp and bumps a generation counter; the reading, sorting and capping happen at most
+--- once per generation, when a state write needs them.
+---@module 'pi-ide.diagnostics'
+local M = {}
+
+--- Caps from PROTOCOL.md (v0.3): the state file stays small whatever the checker reports.
+M.MAX_ITEMS = 100
+M.MAX_MESSAGE = 500
+
+local SEVERITY = { "error", "warning", "info", "hint" } -- vim.diagnostic.severity.ERROR = 1 .. HINT = 4
+
+local H = {
+  stamp = {}, ---@type table<integer, integer> buf -> changedtick at the last DiagnosticChanged
+  gen = {}, ---@type table<integer, integer> buf -> generation, bumped by every DiagnosticChanged
+  cache = {}, ---@type table<integer, { gen: integer, value: table }>
+  before_write = {}, ---@type table<integer, integer> buf -> changedtick at BufWritePre
+}
+
+local function tick(buf)
+  return vim.api.nvim_buf_get_var(buf, "changedtick")
+end
+
+--- DiagnosticChanged: stamp the buffer's diagnostics with its current version.
+---@param buf integer
+function M.on_changed(buf)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  H.stamp[buf] = tick(buf)
+  H.gen[buf] = (H.gen[buf] or 0) + 1
+end
+
+--- Writing a buffer bumps its changedtick without changing its content: diagnostics that were current
+--- before the write are still current after it.
+---@param buf integer
+function M.on_write_pre(buf)
+  H.before_write[buf] = tick(buf)
+end
+
+---@param buf integer
+function M.on_write_post(buf)
+  local before = H.before_write[buf]
+  H.before_write[buf] = nil
+  if before and H.stamp[buf] == before and vim.api.nvim_buf_is_valid(buf) then
+    H.stamp[buf] = tick(buf)
+    H.gen[buf] = (H.gen[buf] or 0) + 1
+  end
+end
+
+---@param buf integer
+function M.forget(buf)
+  H.stamp[buf], H.gen[buf], H.cache[buf], H.before_write[buf] = nil, nil, nil, nil
+end
+
+--- Pure: vim.diagnostic items -> the protocol's `{version, total, items}` (errors first, then by position,
+--- capped). Exposed for tests and the benchmark.
+---@param list table[] vim.diagnostic.get() items
+---@param version integer
+---@return table
+function M.build(list, version)
+  local sorted = {}
+  for i = 1, #list do
+    sorted[i] = list[i]
+  end
+  table.sort(sorted, function(a, b)
+    local sa, sb = a.severity or 1, b.severity or 1
+    if sa ~= sb then
+      return sa < sb
+    end
+    if a.lnum ~= b.lnum then
+      return a.lnum < b.lnum
+    end
+    return (a.col or 0) < (b.col or 0)
+  end)
+  local items = {}
+  local null = vim.NIL
+  for i = 1, math.min(#sorted, M.MAX_ITEMS) do
+    local d = sorted[i]
+    local message = type(d.message) == "string" and d.message or tostring(d.message)
+    if #message > M.MAX_MESSAGE then
+      -- Cut on a UTF-8 character boundary so the JSON stays valid text.
+      local cut = M.MAX_MESSAGE
+      while cut > 0 and message:byte(cut + 1) and message:byte(cut + 1) >= 0x80 and message:byte(cut + 1) < 0xC0 do
+        cut = cut - 1
+      end
+      message = message:sub(1, cut)
+    end
+    local code = d.code
+    items[i] = {
+      severity = SEVERITY[d.severity] or "error",
+      line = (d.lnum or 0) + 1,
+      column = (d.col or 0) + 1,
+      end_line = d.end_lnum and (d.end_lnum + 1) or null,
+      end_column = d.end_col and (d.end_col + 1) or null,
+      message = message,
+      source = type(d.source) == "string" and d.source or null,
+      code = (type(code) == "string" or type(code) == "number") and tostring(code) or null,
+    }
+  end
+  return { version = version, total = #list, items = items }
+end
+
+--- The buffer's diagnostics for the state file, or vim.NIL when no checker has reported for it yet
+--- (then nothing is known, not "no problems").
+---@param buf integer
+---@return table|userdata
+function M.collect(buf)
+  local gen = H.gen[buf]
+  if not gen then
+    return vim.NIL
+  end
+  local cached = H.cache[buf]
+  if cached and cached.gen == gen then
+    return cached.value
+  end
+  local value = M.build(vim.diagnostic.get(buf), H.stamp[buf])
+  H.cache[buf] = { gen = gen, value = value }
+  return value
+end
+
+--- Will a checker report diagnostics for this buffer? An attached LSP client, or a linter that says so by
+--- setting `vim.b.pi_ide_diagnostics_expected = true` (nvim-lint, efm-style setups, tests).
+---@param buf integer
+---@return boolean
+function M.expected(buf)
+  local ok, flag = pcall(vim.api.nvim_buf_get_var, buf, "pi_ide_diagnostics_expected")
+  if ok and flag == true then
+    return true
+  end
+  local lsp = vim.lsp
+  if not lsp then
+    return false
+  end
+  -- TODO: use get_clients only when 0.9 support is dropped (0.10 added it; buf_get_clients is deprecated).
+  if lsp.get_clients then
+    return #lsp.get_clients({ bufnr = buf }) > 0
+  end
+  return next(lsp.buf_get_clients(buf)) ~= nil
+end
+
+return M
