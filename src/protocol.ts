@@ -108,7 +108,7 @@ export const SEVERITIES = ["error", "warning", "info", "hint"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
 export const DiagnosticItemSchema = Type.Object({
-	severity: Type.Union(SEVERITIES.map((s) => Type.Literal(s))),
+	severity: Type.Union([Type.Literal("error"), Type.Literal("warning"), Type.Literal("info"), Type.Literal("hint")]),
 	line: Line,
 	column: Column,
 	end_line: Type.Optional(Nullable(Line)),
@@ -132,7 +132,14 @@ export type FileStatus = (typeof FILE_STATUSES)[number];
 export const FileReportSchema = Type.Object({
 	file: Type.String({ minLength: 1 }),
 	seq: Type.Integer({ minimum: 0 }),
-	status: Type.Union(FILE_STATUSES.map((s) => Type.Literal(s))),
+	status: Type.Union([
+		Type.Literal("reloaded"),
+		Type.Literal("unchanged"),
+		Type.Literal("modified"),
+		Type.Literal("not-open"),
+		Type.Literal("gone"),
+		Type.Literal("refused"),
+	]),
 	version: Nullable(Type.Integer({ minimum: 0 })),
 	modified: Type.Boolean(),
 	diagnostics_expected: Type.Boolean(),
