@@ -45,7 +45,11 @@ function fakeWorld(initial: FileReport[] = []) {
 		},
 		advance(ms: number) {
 			now += ms;
-			for (const t of timers) if (t.live && t.at <= now) (t.live = false), t.fn();
+			for (const t of timers) {
+				if (!t.live || t.at > now) continue;
+				t.live = false;
+				t.fn();
+			}
 		},
 	};
 }
