@@ -23,8 +23,8 @@ import { type ContextDetails, formatEditorName, formatQuote, oneLine } from "./b
 import { IdeController, type UiPort } from "./controller.ts";
 import { EditorLink } from "./editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
-import { resolveStateDir } from "./scan.ts";
 import { parseSettings } from "./settings.ts";
+import { resolveStateDir } from "./state-dir.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
