@@ -19,6 +19,7 @@ local H = {
   gen = {}, ---@type table<integer, integer> buf -> generation, bumped by every DiagnosticChanged
   cache = {}, ---@type table<integer, { gen: integer, value: table }>
   before_write = {}, ---@type table<integer, integer> buf -> changedtick at BufWritePre
+  skip_clears = {}, ---@type table<integer, integer> buf -> empty publishes still to ignore after a reload
 }
 
 local function tick(buf)
@@ -30,6 +31,16 @@ end
 function M.on_changed(buf)
   if not vim.api.nvim_buf_is_valid(buf) then
     return
+  end
+  local skip = H.skip_clears[buf]
+  if skip then
+    if #vim.diagnostic.get(buf) == 0 and skip > 0 then
+      -- The server clearing the closed document, not a verdict on the new content: stamping it would
+      -- present "no diagnostics" as current.
+      H.skip_clears[buf] = skip > 1 and skip - 1 or nil
+      return
+    end
+    H.skip_clears[buf] = nil
   end
   H.stamp[buf] = tick(buf)
   H.gen[buf] = (H.gen[buf] or 0) + 1
@@ -54,7 +65,21 @@ end
 
 ---@param buf integer
 function M.forget(buf)
-  H.stamp[buf], H.gen[buf], H.cache[buf], H.before_write[buf] = nil, nil, nil, nil
+  H.stamp[buf], H.gen[buf], H.cache[buf], H.before_write[buf], H.skip_clears[buf] = nil, nil, nil, nil, nil
+end
+
+--- Before 0.10, Neovim's LSP client answers a reload with didClose + didOpen, and push-diagnostics servers
+--- (vscode-json-language-server, most VS Code servers) answer the didClose by publishing an empty list, at
+--- once, before they have looked at the new content. After a reload pi asked for, that one empty publish
+--- per attached client is not stamped. If a server does not send it, its first real empty publish is the
+--- one skipped: pi then hears nothing and says so ("no diagnostics ... within 2 s"), never a false "clean".
+---@param buf integer
+function M.on_reload(buf)
+  if vim.fn.has("nvim-0.10") == 1 or not vim.lsp or vim.lsp.get_clients then
+    return
+  end
+  local n = vim.tbl_count(vim.lsp.buf_get_clients(buf))
+  H.skip_clears[buf] = n > 0 and n or nil
 end
 
 --- Pure: vim.diagnostic items -> the protocol's `{version, total, items}` (errors first, then by position,

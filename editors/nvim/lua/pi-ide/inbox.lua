@@ -194,7 +194,12 @@ local function reload(buf)
   if not ok then
     error(err)
   end
-  return vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_get_var(buf, "changedtick") ~= before
+  local changed = vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_get_var(buf, "changedtick") ~= before
+  if changed then
+    -- Servers answer the reload asynchronously, so this is in time for their first publish.
+    diagnostics.on_reload(buf)
+  end
+  return changed
 end
 
 local function tell_modified(buf, file)
