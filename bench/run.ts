@@ -2,8 +2,10 @@
  * `npm run bench`: prints the figures the issues ask for, with their targets.
  * Timing lives here, never in tests.
  */
+import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
 
 await runPiBench();
 await runNvimBench();
+await runLoopBench();

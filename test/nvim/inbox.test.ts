@@ -226,6 +226,32 @@ forEachNvim((flavour) => {
 			await assertStillWorks(w);
 		});
 
+		it("diagnostics are ordered errors first then by position, capped at 100 items of 500 bytes", async (t) => {
+			const w = await world(t, flavour);
+			await w.nv.lua(`
+				local items = {}
+				for i = 1, 150 do
+					local sev = i <= 50 and 4 or (i <= 110 and 2 or 1) -- 50 hints, 60 warnings, 40 errors
+					items[i] = { lnum = (i * 37) % 200, col = i % 9, message = "d" .. i, severity = sev }
+				end
+				items[1].message = string.rep("é", 400) -- 800 bytes: cut on a character boundary
+				items[1].severity = 1
+				vim.diagnostic.set(vim.api.nvim_create_namespace("many"), 0, items)`);
+			const s = await w.nv.until((x) => x.active_buffer.diagnostics?.total === 150, "150 diagnostics reported");
+			const items = s.active_buffer.diagnostics?.items ?? [];
+			assert.equal(items.length, 100);
+			const severities = items.map((d) => d.severity);
+			assert.deepEqual(severities.slice(0, 41), Array(41).fill("error"));
+			assert.deepEqual(severities.slice(41), Array(59).fill("warning"));
+			const errorLines = items.slice(0, 41).map((d) => d.line * 100 + d.column);
+			assert.deepEqual(
+				errorLines,
+				[...errorLines].sort((a, b) => a - b),
+			);
+			const long = items.find((d) => d.message.startsWith("é"));
+			assert.equal(long?.message, "é".repeat(250));
+		});
+
 		it("diagnostics carry the changedtick they were set at; typing makes the buffer version move past them", async (t) => {
 			const w = await world(t, flavour);
 			await w.nv.lua(

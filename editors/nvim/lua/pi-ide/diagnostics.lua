@@ -82,30 +82,55 @@ function M.on_reload(buf)
   H.skip_clears[buf] = n > 0 and n or nil
 end
 
+--- Order: severity, then line, then column. Sorting plain numbers is several times faster than sorting with
+--- a Lua comparator (500 items: ~0.05 ms instead of ~0.35 ms), so each item gets one numeric key:
+--- severity (3 bits) | line (24 bits) | column (16 bits) | index (10 bits) = 53 bits, exact in a double.
+local function sorted_indices(list)
+  local n = #list
+  if n > 1023 then
+    local idx = {}
+    for i = 1, n do
+      idx[i] = i
+    end
+    table.sort(idx, function(x, y)
+      local a, b = list[x], list[y]
+      if (a.severity or 1) ~= (b.severity or 1) then
+        return (a.severity or 1) < (b.severity or 1)
+      end
+      if a.lnum ~= b.lnum then
+        return a.lnum < b.lnum
+      end
+      return (a.col or 0) < (b.col or 0)
+    end)
+    return idx
+  end
+  local keys = {}
+  for i = 1, n do
+    local d = list[i]
+    local sev = math.min(math.max(d.severity or 1, 1), 7)
+    local line = math.min(math.max(d.lnum or 0, 0), 16777215)
+    local col = math.min(math.max(d.col or 0, 0), 65535)
+    keys[i] = ((sev * 16777216 + line) * 65536 + col) * 1024 + i
+  end
+  table.sort(keys)
+  for i = 1, n do
+    keys[i] = keys[i] % 1024
+  end
+  return keys
+end
+
 --- Pure: vim.diagnostic items -> the protocol's `{version, total, items}` (errors first, then by position,
 --- capped). Exposed for tests and the benchmark.
 ---@param list table[] vim.diagnostic.get() items
 ---@param version integer
+---@param total integer|nil how many there are in all (default #list)
 ---@return table
-function M.build(list, version)
-  local sorted = {}
-  for i = 1, #list do
-    sorted[i] = list[i]
-  end
-  table.sort(sorted, function(a, b)
-    local sa, sb = a.severity or 1, b.severity or 1
-    if sa ~= sb then
-      return sa < sb
-    end
-    if a.lnum ~= b.lnum then
-      return a.lnum < b.lnum
-    end
-    return (a.col or 0) < (b.col or 0)
-  end)
+function M.build(list, version, total)
+  local order = sorted_indices(list)
   local items = {}
   local null = vim.NIL
-  for i = 1, math.min(#sorted, M.MAX_ITEMS) do
-    local d = sorted[i]
+  for i = 1, math.min(#order, M.MAX_ITEMS) do
+    local d = list[order[i]]
     local message = type(d.message) == "string" and d.message or tostring(d.message)
     if #message > M.MAX_MESSAGE then
       -- Cut on a UTF-8 character boundary so the JSON stays valid text.
@@ -127,7 +152,35 @@ function M.build(list, version)
       code = (type(code) == "string" or type(code) == "number") and tostring(code) or null,
     }
   end
-  return { version = version, total = #list, items = items }
+  return { version = version, total = total or #list, items = items }
+end
+
+--- The diagnostics worth reading, and how many there are in all. vim.diagnostic.get() deep-copies every
+--- item (0.10: ~0.4 ms for 500), so where vim.diagnostic.count() exists (0.10+) only the severities
+--- that can make the cap are fetched.
+local function fetch(buf)
+  if not vim.diagnostic.count then
+    local list = vim.diagnostic.get(buf)
+    return list, #list
+  end
+  local counts = vim.diagnostic.count(buf)
+  local total = 0
+  for sev = 1, 4 do
+    total = total + (counts[sev] or 0)
+  end
+  local list, got = {}, 0
+  for sev = 1, 4 do
+    if got >= M.MAX_ITEMS then
+      break
+    end
+    if (counts[sev] or 0) > 0 then
+      for _, d in ipairs(vim.diagnostic.get(buf, { severity = sev })) do
+        list[#list + 1] = d
+      end
+      got = got + counts[sev]
+    end
+  end
+  return list, total
 end
 
 --- The buffer's diagnostics for the state file, or vim.NIL when no checker has reported for it yet
@@ -143,7 +196,8 @@ function M.collect(buf)
   if cached and cached.gen == gen then
     return cached.value
   end
-  local value = M.build(vim.diagnostic.get(buf), H.stamp[buf])
+  local list, total = fetch(buf)
+  local value = M.build(list, H.stamp[buf], total)
   H.cache[buf] = { gen = gen, value = value }
   return value
 end
