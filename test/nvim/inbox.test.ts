@@ -226,6 +226,48 @@ forEachNvim((flavour) => {
 			await assertStillWorks(w);
 		});
 
+		it("every window on the buffer keeps its view; a hidden loaded buffer reloads too", async (t) => {
+			const w = await world(t, flavour);
+			const long = Array.from({ length: 300 }, (_, i) => `line ${i + 1}`);
+			writeFileSync(w.file, `${long.join("\n")}\n`);
+			await w.nv.command("edit!");
+			await w.nv.command("split");
+			await w.nv.lua("vim.fn.winrestview({ lnum = 200, col = 2, topline = 180 })");
+			await w.nv.command("wincmd w");
+			await w.nv.lua("vim.fn.winrestview({ lnum = 40, col = 1, topline = 30 })");
+			const other = await openSecond(w);
+			const views =
+				"return vim.tbl_map(function(win) return vim.api.nvim_win_call(win, vim.fn.winsaveview) end, vim.api.nvim_list_wins())";
+			const before = await w.nv.lua<{ lnum: number; topline: number; col: number }[]>(views);
+			const autoread = await w.nv.lua("return vim.bo.autoread");
+			writeFileSync(w.file, `${long.map((l) => l.toUpperCase()).join("\n")}\n`);
+			seqs += 1;
+			send(w, {
+				...message(w),
+				changed: [
+					{ file: w.file, seq: seqs, tool: "edit" },
+					{ file: other, seq: seqs, tool: "write" },
+				],
+			});
+			const state = await w.nv.until(
+				(x) => x.files?.filter((f) => f.status === "reloaded").length === 2,
+				"both files reloaded",
+			);
+			assert.equal(state.files?.length, 2);
+			assert.equal((await lines(w.nv))[0], "LINE 1");
+			const after = await w.nv.lua<{ lnum: number; topline: number; col: number }[]>(views);
+			assert.deepEqual(
+				after.map((v) => [v.lnum, v.col, v.topline]),
+				before.map((v) => [v.lnum, v.col, v.topline]),
+			);
+			const hidden = await w.nv.lua<string[]>(
+				"return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)",
+				other,
+			);
+			assert.deepEqual(hidden, ["b changed by pi"]);
+			assert.equal(await w.nv.lua("return vim.bo.autoread"), autoread, "'autoread' is left as it was");
+		});
+
 		it("diagnostics are ordered errors first then by position, capped at 100 items of 500 bytes", async (t) => {
 			const w = await world(t, flavour);
 			await w.nv.lua(`

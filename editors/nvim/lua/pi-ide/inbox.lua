@@ -305,6 +305,10 @@ function M._process(name)
   if not pid or not H.dir then
     return false
   end
+  -- The directory itself may have been swapped or opened up since the watch began.
+  if not require("pi-ide.writer").check(H.dir) then
+    return false
+  end
   local text, why = M.read_file(H.dir .. "/" .. name)
   if not text then
     if why then
