@@ -36,6 +36,7 @@ export function awaitFileReport(
 	seq: number,
 	capMs: number,
 	signal?: AbortSignal,
+	piPid?: number,
 ): Promise<WaitOutcome> {
 	const started = ports.now();
 	return new Promise((resolve) => {
@@ -58,7 +59,7 @@ export function awaitFileReport(
 			if (done) return;
 			try {
 				const state = ports.read();
-				const report = state ? findReport(state, file, seq) : undefined;
+				const report = state ? findReport(state, file, seq, piPid) : undefined;
 				if (report) last = report;
 				if (isSettled(last)) finish(true);
 			} catch {

@@ -91,7 +91,7 @@ export class EditorLink {
 		this.#publish();
 		if (!speaksV03(editor.state)) return null;
 		const cap = this.#options.capMs ?? DIAGNOSTICS_WAIT_MS;
-		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, cap, signal);
+		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, cap, signal, this.#options.pid);
 		const latest = this.#read(editor.pid) ?? editor.state;
 		return formatToolNote(latest, file, outcome.report, cap);
 	}

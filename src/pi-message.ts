@@ -86,10 +86,14 @@ export function speaksV03(state: EditorState): boolean {
 	return typeof state.protocol === "string" && /^0\.(?:[3-9]|\d{2,})/.test(state.protocol);
 }
 
-/** The editor's report on `file` answering change `seq` or a later one. */
-export function findReport(state: EditorState, file: string, seq: number): FileReport | undefined {
+/**
+ * The editor's report on `file` answering change `seq` or a later one, of this pi (`piPid`) when the report
+ * says whose message it answers.
+ */
+export function findReport(state: EditorState, file: string, seq: number, piPid?: number): FileReport | undefined {
 	let found: FileReport | undefined;
 	for (const report of state.files ?? []) {
+		if (piPid !== undefined && report.pi_pid !== undefined && report.pi_pid !== piPid) continue;
 		if (report.file === file && report.seq >= seq && (!found || report.seq >= found.seq)) found = report;
 	}
 	return found;

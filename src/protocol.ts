@@ -152,6 +152,8 @@ export const FileReportSchema = Type.Object({
 	modified: Type.Boolean(),
 	diagnostics_expected: Type.Boolean(),
 	diagnostics: Nullable(DiagnosticsSchema),
+	/** Optional: the pi whose message this answers (two pis connected to one editor count seqs separately). */
+	pi_pid: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
 export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });

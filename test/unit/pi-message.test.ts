@@ -89,6 +89,13 @@ describe("reports: finding, settling", () => {
 		assert.equal(findReport({} as EditorState, "/p/a.ts", 1), undefined);
 	});
 
+	it("findReport skips reports answering another pi's message", () => {
+		const state = { files: [report({ seq: 5, pi_pid: 8 }), report({ seq: 3, pi_pid: 9 })] } as EditorState;
+		assert.equal(findReport(state, "/p/a.ts", 2, 9)?.seq, 3);
+		assert.equal(findReport(state, "/p/a.ts", 2, 7), undefined);
+		assert.equal(findReport(state, "/p/a.ts", 2)?.seq, 5, "without a pid, any report counts");
+	});
+
 	const DIAG = (version: number) => ({ version, total: 0, items: [] });
 	const SETTLED: [string, FileReport | undefined, boolean][] = [
 		["no answer yet", undefined, false],

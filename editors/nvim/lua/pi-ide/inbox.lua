@@ -219,11 +219,12 @@ local function tell_modified(buf, file)
 end
 
 --- Handle one change: find the buffer, decide, act. Returns the report.
-local function handle_change(change)
+local function handle_change(change, pi_pid)
   local file = change.file
   local report = {
     file = file,
     seq = change.seq,
+    pi_pid = pi_pid,
     status = "not-open",
     version = vim.NIL,
     modified = false,
@@ -293,7 +294,7 @@ local function handle_message(msg)
     return a.seq < b.seq
   end)
   for _, c in ipairs(todo) do
-    remember(handle_change(c))
+    remember(handle_change(c, msg.pid))
   end
   H.last = { pid = msg.pid, seq = msg.seq }
   return true
@@ -461,6 +462,7 @@ function M.annotate(payload, buf)
         modified = r.modified,
         diagnostics_expected = r.diagnostics_expected,
         diagnostics = d,
+        pi_pid = r.pi_pid,
       }
     end
     payload.files = files
