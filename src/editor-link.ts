@@ -64,8 +64,10 @@ export class EditorLink {
 		if (pid !== null || this.#published) this.#publish();
 	}
 
+	/** A prompt's run begins. Also re-checks the connection: a switch between look-alike editors leaves the pill as it was. */
 	startRun(): void {
 		this.log.startRun();
+		this.sync();
 	}
 
 	endTurn(): void {
