@@ -38,7 +38,7 @@ function scope() {
 }
 
 function row(name: string, value: string, target: string, ok: boolean): void {
-	console.log(`${name.padEnd(58)}${value.padEnd(22)}${target.padEnd(14)}${ok ? "ok" : "OVER TARGET"}`);
+	console.log(`${name.padEnd(62)}${value.padEnd(22)}${target.padEnd(14)}${ok ? "ok" : "OVER TARGET"}`);
 }
 
 const UID = process.getuid?.() ?? -1;
@@ -93,7 +93,7 @@ async function rounds(
 async function benchOne(flavour: NvimFlavour): Promise<void> {
 	const bin = requireBin(flavour);
 	console.log(`\n-- Neovim ${nvimVersion(bin)} (${bin})`);
-	console.log(`${"figure".padEnd(58)}${"value".padEnd(22)}${"target".padEnd(14)}`);
+	console.log(`${"figure".padEnd(62)}${"value".padEnd(22)}${"target".padEnd(14)}`);
 	const s = scope();
 	try {
 		const nv = await startNvim(s, flavour, { env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}` } });
@@ -222,7 +222,7 @@ function benchPromptCost(): void {
 	const parseWithout = time(() => parseEditorState(withoutText));
 	const format = time(() => appendPromptDiagnostics(block, parsedWith.state));
 	const added = Math.max(0, parseWith - parseWithout) + format;
-	console.log(`${"figure".padEnd(58)}${"value".padEnd(22)}${"target".padEnd(14)}`);
+	console.log(`${"figure".padEnd(62)}${"value".padEnd(22)}${"target".padEnd(14)}`);
 	row(
 		"prompt: 50 diagnostics, added parse + select + format, p50",
 		`${added.toFixed(4)} ms`,
