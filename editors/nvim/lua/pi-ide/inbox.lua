@@ -209,12 +209,9 @@ local function tell_modified(buf, file)
   H.told[buf] = true
   local name = vim.fn.fnamemodify(file, ":~:.")
   vim.schedule(function()
-    vim.notify(
-      ("(pi-ide) pi changed %s on disk; your buffer has unsaved changes and was not reloaded. Compare: :w !diff %% -   Take pi's version: :e!"):format(
-        name
-      ),
-      vim.log.levels.WARN
-    )
+    local msg = "(pi-ide) pi changed %s on disk; your buffer has unsaved changes and was not reloaded. "
+      .. "Compare: :w !diff %% -   Take pi's version: :e!"
+    vim.notify(msg:format(name), vim.log.levels.WARN)
   end)
 end
 
