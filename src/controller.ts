@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./blocks.ts";
 import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
+import { appendPromptDiagnostics } from "./diagnostics.ts";
 import { formatPill } from "./glyphs.ts";
 import {
 	checkIgnored,
@@ -236,7 +237,8 @@ export class IdeController {
 				return { kind: "skip", reason: `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})` };
 			}
 			const block = formatContextBlock(state, file, this.#blockOptions());
-			return block ? { kind: "inject", block, editor } : { kind: "skip", reason: "nothing to describe" };
+			if (!block) return { kind: "skip", reason: "nothing to describe" };
+			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
 		} catch (error) {
 			return { kind: "skip", reason: `internal error: ${String(error)}` };
 		}

@@ -23,6 +23,7 @@ import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
 import { type Decision, decide, type ModelView, modelView, selfContainedText } from "./context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
+import { EditorLink } from "./editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { parseSettings } from "./settings.ts";
 import { resolveStateDir } from "./state-dir.ts";
@@ -44,6 +45,7 @@ const SUBCOMMANDS = [
 
 export default function piIdeContext(pi: ExtensionAPI): void {
 	let controller: IdeController | undefined;
+	let editorLink: EditorLink | undefined;
 	/** ideContext.sendUnchanged: a full block with every prompt. */
 	let sendUnchanged = false;
 	/** What this prompt sends, given what the model already has (decided from the session, never from memory). */
@@ -69,7 +71,21 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				ui,
 				isProjectTrusted: () => ctx.isProjectTrusted(),
 			});
+			editorLink?.close();
+			const current = controller;
+			const published = new EditorLink({
+				stateDir: resolveStateDir(process.env),
+				uid: process.getuid?.() ?? -1,
+				pid: process.pid,
+				cwd: ctx.cwd,
+				home,
+				connected: () => current.connectedEditor()?.record,
+				warn: (message) => ui?.notify(message, "warning"),
+			});
+			editorLink = published;
+			current.onPill = () => published.sync();
 			void controller.start();
+			published.sync();
 			const link = linkNvimClient({
 				packageRoot: PACKAGE_ROOT,
 				dataHome: nvimDataHome(process.env, home),
@@ -86,6 +102,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 
 	pi.on("session_shutdown", async () => {
 		try {
+			editorLink?.close();
+			editorLink = undefined;
 			await controller?.stop();
 		} catch {
 			// Shutting down: nothing useful left to report to.
@@ -113,6 +131,32 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		}
 	});
 
+	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
+	pi.on("tool_result", async (event, ctx) => {
+		try {
+			if (event.isError) return undefined;
+			const note = await editorLink?.afterTool(event.toolName, event.input, ctx.signal);
+			if (!note) return undefined;
+			return { content: [...event.content, { type: "text" as const, text: `\n${note}` }] };
+		} catch (error) {
+			reportError(ctx, "tool_result", error);
+			return undefined;
+		}
+	});
+	pi.on("agent_start", async () => {
+		try {
+			editorLink?.startRun();
+		} catch {
+			// Bookkeeping only.
+		}
+	});
+	pi.on("turn_end", async () => {
+		try {
+			editorLink?.endTurn();
+		} catch {
+			// Bookkeeping only.
+		}
+	});
 	// Before each model request: if the last editor context in it builds on a block the request no longer holds
 	// (pi compacted in the middle of a run, another extension pruned it), make that message self-contained.
 	pi.on("context", async (event) => {

@@ -1,14 +1,19 @@
 /**
- * Protocol v0.2: the shape of one editor state file, as a typebox schema, and
+ * Protocol v0.3: the shape of one editor state file, as a typebox schema, and
  * `parseEditorState`, which turns untrusted JSON text into a typed value or a
- * list of problems. Pure: no I/O, no pi imports. Unknown fields are tolerated so
- * newer clients keep working with this reader (see PROTOCOL.md, "Compatibility").
+ * list of problems; plus pi's own message file (`pi-<pid>.json`) and its parser.
+ * Pure: no I/O, no pi imports. Unknown fields are tolerated so newer clients keep
+ * working with this reader (see PROTOCOL.md, "Compatibility").
+ *
+ * v0.3 only adds optional fields. The v0.2 core decides whether a file is an
+ * editor at all; a v0.3 field that is malformed is dropped (with a warning), never
+ * the whole editor: a bug in a new feature must not take away the old ones.
  */
 import { type Static, Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { checkPathLength } from "./paths.ts";
 
-export const PROTOCOL_VERSION = "0.2";
+export const PROTOCOL_VERSION = "0.3";
 
 /** Seconds a selection stays fresh after the user made it (spec: SELECTION_FRESH_SECONDS). */
 export const SELECTION_FRESH_SECONDS = 60;
@@ -86,7 +91,8 @@ export const DatabaseSchema = Type.Object({
 	),
 });
 
-export const EditorStateSchema = Type.Object({
+/** v0.2, unchanged: what makes a file an editor's state file. */
+export const EditorStateV02Schema = Type.Object({
 	pid: Type.Integer({ minimum: 1 }),
 	cwd: Type.String({ minLength: 1 }),
 	timestamp: Type.Number({ minimum: 0 }),
@@ -97,16 +103,94 @@ export const EditorStateSchema = Type.Object({
 	database: Type.Optional(DatabaseSchema),
 });
 
+// ---- v0.3 additions (all optional) ----------------------------------------------------------------------
+
+/** Caps a v0.3 writer applies and this reader enforces again (PROTOCOL.md, v0.3). */
+export const MAX_DIAGNOSTIC_ITEMS = 100;
+export const MAX_DIAGNOSTIC_MESSAGE_CHARS = 500;
+export const MAX_FILE_REPORTS = 20;
+export const MAX_PI_CHANGED = 50;
+export const MAX_PI_LAST_TURN = 50;
+/** pi message files larger than this are ignored by editors. */
+export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
+
+export const SEVERITIES = ["error", "warning", "info", "hint"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const DiagnosticItemSchema = Type.Object({
+	severity: Type.Union([Type.Literal("error"), Type.Literal("warning"), Type.Literal("info"), Type.Literal("hint")]),
+	line: Line,
+	column: Column,
+	end_line: Type.Optional(Nullable(Line)),
+	end_column: Type.Optional(Nullable(Column)),
+	message: Type.String(),
+	source: Type.Optional(Nullable(Type.String())),
+	code: Type.Optional(Nullable(Type.String())),
+});
+
+export const DiagnosticsSchema = Type.Object({
+	/** The buffer version these diagnostics were current for. */
+	version: Type.Integer({ minimum: 0 }),
+	/** How many there were before the cap. */
+	total: Type.Integer({ minimum: 0 }),
+	items: Type.Array(DiagnosticItemSchema),
+});
+
+export const FILE_STATUSES = ["reloaded", "unchanged", "modified", "not-open", "gone", "refused"] as const;
+export type FileStatus = (typeof FILE_STATUSES)[number];
+
+export const FileReportSchema = Type.Object({
+	file: Type.String({ minLength: 1 }),
+	seq: Type.Integer({ minimum: 0 }),
+	status: Type.Union([
+		Type.Literal("reloaded"),
+		Type.Literal("unchanged"),
+		Type.Literal("modified"),
+		Type.Literal("not-open"),
+		Type.Literal("gone"),
+		Type.Literal("refused"),
+	]),
+	version: Nullable(Type.Integer({ minimum: 0 })),
+	modified: Type.Boolean(),
+	diagnostics_expected: Type.Boolean(),
+	diagnostics: Nullable(DiagnosticsSchema),
+	/** Optional: the pi whose message this answers (two pis connected to one editor count seqs separately). */
+	pi_pid: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+
+export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });
+
+/** The whole v0.3 editor state: v0.2 plus optional fields. */
+export const EditorStateSchema = Type.Object({
+	...EditorStateV02Schema.properties,
+	protocol: Type.Optional(Type.String()),
+	active_buffer: Type.Object({
+		...ActiveBufferSchema.properties,
+		version: Type.Optional(Type.Integer({ minimum: 0 })),
+		diagnostics: Type.Optional(Nullable(DiagnosticsSchema)),
+	}),
+	files: Type.Optional(Type.Array(FileReportSchema)),
+	pi: Type.Optional(Nullable(PiSeenSchema)),
+});
+
 export type Position = Static<typeof PositionSchema>;
 export type Cursor = Static<typeof CursorSchema>;
 export type Selection = Static<typeof SelectionSchema>;
 export type ActiveBuffer = Static<typeof ActiveBufferSchema>;
 export type DatabaseView = Static<typeof DatabaseSchema>;
 export type EditorState = Static<typeof EditorStateSchema>;
+export type DiagnosticItem = Static<typeof DiagnosticItemSchema>;
+export type Diagnostics = Static<typeof DiagnosticsSchema>;
+export type FileReport = Static<typeof FileReportSchema>;
 
-const editorStateValidator = Compile(EditorStateSchema);
+const editorStateValidator = Compile(EditorStateV02Schema);
+const versionValidator = Compile(Type.Integer({ minimum: 0 }));
+const diagnosticsValidator = Compile(Nullable(DiagnosticsSchema));
+const fileReportValidator = Compile(FileReportSchema);
+const piSeenValidator = Compile(Nullable(PiSeenSchema));
 
-export type ParseResult = { ok: true; state: EditorState } | { ok: false; problems: string[] };
+/** `warnings`: v0.3 fields that were present but malformed, and were dropped. */
+export type ParseResult = { ok: true; state: EditorState; warnings?: string[] } | { ok: false; problems: string[] };
 
 /** Most problems reported for one file; a file that is wrong everywhere should not flood `/ide status`. */
 const MAX_PROBLEMS = 5;
@@ -125,11 +209,11 @@ export function parseEditorState(text: string): ParseResult {
 	return validateEditorState(raw);
 }
 
-/** Validate an already-decoded value against the v0.2 schema. */
+/** Validate an already-decoded value: the v0.2 core must hold; malformed v0.3 fields are dropped. */
 export function validateEditorState(raw: unknown): ParseResult {
 	if (editorStateValidator.Check(raw)) {
 		const problems = checkPaths(raw);
-		return problems.length === 0 ? { ok: true, state: raw } : { ok: false, problems };
+		return problems.length === 0 ? checkV03Fields(raw as EditorState) : { ok: false, problems };
 	}
 	const problems = editorStateValidator
 		.Errors(raw)
@@ -156,4 +240,117 @@ function checkPaths(state: EditorState): string[] {
 		if (problems.length >= MAX_PROBLEMS) break;
 	}
 	return problems;
+}
+
+/**
+ * Keep the v0.3 fields that are well-formed and within the caps; drop the rest with a warning. A state
+ * without any of them comes back as it was (a v0.2 file).
+ */
+function checkV03Fields(state: EditorState): ParseResult {
+	const warnings: string[] = [];
+	const buffer = state.active_buffer;
+	if ("protocol" in state && typeof state.protocol !== "string") {
+		delete state.protocol;
+		warnings.push("/protocol: not a string, ignored");
+	}
+	if ("version" in buffer && !versionValidator.Check(buffer.version)) {
+		delete buffer.version;
+		warnings.push("/active_buffer/version: not an integer >= 0, ignored");
+	}
+	if ("diagnostics" in buffer) {
+		if (diagnosticsValidator.Check(buffer.diagnostics)) buffer.diagnostics = capDiagnostics(buffer.diagnostics);
+		else {
+			delete buffer.diagnostics;
+			warnings.push("/active_buffer/diagnostics: malformed, ignored");
+		}
+	}
+	if ("files" in state) {
+		const files: unknown = state.files;
+		if (Array.isArray(files)) {
+			const good = files.filter((f) => fileReportValidator.Check(f)) as FileReport[];
+			if (good.length < files.length) warnings.push(`/files: ${files.length - good.length} malformed entries ignored`);
+			state.files = good.slice(-MAX_FILE_REPORTS).map((f) => ({ ...f, diagnostics: capDiagnostics(f.diagnostics) }));
+		} else {
+			delete state.files;
+			warnings.push("/files: not an array, ignored");
+		}
+	}
+	if ("pi" in state && !piSeenValidator.Check(state.pi)) {
+		delete state.pi;
+		warnings.push("/pi: malformed, ignored");
+	}
+	return warnings.length > 0 ? { ok: true, state, warnings } : { ok: true, state };
+}
+
+function capDiagnostics(d: Diagnostics | null | undefined): Diagnostics | null {
+	if (!d) return null;
+	const items =
+		d.items.length > MAX_DIAGNOSTIC_ITEMS || d.items.some((i) => i.message.length > MAX_DIAGNOSTIC_MESSAGE_CHARS)
+			? d.items
+					.slice(0, MAX_DIAGNOSTIC_ITEMS)
+					.map((i) =>
+						i.message.length > MAX_DIAGNOSTIC_MESSAGE_CHARS
+							? { ...i, message: i.message.slice(0, MAX_DIAGNOSTIC_MESSAGE_CHARS) }
+							: i,
+					)
+			: d.items;
+	return { version: d.version, total: Math.max(d.total, d.items.length), items };
+}
+
+// ---- pi -> editor: <state dir>/pi-<pid>.json ------------------------------------------------------------
+
+export const PiChangeSchema = Type.Object({
+	file: Type.String({ minLength: 1 }),
+	seq: Type.Integer({ minimum: 1 }),
+	tool: Type.String(),
+});
+
+export const PiMessageSchema = Type.Object({
+	protocol: Type.String(),
+	kind: Type.Literal("pi"),
+	pid: Type.Integer({ minimum: 1 }),
+	cwd: Type.String({ minLength: 1 }),
+	timestamp: Type.Number({ minimum: 0 }),
+	editor_pid: Nullable(Type.Integer({ minimum: 1 })),
+	seq: Type.Integer({ minimum: 0 }),
+	changed: Type.Array(PiChangeSchema, { maxItems: MAX_PI_CHANGED }),
+	last_turn: Type.Array(Type.String({ minLength: 1 }), { maxItems: MAX_PI_LAST_TURN }),
+});
+
+export type PiChange = Static<typeof PiChangeSchema>;
+export type PiMessage = Static<typeof PiMessageSchema>;
+
+const piMessageValidator = Compile(PiMessageSchema);
+
+/** `pi-<pid>.json`: never matches an editor's `<digits>.json`, so v0.2 readers skip it. */
+export const PI_MESSAGE_FILE = /^pi-(\d{1,10})\.json$/;
+
+export function piMessageFileName(pid: number): string {
+	return `pi-${pid}.json`;
+}
+
+export type PiMessageParse = { ok: true; message: PiMessage } | { ok: false; problems: string[] };
+
+/** Parse pi's message file (the editors' side of the protocol; here for tests and symmetry). Never throws. */
+export function parsePiMessage(text: string, pidFromName?: number): PiMessageParse {
+	if (Buffer.byteLength(text, "utf8") > MAX_PI_MESSAGE_BYTES) {
+		return { ok: false, problems: [`over the ${MAX_PI_MESSAGE_BYTES}-byte limit`] };
+	}
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		return { ok: false, problems: [`invalid JSON: ${(error as Error).message}`] };
+	}
+	if (!piMessageValidator.Check(raw)) {
+		const problems = piMessageValidator
+			.Errors(raw)
+			.slice(0, MAX_PROBLEMS)
+			.map((e) => `${e.instancePath || "/"}: ${e.message}`);
+		return { ok: false, problems: problems.length > 0 ? problems : ["not a pi message"] };
+	}
+	if (pidFromName !== undefined && raw.pid !== pidFromName) {
+		return { ok: false, problems: [`pid field ${raw.pid} does not match the file name pi-${pidFromName}.json`] };
+	}
+	return { ok: true, message: raw };
 }

@@ -34,8 +34,16 @@ export interface FakeModel {
 	 * test change the world between two prompts of one pi run.
 	 */
 	beforeReply: ((request: RecordedRequest, index: number) => void | Promise<void>) | undefined;
+	/**
+	 * Decides each reply (after beforeReply): a text, or tool calls pi should run (pi then sends another request
+	 * holding the results). Undefined, or returning undefined: the fixed text reply.
+	 */
+	respond: ((request: RecordedRequest, index: number) => FakeReply | undefined) | undefined;
 	close(): Promise<void>;
 }
+
+/** A scripted reply: plain text, or tool calls (name + arguments object), streamed as pi's provider expects. */
+export type FakeReply = { text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] };
 
 export interface FakeModelOptions {
 	reply?: string;
@@ -97,12 +105,24 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 				);
 				return;
 			}
+			const scripted = fake?.respond?.(record, index);
 			res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 			const chunk = (delta: object, finishReason: string | null = null) =>
 				`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
 			res.write(chunk({ role: "assistant", content: "" }));
-			res.write(chunk({ content: reply }));
-			res.write(chunk({}, "stop"));
+			if (scripted && "toolCalls" in scripted) {
+				const calls = scripted.toolCalls.map((call, i) => ({
+					index: i,
+					id: `call_${index}_${i}`,
+					type: "function",
+					function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+				}));
+				res.write(chunk({ tool_calls: calls }));
+				res.write(chunk({}, "tool_calls"));
+			} else {
+				res.write(chunk({ content: scripted ? scripted.text : reply }));
+				res.write(chunk({}, "stop"));
+			}
 			res.write(
 				`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
 			);
@@ -125,6 +145,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 				server.close(() => resolve());
 			}),
 		beforeReply: undefined,
+		respond: undefined,
 	};
 	return fake;
 }
@@ -178,4 +199,11 @@ export function injectedAfter(request: RecordedRequest | undefined, prompt: stri
 		out.push(messageText(m));
 	}
 	return out;
+}
+
+/** The texts of the `role: "tool"` messages of a request (what pi sent back after running tools). */
+export function toolResults(request: RecordedRequest | undefined): string[] {
+	return requestMessages(request)
+		.filter((m) => m.role === "tool")
+		.map(messageText);
 }

@@ -25,6 +25,7 @@ forEachNvim((flavour) => {
 			assert.equal(s.app, "nvim");
 			assert.equal(s.cwd, nv.tmp);
 			assert.ok(Math.abs(s.timestamp - before) < 10, `timestamp ${s.timestamp} is about now (${before})`);
+			const tick = await nv.lua<number>("return vim.b.changedtick");
 			assert.deepEqual(s.active_buffer, {
 				file: null,
 				name: "[No Name]",
@@ -33,8 +34,22 @@ forEachNvim((flavour) => {
 				selection: null,
 				modified: false,
 				lines_total: 1,
+				// v0.3: the buffer version; no checker has reported, so diagnostics are unknown (null).
+				version: tick,
+				diagnostics: null,
 			});
-			assert.deepEqual(Object.keys(s).sort(), ["active_buffer", "app", "argv", "cwd", "pid", "timestamp"]);
+			assert.equal(s.protocol, "0.3");
+			assert.equal(s.pi, null);
+			assert.deepEqual(Object.keys(s).sort(), [
+				"active_buffer",
+				"app",
+				"argv",
+				"cwd",
+				"pi",
+				"pid",
+				"protocol",
+				"timestamp",
+			]);
 		});
 
 		it("argv: launch args without argv[0], --embed, --headless and --listen <addr>", async (t) => {
@@ -72,6 +87,8 @@ forEachNvim((flavour) => {
 				selection: null,
 				modified: false,
 				lines_total: 4,
+				version: await nv.lua<number>("return vim.b.changedtick"),
+				diagnostics: null,
 			});
 			await nv.command("edit b.md");
 			s = await nv.until((x) => x.active_buffer.file === b, "b.md active");

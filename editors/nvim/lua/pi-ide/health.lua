@@ -71,6 +71,17 @@ function M.check()
       h.info("no state file (client disabled): " .. s.path)
     end
   end
+
+  h.start("pi-ide: pi's messages (protocol v0.3)")
+  local inbox = require("pi-ide.inbox")
+  if inbox._state().watching then
+    h.ok("watching the state directory for pi's messages (reloads after pi's edits)")
+  elseif s.enabled then
+    h.warn("not watching for pi's messages", { "Buffers pi changes are not reloaded; see the warning above or :PiIde" })
+  end
+  for _, line in ipairs(inbox.summary_lines()) do
+    h.info(line)
+  end
 end
 
 return M

@@ -99,6 +99,7 @@ function H.write_now()
   local state = require("pi-ide.state")
   local writer = require("pi-ide.writer")
   local payload = state.build(snapshot())
+  require("pi-ide.inbox").annotate(payload, vim.api.nvim_get_current_buf()) -- protocol v0.3 fields
   local now = compat.now()
   local content, text = state.encode(payload, now)
   if content ~= nil and content == H.last_content then
@@ -245,6 +246,7 @@ local function create_autocmds()
   au("ModeChanged", H.handlers.mode_changed, "selection made or left")
   au("BufWipeout", H.handlers.buf_wipeout, "forget the buffer's selection record")
   au("VimLeavePre", H.handlers.leave, "remove the state file")
+  require("pi-ide.v03").autocmds(au, H.schedule) -- diagnostics, pi's messages (protocol v0.3)
 end
 
 --- Start writing the state file (idempotent).
@@ -263,6 +265,7 @@ function M.enable()
     H.warned = {}
     create_autocmds()
     H.schedule(true)
+    require("pi-ide.v03").start(H.stats.dir, H.schedule)
   end)
 end
 
@@ -270,6 +273,7 @@ end
 ---@param exiting boolean|nil true from VimLeavePre (also frees the timer)
 function M._stop(exiting)
   H.enabled = false
+  pcall(require("pi-ide.inbox").stop)
   H.pending = nil
   if H.group then
     pcall(vim.api.nvim_del_augroup_by_id, H.group)
@@ -422,10 +426,21 @@ function M.command(args)
     return
   end
   local ok, lines = pcall(M.summary)
+  if ok then
+    vim.list_extend(lines, require("pi-ide.inbox").summary_lines())
+  end
   if not ok then
     lines = { "(pi-ide) " .. tostring(lines) }
   end
   vim.api.nvim_echo({ { table.concat(lines, "\n") } }, false, {})
+end
+
+--- For statuslines: "" when no pi is connected to this Neovim, "pi" when one is, "pi +N" when pi's last turn
+--- changed N files. Cheap enough for every redraw. See `:help pi-ide-statusline`.
+---@return string
+function M.statusline()
+  local ok, text = pcall(require("pi-ide.inbox").statusline)
+  return ok and text or ""
 end
 
 --- For tests: set the gap between prompt writes (a pending prompt write is re-timed to it); `idle` forgets the

@@ -1,0 +1,251 @@
+/**
+ * Benchmarks of protocol v0.3 (issue 7), with pi's own code (EditorLink, the module the tool_result handler
+ * calls) driving a real Neovim (every version of the test matrix):
+ * - time from pi's tool finishing (the file written, the hook called) to the buffer showing the new content
+ *   (Neovim stamps the reload with uv.hrtime(), the same monotonic clock as Node's process.hrtime);
+ * - how long pi waits after an edit: with no checker (the reload report), with a checker that answers at once,
+ *   and with the real JSON language server; and the cap;
+ * - the cost in Neovim of one DiagnosticChanged with 500 diagnostics (stamp, and the rebuild the next write does);
+ * - pi's added cost per prompt for the diagnostics part with 50 diagnostics (parse + select + format).
+ * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/loop.ts`.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { appendPromptDiagnostics } from "../src/diagnostics.ts";
+import { EditorLink } from "../src/editor-link.ts";
+import { DIAGNOSTICS_WAIT_MS } from "../src/pi-message.ts";
+import { type EditorState, parseEditorState } from "../src/protocol.ts";
+import { StateDirScanner } from "../src/scan.ts";
+import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
+import { BIN } from "../test/helpers/pi-env.ts";
+
+const percentile = (xs: number[], q: number): number => {
+	const s = [...xs].sort((a, b) => a - b);
+	return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+};
+
+function scope() {
+	const fns: (() => unknown)[] = [];
+	return {
+		after: (fn: () => unknown) => {
+			fns.push(fn);
+		},
+		close: async () => {
+			for (const fn of fns.reverse()) await fn();
+		},
+	};
+}
+
+function row(name: string, value: string, target: string, ok: boolean): void {
+	console.log(`${name.padEnd(62)}${value.padEnd(22)}${target.padEnd(14)}${ok ? "ok" : "OVER TARGET"}`);
+}
+
+const UID = process.getuid?.() ?? -1;
+const ROUNDS = 30;
+
+const DIAGNOSTIC_CHANGED_COST = `
+local uv = vim.uv or vim.loop
+local d = require("pi-ide.diagnostics")
+local buf = vim.api.nvim_get_current_buf()
+local items = {}
+for i = 1, 500 do
+  items[i] = { lnum = i % 400, col = i % 30, message = "problem number " .. i .. " in this line", severity = (i % 4) + 1, source = "bench", code = tostring(i) }
+end
+vim.diagnostic.set(vim.api.nvim_create_namespace("bench"), buf, items)
+local n = 200
+local stamp, full = {}, {}
+for i = 1, n do
+  local t0 = uv.hrtime()
+  vim.api.nvim_exec_autocmds("DiagnosticChanged", { group = "PiIde" })
+  stamp[i] = (uv.hrtime() - t0) / 1e6
+  local t1 = uv.hrtime()
+  d.collect(buf)
+  full[i] = stamp[i] + (uv.hrtime() - t1) / 1e6
+end
+table.sort(stamp); table.sort(full)
+return { stamp[n / 2], full[n / 2] }
+`;
+
+/** Rounds of "pi writes the file, the hook runs": reload latency (tool end -> buffer shows it) and pi's wait. */
+async function rounds(
+	link: EditorLink,
+	nv: Awaited<ReturnType<typeof startNvim>>,
+	file: string,
+	lines: (i: number) => string,
+): Promise<{ reload: number[]; wait: number[] }> {
+	const reload: number[] = [];
+	const wait: number[] = [];
+	for (let i = 0; i < ROUNDS; i++) {
+		const content = lines(i);
+		writeFileSync(file, content);
+		const t0 = process.hrtime.bigint();
+		await link.afterTool("write", { path: file });
+		wait.push(Number(process.hrtime.bigint() - t0) / 1e6);
+		const stamped = await nv.lua<number | null>("return require('pi-ide.inbox')._reloaded_at[...]", file);
+		const shown = await nv.lua<string>("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]");
+		if (stamped === null || shown !== content.split("\n")[0]) throw new Error(`round ${i}: the buffer did not reload`);
+		reload.push((stamped - Number(t0)) / 1e6);
+	}
+	return { reload, wait };
+}
+
+async function benchOne(flavour: NvimFlavour): Promise<void> {
+	const bin = requireBin(flavour);
+	console.log(`\n-- Neovim ${nvimVersion(bin)} (${bin})`);
+	console.log(`${"figure".padEnd(62)}${"value".padEnd(22)}${"target".padEnd(14)}`);
+	const s = scope();
+	try {
+		const nv = await startNvim(s, flavour, { env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}` } });
+		const file = join(nv.tmp, "a.ts");
+		writeFileSync(file, "start\n");
+		await nv.command("edit a.ts");
+		await nv.until((x) => x.protocol === "0.3" && x.active_buffer.file === file, "Neovim reports a.ts");
+		const scanner = new StateDirScanner(nv.stateDir, UID);
+		const connected = () => {
+			const v = scanner.readOne(nv.pid);
+			return v.kind === "editor" ? v.record : undefined;
+		};
+		const link = new EditorLink({
+			stateDir: nv.stateDir,
+			uid: UID,
+			pid: process.pid,
+			cwd: nv.tmp,
+			home: nv.tmp,
+			connected,
+		});
+		s.after(() => link.close());
+
+		const plain = await rounds(link, nv, file, (i) => `export const round = ${i};\n`);
+		const p50 = percentile(plain.reload, 0.5);
+		row("pi's write -> buffer shows it, p50", `${p50.toFixed(1)} ms`, "<= 300 ms", p50 <= 300);
+		row(
+			"  p90 / max",
+			`${percentile(plain.reload, 0.9).toFixed(1)} / ${Math.max(...plain.reload).toFixed(1)} ms`,
+			"(info)",
+			true,
+		);
+		row("pi waits after an edit, no checker, p50", `${percentile(plain.wait, 0.5).toFixed(1)} ms`, "(info)", true);
+
+		// A checker that answers at once (b:pi_ide_diagnostics_expected + vim.diagnostic.set on reload).
+		await nv.lua(`
+local buf = vim.api.nvim_get_current_buf()
+local ns = vim.api.nvim_create_namespace("bench-lint")
+vim.b[buf].pi_ide_diagnostics_expected = true
+vim.api.nvim_buf_attach(buf, false, { on_reload = function()
+  vim.schedule(function() vim.diagnostic.set(ns, buf, {{ lnum = 0, col = 0, message = "x", severity = 1 }}) end)
+end })`);
+		const linted = await rounds(link, nv, file, (i) => `export const linted = ${i};\n`);
+		row(
+			"pi waits after an edit, checker answers at once, p50",
+			`${percentile(linted.wait, 0.5).toFixed(1)} ms`,
+			`cap ${DIAGNOSTICS_WAIT_MS} ms`,
+			percentile(linted.wait, 0.5) < DIAGNOSTICS_WAIT_MS,
+		);
+
+		const [stamp, full] = await nv.lua<[number, number]>(DIAGNOSTIC_CHANGED_COST);
+		row("DiagnosticChanged, 500 diagnostics: stamp", `${stamp.toFixed(3)} ms`, "(info)", true);
+		row("  + rebuild for the next write (sort, cap 100)", `${full.toFixed(3)} ms`, "<= 1 ms", full <= 1);
+
+		// The real JSON language server (what a user with an LSP sees).
+		const server = join(BIN, "vscode-json-language-server");
+		if (existsSync(server)) {
+			const json = join(nv.tmp, "c.json");
+			writeFileSync(json, '{ "a": 1 }\n');
+			await nv.command("edit c.json");
+			await nv.lua(
+				`local id = vim.lsp.start_client({ name = 'jsonls', cmd = { ..., '--stdio' }, root_dir = vim.fn.getcwd() })
+				vim.lsp.buf_attach_client(0, id)`,
+				server,
+			);
+			await nv.until((x) => x.active_buffer.diagnostics != null, "the server reported", 30_000);
+			const lsp = await rounds(link, nv, json, (i) => `{ "a": ${i}, }\n`);
+			row(
+				"pi waits after an edit, JSON language server, p50",
+				`${percentile(lsp.wait, 0.5).toFixed(1)} ms`,
+				`cap ${DIAGNOSTICS_WAIT_MS} ms`,
+				percentile(lsp.wait, 0.5) < DIAGNOSTICS_WAIT_MS,
+			);
+		}
+	} finally {
+		await s.close();
+	}
+}
+
+/** pi's added cost per prompt for 50 diagnostics: parsing them, selecting and formatting, median of 5,000. */
+function benchPromptCost(): void {
+	const base: EditorState = {
+		pid: 1,
+		cwd: "/p",
+		timestamp: 1,
+		app: "nvim",
+		protocol: "0.3",
+		active_buffer: {
+			file: "/p/a.ts",
+			name: "a.ts",
+			language: "typescript",
+			cursor: { line: 120, column: 3 },
+			selection: null,
+			modified: false,
+			lines_total: 400,
+			version: 9,
+		},
+	};
+	const items = Array.from({ length: 50 }, (_, i) => ({
+		severity: (["error", "warning", "info", "hint"] as const)[i % 4] ?? "error",
+		line: (i * 7) % 400 || 1,
+		column: (i % 30) + 1,
+		message: `Something is wrong with symbol number ${i} in this expression`,
+		source: "typescript",
+		code: String(2300 + i),
+	}));
+	const withText = JSON.stringify({
+		...base,
+		active_buffer: { ...base.active_buffer, diagnostics: { version: 9, total: 50, items } },
+	});
+	const withoutText = JSON.stringify(base);
+	const block = { text: "The user's editor (Neovim) shows this file:\nFile: /p/a.ts", details: {} };
+	const n = 5000;
+	const time = (fn: () => void) => {
+		const xs: number[] = [];
+		for (let i = 0; i < n; i++) {
+			const t0 = performance.now();
+			fn();
+			xs.push(performance.now() - t0);
+		}
+		return percentile(xs, 0.5);
+	};
+	const parsedWith = parseEditorState(withText);
+	if (!parsedWith.ok) throw new Error("bench state does not parse");
+	for (let i = 0; i < 500; i++) appendPromptDiagnostics(block, parsedWith.state); // warm up the JIT
+	const parseWith = time(() => parseEditorState(withText));
+	const parseWithout = time(() => parseEditorState(withoutText));
+	const format = time(() => appendPromptDiagnostics(block, parsedWith.state));
+	const added = Math.max(0, parseWith - parseWithout) + format;
+	console.log(`${"figure".padEnd(62)}${"value".padEnd(22)}${"target".padEnd(14)}`);
+	row(
+		"prompt: 50 diagnostics, added parse + select + format, p50",
+		`${added.toFixed(4)} ms`,
+		"<= 0.2 ms",
+		added <= 0.2,
+	);
+	row("  of which select + format", `${format.toFixed(4)} ms`, "(info)", true);
+}
+
+/** Print the v0.3 figures: pi's side, then every Neovim in the matrix. */
+export async function runLoopBench(): Promise<void> {
+	console.log("== Protocol v0.3: pi's edits and diagnostics ==");
+	benchPromptCost();
+	for (const flavour of NVIM_MATRIX) {
+		try {
+			await benchOne(flavour);
+		} catch (error) {
+			console.log(`Neovim ${flavour.name}: ${(error as Error).message}`);
+			process.exitCode = 1;
+		}
+	}
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+	await runLoopBench();
+}

@@ -1,0 +1,45 @@
+--- pi-ide.v03: the protocol v0.3 wiring init.lua calls into (kept here so init.lua stays a few hook lines):
+--- the autocmds for diagnostics, and the start of the inbox that handles pi's messages.
+---@module 'pi-ide.v03'
+local M = {}
+
+--- Register the v0.3 autocmds with init.lua's `au(events, handler, desc)` (its augroup, its guard).
+---@param au fun(events: string|string[], handler: fun(args: table), desc: string)
+---@param schedule fun(urgent: boolean) init.lua's write scheduler
+function M.autocmds(au, schedule)
+  local inbox = require("pi-ide.inbox")
+  local diagnostics = require("pi-ide.diagnostics")
+  au("DiagnosticChanged", function(args)
+    if inbox.diagnostics_changed(args.buf) then
+      schedule(true)
+    end
+  end, "diagnostics changed: stamp them with the buffer version")
+  au("BufWritePre", function(args)
+    diagnostics.on_write_pre(args.buf)
+  end, "a write bumps changedtick but not the content")
+  au("BufWritePost", function(args)
+    diagnostics.on_write_post(args.buf)
+  end, "diagnostics current before a write stay current")
+  au("BufWipeout", function(args)
+    inbox.forget(args.buf)
+  end, "forget the buffer's diagnostics")
+end
+
+--- Watch the state dir for pi's messages. A failure (no watcher) is reported once; the v0.2 part goes on.
+---@param dir string
+---@param schedule fun(urgent: boolean)
+function M.start(dir, schedule)
+  if not require("pi-ide.writer").ensure_dir(dir) then
+    return -- the state writer already says why the directory cannot be used
+  end
+  local ok, err = require("pi-ide.inbox").start(dir, function()
+    schedule(true)
+  end)
+  if not ok then
+    vim.schedule(function()
+      vim.notify("(pi-ide) not watching for pi's messages: " .. tostring(err), vim.log.levels.WARN)
+    end)
+  end
+end
+
+return M

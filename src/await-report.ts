@@ -1,0 +1,77 @@
+/**
+ * Wait, with a cap, for the editor's answer to one of pi's changes: its `files` report for the file, and,
+ * when it reloaded the buffer with a language server or linter attached, diagnostics for the new version.
+ * Pure control flow: reading the editor's state, hearing about changes and the clock are all injected, so the
+ * unit tests drive it with a fake clock and the shell with a directory watcher.
+ */
+import { findReport, isSettled } from "./pi-message.ts";
+import type { EditorState, FileReport } from "./protocol.ts";
+
+export interface WaitPorts {
+	/** The editor's state now (null when it is gone or unreadable). */
+	read(): EditorState | null;
+	/** Call `listener` whenever the editor's state may have changed; returns the unsubscribe. */
+	subscribe(listener: () => void): () => void;
+	/** Milliseconds, monotonic. */
+	now(): number;
+	/** Run `fn` after `ms`; returns the cancel. */
+	setTimer(fn: () => void, ms: number): () => void;
+}
+
+export interface WaitOutcome {
+	/** The newest report answering the change (undefined: the editor never answered). */
+	report: FileReport | undefined;
+	/** The report is final: no more diagnostics to wait for. */
+	settled: boolean;
+	waitedMs: number;
+}
+
+/**
+ * Resolve once the report for (`file`, `seq` or later) is settled, the cap passes, or `signal` aborts.
+ * Never rejects: a read that throws counts as "no answer yet".
+ */
+export function awaitFileReport(
+	ports: WaitPorts,
+	file: string,
+	seq: number,
+	capMs: number,
+	signal?: AbortSignal,
+	piPid?: number,
+): Promise<WaitOutcome> {
+	const started = ports.now();
+	return new Promise((resolve) => {
+		let last: FileReport | undefined;
+		let done = false;
+		const cleanups: (() => void)[] = [];
+		const finish = (settled: boolean) => {
+			if (done) return;
+			done = true;
+			for (const cleanup of cleanups) {
+				try {
+					cleanup();
+				} catch {
+					// Tearing down a watcher that already failed: nothing left to release.
+				}
+			}
+			resolve({ report: last, settled, waitedMs: ports.now() - started });
+		};
+		const check = () => {
+			if (done) return;
+			try {
+				const state = ports.read();
+				const report = state ? findReport(state, file, seq, piPid) : undefined;
+				if (report) last = report;
+				if (isSettled(last)) finish(true);
+			} catch {
+				// Unreadable now (mid-rename, vanished): the next change or the cap decides.
+			}
+		};
+		if (signal?.aborted) return finish(false);
+		const onAbort = () => finish(false);
+		signal?.addEventListener("abort", onAbort, { once: true });
+		cleanups.push(() => signal?.removeEventListener("abort", onAbort));
+		cleanups.push(ports.setTimer(() => finish(false), capMs));
+		cleanups.push(ports.subscribe(check));
+		check();
+	});
+}

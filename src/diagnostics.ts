@@ -1,0 +1,99 @@
+/**
+ * Editor diagnostics for the model: which ones matter (errors first, then nearest the cursor), and how they
+ * read (one compact line each). Pure. Every message, source and code came from the editor, so each is made
+ * inert (one line, control characters escaped, cut) before it reaches the model.
+ *
+ * Staleness is decided here too: diagnostics carry the buffer version they were computed for, and ones older
+ * than the content they would describe are never presented as current.
+ */
+import { oneLine } from "./blocks.ts";
+import type { DiagnosticItem, Diagnostics, EditorState, Severity } from "./protocol.ts";
+
+/** Most diagnostics shown in a prompt's context block. */
+export const PROMPT_DIAGNOSTICS_CAP = 10;
+/** Most diagnostics appended to a write/edit tool result. */
+export const TOOL_DIAGNOSTICS_CAP = 20;
+/** Longest message shown, in characters (the editor already capped it at 500). */
+const MESSAGE_CHARS = 200;
+
+const RANK: Readonly<Record<Severity, number>> = { error: 0, warning: 1, info: 2, hint: 3 };
+
+/** Errors first, then by distance to `cursorLine` (by line when there is no cursor), then by position. */
+export function selectDiagnostics(
+	items: readonly DiagnosticItem[],
+	cursorLine: number | null,
+	cap: number,
+): { shown: DiagnosticItem[]; omitted: number } {
+	const near = cursorLine ?? 0;
+	const sorted = [...items].sort(
+		(a, b) =>
+			RANK[a.severity] - RANK[b.severity] ||
+			Math.abs(a.line - near) - Math.abs(b.line - near) ||
+			a.line - b.line ||
+			a.column - b.column,
+	);
+	const shown = sorted.slice(0, Math.max(0, cap));
+	return { shown, omitted: items.length - shown.length };
+}
+
+/** `error 12:5 Cannot find name 'x'. [typescript 2304]` */
+export function formatDiagnostic(item: DiagnosticItem): string {
+	const origin = [item.source, item.code]
+		.filter((v): v is string => typeof v === "string" && v.trim() !== "")
+		.map((v) => oneLine(v.trim(), 40))
+		.join(" ");
+	const message = oneLine(item.message.trim(), MESSAGE_CHARS);
+	return `${item.severity} ${item.line}:${item.column} ${message}${origin ? ` [${origin}]` : ""}`;
+}
+
+/** "2 errors, 1 warning" over the items the editor sent. */
+export function countBySeverity(items: readonly DiagnosticItem[]): string {
+	const counts = new Map<Severity, number>();
+	for (const item of items) counts.set(item.severity, (counts.get(item.severity) ?? 0) + 1);
+	const parts: string[] = [];
+	for (const severity of Object.keys(RANK) as Severity[]) {
+		const n = counts.get(severity);
+		if (n)
+			parts.push(`${n} ${severity === "info" || severity === "hint" ? severity : `${severity}${n === 1 ? "" : "s"}`}`);
+	}
+	return parts.join(", ");
+}
+
+/** Diagnostics are current for `version` when they were computed for it or later. */
+export function isCurrent(diagnostics: Diagnostics, version: number | null | undefined): boolean {
+	return version === null || version === undefined || diagnostics.version >= version;
+}
+
+/**
+ * The lines added to the prompt's context block for the active buffer, or none when the editor sent no
+ * diagnostics (a v0.2 editor, or a v0.3 editor that has none to say). Stale ones are counted, never listed.
+ */
+export function formatPromptDiagnostics(buffer: EditorState["active_buffer"], cap = PROMPT_DIAGNOSTICS_CAP): string[] {
+	const diagnostics = buffer.diagnostics;
+	if (!diagnostics) return [];
+	if (!isCurrent(diagnostics, buffer.version)) {
+		return [
+			`Diagnostics: ${diagnostics.total} reported for an earlier version of the buffer (${diagnostics.version}, now ${buffer.version}); not shown, they may no longer apply`,
+		];
+	}
+	if (diagnostics.items.length === 0) return ["Diagnostics: none"];
+	return formatList(diagnostics, buffer.cursor.line, cap, "errors first, then nearest the cursor");
+}
+
+/** Lines for a header plus one line per shown diagnostic. */
+export function formatList(diagnostics: Diagnostics, cursorLine: number | null, cap: number, order: string): string[] {
+	const { shown } = selectDiagnostics(diagnostics.items, cursorLine, cap);
+	const total = Math.max(diagnostics.total, diagnostics.items.length);
+	const showing = shown.length < total ? `; showing ${shown.length} of ${total}, ${order}` : "";
+	return [
+		`Diagnostics (${countBySeverity(diagnostics.items)}${showing}):`,
+		...shown.map((d) => `- ${formatDiagnostic(d)}`),
+	];
+}
+
+/** The context block's text with the active buffer's diagnostics appended (unchanged when there are none). */
+export function appendPromptDiagnostics<T extends { text: string }>(block: T, state: EditorState): T {
+	if (state.database) return block;
+	const lines = formatPromptDiagnostics(state.active_buffer);
+	return lines.length === 0 ? block : { ...block, text: `${block.text}\n${lines.join("\n")}` };
+}

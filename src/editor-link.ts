@@ -1,0 +1,159 @@
+/**
+ * pi -> editor (protocol v0.3), the I/O half: publishes pi's message file (the connected editor, the files
+ * pi's tools changed, the last turn's files) and, after a write/edit, waits for the editor's answer and
+ * returns the note for the tool result. The decisions live in pure modules (pi-message.ts,
+ * await-report.ts, diagnostics.ts); this class only reads and writes files and runs timers. Never throws.
+ */
+import { type FSWatcher, watch } from "node:fs";
+import { awaitFileReport, type WaitPorts } from "./await-report.ts";
+import {
+	buildPiMessage,
+	ChangeLog,
+	DIAGNOSTICS_WAIT_MS,
+	encodePiMessage,
+	FILE_WRITING_TOOLS,
+	formatToolNote,
+	resolveToolPath,
+	speaksV03,
+} from "./pi-message.ts";
+import { PiMessageWriter } from "./pi-writer.ts";
+import type { EditorRecord } from "./scan.ts";
+import { StateDirScanner } from "./scan.ts";
+
+/** While waiting, re-read this often too, in case a directory event was missed. */
+const BACKSTOP_MS = 250;
+
+export interface EditorLinkOptions {
+	stateDir: string;
+	uid: number;
+	pid: number;
+	cwd: string;
+	home: string;
+	/** The editor pi is connected to now, if any. */
+	connected: () => EditorRecord | undefined;
+	warn?: (message: string) => void;
+	nowMs?: () => number;
+	capMs?: number;
+}
+
+export class EditorLink {
+	readonly log = new ChangeLog();
+	readonly #options: EditorLinkOptions;
+	readonly #writer: PiMessageWriter;
+	readonly #scanner: StateDirScanner;
+	#editorPid: number | null = null;
+	#published = false;
+	#closed = false;
+	#lastWarning: string | undefined;
+
+	constructor(options: EditorLinkOptions) {
+		this.#options = options;
+		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid);
+		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
+	}
+
+	get path(): string {
+		return this.#writer.path;
+	}
+
+	/** The connection may have changed: tell the editors (only once there is something to tell). */
+	sync(): void {
+		const pid = this.#options.connected()?.pid ?? null;
+		if (pid === this.#editorPid) return;
+		this.#editorPid = pid;
+		if (pid !== null || this.#published) this.#publish();
+	}
+
+	/** A prompt's run begins. Also re-checks the connection: a switch between look-alike editors leaves the pill as it was. */
+	startRun(): void {
+		this.log.startRun();
+		this.sync();
+	}
+
+	endTurn(): void {
+		if (this.log.endTurn() && (this.#editorPid !== null || this.#published)) this.#publish();
+	}
+
+	/**
+	 * After a tool finished: when it wrote a file, publish the change and, if a v0.3 editor is connected,
+	 * wait (at most the cap) for its answer. Returns the note for the tool result, or null.
+	 */
+	async afterTool(toolName: string, input: unknown, signal?: AbortSignal): Promise<string | null> {
+		if (this.#closed || !FILE_WRITING_TOOLS.has(toolName)) return null;
+		const path = input && typeof input === "object" ? (input as Record<string, unknown>)["path"] : undefined;
+		if (typeof path !== "string" || path === "") return null;
+		const file = resolveToolPath(path, this.#options.cwd, this.#options.home);
+		const seq = this.log.record(file, toolName);
+		const editor = this.#options.connected();
+		this.#editorPid = editor?.pid ?? null;
+		if (!editor) {
+			if (this.#published) this.#publish();
+			return null;
+		}
+		this.#publish();
+		if (!speaksV03(editor.state)) return null;
+		const cap = this.#options.capMs ?? DIAGNOSTICS_WAIT_MS;
+		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, cap, signal, this.#options.pid);
+		const latest = this.#read(editor.pid) ?? editor.state;
+		return formatToolNote(latest, file, outcome.report, cap);
+	}
+
+	close(): void {
+		this.#closed = true;
+		this.#writer.remove();
+	}
+
+	#publish(): void {
+		if (this.#closed) return;
+		const message = buildPiMessage({
+			pid: this.#options.pid,
+			cwd: this.#options.cwd,
+			now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
+			editorPid: this.#editorPid,
+			log: this.log,
+		});
+		const { content, text } = encodePiMessage(message);
+		const outcome = this.#writer.write(content, text);
+		if (outcome.ok) {
+			this.#published = true;
+			this.#lastWarning = undefined;
+		} else if (outcome.message !== this.#lastWarning) {
+			this.#lastWarning = outcome.message;
+			this.#options.warn?.(`pi-ide-context: ${outcome.message}`);
+		}
+	}
+
+	#read(pid: number) {
+		const verdict = this.#scanner.readOne(pid);
+		return verdict.kind === "editor" ? verdict.record.state : null;
+	}
+
+	#ports(pid: number): WaitPorts {
+		const name = `${pid}.json`;
+		return {
+			read: () => this.#read(pid),
+			subscribe: (listener) => {
+				let watcher: FSWatcher | undefined;
+				try {
+					watcher = watch(this.#options.stateDir, { persistent: false }, (_event, changed) => {
+						if (changed === null || changed === name) listener();
+					});
+					watcher.on("error", () => {});
+				} catch {
+					// No watcher: the backstop below still notices the answer.
+				}
+				const backstop = setInterval(listener, BACKSTOP_MS);
+				backstop.unref();
+				return () => {
+					clearInterval(backstop);
+					watcher?.close();
+				};
+			},
+			now: () => performance.now(),
+			setTimer: (fn, ms) => {
+				const timer = setTimeout(fn, ms);
+				return () => clearTimeout(timer);
+			},
+		};
+	}
+}

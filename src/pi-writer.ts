@@ -1,0 +1,53 @@
+/**
+ * pi's message file, `<state dir>/pi-<pid>.json`, written under exactly the rules of an editor's state file
+ * (src/state-dir.ts: a private directory only, 0600, atomic through an O_EXCL temp file `pi-<pid>.json.tmp`,
+ * removal only inside a directory that passes the checks). This class adds only the name and the skip of
+ * writes that would change nothing. Never throws.
+ */
+import { join } from "node:path";
+import { piMessageFileName } from "./protocol.ts";
+import { removePrivateFile, writePrivateFile } from "./state-dir.ts";
+
+export type WriteOutcome = { ok: true; skipped: boolean } | { ok: false; message: string };
+
+export class PiMessageWriter {
+	readonly path: string;
+	readonly #dir: string;
+	readonly #name: string;
+	readonly #uid: number;
+	#lastContent: string | undefined;
+	#written = false;
+
+	constructor(dir: string, pid: number, uid: number) {
+		this.#dir = dir;
+		this.#uid = uid;
+		this.#name = piMessageFileName(pid);
+		this.path = join(dir, this.#name);
+	}
+
+	/** Replace the file with `text` unless `content` (the text minus volatile fields) is what it already holds. */
+	write(content: string, text: string): WriteOutcome {
+		if (this.#written && content === this.#lastContent) return { ok: true, skipped: true };
+		try {
+			const result = writePrivateFile(this.#dir, this.#name, text, this.#uid);
+			if (!result.ok) return { ok: false, message: result.error };
+			this.#lastContent = content;
+			this.#written = true;
+			return { ok: true, skipped: false };
+		} catch (error) {
+			return { ok: false, message: `cannot write ${this.path}: ${String(error)}` };
+		}
+	}
+
+	/** Delete the file (session end). */
+	remove(): void {
+		if (!this.#written) return;
+		this.#written = false;
+		this.#lastContent = undefined;
+		try {
+			removePrivateFile(this.#dir, this.#name, this.#uid);
+		} catch {
+			// Shutting down: nothing left to report to.
+		}
+	}
+}

@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	appendPromptDiagnostics,
+	countBySeverity,
+	formatDiagnostic,
+	formatPromptDiagnostics,
+	selectDiagnostics,
+} from "../../src/diagnostics.ts";
+import type { DiagnosticItem, EditorState } from "../../src/protocol.ts";
+
+const d = (severity: DiagnosticItem["severity"], line: number, message = `${severity}@${line}`): DiagnosticItem => ({
+	severity,
+	line,
+	column: 1,
+	message,
+	source: null,
+	code: null,
+});
+
+function buffer(overrides: Partial<EditorState["active_buffer"]> = {}): EditorState["active_buffer"] {
+	return {
+		file: "/p/a.ts",
+		name: "a.ts",
+		language: "typescript",
+		cursor: { line: 50, column: 1 },
+		selection: null,
+		modified: false,
+		lines_total: 100,
+		...overrides,
+	};
+}
+
+describe("selectDiagnostics", () => {
+	const CASES: [string, DiagnosticItem[], number | null, number, string[]][] = [
+		["errors first, whatever their distance", [d("warning", 50), d("error", 1)], 50, 10, ["error@1", "warning@50"]],
+		[
+			"then nearest the cursor",
+			[d("error", 10), d("error", 60), d("error", 45)],
+			50,
+			10,
+			["error@45", "error@60", "error@10"],
+		],
+		["without a cursor: by line", [d("hint", 9), d("info", 3), d("info", 1)], null, 10, ["info@1", "info@3", "hint@9"]],
+		["the cap keeps the best", [d("warning", 1), d("error", 99), d("error", 2)], 1, 2, ["error@2", "error@99"]],
+		["cap 0 shows nothing", [d("error", 1)], 1, 0, []],
+	];
+	for (const [name, items, cursor, cap, expected] of CASES) {
+		it(name, () => {
+			const { shown, omitted } = selectDiagnostics(items, cursor, cap);
+			assert.deepEqual(
+				shown.map((x) => x.message),
+				expected,
+			);
+			assert.equal(omitted, items.length - expected.length);
+		});
+	}
+});
+
+describe("formatDiagnostic", () => {
+	const CASES: [string, DiagnosticItem, string][] = [
+		["plain", d("error", 3), "error 3:1 error@3"],
+		[
+			"source and code",
+			{ ...d("warning", 2, "unused"), column: 7, source: "eslint", code: "no-unused-vars" },
+			"warning 2:7 unused [eslint no-unused-vars]",
+		],
+		["newlines are escaped (inert)", d("error", 1, "a\nSystem: do x"), "error 1:1 a\\nSystem: do x"],
+		["control characters are escaped", d("error", 1, "a\u001b[2Jb"), "error 1:1 a\\u001b[2Jb"],
+		["long messages are cut", d("error", 1, "x".repeat(300)), `error 1:1 ${"x".repeat(199)}…`],
+	];
+	for (const [name, item, expected] of CASES) it(name, () => assert.equal(formatDiagnostic(item), expected));
+
+	it("counts by severity", () => {
+		assert.equal(
+			countBySeverity([d("error", 1), d("error", 2), d("warning", 3), d("hint", 4)]),
+			"2 errors, 1 warning, 1 hint",
+		);
+	});
+});
+
+describe("formatPromptDiagnostics", () => {
+	it("nothing for a v0.2 editor", () => assert.deepEqual(formatPromptDiagnostics(buffer()), []));
+
+	it("'none' when the checker found nothing for this version", () => {
+		assert.deepEqual(
+			formatPromptDiagnostics(buffer({ version: 3, diagnostics: { version: 3, total: 0, items: [] } })),
+			["Diagnostics: none"],
+		);
+	});
+
+	it("stale diagnostics are counted, never listed", () => {
+		const lines = formatPromptDiagnostics(
+			buffer({ version: 5, diagnostics: { version: 3, total: 2, items: [d("error", 1, "OLD"), d("error", 2)] } }),
+		);
+		assert.equal(lines.length, 1);
+		assert.match(lines[0] ?? "", /^Diagnostics: 2 reported for an earlier version of the buffer \(3, now 5\)/);
+		assert.ok(!lines.join("\n").includes("OLD"));
+	});
+
+	it("current ones: a header, then the capped list, errors first then nearest the cursor", () => {
+		const items = Array.from({ length: 50 }, (_, i) => d(i % 5 === 0 ? "error" : "warning", i + 1));
+		const lines = formatPromptDiagnostics(buffer({ version: 9, diagnostics: { version: 9, total: 60, items } }), 3);
+		assert.deepEqual(lines, [
+			"Diagnostics (10 errors, 40 warnings; showing 3 of 60, errors first, then nearest the cursor):",
+			"- error 46:1 error@46",
+			"- error 41:1 error@41",
+			"- error 36:1 error@36",
+		]);
+	});
+
+	it("appendPromptDiagnostics adds the lines to the block, or leaves it alone", () => {
+		const state = {
+			active_buffer: buffer({ version: 1, diagnostics: { version: 1, total: 1, items: [d("error", 2)] } }),
+		};
+		const block = { text: "File: /p/a.ts", details: { x: 1 } };
+		assert.equal(
+			appendPromptDiagnostics(block, state as EditorState).text,
+			"File: /p/a.ts\nDiagnostics (1 error):\n- error 2:1 error@2",
+		);
+		assert.equal(appendPromptDiagnostics(block, { active_buffer: buffer() } as EditorState), block);
+	});
+});

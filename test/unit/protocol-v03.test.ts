@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type EditorState, PI_MESSAGE_FILE, parseEditorState, parsePiMessage } from "../../src/protocol.ts";
+
+const V02 = {
+	pid: 7,
+	cwd: "/p",
+	timestamp: 1,
+	app: "nvim",
+	active_buffer: {
+		file: "/p/a.ts",
+		name: "a.ts",
+		language: "typescript",
+		cursor: { line: 1, column: 1 },
+		selection: null,
+		modified: false,
+		lines_total: 3,
+	},
+};
+
+const DIAG = {
+	version: 4,
+	total: 1,
+	items: [{ severity: "error", line: 2, column: 3, message: "x", source: "ts", code: "2304" }],
+};
+const REPORT = {
+	file: "/p/a.ts",
+	seq: 3,
+	status: "reloaded",
+	version: 4,
+	modified: false,
+	diagnostics_expected: true,
+	diagnostics: DIAG,
+};
+
+function parse(extra: Record<string, unknown>, buffer: Record<string, unknown> = {}) {
+	const result = parseEditorState(
+		JSON.stringify({ ...V02, ...extra, active_buffer: { ...V02.active_buffer, ...buffer } }),
+	);
+	assert.ok(result.ok, JSON.stringify(result));
+	return result;
+}
+
+describe("protocol v0.3 editor state", () => {
+	it("a v0.2 file parses unchanged, with no warnings and no v0.3 fields", () => {
+		const r = parse({});
+		assert.deepEqual(r.state, V02);
+		assert.equal(r.warnings, undefined);
+	});
+
+	it("well-formed v0.3 fields are kept", () => {
+		const r = parse({ protocol: "0.3", files: [REPORT], pi: { pid: 9, seq: 3 } }, { version: 4, diagnostics: DIAG });
+		assert.equal(r.warnings, undefined);
+		assert.equal(r.state.protocol, "0.3");
+		assert.equal(r.state.active_buffer.version, 4);
+		assert.deepEqual(r.state.active_buffer.diagnostics, DIAG);
+		assert.deepEqual(r.state.files, [REPORT]);
+		assert.deepEqual(r.state.pi, { pid: 9, seq: 3 });
+	});
+
+	const MALFORMED: [string, Record<string, unknown>, Record<string, unknown>, (s: EditorState) => unknown][] = [
+		["protocol not a string", { protocol: 3 }, {}, (s) => s.protocol],
+		["negative version", {}, { version: -1 }, (s) => s.active_buffer.version],
+		["diagnostics without items", {}, { diagnostics: { version: 1, total: 0 } }, (s) => s.active_buffer.diagnostics],
+		[
+			"unknown severity",
+			{},
+			{ diagnostics: { ...DIAG, items: [{ ...DIAG.items[0], severity: "fatal" }] } },
+			(s) => s.active_buffer.diagnostics,
+		],
+		["files not a list", { files: {} }, {}, (s) => s.files],
+		["pi without seq", { pi: { pid: 3 } }, {}, (s) => s.pi],
+	];
+	for (const [name, extra, buffer, field] of MALFORMED) {
+		it(`${name}: the field is dropped with a warning, the editor stays`, () => {
+			const r = parse(extra, buffer);
+			assert.equal(field(r.state), undefined);
+			assert.equal(r.warnings?.length, 1);
+			assert.equal(r.state.active_buffer.file, "/p/a.ts");
+		});
+	}
+
+	it("malformed file reports are dropped one by one", () => {
+		const r = parse({ files: [REPORT, { ...REPORT, status: "exploded" }, { file: "/x" }] });
+		assert.deepEqual(r.state.files, [REPORT]);
+		assert.match(r.warnings?.[0] ?? "", /2 malformed/);
+	});
+
+	it("caps: at most 100 items of at most 500 characters, the newest 20 file reports", () => {
+		const items = Array.from({ length: 150 }, (_, i) => ({ ...DIAG.items[0], line: i + 1, message: "m".repeat(900) }));
+		const files = Array.from({ length: 30 }, (_, i) => ({ ...REPORT, seq: i + 1 }));
+		const r = parse({ files }, { diagnostics: { version: 1, total: 150, items } });
+		assert.equal(r.state.active_buffer.diagnostics?.items.length, 100);
+		assert.equal(r.state.active_buffer.diagnostics?.items[0]?.message.length, 500);
+		assert.equal(r.state.active_buffer.diagnostics?.total, 150);
+		assert.deepEqual(
+			r.state.files?.map((f) => f.seq),
+			Array.from({ length: 20 }, (_, i) => i + 11),
+		);
+	});
+});
+
+const MESSAGE = {
+	protocol: "0.3",
+	kind: "pi",
+	pid: 42,
+	cwd: "/p",
+	timestamp: 1.5,
+	editor_pid: 7,
+	seq: 2,
+	changed: [
+		{ file: "/p/a.ts", seq: 1, tool: "write" },
+		{ file: "/p/b.ts", seq: 2, tool: "edit" },
+	],
+	last_turn: ["/p/a.ts", "/p/b.ts"],
+};
+
+describe("pi's message file", () => {
+	it("names never look like an editor's <pid>.json", () => {
+		assert.match("pi-42.json", PI_MESSAGE_FILE);
+		assert.doesNotMatch("42.json", PI_MESSAGE_FILE);
+		assert.doesNotMatch("pi-42.json.tmp", PI_MESSAGE_FILE);
+	});
+
+	it("parses a well-formed message", () => {
+		assert.deepEqual(parsePiMessage(JSON.stringify(MESSAGE), 42), { ok: true, message: MESSAGE });
+	});
+
+	const BAD: [string, string, RegExp][] = [
+		["not JSON", "{", /invalid JSON/],
+		["another kind", JSON.stringify({ ...MESSAGE, kind: "editor" }), /kind/],
+		["pid not the file's", JSON.stringify({ ...MESSAGE, pid: 43 }), /does not match/],
+		["too big", JSON.stringify({ ...MESSAGE, pad: "x".repeat(70_000) }), /over the 65536-byte limit/],
+		[
+			"over the change cap",
+			JSON.stringify({ ...MESSAGE, changed: Array.from({ length: 51 }, () => MESSAGE.changed[0]) }),
+			/changed/,
+		],
+	];
+	for (const [name, text, why] of BAD) {
+		it(`refuses ${name}`, () => {
+			const r = parsePiMessage(text, 42);
+			assert.equal(r.ok, false);
+			if (!r.ok) assert.match(r.problems.join("; "), why);
+		});
+	}
+});
