@@ -9,9 +9,26 @@
 import { readFileSync } from "node:fs";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { type FSWatcher, watch } from "chokidar";
-import { type ContextBlock, checkFreshness, formatContextBlock, formatEditorName, formatSeconds } from "./blocks.ts";
+import {
+	type ContextBlock,
+	checkFreshness,
+	formatContextBlock,
+	formatEditorName,
+	formatSeconds,
+	oneLine,
+} from "./blocks.ts";
+import type { ChoiceStore } from "./choice-store.ts";
+import {
+	type ChoicesFile,
+	EMPTY_CHOICES,
+	fingerprintOf,
+	type RememberedChoice,
+	type RememberedResolution,
+	resolveRemembered,
+} from "./choices.ts";
 import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
 import { formatPill } from "./glyphs.ts";
+import { describeHost, findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
 import {
 	checkIgnored,
 	compileIgnoreRules,
@@ -19,9 +36,10 @@ import {
 	type IgnoreVerdict,
 	type RulesFile,
 } from "./ignore-rules.ts";
-import { type Liveness, probePid } from "./liveness.ts";
+import { isPidReused, type Liveness, probePid } from "./liveness.ts";
 import { nodePathProbe } from "./path-probe.ts";
 import { formatPickerRows } from "./picker.ts";
+import type { StartClock } from "./proc-info.ts";
 import type { EditorState } from "./protocol.ts";
 import {
 	type DirHealth,
@@ -59,6 +77,12 @@ export interface ControllerOptions {
 	nowMs?: () => number;
 	probePid?: (pid: number) => Liveness;
 	pathProbe?: PathProbe;
+	/** Where pi runs: PI_IDE_EDITOR_PID and pi's ancestors (none by default). */
+	hostHints?: HostHints;
+	/** Process start times, for the pid-reuse check (none by default: unknown). */
+	startClock?: StartClock;
+	/** Remembered `/ide` choices (none by default: nothing remembered). */
+	choiceStore?: Pick<ChoiceStore, "load" | "remember" | "path">;
 }
 
 export interface EditorView {
@@ -73,6 +97,10 @@ export interface View {
 	/** Files skipped: invalid, refused, dead or foreign pids. */
 	diagnostics: ScanDiagnostic[];
 	connection: Connection;
+	/** The editor pi runs in (its terminal), when it has a live state file. */
+	host: HostEditor | null;
+	/** The remembered choice for this project, resolved against the live editors. */
+	remembered: RememberedResolution;
 }
 
 export type Injection =
@@ -107,6 +135,8 @@ export class IdeController {
 		return tier;
 	};
 	#stopped = false;
+	#choices: ChoicesFile = EMPTY_CHOICES;
+	#projectKey: string | undefined;
 	/** pi's cwd through its symlinks, resolved once: it does not move during a session. */
 	#realPiCwd: string | undefined;
 	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
@@ -124,6 +154,8 @@ export class IdeController {
 			editors: [],
 			diagnostics: [],
 			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
+			host: null,
+			remembered: { kind: "none" },
 		};
 	}
 
@@ -140,6 +172,7 @@ export class IdeController {
 	 * settles (never rejects) once the watcher is live; pi does not need to wait for it.
 	 */
 	start(): Promise<void> {
+		this.#loadChoices();
 		ensureStateDir(this.#options.stateDir);
 		this.refresh();
 		const ready = this.#startWatcher();
@@ -154,6 +187,7 @@ export class IdeController {
 		this.#watcherLive = false;
 		if (this.#livenessTimer) clearInterval(this.#livenessTimer);
 		this.#livenessTimer = undefined;
+		this.#options.startClock?.close?.();
 		const watcher = this.#watcher;
 		this.#watcher = undefined;
 		if (watcher) {
@@ -175,15 +209,31 @@ export class IdeController {
 			const scan = this.#scanner.scan(mode);
 			const diagnostics = [...scan.diagnostics];
 			const live: EditorRecord[] = [];
+			const startedAt = new Map<number, number | null>();
+			const clock = this.#options.startClock;
 			for (const record of scan.editors) {
 				// An unchanged file keeps its parsed state object, so a pid found dead is not probed again
 				// (a throwing kill() costs ~10 µs; 1,000 leftovers would cost 10 ms a prompt). A new editor
 				// reusing the pid rewrites the file, which makes a new state object.
 				if (this.#deadStates.has(record.state)) continue;
 				const liveness = this.#probePid(record.pid);
-				if (liveness === "dead") this.#deadStates.add(record.state);
-				if (liveness === "alive") live.push(record);
-				else if (liveness === "foreign") {
+				if (liveness === "dead") {
+					this.#deadStates.add(record.state);
+					// A killed editor's leftover: remove it (only that very file, see removeLeftover).
+					this.#scanner.removeLeftover(record);
+				}
+				if (liveness === "alive") {
+					const started = clock ? clock.startedAt(record.pid) : null;
+					if (isPidReused(started, record.writtenAt)) {
+						diagnostics.push({
+							path: record.path,
+							message: `pid ${record.pid} now belongs to a process started after this file was last written (the editor exited and its pid was reused): ignored`,
+						});
+						continue;
+					}
+					startedAt.set(record.pid, started);
+					live.push(record);
+				} else if (liveness === "foreign") {
 					diagnostics.push({ path: record.path, message: `pid ${record.pid} belongs to another user: ignored` });
 				}
 				// Dead editors' files are normal leftovers of a killed editor: not worth a diagnostic.
@@ -196,13 +246,27 @@ export class IdeController {
 			);
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
-			const connection = decideConnection(
-				this.#mode,
-				editors.map((e) => e.record.pid),
-				best,
+			const livePids = editors.map((e) => e.record.pid);
+			clock?.retain?.(new Set(livePids));
+			const host = this.#options.hostHints ? findHostEditor(this.#options.hostHints, new Set(livePids)) : null;
+			const remembered = resolveRemembered(
+				this.#choices.projects[this.#project()],
+				editors.map((e) => ({
+					pid: e.record.pid,
+					startedAt: startedAt.get(e.record.pid) ?? null,
+					fingerprint: fingerprintOf(e.record.state),
+				})),
 			);
+			const connection = decideConnection({
+				mode: this.#mode,
+				livePids,
+				projectPids: editors.filter((e) => e.tier !== null).map((e) => e.record.pid),
+				bestTierPids: best,
+				hostPid: host?.pid ?? null,
+				remembered: remembered.kind === "off" || remembered.kind === "pick" ? remembered : { kind: "none" },
+			});
 			this.#mode = connection.mode;
-			this.#view = { health: scan.health, editors, diagnostics, connection };
+			this.#view = { health: scan.health, editors, diagnostics, connection, host, remembered };
 			this.#warnAboutHealth(scan.health);
 			this.#updatePill();
 		} catch (error) {
@@ -258,22 +322,69 @@ export class IdeController {
 		}
 	}
 
-	/** Connect to an editor chosen by the user; it sticks until it dies or the user disconnects. */
+	/**
+	 * Connect to an editor chosen by the user; it sticks until it dies or the user disconnects, and is
+	 * remembered for this project (it applies again while that editor runs, or to a restarted one that
+	 * looks the same).
+	 */
 	pick(pid: number): void {
 		this.#mode = { kind: "picked", pid };
+		const editor = this.#view.editors.find((e) => e.record.pid === pid);
+		if (editor) {
+			this.#remember({
+				kind: "pick",
+				pid,
+				startedAt: this.#options.startClock?.startedAt(pid) ?? null,
+				editor: fingerprintOf(editor.record.state),
+				at: this.#nowMs() / 1000,
+			});
+		}
 		this.refresh();
 	}
 
-	/** Stop auto-connecting for this session (and drop the current connection). */
+	/** Stop auto-connecting (and drop the current connection), remembered for this project until resumeAuto(). */
 	disconnect(): void {
 		this.#mode = { kind: "off" };
+		this.#remember({ kind: "off", at: this.#nowMs() / 1000 });
 		this.refresh();
 	}
 
-	/** Resume automatic connection. */
+	/** Resume automatic connection, and forget this project's remembered choice. */
 	resumeAuto(): void {
 		this.#mode = { kind: "auto" };
+		this.#remember(null);
 		this.refresh();
+	}
+
+	/** Where remembered choices are stored (null: not remembered). */
+	get choicesPath(): string | null {
+		return this.#options.choiceStore?.path ?? null;
+	}
+
+	/** The project key remembered choices are filed under: pi's cwd through its symlinks. */
+	#project(): string {
+		this.#projectKey ??= resolveReal(this.#options.piCwd, this.#pathProbe);
+		return this.#projectKey;
+	}
+
+	#loadChoices(): void {
+		const store = this.#options.choiceStore;
+		if (!store) return;
+		const loaded = store.load();
+		this.#choices = loaded.choices;
+		for (const problem of loaded.problems) this.#warnOnce(`pi-ide-context: remembered choices: ${problem}`);
+	}
+
+	#remember(choice: RememberedChoice | null): void {
+		const store = this.#options.choiceStore;
+		if (!store) return;
+		const project = this.#project();
+		const projects = { ...this.#choices.projects };
+		delete projects[project];
+		if (choice) projects[project] = choice;
+		this.#choices = { ...this.#choices, projects };
+		const problem = store.remember(project, choice);
+		if (problem) this.#warnOnce(`pi-ide-context: ${problem}`);
 	}
 
 	/** Rows for `/ide`, aligned, with a disconnect row when connected. */
@@ -305,6 +416,8 @@ export class IdeController {
 				: `State dir: ${health.dir} ${health.reason}${health.remedy ? ` (fix: ${health.remedy})` : ""}`,
 		);
 		lines.push(`Mode: ${describeMode(this.#mode)}`);
+		const rememberedLine = describeRemembered(view.remembered, this.choicesPath);
+		if (rememberedLine) lines.push(rememberedLine);
 		if (view.editors.length === 0) lines.push("Editors: none running");
 		else lines.push(`Editors (${view.editors.length}):`);
 		const connectedPid = view.connection.connected ? view.connection.pid : null;
@@ -320,7 +433,7 @@ export class IdeController {
 		for (const d of view.diagnostics) lines.push(`Skipped ${d.path}: ${d.message}`);
 		lines.push(
 			view.connection.connected
-				? `Connected: pid ${view.connection.pid} (${view.connection.why})`
+				? `Connected: pid ${view.connection.pid} (${describeConnected(view)})`
 				: `Not connected: ${describeDisconnected(view.connection)}`,
 		);
 		if (injection.kind === "skip") {
@@ -457,8 +570,11 @@ export class IdeController {
 
 	#checkConnectedAlive(): void {
 		try {
-			const connection = this.#view.connection;
-			if (connection.connected && this.#probePid(connection.pid) !== "alive") this.refresh();
+			const editor = this.connectedEditor();
+			if (!editor) return;
+			const pid = editor.record.pid;
+			const started = this.#options.startClock?.startedAt(pid) ?? null;
+			if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
 		} catch {
 			// A timer must never throw into pi.
 		}
@@ -506,7 +622,9 @@ function describeDisconnected(connection: Connection): string {
 	if (connection.connected) return "connected";
 	switch (connection.why) {
 		case "off":
-			return "auto-connect is off for this session (/ide to pick an editor, /ide auto to resume)";
+			return "auto-connect is off (/ide to pick an editor, /ide auto to resume)";
+		case "remembered off":
+			return "/ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)";
 		case "no editor":
 			return "no editor is running in this project";
 		case "several candidates":
@@ -517,10 +635,41 @@ function describeDisconnected(connection: Connection): string {
 function describeMode(mode: ConnectionMode): string {
 	switch (mode.kind) {
 		case "auto":
-			return "auto-connect";
+			return mode.sticky === undefined ? "auto-connect" : `auto-connect (keeping pid ${mode.sticky} while it runs)`;
 		case "picked":
 			return `picked pid ${mode.pid} with /ide`;
 		case "off":
 			return "off";
+	}
+}
+
+function describeConnected(view: View): string {
+	const connection = view.connection;
+	if (!connection.connected) return "not connected";
+	switch (connection.why) {
+		case "editor terminal":
+			return view.host ? describeHost(view.host) : "pi runs in this editor's terminal";
+		case "remembered pick":
+			return view.remembered.kind === "pick" ? `remembered /ide pick, ${view.remembered.how}` : "remembered /ide pick";
+		case "kept":
+			return "connected automatically earlier; kept while it runs, /ide to switch";
+		default:
+			return connection.why;
+	}
+}
+
+function describeRemembered(remembered: RememberedResolution, path: string | null): string | null {
+	const where = path ? ` (stored in ${path})` : "";
+	switch (remembered.kind) {
+		case "none":
+			return null;
+		case "off":
+			return `Remembered: /ide off for this project${where}; /ide auto forgets it`;
+		case "pick":
+			return `Remembered: /ide pick, applied to pid ${remembered.pid} (${remembered.how})${where}`;
+		case "ambiguous":
+			return `Remembered: /ide pick not applied: pids ${remembered.pids.join(", ")} look like the picked editor${where}`;
+		case "absent":
+			return `Remembered: /ide pick of ${oneLine(remembered.editor.app)} in ${oneLine(remembered.editor.cwd)}, not running now${where}`;
 	}
 }
