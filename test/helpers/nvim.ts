@@ -388,7 +388,13 @@ export async function startNvim(
 }
 
 /** Requests Neovim answers even while it waits for a key. */
-const FAST_REQUESTS = new Set(["nvim_get_mode", "nvim_input", "nvim_ui_attach", "nvim_ui_detach", "nvim_ui_try_resize"]);
+const FAST_REQUESTS = new Set([
+	"nvim_get_mode",
+	"nvim_input",
+	"nvim_ui_attach",
+	"nvim_ui_detach",
+	"nvim_ui_try_resize",
+]);
 
 /**
  * With a UI attached, a message taller than the message area (`:PiIde`'s summary, a warning) opens a
