@@ -103,9 +103,12 @@ forEachNvim((flavour) => {
 		it("processes started in its terminals get PI_IDE_EDITOR_PID; :PiIde disable takes it back", async (t) => {
 			const nv = await startNvim(t, flavour, { env: { PI_IDE_EDITOR_PID: "1" } });
 			await nv.until(() => true, "first write");
-			assert.equal((await nv.call<string>("nvim_call_function", "system", ["printf %s \"$PI_IDE_EDITOR_PID\""])), String(nv.pid));
+			assert.equal(
+				await nv.call<string>("nvim_call_function", "system", ['printf %s "$PI_IDE_EDITOR_PID"']),
+				String(nv.pid),
+			);
 			await nv.command("PiIde disable");
-			assert.equal(await nv.call<string>("nvim_call_function", "system", ["printf %s \"$PI_IDE_EDITOR_PID\""]), "");
+			assert.equal(await nv.call<string>("nvim_call_function", "system", ['printf %s "$PI_IDE_EDITOR_PID"']), "");
 		});
 	});
 });
