@@ -50,6 +50,19 @@ export class ChoiceStore {
 		this.#uid = uid;
 	}
 
+	/**
+	 * What the file looks like now (inode, size, mtime), without reading it: a change means another pi
+	 * session remembered a choice. null when it does not exist.
+	 */
+	signature(): string | null {
+		try {
+			const stats = lstatSync(this.path, { throwIfNoEntry: false });
+			return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : null;
+		} catch {
+			return null;
+		}
+	}
+
 	load(): LoadResult {
 		const refused = (why: string): LoadResult => ({ choices: EMPTY_CHOICES, problems: [`${this.path} ${why}`] });
 		let fd: number;

@@ -82,7 +82,7 @@ export interface ControllerOptions {
 	/** Process start times, for the pid-reuse check (none by default: unknown). */
 	startClock?: StartClock;
 	/** Remembered `/ide` choices (none by default: nothing remembered). */
-	choiceStore?: Pick<ChoiceStore, "load" | "remember" | "path">;
+	choiceStore?: Pick<ChoiceStore, "load" | "remember" | "path" | "signature">;
 }
 
 export interface EditorView {
@@ -136,6 +136,8 @@ export class IdeController {
 	};
 	#stopped = false;
 	#choices: ChoicesFile = EMPTY_CHOICES;
+	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
+	#choicesSignature: string | null | undefined;
 	#projectKey: string | undefined;
 	/** pi's cwd through its symlinks, resolved once: it does not move during a session. */
 	#realPiCwd: string | undefined;
@@ -172,7 +174,6 @@ export class IdeController {
 	 * settles (never rejects) once the watcher is live; pi does not need to wait for it.
 	 */
 	start(): Promise<void> {
-		this.#loadChoices();
 		ensureStateDir(this.#options.stateDir);
 		this.refresh();
 		const ready = this.#startWatcher();
@@ -206,6 +207,7 @@ export class IdeController {
 	 */
 	refresh(mode: ScanMode = "verify"): View {
 		try {
+			this.#loadChoices();
 			const scan = this.#scanner.scan(mode);
 			const diagnostics = [...scan.diagnostics];
 			const live: EditorRecord[] = [];
@@ -367,9 +369,13 @@ export class IdeController {
 		return this.#projectKey;
 	}
 
+	/** Load the remembered choices when the file changed since the last load (one lstat otherwise). */
 	#loadChoices(): void {
 		const store = this.#options.choiceStore;
 		if (!store) return;
+		const signature = store.signature();
+		if (signature === this.#choicesSignature) return;
+		this.#choicesSignature = signature;
 		const loaded = store.load();
 		this.#choices = loaded.choices;
 		for (const problem of loaded.problems) this.#warnOnce(`pi-ide-context: remembered choices: ${problem}`);
@@ -385,6 +391,8 @@ export class IdeController {
 		this.#choices = { ...this.#choices, projects };
 		const problem = store.remember(project, choice);
 		if (problem) this.#warnOnce(`pi-ide-context: ${problem}`);
+		// Our own write: already applied above (and the re-read file may hold other projects' news).
+		this.#choicesSignature = undefined;
 	}
 
 	/** Rows for `/ide`, aligned, with a disconnect row when connected. */
