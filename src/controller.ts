@@ -405,7 +405,7 @@ export class IdeController {
 		);
 		const actions: PickerAction[] = view.editors.map((e) => ({ kind: "connect", pid: e.record.pid }));
 		if (connected !== null) {
-			rows.push("Disconnect (stop sending editor context in this session)");
+			rows.push("Disconnect (stop sending editor context in this project, remembered until /ide auto)");
 			actions.push({ kind: "disconnect" });
 		}
 		return { rows, actions };

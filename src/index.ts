@@ -7,7 +7,7 @@
  *
  * Usage: `pi install <this package>`, open Neovim (or VS Code, Obsidian, a
  * JetBrains IDE with its client), and prompt as usual. `/ide` picks an editor,
- * `/ide status` explains what is sent, `/ide off` stops for this session.
+ * `/ide status` explains what is sent, `/ide off` stops (remembered for the project until `/ide auto`).
  */
 import { homedir } from "node:os";
 import { dirname } from "node:path";
