@@ -6,9 +6,10 @@
  * with a fence longer than any backtick run inside it, so it can never close it.
  */
 import { basename } from "node:path";
-import { languageOf } from "./glyphs.ts";
+import { inert } from "./inert.ts";
+import { languageOfFile } from "./languages.ts";
 import type { DatabaseView, EditorState, Selection } from "./protocol.ts";
-import { SELECTION_FRESH_SECONDS } from "./protocol.ts";
+import { MAX_CLOCK_SKEW_SECONDS, SELECTION_FRESH_SECONDS } from "./protocol.ts";
 
 export const DEFAULT_MAX_SELECTION_LINES = 1000;
 export const DEFAULT_MAX_SELECTION_BYTES = 64 * 1024;
@@ -57,7 +58,7 @@ export interface ContextBlock {
 
 export type Freshness =
 	| { fresh: true; ageSeconds: number }
-	| { fresh: false; ageSeconds: number | null; reason: "no selection" | "no timestamp" | "stale" };
+	| { fresh: false; ageSeconds: number | null; reason: "no selection" | "no timestamp" | "stale" | "in the future" };
 
 const APP_NAMES: Readonly<Record<string, string>> = {
 	nvim: "Neovim",
@@ -77,13 +78,19 @@ export function formatEditorName(state: Pick<EditorState, "app" | "product">): s
 	return APP_NAMES[state.app] ?? oneLine(state.app, 60);
 }
 
-/** Fresh = made at most SELECTION_FRESH_SECONDS ago. A selection from the future (clock skew) counts as just made. */
+/**
+ * Fresh = made at most SELECTION_FRESH_SECONDS ago. A `selected_at` up to
+ * MAX_CLOCK_SKEW_SECONDS ahead of pi's clock (another clock, rounding) counts as
+ * just made; further ahead it is invalid, not fresh for ever: a client writing
+ * milliseconds instead of seconds would otherwise send every stale selection.
+ */
 export function checkFreshness(selection: Selection | null, now: number): Freshness {
 	if (!selection) return { fresh: false, ageSeconds: null, reason: "no selection" };
 	if (selection.selected_at === null) return { fresh: false, ageSeconds: null, reason: "no timestamp" };
-	const age = Math.max(0, now - selection.selected_at);
+	const age = now - selection.selected_at;
+	if (age < -MAX_CLOCK_SKEW_SECONDS) return { fresh: false, ageSeconds: age, reason: "in the future" };
 	return age <= SELECTION_FRESH_SECONDS
-		? { fresh: true, ageSeconds: age }
+		? { fresh: true, ageSeconds: Math.max(0, age) }
 		: { fresh: false, ageSeconds: age, reason: "stale" };
 }
 
@@ -106,7 +113,7 @@ export function formatContextBlock(
 		};
 	}
 	if (file === null) return null;
-	const language = buffer.language?.trim() || languageOf(null, file) || "";
+	const language = buffer.language?.trim() || languageOfFile(file) || "";
 	const lines = [`The user's editor (${editor}) shows this file:`, `File: ${oneLine(file)}`];
 	if (language) lines.push(`Language: ${oneLine(language, 60)}`);
 	if (buffer.cursor.line !== null) {
@@ -256,17 +263,11 @@ function cutToBytes(line: string, maxBytes: number): string {
 }
 
 /**
- * Make an untrusted value safe for one line of the block: control characters
- * (newlines included) become visible escapes, and overlong values are cut.
+ * Make an untrusted value safe for one line of the block or the terminal:
+ * unsafe characters (see inert.ts) become visible escapes, and overlong values are cut.
  */
 export function oneLine(value: string, maxChars = MAX_FIELD_CHARS): string {
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-	const escaped = value.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => {
-		if (c === "\n") return "\\n";
-		if (c === "\r") return "\\r";
-		if (c === "\t") return "\\t";
-		return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-	});
+	const escaped = inert(value);
 	const chars = Array.from(escaped);
 	return chars.length > maxChars ? `${chars.slice(0, maxChars - 1).join("")}…` : escaped;
 }

@@ -1,25 +1,14 @@
 /**
  * Where remembered `/ide` choices live: `<agent dir>/ide-context/choices.json`
- * (`~/.pi/agent/ide-context/choices.json` by default). The directory is created
- * 0700; the file is written 0600 through an O_EXCL temp file and a rename, so a
- * reader never sees half a file; it is read without following symlinks, only
- * when it is a regular file of ours under the size limit, and parsed as
- * untrusted input (choices.ts). Nothing here throws: problems are returned.
+ * (`~/.pi/agent/ide-context/choices.json` by default), written with the state
+ * dir's rules for private files (state-dir.ts: a 0700 directory of ours, an
+ * O_EXCL temp file, 0600, a rename, so a reader never sees half a file); read
+ * without following symlinks, only when it is a regular file of ours under the
+ * size limit, and parsed as untrusted input (choices.ts). Nothing here throws:
+ * problems are returned.
  */
-import {
-	closeSync,
-	constants,
-	fchmodSync,
-	fstatSync,
-	lstatSync,
-	mkdirSync,
-	openSync,
-	readSync,
-	renameSync,
-	unlinkSync,
-	writeSync,
-} from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import { dirname, join } from "node:path";
 import {
 	type ChoicesFile,
 	EMPTY_CHOICES,
@@ -28,6 +17,7 @@ import {
 	type RememberedChoice,
 	withChoice,
 } from "./choices.ts";
+import { writePrivateFile } from "./state-dir.ts";
 
 export const CHOICES_DIR = "ide-context";
 export const CHOICES_FILE = "choices.json";
@@ -106,44 +96,20 @@ export class ChoiceStore {
 	}
 
 	#write(choices: ChoicesFile): string | null {
-		const tmp = `${this.path}.${process.pid}.tmp`;
 		try {
-			mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-			const dir = lstatSync(this.dir);
-			if (!dir.isDirectory()) return `${this.dir} is not a directory: choice not remembered`;
-			if (this.#uid >= 0 && dir.uid !== this.#uid) return `${this.dir} is not yours: choice not remembered`;
-		} catch (error) {
-			return `cannot create ${this.dir}: ${describe(error)}`;
+			// pi makes its agent dir; a fresh one may not exist yet (the rules below create only the last part).
+			mkdirSync(dirname(this.dir), { recursive: true, mode: 0o700 });
+		} catch {
+			// writePrivateFile says what is wrong
 		}
-		let fd: number | undefined;
-		try {
-			try {
-				fd = openSync(tmp, "wx", 0o600);
-			} catch (error) {
-				// A temp file of an earlier pi with our pid that died mid-write: ours, remove it once.
-				if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-				const stale = lstatSync(tmp);
-				if (!stale.isFile() || (this.#uid >= 0 && stale.uid !== this.#uid)) throw error;
-				unlinkSync(tmp);
-				fd = openSync(tmp, "wx", 0o600);
-			}
-			fchmodSync(fd, 0o600);
-			const data = Buffer.from(formatChoices(choices), "utf8");
-			let offset = 0;
-			while (offset < data.length) offset += writeSync(fd, data, offset);
-			closeSync(fd);
-			fd = undefined;
-			renameSync(tmp, this.path);
-			return null;
-		} catch (error) {
-			if (fd !== undefined) closeSync(fd);
-			try {
-				unlinkSync(tmp);
-			} catch {
-				// nothing left behind
-			}
-			return `cannot write ${this.path}: ${describe(error)}`;
-		}
+		// The state dir's rules for private files (0700 dir, O_EXCL temp, 0600, rename): one home for them.
+		const written = writePrivateFile(
+			this.dir,
+			CHOICES_FILE,
+			formatChoices(choices),
+			this.#uid >= 0 ? this.#uid : undefined,
+		);
+		return written.ok ? null : `choice not remembered: ${written.error}`;
 	}
 }
 

@@ -7,16 +7,8 @@
  * an extension ends the user's pi session).
  */
 import { readFileSync } from "node:fs";
-import { basename, isAbsolute, join, resolve } from "node:path";
-import { type FSWatcher, watch } from "chokidar";
-import {
-	type ContextBlock,
-	checkFreshness,
-	formatContextBlock,
-	formatEditorName,
-	formatSeconds,
-	oneLine,
-} from "./blocks.ts";
+import { isAbsolute, join } from "node:path";
+import { type ContextBlock, formatContextBlock } from "./blocks.ts";
 import type { ChoiceStore } from "./choice-store.ts";
 import {
 	type ChoicesFile,
@@ -28,7 +20,7 @@ import {
 } from "./choices.ts";
 import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
 import { formatPill } from "./glyphs.ts";
-import { describeHost, findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
+import { findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
 import {
 	checkIgnored,
 	compileIgnoreRules,
@@ -38,25 +30,19 @@ import {
 } from "./ignore-rules.ts";
 import { isPidReused, type Liveness, probePid } from "./liveness.ts";
 import { nodePathProbe } from "./path-probe.ts";
+import { type PathProbe, resolveEditorFile, resolveReal } from "./paths.ts";
 import { formatPickerRows } from "./picker.ts";
 import type { StartClock } from "./proc-info.ts";
 import type { EditorState } from "./protocol.ts";
-import {
-	type DirHealth,
-	type EditorRecord,
-	ensureStateDir,
-	type ScanDiagnostic,
-	type ScanMode,
-	StateDirScanner,
-} from "./scan.ts";
+import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./scan.ts";
 import type { IdeSettings } from "./settings.ts";
-import { bestTier, type PathProbe, rankEditors, resolveReal, scoreEditor, type Tier } from "./tiers.ts";
+import { createStateDir, type DirHealth } from "./state-dir.ts";
+import { describeDisconnected, formatStatusReport } from "./status-report.ts";
+import { bestTier, rankEditors, scoreEditor, type Tier } from "./tiers.ts";
+import { StateDirWatcher } from "./watcher.ts";
 
 export const GLOBAL_RULES_FILE = "ide-context.ignore";
 export const PROJECT_RULES_FILE = "ide-context.local.ignore";
-
-/** How often the connected editor's pid is probed: a killed editor leaves its file behind and no event. */
-const LIVENESS_INTERVAL_MS = 2000;
 
 export interface UiPort {
 	setStatus(text: string | undefined): void;
@@ -119,11 +105,7 @@ export class IdeController {
 	#view: View;
 	#pill: string | undefined;
 	#lastWarning: string | undefined;
-	#watcher: FSWatcher | undefined;
-	#livenessTimer: NodeJS.Timeout | undefined;
-	#refreshQueued = false;
-	/** The watcher is ready and has reported no error: its events cover every change. */
-	#watcherLive = false;
+	#watcher: StateDirWatcher | undefined;
 	readonly #deadStates = new WeakSet<EditorState>();
 	readonly #tiers = new WeakMap<EditorState, Tier | null>();
 	/** Tiers depend on the state and the file system; a state object is re-scored when its file changes. */
@@ -152,7 +134,7 @@ export class IdeController {
 		this.#pathProbe = options.pathProbe ?? nodePathProbe();
 		this.#mode = options.settings.autoConnect ? { kind: "auto" } : { kind: "off" };
 		this.#view = {
-			health: { ok: false, dir: options.stateDir, missing: true, reason: "not scanned yet" },
+			health: { ok: false, dir: options.stateDir, problem: "missing", missing: true, reason: "not scanned yet" },
 			editors: [],
 			diagnostics: [],
 			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
@@ -174,30 +156,25 @@ export class IdeController {
 	 * settles (never rejects) once the watcher is live; pi does not need to wait for it.
 	 */
 	start(): Promise<void> {
-		ensureStateDir(this.#options.stateDir);
+		createStateDir(this.#options.stateDir, this.#options.uid);
 		this.refresh();
-		const ready = this.#startWatcher();
-		this.#livenessTimer = setInterval(() => this.#checkConnectedAlive(), LIVENESS_INTERVAL_MS);
-		this.#livenessTimer.unref();
-		return ready;
+		if (!this.#view.health.ok || this.#stopped) return Promise.resolve();
+		this.#watcher = new StateDirWatcher(this.#options.stateDir, {
+			changed: (name) => this.#scanner.markChanged(name),
+			rescan: (mode) => this.refresh(mode),
+			tick: () => this.#checkConnectedAlive(),
+			warn: (message) => this.#warnOnce(message),
+		});
+		return this.#watcher.start();
 	}
 
 	/** Close the watcher and timers. Idempotent. */
 	async stop(): Promise<void> {
 		this.#stopped = true;
-		this.#watcherLive = false;
-		if (this.#livenessTimer) clearInterval(this.#livenessTimer);
-		this.#livenessTimer = undefined;
-		this.#options.startClock?.close?.();
 		const watcher = this.#watcher;
 		this.#watcher = undefined;
-		if (watcher) {
-			try {
-				await watcher.close();
-			} catch {
-				// Closing a watcher whose directory vanished can fail; there is nothing left to release.
-			}
-		}
+		this.#options.startClock?.close?.();
+		await watcher?.stop();
 	}
 
 	/**
@@ -415,48 +392,25 @@ export class IdeController {
 	statusReport(): string {
 		const injection = this.prepareInjection();
 		const view = this.#view;
-		const now = this.#nowMs() / 1000;
-		const lines: string[] = [];
-		const health = view.health;
-		lines.push(
-			health.ok
-				? `State dir: ${health.dir} (ok)`
-				: `State dir: ${health.dir} ${health.reason}${health.remedy ? ` (fix: ${health.remedy})` : ""}`,
-		);
-		lines.push(`Mode: ${describeMode(this.#mode)}`);
-		const rememberedLine = describeRemembered(view.remembered, this.choicesPath);
-		if (rememberedLine) lines.push(rememberedLine);
-		if (view.editors.length === 0) lines.push("Editors: none running");
-		else lines.push(`Editors (${view.editors.length}):`);
-		const connectedPid = view.connection.connected ? view.connection.pid : null;
-		for (const e of view.editors) {
-			const state = e.record.state;
-			const tier = e.tier === null ? "other project" : `tier ${e.tier}`;
-			const mark = e.record.pid === connectedPid ? "* " : "  ";
-			const file = state.database ? `table ${state.database.table}` : (state.active_buffer.file ?? "[No Name]");
-			lines.push(
-				`${mark}${formatEditorName(state)} pid ${state.pid}, ${tier}, cwd ${state.cwd}, ${file}, written ${formatSeconds(Math.max(0, now - state.timestamp))} ago`,
-			);
-		}
-		for (const d of view.diagnostics) lines.push(`Skipped ${d.path}: ${d.message}`);
-		lines.push(
-			view.connection.connected
-				? `Connected: pid ${view.connection.pid} (${describeConnected(view)})`
-				: `Not connected: ${describeDisconnected(view.connection)}`,
-		);
-		if (injection.kind === "skip") {
-			lines.push(`Next prompt: nothing injected (${injection.reason})`);
-		} else {
-			const selection = injection.editor.state.active_buffer.selection;
-			const freshness = checkFreshness(selection, now);
-			if (!freshness.fresh && freshness.reason === "stale" && freshness.ageSeconds !== null) {
-				lines.push(`Selection: stale (made ${formatSeconds(freshness.ageSeconds)} ago), not sent`);
-			} else if (!freshness.fresh && freshness.reason === "no timestamp") {
-				lines.push("Selection: no timestamp (restored marks), not sent");
-			}
-			lines.push("Next prompt would include:", injection.block.text);
-		}
-		return lines.join("\n");
+		return formatStatusReport({
+			now: this.#nowMs() / 1000,
+			health: view.health,
+			mode: this.#mode,
+			editors: view.editors.map((e) => ({ state: e.record.state, tier: e.tier })),
+			diagnostics: view.diagnostics,
+			connection: view.connection,
+			host: view.host,
+			remembered: view.remembered,
+			choicesPath: this.choicesPath,
+			next:
+				injection.kind === "skip"
+					? injection
+					: {
+							kind: "inject",
+							text: injection.block.text,
+							selection: injection.editor.state.active_buffer.selection,
+						},
+		});
 	}
 
 	#blockOptions() {
@@ -474,12 +428,10 @@ export class IdeController {
 		if (!global.ok) return global;
 		const project = readRulesFile(projectPath);
 		if (!project.ok) return project;
-		let projectRules = project.file;
-		// An untrusted checkout must not re-include what the user excluded globally (a committed `!.env`).
-		if (projectRules && !this.#options.isProjectTrusted()) {
-			projectRules = { ...projectRules, text: dropNegations(projectRules.text) };
-		}
-		return { ok: true, rules: compileIgnoreRules(global.file, projectRules) };
+		return {
+			ok: true,
+			rules: compileIgnoreRules(global.file, project.file, { projectTrusted: this.#options.isProjectTrusted() }),
+		};
 	}
 
 	/**
@@ -518,74 +470,12 @@ export class IdeController {
 		this.onPill?.(pill);
 	}
 
-	#startWatcher(): Promise<void> {
-		if (!this.#view.health.ok || this.#stopped) return Promise.resolve();
-		try {
-			const watcher = watch(this.#options.stateDir, {
-				depth: 0,
-				ignoreInitial: true,
-				followSymlinks: false,
-				// An atomic rename is a plain add/change for us; waiting to merge unlink+add only adds latency.
-				atomic: false,
-				persistent: false,
-				ignored: (path: string) => path.endsWith(".tmp"),
-			});
-			// chokidar throttles "change" per file (~50 ms): two writes in quick succession (a buffer switch, then
-			// a selection) would leave the pill on the first. Raw events are never throttled.
-			const changed = (path: string) => {
-				const name = basename(path);
-				if (name.endsWith(".tmp")) return;
-				this.#scanner.markChanged(name);
-				this.#queueRefresh();
-			};
-			watcher.on("all", (_event, path) => changed(path));
-			watcher.on("raw", (_event, path) => {
-				if (typeof path === "string" && path !== "") changed(path);
-			});
-			watcher.on("error", (error) => {
-				// Events may have been lost: stop trusting the watcher and check every file from now on.
-				this.#watcherLive = false;
-				this.#warnOnce(`pi-ide-context: watching ${this.#options.stateDir} failed: ${String(error)}`);
-			});
-			this.#watcher = watcher;
-			// Writes between the first scan and the watcher going live would be missed: rescan once it is.
-			return new Promise((resolve) => {
-				watcher.once("ready", () => {
-					// Catch up on writes made before the watcher went live with a verifying scan; only then
-					// may watcher-triggered rescans rely on events.
-					if (!this.#stopped) {
-						this.refresh();
-						this.#watcherLive = true;
-					}
-					resolve();
-				});
-			});
-		} catch (error) {
-			this.#warnOnce(`pi-ide-context: cannot watch ${this.#options.stateDir}: ${String(error)}`);
-			return Promise.resolve();
-		}
-	}
-
-	/** Coalesce a burst of events (rename = unlink + add) into one rescan. */
-	#queueRefresh(): void {
-		if (this.#refreshQueued || this.#stopped) return;
-		this.#refreshQueued = true;
-		setImmediate(() => {
-			this.#refreshQueued = false;
-			if (!this.#stopped) this.refresh(this.#watcherLive ? "changed" : "verify");
-		});
-	}
-
 	#checkConnectedAlive(): void {
-		try {
-			const editor = this.connectedEditor();
-			if (!editor) return;
-			const pid = editor.record.pid;
-			const started = this.#options.startClock?.startedAt(pid) ?? null;
-			if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
-		} catch {
-			// A timer must never throw into pi.
-		}
+		const editor = this.connectedEditor();
+		if (!editor) return;
+		const pid = editor.record.pid;
+		const started = this.#options.startClock?.startedAt(pid) ?? null;
+		if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
 	}
 
 	#warnAboutHealth(health: DirHealth): void {
@@ -603,12 +493,6 @@ export class IdeController {
 	}
 }
 
-/** A relative `file` (Obsidian's vault-relative path) resolves against the editor's cwd. */
-export function resolveEditorFile(file: string | null, editorCwd: string): string | null {
-	if (file === null) return null;
-	return isAbsolute(file) ? resolve(file) : resolve(editorCwd, file);
-}
-
 function readRulesFile(path: string): { ok: true; file: RulesFile | null } | { ok: false; message: string } {
 	try {
 		return { ok: true, file: { path, text: readFileSync(path, "utf8") } };
@@ -616,68 +500,5 @@ function readRulesFile(path: string): { ok: true; file: RulesFile | null } | { o
 		const code = (error as NodeJS.ErrnoException).code;
 		if (code === "ENOENT" || code === "ENOTDIR") return { ok: true, file: null };
 		return { ok: false, message: `cannot read ignore rules ${path}: ${code ?? String(error)}` };
-	}
-}
-
-function dropNegations(text: string): string {
-	return text
-		.split(/\r?\n/)
-		.filter((line) => !line.startsWith("!"))
-		.join("\n");
-}
-
-function describeDisconnected(connection: Connection): string {
-	if (connection.connected) return "connected";
-	switch (connection.why) {
-		case "off":
-			return "auto-connect is off (/ide to pick an editor, /ide auto to resume)";
-		case "remembered off":
-			return "/ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)";
-		case "no editor":
-			return "no editor is running in this project";
-		case "several candidates":
-			return `${connection.candidates.length} editors match this project equally (pids ${connection.candidates.join(", ")}); pick one with /ide`;
-	}
-}
-
-function describeMode(mode: ConnectionMode): string {
-	switch (mode.kind) {
-		case "auto":
-			return mode.sticky === undefined ? "auto-connect" : `auto-connect (keeping pid ${mode.sticky} while it runs)`;
-		case "picked":
-			return `picked pid ${mode.pid} with /ide`;
-		case "off":
-			return "off";
-	}
-}
-
-function describeConnected(view: View): string {
-	const connection = view.connection;
-	if (!connection.connected) return "not connected";
-	switch (connection.why) {
-		case "editor terminal":
-			return view.host ? describeHost(view.host) : "pi runs in this editor's terminal";
-		case "remembered pick":
-			return view.remembered.kind === "pick" ? `remembered /ide pick, ${view.remembered.how}` : "remembered /ide pick";
-		case "kept":
-			return "connected automatically earlier; kept while it runs, /ide to switch";
-		default:
-			return connection.why;
-	}
-}
-
-function describeRemembered(remembered: RememberedResolution, path: string | null): string | null {
-	const where = path ? ` (stored in ${path})` : "";
-	switch (remembered.kind) {
-		case "none":
-			return null;
-		case "off":
-			return `Remembered: /ide off for this project${where}; /ide auto forgets it`;
-		case "pick":
-			return `Remembered: /ide pick, applied to pid ${remembered.pid} (${remembered.how})${where}`;
-		case "ambiguous":
-			return `Remembered: /ide pick not applied: pids ${remembered.pids.join(", ")} look like the picked editor${where}`;
-		case "absent":
-			return `Remembered: /ide pick of ${oneLine(remembered.editor.app)} in ${oneLine(remembered.editor.cwd)}, not running now${where}`;
 	}
 }

@@ -12,7 +12,7 @@
  */
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
-import { isInside } from "./tiers.ts";
+import { isInside } from "./paths.ts";
 
 export interface RulesFile {
 	/** For diagnostics only. */
@@ -51,17 +51,34 @@ export type IgnoreVerdict =
 
 const NOT_IGNORED: IgnoreVerdict = { ignored: false };
 
+export interface CompileOptions {
+	/**
+	 * Whether pi trusts the project. An untrusted checkout's rules file may add
+	 * exclusions but never negate (`!pattern`): a committed `!.env` must not
+	 * re-include what the user excluded globally. Default: trusted.
+	 */
+	projectTrusted?: boolean;
+}
+
 /** Compile the global and project rules files (null = missing = no rules), global first. */
-export function compileIgnoreRules(global: RulesFile | null, project: RulesFile | null): IgnoreRules {
+export function compileIgnoreRules(
+	global: RulesFile | null,
+	project: RulesFile | null,
+	options: CompileOptions = {},
+): IgnoreRules {
 	const origins: RuleOrigin[] = [];
 	const files: { path: string; kind: RulesKind; rules: number }[] = [];
-	const globalPatterns = global === null ? [] : toPatterns(global, origins);
-	const projectPatterns = project === null ? [] : toPatterns(project, origins);
-	if (global !== null) files.push({ path: global.path, kind: "global", rules: globalPatterns.length });
-	if (project !== null) files.push({ path: project.path, kind: "project", rules: projectPatterns.length });
-	// Two add() calls, so node-ignore strips a byte-order mark from the start of each file.
-	const all = createMatcher().add(globalPatterns).add(projectPatterns);
-	const globalOnly = createMatcher().add(globalPatterns);
+	const globalPatterns = global === null ? undefined : toPatterns(global, origins, { negations: true });
+	const projectPatterns =
+		project === null ? undefined : toPatterns(project, origins, { negations: options.projectTrusted !== false });
+	if (global !== null) files.push({ path: global.path, kind: "global", rules: globalPatterns?.rules ?? 0 });
+	if (project !== null) files.push({ path: project.path, kind: "project", rules: projectPatterns?.rules ?? 0 });
+	// One add() per file: node-ignore strips a byte-order mark only from the first entry of each, which
+	// toPatterns makes the file's first line, as git does.
+	const all = createMatcher()
+		.add(globalPatterns?.patterns ?? [])
+		.add(projectPatterns?.patterns ?? []);
+	const globalOnly = createMatcher().add(globalPatterns?.patterns ?? []);
 	return { files, [compiled]: { all, globalOnly, origins } };
 }
 
@@ -95,20 +112,37 @@ function createMatcher(): Ignore {
 	return ignore({ ignoreCase: true, allowRelativePaths: true });
 }
 
+const BOM = "\uFEFF";
+
 /**
  * One pattern object per line, tagged with its origin. Split on LF only: node-ignore
  * then drops at most one CR per line and trailing unescaped spaces, as git does.
- * Blank lines and comments stay in (node-ignore skips them) but are not counted.
+ * A byte-order mark counts only at byte 0 of the file (git's rule): the first line
+ * is always entry 0, so node-ignore strips it there and nowhere else; a BOM before
+ * a later line stays part of that pattern and cannot turn it into a negation.
+ * Without `negations`, lines that are negations once the BOM is gone are dropped.
+ * Blank lines and comments are not rules; apart from line 1 they are left out.
  */
-function toPatterns(file: RulesFile, origins: RuleOrigin[]): { pattern: string; mark: string }[] {
+function toPatterns(
+	file: RulesFile,
+	origins: RuleOrigin[],
+	options: { negations: boolean },
+): { patterns: { pattern: string; mark: string }[]; rules: number } {
 	const patterns: { pattern: string; mark: string }[] = [];
+	let rules = 0;
 	file.text.split("\n").forEach((raw, index) => {
-		const pattern = raw.replace(/\r$/, "").replace(/^\uFEFF/, "");
-		if (pattern.trim() === "" || pattern.startsWith("#")) return;
-		patterns.push({ pattern: raw, mark: String(origins.length) });
+		const line = raw.replace(/\r$/, "");
+		const pattern = index === 0 && line.startsWith(BOM) ? line.slice(1) : line;
+		const isRule = pattern.trim() !== "" && !pattern.startsWith("#");
+		const dropped = isRule && !options.negations && pattern.startsWith("!");
+		if (index > 0 && (dropped || !isRule)) return;
+		// Line 1 always holds entry 0 (a dropped one as a comment), so no later line's BOM is stripped.
+		patterns.push({ pattern: dropped ? "#" : raw, mark: String(origins.length) });
+		if (dropped) return;
 		origins.push({ rulesFile: file.path, line: index + 1, pattern: pattern.replace(/(?<!\\) +$/, "") });
+		if (isRule) rules++;
 	});
-	return patterns;
+	return { patterns, rules };
 }
 
 function decide(matcher: Ignore, relative: string, origins: readonly RuleOrigin[]): IgnoreVerdict {

@@ -25,8 +25,8 @@ import { IdeController, type UiPort } from "./controller.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./host-editor.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { ProcessClock, readAncestry } from "./proc-info.ts";
-import { resolveStateDir } from "./scan.ts";
 import { parseSettings } from "./settings.ts";
+import { resolveStateDir } from "./state-dir.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";

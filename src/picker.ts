@@ -9,7 +9,8 @@
  * `truncateToWidth`, which appends ANSI resets that RPC clients would show as
  * text. Pure: plain data in, strings out.
  */
-import { replaceControlCharacters, visibleWidth } from "@earendil-works/pi-tui";
+import { visibleWidth } from "@earendil-works/pi-tui";
+import { inert } from "./inert.ts";
 import type { EditorState } from "./protocol.ts";
 import type { Tier } from "./tiers.ts";
 
@@ -137,7 +138,7 @@ export function shortenPath(path: string, home: string, max: number): string {
 }
 
 function describeEditor(state: EditorState, opts: PickerOptions): Record<Column, string> {
-	const clean = (text: string): string => replaceControlCharacters(text);
+	const clean = (text: string): string => inert(text);
 	const cwd = clean(state.cwd);
 	return {
 		name: clean(state.product?.trim() || state.app),
@@ -152,11 +153,11 @@ function describeFile(state: EditorState, cwd: string, home: string): string {
 	const database = state.database;
 	if (database !== undefined) {
 		const table = database.schema ? `${database.schema}.${database.table}` : database.table;
-		return replaceControlCharacters(`table ${table}`);
+		return inert(`table ${table}`);
 	}
 	const file = state.active_buffer.file;
 	if (file === null) return "[No Name]";
-	const clean = replaceControlCharacters(file);
+	const clean = inert(file);
 	if (!clean.startsWith("/")) return clean;
 	const base = cwd.endsWith("/") ? cwd : `${cwd}/`;
 	if (cwd.startsWith("/") && clean.startsWith(base) && clean.length > base.length) return clean.slice(base.length);

@@ -6,11 +6,19 @@
  */
 import { type Static, Type } from "typebox";
 import { Compile } from "typebox/compile";
+import { checkPathLength } from "./paths.ts";
 
 export const PROTOCOL_VERSION = "0.2";
 
 /** Seconds a selection stays fresh after the user made it (spec: SELECTION_FRESH_SECONDS). */
 export const SELECTION_FRESH_SECONDS = 60;
+
+/**
+ * How far a `selected_at` may lie ahead of pi's clock and still count (as just
+ * made): clocks of two processes on one machine agree, but rounding and a
+ * client's own clock source may not. Further ahead, the timestamp is invalid.
+ */
+export const MAX_CLOCK_SKEW_SECONDS = 5;
 
 /** State files larger than this are refused unread. */
 export const MAX_STATE_FILE_BYTES = 1024 * 1024;
@@ -117,10 +125,33 @@ export function parseEditorState(text: string): ParseResult {
 
 /** Validate an already-decoded value against the v0.2 schema. */
 export function validateEditorState(raw: unknown): ParseResult {
-	if (editorStateValidator.Check(raw)) return { ok: true, state: raw };
+	if (editorStateValidator.Check(raw)) {
+		const problems = checkPaths(raw);
+		return problems.length === 0 ? { ok: true, state: raw } : { ok: false, problems };
+	}
 	const problems = editorStateValidator
 		.Errors(raw)
 		.slice(0, MAX_PROBLEMS)
 		.map((e) => `${e.instancePath || "/"}: ${e.message}`);
 	return { ok: false, problems: problems.length > 0 ? problems : ["does not match protocol v0.2"] };
+}
+
+/**
+ * Paths longer than the platform allows cannot name a file, and resolving one
+ * component by component on every prompt would stall pi (a 200 KB cwd of
+ * `/a/a/a...` took over 20 s): such a state file is refused with a diagnostic.
+ */
+function checkPaths(state: EditorState): string[] {
+	const fields: [string, string | null][] = [
+		["/cwd", state.cwd],
+		["/active_buffer/file", state.active_buffer.file],
+		...(state.argv ?? []).map((arg, i): [string, string] => [`/argv/${i}`, arg]),
+	];
+	const problems: string[] = [];
+	for (const [where, value] of fields) {
+		const problem = value === null ? undefined : checkPathLength(value);
+		if (problem) problems.push(`${where}: ${problem}`);
+		if (problems.length >= MAX_PROBLEMS) break;
+	}
+	return problems;
 }

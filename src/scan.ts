@@ -9,82 +9,23 @@
  * costs one readdir plus one lstat per file; only files that changed are opened
  * again. While a watcher reports every change, a rescan may skip even the lstat
  * of files no event named (`scan("changed")`).
+ *
+ * Where the directory is and when it may be trusted: src/state-dir.ts.
  */
 import {
 	closeSync,
 	constants,
 	fstatSync,
 	lstatSync,
-	mkdirSync,
 	openSync,
 	readdirSync,
 	readSync,
 	type Stats,
 	unlinkSync,
 } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { type EditorState, MAX_STATE_FILE_BYTES, parseEditorState } from "./protocol.ts";
-
-export const STATE_DIR_NAME = "pi-ide";
-
-/** `$XDG_RUNTIME_DIR/pi-ide` when XDG_RUNTIME_DIR is an absolute path, else `/tmp/pi-ide`. */
-export function resolveStateDir(env: NodeJS.ProcessEnv = process.env): string {
-	const runtimeDir = env["XDG_RUNTIME_DIR"];
-	// The XDG spec says relative values must be ignored.
-	return runtimeDir && isAbsolute(runtimeDir) ? join(runtimeDir, STATE_DIR_NAME) : join("/tmp", STATE_DIR_NAME);
-}
-
-export type DirHealth =
-	| { ok: true; dir: string }
-	| { ok: false; dir: string; missing: boolean; reason: string; remedy?: string };
-
-/**
- * May we read this directory? Only when it is a real directory (not a symlink),
- * owned by us, with no group or other permission bits: anything else could hold
- * files planted by another local user.
- */
-export function checkStateDir(dir: string, uid: number): DirHealth {
-	let stats: Stats | undefined;
-	try {
-		stats = lstatSync(dir, { throwIfNoEntry: false });
-	} catch (error) {
-		return { ok: false, dir, missing: false, reason: `cannot inspect it: ${describeError(error)}` };
-	}
-	if (!stats) return { ok: false, dir, missing: true, reason: "does not exist yet (no editor has written to it)" };
-	if (stats.isSymbolicLink()) {
-		return { ok: false, dir, missing: false, reason: "is a symbolic link", remedy: `remove it: rm ${dir}` };
-	}
-	if (!stats.isDirectory()) return { ok: false, dir, missing: false, reason: "is not a directory" };
-	if (stats.uid !== uid) {
-		return {
-			ok: false,
-			dir,
-			missing: false,
-			reason: `is owned by uid ${stats.uid}, not by you (uid ${uid})`,
-			remedy: "another user created it; set XDG_RUNTIME_DIR to a private directory",
-		};
-	}
-	const mode = stats.mode & 0o777;
-	if ((mode & 0o077) !== 0) {
-		return {
-			ok: false,
-			dir,
-			missing: false,
-			reason: `has group/other permissions (${formatMode(mode)})`,
-			remedy: `chmod 700 ${dir}`,
-		};
-	}
-	return { ok: true, dir };
-}
-
-/** Create the state dir 0700 when it is missing, so it can be watched and nobody else can claim the name first. */
-export function ensureStateDir(dir: string): void {
-	try {
-		mkdirSync(dir, { recursive: true, mode: 0o700 });
-	} catch {
-		// checkStateDir reports whatever is wrong; creating it is only a convenience.
-	}
-}
+import { checkStateDir, type DirHealth, parseStateFileName, stateFileName } from "./state-dir.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */
@@ -107,8 +48,6 @@ export interface ScanResult {
 	editors: EditorRecord[];
 	diagnostics: ScanDiagnostic[];
 }
-
-const STATE_FILE_NAME = /^(\d{1,10})\.json$/;
 
 type FileVerdict = { kind: "editor"; record: EditorRecord } | { kind: "problem"; message: string } | { kind: "gone" };
 
@@ -152,7 +91,13 @@ export class StateDirScanner {
 			names = readdirSync(this.dir);
 		} catch (error) {
 			return {
-				health: { ok: false, dir: this.dir, missing: false, reason: `cannot list it: ${describeError(error)}` },
+				health: {
+					ok: false,
+					dir: this.dir,
+					problem: "uninspectable",
+					missing: false,
+					reason: `cannot list it: ${describeError(error)}`,
+				},
 				editors: [],
 				diagnostics: [],
 			};
@@ -161,13 +106,13 @@ export class StateDirScanner {
 		const diagnostics: ScanDiagnostic[] = [];
 		const seen = new Set<string>();
 		for (const name of names) {
-			const match = STATE_FILE_NAME.exec(name);
-			// `<pid>.json.tmp` is a write in progress; anything else is not ours to judge.
-			if (!match?.[1]) continue;
+			const pid = parseStateFileName(name);
+			// `<pid>.json.tmp` is a write in progress; anything else (`0<pid>.json` too) is not ours to judge.
+			if (pid === undefined) continue;
 			seen.add(name);
 			const path = join(this.dir, name);
 			const cached = mode === "changed" && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
-			const verdict = cached ? cached.verdict : this.#readCached(name, path, Number(match[1]));
+			const verdict = cached ? cached.verdict : this.#readCached(name, path, pid);
 			if (verdict.kind === "editor") editors.push(verdict.record);
 			else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
 		}
@@ -178,7 +123,7 @@ export class StateDirScanner {
 
 	/** Re-read one state file, bypassing the cache (the connected editor, right before injecting). */
 	readOne(pid: number): FileVerdict {
-		const name = `${pid}.json`;
+		const name = stateFileName(pid);
 		this.#cache.delete(name);
 		if (!checkStateDir(this.dir, this.uid).ok) return { kind: "gone" };
 		return this.#readCached(name, join(this.dir, name), pid);
@@ -196,7 +141,7 @@ export class StateDirScanner {
 			if (!stats?.isFile() || stats.uid !== this.uid) return false;
 			if (stats.ino !== record.ino || stats.mtimeMs / 1000 !== record.writtenAt) return false;
 			unlinkSync(record.path);
-			this.#cache.delete(`${record.pid}.json`);
+			this.#cache.delete(stateFileName(record.pid));
 			return true;
 		} catch {
 			return false;
@@ -291,10 +236,6 @@ function readRegularFile(path: string, seen: Stats): ReadResult {
 /** The size limit, checked on lstat and again on the opened file (it may have grown in between). */
 function oversize(size: number): string | undefined {
 	return size > MAX_STATE_FILE_BYTES ? `is ${size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit` : undefined;
-}
-
-function formatMode(mode: number): string {
-	return `0${mode.toString(8).padStart(3, "0")}`;
 }
 
 function describeError(error: unknown): string {

@@ -8,15 +8,10 @@
  * for the node adapter), and only `node:path` string functions are used.
  */
 import path from "node:path";
+import { isInside, type PathProbe, resolveReal } from "./paths.ts";
 import type { EditorState } from "./protocol.ts";
 
 export type Tier = 0 | 1;
-
-/** File-system facts tiers need, injected so the module stays pure. realpath returns null when the path cannot be resolved. */
-export interface PathProbe {
-	realpath(path: string): string | null;
-	isDirectory(path: string): boolean;
-}
 
 export interface Ranked<T> {
 	item: T;
@@ -29,37 +24,6 @@ export interface Ranked<T> {
  * among the first few arguments.
  */
 export const MAX_ARGV_PROBES = 32;
-
-/**
- * Equal-or-below on already-normalised absolute paths: `/a/b` is inside `/a/b`
- * and `/a`, but `/a/bc` is not inside `/a/b`.
- */
-export function isInside(child: string, parent: string): boolean {
-	if (child === parent) return true;
-	const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
-	return child.startsWith(prefix);
-}
-
-/**
- * The real path of an absolute path, symlinks and trailing slashes resolved.
- * A path that does not exist yet (a new, unsaved buffer) gets the real path of
- * its nearest existing ancestor with the missing rest re-appended. A relative
- * path is returned normalised but unprobed: it has no base to resolve against.
- */
-export function resolveReal(target: string, probe: PathProbe): string {
-	if (!path.isAbsolute(target)) return path.normalize(target);
-	const absolute = path.resolve(target);
-	const missing: string[] = [];
-	let current = absolute;
-	for (;;) {
-		const real = probe.realpath(current);
-		if (real !== null) return missing.length === 0 ? real : path.join(real, ...missing.reverse());
-		const parent = path.dirname(current);
-		if (parent === current) return absolute;
-		missing.push(path.basename(current));
-		current = parent;
-	}
-}
 
 /**
  * Score one editor against pi's cwd (an absolute path): 0 when the editor's cwd

@@ -5,8 +5,9 @@
  * the `/ide` picker orders editors by that time), and disabling or disposing deletes the file. Nothing here
  * throws into the host: a failure becomes one warning (until a write succeeds again) plus a log line.
  */
+
+import { removeStateFile, stateFilePath, writeStateFile } from "../../src/state-dir.ts";
 import { buildEditorState, type HostSnapshot, SelectionClock, stateKey } from "./state.ts";
-import { removeStateFile, stateFilePath, writeStateFile } from "./writer.ts";
 
 export const DEBOUNCE_MS = 200;
 
@@ -128,7 +129,7 @@ export class StateClient {
 		// Only a file this client wrote: never delete a same-named file in a dir we did not write into.
 		if (this.#lastKey === undefined) return;
 		this.#lastKey = undefined;
-		const result = removeStateFile(this.#options.dir, this.#options.pid);
+		const result = removeStateFile(this.#options.dir, this.#options.pid, this.#uid());
 		if (!result.ok) this.#fail(result.error);
 	}
 

@@ -247,6 +247,13 @@ describe("small formatters", () => {
 		});
 		assert.deepEqual(checkFreshness(selection("x", NOW - 90), NOW), { fresh: false, ageSeconds: 90, reason: "stale" });
 		assert.deepEqual(checkFreshness(selection("x", NOW + 5), NOW), { fresh: true, ageSeconds: 0 });
+		assert.deepEqual(checkFreshness(selection("x", NOW + 6), NOW), {
+			fresh: false,
+			ageSeconds: -6,
+			reason: "in the future",
+		});
+		// A client writing milliseconds: never fresh.
+		assert.equal(checkFreshness(selection("x", NOW * 1000), NOW).fresh, false);
 	});
 
 	it("formatQuote", () => {

@@ -3,9 +3,7 @@ import { describe, it } from "node:test";
 import {
 	APP_GLYPHS,
 	DISCONNECTED_GLYPH,
-	EXTENSION_LANGUAGES,
 	editorGlyph,
-	FILENAME_LANGUAGES,
 	formatPill,
 	GENERIC_EDITOR_GLYPH,
 	GENERIC_FILE_GLYPH,
@@ -15,6 +13,7 @@ import {
 	type PillInput,
 	PRODUCT_GLYPHS,
 } from "../../src/glyphs.ts";
+import { EXTENSION_LANGUAGES, FILENAME_LANGUAGES } from "../../src/languages.ts";
 
 const NVIM = "\u{E6AE}";
 const TS = "\u{E8CA}";

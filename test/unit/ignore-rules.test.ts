@@ -105,3 +105,31 @@ describe("compileIgnoreRules summary", () => {
 		});
 	}
 });
+
+describe("an untrusted project cannot re-include a globally ignored file", () => {
+	const BOM = "\uFEFF";
+	const where = { piCwd: "/p", editorCwd: "/p" };
+	// [description, project rules text, trusted, file, ignored?]
+	const cases: [string, string, boolean, string, boolean][] = [
+		["plain negation, trusted: re-included", "!.env", true, "/p/.env", false],
+		["plain negation, untrusted: still ignored", "!.env", false, "/p/.env", true],
+		["BOM then negation on line 1, untrusted: still ignored", `${BOM}!.env`, false, "/p/.env", true],
+		["BOM then negation on line 1, trusted: re-included", `${BOM}!.env`, true, "/p/.env", false],
+		["CRLF negation, untrusted: still ignored", "!.env\r\n", false, "/p/.env", true],
+		["negation after a comment, untrusted: still ignored", "# local\n!.env", false, "/p/.env", true],
+		["BOM before a later line is no negation, trusted", `# x\n${BOM}!.env`, true, "/p/.env", true],
+		["BOM before a later line is no negation, untrusted", `${BOM}!a\n${BOM}!.env`, false, "/p/.env", true],
+		["untrusted project may still add exclusions", "*.log", false, "/p/x.log", true],
+		["escaped \\! is a pattern, not a negation", "\\!important", false, "/p/!important", true],
+	];
+	for (const [description, project, trusted, file, expected] of cases) {
+		it(description, () => {
+			const rules = compileIgnoreRules(
+				{ path: G, text: ".env\n" },
+				{ path: P, text: project },
+				{ projectTrusted: trusted },
+			);
+			assert.equal(checkIgnored(rules, file, where).ignored, expected);
+		});
+	}
+});

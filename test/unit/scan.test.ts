@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { EditorState } from "../../src/protocol.ts";
-import { checkStateDir, ensureStateDir, resolveStateDir, StateDirScanner } from "../../src/scan.ts";
+import { StateDirScanner } from "../../src/scan.ts";
 
 const UID = process.getuid?.() ?? 0;
 const roots: string[] = [];
@@ -45,60 +45,7 @@ function put(dir: string, name: string, content: unknown): string {
 	return path;
 }
 
-describe("resolveStateDir", () => {
-	const cases: Array<[NodeJS.ProcessEnv, string]> = [
-		[{ XDG_RUNTIME_DIR: "/run/user/1000" }, "/run/user/1000/pi-ide"],
-		[{ XDG_RUNTIME_DIR: "" }, "/tmp/pi-ide"],
-		[{ XDG_RUNTIME_DIR: "relative/dir" }, "/tmp/pi-ide"],
-		[{}, "/tmp/pi-ide"],
-	];
-	for (const [env, expected] of cases)
-		it(`${JSON.stringify(env)} -> ${expected}`, () => assert.equal(resolveStateDir(env), expected));
-});
-
-describe("checkStateDir refuses directories others could write to", () => {
-	it("accepts a private directory", () => {
-		const dir = privateDir();
-		assert.deepEqual(checkStateDir(dir, UID), { ok: true, dir });
-	});
-
-	const modes: Array<[number, string]> = [
-		[0o750, "0750"],
-		[0o705, "0705"],
-		[0o777, "0777"],
-		[0o710, "0710"],
-	];
-	for (const [mode, shown] of modes) {
-		it(`refuses mode ${shown}`, () => {
-			const dir = privateDir();
-			chmodSync(dir, mode);
-			const health = checkStateDir(dir, UID);
-			assert.equal(health.ok, false);
-			assert.ok(!health.ok && health.reason.includes(shown) && health.remedy === `chmod 700 ${dir}`);
-		});
-	}
-
-	it("refuses a directory owned by someone else", () => {
-		const health = checkStateDir(privateDir(), UID + 1);
-		assert.ok(!health.ok && health.reason.startsWith(`is owned by uid ${UID}`));
-	});
-
-	it("refuses a symlink to a private directory", () => {
-		const target = privateDir();
-		const link = join(target, "..", "link");
-		symlinkSync(target, link);
-		const health = checkStateDir(link, UID);
-		assert.ok(!health.ok && health.reason === "is a symbolic link");
-	});
-
-	it("reports a missing directory as missing, and ensureStateDir creates it 0700", () => {
-		const dir = join(privateDir(), "sub", "pi-ide");
-		const health = checkStateDir(dir, UID);
-		assert.ok(!health.ok && health.missing);
-		ensureStateDir(dir);
-		assert.equal(checkStateDir(dir, UID).ok, true);
-	});
-
+describe("a scanner over an untrusted dir", () => {
 	it("a scanner over an insecure dir reads nothing", () => {
 		const dir = privateDir();
 		put(dir, "100.json", validState(100));

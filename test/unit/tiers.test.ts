@@ -4,18 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { nodePathProbe } from "../../src/path-probe.ts";
+import { isInside, type PathProbe, resolveReal } from "../../src/paths.ts";
 import type { EditorState } from "../../src/protocol.ts";
-import {
-	bestTier,
-	isInside,
-	MAX_ARGV_PROBES,
-	type PathProbe,
-	type Ranked,
-	rankEditors,
-	resolveReal,
-	scoreEditor,
-	type Tier,
-} from "../../src/tiers.ts";
+import { bestTier, MAX_ARGV_PROBES, type Ranked, rankEditors, scoreEditor, type Tier } from "../../src/tiers.ts";
 
 /**
  * A fake file system: "dir", "file", or "->target" (a symlink). Parents of every

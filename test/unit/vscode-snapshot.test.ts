@@ -9,7 +9,6 @@ import { buildEditorState, SelectionClock } from "../../editors/shared/state.ts"
 import {
 	type DocumentLike,
 	type EditorLike,
-	isInside,
 	pickCwd,
 	snapshotDocument,
 	snapshotWindow,
@@ -53,19 +52,6 @@ function editor(doc: DocumentLike, anchor: [number, number], active: [number, nu
 		},
 	};
 }
-
-describe("isInside", () => {
-	const cases: [string, string, boolean][] = [
-		["/w", "/w", true],
-		["/w", "/w/a.ts", true],
-		["/w", "/w2/a.ts", false],
-		["/w/app", "/w/a.ts", false],
-		["/w", "/other", false],
-	];
-	for (const [parent, child, expected] of cases) {
-		test(`${child} in ${parent}: ${expected}`, () => assert.equal(isInside(parent, child), expected));
-	}
-});
 
 describe("pickCwd", () => {
 	// [description, folders, file, expected cwd]

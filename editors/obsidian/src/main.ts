@@ -7,8 +7,8 @@
  */
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 import { FileSystemAdapter, MarkdownView, Notice, Plugin } from "obsidian";
+import { resolveStateDir } from "../../../src/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
-import { resolveStateDir } from "../../shared/writer.ts";
 import { type ActiveView, snapshotVault } from "./snapshot.ts";
 
 interface Settings {

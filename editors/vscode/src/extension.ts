@@ -6,8 +6,8 @@
  */
 import { homedir } from "node:os";
 import * as vscode from "vscode";
+import { resolveStateDir } from "../../../src/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
-import { resolveStateDir } from "../../shared/writer.ts";
 import { snapshotWindow } from "./snapshot.ts";
 
 const SECTION = "piIdeContext";

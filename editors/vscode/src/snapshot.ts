@@ -3,7 +3,8 @@
  * fingerprint, and the active text editor as a host-neutral `DocumentSnapshot`. Takes structural
  * look-alikes of VS Code's types (the real objects fit them), so it is tested without VS Code.
  */
-import { dirname, isAbsolute, relative } from "node:path";
+import { dirname } from "node:path";
+import { isInside } from "../../../src/paths.ts";
 import type { DocumentSnapshot, HostPosition, HostSnapshot } from "../../shared/state.ts";
 
 export interface UriLike {
@@ -39,12 +40,6 @@ export interface WorkspaceLike {
  */
 const FILE_SCHEMES = new Set(["file", "vscode-userdata"]);
 
-/** Is `child` equal to or inside `parent` (absolute paths, platform separators)? */
-export function isInside(parent: string, child: string): boolean {
-	const rel = relative(parent, child);
-	return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
-
 function folderPaths(workspace: WorkspaceLike): string[] {
 	return (workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
@@ -56,7 +51,7 @@ function folderPaths(workspace: WorkspaceLike): string[] {
 export function pickCwd(workspace: WorkspaceLike, file: string | null, fallback: string): string {
 	const folders = folderPaths(workspace);
 	if (file !== null) {
-		const containing = folders.filter((folder) => isInside(folder, file)).sort((a, b) => b.length - a.length);
+		const containing = folders.filter((folder) => isInside(file, folder)).sort((a, b) => b.length - a.length);
 		if (containing[0] !== undefined) return containing[0];
 	}
 	if (folders[0] !== undefined) return folders[0];

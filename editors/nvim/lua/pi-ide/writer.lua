@@ -1,9 +1,14 @@
 --- The only module that touches the file system: the state directory's safety checks and the atomic write.
---- Functions return `ok, err` and never throw.
+--- Functions return `ok, err` (plus a problem name) and never throw.
 ---
 --- The state file can hold selected source text, so it must never land where someone else can read it or
 --- redirect it: the directory is created 0700, and an existing one is used only if it is a real directory
 --- (lstat: a symlink is refused, never followed), owned by us, with no group/other permission bits.
+---
+--- These are the rules of src/state-dir.ts (pi and the TypeScript clients). One table of cases,
+--- test/fixtures/state-dir-cases.ts, runs against both (test/unit/state-dir.test.ts and
+--- test/nvim/state-dir.test.ts), and the problem names returned here are that module's: "missing",
+--- "symlink", "not-directory", "foreign-owner", "open-permissions", "uncreatable", "temp-in-the-way", "io".
 ---@module 'pi-ide.writer'
 local uv = require("pi-ide.compat").uv
 
@@ -44,50 +49,72 @@ end
 ---@param dir string
 ---@param info PiIdeDirInfo
 ---@param uid integer
----@return string|nil problem
+---@return string|nil problem the message
+---@return string|nil kind the problem's name (see the module header)
 function M.problem(dir, info, uid)
   if not info.exists then
-    return ("%s does not exist"):format(dir)
+    return ("%s does not exist"):format(dir), "missing"
   end
   if info.type == "link" then
-    return ("%s is a symbolic link; refusing to follow it (remove it)"):format(dir)
+    return ("%s is a symbolic link; refusing to follow it (remove it)"):format(dir), "symlink"
   end
   if info.type ~= "directory" then
-    return ("%s is a %s, not a directory (remove it)"):format(dir, tostring(info.type))
+    return ("%s is a %s, not a directory (remove it)"):format(dir, tostring(info.type)), "not-directory"
   end
   if info.uid ~= uid then
-    return ("%s is owned by uid %d, not by you (uid %d); not writing there"):format(dir, info.uid, uid)
+    return ("%s is owned by uid %d, not by you (uid %d); not writing there"):format(dir, info.uid, uid),
+      "foreign-owner"
   end
   if info.perm % 64 ~= 0 then
     return ("%s has mode %03o: others could read your selection; not writing there (chmod 700 %s)"):format(
       dir,
       info.perm,
       dir
-    )
+    ),
+      "open-permissions"
   end
   return nil
+end
+
+--- May `dir` be used? Read-only: creates and changes nothing.
+---@param dir string
+---@param uid integer|nil default: ours
+---@return boolean ok
+---@return string|nil err
+---@return string|nil kind
+function M.check(dir, uid)
+  local problem, kind = M.problem(dir, M.inspect(dir), uid or uv.getuid())
+  if problem then
+    return false, problem, kind
+  end
+  return true
 end
 
 --- Make sure `dir` exists and is safe to write into. Creates it 0700 when missing (not its parents:
 --- XDG_RUNTIME_DIR is the session's, and /tmp always exists).
 ---@param dir string
+---@param uid integer|nil the owner the dir must have; default: ours
 ---@return boolean ok
 ---@return string|nil err
 ---@return boolean|nil insecure true when the dir exists but must not be used
-function M.ensure_dir(dir)
-  local uid = uv.getuid()
+---@return string|nil kind the problem's name
+function M.ensure_dir(dir, uid)
+  uid = uid or uv.getuid()
   local info = M.inspect(dir)
   if not info.exists then
     local ok, err, code = uv.fs_mkdir(dir, MODE_DIR)
-    -- EEXIST: another editor created it in between; the checks below decide whether we may use it.
-    if not ok and code ~= "EEXIST" then
-      return false, ("cannot create %s: %s"):format(dir, tostring(err))
+    if ok then
+      -- The umask filters mkdir's mode; a dir we have just made is ours to set exactly.
+      uv.fs_chmod(dir, MODE_DIR)
+    elseif code ~= "EEXIST" then
+      -- EEXIST: another editor created it in between; the checks below decide whether we may use it.
+      return false, ("cannot create %s: %s"):format(dir, tostring(err)), nil, "uncreatable"
     end
     info = M.inspect(dir)
   end
-  local problem = M.problem(dir, info, uid)
+  local problem, kind = M.problem(dir, info, uid)
   if problem then
-    return false, problem, info.exists
+    return false, problem, info.exists, kind
   end
   return true
 end
@@ -109,30 +136,32 @@ local function write_all(fd, data)
 end
 
 --- Atomically replace `<dir>/<pid>.json` with `text`: write `<pid>.json.tmp` in the same directory, then
---- rename. The caller has checked the directory.
+--- rename. The caller has checked the directory (ensure_dir).
 ---@param dir string
 ---@param pid integer
 ---@param text string
+---@param uid integer|nil the owner a leftover temp file must have to be removed; default: ours
 ---@return boolean ok
 ---@return string|nil err
-function M.write(dir, pid, text)
+---@return string|nil kind "temp-in-the-way" or "io"
+function M.write(dir, pid, text, uid)
   local final = ("%s/%d.json"):format(dir, pid)
   local tmp = final .. ".tmp"
   -- "wx" (O_EXCL) refuses to open through an existing file or symlink at the temp path.
   local fd, err, code = uv.fs_open(tmp, "wx", MODE_FILE)
   if not fd and code == "EEXIST" then
     -- A regular file of ours here is a leftover of an interrupted write (or of a previous process with our
-    -- pid): remove it and retry once. Anything else (a symlink, someone else's file) is refused.
+    -- pid): remove it and retry once. Anything else (a symlink, a directory, someone else's file) is refused.
     local st = uv.fs_lstat(tmp)
-    if st and st.type == "file" and st.uid == uv.getuid() then
+    if st and st.type == "file" and st.uid == (uid or uv.getuid()) then
       uv.fs_unlink(tmp)
       fd, err = uv.fs_open(tmp, "wx", MODE_FILE)
     else
-      return false, ("%s exists and is not our temp file; not writing"):format(tmp)
+      return false, ("%s exists and is not our temp file; not writing"):format(tmp), "temp-in-the-way"
     end
   end
   if not fd then
-    return false, ("cannot create %s: %s"):format(tmp, tostring(err))
+    return false, ("cannot create %s: %s"):format(tmp, tostring(err)), "io"
   end
   local ok, werr = write_all(fd, text)
   -- The umask can only remove bits from 0600; chmod makes the mode exact whatever it is.
@@ -140,31 +169,38 @@ function M.write(dir, pid, text)
   local closed, cerr = uv.fs_close(fd)
   if not ok or not closed then
     uv.fs_unlink(tmp)
-    return false, ("cannot write %s: %s"):format(tmp, tostring(werr or cerr))
+    return false, ("cannot write %s: %s"):format(tmp, tostring(werr or cerr)), "io"
   end
   local renamed, rerr = uv.fs_rename(tmp, final)
   if not renamed then
     uv.fs_unlink(tmp)
-    return false, ("cannot rename %s: %s"):format(tmp, tostring(rerr))
+    return false, ("cannot rename %s: %s"):format(tmp, tostring(rerr)), "io"
   end
   return true
 end
 
 --- Remove our state file and any temp file. Only inside a directory that passes the checks: unlinking
---- through a directory someone swapped for a symlink would delete a file elsewhere.
+--- through a directory someone swapped for a symlink would delete a file elsewhere. A missing directory
+--- holds nothing of ours: that is success.
 ---@param dir string
 ---@param pid integer
+---@param uid integer|nil the owner the dir must have; default: ours
 ---@return boolean ok
 ---@return string|nil err
-function M.remove(dir, pid)
-  if M.problem(dir, M.inspect(dir), uv.getuid()) then
-    return false, "state dir is not ours; left it alone"
+---@return string|nil kind
+function M.remove(dir, pid, uid)
+  local problem, kind = M.problem(dir, M.inspect(dir), uid or uv.getuid())
+  if kind == "missing" then
+    return true
+  end
+  if problem then
+    return false, "state dir is not ours; left it alone: " .. problem, kind
   end
   local final = ("%s/%d.json"):format(dir, pid)
   uv.fs_unlink(final .. ".tmp")
   local ok, err, code = uv.fs_unlink(final)
   if not ok and code ~= "ENOENT" then
-    return false, tostring(err)
+    return false, tostring(err), "io"
   end
   return true
 end

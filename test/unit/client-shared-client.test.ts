@@ -1,26 +1,14 @@
 /**
- * editors/shared/writer.ts and client.ts against a real temp dir: dir resolution and safety (created 0700;
- * symlinks, foreign owners and group/other bits refused), the atomic 0600 write, cleanup, and the client's
- * debounce, skip-unchanged, forced focus writes, enable/disable and one-warning error policy.
+ * editors/shared/client.ts against a real temp dir (the dir and write rules themselves are
+ * test/unit/state-dir.test.ts's table): the client's debounce, skip-unchanged, forced focus writes, enable/disable and one-warning error policy.
  */
 import assert from "node:assert/strict";
-import {
-	chmodSync,
-	existsSync,
-	mkdirSync,
-	mkdtempSync,
-	readFileSync,
-	rmSync,
-	statSync,
-	symlinkSync,
-	writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { StateClient, type Timers } from "../../editors/shared/client.ts";
 import { type HostSnapshot, linesOf } from "../../editors/shared/state.ts";
-import { ensureStateDir, removeStateFile, resolveStateDir, writeStateFile } from "../../editors/shared/writer.ts";
 import { parseEditorState } from "../../src/protocol.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-client-"));
@@ -28,94 +16,6 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 const fresh = () => join(root, `case-${++counter}`);
 const uid = process.getuid?.() ?? 0;
-
-describe("resolveStateDir", () => {
-	const cases: [string, Record<string, string | undefined>, string, string][] = [
-		["XDG_RUNTIME_DIR set", { XDG_RUNTIME_DIR: "/run/user/1000" }, "linux", "/run/user/1000/pi-ide"],
-		["XDG_RUNTIME_DIR unset", {}, "linux", "/tmp/pi-ide"],
-		["XDG_RUNTIME_DIR empty", { XDG_RUNTIME_DIR: "" }, "darwin", "/tmp/pi-ide"],
-		["XDG_RUNTIME_DIR relative: ignored (XDG spec)", { XDG_RUNTIME_DIR: "run/user" }, "linux", "/tmp/pi-ide"],
-	];
-	for (const [name, env, platform, expected] of cases) {
-		test(name, () => assert.equal(resolveStateDir(env, platform), expected));
-	}
-});
-
-describe("ensureStateDir / writeStateFile / removeStateFile", () => {
-	test("creates the dir 0700 and writes the file 0600, atomically (no temp left)", () => {
-		const dir = fresh();
-		const result = writeStateFile(dir, 123, '{"a":1}\n', uid);
-		assert.deepEqual(result, { ok: true });
-		assert.equal(statSync(dir).mode & 0o777, 0o700);
-		assert.equal(statSync(join(dir, "123.json")).mode & 0o777, 0o600);
-		assert.equal(readFileSync(join(dir, "123.json"), "utf8"), '{"a":1}\n');
-		assert.equal(existsSync(join(dir, "123.json.tmp")), false);
-	});
-
-	test("a stale temp file (even a symlink) is replaced, not followed", () => {
-		const dir = fresh();
-		mkdirSync(dir, { mode: 0o700 });
-		const victim = join(root, `victim-${counter}`);
-		writeFileSync(victim, "keep");
-		symlinkSync(victim, join(dir, "7.json.tmp"));
-		assert.deepEqual(writeStateFile(dir, 7, "{}", uid), { ok: true });
-		assert.equal(readFileSync(victim, "utf8"), "keep");
-		assert.equal(readFileSync(join(dir, "7.json"), "utf8"), "{}");
-	});
-
-	const dirWithMode = (mode: number) => (dir: string) => {
-		mkdirSync(dir);
-		chmodSync(dir, mode); // mkdir's mode would be filtered by the umask
-	};
-	// [description, prepare(dir), expected error fragment]
-	const refused: [string, (dir: string) => void, string][] = [
-		[
-			"a symlink to a dir of ours",
-			(dir) => {
-				const real = `${dir}-real`;
-				mkdirSync(real, { mode: 0o700 });
-				symlinkSync(real, dir);
-			},
-			"symlink",
-		],
-		["group-readable", dirWithMode(0o750), "mode 750"],
-		["world-writable", dirWithMode(0o707), "mode 707"],
-		["a regular file", (dir) => writeFileSync(dir, ""), "not a directory"],
-	];
-	for (const [name, prepare, fragment] of refused) {
-		test(`refuses ${name}`, () => {
-			const dir = fresh();
-			prepare(dir);
-			const result = writeStateFile(dir, 1, "{}", uid);
-			assert.equal(result.ok, false);
-			assert.match(result.ok ? "" : result.error, new RegExp(fragment));
-		});
-	}
-
-	test("refuses a dir owned by someone else (owner check against the given uid)", () => {
-		const dir = fresh();
-		mkdirSync(dir, { mode: 0o700 });
-		const result = ensureStateDir(dir, uid + 1);
-		assert.equal(result.ok, false);
-		assert.match(result.ok ? "" : result.error, /owned by uid/);
-	});
-
-	test("an existing 0700 dir of ours is used as it is", () => {
-		const dir = fresh();
-		mkdirSync(dir, { mode: 0o700 });
-		assert.deepEqual(ensureStateDir(dir, uid), { ok: true });
-	});
-
-	test("remove deletes the file and a leftover temp; a missing file is fine", () => {
-		const dir = fresh();
-		writeStateFile(dir, 9, "{}", uid);
-		writeFileSync(join(dir, "9.json.tmp"), "");
-		assert.deepEqual(removeStateFile(dir, 9), { ok: true });
-		assert.equal(existsSync(join(dir, "9.json")), false);
-		assert.equal(existsSync(join(dir, "9.json.tmp")), false);
-		assert.deepEqual(removeStateFile(dir, 9), { ok: true });
-	});
-});
 
 /** Manual timers: `tick()` runs whatever is due, so debounce tests never sleep. */
 function manualTimers(): Timers & { pending: number; tick(): void; delays: number[] } {
@@ -254,8 +154,8 @@ describe("StateClient", () => {
 		s.setText("changed");
 		assert.equal(s.client.flush(), "failed");
 		assert.equal(s.warnings.length, 1);
-		assert.match(s.warnings[0] ?? "", /mode 755/);
-		assert.match(s.client.lastError ?? "", /mode 755/);
+		assert.match(s.warnings[0] ?? "", /permissions \(0755\)/);
+		assert.match(s.client.lastError ?? "", /permissions \(0755\)/);
 		chmodSync(dir, 0o700);
 		assert.equal(s.client.flush(), "written");
 		assert.equal(s.client.lastError, undefined);

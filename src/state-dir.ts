@@ -1,0 +1,324 @@
+/**
+ * The state directory's rules, in one place for pi (src/scan.ts, src/controller.ts) and the TypeScript
+ * editor clients (editors/shared, bundled into the VS Code and Obsidian clients): where the directory is,
+ * which names are state files, when the directory may be trusted, and how a file is written into it.
+ * The Neovim client's editors/nvim/lua/pi-ide/writer.lua follows the same rules; one table of cases
+ * (test/fixtures/state-dir-cases.ts) runs against both, so they cannot drift.
+ *
+ * - Path: `$XDG_RUNTIME_DIR/pi-ide` when XDG_RUNTIME_DIR is absolute, else `/tmp/pi-ide`.
+ * - Trust: a real directory (lstat: a symlink is refused, never followed), owned by the user, with no
+ *   group or other permission bit. Anything else is reported, never "fixed".
+ * - Creation: only the last component, 0700 (XDG_RUNTIME_DIR is the session's; /tmp always exists).
+ * - Writes: `<name>.tmp` opened O_EXCL 0600 (fchmod: the umask can only remove bits), every byte written,
+ *   closed, renamed over `<name>`. A leftover temp file that is a regular file of ours (an interrupted
+ *   write) is removed and the open retried once; anything else at the temp path is refused and left alone.
+ * - Removal: only inside a directory that passes the checks (unlinking through a directory swapped for a
+ *   symlink would delete a file elsewhere); unlink never follows a symlink.
+ *
+ * Dependency-free (node:fs and node:path only). Expected failures are values, never exceptions.
+ */
+import {
+	chmodSync,
+	closeSync,
+	fchmodSync,
+	lstatSync,
+	mkdirSync,
+	openSync,
+	renameSync,
+	type Stats,
+	unlinkSync,
+	writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { isAbsolute, join } from "node:path";
+
+export const STATE_DIR_NAME = "pi-ide";
+
+/** Suffix of the temp file a write goes through: `<pid>.json.tmp`. */
+export const TEMP_SUFFIX = ".tmp";
+
+/** Why a state directory may not be used. */
+export type StateDirProblem =
+	| "missing"
+	| "symlink"
+	| "not-directory"
+	| "foreign-owner"
+	| "open-permissions"
+	| "uninspectable"
+	| "uncreatable";
+
+export type DirHealth =
+	| { ok: true; dir: string }
+	| { ok: false; dir: string; problem: StateDirProblem; missing: boolean; reason: string; remedy?: string };
+
+/** Why a write or removal failed: the directory's problem, something in the way of the temp file, or I/O. */
+export type WriteProblem = StateDirProblem | "temp-in-the-way" | "io";
+
+export type WriteResult = { ok: true } | { ok: false; problem: WriteProblem; error: string };
+
+/**
+ * `$XDG_RUNTIME_DIR/pi-ide` when XDG_RUNTIME_DIR is an absolute path, else `/tmp/pi-ide`. The XDG spec
+ * says a relative value must be ignored. Windows has no /tmp: its temp dir keeps a Windows host working.
+ */
+export function resolveStateDir(
+	env: Readonly<Record<string, string | undefined>> = process.env,
+	platform: string = process.platform,
+): string {
+	const runtimeDir = env["XDG_RUNTIME_DIR"];
+	if (runtimeDir && isAbsolute(runtimeDir)) return join(runtimeDir, STATE_DIR_NAME);
+	return platform === "win32" ? join(tmpdir(), STATE_DIR_NAME) : join("/tmp", STATE_DIR_NAME);
+}
+
+/** `<pid>.json`. */
+export function stateFileName(pid: number): string {
+	return `${pid}.json`;
+}
+
+export function stateFilePath(dir: string, pid: number): string {
+	return join(dir, stateFileName(pid));
+}
+
+/** Largest pid a state file name may carry (pid_t is a signed 32-bit integer). */
+const MAX_PID = 2 ** 31 - 1;
+
+/**
+ * The pid an editor state file name stands for, or undefined when `name` is not one. Only the canonical
+ * spelling counts: `<pid>.json` with the pid in decimal, no sign, no leading zero, so `0123.json` cannot
+ * alias `123.json` (nor `0.json` stand for anything).
+ */
+export function parseStateFileName(name: string): number | undefined {
+	const match = /^([1-9][0-9]{0,9})\.json$/.exec(name);
+	if (!match?.[1]) return undefined;
+	const pid = Number(match[1]);
+	return pid <= MAX_PID ? pid : undefined;
+}
+
+/** What lstat says about a path, reduced to what the trust rule needs (the Lua writer's `inspect`). */
+export type DirInfo =
+	| { exists: false }
+	| { exists: true; type: "directory" | "link" | "file" | "other"; uid: number; perm: number };
+
+export function inspectStateDir(dir: string): DirInfo {
+	const stats = lstatSync(dir, { throwIfNoEntry: false });
+	return stats ? infoOf(stats) : { exists: false };
+}
+
+function infoOf(stats: Stats): DirInfo & { exists: true } {
+	const type = stats.isSymbolicLink() ? "link" : stats.isDirectory() ? "directory" : stats.isFile() ? "file" : "other";
+	return { exists: true, type, uid: stats.uid, perm: stats.mode & 0o777 };
+}
+
+/**
+ * The trust rule on an lstat result, pure. `uid` undefined (a platform without uids) skips the owner
+ * check; `platform` "win32" skips the mode check (Windows has no POSIX mode bits).
+ */
+export function judgeStateDir(
+	dir: string,
+	info: DirInfo,
+	uid: number | undefined,
+	platform: string = process.platform,
+): DirHealth {
+	const refuse = (problem: StateDirProblem, reason: string, remedy?: string): DirHealth => ({
+		ok: false,
+		dir,
+		problem,
+		missing: problem === "missing",
+		reason,
+		...(remedy === undefined ? {} : { remedy }),
+	});
+	if (!info.exists) return refuse("missing", "does not exist yet (no editor has written to it)");
+	if (info.type === "link") return refuse("symlink", "is a symbolic link", `remove it: rm ${dir}`);
+	if (info.type !== "directory") return refuse("not-directory", "is not a directory", `remove it: rm ${dir}`);
+	if (uid !== undefined && info.uid !== uid) {
+		return refuse(
+			"foreign-owner",
+			`is owned by uid ${info.uid}, not by you (uid ${uid})`,
+			"another user created it; set XDG_RUNTIME_DIR to a private directory",
+		);
+	}
+	if (platform !== "win32" && (info.perm & 0o077) !== 0) {
+		return refuse("open-permissions", `has group/other permissions (${formatMode(info.perm)})`, `chmod 700 ${dir}`);
+	}
+	return { ok: true, dir };
+}
+
+/** May this directory be read from or written into? Read-only: creates and changes nothing. */
+export function checkStateDir(dir: string, uid: number | undefined = process.getuid?.()): DirHealth {
+	let info: DirInfo;
+	try {
+		info = inspectStateDir(dir);
+	} catch (error) {
+		return {
+			ok: false,
+			dir,
+			problem: "uninspectable",
+			missing: false,
+			reason: `cannot inspect it: ${describeError(error)}`,
+		};
+	}
+	return judgeStateDir(dir, info, uid);
+}
+
+/**
+ * Create the directory 0700 when it is missing (its last component only), then check it. Another process
+ * creating it in between is fine: the check decides whether it may be used. Both pi (so it can watch the
+ * directory and nobody else claims the name first) and every client call this.
+ */
+export function createStateDir(dir: string, uid: number | undefined = process.getuid?.()): DirHealth {
+	try {
+		mkdirSync(dir, { mode: 0o700 });
+		// The umask filters mkdir's mode; a dir we have just made is ours to set exactly.
+		chmodSync(dir, 0o700);
+	} catch (error) {
+		if (codeOf(error) !== "EEXIST") {
+			return {
+				ok: false,
+				dir,
+				problem: "uncreatable",
+				missing: false,
+				reason: `cannot be created: ${describeError(error)}`,
+			};
+		}
+	}
+	return checkStateDir(dir, uid);
+}
+
+/** One line for a user: "<dir> <reason> (fix: <remedy>)". */
+export function formatDirHealth(health: DirHealth): string {
+	if (health.ok) return `${health.dir} is a private state directory`;
+	return `${health.dir} ${health.reason}${health.remedy ? ` (fix: ${health.remedy})` : ""}`;
+}
+
+/**
+ * Atomically replace `<dir>/<name>` with `content` (0600), after `createStateDir`: exclusive temp file,
+ * full write, fchmod, close, rename. On failure the temp file is removed and the old file stays.
+ */
+export function writePrivateFile(
+	dir: string,
+	name: string,
+	content: string | Uint8Array,
+	uid: number | undefined = process.getuid?.(),
+): WriteResult {
+	const health = createStateDir(dir, uid);
+	if (!health.ok) return { ok: false, problem: health.problem, error: `not writing: ${formatDirHealth(health)}` };
+	const target = join(dir, name);
+	const temp = `${target}${TEMP_SUFFIX}`;
+	const opened = openTemp(temp, uid);
+	if (!opened.ok) return opened;
+	try {
+		try {
+			const data = typeof content === "string" ? Buffer.from(content, "utf8") : content;
+			let written = 0;
+			while (written < data.length) {
+				const n = writeSync(opened.fd, data, written, data.length - written);
+				if (n === 0) throw new Error("write returned 0 bytes");
+				written += n;
+			}
+			fchmodSync(opened.fd, 0o600); // the open mode is filtered by the umask
+		} finally {
+			closeSync(opened.fd);
+		}
+		renameSync(temp, target);
+		return { ok: true };
+	} catch (error) {
+		unlinkQuietly(temp);
+		return { ok: false, problem: "io", error: `cannot write ${target}: ${describeError(error)}` };
+	}
+}
+
+/** Write `<dir>/<pid>.json`; see `writePrivateFile`. */
+export function writeStateFile(
+	dir: string,
+	pid: number,
+	content: string | Uint8Array,
+	uid: number | undefined = process.getuid?.(),
+): WriteResult {
+	return writePrivateFile(dir, stateFileName(pid), content, uid);
+}
+
+/**
+ * Delete `<dir>/<name>` and its temp file, only when the directory passes the checks. Files that are
+ * already gone are fine.
+ */
+export function removePrivateFile(
+	dir: string,
+	name: string,
+	uid: number | undefined = process.getuid?.(),
+): WriteResult {
+	const health = checkStateDir(dir, uid);
+	if (!health.ok) {
+		// Nothing of ours can be in a directory that does not exist.
+		if (health.problem === "missing") return { ok: true };
+		return { ok: false, problem: health.problem, error: `left alone: ${formatDirHealth(health)}` };
+	}
+	const target = join(dir, name);
+	unlinkQuietly(`${target}${TEMP_SUFFIX}`);
+	try {
+		unlinkSync(target);
+	} catch (error) {
+		if (codeOf(error) !== "ENOENT") {
+			return { ok: false, problem: "io", error: `cannot delete ${target}: ${describeError(error)}` };
+		}
+	}
+	return { ok: true };
+}
+
+/** Delete `<dir>/<pid>.json`; see `removePrivateFile`. */
+export function removeStateFile(dir: string, pid: number, uid: number | undefined = process.getuid?.()): WriteResult {
+	return removePrivateFile(dir, stateFileName(pid), uid);
+}
+
+type Opened = { ok: true; fd: number } | { ok: false; problem: WriteProblem; error: string };
+
+/** "wx" = O_CREAT|O_EXCL: never opens through whatever already sits at the temp path. */
+function openTemp(temp: string, uid: number | undefined): Opened {
+	try {
+		return { ok: true, fd: openSync(temp, "wx", 0o600) };
+	} catch (error) {
+		if (codeOf(error) !== "EEXIST") {
+			return { ok: false, problem: "io", error: `cannot create ${temp}: ${describeError(error)}` };
+		}
+	}
+	// Something is there. A regular file of ours is a leftover of an interrupted write (or of an earlier
+	// process with our pid): remove it and retry once. A symlink, a directory or someone else's file is not ours.
+	let info: DirInfo;
+	try {
+		info = inspectStateDir(temp);
+	} catch (error) {
+		return { ok: false, problem: "io", error: `cannot inspect ${temp}: ${describeError(error)}` };
+	}
+	if (!info.exists || info.type !== "file" || (uid !== undefined && info.uid !== uid)) {
+		return { ok: false, problem: "temp-in-the-way", error: `${temp} exists and is not our temp file; not writing` };
+	}
+	try {
+		unlinkSync(temp);
+		return { ok: true, fd: openSync(temp, "wx", 0o600) };
+	} catch (error) {
+		return { ok: false, problem: "io", error: `cannot create ${temp}: ${describeError(error)}` };
+	}
+}
+
+function unlinkQuietly(path: string): void {
+	try {
+		unlinkSync(path);
+	} catch {
+		// already gone, or not ours to remove: either way nothing more to do
+	}
+}
+
+function formatMode(mode: number): string {
+	return `0${mode.toString(8).padStart(3, "0")}`;
+}
+
+function codeOf(error: unknown): string | undefined {
+	if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string") {
+		return error.code;
+	}
+	return undefined;
+}
+
+function describeError(error: unknown): string {
+	const code = codeOf(error);
+	const message = error instanceof Error ? error.message : String(error);
+	return code ? `${code} (${message})` : message;
+}

@@ -1,0 +1,160 @@
+/**
+ * The `/ide status` report: everything pi knows about the editors, as text for
+ * the user. Pure: the controller gathers the facts, this module only words
+ * them. Every value that came from a state file goes through `oneLine` (or
+ * `inert` for multi-line text), so a hostile file name or snippet cannot forge a
+ * line of the report or send the terminal an escape sequence.
+ */
+import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "./blocks.ts";
+import type { RememberedResolution } from "./choices.ts";
+import type { Connection, ConnectionMode } from "./connection.ts";
+import { describeHost, type HostEditor } from "./host-editor.ts";
+import { inert } from "./inert.ts";
+import type { EditorState, Selection } from "./protocol.ts";
+import type { ScanDiagnostic } from "./scan.ts";
+import type { DirHealth } from "./state-dir.ts";
+import type { Tier } from "./tiers.ts";
+
+/** What the next prompt would carry: nothing (and why), or a block. */
+export type NextPrompt =
+	| { kind: "skip"; reason: string }
+	| { kind: "inject"; text: string; selection: Selection | null };
+
+export interface StatusFacts {
+	/** Unix seconds. */
+	now: number;
+	health: DirHealth;
+	mode: ConnectionMode;
+	/** Live editors, best first. */
+	editors: readonly { state: EditorState; tier: Tier | null }[];
+	/** Files skipped: invalid, refused, foreign pids. */
+	diagnostics: readonly ScanDiagnostic[];
+	connection: Connection;
+	/** The editor pi runs in, if any (default none). */
+	host?: HostEditor | null;
+	/** The remembered choice for this project, resolved (default none). */
+	remembered?: RememberedResolution;
+	/** Where remembered choices are stored. */
+	choicesPath?: string | null;
+	next: NextPrompt;
+}
+
+/** The report, one fact per line. */
+export function formatStatusReport(facts: StatusFacts): string {
+	const { health, connection, now } = facts;
+	const lines: string[] = [];
+	lines.push(
+		health.ok
+			? `State dir: ${oneLine(health.dir)} (ok)`
+			: `State dir: ${oneLine(health.dir)} ${health.reason}${health.remedy ? ` (fix: ${oneLine(health.remedy)})` : ""}`,
+	);
+	lines.push(`Mode: ${describeMode(facts.mode)}`);
+	const remembered = describeRemembered(facts.remembered ?? { kind: "none" }, facts.choicesPath ?? null);
+	if (remembered) lines.push(remembered);
+	lines.push(facts.editors.length === 0 ? "Editors: none running" : `Editors (${facts.editors.length}):`);
+	const connectedPid = connection.connected ? connection.pid : null;
+	for (const { state, tier } of facts.editors) {
+		const where = tier === null ? "other project" : `tier ${tier}`;
+		const mark = state.pid === connectedPid ? "* " : "  ";
+		const file = state.database
+			? `table ${oneLine(state.database.table, 200)}`
+			: state.active_buffer.file === null
+				? "[No Name]"
+				: oneLine(state.active_buffer.file);
+		lines.push(
+			`${mark}${formatEditorName(state)} pid ${state.pid}, ${where}, cwd ${oneLine(state.cwd)}, ${file}, written ${formatSeconds(Math.max(0, now - state.timestamp))} ago`,
+		);
+	}
+	for (const d of facts.diagnostics) lines.push(`Skipped ${oneLine(d.path)}: ${oneLine(d.message)}`);
+	lines.push(
+		connection.connected
+			? `Connected: pid ${connection.pid} (${describeConnected(facts)})`
+			: `Not connected: ${describeDisconnected(connection)}`,
+	);
+	const next = facts.next;
+	if (next.kind === "skip") {
+		lines.push(`Next prompt: nothing injected (${oneLine(next.reason, 1000)})`);
+	} else {
+		const selectionLine = describeUnsentSelection(next.selection, now);
+		if (selectionLine) lines.push(selectionLine);
+		lines.push("Next prompt would include:", inert(next.text, { lines: "keep" }));
+	}
+	return lines.join("\n");
+}
+
+/** Why the editor's selection is not in the block, when it has one that is not sent. */
+function describeUnsentSelection(selection: Selection | null, now: number): string | undefined {
+	const freshness = checkFreshness(selection, now);
+	if (freshness.fresh) return undefined;
+	switch (freshness.reason) {
+		case "no selection":
+			return undefined;
+		case "no timestamp":
+			return "Selection: no timestamp (restored marks), not sent";
+		case "stale":
+			return `Selection: stale (made ${formatSeconds(freshness.ageSeconds ?? 0)} ago), not sent`;
+		case "in the future":
+			return `Selection: invalid selected_at, ${formatSeconds(-(freshness.ageSeconds ?? 0))} in the future (clock skew, or a client writing milliseconds), not sent`;
+	}
+}
+
+/** Why pi is not connected, in words, with what the user can do about it. */
+export function describeDisconnected(connection: Connection): string {
+	if (connection.connected) return "connected";
+	switch (connection.why) {
+		case "off":
+			return "auto-connect is off (/ide to pick an editor, /ide auto to resume)";
+		case "remembered off":
+			return "/ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)";
+		case "no editor":
+			return "no editor is running in this project";
+		case "several candidates":
+			return `${connection.candidates.length} editors match this project equally (pids ${connection.candidates.join(", ")}); pick one with /ide`;
+	}
+}
+
+function describeMode(mode: ConnectionMode): string {
+	switch (mode.kind) {
+		case "auto":
+			return mode.sticky === undefined ? "auto-connect" : `auto-connect (keeping pid ${mode.sticky} while it runs)`;
+		case "picked":
+			return `picked pid ${mode.pid} with /ide`;
+		case "off":
+			return "off";
+	}
+}
+
+/** Why pi is connected to this editor, in words. */
+function describeConnected(facts: StatusFacts): string {
+	const connection = facts.connection;
+	if (!connection.connected) return "not connected";
+	switch (connection.why) {
+		case "editor terminal":
+			return facts.host ? describeHost(facts.host) : "pi runs in this editor's terminal";
+		case "remembered pick":
+			return facts.remembered?.kind === "pick"
+				? `remembered /ide pick, ${facts.remembered.how}`
+				: "remembered /ide pick";
+		case "kept":
+			return "connected automatically earlier; kept while it runs, /ide to switch";
+		default:
+			return connection.why;
+	}
+}
+
+/** The remembered choice for this project and what became of it, or null when there is none. */
+function describeRemembered(remembered: RememberedResolution, path: string | null): string | null {
+	const where = path ? ` (stored in ${oneLine(path)})` : "";
+	switch (remembered.kind) {
+		case "none":
+			return null;
+		case "off":
+			return `Remembered: /ide off for this project${where}; /ide auto forgets it`;
+		case "pick":
+			return `Remembered: /ide pick, applied to pid ${remembered.pid} (${remembered.how})${where}`;
+		case "ambiguous":
+			return `Remembered: /ide pick not applied: pids ${remembered.pids.join(", ")} look like the picked editor${where}`;
+		case "absent":
+			return `Remembered: /ide pick of ${oneLine(remembered.editor.app, 100)} in ${oneLine(remembered.editor.cwd)}, not running now${where}`;
+	}
+}

@@ -1,0 +1,221 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Connection } from "../../src/connection.ts";
+import { formatStatusReport, type StatusFacts } from "../../src/status-report.ts";
+import { makeSelection, makeState } from "../helpers/editors.ts";
+
+const NOW = 1_700_000_000;
+const OK_DIR = { ok: true as const, dir: "/run/user/1000/pi-ide" };
+const editor = (pid: number) => makeState({ pid, cwd: "/p", timestamp: NOW - 3 });
+const connected = (pid: number): Connection => ({
+	connected: true,
+	pid,
+	mode: { kind: "auto" },
+	why: "only candidate",
+});
+
+function facts(overrides: Partial<StatusFacts>): StatusFacts {
+	return {
+		now: NOW,
+		health: OK_DIR,
+		mode: { kind: "auto" },
+		editors: [],
+		diagnostics: [],
+		connection: { connected: false, mode: { kind: "auto" }, why: "no editor", candidates: [] },
+		next: { kind: "skip", reason: "no editor is running in this project" },
+		...overrides,
+	};
+}
+
+describe("formatStatusReport: what it says", () => {
+	const one = editor(11);
+	// [description, facts, lines the report must contain]
+	const cases: [string, StatusFacts, string[]][] = [
+		[
+			"no editor",
+			facts({}),
+			[
+				"State dir: /run/user/1000/pi-ide (ok)",
+				"Mode: auto-connect",
+				"Editors: none running",
+				"Not connected: no editor is running in this project",
+				"Next prompt: nothing injected (no editor is running in this project)",
+			],
+		],
+		[
+			"insecure dir with its fix",
+			facts({
+				health: {
+					ok: false,
+					dir: "/tmp/pi-ide",
+					problem: "open-permissions",
+					missing: false,
+					reason: "has group/other permissions (0755)",
+					remedy: "chmod 700 /tmp/pi-ide",
+				},
+			}),
+			["State dir: /tmp/pi-ide has group/other permissions (0755) (fix: chmod 700 /tmp/pi-ide)"],
+		],
+		[
+			"one connected editor and its block",
+			facts({
+				editors: [{ state: one, tier: 0 }],
+				connection: connected(11),
+				next: {
+					kind: "inject",
+					text: "The user's editor (Neovim) shows this file:\nFile: /p/src/main.ts",
+					selection: null,
+				},
+			}),
+			[
+				"Editors (1):",
+				"* Neovim pid 11, tier 0, cwd /p, /p/src/main.ts, written 3 s ago",
+				"Connected: pid 11 (only candidate)",
+				"Next prompt would include:",
+				"The user's editor (Neovim) shows this file:",
+				"File: /p/src/main.ts",
+			],
+		],
+		[
+			"two candidates",
+			facts({
+				editors: [
+					{ state: editor(11), tier: 0 },
+					{ state: editor(12), tier: 0 },
+				],
+				connection: { connected: false, mode: { kind: "auto" }, why: "several candidates", candidates: [11, 12] },
+			}),
+			["Not connected: 2 editors match this project equally (pids 11, 12); pick one with /ide"],
+		],
+		[
+			"off",
+			facts({
+				mode: { kind: "off" },
+				connection: { connected: false, mode: { kind: "off" }, why: "off", candidates: [] },
+			}),
+			["Mode: off", "Not connected: auto-connect is off (/ide to pick an editor, /ide auto to resume)"],
+		],
+		[
+			"remembered off, and where it is stored",
+			facts({
+				remembered: { kind: "off", at: NOW - 100 },
+				choicesPath: "/home/u/.pi/agent/ide-context/choices.json",
+				connection: { connected: false, mode: { kind: "auto" }, why: "remembered off", candidates: [11] },
+			}),
+			[
+				"Remembered: /ide off for this project (stored in /home/u/.pi/agent/ide-context/choices.json); /ide auto forgets it",
+				"Not connected: /ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)",
+			],
+		],
+		[
+			"the editor pi runs in (PI_IDE_EDITOR_PID)",
+			facts({
+				editors: [{ state: one, tier: null }],
+				host: { pid: 11, via: "env" },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "editor terminal" },
+			}),
+			["Connected: pid 11 (pi runs in this editor's terminal (PI_IDE_EDITOR_PID=11))"],
+		],
+		[
+			"the editor pi runs in (ancestry)",
+			facts({
+				host: { pid: 11, via: "ancestry" },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "editor terminal" },
+			}),
+			["Connected: pid 11 (pi runs in this editor's terminal (pid 11 is an ancestor of pi))"],
+		],
+		[
+			"a remembered pick applied to a restarted editor",
+			facts({
+				remembered: { kind: "pick", pid: 11, how: "restarted editor", at: NOW },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "remembered pick" },
+			}),
+			[
+				"Remembered: /ide pick, applied to pid 11 (restarted editor)",
+				"Connected: pid 11 (remembered /ide pick, restarted editor)",
+			],
+		],
+		[
+			"an ambiguous remembered pick",
+			facts({ remembered: { kind: "ambiguous", pids: [11, 12], at: NOW } }),
+			["Remembered: /ide pick not applied: pids 11, 12 look like the picked editor"],
+		],
+		[
+			"a remembered pick whose editor is not running (its cwd made inert)",
+			facts({
+				remembered: { kind: "absent", editor: { app: "nvim", product: null, cwd: "/p\nX", argv: [] }, at: NOW },
+			}),
+			["Remembered: /ide pick of nvim in /p\\nX, not running now"],
+		],
+		[
+			"kept: connected automatically earlier",
+			facts({
+				mode: { kind: "auto", sticky: 11 },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "kept" },
+			}),
+			[
+				"Mode: auto-connect (keeping pid 11 while it runs)",
+				"Connected: pid 11 (connected automatically earlier; kept while it runs, /ide to switch)",
+			],
+		],
+		[
+			"stale selection",
+			facts({ next: { kind: "inject", text: "block", selection: { ...makeSelection("x"), selected_at: NOW - 90 } } }),
+			["Selection: stale (made 90 s ago), not sent"],
+		],
+		[
+			"restored marks",
+			facts({ next: { kind: "inject", text: "block", selection: makeSelection("x", { ageSeconds: null }) } }),
+			["Selection: no timestamp (restored marks), not sent"],
+		],
+		[
+			"selected_at in the future",
+			facts({ next: { kind: "inject", text: "block", selection: { ...makeSelection("x"), selected_at: NOW + 600 } } }),
+			["Selection: invalid selected_at, 10 min in the future (clock skew, or a client writing milliseconds), not sent"],
+		],
+		[
+			"a skipped file",
+			facts({ diagnostics: [{ path: "/run/user/1000/pi-ide/7.json", message: "is a symbolic link: refused" }] }),
+			["Skipped /run/user/1000/pi-ide/7.json: is a symbolic link: refused"],
+		],
+	];
+	for (const [description, input, expected] of cases) {
+		it(description, () => {
+			const lines = formatStatusReport(input).split("\n");
+			for (const line of expected)
+				assert.ok(lines.includes(line), `missing ${JSON.stringify(line)} in\n${lines.join("\n")}`);
+		});
+	}
+});
+
+describe("formatStatusReport: editor-supplied text is inert", () => {
+	const hostile = makeState({
+		pid: 13,
+		cwd: "/p\u001b]0;pwned\u0007",
+		app: "nvim",
+		product: "Evil\u009b2J",
+		timestamp: NOW,
+		active_buffer: { file: "/p/a.ts\nConnected: pid 1 (picked)" },
+	});
+	const report = formatStatusReport(
+		facts({
+			editors: [{ state: hostile, tier: 0 }],
+			diagnostics: [{ path: "/d/9.json", message: "invalid JSON: Unexpected token \u001b[31m in JSON\u2028x" }],
+			next: { kind: "inject", text: "File: x\n```\n\u001b[2Jcode\u202e\n```", selection: null },
+		}),
+	);
+	// [description, what must not appear raw]
+	const cases: [string, string][] = [
+		["no ESC", "\u001b"],
+		["no BEL", "\u0007"],
+		["no C1 CSI", "\u009b"],
+		["no line separator", "\u2028"],
+		["no bidi override", "\u202e"],
+	];
+	for (const [description, raw] of cases) it(description, () => assert.ok(!report.includes(raw)));
+	it("a newline in a file name cannot forge a report line", () => {
+		assert.ok(!report.split("\n").includes("Connected: pid 1 (picked)"));
+		assert.match(report, /a\.ts\\nConnected: pid 1 \(picked\)/);
+	});
+	it("the block keeps its lines", () => assert.match(report, /^```$/m));
+});
