@@ -3,7 +3,8 @@
  * connects to that Neovim, and a selection made just before switching to the terminal goes with the prompt.
  * Real Neovim (0.7.2 and 0.10, each with a UI attached as a GUI would), real pi in print mode typed into the
  * terminal's shell, the fake model recording what pi sent. Once with PI_IDE_EDITOR_PID (what the client
- * exports), once without it (pi's process ancestry).
+ * exports), once without it (pi's process ancestry). And a headless Neovim without a UI next to them is
+ * never a candidate.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import { describe, it } from "node:test";
 import { injectedAfter } from "../helpers/fake-llm.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, pollUntil, startNvim } from "../helpers/nvim.ts";
 import { MODEL_ARG, type PiEnv, PRODUCT_EXTENSION, WAIT_MS } from "../helpers/pi-env.ts";
-import { envFor, fileLine, firstFence, touch } from "../helpers/scenario.ts";
+import { envFor, fileLine, firstFence, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
 const LINES = Array.from({ length: 8 }, (_, i) => `export const a${i + 1} = ${i + 1}; // line-${i + 1}`);
 const PROMPT = "Why_is_this_here";
@@ -37,6 +38,18 @@ async function typeInTerminal(nv: Nvim, line: string): Promise<void> {
 
 forEachNvim((flavour) => {
 	describe(`nvim ${flavour.name}: pi in a Neovim terminal`, { concurrency: 2 }, () => {
+		it("a headless Neovim without a UI (a script) is never listed: the Neovim with a UI is the only candidate", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { linkNvim: false } } });
+			touch(env.workDir, "a.ts", "export const a = 1;\n");
+			touch(env.workDir, "script.ts", "export const s = 1;\n");
+			const script = await startNvim(t, flavour, { cwd: env.workDir, runtimeDir: env.runtimeDir, ui: false });
+			await script.command("edit script.ts");
+			await script.command("PiIde enable");
+			await editorIn(t, flavour, env, "a.ts");
+			assert.equal((await script.status()).writes, 0, "the script wrote nothing");
+			assert.equal(fileLine(theBlock(await promptOnce(env))), join(env.workDir, "a.ts"));
+		});
+
 		for (const via of ["PI_IDE_EDITOR_PID", "process ancestry"] as const) {
 			it(`connects to that Neovim (${via}); the selection made before switching goes along`, async (t) => {
 				const env = await envFor(t, { settings: { ideContext: { linkNvim: false } } });
