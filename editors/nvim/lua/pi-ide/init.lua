@@ -247,8 +247,9 @@ local function create_autocmds()
   au({ "BufLeave", "WinLeave" }, H.handlers.buf_leave, "remember the file left for a terminal")
   au("UIEnter", H.handlers.ui_enter, "start writing once a UI is attached")
   au("UILeave", H.handlers.ui_leave, "remove the state file when the last UI detaches")
-  -- VimLeave too: it still runs when an earlier VimLeavePre autocmd ended the chain (the exit guard of
-  -- pi-ide.exit covers the rest).
+  -- VimLeave too, a second chance (e.g. when something deleted our VimLeavePre autocmd). Neither runs after
+  -- another plugin's VimLeavePre throws, nor on 0.7's --embed channel close or SIGKILL: the exit guard of
+  -- pi-ide.exit covers those.
   au({ "VimLeavePre", "VimLeave" }, H.handlers.leave, "remove the state file")
 end
 
