@@ -121,6 +121,8 @@ export class IdeController {
 	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
 	#choicesSignature: string | null | undefined;
 	#projectKey: string | undefined;
+	/** Why the remembered choices file was (partly) not used: shown in `/ide status` with the skipped files. */
+	#choicesProblems: ScanDiagnostic[] = [];
 	/** pi's cwd through its symlinks, resolved once: it does not move during a session. */
 	#realPiCwd: string | undefined;
 	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
@@ -186,7 +188,7 @@ export class IdeController {
 		try {
 			this.#loadChoices();
 			const scan = this.#scanner.scan(mode);
-			const diagnostics = [...scan.diagnostics];
+			const diagnostics = [...scan.diagnostics, ...this.#choicesProblems];
 			const live: EditorRecord[] = [];
 			const startedAt = new Map<number, number | null>();
 			const clock = this.#options.startClock;
@@ -355,6 +357,7 @@ export class IdeController {
 		this.#choicesSignature = signature;
 		const loaded = store.load();
 		this.#choices = loaded.choices;
+		this.#choicesProblems = loaded.problems.map((message) => ({ path: "remembered /ide choices", message }));
 		for (const problem of loaded.problems) this.#warnOnce(`pi-ide-context: remembered choices: ${problem}`);
 	}
 

@@ -6,7 +6,7 @@
  * are removed while live editors' files and files that are not ours stay.
  */
 import assert from "node:assert/strict";
-import { chownSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { deadPid, killAllEditors, makeState, spawnLiveEditor, writeStateFile } from "../helpers/editors.ts";
@@ -149,6 +149,20 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 
 		const third = await piFor(t, env);
 		assert.equal(await fileFor(third, env, "auto is remembered too"), a.state.active_buffer.file);
+	});
+
+	test("a damaged choices file: a diagnostic in /ide status, no crash; the next /ide choice replaces it", async (t) => {
+		const env = await envFor(t);
+		const store = join(env.agentDir, "ide-context", "choices.json");
+		mkdirSync(join(env.agentDir, "ide-context"), { mode: 0o700 });
+		writeFileSync(store, '{"version": 1, "projects": {"/x": {"kind": "pick", "pid": "1"}}', { mode: 0o600 });
+		const a = await editorWith(env, "a.ts");
+		const rpc = await piFor(t, env);
+		assert.equal(await fileFor(rpc, env, "still works"), a.state.active_buffer.file);
+		assert.match(await status(rpc), /Skipped remembered \/ide choices: .*choices\.json: not JSON/);
+		await ide(rpc, "off");
+		assert.match(readFileSync(store, "utf8"), /"kind": "off"/);
+		assert.doesNotMatch(await status(rpc), /Skipped remembered/);
 	});
 
 	test("a pid reused by a process started after the file was last written is no editor", async (t) => {
