@@ -1,6 +1,7 @@
 /**
  * Drive a real Neovim over msgpack-rpc for the Neovim client's tests: one fresh `nvim --embed --headless
- * --clean` per test, its cwd and XDG_RUNTIME_DIR in a private temp dir, the plugin on 'runtimepath'. Every
+ * --clean` per test with a UI attached as a GUI attaches one (the client writes nothing for a Neovim without a
+ * UI), its cwd and XDG_RUNTIME_DIR in a private temp dir, the plugin on 'runtimepath'. Every
  * step ends with a synchronous request (`nvim_eval('1')`), after which every autocmd the step caused has run;
  * debounced writes are awaited by polling the state file against a deadline, never by sleeping.
  *
