@@ -403,6 +403,7 @@ export class IdeController {
 			diagnostics: view.diagnostics,
 			connection: view.connection,
 			host: view.host,
+			envPid: this.#options.hostHints?.envPid ?? null,
 			remembered: view.remembered,
 			choicesPath: this.choicesPath,
 			next:

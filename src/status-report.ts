@@ -8,7 +8,7 @@
 import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "./blocks.ts";
 import type { RememberedResolution } from "./choices.ts";
 import type { Connection, ConnectionMode } from "./connection.ts";
-import { describeHost, type HostEditor } from "./host-editor.ts";
+import { describeHost, EDITOR_PID_ENV, type HostEditor } from "./host-editor.ts";
 import { inert } from "./inert.ts";
 import type { EditorState, Selection } from "./protocol.ts";
 import type { ScanDiagnostic } from "./scan.ts";
@@ -32,6 +32,8 @@ export interface StatusFacts {
 	connection: Connection;
 	/** The editor pi runs in, if any (default none). */
 	host?: HostEditor | null;
+	/** The pid in pi's PI_IDE_EDITOR_PID, if set. */
+	envPid?: number | null;
 	/** The remembered choice for this project, resolved (default none). */
 	remembered?: RememberedResolution;
 	/** Where remembered choices are stored. */
@@ -66,6 +68,12 @@ export function formatStatusReport(facts: StatusFacts): string {
 		);
 	}
 	for (const d of facts.diagnostics) lines.push(`Skipped ${oneLine(d.path)}: ${oneLine(d.message)}`);
+	const envPid = facts.envPid ?? null;
+	if (envPid !== null && facts.host?.pid !== envPid) {
+		lines.push(
+			`${EDITOR_PID_ENV}=${envPid}: no live editor has that pid (its client is off, has no UI yet, or it exited)`,
+		);
+	}
 	lines.push(
 		connection.connected
 			? `Connected: pid ${connection.pid} (${describeConnected(facts)})`

@@ -117,6 +117,11 @@ describe("formatStatusReport: what it says", () => {
 			["Connected: pid 11 (pi runs in this editor's terminal (PI_IDE_EDITOR_PID=11))"],
 		],
 		[
+			"PI_IDE_EDITOR_PID names no live editor",
+			facts({ envPid: 4242 }),
+			["PI_IDE_EDITOR_PID=4242: no live editor has that pid (its client is off, has no UI yet, or it exited)"],
+		],
+		[
 			"the editor pi runs in (ancestry)",
 			facts({
 				host: { pid: 11, via: "ancestry" },
