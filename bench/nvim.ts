@@ -1,16 +1,25 @@
 /**
  * Benchmarks of the Neovim client, in real Neovim (every version of the test matrix): the cost of one
  * CursorMoved event (the autocmd callback path, in-process, median of 10,000), writes per second while the
- * cursor keeps moving (over RPC, as a user would), the cost of one write for a typical state and for a
- * 10,000-line selection, and what the plugin adds to startup (`--startuptime`, with and without it).
+ * cursor keeps moving (over RPC, as a user would), writes per second under a burst of visual toggles, the cost
+ * of one write for a typical state and for a 10,000-line selection, and what the plugin adds to startup
+ * (`--startuptime`, with and without it).
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/nvim.ts`.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { NVIM_MATRIX, type NvimFlavour, nvimVersion, PLUGIN_DIR, requireBin, startNvim } from "../test/helpers/nvim.ts";
+import {
+	binaryishLines,
+	NVIM_MATRIX,
+	type NvimFlavour,
+	nvimVersion,
+	PLUGIN_DIR,
+	requireBin,
+	startNvim,
+} from "../test/helpers/nvim.ts";
 
 const median = (xs: number[]): number => {
 	const s = [...xs].sort((a, b) => a - b);
@@ -41,7 +50,7 @@ local pi = require("pi-ide")
 local n = 10000
 local direct, autocmd = {}, {}
 -- The callback exactly as the autocmd runs it (guard + handler), cursor really moving each time.
-local handler = pi._handlers.soon
+local handler = pi._handlers.moved
 for i = 1, n do
   vim.api.nvim_win_set_cursor(0, { (i % 500) + 1, i % 7 })
   local t0 = uv.hrtime()
@@ -108,6 +117,34 @@ async function benchOne(flavour: NvimFlavour): Promise<void> {
 		const rate = ((await nv.status()).writes - before) / seconds;
 		row(`writes/s, continuous movement (${Math.round(moves / seconds)} moves/s)`, rate.toFixed(2), "<= 5", rate <= 5);
 
+		// Prompt writes under a burst: 1,000 visual toggles, each its own request (its own event-loop turn), with
+		// the client on and off. Before the gap between prompt writes this made ~900 writes/s.
+		const toggles = async (): Promise<{ ms: number; writes: number }> => {
+			const w0 = (await nv.status()).writes;
+			const t0 = performance.now();
+			for (let i = 0; i < 1000; i++) await nv.input(i % 2 === 0 ? "v" : "<Esc>");
+			const ms = performance.now() - t0;
+			return { ms, writes: (await nv.status()).writes - w0 };
+		};
+		const on = await toggles();
+		await nv.lua("require('pi-ide').disable()");
+		const off = await toggles();
+		await nv.lua("require('pi-ide').enable()");
+		// One write at once, then at most one per 20 ms gap (about 50/s).
+		const toggleRate = on.writes / (on.ms / 1000);
+		row(
+			`writes/s, 1,000 visual toggles (${Math.round(1000 / (on.ms / 1000))} toggles/s)`,
+			`${toggleRate.toFixed(1)} (${on.writes})`,
+			"1 + 1 per 20 ms",
+			on.writes <= 1 + Math.ceil(on.ms / 20),
+		);
+		row(
+			"  toggle cost with / without the client",
+			`${(on.ms / 1000).toFixed(3)} / ${(off.ms / 1000).toFixed(3)} ms`,
+			"(info)",
+			true,
+		);
+
 		// A 10,000-line selection (live, in visual mode).
 		const big = Array.from({ length: 10_000 }, (_, i) => `line ${i + 1}: ${"lorem ipsum ".repeat(4)}`);
 		writeFileSync(join(nv.tmp, "big.txt"), `${big.join("\n")}\n`);
@@ -116,12 +153,28 @@ async function benchOne(flavour: NvimFlavour): Promise<void> {
 		await nv.until((x) => x.active_buffer.selection?.end.line === 10_000, "10,000-line selection written");
 		const bigCost = await nv.lua<number>(WRITE_COST, 20);
 		const bytes = big.join("\n").length;
-		row(`write, 10,000-line selection (${(bytes / 1024).toFixed(0)} KiB)`, `${bigCost.toFixed(3)} ms`, "(info)", true);
+		row(`write, 10,000 lines selected (${(bytes / 1024).toFixed(0)} KiB)`, `${bigCost.toFixed(3)} ms`, "(info)", true);
 		// The same selection kept as '< '> marks: what every later write (each cursor move) pays for it.
 		await nv.input("<Esc>");
 		await nv.until((x) => x.active_buffer.selection?.end.line === 10_000, "the kept selection written");
 		const keptCost = await nv.lua<number>(WRITE_COST, 20);
 		row("  after <Esc>, the selection kept as marks", `${keptCost.toFixed(3)} ms`, "(info)", true);
+
+		// ggVG on a 3 MB file of binary-ish bytes (control bytes take 6 in JSON): the file stays small.
+		const dump = binaryishLines(3_000_000);
+		writeFileSync(join(nv.tmp, "dump.txt"), `${dump.join("\n")}\n`);
+		await nv.command("edit dump.txt");
+		await nv.input("ggVG");
+		await nv.until((x) => x.active_buffer.selection?.end.line === dump.length, "3 MB selection written");
+		const dumpCost = await nv.lua<number>(WRITE_COST, 20);
+		const dumpFile = statSync(nv.statePath).size;
+		row(
+			`write, ggVG on 3 MB binary-ish (file ${(dumpFile / 1024).toFixed(0)} KiB)`,
+			`${dumpCost.toFixed(3)} ms`,
+			"file < 1024 KiB",
+			dumpFile < 1024 * 1024,
+		);
+		await nv.input("<Esc>");
 	} finally {
 		await s.close();
 	}

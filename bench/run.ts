@@ -2,8 +2,10 @@
  * `npm run bench`: prints the figures the issues ask for, with their targets.
  * Timing lives here, never in tests.
  */
+import { runContextTokensBench } from "./context-tokens.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
 
 await runPiBench();
+await runContextTokensBench();
 await runNvimBench();

@@ -5,8 +5,8 @@
 # Why not apt-get install: trixie's neovim needs glibc >= 2.38 and Debian 12 ships 2.36. We never touch the
 # system: a private APT config downloads neovim's dependency closure (trixie's libc6 included), dpkg-deb -x
 # unpacks it, and the launcher runs the binary through trixie's own ld-linux with --library-path.
-# Recipe: /work/shared/notes/fetch-nvim-0.10.md. Needs only deb.debian.org (or the mirror in
-# $DEBIAN_MIRROR). Idempotent: a working launcher means there is nothing to do.
+# Recipe: ../shared/notes/fetch-nvim-0.10.md (the team's notes beside this repository). Needs only
+# deb.debian.org (or the mirror in $DEBIAN_MIRROR). Idempotent: a working launcher means there is nothing to do.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -139,12 +139,13 @@ export function formatContextBlock(
 			selection.start.line === selection.end.line
 				? `line ${selection.start.line}, columns ${selection.start.column}-${selection.end.column}`
 				: `lines ${selection.start.line}-${selection.end.line}`;
+		const cutByEditor = selection.truncated === true ? `; cut by the editor to ${formatBytes(capped.totalBytes)}` : "";
 		const cut = capped.truncated
 			? `; cut to the first ${capped.lines} of ${capped.totalLines} lines (${formatBytes(capped.bytes)} of ${formatBytes(capped.totalBytes)})`
 			: "";
 		const fence = fenceFor(capped.text);
 		lines.push(
-			`Selection (${range}, made ${formatSeconds(freshness.ageSeconds)} ago${cut}):`,
+			`Selection (${range}, made ${formatSeconds(freshness.ageSeconds)} ago${cutByEditor}${cut}):`,
 			`${fence}${fenceLanguage(language)}`,
 			capped.text,
 			fence,
@@ -157,7 +158,7 @@ export function formatContextBlock(
 			selectedAt: selection.selected_at ?? options.now,
 			lines: capped.totalLines,
 			bytes: capped.totalBytes,
-			truncated: capped.truncated,
+			truncated: capped.truncated || selection.truncated === true,
 			preview: previewText(selection.text),
 		};
 	}

@@ -391,10 +391,14 @@ export class IdeController {
 		return { rows, actions };
 	}
 
-	/** The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now. */
-	statusReport(): string {
+	/**
+	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
+	 * `nextPrompt` says what the next prompt sends given what the model already has (context-memory.ts).
+	 */
+	statusReport(nextPrompt?: (block: ContextBlock) => { why: string; text: string }): string {
 		const injection = this.prepareInjection();
 		const view = this.#view;
+		const decided = injection.kind === "inject" ? nextPrompt?.(injection.block) : undefined;
 		return formatStatusReport({
 			now: this.#nowMs() / 1000,
 			health: view.health,
@@ -411,8 +415,9 @@ export class IdeController {
 					? injection
 					: {
 							kind: "inject",
-							text: injection.block.text,
+							text: decided ? decided.text : injection.block.text,
 							selection: injection.editor.state.active_buffer.selection,
+							...(decided ? { why: decided.why } : {}),
 						},
 		});
 	}

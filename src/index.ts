@@ -9,6 +9,7 @@
  * JetBrains IDE with its client), and prompt as usual. `/ide` picks an editor,
  * `/ide status` explains what is sent, `/ide off` stops (remembered for the project until `/ide auto`).
  */
+import { randomUUID } from "node:crypto";
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,8 +20,9 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
-import { type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
+import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
 import { ChoiceStore } from "./choice-store.ts";
+import { type Decision, decide, type ModelView, modelView, selfContainedText } from "./context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./host-editor.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
@@ -46,6 +48,11 @@ const SUBCOMMANDS = [
 
 export default function piIdeContext(pi: ExtensionAPI): void {
 	let controller: IdeController | undefined;
+	/** ideContext.sendUnchanged: a full block with every prompt. */
+	let sendUnchanged = false;
+	/** What this prompt sends, given what the model already has (decided from the session, never from memory). */
+	const decideFor = (block: ContextBlock, ctx: ExtensionContext): Decision =>
+		decide(block, visibleContext(ctx), { always: sendUnchanged, id: randomUUID() });
 
 	pi.on("session_start", async (_event, ctx) => {
 		try {
@@ -54,6 +61,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			const ui = ctx.hasUI ? uiPort(ctx) : null;
 			const home = homedir();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
+			sendUnchanged = settings.sendUnchanged;
 			controller = new IdeController({
 				piCwd: ctx.cwd,
 				stateDir: resolveStateDir(process.env),
@@ -101,14 +109,38 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			if (event.messageType !== "user" || !controller) return undefined;
 			const injection = controller.prepareInjection();
 			if (injection.kind !== "inject") return undefined;
-			const { text, details } = injection.block;
-			// The quote and the entry come from the same snapshot as the injected text.
+			const decision = decideFor(injection.block, ctx);
+			if (decision.kind === "none" || !decision.details) return undefined;
+			const { text, details } = decision;
+			// The quote and the entry come from the same snapshot as the injected text; a selection only
+			// referred to (the model has it already) is not quoted again.
 			if (details.selection) pi.appendEntry(SELECTION_ENTRY_TYPE, details.selection);
 			return {
 				message: { customType: MESSAGE_TYPE, content: text, display: details.selection !== undefined, details },
 			};
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);
+			return undefined;
+		}
+	});
+
+	// Before each model request: if the last editor context in it builds on a block the request no longer holds
+	// (pi compacted in the middle of a run, another extension pruned it), make that message self-contained.
+	pi.on("context", async (event) => {
+		try {
+			const ours = event.messages.flatMap((m, index) =>
+				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ index, message: m }] : [],
+			);
+			const last = ours.at(-1);
+			if (!last) return undefined;
+			const text = selfContainedText(
+				ours.map(({ message }) => ({ details: message.details, content: message.content })),
+			);
+			if (text === undefined) return undefined;
+			const messages = [...event.messages];
+			messages[last.index] = { ...last.message, content: text };
+			return { messages };
+		} catch {
 			return undefined;
 		}
 	});
@@ -129,7 +161,11 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			try {
 				if (!ctx.hasUI || !controller) return;
 				const sub = args.trim();
-				if (sub === "status") ctx.ui.notify(controller.statusReport(), "info");
+				if (sub === "status")
+					ctx.ui.notify(
+						controller.statusReport((block) => decideFor(block, ctx)),
+						"info",
+					);
 				else if (sub === "off") {
 					controller.disconnect();
 					ctx.ui.notify(DISCONNECTED_MESSAGE, "info");
@@ -177,6 +213,22 @@ function describeConnection(controller: IdeController): string {
 	if (!editor) return "not connected";
 	const state = editor.record.state;
 	return `connected to ${formatEditorName(state)} (pid ${state.pid}, ${oneLine(state.cwd)})`;
+}
+
+/**
+ * The ide-context messages the model will see with the next request: the session's projection (the current
+ * branch, compaction applied), so compaction, /tree, /fork and /resume are all accounted for. Unreadable: as if
+ * none (the full block goes out).
+ */
+function visibleContext(ctx: ExtensionContext): ModelView {
+	try {
+		const messages = ctx.sessionManager.buildSessionProjection().messages;
+		return modelView(
+			messages.flatMap((m) => (m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ details: m.details }] : [])),
+		);
+	} catch {
+		return modelView([]);
+	}
 }
 
 function uiPort(ctx: ExtensionContext): UiPort {

@@ -20,8 +20,8 @@ export const SELECTION_FRESH_SECONDS = 60;
  */
 export const MAX_CLOCK_SKEW_SECONDS = 5;
 
-/** State files larger than this are refused unread. */
-export const MAX_STATE_FILE_BYTES = 1024 * 1024;
+/** State files larger than this are refused unread (PROTOCOL.md, "Limits"; defined with the other state-dir rules). */
+export { MAX_STATE_FILE_BYTES } from "./state-dir.ts";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -37,6 +37,8 @@ export const SelectionSchema = Type.Object({
 	end: PositionSchema,
 	text: Type.String(),
 	selected_at: Nullable(Type.Number({ minimum: 0 })),
+	/** True when the client cut `text` to keep the state file small (optional, v0.2-compatible). */
+	truncated: Type.Optional(Type.Boolean()),
 });
 
 export const ActiveBufferSchema = Type.Object({

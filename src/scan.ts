@@ -24,8 +24,8 @@ import {
 	unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
-import { type EditorState, MAX_STATE_FILE_BYTES, parseEditorState } from "./protocol.ts";
-import { checkStateDir, type DirHealth, parseStateFileName, stateFileName } from "./state-dir.ts";
+import { type EditorState, parseEditorState } from "./protocol.ts";
+import { checkStateDir, type DirHealth, MAX_STATE_FILE_BYTES, parseStateFileName, stateFileName } from "./state-dir.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */

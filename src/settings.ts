@@ -16,6 +16,11 @@ export interface IdeSettings {
 	maxSelectionBytes: number;
 	/** Link the bundled Neovim client into Neovim's packpath at session start (also off with PI_IDE_NO_NVIM_LINK=1). */
 	linkNvim: boolean;
+	/**
+	 * Send the whole block, selection text included, with every prompt (the behaviour of 0.1.0). Off: a prompt
+	 * sends only what the model does not already have (see context-memory.ts).
+	 */
+	sendUnchanged: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
@@ -24,6 +29,7 @@ export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
 	maxSelectionLines: DEFAULT_MAX_SELECTION_LINES,
 	maxSelectionBytes: DEFAULT_MAX_SELECTION_BYTES,
 	linkNvim: true,
+	sendUnchanged: false,
 };
 
 export interface SettingsResult {
@@ -44,6 +50,7 @@ const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expec
 	maxSelectionLines: { read: readPositiveInt, expected: "a positive whole number" },
 	maxSelectionBytes: { read: readPositiveInt, expected: "a positive whole number" },
 	linkNvim: { read: readBoolean, expected: "true or false" },
+	sendUnchanged: { read: readBoolean, expected: "true or false" },
 };
 
 /** Parse `settings.ideContext` (unknown JSON) and the environment into settings. */

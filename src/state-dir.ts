@@ -34,6 +34,12 @@ import { isAbsolute, join } from "node:path";
 
 export const STATE_DIR_NAME = "pi-ide";
 
+/**
+ * Editor state files larger than this are refused unread by pi, so every writer keeps its encoded file
+ * below it (PROTOCOL.md, "Limits").
+ */
+export const MAX_STATE_FILE_BYTES = 1024 * 1024;
+
 /** Suffix of the temp file a write goes through: `<pid>.json.tmp`. */
 export const TEMP_SUFFIX = ".tmp";
 

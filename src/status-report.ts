@@ -15,10 +15,13 @@ import type { ScanDiagnostic } from "./scan.ts";
 import type { DirHealth } from "./state-dir.ts";
 import type { Tier } from "./tiers.ts";
 
-/** What the next prompt would carry: nothing (and why), or a block. */
+/**
+ * What the next prompt would carry: nothing (and why), or a block. `why`, when given, says what of the block
+ * is sent given what the model already has (context-memory.ts); `text` is then what is sent (maybe nothing).
+ */
 export type NextPrompt =
 	| { kind: "skip"; reason: string }
-	| { kind: "inject"; text: string; selection: Selection | null };
+	| { kind: "inject"; text: string; selection: Selection | null; why?: string };
 
 export interface StatusFacts {
 	/** Unix seconds. */
@@ -85,7 +88,9 @@ export function formatStatusReport(facts: StatusFacts): string {
 	} else {
 		const selectionLine = describeUnsentSelection(next.selection, now);
 		if (selectionLine) lines.push(selectionLine);
-		lines.push("Next prompt would include:", inert(next.text, { lines: "keep" }));
+		if (next.why === undefined) lines.push("Next prompt would include:", inert(next.text, { lines: "keep" }));
+		else if (next.text === "") lines.push(`Next prompt sends ${inert(next.why)}`);
+		else lines.push(`Next prompt sends ${inert(next.why)}:`, inert(next.text, { lines: "keep" }));
 	}
 	return lines.join("\n");
 }

@@ -49,14 +49,18 @@ export interface SelectionRange {
 	start: Position;
 	end: Position;
 	text: string;
+	/** Present (true) when `text` was cut at the cap; `start`/`end` still describe the whole selection. */
+	truncated?: true;
 }
 
 /** Display name for a window without an active document (nvim's name for an unnamed buffer). */
 export const NO_NAME = "[No Name]";
 
 /**
- * Selection text beyond this many UTF-8 bytes is cut at a line boundary, so the state file stays far below
- * the reader's 1 MiB limit (`MAX_STATE_FILE_BYTES`) even when the user selects a whole huge file.
+ * Selection text is cut at a line boundary once its *encoded* form (the bytes it takes inside the JSON
+ * string, escapes included) would pass this, so the state file stays far below the reader's 1 MiB limit
+ * (`MAX_STATE_FILE_BYTES`) whatever the user selects: escaping grows ordinary text by a few percent, quotes
+ * and backslashes double, and control bytes (binary files) take six bytes each (`\u0001`).
  */
 export const MAX_SELECTION_TEXT_BYTES = 256 * 1024;
 
@@ -74,6 +78,33 @@ export function utf8Length(text: string): number {
 			bytes += 4;
 			i++;
 		} else bytes += 3;
+	}
+	return bytes;
+}
+
+/**
+ * Bytes one UTF-16 unit takes inside a JSON string as `JSON.stringify` writes it, UTF-8 encoded: `"` `\\`
+ * and the short escapes 2, other C0 controls 6 (`\u001b`), a lone surrogate 6 (well-formed stringify
+ * escapes it); `next` tells a surrogate pair (4 bytes for both units, counted on the high one) from a lone one.
+ */
+function jsonUnitBytes(code: number, next: number): number {
+	if (code === 0x22 || code === 0x5c) return 2;
+	if (code < 0x20) return code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 2 : 6;
+	if (code < 0x80) return 1;
+	if (code < 0x800) return 2;
+	if (isHighSurrogate(code)) return isLowSurrogate(next) ? 4 : 6;
+	if (isLowSurrogate(code)) return 6;
+	return 3;
+}
+
+/** UTF-8 bytes of `JSON.stringify(text)` without its two quotes. */
+export function jsonStringBytes(text: string): number {
+	let bytes = 0;
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+		bytes += jsonUnitBytes(code, next);
+		if (isHighSurrogate(code) && isLowSurrogate(next)) i++;
 	}
 	return bytes;
 }
@@ -157,37 +188,54 @@ export function describeSelection(lines: TextLines, anchor: HostPosition, head: 
 
 	if (startLine === lastLine) {
 		const text = endsAtLineBreak ? `${startText.slice(startChar)}\n` : startText.slice(startChar, endChar);
-		return { start, end, text: clipText([text]) };
+		return withText(start, end, clipText([text]));
 	}
 	// Lines are fetched lazily: clipText stops pulling at the cap, so a select-all in a huge file costs the cap.
 	function* picked(): Generator<string> {
 		for (let line = startLine; line <= lastLine; line++) yield lines.text(line);
 	}
-	return { start, end, text: clipText(picked()) };
+	return withText(start, end, clipText(picked()));
 }
 
-/** Join lines with "\n", stopping before the line that would pass MAX_SELECTION_TEXT_BYTES. */
-function clipText(parts: Iterable<string>): string {
+/** The selected text and whether it was cut. */
+interface ClippedText {
+	text: string;
+	truncated: boolean;
+}
+
+/**
+ * Join lines with "\n", stopping before the line whose encoded bytes would pass MAX_SELECTION_TEXT_BYTES
+ * (a first line that alone passes it is cut on a character boundary).
+ */
+function clipText(parts: Iterable<string>): ClippedText {
 	let bytes = 0;
 	const kept: string[] = [];
 	for (const part of parts) {
-		bytes += utf8Length(part) + 1;
-		if (bytes > MAX_SELECTION_TEXT_BYTES && kept.length > 0) break;
-		kept.push(bytes > MAX_SELECTION_TEXT_BYTES ? clipLine(part) : part);
+		const cost = jsonStringBytes(part) + (kept.length > 0 ? 2 : 0); // the joining "\n" is encoded as \n
+		if (bytes + cost > MAX_SELECTION_TEXT_BYTES) {
+			if (kept.length === 0) kept.push(clipLine(part, MAX_SELECTION_TEXT_BYTES));
+			return { text: kept.join("\n"), truncated: true };
+		}
+		bytes += cost;
+		kept.push(part);
 	}
-	return kept.join("\n");
+	return { text: kept.join("\n"), truncated: false };
 }
 
-/** Cut one over-long line on a character boundary. */
-function clipLine(line: string): string {
+/** The longest prefix of `line`, cut on a character boundary, whose encoded bytes fit `budget`. */
+function clipLine(line: string, budget: number): string {
 	let bytes = 0;
 	let units = 0;
 	for (const char of line) {
-		bytes += utf8Length(char);
-		if (bytes > MAX_SELECTION_TEXT_BYTES) break;
+		bytes += jsonStringBytes(char);
+		if (bytes > budget) break;
 		units += char.length;
 	}
 	return line.slice(0, units);
+}
+
+function withText(start: Position, end: Position, clipped: ClippedText): SelectionRange {
+	return clipped.truncated ? { start, end, text: clipped.text, truncated: true } : { start, end, text: clipped.text };
 }
 
 /**

@@ -16,8 +16,9 @@ import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
 import { startRpc } from "../helpers/rpc.ts";
 import { envFor as baseEnvFor, fileLine, placeEditor, touch } from "../helpers/scenario.ts";
 
+/** Every prompt gets the full block (issue 9 sends only what is new): each prompt here checks the connection. */
 const envFor = (t: Parameters<typeof baseEnvFor>[0]) =>
-	baseEnvFor(t, { settings: { ideContext: { linkNvim: false } } });
+	baseEnvFor(t, { settings: { ideContext: { linkNvim: false, sendUnchanged: true } } });
 
 async function acpFor(t: { after(fn: () => unknown): void }, env: PiEnv): Promise<{ acp: AcpClient; session: string }> {
 	const acp = startAcp(env);

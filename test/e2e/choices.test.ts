@@ -16,8 +16,9 @@ import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
 import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
 import { envFor as baseEnvFor, fileLine, type PlacedEditor, placeEditor, touch } from "../helpers/scenario.ts";
 
+/** Every prompt gets the full block (issue 9 sends only what is new): each prompt here checks the connection. */
 const envFor = (t: Parameters<typeof baseEnvFor>[0]) =>
-	baseEnvFor(t, { settings: { ideContext: { linkNvim: false } } });
+	baseEnvFor(t, { settings: { ideContext: { linkNvim: false, sendUnchanged: true } } });
 
 /** A pi for one stretch of the test; close() ends it (a restart is close() + a new one). */
 async function piFor(t: { after(fn: () => unknown): void }, env: PiEnv): Promise<RpcPi> {

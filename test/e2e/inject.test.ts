@@ -220,8 +220,20 @@ describe("injection: the block the model receives", { concurrency: 4 }, () => {
 		await assertBlockedUntilRepaired(env, () => switchBuffer(env, editor, { file }), file);
 	});
 
-	test("two prompts in one run: each user prompt gets its own block", async (t) => {
+	test("two prompts in one run, editor untouched: the block once, nothing new with the second", async (t) => {
 		const env = await envFor(t);
+		const file = touch(env.workDir, "src/main.ts");
+		await placeEditor(env, { active_buffer: { file } });
+		const result = await runPrint(env, ["first prompt", "second prompt"]);
+		assert.equal(result.code, 0, result.stderr);
+		assert.equal(env.model.requests.length, 2);
+		const last = env.model.requests[1];
+		assert.equal(fileLine(injectedAfter(last, "first prompt")[0] ?? ""), file);
+		assert.deepEqual(injectedAfter(last, "second prompt"), []);
+	});
+
+	test("sendUnchanged: each user prompt gets its own full block (the old behaviour)", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { sendUnchanged: true } } });
 		const file = touch(env.workDir, "src/main.ts");
 		await placeEditor(env, { active_buffer: { file } });
 		const result = await runPrint(env, ["first prompt", "second prompt"]);

@@ -4,11 +4,11 @@
  * Neovim in the matrix.
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { requestMessages } from "../helpers/fake-llm.ts";
-import { forEachNvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
+import { binaryishLines, forEachNvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
 import type { PiEnv } from "../helpers/pi-env.ts";
 import { assertNoBlock, envFor, fileLine, firstFence, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
@@ -39,6 +39,28 @@ forEachNvim((flavour) => {
 			assert.match(block, /^Language: typescript$/m);
 			assert.match(block, /^Selection \(lines 4-6, made [^)]+ ago\):$/m);
 			assert.equal(firstFence(block)?.body, LINES.slice(3, 6).join("\n"));
+		});
+
+		it("ggVG on a 3 MB file with binary-ish bytes: still connected, and the block says the editor cut it", async (t) => {
+			const env = await envFor(t);
+			const lines = binaryishLines(3_000_000);
+			const file = touch(env.workDir, "dump.txt", `${lines.join("\n")}\n`);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit dump.txt");
+			await nv.input("ggVG");
+			const s = await nv.until((x) => x.active_buffer.selection?.end.line === lines.length, "ggVG written");
+			assert.equal(s.active_buffer.selection?.truncated, true);
+			assert.ok(statSync(nv.statePath).size < 1024 * 1024, "under pi's 1 MiB limit");
+			const block = theBlock(await promptOnce(env));
+			assert.equal(fileLine(block), file);
+			assert.match(
+				block,
+				new RegExp(
+					`^Selection \\(lines 1-${lines.length}, made [^;]+ ago; cut by the editor to \\d+ KiB; cut to the first \\d+ of \\d+ lines`,
+					"m",
+				),
+			);
+			assert.ok(firstFence(block)?.body.startsWith(lines[0] ?? "?"), "the selection's first line reaches the model");
 		});
 
 		it("a file matched by an ignore rule: no block, no selected text anywhere in the request", async (t) => {

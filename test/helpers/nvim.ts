@@ -16,6 +16,7 @@ import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { type EditorState, parseEditorState } from "../../src/protocol.ts";
+import { pollUntil } from "./poll.ts";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const PLUGIN_DIR = join(REPO, "editors/nvim");
@@ -233,20 +234,8 @@ export interface PluginStatus {
 	config: { debounce_ms: number; max_selection_bytes: number; enabled: boolean };
 }
 
-/** Poll `probe` every 10 ms until it returns a value or the deadline passes (then throw with `describe()`). */
-export async function pollUntil<T>(
-	probe: () => T | undefined | Promise<T | undefined>,
-	describe: () => string,
-	timeoutMs = 5000,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-		await new Promise((r) => setTimeout(r, 10));
-	}
-}
+/** Kept for the Neovim tests: the suite's one polling helper lives in poll.ts. */
+export { pollUntil };
 
 /** Start a fresh Neovim for one test; it is killed and its temp dir removed when the test ends. */
 export async function startNvim(
@@ -443,4 +432,16 @@ export const nowSeconds = (): number => Date.now() / 1000;
 /** Cleanup helper for files a test creates outside its nvim's temp dir. */
 export function removeLater(t: TestContext, path: string): void {
 	t.after(() => rmSync(path, { recursive: true, force: true }));
+}
+
+/** ~`bytes` of lines mixing code, quotes, backslashes, slashes, tabs, control bytes, DEL and multibyte text. */
+export function binaryishLines(bytes: number): string[] {
+	const lines: string[] = [];
+	let total = 0;
+	for (let i = 0; total < bytes; i++) {
+		const line = `${i}: "q" \\ a/b\t\u0001\u0002\u001b[0m\u007f é 日本 ${"\u0000".repeat(i % 4)}`;
+		lines.push(line);
+		total += Buffer.byteLength(line) + 1;
+	}
+	return lines;
 }

@@ -5,8 +5,8 @@
  * HOME, and `cleanup()` removes it all.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type FakeModel, type FakeModelOptions, startFakeModel } from "./fake-llm.ts";
@@ -29,6 +29,50 @@ export const WAIT_MS = 30_000;
  * keyed by content, so sharing them cannot change behaviour.
  */
 export const SHARED_CACHE = join(REPO, ".cache/e2e");
+
+/** Variables that say how this machine reaches the network: CA files and proxies (both spellings). */
+const NETWORK_VARIABLES = new Set([
+	"NODE_EXTRA_CA_CERTS",
+	"NODE_USE_SYSTEM_CA",
+	"SSL_CERT_FILE",
+	"SSL_CERT_DIR",
+	...["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY"].flatMap((name) => [name, name.toLowerCase()]),
+]);
+
+/**
+ * npm settings about the network (after `npm_config_`, `_` read as `-`): registries, proxies, CAs and client
+ * certificates, TLS strictness, fetch tuning, where the user config lives, and `//host/:_authToken`-style
+ * credentials for a private registry. Not npm's lifecycle variables (`npm_config_user_agent`, `prefix`,
+ * `node_gyp`...), which describe the outer npm and would mislead an npm started inside a test.
+ */
+const NPM_NETWORK_SETTING =
+	/^(registry|@[^:]+:registry|proxy|https-proxy|http-proxy|noproxy|no-proxy|cafile|ca|cert|key|strict-ssl|userconfig|globalconfig|fetch-.+|maxsockets|local-address|replace-registry-host|\/\/.+)$/;
+
+/**
+ * The machine's network settings, for the clean environments tests build: without them a machine behind a
+ * TLS-inspecting proxy (a company CA in NODE_EXTRA_CA_CERTS, HTTPS_PROXY) cannot reach the npm registry from
+ * a test. The throwaway HOME hides `~/.npmrc`, so the real one is named with NPM_CONFIG_USERCONFIG unless a
+ * user config is already given.
+ */
+export function machineNetworkEnv(
+	source: Readonly<Record<string, string | undefined>> = process.env,
+	realHome: string = homedir(),
+	exists: (path: string) => boolean = existsSync,
+): Record<string, string> {
+	const kept: Record<string, string> = {};
+	for (const [name, value] of Object.entries(source)) {
+		if (value === undefined) continue;
+		const npmSetting = /^npm_config_(.+)$/i.exec(name)?.[1];
+		const keep = npmSetting
+			? NPM_NETWORK_SETTING.test(npmSetting.toLowerCase().replaceAll("_", "-"))
+			: NETWORK_VARIABLES.has(name);
+		if (keep) kept[name] = value;
+	}
+	const hasUserConfig = Object.keys(kept).some((name) => name.toLowerCase() === "npm_config_userconfig");
+	const npmrc = join(realHome, ".npmrc");
+	if (!hasUserConfig && exists(npmrc)) kept["NPM_CONFIG_USERCONFIG"] = npmrc;
+	return kept;
+}
 
 export interface PiEnvOptions extends FakeModelOptions {
 	/** Merged over the seed settings.json (quietStartup, lastChangelogVersion, retry off). */
@@ -78,8 +122,10 @@ export async function createPiEnv(options: PiEnvOptions = {}): Promise<PiEnv> {
 
 	// A clean environment, not process.env: node:test's NODE_TEST_CONTEXT, the caller's HOME or a stray
 	// NODE_OPTIONS must not reach pi. PATH is led by the pinned Node 24 (the system Node is too old for pi).
+	// The machine's network settings stay (CA, proxies, npm's user config): `pi install npm:...` needs them.
 	const { PATH: inheritedPath } = process.env;
 	const env: Record<string, string> = {
+		...machineNetworkEnv(),
 		PATH: `${BIN}:${inheritedPath ?? "/usr/local/bin:/usr/bin:/bin"}`,
 		HOME: home,
 		PI_CODING_AGENT_DIR: agentDir,

@@ -39,6 +39,8 @@ export interface RpcOptions {
 	/** Extra pi args. */
 	args?: string[];
 	cwd?: string;
+	/** Keep a session file (in the agent dir's sessions/) instead of `--no-session`: for /fork and /resume. */
+	session?: boolean;
 }
 
 export interface RpcPi {
@@ -71,7 +73,12 @@ let ids = 0;
 
 export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<RpcPi> {
 	const extension = options.extension === undefined ? PRODUCT_EXTENSION : options.extension;
-	const args = ["--mode", "rpc", "--no-session", ...piArgs(extension, options.args ?? [])];
+	const args = [
+		"--mode",
+		"rpc",
+		...(options.session ? [] : ["--no-session"]),
+		...piArgs(extension, options.args ?? []),
+	];
 	const child = spawn(join(BIN, "pi"), args, { cwd: options.cwd ?? env.workDir, env: env.env, stdio: "pipe" });
 	const records: RpcRecord[] = [];
 	const waiters = new Set<() => void>();

@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { BIN, type PiEnv, WAIT_MS } from "./pi-env.ts";
+import { pollUntil } from "./poll.ts";
 
 const run = promisify(execFile);
 let counter = 0;
@@ -86,15 +87,15 @@ export async function startTui(env: PiEnv, options: TuiOptions): Promise<Tui> {
 		capture,
 		waitFor: async (pattern, timeoutMs = WAIT_MS) => {
 			const test = typeof pattern === "function" ? pattern : (pane: string) => pattern.test(pane);
-			const deadline = Date.now() + timeoutMs;
 			let pane = "";
-			for (;;) {
-				pane = await capture();
-				if (test(pane)) return pane;
-				if (Date.now() >= deadline) break;
-				await new Promise((resolve) => setTimeout(resolve, 100));
-			}
-			throw new Error(`tmux pane did not match ${String(pattern)} within ${timeoutMs} ms. Pane:\n${pane}`);
+			return pollUntil(
+				async () => {
+					pane = await capture();
+					return test(pane) ? pane : undefined;
+				},
+				() => `tmux pane did not match ${String(pattern)}. Pane:\n${pane}`,
+				{ timeoutMs, intervalMs: 100 },
+			);
 		},
 		sendText: async (text) => {
 			await tmux("send-keys", "-t", "pi", "-l", text);

@@ -253,17 +253,23 @@ forEachNvim((flavour) => {
 			const s = await nv.until((x) => x.active_buffer.selection?.end.line === 5, "ggVG");
 			// Byte 9 is the first byte of "ö": the cut backs off to the character boundary.
 			assert.equal(s.active_buffer.selection?.text, "héllo w");
+			assert.equal(s.active_buffer.selection?.truncated, true);
 			assert.deepEqual(shape(s.active_buffer.selection)?.start, [1, 1]);
 			assert.deepEqual(shape(s.active_buffer.selection)?.end, [5, 4]);
 		});
 
-		it("a 10,000-line selection is written whole (under the default 1 MiB cap)", async (t) => {
+		it("a 10,000-line selection (500 KB) is cut at the default 256 KiB and marked truncated", async (t) => {
 			const nv = await startNvim(t, flavour);
 			const lines = Array.from({ length: 10_000 }, (_, i) => `line ${i + 1} ${"x".repeat(40)}`);
 			await open(nv, "big.txt", lines);
 			await nv.input("ggVG");
 			const s = await nv.until((x) => x.active_buffer.selection?.end.line === 10_000, "ggVG over 10,000 lines");
-			assert.equal(s.active_buffer.selection?.text, lines.join("\n"));
+			const text = s.active_buffer.selection?.text ?? "";
+			assert.equal(s.active_buffer.selection?.truncated, true);
+			// Each "\n" takes 2 bytes in the file: the cap is on the encoded size.
+			const encoded = text.length + text.split("\n").length - 1;
+			assert.ok(encoded <= 256 * 1024 && encoded > 256 * 1024 - 100, `${encoded} encoded bytes kept`);
+			assert.ok(lines.join("\n").startsWith(text));
 		});
 	});
 });

@@ -20,7 +20,10 @@ const SETUP_ERRORS: [string, string][] = [
 		"{ debounce_ms = 1.5 }",
 		"(pi-ide) `debounce_ms` should be a whole number of milliseconds between 0 and 60000, not 1.5",
 	],
-	["{ max_selection_bytes = 0 }", "(pi-ide) `max_selection_bytes` should be a whole number of bytes >= 1, not 0"],
+	[
+		"{ max_selection_bytes = 0 }",
+		"(pi-ide) `max_selection_bytes` should be a whole number of bytes between 1 and 524288 (pi reads state files up to 1 MiB), not 0",
+	],
 	["{ enabled = 'yes' }", "(pi-ide) `enabled` should be a boolean, not string"],
 	["{ debounc_ms = 10 }", "(pi-ide) unknown option `debounc_ms` (known: debounce_ms, enabled, max_selection_bytes)"],
 	["'fast'", "(pi-ide) `setup()` expects a table of options, not string"],

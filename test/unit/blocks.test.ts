@@ -11,27 +11,13 @@ import {
 } from "../../src/blocks.ts";
 import type { EditorState, Selection } from "../../src/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
+import { makeState } from "../helpers/state-files.ts";
 
 const NOW = 1_800_000_000;
 
 function state(overrides: Partial<EditorState> = {}, buffer: Partial<EditorState["active_buffer"]> = {}): EditorState {
-	return {
-		pid: 4242,
-		cwd: "/home/u/proj",
-		timestamp: NOW - 1,
-		app: "nvim",
-		active_buffer: {
-			file: "/home/u/proj/src/main.ts",
-			name: "main.ts",
-			language: "typescript",
-			cursor: { line: 42, column: 10 },
-			selection: null,
-			modified: false,
-			lines_total: 200,
-			...buffer,
-		},
-		...overrides,
-	};
+	const base = makeState({ cwd: "/home/u/proj", timestamp: NOW - 1, active_buffer: { name: "main.ts", ...buffer } });
+	return { ...base, ...overrides };
 }
 
 function selection(text: string, selectedAt: number | null, start = 40, end = 45): Selection {
@@ -189,6 +175,35 @@ describe("capText", () => {
 		assert.match(block.text, /cut to the first \d+ of 5000 lines/);
 		assert.equal(block.details.selection?.truncated, true);
 	});
+
+	const editorCut: Array<{ name: string; truncated: boolean | undefined; text: string; header: RegExp }> = [
+		{
+			name: "cut by the editor",
+			truncated: true,
+			text: "a\nb",
+			header: /, made \d+ s ago; cut by the editor to 3 B\):$/m,
+		},
+		{
+			name: "cut by the editor and by pi",
+			truncated: true,
+			text: Array.from({ length: 2000 }, () => "x").join("\n"),
+			header: /; cut by the editor to 4 KiB; cut to the first 1000 of 2000 lines \(2 KiB of 4 KiB\)\):$/m,
+		},
+		{ name: "not cut (field false)", truncated: false, text: "a\nb", header: /, made \d+ s ago\):$/m },
+		{ name: "not cut (field absent, v0.2)", truncated: undefined, text: "a\nb", header: /, made \d+ s ago\):$/m },
+	];
+	for (const row of editorCut) {
+		it(`selection.truncated: ${row.name}`, () => {
+			const sel = {
+				...selection(row.text, NOW, 1, 2),
+				...(row.truncated === undefined ? {} : { truncated: row.truncated }),
+			};
+			const block = formatContextBlock(state({}, { selection: sel }), "/p/a.ts", { now: NOW });
+			assert.ok(block);
+			assert.match(block.text, row.header);
+			assert.equal(block.details.selection?.truncated, row.truncated === true || row.text.length > 2000);
+		});
+	}
 });
 
 describe("database block", () => {

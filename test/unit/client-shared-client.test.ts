@@ -165,6 +165,25 @@ describe("StateClient", () => {
 		assert.equal(s.warnings.length, 2, "a new streak warns again");
 	});
 
+	test("a state over pi's 1 MiB limit is not written (the last file stays) and says why", () => {
+		const dir = fresh();
+		let cwd = "/w";
+		const warnings: string[] = [];
+		const client = new StateClient({
+			app: "vscode",
+			pid: 77,
+			dir,
+			snapshot: () => ({ cwd, argv: [cwd], document: null }),
+			warn: (m) => warnings.push(m),
+			uid,
+		});
+		assert.equal(client.flush(), "written");
+		cwd = `/${"d".repeat(600 * 1024)}`; // twice in the state (cwd and argv): 1.2 MB
+		assert.equal(client.flush(), "failed");
+		assert.match(warnings[0] ?? "", /^pi-ide-context: the state would be \d+ bytes, over pi's 1048576-byte limit/);
+		assert.equal(JSON.parse(readFileSync(client.path, "utf8")).cwd, "/w");
+	});
+
 	test("a throwing snapshot is caught", () => {
 		const warnings: string[] = [];
 		const client = new StateClient({

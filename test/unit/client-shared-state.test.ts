@@ -12,6 +12,7 @@ import {
 	type DocumentSnapshot,
 	describeSelection,
 	type HostPosition,
+	jsonStringBytes,
 	linesOf,
 	MAX_SELECTION_TEXT_BYTES,
 	NO_NAME,
@@ -23,6 +24,24 @@ import {
 import { validateEditorState } from "../../src/protocol.ts";
 
 const at = (line: number, character: number): HostPosition => ({ line, character });
+
+describe("jsonStringBytes: what a string costs inside the state file", () => {
+	const cases: [string, string][] = [
+		["ascii", "hello"],
+		["quote and backslash", '"\\'],
+		["short escapes", "\b\t\n\f\r"],
+		["other C0 controls", "\u0000\u0001\u001b\u001f"],
+		["DEL and C1 stay raw", "\u007f\u0085\u009b"],
+		["two- and three-byte", "é漢"],
+		["surrogate pair", "😀"],
+		["lone high, lone low, reversed pair", "\ud800x\udc00\udc00\ud800"],
+		["high surrogate at the end", "a\ud83d"],
+		["U+2028/2029", "\u2028\u2029"],
+	];
+	for (const [name, text] of cases) {
+		test(name, () => assert.equal(jsonStringBytes(text), Buffer.byteLength(JSON.stringify(text), "utf8") - 2));
+	}
+});
 
 describe("utf8Length / byteColumn", () => {
 	// [description, line, utf16 offset, expected 1-based byte column]
@@ -59,34 +78,111 @@ describe("utf8Length / byteColumn", () => {
 
 describe("describeSelection", () => {
 	const doc = linesOf(["const a = 1;", "日本語 text", "emoji 😀 here", "", "last line"].join("\n"));
-	// [description, anchor, head, expected start, expected end, expected text] (null = empty selection)
-	const cases: [string, HostPosition, HostPosition, [number, number] | null, [number, number] | null, string | null][] =
-		[
-			["empty (anchor == head)", at(0, 3), at(0, 3), null, null, null],
-			["single line, exact columns", at(0, 6), at(0, 7), [1, 7], [1, 7], "a"],
-			["single line, reversed (head before anchor)", at(0, 12), at(0, 6), [1, 7], [1, 12], "a = 1;"],
-			["single line with CJK: bytes, not UTF-16", at(1, 0), at(1, 3), [2, 1], [2, 9], "日本語"],
-			["single line ending on an emoji: end = its last byte", at(2, 6), at(2, 8), [3, 7], [3, 10], "😀"],
-			["single line after an emoji", at(2, 9), at(2, 13), [3, 12], [3, 15], "here"],
-			["multi-line: full lines", at(0, 6), at(2, 5), [1, 7], [3, 5], "const a = 1;\n日本語 text\nemoji 😀 here"],
-			["multi-line reversed", at(2, 5), at(0, 6), [1, 7], [3, 5], "const a = 1;\n日本語 text\nemoji 😀 here"],
-			[
-				"ends at column 0 of a later line: that line is not selected",
-				at(0, 0),
-				at(2, 0),
-				[1, 1],
-				[2, 14],
-				"const a = 1;\n日本語 text",
-			],
-			["whole line by shift+down: single line with its newline", at(1, 0), at(2, 0), [2, 1], [2, 14], "日本語 text\n"],
-			["only a line break: clamped onto the last character, like nvim", at(0, 12), at(1, 0), [1, 12], [1, 12], "\n"],
-			["through an empty line", at(2, 0), at(4, 4), [3, 1], [5, 4], "emoji 😀 here\n\nlast line"],
-			["positions past the document are clamped", at(4, 5), at(99, 99), [5, 6], [5, 9], "line"],
-		];
-	for (const [name, anchor, head, start, end, text] of cases) {
+	interface SelectionCase {
+		name: string;
+		anchor: HostPosition;
+		head: HostPosition;
+		/** Expected [line, column] of the start and end, and the text; all absent: no selection. */
+		start?: [number, number];
+		end?: [number, number];
+		text?: string;
+	}
+	const cases: SelectionCase[] = [
+		{ name: "empty (anchor == head)", anchor: at(0, 3), head: at(0, 3) },
+		{ name: "single line, exact columns", anchor: at(0, 6), head: at(0, 7), start: [1, 7], end: [1, 7], text: "a" },
+		{
+			name: "single line, reversed (head before anchor)",
+			anchor: at(0, 12),
+			head: at(0, 6),
+			start: [1, 7],
+			end: [1, 12],
+			text: "a = 1;",
+		},
+		{
+			name: "single line with CJK: bytes, not UTF-16",
+			anchor: at(1, 0),
+			head: at(1, 3),
+			start: [2, 1],
+			end: [2, 9],
+			text: "日本語",
+		},
+		{
+			name: "single line ending on an emoji: end = its last byte",
+			anchor: at(2, 6),
+			head: at(2, 8),
+			start: [3, 7],
+			end: [3, 10],
+			text: "😀",
+		},
+		{
+			name: "single line after an emoji",
+			anchor: at(2, 9),
+			head: at(2, 13),
+			start: [3, 12],
+			end: [3, 15],
+			text: "here",
+		},
+		{
+			name: "multi-line: full lines",
+			anchor: at(0, 6),
+			head: at(2, 5),
+			start: [1, 7],
+			end: [3, 5],
+			text: "const a = 1;\n日本語 text\nemoji 😀 here",
+		},
+		{
+			name: "multi-line reversed",
+			anchor: at(2, 5),
+			head: at(0, 6),
+			start: [1, 7],
+			end: [3, 5],
+			text: "const a = 1;\n日本語 text\nemoji 😀 here",
+		},
+		{
+			name: "ends at column 0 of a later line: that line is not selected",
+			anchor: at(0, 0),
+			head: at(2, 0),
+			start: [1, 1],
+			end: [2, 14],
+			text: "const a = 1;\n日本語 text",
+		},
+		{
+			name: "whole line by shift+down: single line with its newline",
+			anchor: at(1, 0),
+			head: at(2, 0),
+			start: [2, 1],
+			end: [2, 14],
+			text: "日本語 text\n",
+		},
+		{
+			name: "only a line break: clamped onto the last character, like nvim",
+			anchor: at(0, 12),
+			head: at(1, 0),
+			start: [1, 12],
+			end: [1, 12],
+			text: "\n",
+		},
+		{
+			name: "through an empty line",
+			anchor: at(2, 0),
+			head: at(4, 4),
+			start: [3, 1],
+			end: [5, 4],
+			text: "emoji 😀 here\n\nlast line",
+		},
+		{
+			name: "positions past the document are clamped",
+			anchor: at(4, 5),
+			head: at(99, 99),
+			start: [5, 6],
+			end: [5, 9],
+			text: "line",
+		},
+	];
+	for (const { name, anchor, head, start, end, text } of cases) {
 		test(name, () => {
 			const range = describeSelection(doc, anchor, head);
-			if (start === null || end === null || text === null) {
+			if (start === undefined || end === undefined || text === undefined) {
 				assert.equal(range, null);
 				return;
 			}
@@ -98,14 +194,27 @@ describe("describeSelection", () => {
 		});
 	}
 
-	test("a huge selection is cut at a line boundary below the cap", () => {
+	test("a huge selection is cut at a line boundary below the cap, and says so", () => {
 		const line = "x".repeat(1000);
 		const huge = linesOf(Array.from({ length: 1000 }, () => line).join("\n"));
 		const range = describeSelection(huge, at(0, 0), at(999, 1000));
 		assert.ok(range);
-		assert.ok(utf8Length(range.text) <= MAX_SELECTION_TEXT_BYTES);
-		assert.equal(range.text.split("\n").length, Math.floor(MAX_SELECTION_TEXT_BYTES / 1001));
+		assert.ok(jsonStringBytes(range.text) <= MAX_SELECTION_TEXT_BYTES);
+		// 1000 bytes per line plus 2 for each encoded "\n" between lines
+		assert.equal(range.text.split("\n").length, Math.floor((MAX_SELECTION_TEXT_BYTES + 2) / 1002));
+		assert.equal(range.truncated, true);
 		assert.deepEqual(range.end, { line: 1000, column: 1000 }, "the range still says what was selected");
+	});
+
+	test("the cap counts encoded bytes: a line of control characters is cut to a sixth", () => {
+		const range = describeSelection(
+			linesOf("\u0001".repeat(MAX_SELECTION_TEXT_BYTES)),
+			at(0, 0),
+			at(0, MAX_SELECTION_TEXT_BYTES),
+		);
+		assert.ok(range);
+		assert.equal(range.text.length, Math.floor(MAX_SELECTION_TEXT_BYTES / 6));
+		assert.equal(range.truncated, true);
 	});
 
 	test("a select-all in a huge file reads lines only up to the cap", () => {

@@ -308,7 +308,13 @@ describe("probePid", () => {
 
 describe("parseSettings", () => {
 	const cases: Array<[string, unknown, NodeJS.ProcessEnv, Record<string, unknown>, RegExp[]]> = [
-		["defaults", undefined, {}, { glyphs: "nerd", autoConnect: true, maxSelectionLines: 1000, linkNvim: true }, []],
+		[
+			"defaults",
+			undefined,
+			{},
+			{ glyphs: "nerd", autoConnect: true, maxSelectionLines: 1000, linkNvim: true, sendUnchanged: false },
+			[],
+		],
 		["plain glyphs", { glyphs: "plain" }, {}, { glyphs: "plain" }, []],
 		["env overrides", { glyphs: "nerd" }, { PI_IDE_GLYPHS: "plain" }, { glyphs: "plain" }, []],
 		[
@@ -324,6 +330,14 @@ describe("parseSettings", () => {
 		["unknown keys are reported", { colour: 1 }, {}, {}, [/ideContext.colour is not a known setting/]],
 		["not an object", "yes", {}, {}, [/ideContext should be an object/]],
 		["autoConnect off", { autoConnect: false }, {}, { autoConnect: false }, []],
+		["sendUnchanged on (a block with every prompt)", { sendUnchanged: true }, {}, { sendUnchanged: true }, []],
+		[
+			"sendUnchanged must be a boolean",
+			{ sendUnchanged: "yes" },
+			{},
+			{ sendUnchanged: false },
+			[/sendUnchanged should be true or false, not "yes"/],
+		],
 	];
 	for (const [name, raw, env, expected, problems] of cases) {
 		it(name, () => {

@@ -4,23 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import {
-	chmodSync,
-	mkdirSync,
-	mkdtempSync,
-	readFileSync,
-	renameSync,
-	rmSync,
-	utimesSync,
-	writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type ControllerOptions, IdeController } from "../../src/controller.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/glyphs.ts";
-import type { EditorState } from "../../src/protocol.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
+import { pollFor } from "../helpers/poll.ts";
+import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const children: ChildProcess[] = [];
 const roots: string[] = [];
@@ -75,37 +67,8 @@ function fixture(extra: Partial<ControllerOptions> = {}): Fixture {
 	return { root, stateDir, project, agentDir, statuses, warnings, controller, trusted };
 }
 
-function state(pid: number, cwd: string, language = "typescript", file = join(cwd, "src", "main.ts")): EditorState {
-	return {
-		pid,
-		cwd,
-		timestamp: Date.now() / 1000,
-		app: "nvim",
-		active_buffer: {
-			file,
-			name: "main.ts",
-			language,
-			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
-			lines_total: 3,
-		},
-	};
-}
-
-function write(dir: string, value: EditorState): void {
-	const path = join(dir, `${value.pid}.json`);
-	writeFileSync(`${path}.tmp`, JSON.stringify(value), { mode: 0o600 });
-	renameSync(`${path}.tmp`, path);
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!check()) {
-		if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
+const until = (check: () => boolean, what: string, timeoutMs = 5000): Promise<void> =>
+	pollFor(check, `waiting for ${what}`, timeoutMs);
 
 const pill = (language: string) => formatPill({ app: "nvim", language, file: "/x" });
 
@@ -113,11 +76,12 @@ describe("IdeController", { concurrency: 4 }, () => {
 	it("follows two writes in quick succession (chokidar throttles change events)", async () => {
 		const f = fixture();
 		const pid = liveEditorPid();
-		write(f.stateDir, state(pid, f.project));
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		await f.controller.start();
 		try {
 			assert.equal(f.statuses.at(-1), pill("typescript"));
-			for (const language of ["python", "lua", "rust", "go"]) write(f.stateDir, state(pid, f.project, language));
+			for (const language of ["python", "lua", "rust", "go"])
+				writeStateFile(f.stateDir, makeState({ pid, cwd: f.project, active_buffer: { language } }));
 			await until(() => f.statuses.at(-1) === pill("go"), "the pill to show the last write");
 		} finally {
 			await f.controller.stop();
@@ -127,31 +91,31 @@ describe("IdeController", { concurrency: 4 }, () => {
 	it("shows the disconnected glyph when the editor's file goes away, and nothing after stop()", async () => {
 		const f = fixture();
 		const pid = liveEditorPid();
-		write(f.stateDir, state(pid, f.project));
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		await f.controller.start();
 		rmSync(join(f.stateDir, `${pid}.json`));
 		await until(() => f.statuses.at(-1) === DISCONNECTED_GLYPH, "the disconnected glyph");
 		await f.controller.stop();
 		const count = f.statuses.length;
-		write(f.stateDir, state(pid, f.project, "lua"));
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project, active_buffer: { language: "lua" } }));
 		await new Promise((resolve) => setTimeout(resolve, 200));
 		assert.equal(f.statuses.length, count, "a stopped controller must not touch the UI");
 	});
 
 	it("a leftover file of a dead pid is ignored until a live editor rewrites it", () => {
 		const f = fixture();
-		write(f.stateDir, state(deadPid, f.project));
+		writeStateFile(f.stateDir, makeState({ pid: deadPid, cwd: f.project }));
 		assert.equal(f.controller.refresh().connection.connected, false);
 		assert.equal(f.controller.refresh().editors.length, 0);
 		const pid = liveEditorPid();
-		write(f.stateDir, state(pid, f.project));
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		const view = f.controller.refresh();
 		assert.equal(view.connection.connected && view.connection.pid, pid);
 	});
 
 	it("warns once about an insecure state dir, however often it rescans", () => {
 		const f = fixture();
-		write(f.stateDir, state(liveEditorPid(), f.project));
+		writeStateFile(f.stateDir, makeState({ pid: liveEditorPid(), cwd: f.project }));
 		chmodSync(f.stateDir, 0o755);
 		for (let i = 0; i < 5; i++) f.controller.refresh();
 		assert.equal(f.warnings.length, 1);
@@ -160,22 +124,51 @@ describe("IdeController", { concurrency: 4 }, () => {
 		assert.ok(injection.kind === "skip" && injection.reason.includes("0755"));
 	});
 
-	const ignoreCases: Array<[string, string | null, string | null, boolean, string, RegExp | null]> = [
-		["global rule", "*.env\n", null, true, "secrets.env", /ide-context\.ignore \(\*\.env\)/],
-		["project rule", null, "generated/\n", true, "generated/x.ts", /ide-context\.local\.ignore \(generated\/\)/],
-		["trusted project negation re-includes", "*.env\n", "!public.env\n", true, "public.env", null],
-		["untrusted project negation is dropped", "*.env\n", "!public.env\n", false, "public.env", /\*\.env/],
-		["no rules", null, null, true, "a.env", null],
+	interface IgnoreCase {
+		name: string;
+		/** The global rules file's text; absent: no file. */
+		global?: string;
+		/** The project rules file's text; absent: no file. */
+		project?: string;
+		/** Is the project trusted? Default true. */
+		trusted?: boolean;
+		/** The editor's file, relative to the project. */
+		file: string;
+		/** The prompt is skipped with a reason matching this; absent: the block is injected. */
+		skipped?: RegExp;
+	}
+	const ignoreCases: IgnoreCase[] = [
+		{ name: "global rule", global: "*.env\n", file: "secrets.env", skipped: /ide-context\.ignore \(\*\.env\)/ },
+		{
+			name: "project rule",
+			project: "generated/\n",
+			file: "generated/x.ts",
+			skipped: /ide-context\.local\.ignore \(generated\/\)/,
+		},
+		{ name: "trusted project negation re-includes", global: "*.env\n", project: "!public.env\n", file: "public.env" },
+		{
+			name: "untrusted project negation is dropped",
+			global: "*.env\n",
+			project: "!public.env\n",
+			trusted: false,
+			file: "public.env",
+			skipped: /\*\.env/,
+		},
+		{ name: "no rules", file: "a.env" },
 	];
-	for (const [name, global, project, trusted, file, skipped] of ignoreCases) {
+	for (const { name, global, project, trusted = true, file, skipped } of ignoreCases) {
 		it(`ignore rules: ${name}`, () => {
 			const f = fixture();
 			f.trusted.value = trusted;
-			if (global !== null) writeFileSync(join(f.agentDir, "ide-context.ignore"), global);
-			if (project !== null) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), project);
-			write(f.stateDir, state(liveEditorPid(), f.project, "typescript", join(f.project, file)));
+			if (global !== undefined) writeFileSync(join(f.agentDir, "ide-context.ignore"), global);
+			if (project !== undefined) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), project);
+			writeStateFile(
+				f.stateDir,
+				makeState({ pid: liveEditorPid(), cwd: f.project, active_buffer: { file: join(f.project, file) } }),
+			);
 			const injection = f.controller.prepareInjection();
-			if (skipped === null) assert.equal(injection.kind, "inject", injection.kind === "skip" ? injection.reason : "");
+			if (skipped === undefined)
+				assert.equal(injection.kind, "inject", injection.kind === "skip" ? injection.reason : "");
 			else assert.ok(injection.kind === "skip" && skipped.test(injection.reason), JSON.stringify(injection));
 		});
 	}
@@ -183,7 +176,7 @@ describe("IdeController", { concurrency: 4 }, () => {
 	it("an unreadable rules file skips the prompt with one warning each time", () => {
 		const f = fixture();
 		mkdirSync(join(f.agentDir, "ide-context.ignore"));
-		write(f.stateDir, state(liveEditorPid(), f.project));
+		writeStateFile(f.stateDir, makeState({ pid: liveEditorPid(), cwd: f.project }));
 		const injection = f.controller.prepareInjection();
 		assert.ok(injection.kind === "skip" && /cannot read ignore rules .*EISDIR/.test(injection.reason));
 		assert.match(f.warnings.at(-1) ?? "", /no editor context sent with this prompt/);
@@ -192,8 +185,8 @@ describe("IdeController", { concurrency: 4 }, () => {
 	it("status explains several candidates, then the pick sticks until /ide off", () => {
 		const f = fixture();
 		const [a, b] = [liveEditorPid(), liveEditorPid()];
-		write(f.stateDir, state(a, f.project));
-		write(f.stateDir, state(b, f.project));
+		writeStateFile(f.stateDir, makeState({ pid: a, cwd: f.project }));
+		writeStateFile(f.stateDir, makeState({ pid: b, cwd: f.project }));
 		assert.match(f.controller.statusReport(), /2 editors match this project equally .*pick one with \/ide/);
 		f.controller.pick(b);
 		const view = f.controller.refresh();
@@ -210,14 +203,14 @@ describe("IdeController", { concurrency: 4 }, () => {
 
 	it("status shows a stale selection's age and the block that would be sent", () => {
 		const f = fixture();
-		const s = state(liveEditorPid(), f.project);
+		const s = makeState({ pid: liveEditorPid(), cwd: f.project });
 		s.active_buffer.selection = {
 			start: { line: 1, column: 1 },
 			end: { line: 2, column: 3 },
 			text: "old",
 			selected_at: Date.now() / 1000 - 300,
 		};
-		write(f.stateDir, s);
+		writeStateFile(f.stateDir, s);
 		const report = f.controller.statusReport();
 		assert.match(report, /Selection: stale \(made 5 min ago\), not sent/);
 		assert.match(report, new RegExp(`File: ${join(f.project, "src", "main.ts")}`));
@@ -233,8 +226,8 @@ describe("IdeController", { concurrency: 4 }, () => {
 			],
 		] as const) {
 			const f = fixture({ hostHints: hints });
-			write(f.stateDir, state(a, f.project));
-			write(f.stateDir, state(b, f.project));
+			writeStateFile(f.stateDir, makeState({ pid: a, cwd: f.project }));
+			writeStateFile(f.stateDir, makeState({ pid: b, cwd: f.project }));
 			const view = f.controller.refresh();
 			assert.equal(view.connection.connected && view.connection.pid, b);
 			assert.match(f.controller.statusReport(), new RegExp(`Connected: pid ${b} \\(${why}\\)`));
@@ -244,7 +237,7 @@ describe("IdeController", { concurrency: 4 }, () => {
 	it("a reused pid (process started after the file's mtime) is skipped with a diagnostic", () => {
 		const pid = liveEditorPid();
 		const f = fixture({ startClock: { startedAt: () => Date.now() / 1000 } });
-		write(f.stateDir, state(pid, f.project));
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		const old = Date.now() / 1000 - 60;
 		utimesSync(join(f.stateDir, `${pid}.json`), old, old);
 		const view = f.controller.refresh();

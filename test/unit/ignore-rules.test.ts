@@ -8,61 +8,181 @@ const P = "/p/.pi/ide-context.local.ignore";
 /** [rules file, line, pattern] of the deciding rule, or false for "not ignored". */
 type Expected = false | [string, number, string];
 
-const cases: [string, string | null, string | null, string, string, string, Expected][] = [
-	// description, global rules, project rules, file, pi cwd, editor cwd, expected
-	["no rules files", null, null, "/p/.env", "/p", "/p", false],
-	["empty rules files", "", "\n\n", "/p/.env", "/p", "/p", false],
-	["global basename rule", "*.env\n", null, "/p/.env", "/p", "/p", [G, 1, "*.env"]],
-	["global rule, nested file", "*.env", null, "/p/a/b/prod.env", "/p", "/p", [G, 1, "*.env"]],
-	["project rule", null, "secret/", "/p/secret/key.pem", "/p", "/p", [P, 1, "secret/"]],
-	["project adds to global", "*.env", "*.pem", "/p/k.pem", "/p", "/p", [P, 1, "*.pem"]],
-	["project negates global", "*.env", "!example.env", "/p/example.env", "/p", "/p", false],
-	["project negation leaves others", "*.env", "!example.env", "/p/prod.env", "/p", "/p", [G, 1, "*.env"]],
-	["global cannot negate project (order)", "!*.env", "*.env", "/p/a.env", "/p", "/p", [P, 1, "*.env"]],
-	["last matching rule wins within a file", "*.env\n!a.env\na.env", null, "/p/a.env", "/p", "/p", [G, 3, "a.env"]],
-	[
-		"negation cannot re-include below an excluded dir",
-		"secret/",
-		"!secret/ok.txt",
-		"/p/secret/ok.txt",
-		"/p",
-		"/p",
-		[G, 1, "secret/"],
-	],
-	["negated dir then file inside it", "build/", "!build/", "/p/build/out.js", "/p", "/p", false],
-	["anchored rule relative to pi cwd", "/top.txt", null, "/p/top.txt", "/p", "/p", [G, 1, "/top.txt"]],
-	["anchored rule does not match deeper", "/top.txt", null, "/p/sub/top.txt", "/p", "/p", false],
-	["middle slash anchors", "docs/*.md", null, "/p/docs/a.md", "/p", "/p", [G, 1, "docs/*.md"]],
-	["middle slash anchors, deeper no", "docs/*.md", null, "/p/x/docs/a.md", "/p", "/p", false],
-	["double star", "**/private/**", null, "/p/a/private/b/c.txt", "/p", "/p", [G, 1, "**/private/**"]],
-	["comments and blank lines", "# a comment\n\n*.key\n", null, "/p/id.key", "/p", "/p", [G, 3, "*.key"]],
-	["comment does not match", "#id.key", null, "/p/#id.key", "/p", "/p", false],
-	["escaped hash matches", "\\#id.key", null, "/p/#id.key", "/p", "/p", [G, 1, "\\#id.key"]],
-	["escaped bang matches literally", "\\!x", null, "/p/!x", "/p", "/p", [G, 1, "\\!x"]],
-	["CRLF line endings", "a.txt\r\nb.txt\r\n", null, "/p/b.txt", "/p", "/p", [G, 2, "b.txt"]],
-	["trailing spaces trimmed", "a.txt   \n", null, "/p/a.txt", "/p", "/p", [G, 1, "a.txt"]],
-	["escaped trailing space kept", "a\\ \n", null, "/p/a ", "/p", "/p", [G, 1, "a\\ "]],
-	["byte-order mark at the start", "\uFEFF*.env", null, "/p/.env", "/p", "/p", [G, 1, "*.env"]],
-	["case-insensitive", "*.env", null, "/p/PROD.ENV", "/p", "/p", [G, 1, "*.env"]],
-	["trailing slash on pi cwd", "*.env", null, "/p/.env", "/p/", "/p", [G, 1, "*.env"]],
-	["pi cwd itself is never ignored", "*", null, "/p", "/p", "/p", false],
-	["relative file resolves against editor cwd", null, "notes/", "notes/a.md", "/p", "/p", [P, 1, "notes/"]],
-	["relative file with dot segments", null, "/notes/a.md", "./x/../notes/a.md", "/p", "/p", [P, 1, "/notes/a.md"]],
+interface IgnoreCase {
+	name: string;
+	/** Text of the global rules file (G), absent for none. */
+	global?: string;
+	/** Text of the project rules file (P), absent for none. */
+	project?: string;
+	file: string;
+	/** Default "/p". */
+	piCwd?: string;
+	/** Default "/p". */
+	editorCwd?: string;
+	expected: Expected;
+}
+
+const cases: IgnoreCase[] = [
+	{ name: "no rules files", file: "/p/.env", expected: false },
+	{ name: "empty rules files", global: "", project: "\n\n", file: "/p/.env", expected: false },
+	{ name: "global basename rule", global: "*.env\n", file: "/p/.env", expected: [G, 1, "*.env"] },
+	{ name: "global rule, nested file", global: "*.env", file: "/p/a/b/prod.env", expected: [G, 1, "*.env"] },
+	{ name: "project rule", project: "secret/", file: "/p/secret/key.pem", expected: [P, 1, "secret/"] },
+	{ name: "project adds to global", global: "*.env", project: "*.pem", file: "/p/k.pem", expected: [P, 1, "*.pem"] },
+	{ name: "project negates global", global: "*.env", project: "!example.env", file: "/p/example.env", expected: false },
+	{
+		name: "project negation leaves others",
+		global: "*.env",
+		project: "!example.env",
+		file: "/p/prod.env",
+		expected: [G, 1, "*.env"],
+	},
+	{
+		name: "global cannot negate project (order)",
+		global: "!*.env",
+		project: "*.env",
+		file: "/p/a.env",
+		expected: [P, 1, "*.env"],
+	},
+	{
+		name: "last matching rule wins within a file",
+		global: "*.env\n!a.env\na.env",
+		file: "/p/a.env",
+		expected: [G, 3, "a.env"],
+	},
+	{
+		name: "negation cannot re-include below an excluded dir",
+		global: "secret/",
+		project: "!secret/ok.txt",
+		file: "/p/secret/ok.txt",
+		expected: [G, 1, "secret/"],
+	},
+	{
+		name: "negated dir then file inside it",
+		global: "build/",
+		project: "!build/",
+		file: "/p/build/out.js",
+		expected: false,
+	},
+	{ name: "anchored rule relative to pi cwd", global: "/top.txt", file: "/p/top.txt", expected: [G, 1, "/top.txt"] },
+	{ name: "anchored rule does not match deeper", global: "/top.txt", file: "/p/sub/top.txt", expected: false },
+	{ name: "middle slash anchors", global: "docs/*.md", file: "/p/docs/a.md", expected: [G, 1, "docs/*.md"] },
+	{ name: "middle slash anchors, deeper no", global: "docs/*.md", file: "/p/x/docs/a.md", expected: false },
+	{ name: "double star", global: "**/private/**", file: "/p/a/private/b/c.txt", expected: [G, 1, "**/private/**"] },
+	{ name: "comments and blank lines", global: "# a comment\n\n*.key\n", file: "/p/id.key", expected: [G, 3, "*.key"] },
+	{ name: "comment does not match", global: "#id.key", file: "/p/#id.key", expected: false },
+	{ name: "escaped hash matches", global: "\\#id.key", file: "/p/#id.key", expected: [G, 1, "\\#id.key"] },
+	{ name: "escaped bang matches literally", global: "\\!x", file: "/p/!x", expected: [G, 1, "\\!x"] },
+	{ name: "CRLF line endings", global: "a.txt\r\nb.txt\r\n", file: "/p/b.txt", expected: [G, 2, "b.txt"] },
+	{ name: "trailing spaces trimmed", global: "a.txt   \n", file: "/p/a.txt", expected: [G, 1, "a.txt"] },
+	{ name: "escaped trailing space kept", global: "a\\ \n", file: "/p/a ", expected: [G, 1, "a\\ "] },
+	{ name: "byte-order mark at the start", global: "\uFEFF*.env", file: "/p/.env", expected: [G, 1, "*.env"] },
+	{ name: "case-insensitive", global: "*.env", file: "/p/PROD.ENV", expected: [G, 1, "*.env"] },
+	{ name: "trailing slash on pi cwd", global: "*.env", file: "/p/.env", piCwd: "/p/", expected: [G, 1, "*.env"] },
+	{ name: "pi cwd itself is never ignored", global: "*", file: "/p", expected: false },
+	{
+		name: "relative file resolves against editor cwd",
+		project: "notes/",
+		file: "notes/a.md",
+		expected: [P, 1, "notes/"],
+	},
+	{
+		name: "relative file with dot segments",
+		project: "/notes/a.md",
+		file: "./x/../notes/a.md",
+		expected: [P, 1, "/notes/a.md"],
+	},
 	// Outside pi's cwd: global rules only, relative to the editor cwd, else to the filesystem root.
-	["outside: project rules do not apply", null, "*.md", "/vault/n.md", "/p", "/vault", false],
-	["outside: global relative to editor cwd", "/Notes/", null, "/vault/Notes/n.md", "/p", "/vault", [G, 1, "/Notes/"]],
-	["outside: anchored global vs editor cwd", "/n.md", null, "/vault/Notes/n.md", "/p", "/vault", false],
-	["outside: relative file resolves in vault", "/Notes/", null, "Notes/n.md", "/p", "/vault", [G, 1, "/Notes/"]],
-	["outside both: relative to root", "/etc/", null, "/etc/passwd", "/p", "/vault", [G, 1, "/etc/"]],
-	["outside both: basename rule", "*.env", "!*.env", "/srv/.env", "/p", "/vault", [G, 1, "*.env"]],
-	["outside: project negation cannot re-include", "*.env", "!*.env", "/vault/.env", "/p", "/vault", [G, 1, "*.env"]],
-	["sibling with common prefix is outside", "/x.md", "*.md", "/pp/x.md", "/p", "/pp", [G, 1, "/x.md"]],
-	["editor cwd equal to the file", "*", null, "/vault", "/p", "/vault", false],
+	{
+		name: "outside: project rules do not apply",
+		project: "*.md",
+		file: "/vault/n.md",
+		editorCwd: "/vault",
+		expected: false,
+	},
+	{
+		name: "outside: global relative to editor cwd",
+		global: "/Notes/",
+		file: "/vault/Notes/n.md",
+		editorCwd: "/vault",
+		expected: [G, 1, "/Notes/"],
+	},
+	{
+		name: "outside: anchored global vs editor cwd",
+		global: "/n.md",
+		file: "/vault/Notes/n.md",
+		editorCwd: "/vault",
+		expected: false,
+	},
+	{
+		name: "outside: relative file resolves in vault",
+		global: "/Notes/",
+		file: "Notes/n.md",
+		editorCwd: "/vault",
+		expected: [G, 1, "/Notes/"],
+	},
+	{
+		name: "outside both: relative to root",
+		global: "/etc/",
+		file: "/etc/passwd",
+		editorCwd: "/vault",
+		expected: [G, 1, "/etc/"],
+	},
+	{
+		name: "outside both: basename rule",
+		global: "*.env",
+		project: "!*.env",
+		file: "/srv/.env",
+		editorCwd: "/vault",
+		expected: [G, 1, "*.env"],
+	},
+	{
+		name: "outside: project negation cannot re-include",
+		global: "*.env",
+		project: "!*.env",
+		file: "/vault/.env",
+		editorCwd: "/vault",
+		expected: [G, 1, "*.env"],
+	},
+	{
+		name: "sibling with common prefix is outside",
+		global: "/x.md",
+		project: "*.md",
+		file: "/pp/x.md",
+		editorCwd: "/pp",
+		expected: [G, 1, "/x.md"],
+	},
+	{ name: "editor cwd equal to the file", global: "*", file: "/vault", editorCwd: "/vault", expected: false },
 	// Unresolvable: a relative path and an editor cwd that is not absolute.
-	["unresolved: global against the path as is", "/Notes/", "*.md", "Notes/n.md", "/p", "vault", [G, 1, "/Notes/"]],
-	["unresolved: project rules do not apply", null, "*.md", "Notes/n.md", "/p", "", false],
-	["unresolved: leading ./ dropped", "/Notes/n.md", null, "./Notes/n.md", "/p", "", [G, 1, "/Notes/n.md"]],
-	["unresolved: escaping path does not throw", "*.env", null, "../x.env", "/p", "", [G, 1, "*.env"]],
+	{
+		name: "unresolved: global against the path as is",
+		global: "/Notes/",
+		project: "*.md",
+		file: "Notes/n.md",
+		editorCwd: "vault",
+		expected: [G, 1, "/Notes/"],
+	},
+	{
+		name: "unresolved: project rules do not apply",
+		project: "*.md",
+		file: "Notes/n.md",
+		editorCwd: "",
+		expected: false,
+	},
+	{
+		name: "unresolved: leading ./ dropped",
+		global: "/Notes/n.md",
+		file: "./Notes/n.md",
+		editorCwd: "",
+		expected: [G, 1, "/Notes/n.md"],
+	},
+	{
+		name: "unresolved: escaping path does not throw",
+		global: "*.env",
+		file: "../x.env",
+		editorCwd: "",
+		expected: [G, 1, "*.env"],
+	},
 ];
 
 function summarise(verdict: IgnoreVerdict): Expected {
@@ -70,11 +190,11 @@ function summarise(verdict: IgnoreVerdict): Expected {
 }
 
 describe("checkIgnored", () => {
-	for (const [description, global, project, file, piCwd, editorCwd, expected] of cases) {
-		it(description, () => {
+	for (const { name, global, project, file, piCwd = "/p", editorCwd = "/p", expected } of cases) {
+		it(name, () => {
 			const rules = compileIgnoreRules(
-				global === null ? null : { path: G, text: global },
-				project === null ? null : { path: P, text: project },
+				global === undefined ? null : { path: G, text: global },
+				project === undefined ? null : { path: P, text: project },
 			);
 			assert.deepEqual(summarise(checkIgnored(rules, file, { piCwd, editorCwd })), expected);
 		});

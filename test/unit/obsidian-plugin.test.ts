@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { after, afterEach, beforeEach, describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type EditorState, parseEditorState } from "../../src/protocol.ts";
+import { pollUntil } from "../helpers/poll.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const FAKE = pathToFileURL(resolve(HERE, "../../editors/obsidian/test/fake-obsidian.ts")).href;
@@ -58,16 +59,16 @@ function readState(): EditorState {
 }
 
 /** Poll the state file until `ready` holds (debounced writes land ~200 ms later); never a fixed sleep. */
-async function waitForState(what: string, ready: (state: EditorState) => boolean): Promise<EditorState> {
-	const deadline = Date.now() + 5000;
-	for (;;) {
-		if (existsSync(STATE)) {
+function waitForState(what: string, ready: (state: EditorState) => boolean): Promise<EditorState> {
+	return pollUntil(
+		() => {
+			if (!existsSync(STATE)) return undefined;
 			const state = readState();
-			if (ready(state)) return state;
-		}
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 20));
-	}
+			return ready(state) ? state : undefined;
+		},
+		`waiting for ${what}`,
+		{ intervalMs: 20 },
+	);
 }
 
 const NOTE = "# 日記\n\nToday 😀 I wrote\nsome notes.\n";

@@ -13,8 +13,9 @@ import {
 	locateInSource,
 	snapshotVault,
 } from "../../editors/obsidian/src/snapshot.ts";
-import { buildEditorState, SelectionClock } from "../../editors/shared/state.ts";
-import { validateEditorState } from "../../src/protocol.ts";
+import { buildEditorState, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
+import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol.ts";
+import { checkCappedSelection, endOf, HUGE_SELECTIONS } from "../fixtures/huge-selections.ts";
 
 const VAULT = "/home/me/Vault";
 
@@ -142,5 +143,35 @@ describe("snapshotVault -> state", () => {
 		assert.equal(buffer.language, "pdf");
 		assert.deepEqual(buffer.cursor, { line: null, column: null });
 		assert.equal(buffer.lines_total, 0);
+	});
+});
+
+describe("a select-all of a huge note stays under pi's 1 MiB limit, and says it was cut", () => {
+	const limits = { file: MAX_STATE_FILE_BYTES, selection: MAX_SELECTION_TEXT_BYTES };
+	for (const { name, text } of HUGE_SELECTIONS) {
+		test(`editing mode: ${name}`, () => {
+			const end = endOf(text);
+			const view: ActiveView = {
+				kind: "editing",
+				file: file("big.md"),
+				editor: editor(text, [0, 0], [end.line, end.character]),
+			};
+			checkCappedSelection({ active_buffer: build(view) }, text, limits);
+		});
+	}
+
+	test("reading mode: a huge rendered selection found in the source", () => {
+		const text = HUGE_SELECTIONS[0]?.text ?? assert.fail("no fixture");
+		const view: ActiveView = { kind: "reading", file: file("big.md"), source: text, selectedText: text };
+		checkCappedSelection({ active_buffer: build(view) }, text, limits);
+	});
+
+	test("a selection that fits is sent whole, without the field", () => {
+		const view: ActiveView = { kind: "editing", file: file("a.md"), editor: editor("ab\ncd", [0, 0], [1, 1]) };
+		const selection = build(view).selection;
+		assert.deepEqual(selection && { text: selection.text, truncated: "truncated" in selection }, {
+			text: "ab\ncd", // multi-line selections carry whole lines
+			truncated: false,
+		});
 	});
 });

@@ -2,24 +2,18 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { checkPathLength, MAX_PATH_BYTES, resolveEditorFile } from "../../src/paths.ts";
 import { parseEditorState } from "../../src/protocol.ts";
+import { makeState } from "../helpers/state-files.ts";
 
 const state = (cwd: string, file: string | null, argv: string[] = []) =>
-	JSON.stringify({
-		pid: 42,
-		cwd,
-		timestamp: 1,
-		app: "nvim",
-		argv,
-		active_buffer: {
-			file,
-			name: "x",
-			language: null,
-			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
-			lines_total: 1,
-		},
-	});
+	JSON.stringify(
+		makeState({
+			pid: 42,
+			cwd,
+			timestamp: 1,
+			argv,
+			active_buffer: { file, name: "x", language: null, cursor: { line: 1, column: 1 }, lines_total: 1 },
+		}),
+	);
 
 describe("checkPathLength", () => {
 	const cases: [string, string, boolean][] = [

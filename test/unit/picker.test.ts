@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { CONNECTED_MARKER, formatAge, formatPickerRows, type PickerEditor, shortenPath } from "../../src/picker.ts";
 import type { EditorState } from "../../src/protocol.ts";
+import { makeState } from "../helpers/state-files.ts";
 
 const HOME = "/home/u";
 const NOW = 1_700_000_000;
@@ -19,7 +20,7 @@ interface EditorSpec {
 }
 
 function picker({ pid, cwd, file, age, app = "nvim", product, argv, database }: EditorSpec): PickerEditor {
-	const state: EditorState = {
+	const state = makeState({
 		pid,
 		cwd,
 		timestamp: NOW - age,
@@ -27,16 +28,8 @@ function picker({ pid, cwd, file, age, app = "nvim", product, argv, database }: 
 		...(product === undefined ? {} : { product }),
 		...(argv === undefined ? {} : { argv }),
 		...(database === undefined ? {} : { database }),
-		active_buffer: {
-			file,
-			name: file ?? "",
-			language: null,
-			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
-			lines_total: 1,
-		},
-	};
+		active_buffer: { file, name: file ?? "", language: null, cursor: { line: 1, column: 1 }, lines_total: 1 },
+	});
 	return { state, tier: 0 };
 }
 

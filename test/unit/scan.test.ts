@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { EditorState } from "../../src/protocol.ts";
 import { StateDirScanner } from "../../src/scan.ts";
+import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;
 const roots: string[] = [];
@@ -20,29 +21,17 @@ function privateDir(): string {
 	return dir;
 }
 
+/** A valid state of editor `pid` (plus any extra, unknown fields); see makeState. */
 function validState(pid: number, extra: Record<string, unknown> = {}): EditorState & Record<string, unknown> {
-	return {
-		pid,
-		cwd: "/p",
-		timestamp: 1,
-		app: "nvim",
-		active_buffer: {
-			file: "/p/a.ts",
-			name: "a.ts",
-			language: "typescript",
-			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
-			lines_total: 1,
-		},
-		...extra,
-	};
+	return { ...makeState({ pid, cwd: "/p", timestamp: 1, active_buffer: { file: "/p/a.ts" } }), ...extra };
 }
 
-function put(dir: string, name: string, content: unknown): string {
-	const path = join(dir, name);
-	writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content), { mode: 0o600 });
-	return path;
+/** Write `<dir>/<name>`: a state as JSON, a string as it is. */
+function put(dir: string, name: string, content: object | string): string {
+	return writeStateFile(dir, typeof content === "string" ? {} : content, {
+		name,
+		...(typeof content === "string" ? { text: content } : {}),
+	});
 }
 
 describe("a scanner over an untrusted dir", () => {
@@ -53,6 +42,35 @@ describe("a scanner over an untrusted dir", () => {
 		const result = new StateDirScanner(dir, UID).scan();
 		assert.equal(result.health.ok, false);
 		assert.deepEqual(result.editors, []);
+	});
+});
+
+describe("StateDirScanner: only canonical <pid>.json names are state files", () => {
+	// [name, the pid its content claims]; every one would alias <pid>.json if digits were read loosely.
+	const aliases: [string, number][] = [
+		["0300.json", 300],
+		["00300.json", 300],
+		["0.json", 0],
+		["+300.json", 300],
+		["300.0.json", 300],
+		["1e2.json", 100],
+		["٣٠٠.json", 300],
+	];
+	for (const [name, pid] of aliases) {
+		it(`${name} is ignored, silently`, () => {
+			const dir = privateDir();
+			put(dir, name, validState(pid));
+			const result = new StateDirScanner(dir, UID).scan();
+			assert.deepEqual([result.editors, result.diagnostics], [[], []]);
+		});
+	}
+	it("the canonical name is read", () => {
+		const dir = privateDir();
+		put(dir, "300.json", validState(300));
+		assert.deepEqual(
+			new StateDirScanner(dir, UID).scan().editors.map((e) => e.pid),
+			[300],
+		);
 	});
 });
 

@@ -77,6 +77,38 @@ describe("formatStatusReport: what it says", () => {
 			],
 		],
 		[
+			"what the model already has: nothing to send",
+			facts({
+				editors: [{ state: one, tier: 0 }],
+				connection: connected(11),
+				next: {
+					kind: "inject",
+					text: "",
+					selection: null,
+					why: "nothing (unchanged since the editor context the model has)",
+				},
+			}),
+			["Next prompt sends nothing (unchanged since the editor context the model has)"],
+		],
+		[
+			"what the model already has: an update",
+			facts({
+				editors: [{ state: one, tier: 0 }],
+				connection: connected(11),
+				next: {
+					kind: "inject",
+					text: "Editor update (Neovim), the rest as before:\nCursor: line 9",
+					selection: null,
+					why: "an update (Cursor) to the editor context the model has",
+				},
+			}),
+			[
+				"Next prompt sends an update (Cursor) to the editor context the model has:",
+				"Editor update (Neovim), the rest as before:",
+				"Cursor: line 9",
+			],
+		],
+		[
 			"two candidates",
 			facts({
 				editors: [

@@ -7,6 +7,7 @@ import { nodePathProbe } from "../../src/path-probe.ts";
 import { isInside, type PathProbe, resolveReal } from "../../src/paths.ts";
 import type { EditorState } from "../../src/protocol.ts";
 import { bestTier, MAX_ARGV_PROBES, type Ranked, rankEditors, scoreEditor, type Tier } from "../../src/tiers.ts";
+import { makeState } from "../helpers/state-files.ts";
 
 /**
  * A fake file system: "dir", "file", or "->target" (a symlink). Parents of every
@@ -61,22 +62,19 @@ const FS = fakeProbe({
 });
 
 function editor(cwd: string, file: string | null = null, argv?: string[], timestamp = 100): EditorState {
-	return {
+	return makeState({
 		pid: 10,
 		cwd,
 		timestamp,
-		app: "nvim",
 		...(argv === undefined ? {} : { argv }),
 		active_buffer: {
 			file,
 			name: file === null ? "" : path.basename(file),
 			language: null,
 			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
 			lines_total: 1,
 		},
-	};
+	});
 }
 
 const PI = "/home/u/Projects/x";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { buildEditorState, SelectionClock } from "../../editors/shared/state.ts";
+import { buildEditorState, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
 import {
 	type DocumentLike,
 	type EditorLike,
@@ -16,7 +16,8 @@ import {
 	type WorkspaceLike,
 	windowFingerprint,
 } from "../../editors/vscode/src/snapshot.ts";
-import { validateEditorState } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol.ts";
+import { checkCappedSelection, endOf, HUGE_SELECTIONS } from "../fixtures/huge-selections.ts";
 
 const uri = (scheme: string, fsPath: string): UriLike => ({
 	scheme,
@@ -207,5 +208,33 @@ describe("snapshotWindow -> state", () => {
 			snapshotWindow(editor(document("x", { uri: uri("output", "x") }), [0, 0]), workspace([]), "/"),
 			undefined,
 		);
+	});
+});
+
+describe("a select-all of a huge document stays under pi's 1 MiB limit, and says it was cut", () => {
+	const limits = { file: MAX_STATE_FILE_BYTES, selection: MAX_SELECTION_TEXT_BYTES };
+	const stateOf = (ed: EditorLike) =>
+		buildEditorState(snapshotWindow(ed, workspace(["/w/app"]), "/") ?? assert.fail("no snapshot"), {
+			pid: 7,
+			app: "vscode",
+			now: 100,
+			clock: new SelectionClock(),
+		});
+	for (const { name, text } of HUGE_SELECTIONS) {
+		test(name, () => {
+			const end = endOf(text);
+			const state = stateOf(editor(document(text), [0, 0], [end.line, end.character]));
+			assert.ok(validateEditorState(state).ok);
+			checkCappedSelection(state, text, limits);
+		});
+	}
+
+	test("a selection that fits is sent whole, without the field", () => {
+		const text = "a\nb";
+		const selection = stateOf(editor(document(text), [0, 0], [1, 1])).active_buffer.selection;
+		assert.deepEqual(selection && { text: selection.text, truncated: "truncated" in selection }, {
+			text,
+			truncated: false,
+		});
 	});
 });

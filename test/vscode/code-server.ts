@@ -9,6 +9,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import playwright from "../../editors/vscode/node_modules/playwright-core/index.js";
 import { REPO } from "../helpers/pi-env.ts";
+import { pollUntil } from "../helpers/poll.ts";
 
 export const CODE_SERVER_VERSION = "4.139.1";
 const CACHE = process.env["VSCODE_TEST_CACHE"] ?? join(REPO, ".cache/vscode-test");
@@ -55,18 +56,12 @@ async function freePort(): Promise<number> {
 }
 
 /** Poll `probe` until it returns a value (not undefined); never a fixed sleep. Errors it throws fail at once. */
-export async function waitFor<T>(
+export function waitFor<T>(
 	what: string,
 	probe: () => T | undefined | Promise<T | undefined>,
 	timeoutMs = 20_000,
 ): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
+	return pollUntil(probe, `waiting for ${what}`, { timeoutMs, intervalMs: 50 });
 }
 
 const SETTINGS = {

@@ -8,7 +8,14 @@ M.uv = vim.uv or vim.loop
 
 --- The health reporter. 0.10 has vim.health.start/ok/warn/error; 0.7-0.9 have require("health") with
 --- report_* names.
----@return { start: fun(name: string), ok: fun(msg: string), warn: fun(msg: string, advice?: string[]), error: fun(msg: string, advice?: string[]), info: fun(msg: string) }
+---@class PiIdeHealth
+---@field start fun(name: string)
+---@field ok fun(msg: string)
+---@field warn fun(msg: string, advice?: string[])
+---@field error fun(msg: string, advice?: string[])
+---@field info fun(msg: string)
+
+---@return PiIdeHealth
 function M.health()
   local h = vim.health or require("health")
   return {

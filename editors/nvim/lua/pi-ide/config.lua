@@ -7,37 +7,79 @@ local M = {}
 ---@field debounce_ms integer
 ---@field max_selection_bytes integer
 
----@type PiIdeConfig
-M.defaults = {
-  -- Start writing the state file right away. false = load the plugin but stay off until :PiIde enable.
-  enabled = true,
-  -- Cursor moves and text changes are coalesced: the first one arms a timer, the write happens when it
-  -- fires. 200 ms keeps pi at most this far behind and caps writes at 5 per second while you move.
-  -- Buffer/window switches, visual-mode changes and :cd are written at once regardless.
-  debounce_ms = 200,
-  -- The selection text is cut at this many bytes (on a character boundary) before it is encoded, so a
-  -- `ggVG` over a huge file never stalls typing. start/end still describe the whole selection.
-  max_selection_bytes = 1024 * 1024,
-}
+--- The options, in the order the docs list them. This table is the only description of the options:
+--- scripts/nvim-options.ts writes the Options sections of doc/pi-ide.txt and README.md from it, and
+--- `npm run check` fails when they differ.
+---@class PiIdeOption
+---@field name string
+---@field default any
+---@field type string Lua type of the value
+---@field check? fun(v: any): boolean
+---@field want? string what `check` wants, for the error message
+---@field summary string the comment in the setup() example
+---@field doc string the paragraph in the docs
 
----@type table<string, { type: string, check?: (fun(v: any): boolean), want?: string }>
-local schema = {
-  enabled = { type = "boolean" },
-  debounce_ms = {
+---@type PiIdeOption[]
+M.options = {
+  {
+    name = "enabled",
+    default = true,
+    type = "boolean",
+    summary = "start writing right away",
+    doc = "Start writing the state file as soon as the plugin loads. `false` loads it but stays off "
+      .. "until `:PiIde enable`.",
+  },
+  {
+    name = "debounce_ms",
+    default = 200,
     type = "number",
     check = function(v)
       return v >= 0 and v <= 60000 and v == math.floor(v)
     end,
     want = "a whole number of milliseconds between 0 and 60000",
+    summary = "coalesce cursor/text events (0..60000)",
+    doc = "Cursor moves and text changes are coalesced. The first one arms a timer, the write happens "
+      .. "when it fires, with the state at that moment. While you keep moving there is at most one write "
+      .. "per `debounce_ms` (5 per second at 200 ms), and the file is never more than `debounce_ms` behind. "
+      .. "Buffer and window switches, entering and leaving visual mode, and directory changes (:cd, :tcd, "
+      .. ":lcd) are written at once; in a burst (say, toggling visual mode very fast) at most one such write "
+      .. "goes out per 20 ms, with the latest state. A write whose content would not change is skipped.",
   },
-  max_selection_bytes = {
+  {
+    name = "max_selection_bytes",
+    default = 256 * 1024,
     type = "number",
     check = function(v)
-      return v >= 1 and v == math.floor(v)
+      return v >= 1 and v <= 512 * 1024 and v == math.floor(v)
     end,
-    want = "a whole number of bytes >= 1",
+    want = "a whole number of bytes between 1 and 524288 (pi reads state files up to 1 MiB)",
+    summary = "cap on the selection text in the file (256 KiB)",
+    doc = "The selection text is cut, on a character boundary, so that it takes at most this many bytes "
+      .. "in the state file, JSON escaping included (escaping can make text several times bigger), and the "
+      .. "selection is marked `truncated`. A `ggVG` on a huge or binary file never stalls typing and never "
+      .. "makes the file too big for pi, which reads at most 1 MiB; start/end still describe the whole "
+      .. "selection. At most 524288 (512 KiB).",
   },
 }
+
+---@type PiIdeConfig
+M.defaults = {}
+---@type table<string, { type: string, check?: (fun(v: any): boolean), want?: string }>
+local schema = {}
+for _, o in ipairs(M.options) do
+  M.defaults[o.name] = o.default
+  schema[o.name] = { type = o.type, check = o.check, want = o.want }
+end
+
+--- The options as plain data, for the docs generator (scripts/nvim-options.ts).
+---@return { name: string, default: any, summary: string, doc: string }[]
+function M.doc()
+  local out = {}
+  for _, o in ipairs(M.options) do
+    out[#out + 1] = { name = o.name, default = o.default, summary = o.summary, doc = o.doc }
+  end
+  return out
+end
 
 --- Merge user options over the defaults, rejecting unknown keys and wrong types.
 ---@param opts table|nil

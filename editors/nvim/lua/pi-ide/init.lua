@@ -40,6 +40,11 @@ H.stats = {
   written = false, -- our file exists (so disable/exit must remove it)
 }
 H.last_content = nil ---@type string|nil
+-- Prompt writes are spaced at least this far apart: the first one after a pause goes out on the next
+-- event-loop turn (the pill is not delayed), a burst (1,000 visual toggles) costs one write per gap instead of
+-- one per toggle.
+H.prompt_gap_ms = 20
+H.last_write_ms = nil ---@type number|nil uv.now() of the last write attempt
 
 --- Warn once per key (scheduled: vim.notify inside some autocmds, e.g. textlock, is not allowed).
 local function warn_once(key, msg)
@@ -107,12 +112,17 @@ function H.write_now()
   local payload = state.build(snapshot())
   local now = compat.now()
   local content, text = state.encode(payload, now)
-  if content == H.last_content then
+  if content ~= nil and content == H.last_content then
     H.stats.skipped = H.stats.skipped + 1
     return true
   end
   local dir = H.stats.dir
-  local ok, err, insecure = writer.ensure_dir(dir)
+  local ok, err, insecure
+  if content == nil then
+    ok, err = false, text
+  else
+    ok, err, insecure = writer.ensure_dir(dir)
+  end
   if ok then
     ok, err = writer.write(dir, vim.fn.getpid(), text)
   end
@@ -140,11 +150,23 @@ end
 H.on_timer = function()
   H.pending = nil
   if H.enabled then
+    uv.update_time()
+    H.last_write_ms = uv.now()
     guard(H.write_now)
   end
 end
 
---- Ask for a write: `urgent` ones go out on the next loop iteration, the rest are coalesced for
+--- How long a prompt write must wait to keep `prompt_gap_ms` after the last write.
+local function prompt_wait()
+  if not H.last_write_ms then
+    return 0
+  end
+  uv.update_time()
+  return math.max(0, H.last_write_ms + H.prompt_gap_ms - uv.now())
+end
+
+--- Ask for a write: `urgent` ones go out on the next loop iteration (or, in a burst, `prompt_gap_ms` after
+--- the last write: all urgent requests meanwhile share that one write), the rest are coalesced for
 --- `debounce_ms`. The timer is armed by the first event and not re-armed by later ones, so continuous
 --- movement still writes every `debounce_ms` (at most 5/s at 200 ms) instead of never.
 ---@param urgent boolean
@@ -155,8 +177,8 @@ function H.schedule(urgent)
   if urgent then
     if H.pending ~= "now" then
       H.pending = "now"
-      -- Starting an armed libuv timer re-arms it: the debounced write becomes this immediate one.
-      H.timer:start(0, 0, H.on_timer_wrapped)
+      -- Starting an armed libuv timer re-arms it: the debounced write becomes this prompt one.
+      H.timer:start(prompt_wait(), 0, H.on_timer_wrapped)
     end
   elseif H.pending == nil then
     H.pending = "soon"
@@ -178,6 +200,16 @@ function H.handlers.now()
   H.schedule(true)
 end
 
+--- Cursor moves: in visual mode they also move the selection tracker (see selection.track), synchronously,
+--- because an operator (`d`, `c`) may follow before any write.
+function H.handlers.moved()
+  local mode = vim.api.nvim_get_mode().mode
+  if require("pi-ide.selection").visual_kind(mode) then
+    require("pi-ide.selection").track(vim.api.nvim_get_current_buf(), mode)
+  end
+  H.schedule(false)
+end
+
 --- Visual-mode transitions. One ModeChanged autocmd filtered here: a pattern list would register one
 --- autocmd per pattern and fire twice for v -> V.
 function H.handlers.mode_changed()
@@ -186,6 +218,9 @@ function H.handlers.mode_changed()
   local was, is = sel.visual_kind(ev.old_mode or ""), sel.visual_kind(ev.new_mode or "")
   if not was and not is then
     return
+  end
+  if is then
+    sel.track(vim.api.nvim_get_current_buf(), ev.new_mode)
   end
   if was and not is then
     -- Leaving visual mode: this is the moment `selected_at` records; Neovim has just set '< and '>.
@@ -236,7 +271,8 @@ local function create_autocmds()
       end,
     })
   end
-  au({ "CursorMoved", "CursorMovedI", "TextChanged", "TextChangedI", "TextChangedP" }, H.handlers.soon, "debounced write")
+  au("CursorMoved", H.handlers.moved, "debounced write; follow the visual area")
+  au({ "CursorMovedI", "TextChanged", "TextChangedI", "TextChangedP" }, H.handlers.soon, "debounced write")
   au(
     { "BufEnter", "WinEnter", "BufFilePost", "FileType", "TermOpen", "BufWritePost", "DirChanged", "InsertLeave" },
     H.handlers.now,
@@ -409,12 +445,13 @@ function M.summary()
     local sel = b.selection
     if sel ~= vim.NIL then
       local when = sel.selected_at ~= vim.NIL and ("made " .. age(s.now, sel.selected_at)) or "made before this session"
-      lines[#lines + 1] = ("selection: %d:%d-%d:%d, %d bytes, %s"):format(
+      lines[#lines + 1] = ("selection: %d:%d-%d:%d, %d bytes%s, %s"):format(
         sel.start.line,
         sel.start.column,
         sel["end"].line,
         sel["end"].column,
         #sel.text,
+        sel.truncated and " (cut to max_selection_bytes)" or "",
         when
       )
     else
@@ -447,6 +484,20 @@ function M.command(args)
     lines = { "(pi-ide) " .. tostring(lines) }
   end
   vim.api.nvim_echo({ { table.concat(lines, "\n") } }, false, {})
+end
+
+--- For tests: set the gap between prompt writes (a pending prompt write is re-timed to it); `idle` forgets the
+--- last write, as after a long pause.
+---@param ms integer
+---@param idle boolean|nil
+M._set_prompt_gap = function(ms, idle)
+  H.prompt_gap_ms = ms
+  if idle then
+    H.last_write_ms = nil
+  end
+  if H.pending == "now" then
+    H.timer:start(prompt_wait(), 0, H.on_timer_wrapped)
+  end
 end
 
 -- For tests and the benchmark: the handlers as autocmds run them, and a synchronous write.

@@ -91,6 +91,8 @@ function M.build(snap)
       ["end"] = snap.selection["end"],
       text = snap.selection.text,
       selected_at = snap.selected_at or null,
+      -- Protocol v0.2 addition: present (and true) only when the client cut the text.
+      truncated = snap.selection.truncated or nil,
     }
   end
   local is_file = M.is_file_buffer(snap.buftype, snap.bufname)
@@ -111,15 +113,42 @@ function M.build(snap)
   }
 end
 
+--- pi refuses state files larger than this (PROTOCOL.md, "Limits"): no write may produce a bigger one.
+M.MAX_FILE_BYTES = 1024 * 1024
+
 --- Encode a payload. Returns the content (everything but `timestamp`, used to skip writes that would change
 --- nothing) and the full text with `timestamp` spliced in front.
+---
+--- The selection is already capped by its encoded size; if the whole file would still exceed
+--- MAX_FILE_BYTES (long paths, a huge argv), the selection text is cut further to make room, and marked
+--- `truncated`. When even that is not enough, nothing is returned: a file pi refuses would make this editor
+--- vanish from pi, which is worse than a state file that is briefly stale.
 ---@param payload table
 ---@param timestamp number unix seconds
----@return string content
----@return string text
+---@return string|nil content nil when the file cannot be kept under MAX_FILE_BYTES
+---@return string text_or_err
 function M.encode(payload, timestamp)
   local content = vim.json.encode(payload)
-  return content, ('{"timestamp":%.3f,'):format(timestamp) .. content:sub(2)
+  local prefix = ('{"timestamp":%.3f,'):format(timestamp)
+  local function over()
+    return #prefix + #content - 1 - M.MAX_FILE_BYTES
+  end
+  local sel = payload.active_buffer.selection
+  if over() > 0 and sel ~= vim.NIL and sel.text ~= "" then
+    local selection = require("pi-ide.selection")
+    -- 32 bytes of slack for `"truncated":true,` when it was not there yet.
+    local room = selection.encoded_size(sel.text) - over() - 32
+    sel.text = selection.fit(sel.text, math.max(0, room))
+    sel.truncated = true
+    content = vim.json.encode(payload)
+  end
+  if over() > 0 then
+    return nil, ("the state would take %d bytes, over pi's limit of %d; not written"):format(
+      #prefix + #content - 1,
+      M.MAX_FILE_BYTES
+    )
+  end
+  return content, prefix .. content:sub(2)
 end
 
 return M

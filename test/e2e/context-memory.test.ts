@@ -1,0 +1,321 @@
+/**
+ * Only what the model does not already have (issue 9), with real pi in RPC mode and the fake model: what the
+ * model receives over many prompts, and the full block coming back after every operation that takes the
+ * earlier one out of the model's view (compaction, /tree, /fork, /new and /resume).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { killAllEditors, makeSelection } from "../helpers/editors.ts";
+import { injectedAfter, messageText, type RecordedRequest, requestMessages } from "../helpers/fake-llm.ts";
+import { PILL_NVIM_TS, STATUS_KEY } from "../helpers/ide.ts";
+import { type PiEnv, PRODUCT_EXTENSION, REPO, WAIT_MS } from "../helpers/pi-env.ts";
+import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
+import {
+	envFor as baseEnvFor,
+	fileLine,
+	type PlacedEditor,
+	placeEditor,
+	switchBuffer,
+	touch,
+} from "../helpers/scenario.ts";
+
+const TREE_EXTENSION = join(REPO, "test/fixtures/tree-extension.ts");
+const PRUNE_EXTENSION = join(REPO, "test/fixtures/prune-context-extension.ts");
+
+/** No Neovim-link notify; compaction keeps as little as it can, so `compact` summarises the earlier prompts. */
+const envFor = (
+	t: Parameters<typeof baseEnvFor>[0],
+	ideContext: Record<string, unknown> = {},
+	compaction: Record<string, unknown> = {},
+) =>
+	baseEnvFor(t, {
+		settings: { ideContext: { linkNvim: false, ...ideContext }, compaction: { keepRecentTokens: 1, ...compaction } },
+	});
+
+async function rpcFor(t: { after(fn: () => unknown): void }, env: PiEnv, session = false): Promise<RpcPi> {
+	const rpc = await startRpc(env, { session, args: ["-e", TREE_EXTENSION] });
+	t.after(() => rpc.close());
+	// Connected (the Neovim + TypeScript pill) before the first prompt.
+	await rpc.waitFor(
+		(r) =>
+			r.type === "extension_ui_request" &&
+			r.method === "setStatus" &&
+			r.statusKey === STATUS_KEY &&
+			PILL_NVIM_TS.test(String(r.statusText)),
+	);
+	return rpc;
+}
+
+/** What the model got right after `prompt` in the request that answered it (the injected messages). */
+async function send(rpc: RpcPi, env: PiEnv, prompt: string): Promise<string[]> {
+	await rpc.prompt(prompt);
+	return injectedAfter(requestFor(env, prompt), prompt);
+}
+
+/** The last request that answered `prompt` (pi's own compaction requests come after it and quote it only inside a summary text). */
+function requestFor(env: PiEnv, prompt: string): RecordedRequest | undefined {
+	return env.model.requests.findLast((r) =>
+		requestMessages(r).some((m) => m.role === "user" && messageText(m) === prompt),
+	);
+}
+
+/** Every message text of a request, joined: the whole context the model read. */
+function contextText(request: RecordedRequest | undefined): string {
+	return requestMessages(request).map(messageText).join("\n");
+}
+
+function count(haystack: string, needle: string): number {
+	return haystack.split(needle).length - 1;
+}
+
+const utf8 = (texts: string[]) => texts.reduce((n, t) => n + Buffer.byteLength(t, "utf8"), 0);
+
+/** A 200-line selection whose lines are all distinct and easy to count. */
+const SELECTION_200 = Array.from(
+	{ length: 200 },
+	(_, i) => `  const v${i} = compute(${i}); // selected line ${i}`,
+).join("\n");
+const MARKER = "// selected line 137";
+
+function selectionEditor(env: PiEnv): Promise<PlacedEditor> {
+	return placeEditor(env, {
+		active_buffer: {
+			file: touch(env.workDir, "src/main.ts"),
+			selection: makeSelection(SELECTION_200, { ageSeconds: 0 }),
+		},
+	});
+}
+
+interface Entry {
+	type: string;
+	id: string;
+	message?: { role?: string; content?: unknown };
+}
+
+async function entries(rpc: RpcPi): Promise<Entry[]> {
+	const response = await rpc.command({ type: "get_entries" });
+	assert.equal(response.success, true, JSON.stringify(response));
+	return (response.data as { entries: Entry[] }).entries;
+}
+
+/** The id of the user message whose text is `prompt`, and of the assistant reply after it. */
+async function promptEntries(rpc: RpcPi, prompt: string): Promise<{ user: string; reply: string }> {
+	const all = await entries(rpc);
+	const at = all.findIndex((e) => e.message?.role === "user" && JSON.stringify(e.message.content).includes(prompt));
+	assert.ok(at >= 0, `no user entry for ${prompt}`);
+	const reply = all.slice(at).find((e) => e.message?.role === "assistant");
+	assert.ok(reply, `no reply after ${prompt}`);
+	return { user: (all[at] as Entry).id, reply: reply.id };
+}
+
+function moveCursor(env: PiEnv, editor: PlacedEditor, line: number): void {
+	switchBuffer(env, editor, { ...editor.state.active_buffer, cursor: { line, column: 5 } });
+}
+
+/** `/ide status` over RPC: the report itself. */
+async function ideStatus(rpc: RpcPi): Promise<string> {
+	const since = rpc.records.length;
+	await rpc.prompt("/ide status");
+	const notify = await rpc.waitFor(
+		(r: RpcRecord) =>
+			r.type === "extension_ui_request" && r.method === "notify" && String(r.message).startsWith("State dir:"),
+		WAIT_MS,
+		since,
+	);
+	return String(notify.message);
+}
+
+describe("only what the model does not have", { concurrency: 4 }, () => {
+	after(killAllEditors);
+
+	test("20 prompts, editor untouched: at most two blocks' worth in the model's context", async (t) => {
+		const env = await envFor(t);
+		await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		const rpc = await rpcFor(t, env);
+		const prompts = Array.from({ length: 20 }, (_, i) => `question ${i + 1}?`);
+		for (const prompt of prompts) await send(rpc, env, prompt);
+		const last = requestFor(env, prompts.at(-1) as string);
+		const injected = prompts.flatMap((p) => injectedAfter(last, p));
+		const first = injectedAfter(last, prompts[0] as string);
+		assert.equal(first.length, 1, "the first prompt gets the block");
+		assert.equal(fileLine(first[0] as string), join(env.workDir, "src/main.ts"));
+		assert.ok(
+			utf8(injected) <= 2 * utf8(first),
+			`20 prompts carried ${utf8(injected)} bytes: ${JSON.stringify(injected)}`,
+		);
+		assert.equal(count(contextText(last), "File: "), 1, "one File line in the whole context");
+	});
+
+	test("a 200-line selection reaches the model once over six prompts", async (t) => {
+		const env = await envFor(t);
+		await selectionEditor(env);
+		const rpc = await rpcFor(t, env);
+		const first = await send(rpc, env, "explain this");
+		assert.equal(count(first.join("\n"), MARKER), 1, "the first prompt carries the selection");
+		for (let i = 1; i <= 5; i++) await send(rpc, env, `follow-up ${i}`);
+		assert.equal(count(contextText(requestFor(env, "follow-up 5")), MARKER), 1, "and no later prompt repeats it");
+		assert.match(await ideStatus(rpc), /Next prompt sends nothing \(unchanged .*the selection was sent already/);
+	});
+
+	test("a cursor move reaches the model, as an update", async (t) => {
+		const env = await envFor(t);
+		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		const rpc = await rpcFor(t, env);
+		assert.match((await send(rpc, env, "where am I?")).join("\n"), /^Cursor: line 42, column 10$/m);
+		moveCursor(env, editor, 77);
+		const update = (await send(rpc, env, "and now?")).join("\n");
+		assert.match(update, /^Cursor: line 77, column 5$/m);
+		assert.doesNotMatch(update, /^File: /m, "an update, not the whole block");
+	});
+
+	test("/ide status: a new block before the first prompt, nothing after it, an update after a move", async (t) => {
+		const env = await envFor(t);
+		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		const rpc = await rpcFor(t, env);
+		assert.match(
+			await ideStatus(rpc),
+			/^Next prompt sends a new block \(the model has no editor context .*\):\nThe user's editor/m,
+		);
+		await send(rpc, env, "first");
+		assert.match(
+			await ideStatus(rpc),
+			/^Next prompt sends nothing \(unchanged since the editor context the model has\)$/m,
+		);
+		moveCursor(env, editor, 60);
+		assert.match(
+			await ideStatus(rpc),
+			/^Next prompt sends an update \(Cursor\) .*:\nEditor update \(Neovim\), the rest as before:\nCursor: line 60, column 5$/m,
+		);
+	});
+
+	test("compaction: the next prompt sends the full block, selection included, again", async (t) => {
+		const env = await envFor(t);
+		await selectionEditor(env);
+		const rpc = await rpcFor(t, env);
+		await send(rpc, env, "explain this");
+		assert.deepEqual(await send(rpc, env, "more?"), [], "nothing new before compaction");
+		const compact = await rpc.command({ type: "compact" }, 2 * WAIT_MS);
+		assert.equal(compact.success, true, JSON.stringify(compact));
+		const after = await send(rpc, env, "after compaction?");
+		const last = requestFor(env, "after compaction?");
+		assert.equal(after.length, 1, JSON.stringify(after));
+		assert.equal(fileLine(after[0] as string), join(env.workDir, "src/main.ts"));
+		assert.equal(count(after[0] as string, MARKER), 1, "with the selection text");
+		assert.equal(count(contextText(last), MARKER), 1, "the summary replaced the first copy");
+	});
+
+	test("automatic (threshold) compaction: the next prompt sends the full block again", async (t) => {
+		// The fake model reports 13 tokens of context; a 128k window less 127,995 reserved leaves 5: every prompt
+		// after the first starts with a threshold compaction.
+		const env = await envFor(t, {}, { reserveTokens: 127_995 });
+		await selectionEditor(env);
+		const rpc = await rpcFor(t, env);
+		await send(rpc, env, "explain this");
+		const compacted = rpc.records.filter((r) => r.type === "compaction_end" && r["reason"] === "threshold");
+		assert.equal(compacted.length, 1, "pi compacted after the first prompt");
+		const after = await send(rpc, env, "and then?");
+		assert.equal(after.length, 1, JSON.stringify(after));
+		assert.equal(fileLine(after[0] as string), join(env.workDir, "src/main.ts"));
+		assert.equal(count(contextText(requestFor(env, "and then?")), MARKER), 1, "the selection text, once");
+	});
+
+	test("/tree: decided from the branch the model sees, not from what was sent last", async (t) => {
+		const env = await envFor(t);
+		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		const rpc = await rpcFor(t, env);
+		await send(rpc, env, "one");
+		moveCursor(env, editor, 50);
+		assert.match((await send(rpc, env, "two")).join("\n"), /Cursor: line 50/);
+		const one = await promptEntries(rpc, "one");
+
+		// Back to the reply to "one": that branch has the block with line 42, not the update to 50.
+		await treeTo(rpc, one.reply);
+		assert.match((await send(rpc, env, "three")).join("\n"), /^Cursor: line 50, column 5$/m);
+
+		// Back to before "one": no editor context on that branch at all.
+		await treeTo(rpc, one.user);
+		const fresh = await send(rpc, env, "four");
+		assert.equal(fresh.length, 1);
+		assert.equal(fileLine(fresh[0] as string), join(env.workDir, "src/main.ts"));
+	});
+
+	test("/fork: the new session has only the blocks before the fork point", async (t) => {
+		const env = await envFor(t);
+		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		const rpc = await rpcFor(t, env, true);
+		await send(rpc, env, "one");
+		moveCursor(env, editor, 50);
+		await send(rpc, env, "two");
+		const two = await promptEntries(rpc, "two");
+		await fork(rpc, two.user);
+		// The forked session has the block with line 42 (from "one") but not the update to 50 (from "two").
+		const three = (await send(rpc, env, "three")).join("\n");
+		assert.match(three, /^Cursor: line 50, column 5$/m);
+		assert.doesNotMatch(three, /^File: /m, "an update on the block the forked session has");
+		const one = await promptEntries(rpc, "one");
+		await fork(rpc, one.user);
+		const fresh = await send(rpc, env, "four");
+		assert.equal(fileLine(fresh[0] as string), join(env.workDir, "src/main.ts"), "nothing before 'one': full block");
+	});
+
+	test("/new and /resume: each session gets what it lacks", async (t) => {
+		const env = await envFor(t);
+		await selectionEditor(env);
+		const rpc = await rpcFor(t, env, true);
+		await send(rpc, env, "in session A");
+		const state = await rpc.command({ type: "get_state" });
+		const sessionA = (state.data as { sessionFile?: string }).sessionFile;
+		assert.ok(sessionA, JSON.stringify(state));
+
+		assert.equal((await rpc.command({ type: "new_session" })).success, true);
+		const inB = await send(rpc, env, "in session B");
+		assert.equal(count(inB.join("\n"), MARKER), 1, "a new session: the full block with the selection");
+
+		const switched = await rpc.command({ type: "switch_session", sessionPath: sessionA });
+		assert.equal(switched.success, true, JSON.stringify(switched));
+		assert.deepEqual(await send(rpc, env, "back in A"), [], "session A has the block already");
+		assert.equal(count(contextText(requestFor(env, "back in A")), MARKER), 1);
+	});
+
+	test("a request that lost the block an update builds on gets the update made whole", async (t) => {
+		const env = await envFor(t);
+		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		// The pruning extension runs its context handler before the product's.
+		const rpc = await startRpc(env, { extension: PRUNE_EXTENSION, args: ["-e", PRODUCT_EXTENSION] });
+		t.after(() => rpc.close());
+		await send(rpc, env, "one");
+		moveCursor(env, editor, 50);
+		const two = (await send(rpc, env, "two")).join("\n");
+		assert.equal(count(contextText(requestFor(env, "two")), "File: "), 1, "the first block was pruned");
+		assert.match(two, /^The user's editor \(Neovim\) shows this file:$/m);
+		assert.equal(fileLine(two), join(env.workDir, "src/main.ts"));
+		assert.match(two, /^Cursor: line 50, column 5$/m);
+	});
+
+	test("sendUnchanged: the whole block, selection included, with every prompt", async (t) => {
+		const env = await envFor(t, { sendUnchanged: true });
+		await selectionEditor(env);
+		const rpc = await rpcFor(t, env);
+		for (let i = 1; i <= 3; i++) await send(rpc, env, `prompt ${i}`);
+		assert.equal(count(contextText(requestFor(env, "prompt 3")), MARKER), 3);
+		assert.match(await ideStatus(rpc), /Next prompt sends a new block \(ideContext.sendUnchanged is on/);
+	});
+});
+
+async function treeTo(rpc: RpcPi, entryId: string): Promise<void> {
+	const since = rpc.records.length;
+	await rpc.prompt(`/test-tree ${entryId}`);
+	const done = await rpc.waitFor(
+		(r) => r.type === "extension_ui_request" && r.method === "notify" && String(r.message).startsWith("TREE:"),
+		WAIT_MS,
+		since,
+	);
+	assert.equal(done.message, "TREE:ok");
+}
+
+async function fork(rpc: RpcPi, entryId: string): Promise<void> {
+	const response = await rpc.command({ type: "fork", entryId });
+	assert.equal(response.success, true, JSON.stringify(response));
+	assert.equal((response.data as { cancelled?: boolean }).cancelled, false);
+}
