@@ -13,29 +13,21 @@ import {
 } from "../../src/context-memory.ts";
 import type { EditorState, Selection } from "../../src/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
+import { makeState } from "../helpers/state-files.ts";
 
 const NOW = 1_800_000_000;
 const FILE = "/home/u/proj/src/main.ts";
 const SELECTED = "export function main(argv: string[]) {\n  return run(argv);\n}";
 
+/** The editor these cases look at: pid 4242 in /home/u/proj with main.ts open; `buffer` and `overrides` replace fields. */
 function state(buffer: Partial<EditorState["active_buffer"]> = {}, overrides: Partial<EditorState> = {}): EditorState {
-	return {
+	return makeState({
 		pid: 4242,
 		cwd: "/home/u/proj",
 		timestamp: NOW - 1,
-		app: "nvim",
-		active_buffer: {
-			file: FILE,
-			name: "main.ts",
-			language: "typescript",
-			cursor: { line: 42, column: 10 },
-			selection: null,
-			modified: false,
-			lines_total: 200,
-			...buffer,
-		},
 		...overrides,
-	};
+		active_buffer: { file: FILE, ...buffer },
+	});
 }
 
 function selection(text = SELECTED, selectedAt = NOW, start = 40): Selection {
