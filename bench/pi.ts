@@ -8,8 +8,11 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { IdeController } from "../src/controller.ts";
+import { ChoiceStore } from "../src/choice-store.ts";
+import { type ControllerOptions, IdeController } from "../src/controller.ts";
+import { findHostEditor, type HostHints } from "../src/host-editor.ts";
 import { type Liveness, probePid } from "../src/liveness.ts";
+import { ProcessClock, readAncestry } from "../src/proc-info.ts";
 import type { EditorState } from "../src/protocol.ts";
 import { DEFAULT_SETTINGS } from "../src/settings.ts";
 
@@ -93,8 +96,23 @@ function destroyFixture(fixture: Fixture): void {
 	rmSync(fixture.root, { recursive: true, force: true });
 }
 
-function controllerFor(fixture: Fixture, probe?: (pid: number) => Liveness): IdeController {
+/** What pi's session_start passes for host detection, pid-reuse checks and remembered choices. */
+function productOptions(fixture: Fixture): Partial<ControllerOptions> {
+	return {
+		// No editor is pi's host here (the worst case: every hint is looked up, none matches).
+		hostHints: { envPid: 1, ancestors: readAncestry() },
+		startClock: new ProcessClock(),
+		choiceStore: new ChoiceStore(fixture.agentDir, process.getuid?.() ?? 0),
+	};
+}
+
+function controllerFor(
+	fixture: Fixture,
+	probe?: (pid: number) => Liveness,
+	extra: Partial<ControllerOptions> = productOptions(fixture),
+): IdeController {
 	return new IdeController({
+		...extra,
 		piCwd: fixture.project,
 		stateDir: fixture.stateDir,
 		agentDir: fixture.agentDir,
@@ -133,6 +151,7 @@ async function benchInjection(): Promise<void> {
 		["1 live editor", 1, 0, ""],
 		["10 live editors", 10, 0, "prompt p50 <= 1 ms"],
 		["100 live editors", 100, 0, ""],
+		// The first scan removes dead editors' leftovers (timed below as "cleanup"); later prompts see 10 files.
 		["10 live + 1,000 dead files", 10, 1000, "prompt p50 <= 10 ms"],
 	];
 	for (const [name, live, dead, target] of scenarios) {
@@ -140,7 +159,15 @@ async function benchInjection(): Promise<void> {
 		try {
 			const iterations = dead > 0 ? 300 : 2000;
 			const controller = controllerFor(fixture);
+			const started = process.hrtime.bigint();
 			await controller.start();
+			const startMs = Number(process.hrtime.bigint() - started) / 1e6;
+			if (dead > 0) {
+				const left = readdirSync(fixture.stateDir).length;
+				console.log(
+					`  cleanup: the first scan removed ${dead + live - left} of ${dead} leftovers in ${ms(startMs)} ms (start, watcher included)`,
+				);
+			}
 			const check = controller.prepareInjection();
 			if (check.kind !== "inject") throw new Error(`bench fixture did not inject: ${check.reason}`);
 			const prompt = time(() => controller.prepareInjection(), iterations);
@@ -155,6 +182,57 @@ async function benchInjection(): Promise<void> {
 		} finally {
 			destroyFixture(fixture);
 		}
+	}
+}
+
+/**
+ * What the host-terminal and pid-reuse checks add to a prompt with 10 live editors: the same prompt with and
+ * without them (host hints, process start times, remembered choices), and the checks alone (one
+ * findHostEditor, one start-time read per editor through its held /proc descriptor).
+ */
+async function benchHostAndReuse(): Promise<void> {
+	const fixture = createFixture(10, 0);
+	try {
+		const iterations = 3000;
+		const bare = controllerFor(fixture, undefined, {});
+		const full = controllerFor(fixture);
+		for (const c of [bare, full]) {
+			await c.start();
+			const check = c.prepareInjection();
+			if (check.kind !== "inject") throw new Error(`bench fixture did not inject: ${check.reason}`);
+		}
+		// Interleave the two, so machine noise hits both alike.
+		const withChecks: number[] = [];
+		const without: number[] = [];
+		for (let i = 0; i < iterations; i++) {
+			for (const [c, samples] of [
+				[full, withChecks],
+				[bare, without],
+			] as const) {
+				const start = process.hrtime.bigint();
+				c.prepareInjection();
+				samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+			}
+		}
+		await bare.stop();
+		await full.stop();
+		const pids = fixture.children.map((c) => c.pid ?? 0);
+		const hints: HostHints = { envPid: 1, ancestors: readAncestry() };
+		const clock = new ProcessClock();
+		const checks = time(() => {
+			findHostEditor(hints, new Set(pids));
+			for (const pid of pids) clock.startedAt(pid);
+		}, iterations);
+		clock.close();
+		const a = percentiles(withChecks);
+		const b = percentiles(without);
+		console.log(
+			"\nHost-terminal + pid-reuse checks, 10 live editors, ms: " +
+				`prompt p50 ${ms(a.p50)} with, ${ms(b.p50)} without (added ${ms(a.p50 - b.p50)}); ` +
+				`the checks alone p50 ${ms(checks.p50)}, p99 ${ms(checks.p99)} (target added p50 <= 0.1 ms)`,
+		);
+	} finally {
+		destroyFixture(fixture);
 	}
 }
 
@@ -224,6 +302,7 @@ async function benchIdle(seconds: number): Promise<void> {
 export async function runPiBench(): Promise<void> {
 	console.log("== pi extension ==");
 	await benchInjection();
+	await benchHostAndReuse();
 	await benchPill();
 	await benchIdle(10);
 }

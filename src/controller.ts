@@ -9,9 +9,19 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./blocks.ts";
+import type { ChoiceStore } from "./choice-store.ts";
+import {
+	type ChoicesFile,
+	EMPTY_CHOICES,
+	fingerprintOf,
+	type RememberedChoice,
+	type RememberedResolution,
+	resolveRemembered,
+} from "./choices.ts";
 import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
 import { appendPromptDiagnostics } from "./diagnostics.ts";
 import { formatPill } from "./glyphs.ts";
+import { findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
 import {
 	checkIgnored,
 	compileIgnoreRules,
@@ -19,10 +29,11 @@ import {
 	type IgnoreVerdict,
 	type RulesFile,
 } from "./ignore-rules.ts";
-import { type Liveness, probePid } from "./liveness.ts";
+import { isPidReused, type Liveness, probePid } from "./liveness.ts";
 import { nodePathProbe } from "./path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./paths.ts";
 import { formatPickerRows } from "./picker.ts";
+import type { StartClock } from "./proc-info.ts";
 import type { EditorState } from "./protocol.ts";
 import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./scan.ts";
 import type { IdeSettings } from "./settings.ts";
@@ -53,6 +64,12 @@ export interface ControllerOptions {
 	nowMs?: () => number;
 	probePid?: (pid: number) => Liveness;
 	pathProbe?: PathProbe;
+	/** Where pi runs: PI_IDE_EDITOR_PID and pi's ancestors (none by default). */
+	hostHints?: HostHints;
+	/** Process start times, for the pid-reuse check (none by default: unknown). */
+	startClock?: StartClock;
+	/** Remembered `/ide` choices (none by default: nothing remembered). */
+	choiceStore?: Pick<ChoiceStore, "load" | "remember" | "path" | "signature">;
 }
 
 export interface EditorView {
@@ -67,6 +84,10 @@ export interface View {
 	/** Files skipped: invalid, refused, dead or foreign pids. */
 	diagnostics: ScanDiagnostic[];
 	connection: Connection;
+	/** The editor pi runs in (its terminal), when it has a live state file. */
+	host: HostEditor | null;
+	/** The remembered choice for this project, resolved against the live editors. */
+	remembered: RememberedResolution;
 }
 
 export type Injection =
@@ -97,6 +118,12 @@ export class IdeController {
 		return tier;
 	};
 	#stopped = false;
+	#choices: ChoicesFile = EMPTY_CHOICES;
+	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
+	#choicesSignature: string | null | undefined;
+	#projectKey: string | undefined;
+	/** Why the remembered choices file was (partly) not used: shown in `/ide status` with the skipped files. */
+	#choicesProblems: ScanDiagnostic[] = [];
 	/** pi's cwd through its symlinks, resolved once: it does not move during a session. */
 	#realPiCwd: string | undefined;
 	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
@@ -114,6 +141,8 @@ export class IdeController {
 			editors: [],
 			diagnostics: [],
 			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
+			host: null,
+			remembered: { kind: "none" },
 		};
 	}
 
@@ -147,6 +176,7 @@ export class IdeController {
 		this.#stopped = true;
 		const watcher = this.#watcher;
 		this.#watcher = undefined;
+		this.#options.startClock?.close?.();
 		await watcher?.stop();
 	}
 
@@ -157,18 +187,35 @@ export class IdeController {
 	 */
 	refresh(mode: ScanMode = "verify"): View {
 		try {
+			this.#loadChoices();
 			const scan = this.#scanner.scan(mode);
-			const diagnostics = [...scan.diagnostics];
+			const diagnostics = [...scan.diagnostics, ...this.#choicesProblems];
 			const live: EditorRecord[] = [];
+			const startedAt = new Map<number, number | null>();
+			const clock = this.#options.startClock;
 			for (const record of scan.editors) {
 				// An unchanged file keeps its parsed state object, so a pid found dead is not probed again
 				// (a throwing kill() costs ~10 µs; 1,000 leftovers would cost 10 ms a prompt). A new editor
 				// reusing the pid rewrites the file, which makes a new state object.
 				if (this.#deadStates.has(record.state)) continue;
 				const liveness = this.#probePid(record.pid);
-				if (liveness === "dead") this.#deadStates.add(record.state);
-				if (liveness === "alive") live.push(record);
-				else if (liveness === "foreign") {
+				if (liveness === "dead") {
+					this.#deadStates.add(record.state);
+					// A killed editor's leftover: remove it (only that very file, see removeLeftover).
+					this.#scanner.removeLeftover(record);
+				}
+				if (liveness === "alive") {
+					const started = clock ? clock.startedAt(record.pid) : null;
+					if (isPidReused(started, record.writtenAt)) {
+						diagnostics.push({
+							path: record.path,
+							message: `pid ${record.pid} now belongs to a process started after this file was last written (the editor exited and its pid was reused): ignored`,
+						});
+						continue;
+					}
+					startedAt.set(record.pid, started);
+					live.push(record);
+				} else if (liveness === "foreign") {
 					diagnostics.push({ path: record.path, message: `pid ${record.pid} belongs to another user: ignored` });
 				}
 				// Dead editors' files are normal leftovers of a killed editor: not worth a diagnostic.
@@ -181,13 +228,27 @@ export class IdeController {
 			);
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
-			const connection = decideConnection(
-				this.#mode,
-				editors.map((e) => e.record.pid),
-				best,
+			const livePids = editors.map((e) => e.record.pid);
+			clock?.retain?.(new Set(livePids));
+			const host = this.#options.hostHints ? findHostEditor(this.#options.hostHints, new Set(livePids)) : null;
+			const remembered = resolveRemembered(
+				this.#choices.projects[this.#project()],
+				editors.map((e) => ({
+					pid: e.record.pid,
+					startedAt: startedAt.get(e.record.pid) ?? null,
+					fingerprint: fingerprintOf(e.record.state),
+				})),
 			);
+			const connection = decideConnection({
+				mode: this.#mode,
+				livePids,
+				projectPids: editors.filter((e) => e.tier !== null).map((e) => e.record.pid),
+				bestTierPids: best,
+				hostPid: host?.pid ?? null,
+				remembered: remembered.kind === "off" || remembered.kind === "pick" ? remembered : { kind: "none" },
+			});
 			this.#mode = connection.mode;
-			this.#view = { health: scan.health, editors, diagnostics, connection };
+			this.#view = { health: scan.health, editors, diagnostics, connection, host, remembered };
 			this.#warnAboutHealth(scan.health);
 			this.#updatePill();
 		} catch (error) {
@@ -244,22 +305,76 @@ export class IdeController {
 		}
 	}
 
-	/** Connect to an editor chosen by the user; it sticks until it dies or the user disconnects. */
+	/**
+	 * Connect to an editor chosen by the user; it sticks until it dies or the user disconnects, and is
+	 * remembered for this project (it applies again while that editor runs, or to a restarted one that
+	 * looks the same).
+	 */
 	pick(pid: number): void {
 		this.#mode = { kind: "picked", pid };
+		const editor = this.#view.editors.find((e) => e.record.pid === pid);
+		if (editor) {
+			this.#remember({
+				kind: "pick",
+				pid,
+				startedAt: this.#options.startClock?.startedAt(pid) ?? null,
+				editor: fingerprintOf(editor.record.state),
+				at: this.#nowMs() / 1000,
+			});
+		}
 		this.refresh();
 	}
 
-	/** Stop auto-connecting for this session (and drop the current connection). */
+	/** Stop auto-connecting (and drop the current connection), remembered for this project until resumeAuto(). */
 	disconnect(): void {
 		this.#mode = { kind: "off" };
+		this.#remember({ kind: "off", at: this.#nowMs() / 1000 });
 		this.refresh();
 	}
 
-	/** Resume automatic connection. */
+	/** Resume automatic connection, and forget this project's remembered choice. */
 	resumeAuto(): void {
 		this.#mode = { kind: "auto" };
+		this.#remember(null);
 		this.refresh();
+	}
+
+	/** Where remembered choices are stored (null: not remembered). */
+	get choicesPath(): string | null {
+		return this.#options.choiceStore?.path ?? null;
+	}
+
+	/** The project key remembered choices are filed under: pi's cwd through its symlinks. */
+	#project(): string {
+		this.#projectKey ??= resolveReal(this.#options.piCwd, this.#pathProbe);
+		return this.#projectKey;
+	}
+
+	/** Load the remembered choices when the file changed since the last load (one lstat otherwise). */
+	#loadChoices(): void {
+		const store = this.#options.choiceStore;
+		if (!store) return;
+		const signature = store.signature();
+		if (signature === this.#choicesSignature) return;
+		this.#choicesSignature = signature;
+		const loaded = store.load();
+		this.#choices = loaded.choices;
+		this.#choicesProblems = loaded.problems.map((message) => ({ path: "remembered /ide choices", message }));
+		for (const problem of loaded.problems) this.#warnOnce(`pi-ide-context: remembered choices: ${problem}`);
+	}
+
+	#remember(choice: RememberedChoice | null): void {
+		const store = this.#options.choiceStore;
+		if (!store) return;
+		const project = this.#project();
+		const projects = { ...this.#choices.projects };
+		delete projects[project];
+		if (choice) projects[project] = choice;
+		this.#choices = { ...this.#choices, projects };
+		const problem = store.remember(project, choice);
+		if (problem) this.#warnOnce(`pi-ide-context: ${problem}`);
+		// Our own write: already applied above (and the re-read file may hold other projects' news).
+		this.#choicesSignature = undefined;
 	}
 
 	/** Rows for `/ide`, aligned, with a disconnect row when connected. */
@@ -272,7 +387,7 @@ export class IdeController {
 		);
 		const actions: PickerAction[] = view.editors.map((e) => ({ kind: "connect", pid: e.record.pid }));
 		if (connected !== null) {
-			rows.push("Disconnect (stop sending editor context in this session)");
+			rows.push("Disconnect (stop sending editor context in this project, remembered until /ide auto)");
 			actions.push({ kind: "disconnect" });
 		}
 		return { rows, actions };
@@ -293,6 +408,10 @@ export class IdeController {
 			editors: view.editors.map((e) => ({ state: e.record.state, tier: e.tier })),
 			diagnostics: view.diagnostics,
 			connection: view.connection,
+			host: view.host,
+			envPid: this.#options.hostHints?.envPid ?? null,
+			remembered: view.remembered,
+			choicesPath: this.choicesPath,
 			next:
 				injection.kind === "skip"
 					? injection
@@ -363,8 +482,11 @@ export class IdeController {
 	}
 
 	#checkConnectedAlive(): void {
-		const connection = this.#view.connection;
-		if (connection.connected && this.#probePid(connection.pid) !== "alive") this.refresh();
+		const editor = this.connectedEditor();
+		if (!editor) return;
+		const pid = editor.record.pid;
+		const started = this.#options.startClock?.startedAt(pid) ?? null;
+		if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
 	}
 
 	#warnAboutHealth(health: DirHealth): void {

@@ -7,7 +7,7 @@
  *
  * Usage: `pi install <this package>`, open Neovim (or VS Code, Obsidian, a
  * JetBrains IDE with its client), and prompt as usual. `/ide` picks an editor,
- * `/ide status` explains what is sent, `/ide off` stops for this session.
+ * `/ide status` explains what is sent, `/ide off` stops (remembered for the project until `/ide auto`).
  */
 import { randomUUID } from "node:crypto";
 import { homedir } from "node:os";
@@ -21,10 +21,13 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
+import { ChoiceStore } from "./choice-store.ts";
 import { type Decision, decide, type ModelView, modelView, selfContainedText } from "./context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { EditorLink } from "./editor-link.ts";
+import { EDITOR_PID_ENV, parseEditorPid } from "./host-editor.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
+import { ProcessClock, readAncestry } from "./proc-info.ts";
 import { parseSettings } from "./settings.ts";
 import { resolveStateDir } from "./state-dir.ts";
 
@@ -35,12 +38,13 @@ export const SELECTION_ENTRY_TYPE = "ide-context-selection";
 /** The installed package: it holds editors/nvim, which session_start links into Neovim's packpath. */
 const PACKAGE_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
-const DISCONNECTED_MESSAGE = "pi-ide-context: disconnected; auto-connect is off for this session (/ide auto resumes)";
+const DISCONNECTED_MESSAGE =
+	"pi-ide-context: disconnected; auto-connect is off for this project, remembered across sessions (/ide auto resumes)";
 
 const SUBCOMMANDS = [
 	{ value: "status", label: "status", description: "What pi sees now and why" },
-	{ value: "off", label: "off", description: "Disconnect and stop auto-connecting in this session" },
-	{ value: "auto", label: "auto", description: "Connect automatically again" },
+	{ value: "off", label: "off", description: "Disconnect and stop auto-connecting in this project (remembered)" },
+	{ value: "auto", label: "auto", description: "Connect automatically again (forgets a remembered choice)" },
 ];
 
 export default function piIdeContext(pi: ExtensionAPI): void {
@@ -70,6 +74,13 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				settings,
 				ui,
 				isProjectTrusted: () => ctx.isProjectTrusted(),
+				// Read once: pi's own environment and ancestors do not change during a session.
+				hostHints: {
+					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
+					ancestors: process.platform === "linux" ? readAncestry() : [],
+				},
+				startClock: new ProcessClock(),
+				choiceStore: new ChoiceStore(getAgentDir(), process.getuid?.() ?? -1),
 			});
 			editorLink?.close();
 			const current = controller;

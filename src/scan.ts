@@ -12,7 +12,17 @@
  *
  * Where the directory is and when it may be trusted: src/state-dir.ts.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	lstatSync,
+	openSync,
+	readdirSync,
+	readSync,
+	type Stats,
+	unlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type EditorState, parseEditorState } from "./protocol.ts";
 import { checkStateDir, type DirHealth, MAX_STATE_FILE_BYTES, parseStateFileName, stateFileName } from "./state-dir.ts";
@@ -22,6 +32,10 @@ export interface EditorRecord {
 	path: string;
 	pid: number;
 	state: EditorState;
+	/** The file's mtime in unix seconds: when its editor last wrote it. */
+	writtenAt: number;
+	/** The file's inode: a leftover is removed only if it is still the very file judged. */
+	ino: number;
 }
 
 export interface ScanDiagnostic {
@@ -115,6 +129,25 @@ export class StateDirScanner {
 		return this.#readCached(name, join(this.dir, name), pid);
 	}
 
+	/**
+	 * Remove the state file of an editor that has exited (its pid is dead). Only the very file judged
+	 * (same inode and mtime, still a regular file of ours) and only inside a trusted directory: never a
+	 * file a new editor just wrote, never a file that is not ours. Returns whether it was removed.
+	 */
+	removeLeftover(record: EditorRecord): boolean {
+		try {
+			if (!checkStateDir(this.dir, this.uid).ok) return false;
+			const stats = lstatSync(record.path, { throwIfNoEntry: false });
+			if (!stats?.isFile() || stats.uid !== this.uid) return false;
+			if (stats.ino !== record.ino || stats.mtimeMs / 1000 !== record.writtenAt) return false;
+			unlinkSync(record.path);
+			this.#cache.delete(stateFileName(record.pid));
+			return true;
+		} catch {
+			return false;
+		}
+	}
+
 	#readCached(name: string, path: string, pidFromName: number): FileVerdict {
 		let stats: Stats | undefined;
 		try {
@@ -147,7 +180,10 @@ export class StateDirScanner {
 				message: `pid field ${parsed.state.pid} does not match the file name ${pidFromName}.json`,
 			};
 		}
-		return { kind: "editor", record: { path, pid: pidFromName, state: parsed.state } };
+		return {
+			kind: "editor",
+			record: { path, pid: pidFromName, state: parsed.state, writtenAt: stats.mtimeMs / 1000, ino: stats.ino },
+		};
 	}
 
 	#refuse(stats: Stats): string | undefined {

@@ -6,7 +6,9 @@
  * line of the report or send the terminal an escape sequence.
  */
 import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "./blocks.ts";
+import type { RememberedResolution } from "./choices.ts";
 import type { Connection, ConnectionMode } from "./connection.ts";
+import { describeHost, EDITOR_PID_ENV, type HostEditor } from "./host-editor.ts";
 import { inert } from "./inert.ts";
 import type { EditorState, Selection } from "./protocol.ts";
 import type { ScanDiagnostic } from "./scan.ts";
@@ -31,6 +33,14 @@ export interface StatusFacts {
 	/** Files skipped: invalid, refused, foreign pids. */
 	diagnostics: readonly ScanDiagnostic[];
 	connection: Connection;
+	/** The editor pi runs in, if any (default none). */
+	host?: HostEditor | null;
+	/** The pid in pi's PI_IDE_EDITOR_PID, if set. */
+	envPid?: number | null;
+	/** The remembered choice for this project, resolved (default none). */
+	remembered?: RememberedResolution;
+	/** Where remembered choices are stored. */
+	choicesPath?: string | null;
 	next: NextPrompt;
 }
 
@@ -44,6 +54,8 @@ export function formatStatusReport(facts: StatusFacts): string {
 			: `State dir: ${oneLine(health.dir)} ${health.reason}${health.remedy ? ` (fix: ${oneLine(health.remedy)})` : ""}`,
 	);
 	lines.push(`Mode: ${describeMode(facts.mode)}`);
+	const remembered = describeRemembered(facts.remembered ?? { kind: "none" }, facts.choicesPath ?? null);
+	if (remembered) lines.push(remembered);
 	lines.push(facts.editors.length === 0 ? "Editors: none running" : `Editors (${facts.editors.length}):`);
 	const connectedPid = connection.connected ? connection.pid : null;
 	for (const { state, tier } of facts.editors) {
@@ -59,9 +71,15 @@ export function formatStatusReport(facts: StatusFacts): string {
 		);
 	}
 	for (const d of facts.diagnostics) lines.push(`Skipped ${oneLine(d.path)}: ${oneLine(d.message)}`);
+	const envPid = facts.envPid ?? null;
+	if (envPid !== null && facts.host?.pid !== envPid) {
+		lines.push(
+			`${EDITOR_PID_ENV}=${envPid}: no live editor has that pid (its client is off, has no UI yet, or it exited)`,
+		);
+	}
 	lines.push(
 		connection.connected
-			? `Connected: pid ${connection.pid} (${connection.why})`
+			? `Connected: pid ${connection.pid} (${describeConnected(facts)})`
 			: `Not connected: ${describeDisconnected(connection)}`,
 	);
 	const next = facts.next;
@@ -98,7 +116,9 @@ export function describeDisconnected(connection: Connection): string {
 	if (connection.connected) return "connected";
 	switch (connection.why) {
 		case "off":
-			return "auto-connect is off for this session (/ide to pick an editor, /ide auto to resume)";
+			return "auto-connect is off (/ide to pick an editor, /ide auto to resume)";
+		case "remembered off":
+			return "/ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)";
 		case "no editor":
 			return "no editor is running in this project";
 		case "several candidates":
@@ -109,10 +129,45 @@ export function describeDisconnected(connection: Connection): string {
 function describeMode(mode: ConnectionMode): string {
 	switch (mode.kind) {
 		case "auto":
-			return "auto-connect";
+			return mode.sticky === undefined ? "auto-connect" : `auto-connect (keeping pid ${mode.sticky} while it runs)`;
 		case "picked":
 			return `picked pid ${mode.pid} with /ide`;
 		case "off":
 			return "off";
+	}
+}
+
+/** Why pi is connected to this editor, in words. */
+function describeConnected(facts: StatusFacts): string {
+	const connection = facts.connection;
+	if (!connection.connected) return "not connected";
+	switch (connection.why) {
+		case "editor terminal":
+			return facts.host ? describeHost(facts.host) : "pi runs in this editor's terminal";
+		case "remembered pick":
+			return facts.remembered?.kind === "pick"
+				? `remembered /ide pick, ${facts.remembered.how}`
+				: "remembered /ide pick";
+		case "kept":
+			return "connected automatically earlier; kept while it runs, /ide to switch";
+		default:
+			return connection.why;
+	}
+}
+
+/** The remembered choice for this project and what became of it, or null when there is none. */
+function describeRemembered(remembered: RememberedResolution, path: string | null): string | null {
+	const where = path ? ` (stored in ${oneLine(path)})` : "";
+	switch (remembered.kind) {
+		case "none":
+			return null;
+		case "off":
+			return `Remembered: /ide off for this project${where}; /ide auto forgets it`;
+		case "pick":
+			return `Remembered: /ide pick, applied to pid ${remembered.pid} (${remembered.how})${where}`;
+		case "ambiguous":
+			return `Remembered: /ide pick not applied: pids ${remembered.pids.join(", ")} look like the picked editor${where}`;
+		case "absent":
+			return `Remembered: /ide pick of ${oneLine(remembered.editor.app, 100)} in ${oneLine(remembered.editor.cwd)}, not running now${where}`;
 	}
 }

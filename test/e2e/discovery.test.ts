@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import {
 	chmodSync,
 	chownSync,
+	existsSync,
 	mkdirSync,
 	renameSync,
 	statSync,
@@ -72,7 +73,7 @@ describe("discovery: which editors are trusted and connected", { concurrency: 4 
 		await assertBlockedUntilRepaired(env, () => b.kill(), a);
 	});
 
-	test("dead pid: its leftover file is ignored", async (t) => {
+	test("dead pid: its leftover file is ignored, and removed", async (t) => {
 		const env = await envFor(t);
 		const file = touch(env.workDir, "src/main.ts");
 		const state = makeState({ pid: await deadPid(), cwd: env.workDir, active_buffer: { file } });
@@ -80,8 +81,8 @@ describe("discovery: which editors are trusted and connected", { concurrency: 4 
 		await assertBlockedUntilRepaired(
 			env,
 			async () => {
+				assert.equal(existsSync(path), false, "the first prompt's scan removed the leftover");
 				const live = await spawnLiveEditor();
-				unlinkSync(path);
 				writeStateFile(env.stateDir, { ...state, pid: live.pid });
 			},
 			file,

@@ -1,6 +1,6 @@
 /**
  * The zero-config path for real: a throwaway HOME, `pi install <repo>`, one pi start (print mode, fake model),
- * then a plain `nvim --headless` with no config and no plugin manager writes its state file, because pi linked
+ * then a plain Neovim (started as a GUI starts it: `--embed`, a UI attaches) with no config and no plugin manager writes its state file, because pi linked
  * the client into `$XDG_DATA_HOME/nvim/site/pack/pi-ide-context/start/`. Once per Neovim in the matrix.
  */
 import assert from "node:assert/strict";
@@ -13,7 +13,7 @@ import { envFor, PROMPT, touch } from "../helpers/scenario.ts";
 
 forEachNvim((flavour) => {
 	describe(`zero-config Neovim ${flavour.name}`, () => {
-		it("pi install + one pi start, then plain `nvim --headless` writes its state file", async (t) => {
+		it("pi install + one pi start, then a plain Neovim (no config) writes its state file once a UI attaches", async (t) => {
 			const env = await envFor(t);
 			const install = await runPi(env, ["install", REPO]);
 			assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}`);
@@ -27,7 +27,8 @@ forEachNvim((flavour) => {
 
 			const file = touch(env.workDir, "notes.md", "# notes\n");
 			const nv = await startNvim(t, flavour, {
-				rawArgs: ["--headless", "notes.md"],
+				// A GUI's way of starting Neovim: --embed, then a UI attaches (the helper does it).
+				rawArgs: ["--embed", "--headless", "notes.md"],
 				cwd: env.workDir,
 				runtimeDir: env.runtimeDir,
 				// The throwaway HOME and XDG dirs: no init.lua, no plugin manager, only what pi linked.
@@ -37,7 +38,7 @@ forEachNvim((flavour) => {
 			assert.equal(s.pid, nv.pid);
 			assert.equal(s.app, "nvim");
 			assert.equal(s.cwd, env.workDir);
-			assert.deepEqual(s.argv, ["notes.md"], "--headless is plumbing, the file is what the user typed");
+			assert.deepEqual(s.argv, ["notes.md"], "--embed and --headless are plumbing, the file is what the user typed");
 			assert.equal(s.active_buffer.language, "markdown");
 			nv.proc.kill("SIGTERM");
 			await nv.exited;

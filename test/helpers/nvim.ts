@@ -1,6 +1,7 @@
 /**
  * Drive a real Neovim over msgpack-rpc for the Neovim client's tests: one fresh `nvim --embed --headless
- * --clean` per test, its cwd and XDG_RUNTIME_DIR in a private temp dir, the plugin on 'runtimepath'. Every
+ * --clean` per test with a UI attached as a GUI attaches one (the client writes nothing for a Neovim without a
+ * UI), its cwd and XDG_RUNTIME_DIR in a private temp dir, the plugin on 'runtimepath'. Every
  * step ends with a synchronous request (`nvim_eval('1')`), after which every autocmd the step caused has run;
  * debounced writes are awaited by polling the state file against a deadline, never by sleeping.
  *
@@ -178,6 +179,11 @@ export interface NvimOptions {
 	shada?: string;
 	/** Neovim's cwd; default the test's temp dir. */
 	cwd?: string;
+	/**
+	 * Attach a UI after start, as a GUI does over --embed (default true). Without a UI Neovim is a script and
+	 * the client writes no state file. `false` = stay headless.
+	 */
+	ui?: boolean;
 }
 
 export interface Nvim {
@@ -285,7 +291,12 @@ export async function startNvim(
 	if (pid === undefined) throw new Error(`could not start ${bin}`);
 	const statePath = join(stateDir, `${pid}.json`);
 
-	const call = <T>(method: string, ...params: unknown[]) => rpc.request(method, params) as Promise<T>;
+	let uiAttached = false;
+	const call = <T>(method: string, ...params: unknown[]): Promise<T> => {
+		const reply = rpc.request(method, params) as Promise<T>;
+		if (uiAttached && !FAST_REQUESTS.has(method)) answerPrompts(rpc, reply);
+		return reply;
+	};
 	const settle = async () => {
 		await call("nvim_eval", "1");
 	};
@@ -355,8 +366,59 @@ export async function startNvim(
 		stderr: () => stderr,
 	};
 	// Without --embed there is no RPC channel (startup-time runs and plain `nvim --headless`).
-	if (args.includes("--embed")) await settle();
+	if (args.includes("--embed")) {
+		await settle();
+		// Wide and tall, so that no message needs a hit-enter prompt (which would hold every later request).
+		if (options.ui !== false) {
+			await attachUi(nv);
+			uiAttached = true;
+		}
+	}
 	return nv;
+}
+
+/** Requests Neovim answers even while it waits for a key. */
+const FAST_REQUESTS = new Set([
+	"nvim_get_mode",
+	"nvim_input",
+	"nvim_ui_attach",
+	"nvim_ui_detach",
+	"nvim_ui_try_resize",
+]);
+
+/**
+ * With a UI attached, a message taller than the message area (`:PiIde`'s summary, a warning) opens a
+ * hit-enter prompt, and every request waits behind it. While `reply` is pending, press Enter at such a
+ * prompt, as the user would (nvim_get_mode is answered even then).
+ */
+function answerPrompts(rpc: RpcClient, reply: Promise<unknown>): void {
+	let pending = true;
+	reply.then(
+		() => {
+			pending = false;
+		},
+		() => {
+			pending = false;
+		},
+	);
+	void (async () => {
+		while (pending) {
+			await new Promise((r) => setTimeout(r, 100));
+			if (!pending) return;
+			try {
+				const mode = (await rpc.request("nvim_get_mode", [])) as { mode: string; blocking: boolean };
+				if (pending && mode.blocking && mode.mode.startsWith("r")) rpc.notify("nvim_input", ["<CR>"]);
+			} catch {
+				return;
+			}
+		}
+	})();
+}
+
+/** Attach a UI as a GUI does (see nvim-with-a-ui notes): UIEnter fires; redraw notifications are ignored. */
+export async function attachUi(nv: Pick<Nvim, "call" | "settle">): Promise<void> {
+	await nv.call("nvim_ui_attach", 400, 100, { rgb: true, ext_linegrid: true });
+	await nv.settle();
 }
 
 /** `describe` body helper: run `suite` once per Neovim in the matrix. */

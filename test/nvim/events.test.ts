@@ -218,25 +218,46 @@ forEachNvim((flavour) => {
 			assert.equal(after.writes, before.writes);
 		});
 
-		it("non-file buffers report file: null (terminal, help, quickfix, nofile, prompt, URL names)", async (t) => {
+		it("non-file buffers (terminal, help, quickfix, nofile, prompt, acwrite) keep describing the file the user was last in", async (t) => {
 			const nv = await startNvim(t, flavour);
-			file(nv, "real.txt", ["x"]);
+			file(nv, "real.txt", ["x", "yy", "zzz"]);
+			const real = join(nv.tmp, "real.txt");
+			const steps = [
+				"help",
+				"enew | setlocal buftype=nofile | file scratch.txt",
+				"enew | setlocal buftype=prompt | file ask",
+				"enew | setlocal buftype=acwrite | file fugitive:///x/.git//0/a.txt",
+				"cgetexpr ['real.txt:1:x'] | copen",
+				"enew | terminal",
+			];
+			for (const [i, cmd] of steps.entries()) {
+				await nv.command("only | edit real.txt");
+				await nv.call("nvim_win_set_cursor", 0, [(i % 3) + 1, 0]);
+				await nv.until((x) => x.active_buffer.cursor.line === (i % 3) + 1, `real.txt line ${(i % 3) + 1}`);
+				await nv.command("split");
+				await nv.command(cmd);
+				await nv.settle();
+				assert.notEqual(await nv.call("nvim_get_option_value", "buftype", {}), "", `${cmd} is not a file buffer`);
+				// Written promptly (WinEnter/BufEnter): a status check that the write happened, then the state.
+				const before = (await nv.status()).writes;
+				await nv.command("doautocmd <nomodeline> WinEnter");
+				await nv.untilStatus((x) => x.writes + x.skipped > before, `a write after ${cmd}`);
+				const s = nv.readState();
+				assert.equal(s?.active_buffer.file, real, cmd);
+				assert.equal(s?.active_buffer.cursor.line, (i % 3) + 1, `cursor after ${cmd}`);
+				assert.equal(s?.active_buffer.language, "text", `language after ${cmd}`);
+			}
+		});
+
+		it("non-file buffers with no file visited before, and URL names, report file: null", async (t) => {
+			const nv = await startNvim(t, flavour);
 			const steps: { cmd: string; name: (n: string) => boolean; language: string | null }[] = [
-				{ cmd: "help", name: (n) => n === "help.txt", language: "help" },
+				{ cmd: "help | only", name: (n) => n === "help.txt", language: "help" },
 				{ cmd: "enew | setlocal buftype=nofile | file scratch.txt", name: (n) => n === "scratch.txt", language: null },
-				{ cmd: "enew | setlocal buftype=prompt | file ask", name: (n) => n === "ask", language: null },
-				{
-					cmd: "enew | setlocal buftype=acwrite | file fugitive:///x/.git//0/a.txt",
-					name: (n) => n.startsWith("fugitive://"),
-					language: null,
-				},
 				{ cmd: "enew | file scp://host/dir/f.txt", name: (n) => n === "scp://host/dir/f.txt", language: null },
-				{ cmd: "cexpr ['real.txt:1:x'] | copen", name: (n) => n === "[Quickfix List]", language: "qf" },
 				{ cmd: "enew | terminal", name: (n) => n.startsWith("term://"), language: null },
 			];
 			for (const step of steps) {
-				await nv.command("only | edit real.txt");
-				await nv.until((x) => x.active_buffer.file === join(nv.tmp, "real.txt"), `real.txt before ${step.cmd}`);
 				await nv.command(step.cmd);
 				await nv.settle();
 				const s = await nv.until((x) => step.name(x.active_buffer.name), `buffer after ${step.cmd}`);

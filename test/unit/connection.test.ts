@@ -1,44 +1,282 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import { type ConnectionMode, decideConnection } from "../../src/connection.ts";
+import { type ConnectionMode, decideConnection, type RememberedInput } from "../../src/connection.ts";
 import { probePid } from "../../src/liveness.ts";
 import { parseSettings } from "../../src/settings.ts";
 
 describe("decideConnection", () => {
 	const auto: ConnectionMode = { kind: "auto" };
+	const sticky = (pid: number): ConnectionMode => ({ kind: "auto", sticky: pid });
 	const off: ConnectionMode = { kind: "off" };
 	const picked = (pid: number): ConnectionMode => ({ kind: "picked", pid });
-	const cases: Array<
-		[string, ConnectionMode, number[], number[], { connected: number | null; why: string; mode: string }]
-	> = [
-		["auto, no editor", auto, [], [], { connected: null, why: "no editor", mode: "auto" }],
-		["auto, exactly one in the best tier", auto, [1, 2], [1], { connected: 1, why: "only candidate", mode: "auto" }],
-		[
-			"auto, two in the best tier",
-			auto,
-			[1, 2, 3],
-			[1, 2],
-			{ connected: null, why: "several candidates", mode: "auto" },
-		],
-		["auto, live editors but none in a tier", auto, [1], [], { connected: null, why: "no editor", mode: "auto" }],
-		[
-			"picked, alive, even outside the best tier",
-			picked(3),
-			[1, 3],
-			[1],
-			{ connected: 3, why: "picked", mode: "picked" },
-		],
-		["picked, alive among two candidates", picked(2), [1, 2], [1, 2], { connected: 2, why: "picked", mode: "picked" }],
-		["picked editor died: back to auto", picked(9), [1], [1], { connected: 1, why: "only candidate", mode: "auto" }],
-		["off never connects", off, [1], [1], { connected: null, why: "off", mode: "off" }],
+	const none: RememberedInput = { kind: "none" };
+	const rememberedOff: RememberedInput = { kind: "off" };
+	const remembered = (pid: number): RememberedInput => ({ kind: "pick", pid });
+	interface Case {
+		name: string;
+		mode: ConnectionMode;
+		live: number[];
+		/** live editors with a tier; default = live */
+		project?: number[];
+		best: number[];
+		host?: number | null;
+		remembered?: RememberedInput;
+		connected: number | null;
+		why: string;
+		/** the mode kept for the next decision, as "auto", "auto:<sticky>", "picked:<pid>" or "off" */
+		next: string;
+	}
+	const cases: Case[] = [
+		{ name: "auto, no editor", mode: auto, live: [], best: [], connected: null, why: "no editor", next: "auto" },
+		{
+			name: "auto, exactly one in the best tier: connects and keeps it",
+			mode: auto,
+			live: [1, 2],
+			best: [1],
+			connected: 1,
+			why: "only candidate",
+			next: "auto:1",
+		},
+		{
+			name: "auto, two in the best tier",
+			mode: auto,
+			live: [1, 2, 3],
+			best: [1, 2],
+			connected: null,
+			why: "several candidates",
+			next: "auto",
+		},
+		{
+			name: "auto, live editors but none in a tier",
+			mode: auto,
+			live: [1],
+			project: [],
+			best: [],
+			connected: null,
+			why: "no editor",
+			next: "auto",
+		},
+		{
+			name: "sticky: a second editor in the same tier does not drop it",
+			mode: sticky(1),
+			live: [1, 2],
+			best: [1, 2],
+			connected: 1,
+			why: "kept",
+			next: "auto:1",
+		},
+		{
+			name: "sticky: a better-tier editor starting does not steal it",
+			mode: sticky(1),
+			live: [1, 2],
+			best: [2],
+			connected: 1,
+			why: "kept",
+			next: "auto:1",
+		},
+		{
+			name: "sticky and still the only candidate",
+			mode: sticky(1),
+			live: [1],
+			best: [1],
+			connected: 1,
+			why: "only candidate",
+			next: "auto:1",
+		},
+		{
+			name: "sticky editor died: auto decides again",
+			mode: sticky(9),
+			live: [1, 2],
+			best: [1, 2],
+			connected: null,
+			why: "several candidates",
+			next: "auto",
+		},
+		{
+			name: "sticky editor left the project (cd elsewhere): auto decides again",
+			mode: sticky(1),
+			live: [1, 2],
+			project: [2],
+			best: [2],
+			connected: 2,
+			why: "only candidate",
+			next: "auto:2",
+		},
+		{
+			name: "picked, alive, even outside the best tier",
+			mode: picked(3),
+			live: [1, 3],
+			best: [1],
+			connected: 3,
+			why: "picked",
+			next: "picked:3",
+		},
+		{
+			name: "picked, alive among two candidates",
+			mode: picked(2),
+			live: [1, 2],
+			best: [1, 2],
+			connected: 2,
+			why: "picked",
+			next: "picked:2",
+		},
+		{
+			name: "picked beats the editor pi runs in",
+			mode: picked(2),
+			live: [1, 2],
+			best: [1, 2],
+			host: 1,
+			connected: 2,
+			why: "picked",
+			next: "picked:2",
+		},
+		{
+			name: "picked editor died: back to auto",
+			mode: picked(9),
+			live: [1],
+			best: [1],
+			connected: 1,
+			why: "only candidate",
+			next: "auto:1",
+		},
+		{ name: "off never connects", mode: off, live: [1], best: [1], connected: null, why: "off", next: "off" },
+		{
+			name: "off beats the editor pi runs in",
+			mode: off,
+			live: [1],
+			best: [1],
+			host: 1,
+			connected: null,
+			why: "off",
+			next: "off",
+		},
+		{
+			name: "remembered off never connects, not even to the editor pi runs in",
+			mode: auto,
+			live: [1],
+			best: [1],
+			host: 1,
+			remembered: rememberedOff,
+			connected: null,
+			why: "remembered off",
+			next: "auto",
+		},
+		{
+			name: "a session pick beats a remembered off",
+			mode: picked(1),
+			live: [1],
+			best: [1],
+			remembered: rememberedOff,
+			connected: 1,
+			why: "picked",
+			next: "picked:1",
+		},
+		{
+			name: "the editor pi runs in beats the tiers (another editor is the only candidate)",
+			mode: auto,
+			live: [1, 2],
+			project: [2],
+			best: [2],
+			host: 1,
+			connected: 1,
+			why: "editor terminal",
+			next: "auto:1",
+		},
+		{
+			name: "the editor pi runs in beats a sticky connection",
+			mode: sticky(2),
+			live: [1, 2],
+			best: [1, 2],
+			host: 1,
+			connected: 1,
+			why: "editor terminal",
+			next: "auto:1",
+		},
+		{
+			name: "the editor pi runs in beats a remembered pick",
+			mode: auto,
+			live: [1, 2],
+			best: [1, 2],
+			host: 1,
+			remembered: remembered(2),
+			connected: 1,
+			why: "editor terminal",
+			next: "auto:1",
+		},
+		{
+			name: "a host pid without a live state file does not count",
+			mode: auto,
+			live: [2],
+			best: [2],
+			host: 7,
+			connected: 2,
+			why: "only candidate",
+			next: "auto:2",
+		},
+		{
+			name: "a remembered pick resolves two candidates",
+			mode: auto,
+			live: [1, 2],
+			best: [1, 2],
+			remembered: remembered(2),
+			connected: 2,
+			why: "remembered pick",
+			next: "auto:2",
+		},
+		{
+			name: "a remembered pick beats a sticky connection",
+			mode: sticky(1),
+			live: [1, 2],
+			best: [1, 2],
+			remembered: remembered(2),
+			connected: 2,
+			why: "remembered pick",
+			next: "auto:2",
+		},
+		{
+			name: "a remembered pick of an editor that is not live: auto",
+			mode: auto,
+			live: [1],
+			best: [1],
+			remembered: remembered(5),
+			connected: 1,
+			why: "only candidate",
+			next: "auto:1",
+		},
+		{
+			name: "nothing remembered: auto",
+			mode: auto,
+			live: [1],
+			best: [1],
+			remembered: none,
+			connected: 1,
+			why: "only candidate",
+			next: "auto:1",
+		},
 	];
-	for (const [name, mode, live, best, expected] of cases) {
-		it(name, () => {
-			const c = decideConnection(mode, live, best);
-			assert.equal(c.connected ? c.pid : null, expected.connected);
-			assert.equal(c.why, expected.why);
-			assert.equal(c.mode.kind, expected.mode);
+	const describeMode = (mode: ConnectionMode) =>
+		mode.kind === "auto"
+			? mode.sticky === undefined
+				? "auto"
+				: `auto:${mode.sticky}`
+			: mode.kind === "picked"
+				? `picked:${mode.pid}`
+				: "off";
+	for (const c of cases) {
+		it(c.name, () => {
+			const result = decideConnection({
+				mode: c.mode,
+				livePids: c.live,
+				projectPids: c.project ?? c.live,
+				bestTierPids: c.best,
+				hostPid: c.host ?? null,
+				remembered: c.remembered ?? none,
+			});
+			assert.deepEqual(
+				{ connected: result.connected ? result.pid : null, why: result.why, next: describeMode(result.mode) },
+				{ connected: c.connected, why: c.why, next: c.next },
+			);
 		});
 	}
 });

@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { IdeController } from "../../src/controller.ts";
+import { type ControllerOptions, IdeController } from "../../src/controller.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/glyphs.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
 import { pollFor } from "../helpers/poll.ts";
@@ -40,8 +40,11 @@ interface Fixture {
 	trusted: { value: boolean };
 }
 
-/** A controller over a fresh state dir and project, or over `share`'s (a second pi watching the same editors). */
-function fixture(share?: Pick<Fixture, "stateDir" | "project">): Fixture {
+/**
+ * A controller over a fresh state dir and project, or over `share`'s (a second pi watching the same editors);
+ * `extra` overrides controller options.
+ */
+function fixture(share?: Pick<Fixture, "stateDir" | "project">, extra: Partial<ControllerOptions> = {}): Fixture {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-controller-"));
 	roots.push(root);
 	const stateDir = share?.stateDir ?? join(root, "run", "pi-ide");
@@ -63,6 +66,7 @@ function fixture(share?: Pick<Fixture, "stateDir" | "project">): Fixture {
 		settings: { ...DEFAULT_SETTINGS },
 		ui: { setStatus: (text) => statuses.push(text), notify: (message) => warnings.push(message) },
 		isProjectTrusted: () => trusted.value,
+		...extra,
 	});
 	return { root, stateDir, project, agentDir, statuses, warnings, controller, trusted };
 }
@@ -221,5 +225,34 @@ describe("IdeController", { concurrency: 4 }, () => {
 		const report = f.controller.statusReport();
 		assert.match(report, /Selection: stale \(made 5 min ago\), not sent/);
 		assert.match(report, new RegExp(`File: ${join(f.project, "src", "main.ts")}`));
+	});
+
+	it("the editor pi runs in wins over two equal candidates, and /ide status says why (env, then ancestry)", () => {
+		const [a, b] = [liveEditorPid(), liveEditorPid()];
+		for (const [hints, why] of [
+			[{ envPid: b, ancestors: [] }, `pi runs in this editor's terminal \\(PI_IDE_EDITOR_PID=${b}\\)`],
+			[
+				{ envPid: null, ancestors: [9999999, b] },
+				`pi runs in this editor's terminal \\(pid ${b} is an ancestor of pi\\)`,
+			],
+		] as const) {
+			const f = fixture(undefined, { hostHints: hints });
+			writeStateFile(f.stateDir, makeState({ pid: a, cwd: f.project }));
+			writeStateFile(f.stateDir, makeState({ pid: b, cwd: f.project }));
+			const view = f.controller.refresh();
+			assert.equal(view.connection.connected && view.connection.pid, b);
+			assert.match(f.controller.statusReport(), new RegExp(`Connected: pid ${b} \\(${why}\\)`));
+		}
+	});
+
+	it("a reused pid (process started after the file's mtime) is skipped with a diagnostic", () => {
+		const pid = liveEditorPid();
+		const f = fixture(undefined, { startClock: { startedAt: () => Date.now() / 1000 } });
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
+		const old = Date.now() / 1000 - 60;
+		utimesSync(join(f.stateDir, `${pid}.json`), old, old);
+		const view = f.controller.refresh();
+		assert.equal(view.connection.connected, false);
+		assert.match(view.diagnostics[0]?.message ?? "", /started after this file was last written/);
 	});
 });

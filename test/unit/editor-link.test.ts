@@ -50,7 +50,13 @@ function world(protocol: string | null = "0.3", capMs = 300) {
 			lines_total: 1,
 		},
 	};
-	let connected: EditorRecord | undefined = { path: join(dir, `${EDITOR}.json`), pid: EDITOR, state };
+	let connected: EditorRecord | undefined = {
+		path: join(dir, `${EDITOR}.json`),
+		pid: EDITOR,
+		state,
+		writtenAt: state.timestamp,
+		ino: 0,
+	};
 	const answer = (files: FileReport[]) => {
 		const path = join(dir, `${EDITOR}.json`);
 		writeFileSync(`${path}.x`, JSON.stringify({ ...state, files }), { mode: 0o600 });

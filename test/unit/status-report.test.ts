@@ -125,9 +125,74 @@ describe("formatStatusReport: what it says", () => {
 				mode: { kind: "off" },
 				connection: { connected: false, mode: { kind: "off" }, why: "off", candidates: [] },
 			}),
+			["Mode: off", "Not connected: auto-connect is off (/ide to pick an editor, /ide auto to resume)"],
+		],
+		[
+			"remembered off, and where it is stored",
+			facts({
+				remembered: { kind: "off", at: NOW - 100 },
+				choicesPath: "/home/u/.pi/agent/ide-context/choices.json",
+				connection: { connected: false, mode: { kind: "auto" }, why: "remembered off", candidates: [11] },
+			}),
 			[
-				"Mode: off",
-				"Not connected: auto-connect is off for this session (/ide to pick an editor, /ide auto to resume)",
+				"Remembered: /ide off for this project (stored in /home/u/.pi/agent/ide-context/choices.json); /ide auto forgets it",
+				"Not connected: /ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)",
+			],
+		],
+		[
+			"the editor pi runs in (PI_IDE_EDITOR_PID)",
+			facts({
+				editors: [{ state: one, tier: null }],
+				host: { pid: 11, via: "env" },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "editor terminal" },
+			}),
+			["Connected: pid 11 (pi runs in this editor's terminal (PI_IDE_EDITOR_PID=11))"],
+		],
+		[
+			"PI_IDE_EDITOR_PID names no live editor",
+			facts({ envPid: 4242 }),
+			["PI_IDE_EDITOR_PID=4242: no live editor has that pid (its client is off, has no UI yet, or it exited)"],
+		],
+		[
+			"the editor pi runs in (ancestry)",
+			facts({
+				host: { pid: 11, via: "ancestry" },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "editor terminal" },
+			}),
+			["Connected: pid 11 (pi runs in this editor's terminal (pid 11 is an ancestor of pi))"],
+		],
+		[
+			"a remembered pick applied to a restarted editor",
+			facts({
+				remembered: { kind: "pick", pid: 11, how: "restarted editor", at: NOW },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "remembered pick" },
+			}),
+			[
+				"Remembered: /ide pick, applied to pid 11 (restarted editor)",
+				"Connected: pid 11 (remembered /ide pick, restarted editor)",
+			],
+		],
+		[
+			"an ambiguous remembered pick",
+			facts({ remembered: { kind: "ambiguous", pids: [11, 12], at: NOW } }),
+			["Remembered: /ide pick not applied: pids 11, 12 look like the picked editor"],
+		],
+		[
+			"a remembered pick whose editor is not running (its cwd made inert)",
+			facts({
+				remembered: { kind: "absent", editor: { app: "nvim", product: null, cwd: "/p\nX", argv: [] }, at: NOW },
+			}),
+			["Remembered: /ide pick of nvim in /p\\nX, not running now"],
+		],
+		[
+			"kept: connected automatically earlier",
+			facts({
+				mode: { kind: "auto", sticky: 11 },
+				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "kept" },
+			}),
+			[
+				"Mode: auto-connect (keeping pid 11 while it runs)",
+				"Connected: pid 11 (connected automatically earlier; kept while it runs, /ide to switch)",
 			],
 		],
 		[

@@ -44,7 +44,7 @@ const LINES = [
 ];
 const unix = () => Math.floor(Date.now() / 1000);
 type V03Buffer = StateV03["active_buffer"];
-type V03State = EditorState & StateV03;
+type V03State = Omit<EditorState, keyof StateV03> & StateV03;
 
 /** A JSON document with one error (a missing comma after line 3), and two versions pi writes later. */
 const BROKEN_JSON = '{\n  "name": "demo",\n  "count": 1\n  "extra": true\n}\n';

@@ -29,7 +29,8 @@ end, {
 -- 2 ms (module search over 'runtimepath'), and the first write, right after startup, sees the same state.
 if not vim.g.pi_ide_disable then
   vim.schedule(function()
-    if not vim.g.pi_ide_disable then
+    -- v:exiting is set once Neovim quits: `nvim +qa` runs this during exit, after VimLeavePre.
+    if not vim.g.pi_ide_disable and vim.v.exiting == vim.NIL then
       require("pi-ide")._autostart()
     end
   end)

@@ -24,6 +24,9 @@ H.pending = nil ---@type nil|"soon"|"now"
 H.sel = {} ---@type table<integer, PiIdeSelRecord> per-buffer record of the last selection made
 H.warned = {} ---@type table<string, boolean>
 H.argv = nil ---@type string[]|nil computed once: launch args never change
+-- A UI is attached (the TUI, a GUI over --embed, --remote-ui). Without one this Neovim is a script
+-- (`nvim --headless +qa`, a plugin-manager sync): it writes no state file and is never offered to pi.
+H.ui = false
 -- What :PiIde and :checkhealth show, and what tests and the benchmark read.
 H.stats = {
   dir = nil, ---@type string|nil
@@ -69,13 +72,16 @@ local function snapshot()
   local api = vim.api
   local selection = require("pi-ide.selection")
   local state = require("pi-ide.state")
-  local buf = api.nvim_get_current_buf()
+  -- In a terminal or another non-file buffer, describe the file the user was last in (pi-ide.focus).
+  local current = api.nvim_get_current_buf()
+  local buf, cursor, fallback = require("pi-ide.focus").target(current, api.nvim_get_current_win())
+  local mode = fallback and "n" or api.nvim_get_mode().mode
   if not H.argv then
     H.argv = state.filter_argv(vim.v.argv)
   end
   local name = api.nvim_buf_get_name(buf)
   local buftype = vim.bo[buf].buftype
-  local sel, at = selection.read(buf, api.nvim_get_mode().mode, H.sel[buf], compat.now(), H.config.max_selection_bytes)
+  local sel, at = selection.read(buf, mode, H.sel[buf], compat.now(), H.config.max_selection_bytes)
   return {
     pid = vim.fn.getpid(),
     cwd = vim.fn.getcwd(),
@@ -86,7 +92,7 @@ local function snapshot()
     filetype = vim.bo[buf].filetype,
     modified = vim.bo[buf].modified,
     lines_total = api.nvim_buf_line_count(buf),
-    cursor = api.nvim_win_get_cursor(0),
+    cursor = cursor,
     selection = sel,
     selected_at = at,
   }
@@ -96,6 +102,11 @@ end
 ---@return boolean ok
 ---@return string|nil err
 function H.write_now()
+  -- No UI yet (a script, or a GUI that has not attached), or exiting (a deferred write during exit would
+  -- recreate the file VimLeavePre just removed): nothing to write.
+  if not H.ui or vim.v.exiting ~= vim.NIL then
+    return true
+  end
   local state = require("pi-ide.state")
   local writer = require("pi-ide.writer")
   local payload = state.build(snapshot())
@@ -130,6 +141,10 @@ function H.write_now()
   H.stats.last_error = nil
   H.stats.last_payload = payload
   H.stats.written = true
+  local armed, aerr = require("pi-ide.exit").arm(H.stats.path)
+  if not armed then
+    warn_once("exit-guard", "(pi-ide) the state file may outlive a crash: " .. tostring(aerr))
+  end
   return true
 end
 
@@ -218,11 +233,32 @@ end
 
 function H.handlers.buf_wipeout(args)
   H.sel[args.buf] = nil
+  require("pi-ide.focus").forget(args.buf)
   require("pi-ide.selection").forget(args.buf)
 end
 
 function H.handlers.leave()
   M._stop(true)
+end
+
+--- Leaving a buffer or window: remember it if it holds a file, so a terminal entered next describes it.
+function H.handlers.buf_leave()
+  local api = vim.api
+  require("pi-ide.focus").note(api.nvim_get_current_buf(), api.nvim_get_current_win())
+end
+
+--- A UI attached (the TUI at startup, a GUI over --embed, --remote-ui): from now on this is an editor.
+function H.handlers.ui_enter()
+  H.ui = true
+  H.schedule(true)
+end
+
+--- The last UI detached: a headless Neovim again, which no user is looking at; its file goes.
+function H.handlers.ui_leave()
+  if #vim.api.nvim_list_uis() == 0 then
+    H.ui = false
+    H.remove_file()
+  end
 end
 
 local function create_autocmds()
@@ -245,7 +281,13 @@ local function create_autocmds()
   )
   au("ModeChanged", H.handlers.mode_changed, "selection made or left")
   au("BufWipeout", H.handlers.buf_wipeout, "forget the buffer's selection record")
-  au("VimLeavePre", H.handlers.leave, "remove the state file")
+  au({ "BufLeave", "WinLeave" }, H.handlers.buf_leave, "remember the file left for a terminal")
+  au("UIEnter", H.handlers.ui_enter, "start writing once a UI is attached")
+  au("UILeave", H.handlers.ui_leave, "remove the state file when the last UI detaches")
+  -- VimLeave too, a second chance (e.g. when something deleted our VimLeavePre autocmd). Neither runs after
+  -- another plugin's VimLeavePre throws, nor on 0.7's --embed channel close or SIGKILL: the exit guard of
+  -- pi-ide.exit covers those.
+  au({ "VimLeavePre", "VimLeave" }, H.handlers.leave, "remove the state file")
   require("pi-ide.v03").autocmds(au, H.schedule) -- diagnostics, pi's messages (protocol v0.3)
 end
 
@@ -258,6 +300,9 @@ function M.enable()
     local writer = require("pi-ide.writer")
     H.stats.dir = writer.state_dir(uv.os_getenv("XDG_RUNTIME_DIR"))
     H.stats.path = ("%s/%d.json"):format(H.stats.dir, vim.fn.getpid())
+    -- Processes started in this Neovim's terminals find it by this pid (pi connects to the editor it runs in).
+    vim.env.PI_IDE_EDITOR_PID = tostring(vim.fn.getpid())
+    H.ui = #vim.api.nvim_list_uis() > 0
     H.timer = H.timer or uv.new_timer()
     H.on_timer_wrapped = H.on_timer_wrapped or vim.schedule_wrap(H.on_timer)
     H.enabled = true
@@ -286,6 +331,14 @@ function M._stop(exiting)
       H.timer = nil
     end
   end
+  if vim.env.PI_IDE_EDITOR_PID == tostring(vim.fn.getpid()) then
+    vim.env.PI_IDE_EDITOR_PID = nil
+  end
+  H.remove_file()
+end
+
+--- Delete our state file if we wrote it; the next write starts afresh.
+function H.remove_file()
   if H.stats.written and H.stats.dir then
     local ok, err = require("pi-ide.writer").remove(H.stats.dir, vim.fn.getpid())
     H.stats.written = not ok
@@ -342,6 +395,8 @@ function M.status()
     s[k] = v
   end
   s.enabled = H.enabled
+  s.ui = H.ui
+  s.exit_guard = require("pi-ide.exit").guard_pid()
   s.config = vim.deepcopy(H.config)
   s.now = compat.now()
   return s
@@ -369,6 +424,9 @@ function M.summary()
   end
   if s.last_error then
     lines[#lines + 1] = "problem: " .. s.last_error
+  end
+  if s.enabled and not s.ui then
+    lines[#lines + 1] = "no UI attached (a script): no state file until a UI attaches"
   end
   if s.last_write then
     lines[#lines + 1] = ("last write: %s (%s), %d writes, %d unchanged skipped"):format(

@@ -1,0 +1,119 @@
+/**
+ * Where remembered `/ide` choices live: `<agent dir>/ide-context/choices.json`
+ * (`~/.pi/agent/ide-context/choices.json` by default), written with the state
+ * dir's rules for private files (state-dir.ts: a 0700 directory of ours, an
+ * O_EXCL temp file, 0600, a rename, so a reader never sees half a file); read
+ * without following symlinks, only when it is a regular file of ours under the
+ * size limit, and parsed as untrusted input (choices.ts). Nothing here throws:
+ * problems are returned.
+ */
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+	type ChoicesFile,
+	EMPTY_CHOICES,
+	formatChoices,
+	parseChoices,
+	type RememberedChoice,
+	withChoice,
+} from "./choices.ts";
+import { writePrivateFile } from "./state-dir.ts";
+
+export const CHOICES_DIR = "ide-context";
+export const CHOICES_FILE = "choices.json";
+const MAX_BYTES = 256 * 1024;
+
+export interface LoadResult {
+	choices: ChoicesFile;
+	/** Why (part of) the file was not used; empty when all is well or the file does not exist yet. */
+	problems: string[];
+}
+
+export class ChoiceStore {
+	readonly dir: string;
+	readonly path: string;
+	readonly #uid: number;
+
+	constructor(agentDir: string, uid: number) {
+		this.dir = join(agentDir, CHOICES_DIR);
+		this.path = join(this.dir, CHOICES_FILE);
+		this.#uid = uid;
+	}
+
+	/**
+	 * What the file looks like now (inode, size, mtime), without reading it: a change means another pi
+	 * session remembered a choice. null when it does not exist.
+	 */
+	signature(): string | null {
+		try {
+			const stats = lstatSync(this.path, { throwIfNoEntry: false });
+			return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : null;
+		} catch {
+			return null;
+		}
+	}
+
+	load(): LoadResult {
+		const refused = (why: string): LoadResult => ({ choices: EMPTY_CHOICES, problems: [`${this.path} ${why}`] });
+		let fd: number;
+		try {
+			const seen = lstatSync(this.path, { throwIfNoEntry: false });
+			if (!seen) return { choices: EMPTY_CHOICES, problems: [] };
+			if (!seen.isFile()) return refused("is not a regular file: ignored");
+			fd = openSync(this.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+		} catch (error) {
+			return refused(`cannot be read: ${describe(error)}`);
+		}
+		try {
+			const stats = fstatSync(fd);
+			if (!stats.isFile()) return refused("is not a regular file: ignored");
+			if (this.#uid >= 0 && stats.uid !== this.#uid) return refused(`is owned by uid ${stats.uid}: ignored`);
+			if (stats.size > MAX_BYTES) return refused(`is ${stats.size} bytes, over ${MAX_BYTES}: ignored`);
+			const buffer = Buffer.allocUnsafe(MAX_BYTES + 1);
+			let length = 0;
+			for (;;) {
+				const n = readSync(fd, buffer, length, buffer.length - length, null);
+				if (n === 0) break;
+				length += n;
+				if (length > MAX_BYTES) return refused(`is over ${MAX_BYTES} bytes: ignored`);
+			}
+			const parsed = parseChoices(buffer.toString("utf8", 0, length));
+			return { choices: parsed.choices, problems: parsed.problems.map((p) => `${this.path}: ${p}`) };
+		} catch (error) {
+			return refused(`cannot be read: ${describe(error)}`);
+		} finally {
+			closeSync(fd);
+		}
+	}
+
+	/**
+	 * Set (or with null, forget) one project's choice. Re-reads the file first, so two pi sessions
+	 * remembering choices for different projects do not undo each other. Returns a problem or null.
+	 */
+	remember(project: string, choice: RememberedChoice | null): string | null {
+		const current = this.load();
+		return this.#write(withChoice(current.choices, project, choice));
+	}
+
+	#write(choices: ChoicesFile): string | null {
+		try {
+			// pi makes its agent dir; a fresh one may not exist yet (the rules below create only the last part).
+			mkdirSync(dirname(this.dir), { recursive: true, mode: 0o700 });
+		} catch {
+			// writePrivateFile says what is wrong
+		}
+		// The state dir's rules for private files (0700 dir, O_EXCL temp, 0600, rename): one home for them.
+		const written = writePrivateFile(
+			this.dir,
+			CHOICES_FILE,
+			formatChoices(choices),
+			this.#uid >= 0 ? this.#uid : undefined,
+		);
+		return written.ok ? null : `choice not remembered: ${written.error}`;
+	}
+}
+
+function describe(error: unknown): string {
+	const e = error as NodeJS.ErrnoException;
+	return e.code ? `${e.code}` : String(error);
+}
