@@ -7,6 +7,7 @@
  * up to 70 s when other suites share the cores (most of it is VS Code starting).
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import {
 	existsSync,
 	mkdirSync,
@@ -24,7 +25,7 @@ import { after, afterEach, before, describe, test } from "node:test";
 import type { PiMessage } from "../../editors/shared/pi-message.ts";
 import type { StateV03 } from "../../editors/shared/state.ts";
 import { type EditorState, parseEditorState, SELECTION_FRESH_SECONDS } from "../../src/protocol.ts";
-import { createPiEnv, type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { createPiEnv, MODEL_ARG, type PiEnv, PRODUCT_EXTENSION, runPrint } from "../helpers/pi-env.ts";
 import {
 	assertInstalled,
 	type Browser,
@@ -256,6 +257,74 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		);
 		assert.equal(text, `pid=${state.pid}\n`);
 		assert.equal(statePath, join(env.stateDir, `${state.pid}.json`), "the pid names the state file");
+	});
+
+	test("8b. pi started in that terminal connects to this window, though another editor works in the project", async (t) => {
+		// Another editor in the same directory (tier 0 like VS Code): a live process of ours with a state file.
+		const other = spawn("sleep", ["600"], { stdio: "ignore" });
+		t.after(() => other.kill("SIGKILL"));
+		assert.ok(other.pid);
+		const otherState = join(env.stateDir, `${other.pid}.json`);
+		t.after(() => rmSync(otherState, { force: true }));
+		writeFileSync(
+			otherState,
+			JSON.stringify({
+				pid: other.pid,
+				cwd: workspace,
+				timestamp: unix(),
+				app: "nvim",
+				argv: [],
+				active_buffer: {
+					file: join(workspace, "other.json"),
+					name: "other.json",
+					language: "json",
+					cursor: { line: 1, column: 1 },
+					selection: null,
+					modified: false,
+					lines_total: 1,
+				},
+			}),
+			{ mode: 0o600 },
+		);
+		const sentFiles = () => {
+			const sent = JSON.stringify(env.model.requests.at(-1)?.body ?? null);
+			return [join(workspace, "src/hello.ts"), join(workspace, "other.json")].filter((f) => sent.includes(f));
+		};
+		// Control: the same pi, started outside VS Code, naming the other editor, gets the other editor's file.
+		const control = await runPrint(env, ["Which file?"], [], {
+			cwd: workspace,
+			env: { PI_IDE_EDITOR_PID: String(other.pid) },
+			timeoutMs: 30_000,
+		});
+		assert.equal(control.code, 0, control.stderr);
+		assert.deepEqual(sentFiles(), [join(workspace, "other.json")]);
+
+		// pi in VS Code's terminal: the pid comes from the terminal's environment, nothing else.
+		const script = join(root, "run-pi.sh");
+		const done = join(root, "run-pi.code");
+		const exports = Object.entries(env.env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`);
+		const args = ["-p", "--offline", "--no-session", "-e", PRODUCT_EXTENSION, "--model", MODEL_ARG, "Which file?"];
+		writeFileSync(
+			script,
+			[
+				...exports,
+				`cd ${JSON.stringify(workspace)}`,
+				`pi ${args.map((a) => JSON.stringify(a)).join(" ")} > ${JSON.stringify(join(root, "run-pi.out"))} 2>&1`,
+				`echo $? > ${JSON.stringify(done)}`,
+				"",
+			].join("\n"),
+		);
+		const requests = env.model.requests.length;
+		await page.keyboard.type(`bash ${script}`);
+		await page.keyboard.press("Enter");
+		const code = await waitFor(
+			"pi in the terminal",
+			() => (existsSync(done) && readFileSync(done, "utf8").endsWith("\n") ? readFileSync(done, "utf8") : undefined),
+			60_000,
+		);
+		assert.equal(code, "0\n", readFileSync(join(root, "run-pi.out"), "utf8"));
+		assert.ok(env.model.requests.length > requests, "pi asked the model");
+		assert.deepEqual(sentFiles(), [join(workspace, "src/hello.ts")], "VS Code's file, not the other editor's");
 	});
 
 	test("9. a JSON file with an error: its diagnostic reaches the state file, dated with the document version", async () => {
