@@ -7,7 +7,7 @@
  * size limit, and parsed as untrusted input (choices.ts). Nothing here throws:
  * problems are returned.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import {
 	type ChoicesFile,
@@ -17,7 +17,7 @@ import {
 	type RememberedChoice,
 	withChoice,
 } from "./choices.ts";
-import { writePrivateFile } from "./state-dir.ts";
+import { oversize, readPrivateFile, writePrivateFile } from "./state-dir.ts";
 
 export const CHOICES_DIR = "ide-context";
 export const CHOICES_FILE = "choices.json";
@@ -54,36 +54,36 @@ export class ChoiceStore {
 	}
 
 	load(): LoadResult {
+		// A file replaced while being read (another pi session remembering a choice) is read again: treating it
+		// as empty would let remember() write back a file without the other session's choices.
+		for (let attempt = 0; ; attempt++) {
+			const loaded = this.#loadOnce();
+			if (loaded !== "replaced") return loaded;
+			if (attempt >= 2) return { choices: EMPTY_CHOICES, problems: [`${this.path} kept changing while read: ignored`] };
+		}
+	}
+
+	#loadOnce(): LoadResult | "replaced" {
 		const refused = (why: string): LoadResult => ({ choices: EMPTY_CHOICES, problems: [`${this.path} ${why}`] });
-		let fd: number;
+		let seen: Stats | undefined;
 		try {
-			const seen = lstatSync(this.path, { throwIfNoEntry: false });
-			if (!seen) return { choices: EMPTY_CHOICES, problems: [] };
-			if (!seen.isFile()) return refused("is not a regular file: ignored");
-			fd = openSync(this.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+			seen = lstatSync(this.path, { throwIfNoEntry: false });
 		} catch (error) {
 			return refused(`cannot be read: ${describe(error)}`);
 		}
-		try {
-			const stats = fstatSync(fd);
-			if (!stats.isFile()) return refused("is not a regular file: ignored");
-			if (this.#uid >= 0 && stats.uid !== this.#uid) return refused(`is owned by uid ${stats.uid}: ignored`);
-			if (stats.size > MAX_BYTES) return refused(`is ${stats.size} bytes, over ${MAX_BYTES}: ignored`);
-			const buffer = Buffer.allocUnsafe(MAX_BYTES + 1);
-			let length = 0;
-			for (;;) {
-				const n = readSync(fd, buffer, length, buffer.length - length, null);
-				if (n === 0) break;
-				length += n;
-				if (length > MAX_BYTES) return refused(`is over ${MAX_BYTES} bytes: ignored`);
-			}
-			const parsed = parseChoices(buffer.toString("utf8", 0, length));
-			return { choices: parsed.choices, problems: parsed.problems.map((p) => `${this.path}: ${p}`) };
-		} catch (error) {
-			return refused(`cannot be read: ${describe(error)}`);
-		} finally {
-			closeSync(fd);
-		}
+		if (!seen) return { choices: EMPTY_CHOICES, problems: [] };
+		if (!seen.isFile()) return refused("is not a regular file: ignored");
+		const read = readPrivateFile(this.path, seen, {
+			maxBytes: MAX_BYTES,
+			refuse: (stats) =>
+				this.#uid >= 0 && stats.uid !== this.#uid
+					? `is owned by uid ${stats.uid}: ignored`
+					: oversize(stats.size, MAX_BYTES),
+		});
+		if (read.kind === "gone") return "replaced";
+		if (read.kind === "problem") return refused(read.message);
+		const parsed = parseChoices(read.text);
+		return { choices: parsed.choices, problems: parsed.problems.map((p) => `${this.path}: ${p}`) };
 	}
 
 	/**

@@ -12,20 +12,18 @@
  *
  * Where the directory is and when it may be trusted: src/state-dir.ts.
  */
-import {
-	closeSync,
-	constants,
-	fstatSync,
-	lstatSync,
-	openSync,
-	readdirSync,
-	readSync,
-	type Stats,
-	unlinkSync,
-} from "node:fs";
+import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type EditorState, parseEditorState } from "./protocol.ts";
-import { checkStateDir, type DirHealth, MAX_STATE_FILE_BYTES, parseStateFileName, stateFileName } from "./state-dir.ts";
+import {
+	checkStateDir,
+	type DirHealth,
+	MAX_STATE_FILE_BYTES,
+	oversize,
+	parseStateFileName,
+	readPrivateFile,
+	stateFileName,
+} from "./state-dir.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */
@@ -170,7 +168,7 @@ export class StateDirScanner {
 	#judge(path: string, stats: Stats, pidFromName: number): FileVerdict {
 		const refused = this.#refuse(stats);
 		if (refused) return { kind: "problem", message: refused };
-		const read = readRegularFile(path, stats);
+		const read = readPrivateFile(path, stats, { maxBytes: MAX_STATE_FILE_BYTES });
 		if (read.kind !== "text") return read;
 		const parsed = parseEditorState(read.text);
 		if (!parsed.ok) return { kind: "problem", message: `invalid state file: ${parsed.problems.join("; ")}` };
@@ -190,52 +188,8 @@ export class StateDirScanner {
 		if (stats.isSymbolicLink()) return "is a symbolic link: refused";
 		if (!stats.isFile()) return "is not a regular file: refused";
 		if (stats.uid !== this.uid) return `is owned by uid ${stats.uid}, not by you: refused`;
-		return oversize(stats.size);
+		return oversize(stats.size, MAX_STATE_FILE_BYTES);
 	}
-}
-
-type ReadResult = { kind: "text"; text: string } | { kind: "problem"; message: string } | { kind: "gone" };
-
-/**
- * Open without following symlinks and check the opened file is the one lstat saw,
- * so a file swapped for a symlink between lstat and open is refused too.
- */
-function readRegularFile(path: string, seen: Stats): ReadResult {
-	let fd: number;
-	try {
-		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT" || code === "ENOTDIR") return { kind: "gone" };
-		if (code === "ELOOP") return { kind: "problem", message: "is a symbolic link: refused" };
-		return { kind: "problem", message: `cannot open: ${describeError(error)}` };
-	}
-	try {
-		const stats = fstatSync(fd);
-		if (!stats.isFile() || stats.ino !== seen.ino || stats.dev !== seen.dev) return { kind: "gone" };
-		const tooBig = oversize(stats.size);
-		if (tooBig) return { kind: "problem", message: tooBig };
-		// One spare byte tells a file that grew after fstat (written in place, not renamed) from one that
-		// fits; such a file is read again on the next scan.
-		const buffer = Buffer.allocUnsafe(stats.size + 1);
-		let length = 0;
-		for (;;) {
-			const n = readSync(fd, buffer, length, buffer.length - length, null);
-			if (n === 0) break;
-			length += n;
-			if (length >= buffer.length) return { kind: "gone" };
-		}
-		return { kind: "text", text: buffer.toString("utf8", 0, length) };
-	} catch (error) {
-		return { kind: "problem", message: `cannot read: ${describeError(error)}` };
-	} finally {
-		closeSync(fd);
-	}
-}
-
-/** The size limit, checked on lstat and again on the opened file (it may have grown in between). */
-function oversize(size: number): string | undefined {
-	return size > MAX_STATE_FILE_BYTES ? `is ${size} bytes, over the ${MAX_STATE_FILE_BYTES}-byte limit` : undefined;
 }
 
 function describeError(error: unknown): string {

@@ -20,10 +20,13 @@
 import {
 	chmodSync,
 	closeSync,
+	constants,
 	fchmodSync,
+	fstatSync,
 	lstatSync,
 	mkdirSync,
 	openSync,
+	readSync,
 	renameSync,
 	type Stats,
 	unlinkSync,
@@ -277,6 +280,56 @@ export function removeStateFile(dir: string, pid: number, uid: number | undefine
 type Opened = { ok: true; fd: number } | { ok: false; problem: WriteProblem; error: string };
 
 /** "wx" = O_CREAT|O_EXCL: never opens through whatever already sits at the temp path. */
+export type PrivateRead = { kind: "text"; text: string } | { kind: "gone" } | { kind: "problem"; message: string };
+
+/**
+ * Read a file someone else could have swapped: open without following symlinks (and without blocking on a
+ * FIFO), check the opened file is the regular file `seen` (its lstat) described, apply the caller's
+ * `refuse` to the opened file's stats (owner, mode), and read at most `maxBytes`. A file that vanished,
+ * was replaced, or grew while it was read is "gone": the next event or scan reads the new one. The one
+ * read routine for state files, pi's messages and pi's remembered choices.
+ */
+export function readPrivateFile(
+	path: string,
+	seen: Stats,
+	options: { maxBytes: number; refuse?: (stats: Stats) => string | undefined },
+): PrivateRead {
+	let fd: number;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (error) {
+		const code = codeOf(error);
+		if (code === "ENOENT" || code === "ENOTDIR") return { kind: "gone" };
+		if (code === "ELOOP") return { kind: "problem", message: "is a symbolic link: refused" };
+		return { kind: "problem", message: `cannot open: ${describeError(error)}` };
+	}
+	try {
+		const stats = fstatSync(fd);
+		if (!stats.isFile() || stats.ino !== seen.ino || stats.dev !== seen.dev) return { kind: "gone" };
+		const refused = options.refuse?.(stats) ?? oversize(stats.size, options.maxBytes);
+		if (refused) return { kind: "problem", message: refused };
+		// One spare byte tells a file that grew after fstat (written in place, not renamed) from one that fits.
+		const buffer = Buffer.allocUnsafe(stats.size + 1);
+		let length = 0;
+		for (;;) {
+			const n = readSync(fd, buffer, length, buffer.length - length, null);
+			if (n === 0) break;
+			length += n;
+			if (length >= buffer.length) return { kind: "gone" };
+		}
+		return { kind: "text", text: buffer.toString("utf8", 0, length) };
+	} catch (error) {
+		return { kind: "problem", message: `cannot read: ${describeError(error)}` };
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** The size rule, said the same way for every file pi or a client reads. */
+export function oversize(size: number, maxBytes: number): string | undefined {
+	return size > maxBytes ? `is ${size} bytes, over the ${maxBytes}-byte limit` : undefined;
+}
+
 function openTemp(temp: string, uid: number | undefined): Opened {
 	try {
 		return { ok: true, fd: openSync(temp, "wx", 0o600) };

@@ -4,8 +4,9 @@
  * lstat saw), owned by us, without any group/other permission bit, at most 64 KiB, whose `pid` matches its
  * name and belongs to a live process of ours. Every failure is a value, never an exception.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { oversize, readPrivateFile } from "../../src/state-dir.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
 
 export type PidProbe = (pid: number) => "alive" | "dead" | "foreign";
@@ -46,43 +47,7 @@ function refuse(stats: Stats, uid: number | undefined): string | undefined {
 	if ((stats.mode & 0o077) !== 0) {
 		return `has mode 0${(stats.mode & 0o777).toString(8)}, readable or writable by others: refused`;
 	}
-	if (stats.size > MAX_PI_MESSAGE_BYTES) return `is ${stats.size} bytes, over the ${MAX_PI_MESSAGE_BYTES}-byte limit`;
-	return undefined;
-}
-
-function readChecked(path: string, seen: Stats, uid: number | undefined): { text: string } | PiMessageVerdict {
-	let fd: number;
-	try {
-		// O_NONBLOCK: a FIFO swapped in after the lstat must not block the editor.
-		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT" || code === "ENOTDIR") return { kind: "gone" };
-		if (code === "ELOOP") return { kind: "problem", problem: "is a symbolic link: refused" };
-		return { kind: "problem", problem: `cannot open: ${describe(error)}` };
-	}
-	try {
-		const stats = fstatSync(fd);
-		if (!stats.isFile() || stats.ino !== seen.ino || stats.dev !== seen.dev) return { kind: "gone" };
-		const refused = refuse(stats, uid);
-		if (refused) return { kind: "problem", problem: refused };
-		// One spare byte tells a file that grew after fstat (written in place) from one that fits.
-		const buffer = Buffer.allocUnsafe(MAX_PI_MESSAGE_BYTES + 1);
-		let length = 0;
-		for (;;) {
-			const n = readSync(fd, buffer, length, buffer.length - length, null);
-			if (n === 0) break;
-			length += n;
-			if (length > MAX_PI_MESSAGE_BYTES) {
-				return { kind: "problem", problem: `is over the ${MAX_PI_MESSAGE_BYTES}-byte limit` };
-			}
-		}
-		return { text: buffer.toString("utf8", 0, length) };
-	} catch (error) {
-		return { kind: "problem", problem: `cannot read: ${describe(error)}` };
-	} finally {
-		closeSync(fd);
-	}
+	return oversize(stats.size, MAX_PI_MESSAGE_BYTES);
 }
 
 /** Read and check `<dir>/<name>`; `name` must be `pi-<digits>.json`. */
@@ -100,8 +65,12 @@ export function readPiMessage(dir: string, name: string, options: ReadOptions = 
 	if (!stats) return { kind: "gone" };
 	const refused = refuse(stats, uid);
 	if (refused) return { kind: "problem", problem: refused };
-	const read = readChecked(path, stats, uid);
-	if (!("text" in read)) return read;
+	const read = readPrivateFile(path, stats, {
+		maxBytes: MAX_PI_MESSAGE_BYTES,
+		refuse: (opened) => refuse(opened, uid),
+	});
+	if (read.kind === "gone") return read;
+	if (read.kind === "problem") return { kind: "problem", problem: read.message };
 	const parsed = parsePiMessage(read.text);
 	if (!parsed.ok) return { kind: "problem", problem: `invalid message: ${parsed.problem}` };
 	if (parsed.message.pid !== pidFromName) {

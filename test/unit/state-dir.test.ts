@@ -4,15 +4,17 @@
  * (test/nvim/state-dir.test.ts).
  */
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { lstatSync, mkdtempSync, renameSync, rmSync, type Stats, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import {
 	checkStateDir,
 	createStateDir,
 	type DirInfo,
 	judgeStateDir,
 	parseStateFileName,
+	readPrivateFile,
 	removeStateFile,
 	resolveStateDir,
 	writeStateFile,
@@ -170,4 +172,86 @@ it("a write failure names the dir and why", () => {
 		removeCase(prepared);
 	}
 	rmSync(join(prepared.root), { recursive: true, force: true });
+});
+
+describe("readPrivateFile: the one read routine for files another process could swap", () => {
+	const dir = mkdtempSync(join(tmpdir(), "pi-ide-read-"));
+	after(() => rmSync(dir, { recursive: true, force: true }));
+	const file = (name: string, content = "{}") => {
+		const path = join(dir, name);
+		writeFileSync(path, content, { mode: 0o600 });
+		return path;
+	};
+	const cases: {
+		description: string;
+		setUp: () => [string, Stats];
+		maxBytes?: number;
+		refuse?: (stats: Stats) => string | undefined;
+		kind: "text" | "gone" | "problem";
+		message?: RegExp;
+	}[] = [
+		{
+			description: "a regular file is read",
+			setUp: () => [file("a.json"), lstatSync(join(dir, "a.json"))],
+			kind: "text",
+		},
+		{
+			description: "a file removed after its lstat is gone",
+			setUp: () => {
+				const path = file("b.json");
+				const seen = lstatSync(path);
+				rmSync(path);
+				return [path, seen];
+			},
+			kind: "gone",
+		},
+		{
+			description: "a file swapped for a symlink after its lstat is refused",
+			setUp: () => {
+				const path = file("c.json");
+				const seen = lstatSync(path);
+				rmSync(path);
+				symlinkSync(file("target.json"), path);
+				return [path, seen];
+			},
+			kind: "problem",
+			message: /^is a symbolic link: refused$/,
+		},
+		{
+			description: "a file replaced by another one after its lstat is gone (read again next time)",
+			setUp: () => {
+				const path = file("d.json");
+				const seen = lstatSync(path);
+				renameSync(file("d2.json"), path);
+				return [path, seen];
+			},
+			kind: "gone",
+		},
+		{
+			description: "over the limit is refused",
+			setUp: () => [file("e.json", "x".repeat(11)), lstatSync(join(dir, "e.json"))],
+			maxBytes: 10,
+			kind: "problem",
+			message: /^is 11 bytes, over the 10-byte limit$/,
+		},
+		{
+			description: "the caller's refusal applies to the opened file",
+			setUp: () => [file("f.json"), lstatSync(join(dir, "f.json"))],
+			refuse: (stats) => (stats.mode & 0o077 ? undefined : "is private: refused by the test"),
+			kind: "problem",
+			message: /^is private: refused by the test$/,
+		},
+	];
+	for (const c of cases) {
+		it(c.description, () => {
+			const [path, seen] = c.setUp();
+			const read = readPrivateFile(path, seen, {
+				maxBytes: c.maxBytes ?? 1024,
+				...(c.refuse ? { refuse: c.refuse } : {}),
+			});
+			assert.equal(read.kind, c.kind);
+			if (read.kind === "problem") assert.match(read.message, c.message ?? /./);
+			if (read.kind === "text") assert.equal(read.text, "{}");
+		});
+	}
 });
