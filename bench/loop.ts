@@ -19,23 +19,12 @@ import { type EditorState, parseEditorState } from "../src/protocol.ts";
 import { StateDirScanner } from "../src/scan.ts";
 import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { BIN } from "../test/helpers/pi-env.ts";
+import { scope } from "./nvim.ts";
 
 const percentile = (xs: number[], q: number): number => {
 	const s = [...xs].sort((a, b) => a - b);
 	return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
 };
-
-function scope() {
-	const fns: (() => unknown)[] = [];
-	return {
-		after: (fn: () => unknown) => {
-			fns.push(fn);
-		},
-		close: async () => {
-			for (const fn of fns.reverse()) await fn();
-		},
-	};
-}
 
 function row(name: string, value: string, target: string, ok: boolean): void {
 	console.log(`${name.padEnd(62)}${value.padEnd(22)}${target.padEnd(14)}${ok ? "ok" : "OVER TARGET"}`);

@@ -27,7 +27,7 @@ const median = (xs: number[]): number => {
 };
 
 /** Collects cleanups the way a TestContext would. */
-function scope() {
+export function scope() {
 	const fns: (() => unknown)[] = [];
 	return {
 		after: (fn: () => unknown) => {
