@@ -60,20 +60,20 @@ async function waitForStatus(
 
 /**
  * Write an unnamed-buffer state every 100 ms until the pill reacts, then write the TypeScript state back and
- * wait for its pill: from then on the extension is known to follow writes.
+ * wait for its pill: from then on the extension is known to follow writes. Every probe looks at all records
+ * since the first write, so a pill that arrives late (a loaded machine) or between two probes still counts.
  */
 async function untilReacting(rpc: RpcPi, env: PiEnv, editor: PlacedEditor): Promise<void> {
+	const first = rpc.records.length;
+	const reacted = () => rpc.records.slice(first).some((r) => isStatus(r) && r.statusText === GLYPH_NVIM);
 	await pollFor(
 		() => {
-			const since = rpc.records.length;
+			if (reacted()) return true;
 			switchBuffer(env, editor, { file: null, language: null });
-			return waitForStatus(rpc, (s) => s === GLYPH_NVIM, 100, since).then(
-				() => true,
-				() => false,
-			);
+			return false;
 		},
 		"the pill following a state-file write",
-		{ timeoutMs: WAIT_MS, intervalMs: 0 },
+		{ timeoutMs: WAIT_MS, intervalMs: 100 },
 	);
 	const since = rpc.records.length;
 	switchBuffer(env, editor);
