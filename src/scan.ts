@@ -56,6 +56,9 @@ interface CacheEntry {
 
 export type ScanMode = "verify" | "changed";
 
+/** How often one scan looks again at a state file that was replaced while it was being read. */
+const MAX_READ_ATTEMPTS = 5;
+
 export class StateDirScanner {
 	readonly dir: string;
 	readonly uid: number;
@@ -147,22 +150,32 @@ export class StateDirScanner {
 	}
 
 	#readCached(name: string, path: string, pidFromName: number): FileVerdict {
-		let stats: Stats | undefined;
-		try {
-			stats = lstatSync(path, { throwIfNoEntry: false });
-		} catch (error) {
-			return { kind: "problem", message: `cannot inspect: ${describeError(error)}` };
+		// An editor renames a new file over its state file on every write; one that lands between the lstat and
+		// the open makes the read see another inode ("gone"). That is a newer state, not a vanished editor: look
+		// again, a few times, so a busy editor never drops out of a scan (or out of the read before injecting).
+		for (let attempt = 1; ; attempt++) {
+			let stats: Stats | undefined;
+			try {
+				stats = lstatSync(path, { throwIfNoEntry: false });
+			} catch (error) {
+				return { kind: "problem", message: `cannot inspect: ${describeError(error)}` };
+			}
+			if (!stats) {
+				this.#cache.delete(name);
+				return { kind: "gone" };
+			}
+			const signature = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}:${stats.uid}`;
+			const cached = this.#cache.get(name);
+			if (cached && cached.signature === signature) return cached.verdict;
+			const verdict = this.#judge(path, stats, pidFromName);
+			if (verdict.kind !== "gone") {
+				this.#cache.set(name, { signature, verdict });
+				return verdict;
+			}
+			if (attempt === MAX_READ_ATTEMPTS) {
+				return { kind: "problem", message: `replaced ${MAX_READ_ATTEMPTS} times while being read: skipped this time` };
+			}
 		}
-		if (!stats) {
-			this.#cache.delete(name);
-			return { kind: "gone" };
-		}
-		const signature = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}:${stats.uid}`;
-		const cached = this.#cache.get(name);
-		if (cached && cached.signature === signature) return cached.verdict;
-		const verdict = this.#judge(path, stats, pidFromName);
-		if (verdict.kind !== "gone") this.#cache.set(name, { signature, verdict });
-		return verdict;
 	}
 
 	#judge(path: string, stats: Stats, pidFromName: number): FileVerdict {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import fs, { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { EditorState } from "../../src/protocol.ts";
 import { StateDirScanner } from "../../src/scan.ts";
@@ -150,4 +151,61 @@ describe("StateDirScanner: which files are trusted", () => {
 		assert.equal(scanner.readOne(100).kind, "editor");
 		assert.equal(scanner.readOne(4_000_000).kind, "gone");
 	});
+});
+
+describe("StateDirScanner: an editor that rewrites its file while pi reads it", () => {
+	/**
+	 * Run `body` while every lstat of `path` is followed, before the scanner opens the file, by the editor's
+	 * next write (a new file renamed over the old one), at most `rewrites` times. The scanner imports
+	 * lstatSync from node:fs; syncBuiltinESMExports makes that binding see the wrapper.
+	 */
+	function whileRewriting<T>(path: string, rewrites: number, body: () => T): T {
+		const real = fs.lstatSync;
+		const mutableFs = fs as { lstatSync: typeof fs.lstatSync };
+		let left = rewrites;
+		let app = 0;
+		mutableFs.lstatSync = ((p: string, options?: object) => {
+			const stats = real(p, options as never);
+			if (p === path && left > 0) {
+				left -= 1;
+				app += 1;
+				put(dirname(path), basename(path), validState(Number(basename(path, ".json")), { app: `rewrite-${app}` }));
+			}
+			return stats;
+		}) as typeof fs.lstatSync;
+		syncBuiltinESMExports();
+		try {
+			return body();
+		} finally {
+			mutableFs.lstatSync = real;
+			syncBuiltinESMExports();
+		}
+	}
+
+	const cases: { name: string; rewrites: number; expect: string }[] = [
+		{ name: "one write between lstat and open: the newer state", rewrites: 1, expect: "rewrite-1" },
+		{ name: "four writes in a row: still found, the newest state", rewrites: 4, expect: "rewrite-4" },
+		{ name: "a file replaced on every look: skipped with a diagnostic", rewrites: 100, expect: "problem" },
+	];
+	for (const { name, rewrites, expect } of cases) {
+		it(name, () => {
+			const dir = privateDir();
+			const path = put(dir, "300.json", validState(300));
+			const scanner = new StateDirScanner(dir, UID);
+			const result = whileRewriting(path, rewrites, () => scanner.scan());
+			if (expect === "problem") {
+				assert.deepEqual(result.editors, []);
+				assert.match(result.diagnostics[0]?.message ?? "", /replaced 5 times while being read/);
+			} else {
+				assert.deepEqual(
+					result.editors.map((e) => e.state.app),
+					[expect],
+				);
+				assert.deepEqual(result.diagnostics, []);
+				// The read right before injecting (readOne) holds up the same way.
+				const one = whileRewriting(path, 1, () => scanner.readOne(300));
+				assert.equal(one.kind === "editor" && one.record.state.app, "rewrite-1");
+			}
+		});
+	}
 });
