@@ -7,6 +7,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { followJsonl, type JsonlChild } from "./jsonl-child.ts";
 import { BIN, MODEL_ARG, type PiEnv, PRODUCT_EXTENSION, REPO, WAIT_MS } from "./pi-env.ts";
 
 /** pi-acp's entry point: the devDependency, or PI_ACP_JS. */
@@ -27,7 +28,7 @@ export interface AcpClient {
 	/** A request; resolves with its response message. */
 	request(method: string, params: Record<string, unknown>): Promise<AcpMessage>;
 	/** Resolve with the first message from index `since` on that satisfies `accept`. */
-	waitFor(accept: (m: AcpMessage) => boolean, since?: number, timeoutMs?: number): Promise<AcpMessage>;
+	waitFor: JsonlChild<AcpMessage>["waitFor"];
 	/** Answer an agent → client request. */
 	reply(id: number | string, result: Record<string, unknown>): void;
 	/** initialize + session/new in `cwd`; returns the session id. */
@@ -52,66 +53,9 @@ export function startAcp(env: PiEnv): AcpClient {
 		env: { ...env.env, PI_ACP_PI_COMMAND: wrapper },
 		stdio: "pipe",
 	});
-	const messages: AcpMessage[] = [];
-	const waiters = new Set<() => void>();
-	let stderr = "";
-	let buffer = "";
-	let exited = false;
-	const exit = new Promise<void>((resolve) =>
-		child.once("close", () => {
-			exited = true;
-			for (const wake of waiters) wake();
-			resolve();
-		}),
-	);
-	child.stderr.setEncoding("utf8").on("data", (d: string) => {
-		stderr += d;
-	});
-	child.stdout.setEncoding("utf8").on("data", (d: string) => {
-		buffer += d;
-		for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-			const line = buffer.slice(0, nl).trim();
-			buffer = buffer.slice(nl + 1);
-			if (line === "") continue;
-			try {
-				messages.push(JSON.parse(line) as AcpMessage);
-			} catch {
-				stderr += `unparsed stdout line: ${line}\n`;
-			}
-		}
-		for (const wake of waiters) wake();
-	});
-	const send = (message: object) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
-	const waitFor: AcpClient["waitFor"] = (accept, since = 0, timeoutMs = WAIT_MS) =>
-		new Promise((resolve, reject) => {
-			let scanned = since;
-			const check = () => {
-				for (; scanned < messages.length; scanned++) {
-					const m = messages[scanned] as AcpMessage;
-					if (accept(m)) {
-						done();
-						resolve(m);
-						return;
-					}
-				}
-				if (exited) {
-					done();
-					reject(new Error(`pi-acp exited.\nmessages: ${dump(messages)}\nstderr: ${stderr}`));
-				}
-			};
-			const timer = setTimeout(() => {
-				done();
-				reject(
-					new Error(`no matching ACP message within ${timeoutMs} ms.\nmessages: ${dump(messages)}\nstderr: ${stderr}`),
-				);
-			}, timeoutMs);
-			const done = () => {
-				clearTimeout(timer);
-				waiters.delete(check);
-			};
-			waiters.add(check);
-			check();
-		});
+	const acp = followJsonl<AcpMessage>(child, { name: "pi-acp" });
+	const { messages, waitFor } = acp;
+	const send = (message: object) => acp.send({ jsonrpc: "2.0", ...message });
 	let ids = 0;
 	const request: AcpClient["request"] = (method, params) => {
 		ids += 1;
@@ -131,7 +75,7 @@ export function startAcp(env: PiEnv): AcpClient {
 			if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
 			const session = await request("session/new", { cwd, mcpServers: [] });
 			const id = session.result?.["sessionId"];
-			if (typeof id !== "string") throw new Error(`session/new failed: ${JSON.stringify(session)}\n${stderr}`);
+			if (typeof id !== "string") throw new Error(`session/new failed: ${JSON.stringify(session)}\n${acp.stderr()}`);
 			return id;
 		},
 		agentText: (since = 0) =>
@@ -143,20 +87,8 @@ export function startAcp(env: PiEnv): AcpClient {
 				})
 				.join(""),
 		close: async () => {
-			if (!exited) {
-				child.stdin.end();
-				const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-				await exit;
-				clearTimeout(timer);
-			}
+			await acp.close(5000);
 		},
 	};
 	return client;
-}
-
-function dump(messages: AcpMessage[]): string {
-	return messages
-		.slice(-20)
-		.map((m) => JSON.stringify(m).slice(0, 300))
-		.join("\n");
 }

@@ -1,10 +1,10 @@
 /**
- * Drive pi in RPC mode (`--mode rpc`): JSONL on stdin/stdout, stdout split on "\n" only (never readline,
- * which also splits on U+2028/U+2029 inside JSON strings). Collects every record, waits for records by
- * predicate, answers `extension_ui_request` dialogs, and shuts pi down by closing stdin.
+ * Drive pi in RPC mode (`--mode rpc`): JSONL on stdin/stdout (see jsonl-child.ts). Collects every record,
+ * waits for records by predicate, answers `extension_ui_request` dialogs, and shuts pi down by closing stdin.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
+import { followJsonl } from "./jsonl-child.ts";
 import { BIN, type PiEnv, PRODUCT_EXTENSION, piArgs, WAIT_MS } from "./pi-env.ts";
 
 /** One stdout record; the fields the tests read are named, the rest stay reachable by index. */
@@ -80,84 +80,24 @@ export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<Rp
 		...piArgs(extension, options.args ?? []),
 	];
 	const child = spawn(join(BIN, "pi"), args, { cwd: options.cwd ?? env.workDir, env: env.env, stdio: "pipe" });
-	const records: RpcRecord[] = [];
-	const waiters = new Set<() => void>();
-	let stderr = "";
-	let buffer = "";
-	let exited = false;
-	const exit = new Promise<number | null>((resolve) =>
-		child.once("close", (code) => {
-			exited = true;
-			for (const wake of waiters) wake();
-			resolve(code);
-		}),
-	);
-	child.stderr.setEncoding("utf8").on("data", (d: string) => {
-		stderr += d;
-	});
-	child.stdout.setEncoding("utf8").on("data", (d: string) => {
-		buffer += d;
-		for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-			const line = buffer.slice(0, nl).replace(/\r$/, "");
-			buffer = buffer.slice(nl + 1);
-			if (line.trim() === "") continue;
-			try {
-				records.push(JSON.parse(line) as RpcRecord);
-			} catch {
-				records.push({ type: "unparsed", line });
-			}
-		}
-		for (const wake of waiters) wake();
-	});
-
+	const pi = followJsonl<RpcRecord>(child, { name: "pi", unparsed: (line) => ({ type: "unparsed", line }) });
+	const records = pi.messages;
 	const waitFor: RpcPi["waitFor"] = (predicate, timeoutMs = WAIT_MS, since = 0) =>
-		new Promise((resolve, reject) => {
-			let scanned = since;
-			const check = () => {
-				for (; scanned < records.length; scanned++) {
-					const record = records[scanned] as RpcRecord;
-					if (predicate(record)) {
-						done();
-						resolve(record as never);
-						return;
-					}
-				}
-				if (exited) {
-					done();
-					reject(new Error(`pi exited before the awaited record.\nrecords: ${dump(records)}\nstderr: ${stderr}`));
-				}
-			};
-			const timer = setTimeout(() => {
-				done();
-				reject(
-					new Error(`no matching RPC record within ${timeoutMs} ms.\nrecords: ${dump(records)}\nstderr: ${stderr}`),
-				);
-			}, timeoutMs);
-			const done = () => {
-				clearTimeout(timer);
-				waiters.delete(check);
-			};
-			waiters.add(check);
-			check();
-		});
-
-	const send = (record: object) => {
-		child.stdin.write(`${JSON.stringify(record)}\n`);
-	};
+		pi.waitFor(predicate, since, timeoutMs) as never;
 
 	const command: RpcPi["command"] = async (record, timeoutMs = WAIT_MS) => {
 		ids += 1;
 		const id = `t${ids}`;
 		const since = records.length;
-		send({ ...record, id });
+		pi.send({ ...record, id });
 		return waitFor((r) => r.type === "response" && r.id === id, timeoutMs, since);
 	};
 
 	const rpc: RpcPi = {
 		child,
 		records,
-		stderr: () => stderr,
-		send,
+		stderr: pi.stderr,
+		send: pi.send,
 		waitFor,
 		command,
 		prompt: async (message, timeoutMs = 2 * WAIT_MS) => {
@@ -168,27 +108,14 @@ export async function startRpc(env: PiEnv, options: RpcOptions = {}): Promise<Rp
 			if (data?.disposition !== "handled") await waitFor((r) => r.type === "agent_settled", timeoutMs, since);
 			return { response, since };
 		},
-		respond: (id, answer) => send({ type: "extension_ui_response", id, ...answer }),
+		respond: (id, answer) => pi.send({ type: "extension_ui_response", id, ...answer }),
 		uiRequests: (method, since = 0) =>
 			records
 				.slice(since)
 				.filter(
 					(r): r is UiRequest => r.type === "extension_ui_request" && (method === undefined || r.method === method),
 				),
-		close: async (timeoutMs = 10_000) => {
-			child.stdin.end();
-			const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-			const code = await exit;
-			clearTimeout(timer);
-			return code;
-		},
+		close: pi.close,
 	};
 	return rpc;
-}
-
-function dump(records: RpcRecord[]): string {
-	return records
-		.slice(-30)
-		.map((r) => JSON.stringify(r).slice(0, 300))
-		.join("\n");
 }
