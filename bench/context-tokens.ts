@@ -13,6 +13,7 @@ import { injectedAfter, messageText, requestMessages } from "../test/helpers/fak
 import { createPiEnv, type PiEnv } from "../test/helpers/pi-env.ts";
 import { startRpc } from "../test/helpers/rpc.ts";
 import { type PlacedEditor, placeEditor, switchBuffer, touch } from "../test/helpers/scenario.ts";
+import { percentile } from "./report.ts";
 
 const SELECTION_LINES = 200;
 const SELECTION = Array.from(
@@ -164,9 +165,8 @@ function benchDecision(messages: number, iterations: number): void {
 		selfContainedText(history);
 		checks.push(performance.now() - check);
 	}
-	const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))] ?? Number.NaN;
 	console.log(
-		`Decision cost with ${history.length} editor contexts in view (200-line selection): decide p50 ${p(samples, 0.5).toFixed(3)} ms, p99 ${p(samples, 0.99).toFixed(3)} ms; request check p50 ${p(checks, 0.5).toFixed(3)} ms`,
+		`Decision cost with ${history.length} editor contexts in view (200-line selection): decide p50 ${percentile(samples, 0.5).toFixed(3)} ms, p99 ${percentile(samples, 0.99).toFixed(3)} ms; request check p50 ${percentile(checks, 0.5).toFixed(3)} ms`,
 	);
 }
 

@@ -19,16 +19,7 @@ import { type EditorState, parseEditorState } from "../src/protocol.ts";
 import { StateDirScanner } from "../src/scan.ts";
 import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { BIN } from "../test/helpers/pi-env.ts";
-import { scope } from "./nvim.ts";
-
-const percentile = (xs: number[], q: number): number => {
-	const s = [...xs].sort((a, b) => a - b);
-	return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-};
-
-function row(name: string, value: string, target: string, ok: boolean): void {
-	console.log(`${name.padEnd(62)}${value.padEnd(22)}${target.padEnd(14)}${ok ? "ok" : "OVER TARGET"}`);
-}
+import { percentile, row, scope } from "./report.ts";
 
 const UID = process.getuid?.() ?? -1;
 const ROUNDS = 30;

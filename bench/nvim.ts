@@ -20,28 +20,7 @@ import {
 	requireBin,
 	startNvim,
 } from "../test/helpers/nvim.ts";
-
-const median = (xs: number[]): number => {
-	const s = [...xs].sort((a, b) => a - b);
-	return s[Math.floor(s.length / 2)] ?? Number.NaN;
-};
-
-/** Collects cleanups the way a TestContext would. */
-export function scope() {
-	const fns: (() => unknown)[] = [];
-	return {
-		after: (fn: () => unknown) => {
-			fns.push(fn);
-		},
-		close: async () => {
-			for (const fn of fns.reverse()) await fn();
-		},
-	};
-}
-
-function row(name: string, value: string, target: string, ok: boolean): void {
-	console.log(`${name.padEnd(50)}${value.padEnd(16)}${target.padEnd(16)}${ok ? "ok" : "OVER TARGET"}`);
-}
+import { median, row, scope } from "./report.ts";
 
 /** In-process timing of the CursorMoved path, median over 10,000 calls, in microseconds. */
 const EVENT_COST = `

@@ -15,6 +15,7 @@ import { type Liveness, probePid } from "../src/liveness.ts";
 import { ProcessClock, readAncestry } from "../src/proc-info.ts";
 import type { EditorState } from "../src/protocol.ts";
 import { DEFAULT_SETTINGS } from "../src/settings.ts";
+import { percentile } from "./report.ts";
 
 interface Figures {
 	p50: number;
@@ -22,9 +23,7 @@ interface Figures {
 }
 
 function percentiles(samples: number[]): Figures {
-	const sorted = [...samples].sort((a, b) => a - b);
-	const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-	return { p50: at(0.5), p99: at(0.99) };
+	return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
 }
 
 function ms(value: number): string {
