@@ -339,14 +339,18 @@ export async function startNvim(
 		readState,
 		until: async (accept, what, timeoutMs = 5000) => {
 			let last: EditorState | null = null;
-			return pollUntil(
-				() => {
-					last = readState();
-					return last !== null && accept(last) ? last : undefined;
-				},
-				() => `${what}; last state: ${JSON.stringify(last)}\nstderr: ${stderr}`,
-				timeoutMs,
-			);
+			try {
+				return await pollUntil(
+					() => {
+						last = readState();
+						return last !== null && accept(last) ? last : undefined;
+					},
+					() => `${what}; last state: ${JSON.stringify(last)}\nstderr: ${stderr}`,
+					timeoutMs,
+				);
+			} catch (error) {
+				throw new Error(`${(error as Error).message}\n${await whyNoWrite(rpc)}`);
+			}
 		},
 		untilStatus: async (accept, what, timeoutMs = 5000) => {
 			let last: PluginStatus | null = null;
@@ -413,6 +417,27 @@ function answerPrompts(rpc: RpcClient, reply: Promise<unknown>): void {
 			}
 		}
 	})();
+}
+
+/**
+ * What Neovim was doing when an awaited write did not come: its mode (answered even while it waits for a key,
+ * e.g. at a hit-enter prompt), and, when it can answer, the plugin's status and the last messages.
+ */
+async function whyNoWrite(rpc: RpcClient): Promise<string> {
+	const ask = (method: string, params: unknown[]) =>
+		Promise.race([
+			rpc.request(method, params),
+			new Promise((resolve) => setTimeout(() => resolve("(no answer within 1 s)"), 1000)),
+		]).catch((error: unknown) => `(failed: ${(error as Error).message})`);
+	const mode = (await ask("nvim_get_mode", [])) as { blocking?: boolean };
+	const lines = [`mode: ${JSON.stringify(mode)}`];
+	if (mode.blocking !== true) {
+		lines.push(
+			`plugin status: ${JSON.stringify(await ask("nvim_exec_lua", ["return require('pi-ide').status()", []]))}`,
+		);
+		lines.push(`messages: ${JSON.stringify(await ask("nvim_call_function", ["execute", ["messages"]]))}`);
+	}
+	return lines.join("\n");
 }
 
 /** Attach a UI as a GUI does (see nvim-with-a-ui notes): UIEnter fires; redraw notifications are ignored. */
