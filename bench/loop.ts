@@ -19,7 +19,7 @@ import { type EditorState, parseEditorState } from "../src/protocol.ts";
 import { StateDirScanner } from "../src/scan.ts";
 import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { BIN } from "../test/helpers/pi-env.ts";
-import { percentile, row, scope } from "./report.ts";
+import { header, percentile, row, scope } from "./report.ts";
 
 const UID = process.getuid?.() ?? -1;
 const ROUNDS = 30;
@@ -73,7 +73,7 @@ async function rounds(
 async function benchOne(flavour: NvimFlavour): Promise<void> {
 	const bin = requireBin(flavour);
 	console.log(`\n-- Neovim ${nvimVersion(bin)} (${bin})`);
-	console.log(`${"figure".padEnd(62)}${"value".padEnd(22)}${"target".padEnd(14)}`);
+	header();
 	const s = scope();
 	try {
 		const nv = await startNvim(s, flavour, { env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}` } });
@@ -202,7 +202,7 @@ function benchPromptCost(): void {
 	const parseWithout = time(() => parseEditorState(withoutText));
 	const format = time(() => appendPromptDiagnostics(block, parsedWith.state));
 	const added = Math.max(0, parseWith - parseWithout) + format;
-	console.log(`${"figure".padEnd(62)}${"value".padEnd(22)}${"target".padEnd(14)}`);
+	header();
 	row(
 		"prompt: 50 diagnostics, added parse + select + format, p50",
 		`${added.toFixed(4)} ms`,

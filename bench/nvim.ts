@@ -20,7 +20,7 @@ import {
 	requireBin,
 	startNvim,
 } from "../test/helpers/nvim.ts";
-import { median, row, scope } from "./report.ts";
+import { header, median, row, scope } from "./report.ts";
 
 /** In-process timing of the CursorMoved path, median over 10,000 calls, in microseconds. */
 const EVENT_COST = `
@@ -66,7 +66,7 @@ return xs[math.floor(n / 2) + 1]
 async function benchOne(flavour: NvimFlavour): Promise<void> {
 	const bin = requireBin(flavour);
 	console.log(`\n-- Neovim ${nvimVersion(bin)} (${bin})`);
-	console.log(`${"figure".padEnd(50)}${"value".padEnd(16)}${"target".padEnd(16)}`);
+	header();
 	const s = scope();
 	try {
 		// Per-event cost and write cost for a typical state: a 500-line file, a small selection made.

@@ -11,9 +11,17 @@ export function percentile(samples: number[], q: number): number {
 
 export const median = (samples: number[]): number => percentile(samples, 0.5);
 
+const columns = (name: string, value: string, target: string) =>
+	`${name.padEnd(62)}${value.padEnd(22)}${target.padEnd(16)}`;
+
+/** The heading of a table of `row`s. */
+export function header(): void {
+	console.log(columns("figure", "value", "target"));
+}
+
 /** One figure: what was measured, the value, the target, and whether it is met. */
 export function row(name: string, value: string, target: string, ok: boolean): void {
-	console.log(`${name.padEnd(62)}${value.padEnd(22)}${target.padEnd(16)}${ok ? "ok" : "OVER TARGET"}`);
+	console.log(`${columns(name, value, target)}${ok ? "ok" : "OVER TARGET"}`);
 }
 
 /** Collects cleanups the way a TestContext would; `close` runs them, last registered first. */
