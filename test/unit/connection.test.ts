@@ -307,39 +307,53 @@ describe("probePid", () => {
 });
 
 describe("parseSettings", () => {
-	const cases: Array<[string, unknown, NodeJS.ProcessEnv, Record<string, unknown>, RegExp[]]> = [
-		[
-			"defaults",
-			undefined,
-			{},
-			{ glyphs: "nerd", autoConnect: true, maxSelectionLines: 1000, linkNvim: true, sendUnchanged: false },
-			[],
-		],
-		["plain glyphs", { glyphs: "plain" }, {}, { glyphs: "plain" }, []],
-		["env overrides", { glyphs: "nerd" }, { PI_IDE_GLYPHS: "plain" }, { glyphs: "plain" }, []],
-		[
-			"bad values fall back with a message",
-			{ glyphs: "emoji", maxSelectionLines: -3 },
-			{},
-			{ glyphs: "nerd", maxSelectionLines: 1000 },
-			[
+	interface Case {
+		name: string;
+		/** the `ideContext` value of settings.json */
+		raw: unknown;
+		env?: NodeJS.ProcessEnv;
+		/** settings checked (the rest are not looked at) */
+		expected: Record<string, unknown>;
+		problems?: RegExp[];
+	}
+	const cases: Case[] = [
+		{
+			name: "defaults",
+			raw: undefined,
+			expected: { glyphs: "nerd", autoConnect: true, maxSelectionLines: 1000, linkNvim: true, sendUnchanged: false },
+		},
+		{ name: "plain glyphs", raw: { glyphs: "plain" }, expected: { glyphs: "plain" } },
+		{ name: "env overrides", raw: { glyphs: "nerd" }, env: { PI_IDE_GLYPHS: "plain" }, expected: { glyphs: "plain" } },
+		{
+			name: "bad values fall back with a message",
+			raw: { glyphs: "emoji", maxSelectionLines: -3 },
+			expected: { glyphs: "nerd", maxSelectionLines: 1000 },
+			problems: [
 				/glyphs should be "nerd" or "plain", not "emoji"/,
 				/maxSelectionLines should be a positive whole number, not -3/,
 			],
-		],
-		["unknown keys are reported", { colour: 1 }, {}, {}, [/ideContext.colour is not a known setting/]],
-		["not an object", "yes", {}, {}, [/ideContext should be an object/]],
-		["autoConnect off", { autoConnect: false }, {}, { autoConnect: false }, []],
-		["sendUnchanged on (a block with every prompt)", { sendUnchanged: true }, {}, { sendUnchanged: true }, []],
-		[
-			"sendUnchanged must be a boolean",
-			{ sendUnchanged: "yes" },
-			{},
-			{ sendUnchanged: false },
-			[/sendUnchanged should be true or false, not "yes"/],
-		],
+		},
+		{
+			name: "unknown keys are reported",
+			raw: { colour: 1 },
+			expected: {},
+			problems: [/ideContext.colour is not a known setting/],
+		},
+		{ name: "not an object", raw: "yes", expected: {}, problems: [/ideContext should be an object/] },
+		{ name: "autoConnect off", raw: { autoConnect: false }, expected: { autoConnect: false } },
+		{
+			name: "sendUnchanged on (a block with every prompt)",
+			raw: { sendUnchanged: true },
+			expected: { sendUnchanged: true },
+		},
+		{
+			name: "sendUnchanged must be a boolean",
+			raw: { sendUnchanged: "yes" },
+			expected: { sendUnchanged: false },
+			problems: [/sendUnchanged should be true or false, not "yes"/],
+		},
 	];
-	for (const [name, raw, env, expected, problems] of cases) {
+	for (const { name, raw, env = {}, expected, problems = [] } of cases) {
 		it(name, () => {
 			const result = parseSettings(raw, env);
 			for (const [key, value] of Object.entries(expected))

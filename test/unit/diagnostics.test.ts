@@ -32,20 +32,47 @@ function buffer(overrides: Partial<EditorState["active_buffer"]> = {}): EditorSt
 }
 
 describe("selectDiagnostics", () => {
-	const CASES: [string, DiagnosticItem[], number | null, number, string[]][] = [
-		["errors first, whatever their distance", [d("warning", 50), d("error", 1)], 50, 10, ["error@1", "warning@50"]],
-		[
-			"then nearest the cursor",
-			[d("error", 10), d("error", 60), d("error", 45)],
-			50,
-			10,
-			["error@45", "error@60", "error@10"],
-		],
-		["without a cursor: by line", [d("hint", 9), d("info", 3), d("info", 1)], null, 10, ["info@1", "info@3", "hint@9"]],
-		["the cap keeps the best", [d("warning", 1), d("error", 99), d("error", 2)], 1, 2, ["error@2", "error@99"]],
-		["cap 0 shows nothing", [d("error", 1)], 1, 0, []],
+	interface Case {
+		name: string;
+		items: DiagnosticItem[];
+		/** the cursor line, or null */
+		cursor: number | null;
+		cap: number;
+		/** the shown ones, as severity@line */
+		expected: string[];
+	}
+	const CASES: Case[] = [
+		{
+			name: "errors first, whatever their distance",
+			items: [d("warning", 50), d("error", 1)],
+			cursor: 50,
+			cap: 10,
+			expected: ["error@1", "warning@50"],
+		},
+		{
+			name: "then nearest the cursor",
+			items: [d("error", 10), d("error", 60), d("error", 45)],
+			cursor: 50,
+			cap: 10,
+			expected: ["error@45", "error@60", "error@10"],
+		},
+		{
+			name: "without a cursor: by line",
+			items: [d("hint", 9), d("info", 3), d("info", 1)],
+			cursor: null,
+			cap: 10,
+			expected: ["info@1", "info@3", "hint@9"],
+		},
+		{
+			name: "the cap keeps the best",
+			items: [d("warning", 1), d("error", 99), d("error", 2)],
+			cursor: 1,
+			cap: 2,
+			expected: ["error@2", "error@99"],
+		},
+		{ name: "cap 0 shows nothing", items: [d("error", 1)], cursor: 1, cap: 0, expected: [] },
 	];
-	for (const [name, items, cursor, cap, expected] of CASES) {
+	for (const { name, items, cursor, cap, expected } of CASES) {
 		it(name, () => {
 			const { shown, omitted } = selectDiagnostics(items, cursor, cap);
 			assert.deepEqual(

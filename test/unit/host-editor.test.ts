@@ -31,14 +31,31 @@ describe("parseEditorPid", () => {
 });
 
 describe("findHostEditor", () => {
-	const cases: Array<[string, number | null, number[], number[], string | null]> = [
-		["env pid with a state file", 10, [3, 2], [10, 3], "10 env"],
-		["env pid without a state file: ancestry", 10, [5, 3], [3], "3 ancestry"],
-		["nearest ancestor wins", null, [7, 5, 3], [3, 5], "5 ancestry"],
-		["no hint matches", 10, [5], [3], null],
-		["nothing known", null, [], [3], null],
+	interface Case {
+		name: string;
+		/** PI_IDE_EDITOR_PID, parsed */
+		envPid: number | null;
+		/** pi's ancestors, nearest first */
+		ancestors: number[];
+		/** pids with a state file */
+		editors: number[];
+		/** "<pid> <via>", or null for no host editor */
+		expected: string | null;
+	}
+	const cases: Case[] = [
+		{ name: "env pid with a state file", envPid: 10, ancestors: [3, 2], editors: [10, 3], expected: "10 env" },
+		{
+			name: "env pid without a state file: ancestry",
+			envPid: 10,
+			ancestors: [5, 3],
+			editors: [3],
+			expected: "3 ancestry",
+		},
+		{ name: "nearest ancestor wins", envPid: null, ancestors: [7, 5, 3], editors: [3, 5], expected: "5 ancestry" },
+		{ name: "no hint matches", envPid: 10, ancestors: [5], editors: [3], expected: null },
+		{ name: "nothing known", envPid: null, ancestors: [], editors: [3], expected: null },
 	];
-	for (const [name, envPid, ancestors, editors, expected] of cases) {
+	for (const { name, envPid, ancestors, editors, expected } of cases) {
 		it(name, () => {
 			const host = findHostEditor({ envPid, ancestors }, new Set(editors));
 			assert.equal(host ? `${host.pid} ${host.via}` : null, expected);
