@@ -231,9 +231,13 @@ forEachNvim((flavour) => {
 				"enew | terminal",
 			];
 			for (const [i, cmd] of steps.entries()) {
+				// Lines 2 and 3 in turn: each step moves the cursor, and never to 1:1, where the previous step's
+				// non-file buffer left it in this same window (a move that ends where Neovim last saw the cursor in
+				// a window fires no CursorMoved; suspected, not proven, behind a rare failure of this test).
+				const line = (i % 2) + 2;
 				await nv.command("only | edit real.txt");
-				await nv.call("nvim_win_set_cursor", 0, [(i % 3) + 1, 0]);
-				await nv.until((x) => x.active_buffer.cursor.line === (i % 3) + 1, `real.txt line ${(i % 3) + 1}`);
+				await nv.call("nvim_win_set_cursor", 0, [line, 0]);
+				await nv.until((x) => x.active_buffer.cursor.line === line, `real.txt line ${line}`);
 				await nv.command("split");
 				await nv.command(cmd);
 				await nv.settle();
@@ -244,7 +248,7 @@ forEachNvim((flavour) => {
 				await nv.untilStatus((x) => x.writes + x.skipped > before, `a write after ${cmd}`);
 				const s = nv.readState();
 				assert.equal(s?.active_buffer.file, real, cmd);
-				assert.equal(s?.active_buffer.cursor.line, (i % 3) + 1, `cursor after ${cmd}`);
+				assert.equal(s?.active_buffer.cursor.line, line, `cursor after ${cmd}`);
 				assert.equal(s?.active_buffer.language, "text", `language after ${cmd}`);
 			}
 		});
