@@ -4,6 +4,7 @@
  * on, and the `files` / `pi` reports the editor writes back in its state file. The file-system checks that
  * come before parsing live in pi-reader.ts.
  */
+import { parseStateFileName } from "../../src/state-dir.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
 /** Files pi writes for editors are refused above this size, unread. */
@@ -58,12 +59,14 @@ export interface HandledMessage {
 
 export type ParsedPiMessage = { ok: true; message: PiMessage } | { ok: false; problem: string };
 
-const PI_MESSAGE_NAME = /^pi-([1-9][0-9]{0,9})\.json$/;
+const PI_MESSAGE_PREFIX = "pi-";
 
-/** The pid in a `pi-<pid>.json` name, or undefined for any other name (temp files included). */
+/**
+ * The pid in a `pi-<pid>.json` name, or undefined for any other name (temp files included): the state file
+ * name rule (canonical decimal, at most 2^31-1, so `pi-042.json` is not pi 42's) behind the prefix.
+ */
 export function piMessagePid(name: string): number | undefined {
-	const match = PI_MESSAGE_NAME.exec(name);
-	return match?.[1] === undefined ? undefined : Number(match[1]);
+	return name.startsWith(PI_MESSAGE_PREFIX) ? parseStateFileName(name.slice(PI_MESSAGE_PREFIX.length)) : undefined;
 }
 
 type Fields = Record<string, unknown>;

@@ -11,6 +11,7 @@ import type { FakeReply } from "../helpers/fake-llm.ts";
 import { DEFAULT_REPLY, toolResults } from "../helpers/fake-llm.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
 import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { pollUntil } from "../helpers/poll.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
 const ORIGINAL = Array.from({ length: 20 }, (_, i) => `export const v${i + 1} = ${i + 1}; // line ${i + 1}`);
@@ -43,14 +44,15 @@ async function runTools(env: PiEnv, calls: { name: string; arguments: Record<str
 const bufferLines = (nv: Nvim) => nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
 
 async function untilLua<T>(nv: Nvim, code: string, accept: (v: T) => boolean, what: string): Promise<T> {
-	const deadline = Date.now() + 10_000;
 	let last: T | undefined;
-	while (Date.now() < deadline) {
-		last = await nv.lua<T>(code);
-		if (accept(last)) return last;
-		await new Promise((r) => setTimeout(r, 25));
-	}
-	throw new Error(`${what}; last: ${JSON.stringify(last)}`);
+	return pollUntil(
+		async () => {
+			last = await nv.lua<T>(code);
+			return accept(last) ? last : undefined;
+		},
+		() => `${what}; last: ${JSON.stringify(last)}`,
+		{ timeoutMs: 10_000, intervalMs: 25 },
+	);
 }
 
 /**

@@ -184,7 +184,21 @@ export interface NvimOptions {
 	 * the client writes no state file. `false` = stay headless.
 	 */
 	ui?: boolean;
+	/** The attached UI's size in cells (default 400 x 100, so that no message needs a hit-enter prompt). */
+	uiSize?: UiSize;
+	/**
+	 * Press Enter at a hit-enter prompt while a request waits, as a user would (default true). `false` for a
+	 * test that asserts no prompt opens: a request then waits behind the prompt, and nvim_get_mode says so.
+	 */
+	answerPrompts?: boolean;
 }
+
+export interface UiSize {
+	width: number;
+	height: number;
+}
+
+const DEFAULT_UI_SIZE: UiSize = { width: 400, height: 100 };
 
 export interface Nvim {
 	bin: string;
@@ -294,7 +308,7 @@ export async function startNvim(
 	let uiAttached = false;
 	const call = <T>(method: string, ...params: unknown[]): Promise<T> => {
 		const reply = rpc.request(method, params) as Promise<T>;
-		if (uiAttached && !FAST_REQUESTS.has(method)) answerPrompts(rpc, reply);
+		if (uiAttached && options.answerPrompts !== false && !FAST_REQUESTS.has(method)) answerPrompts(rpc, reply);
 		return reply;
 	};
 	const settle = async () => {
@@ -372,9 +386,10 @@ export async function startNvim(
 	// Without --embed there is no RPC channel (startup-time runs and plain `nvim --headless`).
 	if (args.includes("--embed")) {
 		await settle();
-		// Wide and tall, so that no message needs a hit-enter prompt (which would hold every later request).
+		// Wide and tall by default, so that no message needs a hit-enter prompt (which would hold every later
+		// request).
 		if (options.ui !== false) {
-			await attachUi(nv);
+			await attachUi(nv, options.uiSize);
 			uiAttached = true;
 		}
 	}
@@ -441,8 +456,8 @@ async function whyNoWrite(rpc: RpcClient): Promise<string> {
 }
 
 /** Attach a UI as a GUI does (see nvim-with-a-ui notes): UIEnter fires; redraw notifications are ignored. */
-export async function attachUi(nv: Pick<Nvim, "call" | "settle">): Promise<void> {
-	await nv.call("nvim_ui_attach", 400, 100, { rgb: true, ext_linegrid: true });
+export async function attachUi(nv: Pick<Nvim, "call" | "settle">, size: UiSize = DEFAULT_UI_SIZE): Promise<void> {
+	await nv.call("nvim_ui_attach", size.width, size.height, { rgb: true, ext_linegrid: true });
 	await nv.settle();
 }
 

@@ -9,8 +9,11 @@ import assert from "node:assert/strict";
 import { chownSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
+import { piMessagePid } from "../../editors/shared/pi-message.ts";
+import { PI_MESSAGE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
-import { forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
+import { forEachNvim, type Nvim, type NvimFlavour, type NvimOptions, startNvim } from "../helpers/nvim.ts";
+import { pollFor, pollUntil } from "../helpers/poll.ts";
 
 after(killAllEditors);
 
@@ -22,8 +25,8 @@ interface World {
 	piPid: number;
 }
 
-async function world(t: TestContext, flavour: NvimFlavour): Promise<World> {
-	const nv = await startNvim(t, flavour);
+async function world(t: TestContext, flavour: NvimFlavour, options: NvimOptions = {}): Promise<World> {
+	const nv = await startNvim(t, flavour, options);
 	const file = join(nv.tmp, "a.txt");
 	writeFileSync(file, CONTENT);
 	await nv.command("edit a.txt");
@@ -92,14 +95,15 @@ async function assertIgnored(w: World, pattern: RegExp): Promise<void> {
 }
 
 async function pollPiIde(nv: Nvim, pattern: RegExp): Promise<string> {
-	const deadline = Date.now() + 5000;
 	let out = "";
-	while (Date.now() < deadline) {
-		out = await nv.exec("PiIde");
-		if (pattern.test(out)) return out;
-		await new Promise((r) => setTimeout(r, 25));
-	}
-	throw new Error(`:PiIde never matched ${pattern}: ${out}`);
+	return pollUntil(
+		async () => {
+			out = await nv.exec("PiIde");
+			return pattern.test(out) ? out : undefined;
+		},
+		() => `:PiIde never matched ${pattern}: ${out}`,
+		{ intervalMs: 25 },
+	);
 }
 
 async function assertNoErrors(nv: Nvim): Promise<void> {
@@ -156,7 +160,150 @@ const BAD: { name: string; write: (w: World) => void | Promise<void>; why: RegEx
 	},
 ];
 
+/** An 80-column terminal: 68 cells of message line before a hit-enter prompt ('showcmd' takes the rest). */
+const NARROW: NvimOptions = { uiSize: { width: 80, height: 24 }, answerPrompts: false };
+
+type Mode = { mode: string; blocking: boolean };
+
+/**
+ * Run `code` in a Neovim started with `answerPrompts: false`, failing at once, instead of after the request
+ * timeout, when Neovim shows a prompt that waits for a key (nvim_get_mode is answered even then).
+ */
+async function luaWithoutPrompt<T>(nv: Nvim, code: string): Promise<T> {
+	let reply: { value: T } | undefined;
+	let failure: Error | undefined;
+	nv.lua<T>(code).then(
+		(value) => {
+			reply = { value };
+		},
+		(error: Error) => {
+			failure = error;
+		},
+	);
+	return pollUntil(async () => {
+		if (failure) throw failure;
+		if (reply) return reply.value;
+		const mode = await nv.call<Mode>("nvim_get_mode");
+		if (mode.blocking) throw new Error(`Neovim waits for a key (mode "${mode.mode}"): a message opened a prompt`);
+		return undefined;
+	}, "Neovim answers");
+}
+
+/** The text drawn on screen row `row` (1-based; negative: counted from the bottom, -1 = the message line). */
+const SCREEN_ROW = `local row = ...
+	if row < 0 then row = vim.o.lines + 1 + row end
+	local cells = {}
+	for col = 1, vim.o.columns do cells[col] = vim.fn.screenstring(row, col) end
+	return table.concat(cells)`;
+const screenRow = (row: number) => `return (function(...) ${SCREEN_ROW} end)(${row})`;
+
+/** Wait until the message line shows `pattern` (with no prompt on the way), and return that line. */
+async function untilMessageLine(nv: Nvim, pattern: RegExp): Promise<string> {
+	let last = "";
+	return pollUntil(
+		async () => {
+			last = await luaWithoutPrompt<string>(nv, screenRow(-1));
+			return pattern.test(last) ? last : undefined;
+		},
+		() => `the message line never showed ${pattern}; last: ${JSON.stringify(last)}`,
+	);
+}
+
+/**
+ * `:write!` the current buffer over the file pi changed since it was read, as the user does: 0.7.2 still
+ * asks "the file has been changed since reading it ... (y/n)", answered y, and then shows the warning and
+ * the write's message in a hit-enter prompt, answered Enter. Neovim's own prompts, not the client's.
+ */
+async function writeOverPisVersion(nv: Nvim): Promise<void> {
+	await nv.call("nvim_input", ":write!<CR>");
+	// Only requests Neovim answers at a prompt, and the state file: anything else would wait behind the prompt.
+	await pollFor(async () => {
+		const mode = await nv.call<Mode>("nvim_get_mode");
+		if (mode.mode === "r?") await nv.call("nvim_input", "y");
+		else if (mode.mode === "r") await nv.call("nvim_input", "<CR>");
+		return !mode.blocking && nv.readState()?.active_buffer.modified === false;
+	}, "the buffer is written");
+}
+
+/** Wait until the statusline (of the only window, above the message line) is drawn as `text`. */
+async function untilStatusline(nv: Nvim, text: string): Promise<void> {
+	let drawn = "";
+	await pollFor(
+		async () => {
+			drawn = (await luaWithoutPrompt<string>(nv, screenRow(-2))).trim();
+			return drawn === text;
+		},
+		() => `the statusline is drawn as ${JSON.stringify(text)}; drawn: ${JSON.stringify(drawn)}`,
+	);
+}
+
+const notices = async (nv: Nvim, pattern: RegExp): Promise<number> =>
+	(await nv.exec("messages")).match(new RegExp(pattern, "g"))?.length ?? 0;
+
+describe("pi message file names: one table for TypeScript and the Neovim inbox", () => {
+	for (const { name, pid } of PI_MESSAGE_NAME_CASES) {
+		it(`piMessagePid(${JSON.stringify(name)}) = ${pid}`, () => assert.equal(piMessagePid(name), pid));
+	}
+});
+
 forEachNvim((flavour) => {
+	describe(`nvim ${flavour.name}: pi message file names`, () => {
+		it("the inbox takes a pid from exactly the names the TypeScript side does", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const names = PI_MESSAGE_NAME_CASES.map((c) => c.name);
+			const pids = await nv.lua<(number | null)[]>(
+				"return vim.tbl_map(function(n) return require('pi-ide.inbox').pid_of_name(n) or vim.NIL end, ...)",
+				names,
+			);
+			assert.deepEqual(
+				names.map((name, i) => ({ name, pid: pids[i] ?? undefined })),
+				PI_MESSAGE_NAME_CASES,
+			);
+		});
+	});
+
+	describe(`nvim ${flavour.name}: notices fit the message line`, () => {
+		const VARIANTS = [
+			["(pi-ide) pi changed ", " on disk; the long story"],
+			["(pi-ide) pi changed ", "; short"],
+		];
+		const cases: { name: string; file: string; cells: number; fitted: string }[] = [
+			{
+				name: "the longest that fits",
+				file: "a.txt",
+				cells: 80,
+				fitted: "(pi-ide) pi changed a.txt on disk; the long story",
+			},
+			{ name: "a shorter one", file: "a.txt", cells: 40, fitted: "(pi-ide) pi changed a.txt; short" },
+			{
+				name: "the path cut to its tail",
+				file: "src/deep/dir/app.ts",
+				cells: 38,
+				fitted: "(pi-ide) pi changed …dir/app.ts; short",
+			},
+			{
+				name: "multibyte names by cells",
+				file: "dé/日本語.txt",
+				cells: 37,
+				fitted: "(pi-ide) pi changed …本語.txt; short",
+			},
+			{ name: "too narrow even for that: cut at the end", file: "a.txt", cells: 12, fitted: "(pi-ide) pi…" },
+		];
+		it("fit() picks the longest variant that fits, else cuts the name's start, else the end", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const got = await nv.lua<string[]>(
+				`local variants, cases = ...
+				return vim.tbl_map(function(c) return require('pi-ide.inbox').fit(variants, c.file, c.cells) end, cases)`,
+				VARIANTS,
+				cases,
+			);
+			assert.deepEqual(
+				cases.map((c, i) => ({ name: c.name, fitted: got[i] })),
+				cases.map((c) => ({ name: c.name, fitted: c.fitted })),
+			);
+		});
+	});
+
 	describe(`nvim ${flavour.name}: pi messages (protocol v0.3)`, { concurrency: 4 }, () => {
 		for (const bad of BAD) {
 			it(`a pi message that is ${bad.name} is ignored with one diagnostic, never an error`, async (t) => {
@@ -325,6 +472,88 @@ forEachNvim((flavour) => {
 			const s4 = await w.nv.until((s) => !s.active_buffer.modified, "written");
 			assert.ok((s4.active_buffer.version ?? 0) > (s3.active_buffer.version ?? 0), "the write moved changedtick");
 			assert.equal(s4.active_buffer.diagnostics?.version, s4.active_buffer.version);
+		});
+
+		it("a message under a non-canonical name (pi-0<pid>.json) is not pi <pid>'s and changes nothing", async (t) => {
+			const w = await world(t, flavour);
+			const other = await openSecond(w);
+			writeRawStateFile(w.nv.stateDir, `pi-0${w.piPid}.json`, JSON.stringify(message(w, {}, other)));
+			await assertStillWorks(w);
+			await assertUntouched(w, other);
+		});
+
+		it("with 80 columns, the unsaved-buffer notice fits one line: no prompt, the file named, :PiIde says how", async (t) => {
+			const w = await world(t, flavour, NARROW);
+			await w.nv.input("ggOUSER-TEXT<Esc>");
+			await w.nv.until((s) => s.active_buffer.modified, "the unsaved change is reported");
+			writeFileSync(w.file, "pi's version\n");
+			send(w, message(w));
+			const line = await untilMessageLine(w.nv, /a\.txt/);
+			assert.match(line, /pi changed a\.txt/);
+			assert.equal((await w.nv.call<Mode>("nvim_get_mode")).blocking, false);
+			await w.nv.until((s) => s.files?.some((f) => f.status === "modified") === true, "a modified report");
+			const summary = await luaWithoutPrompt<string>(w.nv, "return vim.fn.execute('PiIde')");
+			assert.match(summary, /not reloaded: pi changed a\.txt on disk.*Compare: :w !diff % - {3}Take pi's version: :e!/);
+			assert.deepEqual(await lines(w.nv), ["USER-TEXT", ...CONTENT.trimEnd().split("\n")]);
+		});
+
+		it("with 80 columns, a long path is cut to its tail, keeping the file name", async (t) => {
+			const w = await world(t, flavour, NARROW);
+			const deep = join(w.nv.tmp, "a-rather-long-directory-name", "and-another-one-below-it", "deep-file.txt");
+			await w.nv.lua("vim.fn.mkdir(vim.fn.fnamemodify(..., ':h'), 'p')", deep);
+			writeFileSync(deep, "x\n");
+			await w.nv.command(`edit ${deep}`);
+			await w.nv.input("ggOUSER-TEXT<Esc>");
+			await w.nv.until((s) => s.active_buffer.file === deep && s.active_buffer.modified, "deep-file.txt unsaved");
+			writeFileSync(deep, "pi's version\n");
+			send(w, message(w, {}, deep));
+			const line = await untilMessageLine(w.nv, /deep-file\.txt/);
+			assert.match(line, /…[^ ]*deep-file\.txt/);
+			assert.equal((await w.nv.call<Mode>("nvim_get_mode")).blocking, false);
+		});
+
+		it("with 80 columns, the warning for an ignored message fits one line; :PiIde has the whole reason", async (t) => {
+			const w = await world(t, flavour, NARROW);
+			send(w, message(w, { changed: [{ file: "relative/path.txt", seq: 1, tool: "write" }] }));
+			const name = `pi-${w.piPid}.json`;
+			await untilMessageLine(w.nv, new RegExp(`ignoring ${name}`));
+			assert.equal((await w.nv.call<Mode>("nvim_get_mode")).blocking, false);
+			const summary = await luaWithoutPrompt<string>(w.nv, "return vim.fn.execute('PiIde')");
+			assert.match(summary, new RegExp(`ignored ${name}: a changed entry is not \\{file = absolute path`));
+		});
+
+		it("an unsaved buffer is told once per conflict: again after :w, not for each pi edit", async (t) => {
+			const w = await world(t, flavour);
+			const TOLD = /pi changed a\.txt on disk/;
+			const piEdits = async (text: string) => {
+				writeFileSync(w.file, text);
+				const msg = message(w);
+				send(w, msg);
+				await w.nv.until((s) => s.pi?.seq === msg["seq"], `pi's edit ${msg["seq"]} is handled`);
+			};
+			await w.nv.input("ggOUSER-TEXT<Esc>");
+			await piEdits("pi's first version\n");
+			await pollFor(async () => (await notices(w.nv, TOLD)) === 1, "the first conflict is told");
+			await piEdits("pi's second version\n");
+			await w.nv.settle();
+			assert.equal(await notices(w.nv, TOLD), 1, "the same conflict is told once");
+			await writeOverPisVersion(w.nv);
+			await w.nv.input("ggOMORE-TEXT<Esc>");
+			await piEdits("pi's third version\n");
+			await pollFor(async () => (await notices(w.nv, TOLD)) >= 2, "the new conflict is told");
+			assert.equal(await notices(w.nv, TOLD), 2);
+			assert.deepEqual((await lines(w.nv)).slice(0, 2), ["MORE-TEXT", "USER-TEXT"]);
+		});
+
+		it("the statusline follows pi: drawn as pi +N when a pi connects, cleared when it goes", async (t) => {
+			const w = await world(t, flavour, NARROW);
+			await w.nv.command("set laststatus=2 statusline=[%{v:lua.require'pi-ide'.statusline()}]");
+			await untilStatusline(w.nv, "[]");
+			// A file not open here: nothing in the editor changes but what statusline() returns.
+			const path = send(w, message(w, {}, join(w.nv.tmp, "not-open.txt")));
+			await untilStatusline(w.nv, "[pi +1]");
+			unlinkSync(path);
+			await untilStatusline(w.nv, "[]");
 		});
 	});
 });

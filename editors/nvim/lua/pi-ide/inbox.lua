@@ -5,12 +5,15 @@
 ---
 --- * unmodified buffer: reloaded from disk (`:checktime` with a buffer-local 'autoread', so there is never a
 ---   prompt), cursor and view of every window kept;
---- * buffer with unsaved changes: never touched; the user is told once, with how to compare or reload;
+--- * buffer with unsaved changes: never touched; the user is told once per conflict (until the buffer is
+---   written or read again), in one line naming the file, and :PiIde says how to compare or reload;
 --- * file gone or now a symlink: not reloaded.
 ---
 --- It never opens, runs or deletes anything because a message said so. Each outcome becomes a `files` report
 --- in our state file (with the buffer's diagnostics), and `pi` says which message was handled last.
 --- Malformed, oversized or foreign messages are ignored with one diagnostic (in :PiIde), never an error.
+--- Notices are cut to one line of the message area: a longer one would open a hit-enter prompt, which blocks
+--- the editor until a key is pressed.
 ---@module 'pi-ide.inbox'
 local compat = require("pi-ide.compat")
 local diagnostics = require("pi-ide.diagnostics")
@@ -32,8 +35,9 @@ local H = {
   reports = {}, ---@type table[] newest last, at most MAX_REPORTS
   last = nil, ---@type { pid: integer, seq: integer }|nil
   problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
-  told = {}, ---@type table<integer, boolean> buffers whose "unsaved, not reloaded" was said
+  told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
   alive_at = {}, ---@type table<integer, number> pid -> last time kill(pid, 0) said alive
+  status_drawn = "", -- what statusline() last returned, i.e. what statuslines show
 }
 
 --- For the benchmark: when the last reload happened (uv.hrtime()), per file.
@@ -86,15 +90,91 @@ function M.validate(msg, name_pid)
   return nil
 end
 
---- Say once per file name why a message was ignored; keep it for :PiIde.
+--- The pid of a pi message file, `pi-<pid>.json`: the state file name rule of pi-ide.writer (canonical
+--- decimal, so `pi-042.json` is not pi 42's) behind the prefix. nil for any other name.
+---@param name any
+---@return integer|nil
+function M.pid_of_name(name)
+  if type(name) ~= "string" or name:sub(1, 3) ~= "pi-" then
+    return nil
+  end
+  return require("pi-ide.writer").pid_of_name(name:sub(4))
+end
+
+local ELLIPSIS = "…"
+
+--- Pure: `text` cut at its end to at most `cells` display cells, "…" marking the cut.
+---@param text string
+---@param cells integer
+---@return string
+local function head(text, cells)
+  if vim.fn.strdisplaywidth(text) <= cells then
+    return text
+  end
+  for n = vim.fn.strchars(text) - 1, 0, -1 do
+    local cut = vim.fn.strcharpart(text, 0, n) .. ELLIPSIS
+    if vim.fn.strdisplaywidth(cut) <= cells then
+      return cut
+    end
+  end
+  return ""
+end
+
+--- Pure: `text` cut at its start to at most `cells` display cells, "…" marking the cut: the tail of a path
+--- is where its file name is.
+---@param text string
+---@param cells integer
+---@return string
+local function tail(text, cells)
+  if vim.fn.strdisplaywidth(text) <= cells then
+    return text
+  end
+  local chars = vim.fn.strchars(text)
+  for skip = 1, chars do
+    local cut = ELLIPSIS .. vim.fn.strcharpart(text, skip)
+    if vim.fn.strdisplaywidth(cut) <= cells then
+      return cut
+    end
+  end
+  return ELLIPSIS
+end
+
+--- Pure: the first of `variants` (`{ before, after }` around `name`, longest first) that fits in `cells`
+--- display cells; else the last one with `name` cut to its tail, and that cut to `cells` if still too long.
+---@param variants string[][]
+---@param name string
+---@param cells integer
+---@return string
+function M.fit(variants, name, cells)
+  for _, v in ipairs(variants) do
+    local text = v[1] .. name .. v[2]
+    if vim.fn.strdisplaywidth(text) <= cells then
+      return text
+    end
+  end
+  local last = variants[#variants]
+  local room = cells - vim.fn.strdisplaywidth(last[1] .. last[2])
+  return head(last[1] .. tail(name, math.max(room, 1)) .. last[2], cells)
+end
+
+--- Warn in one line of the message area. v:echospace is what the last line holds before Neovim opens a
+--- hit-enter prompt (it depends on 'columns', 'showcmd' and 'ruler'), so it is read when the notice shows.
+---@param variants string[][] see fit()
+---@param name string
+local function notice(variants, name)
+  vim.schedule(function()
+    local cells = tonumber(vim.v.echospace) or (vim.o.columns - 12)
+    vim.notify(M.fit(variants, name, math.max(cells, 1)), vim.log.levels.WARN)
+  end)
+end
+
+--- Say once per file name why a message was ignored; keep it (whole) for :PiIde.
 local function problem(name, why)
   if H.problems[name] == why then
     return
   end
   H.problems[name] = why
-  vim.schedule(function()
-    vim.notify(("(pi-ide) ignoring %s: %s"):format(name, why), vim.log.levels.WARN)
-  end)
+  notice({ { "(pi-ide) ignoring ", ": " .. why }, { "(pi-ide) ignoring ", " (why: :PiIde)" } }, name)
 end
 
 --- Read `<dir>/<name>` only if it is a regular file (not a symlink, and the opened file is the one lstat
@@ -202,17 +282,24 @@ local function reload(buf)
   return changed
 end
 
+local HOW_TO_RESOLVE = "Compare: :w !diff % -   Take pi's version: :e!"
+
+--- Longest first: the whole story when the message line is wide enough, else the file and :PiIde.
+local MODIFIED_NOTICE = {
+  { "(pi-ide) pi changed ", " on disk; your buffer has unsaved changes and was not reloaded. " .. HOW_TO_RESOLVE },
+  { "(pi-ide) pi changed ", "; unsaved buffer kept, see :PiIde" },
+  { "(pi-ide) pi changed ", "; unsaved, kept (:PiIde)" },
+}
+
+--- Once per conflict: until the buffer is written or read again (M.buffer_synced), further changes by pi
+--- to the same unsaved buffer are the same conflict.
 local function tell_modified(buf, file)
   if H.told[buf] then
     return
   end
-  H.told[buf] = true
   local name = vim.fn.fnamemodify(file, ":~:.")
-  vim.schedule(function()
-    local msg = "(pi-ide) pi changed %s on disk; your buffer has unsaved changes and was not reloaded. "
-      .. "Compare: :w !diff %% -   Take pi's version: :e!"
-    vim.notify(msg:format(name), vim.log.levels.WARN)
-  end)
+  H.told[buf] = name
+  notice(MODIFIED_NOTICE, name)
 end
 
 --- Handle one change: find the buffer, decide, act. Returns the report.
@@ -299,7 +386,7 @@ end
 
 --- Read and handle `<dir>/<name>` (a `pi-<digits>.json`).
 function M._process(name)
-  local pid = tonumber(name:match("^pi%-(%d+)%.json$"))
+  local pid = M.pid_of_name(name)
   if not pid or not H.dir then
     return false
   end
@@ -339,6 +426,26 @@ function M._process(name)
   return handle_message(msg)
 end
 
+--- statusline() without remembering what it returned.
+local function status_text()
+  local ok, pi = pcall(M.connected)
+  if not ok or not pi then
+    return ""
+  end
+  local n = #pi.last_turn
+  return n > 0 and ("pi +%d"):format(n) or "pi"
+end
+
+--- Statuslines are evaluated only when Neovim redraws them: when a message changed what statusline() says,
+--- ask for that redraw (flush runs from vim.schedule, never in a fast event, where redrawing is not allowed).
+local function redraw_statusline_if_changed()
+  local text = status_text()
+  if text ~= H.status_drawn then
+    H.status_drawn = text
+    vim.cmd("redrawstatus!")
+  end
+end
+
 local function flush()
   H.flush_armed = false
   local names = vim.tbl_keys(H.queued)
@@ -353,13 +460,16 @@ local function flush()
     end
   end
   -- Also after a pi went away: the statusline and :PiIde should follow.
-  if (acted or #names > 0) and H.on_report then
-    H.on_report()
+  if acted or #names > 0 then
+    pcall(redraw_statusline_if_changed)
+    if H.on_report then
+      H.on_report()
+    end
   end
 end
 
 local function queue(name)
-  if type(name) ~= "string" or not name:match("^pi%-%d+%.json$") then
+  if not M.pid_of_name(name) then
     return
   end
   H.queued[name] = true
@@ -435,6 +545,13 @@ function M.forget(buf)
   H.told[buf] = nil
 end
 
+--- BufWritePost, BufReadPost: the buffer and its file agree again, so a conflict with pi's next change is a
+--- new one and is told again.
+---@param buf integer
+function M.buffer_synced(buf)
+  H.told[buf] = nil
+end
+
 --- Add the v0.3 fields to a state payload: the protocol version, the active buffer's version and
 --- diagnostics, the reports on pi's changes and the last pi message handled.
 ---@param payload table from state.build()
@@ -496,12 +613,8 @@ end
 --- For statuslines: "" without a connected pi, "pi" with one, "pi +N" when its last turn changed N files.
 ---@return string
 function M.statusline()
-  local ok, pi = pcall(M.connected)
-  if not ok or not pi then
-    return ""
-  end
-  local n = #pi.last_turn
-  return n > 0 and ("pi +%d"):format(n) or "pi"
+  H.status_drawn = status_text()
+  return H.status_drawn
 end
 
 --- Lines for :PiIde.
@@ -522,6 +635,16 @@ function M.summary_lines()
     end
   else
     lines[#lines + 1] = "pi: none connected"
+  end
+  local told = vim.tbl_keys(H.told)
+  table.sort(told)
+  for _, buf in ipairs(told) do
+    if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+      lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
+        H.told[buf],
+        HOW_TO_RESOLVE
+      )
+    end
   end
   local names = vim.tbl_keys(H.problems)
   table.sort(names)

@@ -28,6 +28,23 @@ function M.state_dir(runtime_dir)
   return "/tmp/pi-ide"
 end
 
+--- Largest pid a state file name may carry (pid_t is a signed 32-bit integer).
+local MAX_PID = 2 ^ 31 - 1
+
+--- The pid a state file name `<pid>.json` stands for, or nil when `name` is not one. Only the canonical
+--- spelling counts (parseStateFileName in src/state-dir.ts): decimal, no sign, no leading zero, at most
+--- 2^31-1, so `0123.json` cannot alias `123.json`. pi's `pi-<pid>.json` is this rule behind a prefix.
+---@param name string
+---@return integer|nil
+function M.pid_of_name(name)
+  local digits = type(name) == "string" and name:match("^([1-9][0-9]*)%.json$")
+  if not digits or #digits > 10 then
+    return nil
+  end
+  local pid = tonumber(digits)
+  return pid <= MAX_PID and pid or nil
+end
+
 ---@class PiIdeDirInfo
 ---@field exists boolean
 ---@field type string|nil "directory", "link", "file", ...
