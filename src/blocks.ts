@@ -16,6 +16,8 @@ export const DEFAULT_MAX_SELECTION_BYTES = 64 * 1024;
 
 /** Longest single-line value (path, filter, cell) copied into the block. */
 const MAX_FIELD_CHARS = 500;
+/** Longest selection preview in the quote, in characters. */
+const PREVIEW_CHARS = 60;
 /** Longest database cell value shown. */
 const MAX_CELL_CHARS = 200;
 
@@ -172,7 +174,10 @@ export function formatQuote(selection: InjectedSelection): string {
 			? `${selection.start.line}`
 			: `${selection.start.line}-${selection.end.line}`;
 	const name = oneLine(selection.name, 80);
-	return selection.preview ? `↳ ${name}:${range} · ${selection.preview}` : `↳ ${name}:${range}`;
+	// The preview was made inert when the block was built, but a quote is also drawn from a saved session,
+	// which an older pi (with a narrower rule) may have written: the rule is applied again here.
+	const preview = oneLine(selection.preview, PREVIEW_CHARS);
+	return preview ? `↳ ${name}:${range} · ${preview}` : `↳ ${name}:${range}`;
 }
 
 function formatDatabaseBlock(editor: string, db: DatabaseView): string {
@@ -275,7 +280,7 @@ export function oneLine(value: string, maxChars = MAX_FIELD_CHARS): string {
 
 function previewText(text: string): string {
 	const words = text.replace(/\s+/g, " ").trim();
-	return oneLine(words, 60);
+	return oneLine(words, PREVIEW_CHARS);
 }
 
 /** A language id safe after a fence (```ts): letters, digits and a few marks, or nothing. */

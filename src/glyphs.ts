@@ -427,7 +427,13 @@ function plainLanguageLabel(language: string): string {
 	return extension === undefined ? toAsciiLabel(id) || "?" : extension.slice(1);
 }
 
-/** Editor-supplied text in the footer: printable ASCII only, no spaces, short. */
+/**
+ * Editor-supplied text in the footer: printable ASCII only, no spaces, short. Not inert.ts's rule on
+ * purpose: inert escapes the unsafe characters so a text still says what it said (`\u202e`), which in a
+ * 16-cell label would be noise; the plain pill is for terminals without a Nerd Font, where only printable
+ * ASCII is sure to take one cell each. This allow-list is stricter than inert's set (every character inert
+ * escapes lies outside U+0021-007E) and drops what it does not allow.
+ */
 function toAsciiLabel(text: string): string {
 	return text
 		.toLowerCase()

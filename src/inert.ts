@@ -4,30 +4,39 @@
  * reads. A state file is written by another program: a file name, cwd or table
  * name can carry a newline (forging a line of the report), an escape sequence
  * (ESC, OSC, CSI as C1 U+009B) that the terminal would obey, or invisible
- * characters that reorder or hide text (bidi controls, zero-width characters).
- * Each such character becomes a visible escape (`\n`, `\t`, `\u001b`), so the
- * text still says what it said and can be reported, but nothing in it acts.
+ * characters that reorder or hide text (bidi controls, zero-width characters,
+ * tag characters that spell out a hidden message to the model).
+ * Each such character becomes a visible escape (`\n`, `\t`, `\u001b`, `\u{e0041}`),
+ * so the text still says what it said and can be reported, but nothing in it acts.
  * Pure. This is the only place that decides which characters are unsafe.
  */
 
 /**
- * C0 controls (newline and tab included), DEL, C1 controls (U+0080-U+009F: CSI,
- * NEL U+0085, OSC...), the line and paragraph separators, bidi controls (ALM,
- * LRM, RLM, LRE..RLO, LRI..PDI) and zero-width or invisible format characters
- * (ZWSP, ZWNJ, ZWJ, WJ, invisible operators, BOM, Mongolian vowel separator,
- * interlinear annotation marks).
+ * Whole Unicode classes rather than a hand-kept list of ranges, so a new invisible
+ * character is covered the day the engine's Unicode tables know it:
+ * - Cc: C0 controls (newline and tab included), DEL, C1 controls (CSI U+009B, NEL U+0085, OSC...);
+ * - Cf: format characters: bidi controls, zero-width characters, soft hyphen, BOM, tag characters
+ *   (U+E0000-E007F), the deprecated format characters U+206A-206F, interlinear annotation marks;
+ * - Zl, Zp: the line and paragraph separators;
+ * - Default_Ignorable_Code_Point: what renderers draw as nothing although it is not a format character:
+ *   the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme joiner U+034F, variation
+ *   selectors (which can carry hidden bytes), and code points reserved to be ignorable;
+ * - Cs: a lone surrogate (a JSON `\ud800`), which no terminal can show and which would be lost as U+FFFD.
+ * Ordinary spaces (U+00A0, U+3000) are visible as spaces and stay.
  */
-const UNSAFE =
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-	/[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/g;
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Cs}]/gu;
 
-/** The same set without line feed and tab, for text shown as lines (a selection in the status report). */
-const UNSAFE_IN_LINES = new RegExp(UNSAFE.source.replace("\\u0000-\\u001f", "\\u0000-\\u0008\\u000b-\\u001f"), "g");
+/** Kept as they are in text shown as lines (`lines: "keep"`): line feed and tab. */
+const LINE_LAYOUT = new Set(["\n", "\t"]);
 
 const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
+/** `\u001b` for the Basic Multilingual Plane, `\u{e0041}` beyond it (four hex digits would be ambiguous). */
 function toEscape(char: string): string {
-	return NAMED[char] ?? `\\u${(char.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`;
+	const named = NAMED[char];
+	if (named !== undefined) return named;
+	const hex = (char.codePointAt(0) ?? 0).toString(16);
+	return hex.length <= 4 ? `\\u${hex.padStart(4, "0")}` : `\\u{${hex}}`;
 }
 
 /**
@@ -36,5 +45,6 @@ function toEscape(char: string): string {
  * too, for text that must stay on one line.
  */
 export function inert(text: string, options: { lines?: "escape" | "keep" } = {}): string {
-	return text.replace(options.lines === "keep" ? UNSAFE_IN_LINES : UNSAFE, toEscape);
+	const keep = options.lines === "keep";
+	return text.replace(UNSAFE, (char) => (keep && LINE_LAYOUT.has(char) ? char : toEscape(char)));
 }

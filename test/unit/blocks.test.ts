@@ -366,6 +366,49 @@ describe("small formatters", () => {
 		assert.equal(formatQuote({ ...base, preview: "" }), "↳ main.ts:40-45");
 	});
 
+	describe("formatQuote makes a hostile name or preview inert (also one restored from an older session)", () => {
+		const base = {
+			file: "/p/main.ts",
+			name: "main.ts",
+			start: { line: 40, column: 1 },
+			end: { line: 40, column: 3 },
+			selectedAt: NOW,
+			lines: 1,
+			bytes: 3,
+			truncated: false,
+			preview: "abc",
+		};
+		const cases: { description: string; name?: string; preview?: string; expected: string }[] = [
+			{
+				description: "an escape sequence in the name",
+				name: "\u001b]0;pwned\u0007a.ts",
+				expected: "↳ \\u001b]0;pwned\\u0007a.ts:40 · abc",
+			},
+			{
+				description: "tag characters in the name",
+				name: "a.ts\u{e0069}\u{e0067}",
+				expected: "↳ a.ts\\u{e0069}\\u{e0067}:40 · abc",
+			},
+			{
+				description: "a newline in the preview",
+				preview: "x\nState dir: ok",
+				expected: "↳ main.ts:40 · x\\nState dir: ok",
+			},
+			{ description: "a bidi override in the preview", preview: "\u202eabc", expected: "↳ main.ts:40 · \\u202eabc" },
+			{ description: "an invisible filler in the preview", preview: "a\u3164b", expected: "↳ main.ts:40 · a\\u3164b" },
+		];
+		for (const { description, name, preview, expected } of cases) {
+			it(description, () => {
+				const selection = {
+					...base,
+					...(name === undefined ? {} : { name }),
+					...(preview === undefined ? {} : { preview }),
+				};
+				assert.equal(formatQuote(selection), expected);
+			});
+		}
+	});
+
 	it("formatEditorName", () => {
 		assert.equal(formatEditorName({ app: "vscode" }), "VS Code");
 		assert.equal(formatEditorName({ app: "jetbrains", product: "PyCharm" }), "PyCharm");
