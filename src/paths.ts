@@ -8,10 +8,14 @@
 import path from "node:path";
 
 /**
- * Longest path, in UTF-8 bytes, that pi accepts from a state file: Linux's
- * PATH_MAX (4096, counting the terminating NUL). A longer one cannot name a
- * real file, and walking it component by component on every prompt would
- * stall pi.
+ * Longest path, in UTF-8 bytes, that pi accepts from a state file (PROTOCOL.md,
+ * "Limits"): Linux's PATH_MAX (4096, counting the terminating NUL). A longer one
+ * cannot name a real file, and walking it component by component on every
+ * prompt would stall pi.
+ * One limit on every platform, though macOS's PATH_MAX is 1024: the limit bounds
+ * pi's work, not what the kernel accepts. The largest PATH_MAX of the platforms
+ * pi runs on refuses no path that is real anywhere, and a 1-4 KB path on macOS
+ * costs no more than one on Linux: it simply resolves to no file.
  */
 export const MAX_PATH_BYTES = 4095;
 

@@ -21,7 +21,8 @@ export const SELECTION_FRESH_SECONDS = 60;
 /**
  * How far a `selected_at` may lie ahead of pi's clock and still count (as just
  * made): clocks of two processes on one machine agree, but rounding and a
- * client's own clock source may not. Further ahead, the timestamp is invalid.
+ * client's own clock source may not. Further ahead, the timestamp is invalid
+ * (PROTOCOL.md, "The selection and its clock").
  */
 export const MAX_CLOCK_SKEW_SECONDS = 5;
 
@@ -226,12 +227,14 @@ export function validateEditorState(raw: unknown): ParseResult {
  * Paths longer than the platform allows cannot name a file, and resolving one
  * component by component on every prompt would stall pi (a 200 KB cwd of
  * `/a/a/a...` took over 20 s): such a state file is refused with a diagnostic.
+ * Only the fields that are paths: `argv` entries are launch arguments (`nvim -c
+ * '<5 KB of Lua>'` is legal), so a long one is no fault of the file; tiers.ts
+ * just does not take it for a project path.
  */
 function checkPaths(state: EditorState): string[] {
 	const fields: [string, string | null][] = [
 		["/cwd", state.cwd],
 		["/active_buffer/file", state.active_buffer.file],
-		...(state.argv ?? []).map((arg, i): [string, string] => [`/argv/${i}`, arg]),
 	];
 	const problems: string[] = [];
 	for (const [where, value] of fields) {
@@ -322,9 +325,10 @@ export type PiMessage = Static<typeof PiMessageSchema>;
 
 const piMessageValidator = Compile(PiMessageSchema);
 
-/** `pi-<pid>.json`: never matches an editor's `<digits>.json`, so v0.2 readers skip it. */
-export const PI_MESSAGE_FILE = /^pi-(\d{1,10})\.json$/;
-
+/**
+ * `pi-<pid>.json`: never an editor's `<pid>.json`, so v0.2 readers skip it. Readers take the pid from the
+ * name with piMessagePid (editors/shared/pi-message.ts, the state file name rule behind the prefix).
+ */
 export function piMessageFileName(pid: number): string {
 	return `pi-${pid}.json`;
 }

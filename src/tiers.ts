@@ -8,7 +8,7 @@
  * for the node adapter), and only `node:path` string functions are used.
  */
 import path from "node:path";
-import { isInside, type PathProbe, resolveReal } from "./paths.ts";
+import { checkPathLength, isInside, type PathProbe, resolveReal } from "./paths.ts";
 import type { EditorState } from "./protocol.ts";
 
 export type Tier = 0 | 1;
@@ -76,6 +76,12 @@ function rankOfTier(tier: Tier | null): number {
 	return tier ?? 2;
 }
 
+/**
+ * Does an argv entry name a directory in the project? Entries are launch arguments, not checked paths
+ * (protocol.ts refuses only over-long path fields): one that resolves to more than MAX_PATH_BYTES (a
+ * `-c '<5 KB of Lua>'`, or a long relative entry on a long cwd) cannot name a directory and is never
+ * probed, since walking it component by component would stall pi.
+ */
 function hasProjectArgv(argv: readonly string[], editorCwd: string, project: string, probe: PathProbe): boolean {
 	const base = path.isAbsolute(editorCwd) ? editorCwd : null;
 	for (const entry of argv.slice(0, MAX_ARGV_PROBES)) {
@@ -84,6 +90,7 @@ function hasProjectArgv(argv: readonly string[], editorCwd: string, project: str
 		if (path.isAbsolute(entry)) candidate = path.resolve(entry);
 		else if (base !== null) candidate = path.resolve(base, entry);
 		else continue;
+		if (checkPathLength(candidate) !== undefined) continue;
 		if (!probe.isDirectory(candidate)) continue;
 		if (isInside(resolveReal(candidate, probe), project)) return true;
 	}

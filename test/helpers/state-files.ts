@@ -6,19 +6,21 @@
  */
 import { chmodSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { ActiveBuffer, EditorState, Selection } from "../../src/protocol.ts";
+import type { EditorState, Selection } from "../../src/protocol.ts";
 
 /** Unix seconds now, whole (as the fixtures' editors write them). */
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
+/** Any field of a v0.3 state (v0.3's `protocol`, `files`, `pi`, `active_buffer.version`/`diagnostics` too). */
 export interface StateOverrides extends Partial<Omit<EditorState, "active_buffer">> {
-	active_buffer?: Partial<ActiveBuffer>;
+	active_buffer?: Partial<EditorState["active_buffer"]>;
 }
 
 /**
  * A valid v0.2 state: nvim (pid 4242) in `cwd` (default `/p`) with `file` (default `<cwd>/src/main.ts`)
  * open, named after the file, TypeScript, cursor 42:10, 200 lines, saved, no selection, written now.
- * `active_buffer` overrides are merged field by field; everything else replaces.
+ * `active_buffer` overrides are merged field by field; everything else replaces. v0.3 fields are added
+ * only when given, so a state without them stays a v0.2 file.
  */
 export function makeState(overrides: StateOverrides = {}): EditorState {
 	const { active_buffer: buffer, ...rest } = overrides;

@@ -1,29 +1,31 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type EditorState, PI_MESSAGE_FILE, parseEditorState, parsePiMessage } from "../../src/protocol.ts";
+import { piMessagePid } from "../../editors/shared/pi-message.ts";
+import {
+	type Diagnostics,
+	type EditorState,
+	type FileReport,
+	parseEditorState,
+	parsePiMessage,
+	piMessageFileName,
+} from "../../src/protocol.ts";
+import { parseStateFileName } from "../../src/state-dir.ts";
+import { makePiMessage } from "../fixtures/pi-message.ts";
+import { makeState } from "../helpers/state-files.ts";
 
-const V02 = {
+/** A v0.2 state, from the one factory; the v0.3 cases add to it. */
+const V02 = makeState({
 	pid: 7,
-	cwd: "/p",
 	timestamp: 1,
-	app: "nvim",
-	active_buffer: {
-		file: "/p/a.ts",
-		name: "a.ts",
-		language: "typescript",
-		cursor: { line: 1, column: 1 },
-		selection: null,
-		modified: false,
-		lines_total: 3,
-	},
-};
+	active_buffer: { file: "/p/a.ts", cursor: { line: 1, column: 1 }, lines_total: 3 },
+});
 
-const DIAG = {
+const DIAG: Diagnostics = {
 	version: 4,
 	total: 1,
 	items: [{ severity: "error", line: 2, column: 3, message: "x", source: "ts", code: "2304" }],
 };
-const REPORT = {
+const REPORT: FileReport = {
 	file: "/p/a.ts",
 	seq: 3,
 	status: "reloaded",
@@ -33,6 +35,7 @@ const REPORT = {
 	diagnostics: DIAG,
 };
 
+/** Parse V02 with `extra` top-level and `buffer` active_buffer fields, which may be malformed on purpose. */
 function parse(extra: Record<string, unknown>, buffer: Record<string, unknown> = {}) {
 	const result = parseEditorState(
 		JSON.stringify({ ...V02, ...extra, active_buffer: { ...V02.active_buffer, ...buffer } }),
@@ -49,7 +52,15 @@ describe("protocol v0.3 editor state", () => {
 	});
 
 	it("well-formed v0.3 fields are kept", () => {
-		const r = parse({ protocol: "0.3", files: [REPORT], pi: { pid: 9, seq: 3 } }, { version: 4, diagnostics: DIAG });
+		const state = makeState({
+			...V02,
+			protocol: "0.3",
+			files: [REPORT],
+			pi: { pid: 9, seq: 3 },
+			active_buffer: { ...V02.active_buffer, version: 4, diagnostics: DIAG },
+		});
+		const r = parseEditorState(JSON.stringify(state));
+		assert.ok(r.ok, JSON.stringify(r));
 		assert.equal(r.warnings, undefined);
 		assert.equal(r.state.protocol, "0.3");
 		assert.equal(r.state.active_buffer.version, 4);
@@ -100,30 +111,19 @@ describe("protocol v0.3 editor state", () => {
 	});
 });
 
-const MESSAGE = {
-	protocol: "0.3",
-	kind: "pi",
-	pid: 42,
-	cwd: "/p",
-	timestamp: 1.5,
-	editor_pid: 7,
-	seq: 2,
-	changed: [
-		{ file: "/p/a.ts", seq: 1, tool: "write" },
-		{ file: "/p/b.ts", seq: 2, tool: "edit" },
-	],
-	last_turn: ["/p/a.ts", "/p/b.ts"],
-};
+const MESSAGE = makePiMessage();
 
 describe("pi's message file", () => {
 	it("names never look like an editor's <pid>.json", () => {
-		assert.match("pi-42.json", PI_MESSAGE_FILE);
-		assert.doesNotMatch("42.json", PI_MESSAGE_FILE);
-		assert.doesNotMatch("pi-42.json.tmp", PI_MESSAGE_FILE);
+		assert.equal(piMessageFileName(42), "pi-42.json");
+		assert.equal(piMessagePid(piMessageFileName(42)), 42);
+		assert.equal(parseStateFileName(piMessageFileName(42)), undefined);
+		assert.equal(piMessagePid("42.json"), undefined);
+		assert.equal(piMessagePid("pi-42.json.tmp"), undefined);
 	});
 
 	it("parses a well-formed message", () => {
-		assert.deepEqual(parsePiMessage(JSON.stringify(MESSAGE), 42), { ok: true, message: MESSAGE });
+		assert.deepEqual(parsePiMessage(JSON.stringify(MESSAGE), MESSAGE.pid), { ok: true, message: MESSAGE });
 	});
 
 	const BAD: [string, string, RegExp][] = [
@@ -139,7 +139,7 @@ describe("pi's message file", () => {
 	];
 	for (const [name, text, why] of BAD) {
 		it(`refuses ${name}`, () => {
-			const r = parsePiMessage(text, 42);
+			const r = parsePiMessage(text, MESSAGE.pid);
 			assert.equal(r.ok, false);
 			if (!r.ok) assert.match(r.problems.join("; "), why);
 		});

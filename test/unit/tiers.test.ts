@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { nodePathProbe } from "../../src/path-probe.ts";
-import { isInside, type PathProbe, resolveReal } from "../../src/paths.ts";
+import { isInside, MAX_PATH_BYTES, type PathProbe, resolveReal } from "../../src/paths.ts";
 import type { EditorState } from "../../src/protocol.ts";
 import { bestTier, MAX_ARGV_PROBES, type Ranked, rankEditors, scoreEditor, type Tier } from "../../src/tiers.ts";
 import { makeState } from "../helpers/state-files.ts";
@@ -152,6 +152,26 @@ describe("scoreEditor (fake file system)", () => {
 		const argv = [...Array.from({ length: MAX_ARGV_PROBES }, (_, i) => `file${i}.ts`), "x"];
 		assert.equal(scoreEditor(editor("/home/u/Projects", null, argv), PI, FS), null);
 		assert.equal(scoreEditor(editor("/home/u/Projects", null, argv.slice(1)), PI, FS), 1);
+	});
+
+	it("an argv entry over the path limit (a -c with 5 KB of Lua) is never probed; the others still count", () => {
+		const probed: string[] = [];
+		const recording: PathProbe = {
+			realpath: (target) => {
+				probed.push(target);
+				return FS.realpath(target);
+			},
+			isDirectory: (target) => {
+				probed.push(target);
+				return FS.isDirectory(target);
+			},
+		};
+		const argv = ["-c", `lua ${"x".repeat(5000)}`, "x"];
+		assert.equal(scoreEditor(editor("/home/u/Projects", null, argv), PI, recording), 1);
+		assert.deepEqual(
+			probed.filter((target) => Buffer.byteLength(target) > MAX_PATH_BYTES).map((target) => target.length),
+			[],
+		);
 	});
 });
 

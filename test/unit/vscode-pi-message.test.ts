@@ -15,13 +15,13 @@ import {
 	MAX_CHANGED,
 	MAX_FILE_REPORTS,
 	MAX_PI_MESSAGE_BYTES,
-	type PiMessage,
 	parsePiMessage,
 	pendingChanges,
 	piMessagePid,
 } from "../../editors/shared/pi-message.ts";
-import { type PidProbe, readPiMessage } from "../../editors/shared/pi-reader.ts";
+import { type PidProbe, type PiMessageVerdict, readPiMessage } from "../../editors/shared/pi-reader.ts";
 import { PiWatcher } from "../../editors/shared/pi-watcher.ts";
+import { makePiMessage } from "../fixtures/pi-message.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-pimsg-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -31,22 +31,6 @@ const freshDir = () => {
 	mkdirSync(dir, { mode: 0o700 });
 	return dir;
 };
-
-const message = (overrides: Partial<PiMessage> = {}): PiMessage => ({
-	protocol: "0.3",
-	kind: "pi",
-	pid: 4242,
-	cwd: "/w",
-	timestamp: 1_700_000_000.5,
-	editor_pid: 77,
-	seq: 3,
-	changed: [
-		{ file: "/w/a.ts", seq: 2, tool: "edit" },
-		{ file: "/w/b.ts", seq: 3, tool: "write" },
-	],
-	last_turn: ["/w/b.ts"],
-	...overrides,
-});
 
 describe("piMessagePid", () => {
 	const cases: [string, number | undefined][] = [
@@ -62,18 +46,18 @@ describe("piMessagePid", () => {
 
 describe("parsePiMessage", () => {
 	test("a valid message, unknown fields tolerated", () => {
-		const parsed = parsePiMessage(JSON.stringify({ ...message(), future: { x: 1 } }));
+		const parsed = parsePiMessage(JSON.stringify({ ...makePiMessage(), future: { x: 1 } }));
 		assert.ok(parsed.ok);
-		assert.deepEqual(parsed.message, message());
+		assert.deepEqual(parsed.message, makePiMessage());
 	});
 
 	test("editor_pid null (not connected) is valid", () => {
-		assert.ok(parsePiMessage(JSON.stringify(message({ editor_pid: null }))).ok);
+		assert.ok(parsePiMessage(JSON.stringify(makePiMessage({ editor_pid: null }))).ok);
 	});
 
 	test("changed beyond the cap keeps the newest entries", () => {
 		const changed = Array.from({ length: 60 }, (_, i) => ({ file: `/w/${i}.ts`, seq: i, tool: "edit" }));
-		const parsed = parsePiMessage(JSON.stringify(message({ changed })));
+		const parsed = parsePiMessage(JSON.stringify(makePiMessage({ changed })));
 		assert.ok(parsed.ok);
 		assert.equal(parsed.message.changed.length, MAX_CHANGED);
 		assert.equal(parsed.message.changed[0]?.file, "/w/10.ts");
@@ -84,20 +68,20 @@ describe("parsePiMessage", () => {
 		["not JSON", "{", /invalid JSON/],
 		["an array", "[]", /not a JSON object/],
 		["an editor state file", JSON.stringify({ pid: 1, cwd: "/", timestamp: 1, app: "nvim" }), /kind/],
-		["kind other than pi", JSON.stringify({ ...message(), kind: "editor" }), /kind/],
-		["pid 0", JSON.stringify(message({ pid: 0 })), /pid/],
-		["pid a string", JSON.stringify({ ...message(), pid: "4242" }), /pid/],
-		["editor_pid negative", JSON.stringify(message({ editor_pid: -1 })), /editor_pid/],
-		["seq fractional", JSON.stringify(message({ seq: 1.5 })), /seq/],
-		["timestamp missing", JSON.stringify({ ...message(), timestamp: undefined }), /timestamp/],
-		["changed not a list", JSON.stringify({ ...message(), changed: {} }), /changed/],
+		["kind other than pi", JSON.stringify({ ...makePiMessage(), kind: "editor" }), /kind/],
+		["pid 0", JSON.stringify(makePiMessage({ pid: 0 })), /pid/],
+		["pid a string", JSON.stringify({ ...makePiMessage(), pid: "4242" }), /pid/],
+		["editor_pid negative", JSON.stringify(makePiMessage({ editor_pid: -1 })), /editor_pid/],
+		["seq fractional", JSON.stringify(makePiMessage({ seq: 1.5 })), /seq/],
+		["timestamp missing", JSON.stringify({ ...makePiMessage(), timestamp: undefined }), /timestamp/],
+		["changed not a list", JSON.stringify({ ...makePiMessage(), changed: {} }), /changed/],
 		[
 			"a relative changed file",
-			JSON.stringify(message({ changed: [{ file: "a.ts", seq: 1, tool: "w" }] })),
+			JSON.stringify(makePiMessage({ changed: [{ file: "a.ts", seq: 1, tool: "w" }] })),
 			/absolute/,
 		],
-		["changed seq missing", JSON.stringify({ ...message(), changed: [{ file: "/a", tool: "w" }] }), /seq/],
-		["last_turn with a number", JSON.stringify({ ...message(), last_turn: [1] }), /last_turn/],
+		["changed seq missing", JSON.stringify({ ...makePiMessage(), changed: [{ file: "/a", tool: "w" }] }), /seq/],
+		["last_turn with a number", JSON.stringify({ ...makePiMessage(), last_turn: [1] }), /last_turn/],
 	];
 	for (const [name, text, problem] of bad) {
 		test(`refused: ${name}`, () => {
@@ -138,7 +122,7 @@ describe("pendingChanges", () => {
 	];
 	for (const [name, editorPid, handled, expected] of cases) {
 		test(name, () => {
-			const pending = pendingChanges(message({ editor_pid: editorPid, seq: 3, changed }), 77, handled);
+			const pending = pendingChanges(makePiMessage({ editor_pid: editorPid, seq: 3, changed }), 77, handled);
 			assert.deepEqual(
 				pending.map((e) => [e.file, e.seq]),
 				expected,
@@ -173,56 +157,100 @@ describe("readPiMessage (real files)", () => {
 		writeFileSync(join(dir, name), text, { mode });
 		chmodSync(join(dir, name), mode);
 	};
-	const valid = JSON.stringify(message());
+	const valid = JSON.stringify(makePiMessage());
 
 	test("a valid message from a live pi", () => {
 		const dir = freshDir();
 		write(dir, "pi-4242.json", valid);
 		const verdict = readPiMessage(dir, "pi-4242.json", { probe: alive });
-		assert.deepEqual(verdict, { kind: "message", message: message() });
+		assert.deepEqual(verdict, { kind: "message", message: makePiMessage() });
 	});
 
-	// [description, set-up, name, expected kind, problem pattern]
-	const cases: [string, (dir: string) => void, string, string, RegExp | undefined][] = [
-		["missing: gone", () => {}, "pi-4242.json", "gone", undefined],
-		["group-readable: refused", (d) => write(d, "pi-4242.json", valid, 0o640), "pi-4242.json", "problem", /mode 0640/],
-		["other-writable: refused", (d) => write(d, "pi-4242.json", valid, 0o602), "pi-4242.json", "problem", /mode 0602/],
-		[
-			"a symlink to a valid message: refused",
-			(d) => {
+	interface FileCase {
+		description: string;
+		setUp: (dir: string) => void;
+		/** The name read, in the case's dir. */
+		name: string;
+		kind: PiMessageVerdict["kind"];
+		problem?: RegExp;
+	}
+	const cases: FileCase[] = [
+		{ description: "missing: gone", setUp: () => {}, name: "pi-4242.json", kind: "gone" },
+		{
+			description: "group-readable: refused",
+			setUp: (d) => write(d, "pi-4242.json", valid, 0o640),
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /mode 0640/,
+		},
+		{
+			description: "other-writable: refused",
+			setUp: (d) => write(d, "pi-4242.json", valid, 0o602),
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /mode 0602/,
+		},
+		{
+			description: "a symlink to a valid message: refused",
+			setUp: (d) => {
 				write(d, "real.json", valid);
 				symlinkSync(join(d, "real.json"), join(d, "pi-4242.json"));
 			},
-			"pi-4242.json",
-			"problem",
-			/symbolic link/,
-		],
-		["a directory: refused", (d) => mkdirSync(join(d, "pi-4242.json")), "pi-4242.json", "problem", /regular file/],
-		[
-			"a FIFO: refused without blocking",
-			(d) => execFileSync("mkfifo", ["-m", "600", join(d, "pi-4242.json")]),
-			"pi-4242.json",
-			"problem",
-			/regular file/,
-		],
-		[
-			"over 64 KiB: refused unread",
-			(d) => write(d, "pi-4242.json", JSON.stringify({ ...message(), pad: "x".repeat(MAX_PI_MESSAGE_BYTES) })),
-			"pi-4242.json",
-			"problem",
-			/byte limit/,
-		],
-		["malformed", (d) => write(d, "pi-4242.json", "{not json"), "pi-4242.json", "problem", /invalid message/],
-		["pid differs from the name", (d) => write(d, "pi-4243.json", valid), "pi-4243.json", "problem", /does not match/],
-		["not a pi message name", (d) => write(d, "4242.json", valid), "4242.json", "problem", /pi-<pid>/],
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /symbolic link/,
+		},
+		{
+			description: "a directory: refused",
+			setUp: (d) => mkdirSync(join(d, "pi-4242.json")),
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /regular file/,
+		},
+		{
+			description: "a FIFO: refused without blocking",
+			setUp: (d) => execFileSync("mkfifo", ["-m", "600", join(d, "pi-4242.json")]),
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /regular file/,
+		},
+		{
+			description: "over 64 KiB: refused unread",
+			setUp: (d) =>
+				write(d, "pi-4242.json", JSON.stringify({ ...makePiMessage(), pad: "x".repeat(MAX_PI_MESSAGE_BYTES) })),
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /byte limit/,
+		},
+		{
+			description: "malformed",
+			setUp: (d) => write(d, "pi-4242.json", "{not json"),
+			name: "pi-4242.json",
+			kind: "problem",
+			problem: /invalid message/,
+		},
+		{
+			description: "pid differs from the name",
+			setUp: (d) => write(d, "pi-4243.json", valid),
+			name: "pi-4243.json",
+			kind: "problem",
+			problem: /does not match/,
+		},
+		{
+			description: "not a pi message name",
+			setUp: (d) => write(d, "4242.json", valid),
+			name: "4242.json",
+			kind: "problem",
+			problem: /pi-<pid>/,
+		},
 	];
-	for (const [name, setUp, file, kind, problem] of cases) {
-		test(name, () => {
+	for (const { description, setUp, name, kind, problem } of cases) {
+		test(description, () => {
 			const dir = freshDir();
 			setUp(dir);
-			const verdict = readPiMessage(dir, file, { probe: alive });
+			const verdict = readPiMessage(dir, name, { probe: alive });
 			assert.equal(verdict.kind, kind);
-			if (problem && verdict.kind === "problem") assert.match(verdict.problem, problem);
+			if (problem) assert.match(verdict.kind === "problem" ? verdict.problem : "", problem);
 		});
 	}
 
@@ -234,13 +262,13 @@ describe("readPiMessage (real files)", () => {
 		if (verdict.kind === "problem") assert.match(verdict.problem, /owned by uid/);
 	});
 
-	// [description, probe result, expected kind]
-	const liveness: [string, ReturnType<PidProbe>, string][] = [
-		["a dead pi's leftover", "dead", "dead"],
-		["a pid of another user's process", "foreign", "problem"],
+	const liveness: { description: string; probed: ReturnType<PidProbe>; kind: PiMessageVerdict["kind"] }[] = [
+		{ description: "a dead pi's leftover", probed: "dead", kind: "dead" },
+		{ description: "a pid of another user's process", probed: "foreign", kind: "problem" },
+		{ description: "a probe the kernel did not answer: not trusted", probed: { unknown: "EINVAL" }, kind: "problem" },
 	];
-	for (const [name, probed, kind] of liveness) {
-		test(name, () => {
+	for (const { description, probed, kind } of liveness) {
+		test(description, () => {
 			const dir = freshDir();
 			write(dir, "pi-4242.json", valid);
 			assert.equal(readPiMessage(dir, "pi-4242.json", { probe: () => probed }).kind, kind);
@@ -249,7 +277,7 @@ describe("readPiMessage (real files)", () => {
 
 	test("the real probe: this process is alive", () => {
 		const dir = freshDir();
-		write(dir, `pi-${process.pid}.json`, JSON.stringify(message({ pid: process.pid })));
+		write(dir, `pi-${process.pid}.json`, JSON.stringify(makePiMessage({ pid: process.pid })));
 		assert.equal(readPiMessage(dir, `pi-${process.pid}.json`).kind, "message");
 	});
 });
@@ -277,7 +305,7 @@ describe("PiWatcher (real directory)", () => {
 	test("reports an existing message at start, a rewrite, a bad file once, and a removal", async (t) => {
 		const dir = freshDir();
 		const name = `pi-${process.pid}.json`;
-		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 1 })));
+		atomicWrite(dir, name, JSON.stringify(makePiMessage({ pid: process.pid, seq: 1 })));
 		const { events, push, next } = recorder();
 		const watcher = new PiWatcher({
 			dir,
@@ -290,7 +318,7 @@ describe("PiWatcher (real directory)", () => {
 		watcher.start();
 		assert.ok(watcher.watching);
 		assert.deepEqual(await next(1), [`message ${process.pid} seq 1`]);
-		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 2 })));
+		atomicWrite(dir, name, JSON.stringify(makePiMessage({ pid: process.pid, seq: 2 })));
 		assert.equal((await next(2))[1], `message ${process.pid} seq 2`);
 		atomicWrite(dir, "pi-4242.json", "{bad");
 		const problems = (await next(3)).slice(2);
@@ -303,7 +331,7 @@ describe("PiWatcher (real directory)", () => {
 	test("the dir removed: watching stops and known pis are gone; start() watches the new dir", async (t) => {
 		const dir = freshDir();
 		const name = `pi-${process.pid}.json`;
-		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 1 })));
+		atomicWrite(dir, name, JSON.stringify(makePiMessage({ pid: process.pid, seq: 1 })));
 		const { push, next } = recorder();
 		const watcher = new PiWatcher({
 			dir,
@@ -324,7 +352,7 @@ describe("PiWatcher (real directory)", () => {
 		);
 		assert.equal(watcher.watching, false);
 		mkdirSync(dir, { mode: 0o700 });
-		atomicWrite(dir, name, JSON.stringify(message({ pid: process.pid, seq: 2 })));
+		atomicWrite(dir, name, JSON.stringify(makePiMessage({ pid: process.pid, seq: 2 })));
 		watcher.start();
 		assert.equal((await next(4))[3], "message seq 2");
 	});
