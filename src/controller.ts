@@ -21,7 +21,7 @@ import {
 import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
 import { appendPromptDiagnostics } from "./diagnostics.ts";
 import { formatPill } from "./glyphs.ts";
-import { findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
+import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
 import {
 	checkIgnored,
 	compileIgnoreRules,
@@ -86,6 +86,8 @@ export interface View {
 	connection: Connection;
 	/** The editor pi runs in (its terminal), when it has a live state file. */
 	host: HostEditor | null;
+	/** What PI_IDE_EDITOR_PID amounted to (the host, or why not). */
+	envPid: EnvPidVerdict;
 	/** The remembered choice for this project, resolved against the live editors. */
 	remembered: RememberedResolution;
 }
@@ -107,7 +109,13 @@ export class IdeController {
 	#pill: string | undefined;
 	#lastWarning: string | undefined;
 	#watcher: StateDirWatcher | undefined;
-	readonly #deadStates = new WeakSet<EditorState>();
+	/**
+	 * State objects judged to be a gone editor's leftover (pid dead, or reused by a later process), with the
+	 * diagnostic to repeat while the file stays (null: none). An unchanged file keeps its parsed state object,
+	 * so its pid is not probed again (a throwing kill() costs ~10 µs; 1,000 leftovers would cost 10 ms a
+	 * prompt); a new editor reusing the pid rewrites the file, which makes a new state object.
+	 */
+	readonly #leftovers = new WeakMap<EditorState, ScanDiagnostic | null>();
 	readonly #tiers = new WeakMap<EditorState, Tier | null>();
 	/** Tiers depend on the state and the file system; a state object is re-scored when its file changes. */
 	readonly #scoreMemo = (state: EditorState, piCwd: string, probe: PathProbe): Tier | null => {
@@ -142,6 +150,7 @@ export class IdeController {
 			diagnostics: [],
 			connection: { connected: false, mode: this.#mode, why: "no editor", candidates: [] },
 			host: null,
+			envPid: "unset",
 			remembered: { kind: "none" },
 		};
 	}
@@ -194,32 +203,39 @@ export class IdeController {
 			const startedAt = new Map<number, number | null>();
 			const clock = this.#options.startClock;
 			for (const record of scan.editors) {
-				// An unchanged file keeps its parsed state object, so a pid found dead is not probed again
-				// (a throwing kill() costs ~10 µs; 1,000 leftovers would cost 10 ms a prompt). A new editor
-				// reusing the pid rewrites the file, which makes a new state object.
-				if (this.#deadStates.has(record.state)) continue;
+				const leftover = this.#leftovers.get(record.state);
+				if (leftover !== undefined) {
+					if (leftover) diagnostics.push(leftover);
+					continue;
+				}
 				const liveness = this.#probePid(record.pid);
 				if (liveness === "dead") {
-					this.#deadStates.add(record.state);
-					// A killed editor's leftover: remove it (only that very file, see removeLeftover).
-					this.#scanner.removeLeftover(record);
-				}
-				if (liveness === "alive") {
+					// A killed editor's leftover: not worth a diagnostic.
+					this.#dropLeftover(record, null, diagnostics);
+				} else if (liveness === "alive") {
 					const started = clock ? clock.startedAt(record.pid) : null;
 					if (isPidReused(started, record.writtenAt)) {
-						diagnostics.push({
-							path: record.path,
-							message: `pid ${record.pid} now belongs to a process started after this file was last written (the editor exited and its pid was reused): ignored`,
-						});
+						// The pid is another process's now: the editor that wrote the file was killed.
+						this.#dropLeftover(
+							record,
+							`pid ${record.pid} now belongs to a process started after this file was last written (the editor exited and its pid was reused)`,
+							diagnostics,
+						);
 						continue;
 					}
 					startedAt.set(record.pid, started);
 					live.push(record);
 				} else if (liveness === "foreign") {
 					diagnostics.push({ path: record.path, message: `pid ${record.pid} belongs to another user: ignored` });
+				} else {
+					// Only ESRCH proves the editor gone: not listed, and its file stays.
+					diagnostics.push({
+						path: record.path,
+						message: `cannot tell whether pid ${record.pid} runs (kill(pid, 0) failed with ${liveness.unknown}): ignored`,
+					});
 				}
-				// Dead editors' files are normal leftovers of a killed editor: not worth a diagnostic.
 			}
+
 			const ranked = rankEditors(
 				live.map((record) => ({ record, state: record.state })),
 				this.#options.piCwd,
@@ -230,7 +246,12 @@ export class IdeController {
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
 			const livePids = editors.map((e) => e.record.pid);
 			clock?.retain?.(new Set(livePids));
-			const host = this.#options.hostHints ? findHostEditor(this.#options.hostHints, new Set(livePids)) : null;
+			const { host, envPid } = this.#options.hostHints
+				? findHostEditor(this.#options.hostHints, {
+						live: new Set(livePids),
+						inProject: new Set(editors.filter((e) => e.tier !== null).map((e) => e.record.pid)),
+					})
+				: { host: null, envPid: "unset" as const };
 			const remembered = resolveRemembered(
 				this.#choices.projects[this.#project()],
 				editors.map((e) => ({
@@ -248,7 +269,7 @@ export class IdeController {
 				remembered: remembered.kind === "off" || remembered.kind === "pick" ? remembered : { kind: "none" },
 			});
 			this.#mode = connection.mode;
-			this.#view = { health: scan.health, editors, diagnostics, connection, host, remembered };
+			this.#view = { health: scan.health, editors, diagnostics, connection, host, envPid, remembered };
 			this.#warnAboutHealth(scan.health);
 			this.#updatePill();
 		} catch (error) {
@@ -405,11 +426,12 @@ export class IdeController {
 			now: this.#nowMs() / 1000,
 			health: view.health,
 			mode: this.#mode,
-			editors: view.editors.map((e) => ({ state: e.record.state, tier: e.tier })),
+			editors: view.editors.map((e) => ({ state: e.record.state, tier: e.tier, warnings: e.record.warnings })),
 			diagnostics: view.diagnostics,
 			connection: view.connection,
 			host: view.host,
 			envPid: this.#options.hostHints?.envPid ?? null,
+			envPidVerdict: view.envPid,
 			remembered: view.remembered,
 			choicesPath: this.choicesPath,
 			next:
@@ -494,6 +516,18 @@ export class IdeController {
 		this.#warnOnce(
 			`pi-ide-context: not reading ${health.dir}: it ${health.reason}${health.remedy ? `. Fix: ${health.remedy}` : ""}`,
 		);
+	}
+
+	/**
+	 * A gone editor's file: remove it (only that very file, see StateDirScanner.removeLeftover) and remember the
+	 * verdict for its state object. `why` (null: say nothing) is repeated while the file stays.
+	 */
+	#dropLeftover(record: EditorRecord, why: string | null, diagnostics: ScanDiagnostic[]): void {
+		const removed = this.#scanner.removeLeftover(record);
+		const diagnostic =
+			why === null ? null : { path: record.path, message: `${why}: ${removed ? "removed" : "ignored"}` };
+		this.#leftovers.set(record.state, diagnostic);
+		if (diagnostic) diagnostics.push(diagnostic);
 	}
 
 	/** Say a warning unless it is the one said last: a rescan loop must not repeat it. */

@@ -4,8 +4,12 @@
  * A killed editor leaves its file behind, so every reader goes through this.
  */
 
-/** alive: the process exists and we may signal it; dead: ESRCH; foreign: EPERM, another user's process (pid reuse). */
-export type Liveness = "alive" | "dead" | "foreign";
+/**
+ * alive: the process exists and we may signal it; dead: ESRCH, the pid is gone; foreign: EPERM, another user's
+ * process (pid reuse); unknown: any other error (the kernel did not say: the editor is not listed, and its file
+ * is not removed either, since only ESRCH proves the editor gone).
+ */
+export type Liveness = "alive" | "dead" | "foreign" | { unknown: string };
 
 export type SignalZero = (pid: number) => void;
 
@@ -13,22 +17,27 @@ const defaultSignalZero: SignalZero = (pid) => {
 	process.kill(pid, 0);
 };
 
-/** Probe a pid. Never throws; unknown errors count as dead, which only ever hides an editor. */
+/** Probe a pid. Never throws. A pid that cannot be a process (0, negative, fractional) is dead. */
 export function probePid(pid: number, signalZero: SignalZero = defaultSignalZero): Liveness {
 	if (!Number.isSafeInteger(pid) || pid <= 0) return "dead";
 	try {
 		signalZero(pid);
 		return "alive";
 	} catch (error) {
-		return (error as NodeJS.ErrnoException).code === "EPERM" ? "foreign" : "dead";
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ESRCH") return "dead";
+		if (code === "EPERM") return "foreign";
+		return { unknown: code ?? String(error) };
 	}
 }
 
 /**
- * Slack for comparing a process start time (boot time in whole seconds plus 10 ms ticks) with a file's mtime:
- * differences within it are noise, never evidence.
+ * Slack for comparing a process start time with a file's mtime: differences within it are noise, never
+ * evidence. The boot time is whole seconds and ticks are 10 ms, and a clock adjusted by a few seconds between
+ * the editor's write and pi's look (an NTP step the start clock has not seen yet) must not make a live editor
+ * look replaced: its file would be removed.
  */
-export const PID_REUSE_SLACK_SECONDS = 1;
+export const PID_REUSE_SLACK_SECONDS = 5;
 
 /**
  * Does the pid now belong to a process that started after the state file was last written? Then the editor

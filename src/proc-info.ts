@@ -10,6 +10,14 @@
  * the one behind that pid (the descriptor is bound to the process, not to the
  * number; once the process is gone reads fail with ESRCH), so its start time is
  * known without parsing again. One pread per editor per check.
+ *
+ * Start times are boot time + ticks since boot, and /proc/stat's btime moves
+ * with the wall clock (an NTP step back moves it back). A boot time read once
+ * would, after such a step, put every editor started later "after" the files
+ * it writes (mtimes are wall-clock too), and pi would take live editors for
+ * reused pids. So the boot time is read again whenever a new pid is met, and
+ * whenever the wall clock moved against the monotonic clock (a step, or a
+ * suspend) since it was read; held pids keep their ticks, not a unix time.
  */
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 
@@ -43,9 +51,9 @@ export function parseBootTime(text: string): number | null {
 	return match ? Number(match[1]) : null;
 }
 
-/** Unix seconds a process started, from its stat and the boot time. */
-export function startTimeOf(stat: ProcStat, bootTime: number): number {
-	return bootTime + stat.startTicks / CLOCK_TICKS_PER_SECOND;
+/** Unix seconds a process started, from its start ticks (ProcStat.startTicks) and the boot time. */
+export function startTimeOf(startTicks: number, bootTime: number): number {
+	return bootTime + startTicks / CLOCK_TICKS_PER_SECOND;
 }
 
 function readStat(pid: number): ProcStat | null {
@@ -84,29 +92,54 @@ export interface StartClock {
 	close?(): void;
 }
 
+/** The clocks a ProcessClock reads, in seconds (injectable: tests step the wall clock). */
+export interface ClockSources {
+	/** /proc/stat's btime now, unix seconds; null when unknown. */
+	bootTime: () => number | null;
+	/** The wall clock, unix seconds (what file mtimes are in). */
+	wall: () => number;
+	/** A clock that never steps (seconds since some start). */
+	monotonic: () => number;
+}
+
+/**
+ * How far the wall clock may move against the monotonic clock before the boot time is read again. NTP slews
+ * (up to 0.5 ms/s) move both alike; steps and suspends move the wall clock alone, by far more than this.
+ */
+export const CLOCK_STEP_SECONDS = 0.5;
+
 interface Held {
 	fd: number;
-	startedAt: number;
+	startTicks: number;
 }
 
 const STAT_BUFFER_BYTES = 1024;
 
+const systemClocks = (bootTime: () => number | null): ClockSources => ({
+	bootTime,
+	wall: () => Date.now() / 1000,
+	monotonic: () => performance.now() / 1000,
+});
+
 export class ProcessClock implements StartClock {
-	readonly #bootTime: number | null;
+	readonly #clocks: ClockSources | null;
+	#bootTime: number | null = null;
+	/** wall - monotonic when the boot time was read; undefined: not read yet. */
+	#readAt: number | undefined;
 	readonly #held = new Map<number, Held>();
 	readonly #buffer = Buffer.allocUnsafe(STAT_BUFFER_BYTES);
 
-	/** @param bootTime unix seconds; default /proc/stat's btime, read once (null off Linux). */
-	constructor(bootTime: number | null = process.platform === "linux" ? readBootTime() : null) {
-		this.#bootTime = bootTime;
+	/** @param clocks default: /proc/stat and the system clocks on Linux; null: unknown (every answer null). */
+	constructor(clocks: ClockSources | null = process.platform === "linux" ? systemClocks(readBootTime) : null) {
+		this.#clocks = clocks;
 	}
 
 	startedAt(pid: number): number | null {
-		if (this.#bootTime === null || !Number.isSafeInteger(pid) || pid <= 0) return null;
+		if (this.#clocks === null || !Number.isSafeInteger(pid) || pid <= 0) return null;
 		const held = this.#held.get(pid);
 		if (held) {
-			// Still readable: still the process it was opened for, whose start time we know.
-			if (this.#read(held.fd) !== null) return held.startedAt;
+			// Still readable: still the process it was opened for, whose start ticks we know.
+			if (this.#read(held.fd) !== null) return this.#unixSeconds(held.startTicks, false);
 			this.#release(pid);
 		}
 		let fd: number;
@@ -121,9 +154,8 @@ export class ProcessClock implements StartClock {
 			closeSync(fd);
 			return null;
 		}
-		const startedAt = startTimeOf(stat, this.#bootTime);
-		this.#held.set(pid, { fd, startedAt });
-		return startedAt;
+		this.#held.set(pid, { fd, startTicks: stat.startTicks });
+		return this.#unixSeconds(stat.startTicks, true);
 	}
 
 	/** Close the descriptors of pids not in `keep` (editors that went away). */
@@ -134,6 +166,18 @@ export class ProcessClock implements StartClock {
 	/** Close every descriptor. */
 	close(): void {
 		for (const pid of [...this.#held.keys()]) this.#release(pid);
+	}
+
+	/** Ticks since boot as unix seconds, with a boot time read again for a new pid or after a clock step. */
+	#unixSeconds(startTicks: number, newPid: boolean): number | null {
+		const clocks = this.#clocks;
+		if (clocks === null) return null;
+		const offset = clocks.wall() - clocks.monotonic();
+		if (newPid || this.#readAt === undefined || Math.abs(offset - this.#readAt) > CLOCK_STEP_SECONDS) {
+			this.#bootTime = clocks.bootTime();
+			this.#readAt = offset;
+		}
+		return this.#bootTime === null ? null : startTimeOf(startTicks, this.#bootTime);
 	}
 
 	#read(fd: number): string | null {

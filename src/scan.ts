@@ -34,6 +34,8 @@ export interface EditorRecord {
 	writtenAt: number;
 	/** The file's inode: a leftover is removed only if it is still the very file judged. */
 	ino: number;
+	/** v0.3 fields that were present but malformed and were dropped (protocol.ts), for `/ide status`. */
+	warnings?: readonly string[];
 }
 
 export interface ScanDiagnostic {
@@ -191,10 +193,15 @@ export class StateDirScanner {
 				message: `pid field ${parsed.state.pid} does not match the file name ${pidFromName}.json`,
 			};
 		}
-		return {
-			kind: "editor",
-			record: { path, pid: pidFromName, state: parsed.state, writtenAt: stats.mtimeMs / 1000, ino: stats.ino },
+		const record: EditorRecord = {
+			path,
+			pid: pidFromName,
+			state: parsed.state,
+			writtenAt: stats.mtimeMs / 1000,
+			ino: stats.ino,
 		};
+		if (parsed.warnings) record.warnings = parsed.warnings;
+		return { kind: "editor", record };
 	}
 
 	#refuse(stats: Stats): string | undefined {

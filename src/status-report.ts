@@ -8,7 +8,7 @@
 import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "./blocks.ts";
 import type { RememberedResolution } from "./choices.ts";
 import type { Connection, ConnectionMode } from "./connection.ts";
-import { describeHost, EDITOR_PID_ENV, type HostEditor } from "./host-editor.ts";
+import { describeEnvPid, describeHost, type EnvPidVerdict, type HostEditor } from "./host-editor.ts";
 import { inert } from "./inert.ts";
 import type { EditorState, Selection } from "./protocol.ts";
 import type { ScanDiagnostic } from "./scan.ts";
@@ -28,8 +28,8 @@ export interface StatusFacts {
 	now: number;
 	health: DirHealth;
 	mode: ConnectionMode;
-	/** Live editors, best first. */
-	editors: readonly { state: EditorState; tier: Tier | null }[];
+	/** Live editors, best first; `warnings`: malformed v0.3 fields of its state file, dropped (scan.ts). */
+	editors: readonly { state: EditorState; tier: Tier | null; warnings?: readonly string[] }[];
 	/** Files skipped: invalid, refused, foreign pids. */
 	diagnostics: readonly ScanDiagnostic[];
 	connection: Connection;
@@ -37,6 +37,8 @@ export interface StatusFacts {
 	host?: HostEditor | null;
 	/** The pid in pi's PI_IDE_EDITOR_PID, if set. */
 	envPid?: number | null;
+	/** What that pid amounted to (host-editor.ts); default: no live editor has it. */
+	envPidVerdict?: EnvPidVerdict;
 	/** The remembered choice for this project, resolved (default none). */
 	remembered?: RememberedResolution;
 	/** Where remembered choices are stored. */
@@ -54,11 +56,11 @@ export function formatStatusReport(facts: StatusFacts): string {
 			: `State dir: ${oneLine(health.dir)} ${health.reason}${health.remedy ? ` (fix: ${oneLine(health.remedy)})` : ""}`,
 	);
 	lines.push(`Mode: ${describeMode(facts.mode)}`);
-	const remembered = describeRemembered(facts.remembered ?? { kind: "none" }, facts.choicesPath ?? null);
+	const remembered = describeRemembered(facts.remembered ?? { kind: "none" }, facts.choicesPath ?? null, connection);
 	if (remembered) lines.push(remembered);
 	lines.push(facts.editors.length === 0 ? "Editors: none running" : `Editors (${facts.editors.length}):`);
 	const connectedPid = connection.connected ? connection.pid : null;
-	for (const { state, tier } of facts.editors) {
+	for (const { state, tier, warnings } of facts.editors) {
 		const where = tier === null ? "other project" : `tier ${tier}`;
 		const mark = state.pid === connectedPid ? "* " : "  ";
 		const file = state.database
@@ -69,13 +71,15 @@ export function formatStatusReport(facts: StatusFacts): string {
 		lines.push(
 			`${mark}${formatEditorName(state)} pid ${state.pid}, ${where}, cwd ${oneLine(state.cwd)}, ${file}, written ${formatSeconds(Math.max(0, now - state.timestamp))} ago`,
 		);
+		// The editor still counts: only the malformed v0.3 field is dropped (PROTOCOL.md, v0.3).
+		for (const warning of warnings ?? [])
+			lines.push(`    pid ${state.pid} wrote a malformed v0.3 field: ${oneLine(warning)}`);
 	}
 	for (const d of facts.diagnostics) lines.push(`Skipped ${oneLine(d.path)}: ${oneLine(d.message)}`);
 	const envPid = facts.envPid ?? null;
 	if (envPid !== null && facts.host?.pid !== envPid) {
-		lines.push(
-			`${EDITOR_PID_ENV}=${envPid}: no live editor has that pid (its client is off, has no UI yet, or it exited)`,
-		);
+		const line = describeEnvPid(envPid, facts.envPidVerdict ?? "no live editor");
+		if (line) lines.push(line);
 	}
 	lines.push(
 		connection.connected
@@ -155,16 +159,38 @@ function describeConnected(facts: StatusFacts): string {
 	}
 }
 
+/** What won over a remembered pick whose editor runs (connection.ts decides in this order). */
+function describeOverride(connection: Connection): string {
+	if (!connection.connected)
+		return connection.why === "off" ? "/ide off in this session" : describeDisconnected(connection);
+	switch (connection.why) {
+		case "picked":
+			return `pid ${connection.pid} picked with /ide in this session`;
+		case "editor terminal":
+			return `pi runs in the terminal of pid ${connection.pid}`;
+		default:
+			return `connected to pid ${connection.pid}`;
+	}
+}
+
 /** The remembered choice for this project and what became of it, or null when there is none. */
-function describeRemembered(remembered: RememberedResolution, path: string | null): string | null {
+function describeRemembered(
+	remembered: RememberedResolution,
+	path: string | null,
+	connection: Connection,
+): string | null {
 	const where = path ? ` (stored in ${oneLine(path)})` : "";
 	switch (remembered.kind) {
 		case "none":
 			return null;
 		case "off":
 			return `Remembered: /ide off for this project${where}; /ide auto forgets it`;
-		case "pick":
-			return `Remembered: /ide pick, applied to pid ${remembered.pid} (${remembered.how})${where}`;
+		case "pick": {
+			const applied = connection.connected && connection.why === "remembered pick" && connection.pid === remembered.pid;
+			return applied
+				? `Remembered: /ide pick, applied to pid ${remembered.pid} (${remembered.how})${where}`
+				: `Remembered: /ide pick of pid ${remembered.pid} (${remembered.how}), not applied (${describeOverride(connection)})${where}`;
+		}
 		case "ambiguous":
 			return `Remembered: /ide pick not applied: pids ${remembered.pids.join(", ")} look like the picked editor${where}`;
 		case "absent":

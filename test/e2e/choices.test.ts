@@ -2,8 +2,9 @@
  * Which editor, across time, with the real pi in RPC mode (no session file) and the fake model: an automatic
  * connection is sticky; `/ide` picks and `/ide off` are remembered for the project across pi restarts (and
  * `/ide auto` forgets them); a remembered pick applies to a restarted editor that looks the same, unless that
- * is ambiguous; a state file whose pid was reused by a later process is no editor; leftovers of dead editors
- * are removed while live editors' files and files that are not ours stay.
+ * is ambiguous; a state file whose pid was reused by a later process is a killed editor's leftover, removed
+ * like those of dead editors, while live editors' files and files that are not ours stay; PI_IDE_EDITOR_PID
+ * makes its editor pi's host only when that editor works in pi's project (or is an ancestor of pi).
  */
 import assert from "node:assert/strict";
 import { chownSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
@@ -166,7 +167,7 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 		assert.doesNotMatch(await status(rpc), /Skipped remembered/);
 	});
 
-	test("a pid reused by a process started after the file was last written is no editor", async (t) => {
+	test("a pid reused by a process started after the file was last written is no editor: its file is a leftover, removed", async (t) => {
 		const env = await envFor(t);
 		const file = touch(env.workDir, "a.ts");
 		const process = await spawnLiveEditor();
@@ -177,11 +178,44 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 		utimesSync(path, minuteAgo, minuteAgo);
 		const rpc = await piFor(t, env);
 		assert.equal(await fileFor(rpc, env, "phantom"), null);
-		assert.match(await status(rpc), /now belongs to a process started after this file was last written/);
-		assert.ok(existsSync(path), "a reused pid's file is ignored, not removed (its process lives)");
+		assert.equal(existsSync(path), false, "a killed editor's leftover (its pid now someone else's) is removed");
+		assert.match(await status(rpc), /Editors: none running/);
 		// Control: the same file written now (after the process started) is an editor.
 		writeStateFile(env.stateDir, { ...state, timestamp: Date.now() / 1000 });
 		assert.equal(await fileFor(rpc, env, "written now"), file);
+	});
+
+	test("PI_IDE_EDITOR_PID naming an editor in another project (inherited through tmux) is not pi's host; in the project it is", async (t) => {
+		const env = await envFor(t);
+		const here = await editorWith(env, "a.ts");
+		const elsewhere = join(env.root, "other-project");
+		mkdirSync(elsewhere, { recursive: true });
+		const named = await placeEditor(env, { cwd: elsewhere, active_buffer: { file: touch(elsewhere, "x.ts") } });
+		const inherited: PiEnv = { ...env, env: { ...env.env, PI_IDE_EDITOR_PID: String(named.pid) } };
+		const rpc = await piFor(t, inherited);
+		assert.equal(await fileFor(rpc, env, "which editor"), here.state.active_buffer.file);
+		assert.match(
+			await status(rpc),
+			new RegExp(
+				`^PI_IDE_EDITOR_PID=${named.pid}: that editor is not an ancestor of pi and works in another project`,
+				"m",
+			),
+		);
+		// Control: that editor opens pi's project next to the other one; the variable now decides between the two.
+		const file = touch(env.workDir, "b.ts");
+		writeStateFile(env.stateDir, {
+			...named.state,
+			cwd: env.workDir,
+			active_buffer: { ...named.state.active_buffer, file },
+			timestamp: Date.now() / 1000,
+		});
+		assert.equal(await fileFor(rpc, env, "in the project now"), file);
+		assert.match(
+			await status(rpc),
+			new RegExp(
+				`Connected: pid ${named.pid} \\(pi runs in this editor's terminal \\(PI_IDE_EDITOR_PID=${named.pid}\\)\\)`,
+			),
+		);
 	});
 
 	test("leftovers of dead editors are removed; live editors' files and files that are not ours stay", async (t) => {

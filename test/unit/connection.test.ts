@@ -285,16 +285,37 @@ describe("probePid", () => {
 	const errno = (code: string) => () => {
 		throw Object.assign(new Error(code), { code });
 	};
-	const cases: Array<[string, number, (pid: number) => void, string]> = [
-		["signal succeeds", 10, () => {}, "alive"],
-		["ESRCH", 10, errno("ESRCH"), "dead"],
-		["EPERM: another user's process", 10, errno("EPERM"), "foreign"],
-		["unknown error hides the editor", 10, errno("EINVAL"), "dead"],
-		["pid 0 is never probed", 0, () => {}, "dead"],
-		["negative pid is never probed", -1, () => {}, "dead"],
-		["fractional pid", 1.5, () => {}, "dead"],
+	interface Case {
+		name: string;
+		pid: number;
+		/** kill(pid, 0) */
+		kill: (pid: number) => void;
+		expected: ReturnType<typeof probePid>;
+	}
+	const cases: Case[] = [
+		{ name: "signal succeeds", pid: 10, kill: () => {}, expected: "alive" },
+		{ name: "ESRCH: gone (its file may be removed)", pid: 10, kill: errno("ESRCH"), expected: "dead" },
+		{ name: "EPERM: another user's process", pid: 10, kill: errno("EPERM"), expected: "foreign" },
+		{ name: "EINVAL proves nothing: unknown", pid: 10, kill: errno("EINVAL"), expected: { unknown: "EINVAL" } },
+		{
+			name: "ENOSYS (a sandbox) proves nothing: unknown",
+			pid: 10,
+			kill: errno("ENOSYS"),
+			expected: { unknown: "ENOSYS" },
+		},
+		{
+			name: "an error without a code: unknown",
+			pid: 10,
+			kill: () => {
+				throw new Error("odd");
+			},
+			expected: { unknown: "Error: odd" },
+		},
+		{ name: "pid 0 is never probed", pid: 0, kill: () => {}, expected: "dead" },
+		{ name: "negative pid is never probed", pid: -1, kill: () => {}, expected: "dead" },
+		{ name: "fractional pid", pid: 1.5, kill: () => {}, expected: "dead" },
 	];
-	for (const [name, pid, kill, expected] of cases) it(name, () => assert.equal(probePid(pid, kill), expected));
+	for (const { name, pid, kill, expected } of cases) it(name, () => assert.deepEqual(probePid(pid, kill), expected));
 
 	it("real processes: ours alive, exited dead, pid 1 foreign or ours", async () => {
 		assert.equal(probePid(process.pid), "alive");

@@ -3,29 +3,34 @@
  * UI is a recorder. Waits are polls with a deadline, never fixed sleeps.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type ControllerOptions, IdeController } from "../../src/controller.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/glyphs.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
+import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
 import { pollFor } from "../helpers/poll.ts";
 import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
-const children: ChildProcess[] = [];
 const roots: string[] = [];
-after(() => {
-	for (const child of children) child.kill("SIGKILL");
+after(async () => {
+	await killAllEditors();
 	for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
-function liveEditorPid(): number {
-	const child = spawn("sleep", ["600"], { stdio: "ignore" });
-	children.push(child);
-	return child.pid ?? 0;
-}
+/** The pid of a real live process standing in for an editor. */
+const liveEditorPid = async (): Promise<number> => (await spawnLiveEditor()).pid;
 
 const deadPid = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8")) + 7;
 
@@ -79,7 +84,7 @@ const pill = (language: string) => formatPill({ app: "nvim", language, file: "/x
 describe("IdeController", { concurrency: 4 }, () => {
 	it("follows two writes in quick succession (chokidar throttles change events)", async () => {
 		const f = fixture();
-		const pid = liveEditorPid();
+		const pid = await liveEditorPid();
 		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		await f.controller.start();
 		try {
@@ -94,7 +99,7 @@ describe("IdeController", { concurrency: 4 }, () => {
 
 	it("shows the disconnected glyph when the editor's file goes away, and nothing after stop()", async () => {
 		const f = fixture();
-		const pid = liveEditorPid();
+		const pid = await liveEditorPid();
 		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		await f.controller.start();
 		rmSync(join(f.stateDir, `${pid}.json`));
@@ -113,20 +118,20 @@ describe("IdeController", { concurrency: 4 }, () => {
 		assert.equal(f.statuses.length, count, "a stopped controller must not touch the UI");
 	});
 
-	it("a leftover file of a dead pid is ignored until a live editor rewrites it", () => {
+	it("a leftover file of a dead pid is ignored until a live editor rewrites it", async () => {
 		const f = fixture();
 		writeStateFile(f.stateDir, makeState({ pid: deadPid, cwd: f.project }));
 		assert.equal(f.controller.refresh().connection.connected, false);
 		assert.equal(f.controller.refresh().editors.length, 0);
-		const pid = liveEditorPid();
+		const pid = await liveEditorPid();
 		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		const view = f.controller.refresh();
 		assert.equal(view.connection.connected && view.connection.pid, pid);
 	});
 
-	it("warns once about an insecure state dir, however often it rescans", () => {
+	it("warns once about an insecure state dir, however often it rescans", async () => {
 		const f = fixture();
-		writeStateFile(f.stateDir, makeState({ pid: liveEditorPid(), cwd: f.project }));
+		writeStateFile(f.stateDir, makeState({ pid: await liveEditorPid(), cwd: f.project }));
 		chmodSync(f.stateDir, 0o755);
 		for (let i = 0; i < 5; i++) f.controller.refresh();
 		assert.equal(f.warnings.length, 1);
@@ -168,14 +173,14 @@ describe("IdeController", { concurrency: 4 }, () => {
 		{ name: "no rules", file: "a.env" },
 	];
 	for (const { name, global, project, trusted = true, file, skipped } of ignoreCases) {
-		it(`ignore rules: ${name}`, () => {
+		it(`ignore rules: ${name}`, async () => {
 			const f = fixture();
 			f.trusted.value = trusted;
 			if (global !== undefined) writeFileSync(join(f.agentDir, "ide-context.ignore"), global);
 			if (project !== undefined) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), project);
 			writeStateFile(
 				f.stateDir,
-				makeState({ pid: liveEditorPid(), cwd: f.project, active_buffer: { file: join(f.project, file) } }),
+				makeState({ pid: await liveEditorPid(), cwd: f.project, active_buffer: { file: join(f.project, file) } }),
 			);
 			const injection = f.controller.prepareInjection();
 			if (skipped === undefined)
@@ -184,18 +189,18 @@ describe("IdeController", { concurrency: 4 }, () => {
 		});
 	}
 
-	it("an unreadable rules file skips the prompt with one warning each time", () => {
+	it("an unreadable rules file skips the prompt with one warning each time", async () => {
 		const f = fixture();
 		mkdirSync(join(f.agentDir, "ide-context.ignore"));
-		writeStateFile(f.stateDir, makeState({ pid: liveEditorPid(), cwd: f.project }));
+		writeStateFile(f.stateDir, makeState({ pid: await liveEditorPid(), cwd: f.project }));
 		const injection = f.controller.prepareInjection();
 		assert.ok(injection.kind === "skip" && /cannot read ignore rules .*EISDIR/.test(injection.reason));
 		assert.match(f.warnings.at(-1) ?? "", /no editor context sent with this prompt/);
 	});
 
-	it("status explains several candidates, then the pick sticks until /ide off", () => {
+	it("status explains several candidates, then the pick sticks until /ide off", async () => {
 		const f = fixture();
-		const [a, b] = [liveEditorPid(), liveEditorPid()];
+		const [a, b] = [await liveEditorPid(), await liveEditorPid()];
 		writeStateFile(f.stateDir, makeState({ pid: a, cwd: f.project }));
 		writeStateFile(f.stateDir, makeState({ pid: b, cwd: f.project }));
 		assert.match(f.controller.statusReport(), /2 editors match this project equally .*pick one with \/ide/);
@@ -212,9 +217,9 @@ describe("IdeController", { concurrency: 4 }, () => {
 		assert.equal(f.controller.refresh().connection.connected, false, "still two candidates");
 	});
 
-	it("status shows a stale selection's age and the block that would be sent", () => {
+	it("status shows a stale selection's age and the block that would be sent", async () => {
 		const f = fixture();
-		const s = makeState({ pid: liveEditorPid(), cwd: f.project });
+		const s = makeState({ pid: await liveEditorPid(), cwd: f.project });
 		s.active_buffer.selection = {
 			start: { line: 1, column: 1 },
 			end: { line: 2, column: 3 },
@@ -227,8 +232,8 @@ describe("IdeController", { concurrency: 4 }, () => {
 		assert.match(report, new RegExp(`File: ${join(f.project, "src", "main.ts")}`));
 	});
 
-	it("the editor pi runs in wins over two equal candidates, and /ide status says why (env, then ancestry)", () => {
-		const [a, b] = [liveEditorPid(), liveEditorPid()];
+	it("the editor pi runs in wins over two equal candidates, and /ide status says why (env, then ancestry)", async () => {
+		const [a, b] = [await liveEditorPid(), await liveEditorPid()];
 		for (const [hints, why] of [
 			[{ envPid: b, ancestors: [] }, `pi runs in this editor's terminal \\(PI_IDE_EDITOR_PID=${b}\\)`],
 			[
@@ -245,14 +250,75 @@ describe("IdeController", { concurrency: 4 }, () => {
 		}
 	});
 
-	it("a reused pid (process started after the file's mtime) is skipped with a diagnostic", () => {
-		const pid = liveEditorPid();
+	interface EnvPidCase {
+		name: string;
+		/** Where the editor named by PI_IDE_EDITOR_PID works. */
+		where: "project" | "elsewhere";
+		/** Is it one of pi's ancestors? */
+		ancestor: boolean;
+		/** Connected to it (else to the other editor, the project's only one). */
+		connectsToIt: boolean;
+		/** A line of /ide status. */
+		status: RegExp;
+	}
+	const envPidCases: EnvPidCase[] = [
+		{
+			name: "in the project, not an ancestor (VS Code's terminal): the host",
+			where: "project",
+			ancestor: false,
+			connectsToIt: true,
+			status: /\(pi runs in this editor's terminal \(PI_IDE_EDITOR_PID=\d+\)\)/,
+		},
+		{
+			name: "in another project, not an ancestor (inherited through tmux): not the host, and status says why",
+			where: "elsewhere",
+			ancestor: false,
+			connectsToIt: false,
+			status: /^PI_IDE_EDITOR_PID=\d+: that editor is not an ancestor of pi and works in another project/m,
+		},
+		{
+			name: "in another project, an ancestor (pi in its terminal): the host",
+			where: "elsewhere",
+			ancestor: true,
+			connectsToIt: true,
+			status: /\(pi runs in this editor's terminal \(PI_IDE_EDITOR_PID=\d+\)\)/,
+		},
+	];
+	for (const { name, where, ancestor, connectsToIt, status } of envPidCases) {
+		it(`PI_IDE_EDITOR_PID names an editor ${name}`, async () => {
+			const [inProject, named] = [await liveEditorPid(), await liveEditorPid()];
+			const f = fixture(undefined, { hostHints: { envPid: named, ancestors: ancestor ? [named] : [] } });
+			writeStateFile(f.stateDir, makeState({ pid: inProject, cwd: f.project, timestamp: 1 }));
+			writeStateFile(f.stateDir, makeState({ pid: named, cwd: where === "project" ? f.project : f.root }));
+			const view = f.controller.refresh();
+			assert.equal(view.connection.connected && view.connection.pid, connectsToIt ? named : inProject);
+			assert.match(f.controller.statusReport(), status);
+		});
+	}
+
+	it("a reused pid (process started after the file's mtime): its file is removed, with a diagnostic", async () => {
+		const pid = await liveEditorPid();
 		const f = fixture(undefined, { startClock: { startedAt: () => Date.now() / 1000 } });
-		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
+		const path = writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		const old = Date.now() / 1000 - 60;
-		utimesSync(join(f.stateDir, `${pid}.json`), old, old);
+		utimesSync(path, old, old);
 		const view = f.controller.refresh();
 		assert.equal(view.connection.connected, false);
-		assert.match(view.diagnostics[0]?.message ?? "", /started after this file was last written/);
+		assert.match(view.diagnostics[0]?.message ?? "", /started after this file was last written .*: removed$/);
+		assert.equal(existsSync(path), false);
+		// A new editor with that pid writes a new file (after its process started): an editor again.
+		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
+		const again = f.controller.refresh();
+		assert.equal(again.connection.connected && again.connection.pid, pid);
+	});
+
+	it("kill(pid, 0) failing with anything but ESRCH: not listed, not removed, a diagnostic", async () => {
+		const pid = await liveEditorPid();
+		const f = fixture(undefined, { probePid: () => ({ unknown: "EINVAL" }) });
+		const path = writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
+		const view = f.controller.refresh();
+		assert.deepEqual(view.editors, []);
+		assert.match(view.diagnostics[0]?.message ?? "", new RegExp(`cannot tell whether pid ${pid} runs .*EINVAL`));
+		assert.equal(existsSync(path), true);
 	});
 });

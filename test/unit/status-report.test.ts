@@ -173,6 +173,52 @@ describe("formatStatusReport: what it says", () => {
 			],
 		],
 		[
+			"a remembered pick, but the editor pi runs in won",
+			facts({
+				remembered: { kind: "pick", pid: 11, how: "same editor", at: NOW },
+				host: { pid: 12, via: "env" },
+				connection: { connected: true, pid: 12, mode: { kind: "auto", sticky: 12 }, why: "editor terminal" },
+			}),
+			["Remembered: /ide pick of pid 11 (same editor), not applied (pi runs in the terminal of pid 12)"],
+		],
+		[
+			"a remembered pick, but a pick in this session won",
+			facts({
+				mode: { kind: "picked", pid: 12 },
+				remembered: { kind: "pick", pid: 11, how: "restarted editor", at: NOW },
+				connection: { connected: true, pid: 12, mode: { kind: "picked", pid: 12 }, why: "picked" },
+			}),
+			["Remembered: /ide pick of pid 11 (restarted editor), not applied (pid 12 picked with /ide in this session)"],
+		],
+		[
+			"a remembered pick, but /ide off in this session",
+			facts({
+				mode: { kind: "off" },
+				remembered: { kind: "pick", pid: 11, how: "same editor", at: NOW },
+				connection: { connected: false, mode: { kind: "off" }, why: "off", candidates: [11] },
+			}),
+			["Remembered: /ide pick of pid 11 (same editor), not applied (/ide off in this session)"],
+		],
+		[
+			"malformed v0.3 fields: the editor counts, each dropped field is said under it",
+			facts({
+				editors: [
+					{
+						state: one,
+						tier: 0,
+						warnings: ["/files: 2 malformed entries ignored", "/pi: malformed, ignored"],
+					},
+				],
+				connection: connected(11),
+			}),
+			[
+				"* Neovim pid 11, tier 0, cwd /p, /p/src/main.ts, written 3 s ago",
+				"    pid 11 wrote a malformed v0.3 field: /files: 2 malformed entries ignored",
+				"    pid 11 wrote a malformed v0.3 field: /pi: malformed, ignored",
+				"Connected: pid 11 (only candidate)",
+			],
+		],
+		[
 			"an ambiguous remembered pick",
 			facts({ remembered: { kind: "ambiguous", pids: [11, 12], at: NOW } }),
 			["Remembered: /ide pick not applied: pids 11, 12 look like the picked editor"],
