@@ -27,6 +27,12 @@ export interface LoadResult {
 	choices: ChoicesFile;
 	/** Why (part of) the file was not used; empty when all is well or the file does not exist yet. */
 	problems: string[];
+	/**
+	 * May remember() replace the file? Only when it is missing or was read and found invalid (not JSON, bad
+	 * entries, over the size limit). After any other problem (unreadable, another owner, not a regular file,
+	 * replaced on every read) its contents are unknown: other projects' choices may be in it.
+	 */
+	replaceable: boolean;
 }
 
 export class ChoiceStore {
@@ -59,39 +65,61 @@ export class ChoiceStore {
 		for (let attempt = 0; ; attempt++) {
 			const loaded = this.#loadOnce();
 			if (loaded !== "replaced") return loaded;
-			if (attempt >= 2) return { choices: EMPTY_CHOICES, problems: [`${this.path} kept changing while read: ignored`] };
+			if (attempt >= 2) {
+				return {
+					choices: EMPTY_CHOICES,
+					problems: [`${this.path} kept changing while read: ignored`],
+					replaceable: false,
+				};
+			}
 		}
 	}
 
 	#loadOnce(): LoadResult | "replaced" {
-		const refused = (why: string): LoadResult => ({ choices: EMPTY_CHOICES, problems: [`${this.path} ${why}`] });
+		const refused = (why: string, replaceable = false): LoadResult => ({
+			choices: EMPTY_CHOICES,
+			problems: [`${this.path} ${why}`],
+			replaceable,
+		});
 		let seen: Stats | undefined;
 		try {
 			seen = lstatSync(this.path, { throwIfNoEntry: false });
 		} catch (error) {
 			return refused(`cannot be read: ${describe(error)}`);
 		}
-		if (!seen) return { choices: EMPTY_CHOICES, problems: [] };
+		if (!seen) return { choices: EMPTY_CHOICES, problems: [], replaceable: true };
 		if (!seen.isFile()) return refused("is not a regular file: ignored");
+		// Too big is invalid content (we never write that much): replaceable. Another owner is not.
+		let oversized = false;
 		const read = readPrivateFile(this.path, seen, {
 			maxBytes: MAX_BYTES,
-			refuse: (stats) =>
-				this.#uid >= 0 && stats.uid !== this.#uid
-					? `is owned by uid ${stats.uid}: ignored`
-					: oversize(stats.size, MAX_BYTES),
+			refuse: (stats) => {
+				if (this.#uid >= 0 && stats.uid !== this.#uid) return `is owned by uid ${stats.uid}: ignored`;
+				const tooBig = oversize(stats.size, MAX_BYTES);
+				oversized = tooBig !== undefined;
+				return tooBig;
+			},
 		});
 		if (read.kind === "gone") return "replaced";
-		if (read.kind === "problem") return refused(read.message);
+		if (read.kind === "problem") return refused(read.message, oversized);
 		const parsed = parseChoices(read.text);
-		return { choices: parsed.choices, problems: parsed.problems.map((p) => `${this.path}: ${p}`) };
+		return {
+			choices: parsed.choices,
+			problems: parsed.problems.map((p) => `${this.path}: ${p}`),
+			replaceable: true,
+		};
 	}
 
 	/**
 	 * Set (or with null, forget) one project's choice. Re-reads the file first, so two pi sessions
-	 * remembering choices for different projects do not undo each other. Returns a problem or null.
+	 * remembering choices for different projects do not undo each other. Returns a problem or null. A file
+	 * that could not be read (see LoadResult.replaceable) is left alone: writing would drop what it holds.
 	 */
 	remember(project: string, choice: RememberedChoice | null): string | null {
 		const current = this.load();
+		if (!current.replaceable) {
+			return `choice not remembered: ${current.problems.join("; ")}; the file is left as it is (it may hold other projects' choices): fix or remove it`;
+		}
 		return this.#write(withChoice(current.choices, project, choice));
 	}
 

@@ -5,9 +5,10 @@
  * remembered pick against the live editors. The file itself is read and
  * written by choice-store.ts.
  *
- * A pick applies while the picked editor runs (same pid, same start time when
- * known) and to a restarted editor that looks the same: same app, product, cwd
- * and argv. Two live editors that both look the same make it ambiguous: then
+ * A pick applies while the picked editor runs (same pid and same start time;
+ * where a start time is unknown, same pid and the whole fingerprint: a pid and
+ * an app alone match an unrelated editor after a reboot) and to a restarted
+ * editor that looks the same: same app, product, cwd and argv. Two live editors that both look the same make it ambiguous: then
  * it does not apply and `/ide status` says so.
  */
 import type { EditorState } from "./protocol.ts";
@@ -150,7 +151,7 @@ export function resolveRemembered(
 		(e) =>
 			e.pid === choice.pid &&
 			(e.startedAt === null || choice.startedAt === null
-				? e.fingerprint.app === choice.editor.app
+				? sameFingerprint(e.fingerprint, choice.editor)
 				: Math.abs(e.startedAt - choice.startedAt) <= SAME_START_SLACK_SECONDS),
 	);
 	if (same) return { kind: "pick", pid: same.pid, how: "same editor", at: choice.at };

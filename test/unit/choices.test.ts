@@ -1,5 +1,18 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import fs, {
+	chmodSync,
+	chownSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -37,10 +50,28 @@ describe("resolveRemembered", () => {
 		["the picked editor still runs", pick(1), [live(1), live(2)], "pick 1 same editor"],
 		["same pid, start time within the slack", pick(1, nvim(), 100), [live(1, nvim(), 100.8)], "pick 1 same editor"],
 		[
-			"same pid, start time unknown: the app must match",
+			"same pid, start time unknown: the whole fingerprint matches",
 			pick(1, nvim(), null),
 			[live(1, nvim(), null)],
 			"pick 1 same editor",
+		],
+		[
+			"same pid and app, remembered start time unknown, another cwd (after a reboot): not that editor",
+			pick(1, nvim("/p"), null),
+			[live(1, nvim("/elsewhere"), 100)],
+			"absent",
+		],
+		[
+			"same pid and app, live start time unknown (not Linux), other argv: not that editor",
+			pick(1, nvim("/p", ["a.ts"]), 100),
+			[live(1, nvim("/p", ["b.ts"]), null)],
+			"absent",
+		],
+		[
+			"same pid, start time unknown, another product: not that editor",
+			pick(1, { ...nvim(), app: "jetbrains", product: "WebStorm" }, null),
+			[live(1, { ...nvim(), app: "jetbrains", product: "PyCharm" }, null)],
+			"absent",
 		],
 		[
 			"same pid, another process (reused): not the same editor, and it does not look the same",
@@ -146,7 +177,7 @@ describe("ChoiceStore (real files)", () => {
 
 	it("nothing stored yet: empty, no problem", () => {
 		const { store: s } = store();
-		assert.deepEqual(s.load(), { choices: { version: 1, projects: {} }, problems: [] });
+		assert.deepEqual(s.load(), { choices: { version: 1, projects: {} }, problems: [], replaceable: true });
 	});
 
 	it("remembers atomically in a 0700 dir, 0600 file, no temp left; two projects do not undo each other", () => {
@@ -185,10 +216,120 @@ describe("ChoiceStore (real files)", () => {
 		const loaded = s.load();
 		assert.deepEqual(loaded.choices.projects, {});
 		assert.match(loaded.problems[0] ?? "", /not a regular file/);
-		// Writing replaces the link itself (rename), never the file it points to.
-		assert.equal(s.remember("/b", { kind: "off", at: 1 }), null);
+		// Neither the link nor the file it points to is written.
+		assert.match(s.remember("/b", { kind: "off", at: 1 }) ?? "", /choice not remembered: .*not a regular file/);
 		assert.match(readFileSync(target, "utf8"), /"\/a"/);
+		assert.equal(lstatSync(s.path).isSymbolicLink(), true);
 	});
+
+	/**
+	 * remember() replaces the file only when it is missing or its contents were read and found invalid; after a
+	 * problem reading it (its contents unknown: other projects' choices may be in it) it writes nothing.
+	 */
+	interface ReplaceCase {
+		name: string;
+		/** Put the file in place (the store's dir exists, 0700). */
+		prepare: (path: string) => void;
+		/** Does remember("/new", ...) write the file? */
+		replaced: boolean;
+	}
+	const others = formatChoices(withChoice({ version: 1, projects: {} }, "/other-project", pick(1)));
+	const replaceCases: ReplaceCase[] = [
+		{ name: "missing", prepare: () => {}, replaced: true },
+		{ name: "not JSON", prepare: (path) => writeFileSync(path, "{", { mode: 0o600 }), replaced: true },
+		{
+			name: "an unknown version",
+			prepare: (path) => writeFileSync(path, '{"version":9,"projects":{}}', { mode: 0o600 }),
+			replaced: true,
+		},
+		{
+			name: "over the size limit",
+			prepare: (path) => writeFileSync(path, " ".repeat(300 * 1024), { mode: 0o600 }),
+			replaced: true,
+		},
+		{
+			name: "owned by another user (needs root: the tests run as root)",
+			prepare: (path) => {
+				writeFileSync(path, others, { mode: 0o600 });
+				chownSync(path, 65534, 65534);
+			},
+			replaced: false,
+		},
+		{
+			name: "a directory",
+			prepare: (path) => mkdirSync(path),
+			replaced: false,
+		},
+		{
+			name: "a FIFO",
+			prepare: (path) => execFileSync("mkfifo", [path]),
+			replaced: false,
+		},
+	];
+	for (const { name, prepare, replaced } of replaceCases) {
+		it(`remember over a file that is ${name}: ${replaced ? "replaced" : "left alone, with a problem"}`, () => {
+			const { store: s } = store();
+			mkdirSync(s.dir, { recursive: true, mode: 0o700 });
+			prepare(s.path);
+			const before = lstatSync(s.path, { throwIfNoEntry: false });
+			const problem = s.remember("/new", { kind: "off", at: 5 });
+			if (replaced) {
+				assert.equal(problem, null);
+				assert.deepEqual(Object.keys(s.load().choices.projects), ["/new"]);
+			} else {
+				assert.match(problem ?? "", /choice not remembered: .*left as it is/);
+				const after = lstatSync(s.path);
+				assert.deepEqual([after.ino, after.mtimeMs], [before?.ino, before?.mtimeMs], "the file is untouched");
+			}
+		});
+	}
+
+	/** I/O problems no file on disk can stage portably (as root): the store's lstat is made to misbehave. */
+	interface IoCase {
+		name: string;
+		/** What the store's lstat of choices.json does instead (`real`: the real lstat of it). */
+		lstat: (real: () => fs.Stats) => fs.Stats;
+		problem: RegExp;
+	}
+	const ioCases: IoCase[] = [
+		{
+			name: "lstat fails with EACCES",
+			lstat: () => {
+				throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+			},
+			problem: /cannot be read: EACCES/,
+		},
+		{
+			name: "the file is replaced on every read",
+			lstat: (real) => {
+				const stats = real();
+				return Object.assign(Object.create(Object.getPrototypeOf(stats)), stats, { ino: stats.ino + 1 });
+			},
+			problem: /kept changing while read/,
+		},
+	];
+	for (const { name, lstat, problem: expected } of ioCases) {
+		it(`remember after an I/O problem (${name}): nothing written, other projects' choices kept`, () => {
+			const { store: s } = store();
+			mkdirSync(s.dir, { recursive: true, mode: 0o700 });
+			writeFileSync(s.path, others, { mode: 0o600 });
+			const real = fs.lstatSync;
+			const mutableFs = fs as { lstatSync: typeof fs.lstatSync };
+			mutableFs.lstatSync = ((p: string, options?: object) =>
+				p === s.path ? lstat(() => real(p) as fs.Stats) : real(p, options as never)) as typeof fs.lstatSync;
+			syncBuiltinESMExports();
+			let problem: string | null;
+			try {
+				problem = s.remember("/new", { kind: "off", at: 5 });
+			} finally {
+				mutableFs.lstatSync = real;
+				syncBuiltinESMExports();
+			}
+			assert.match(problem ?? "", /choice not remembered: /);
+			assert.match(problem ?? "", expected);
+			assert.deepEqual(Object.keys(s.load().choices.projects), ["/other-project"]);
+		});
+	}
 
 	it("an oversized file is refused", () => {
 		const { store: s } = store();

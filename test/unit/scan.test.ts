@@ -209,3 +209,60 @@ describe("StateDirScanner: an editor that rewrites its file while pi reads it", 
 		});
 	}
 });
+
+describe("StateDirScanner.removeLeftover: only the very file judged, only ours, only in a trusted dir", () => {
+	interface Case {
+		name: string;
+		/** What happens to `path` (in `dir`) between the scan that judged it and the removal. */
+		meanwhile: (path: string, dir: string) => void;
+		removed: boolean;
+	}
+	const cases: Case[] = [
+		{ name: "unchanged: removed", meanwhile: () => {}, removed: true },
+		{
+			name: "rewritten (a new editor renamed its file over it): stays",
+			meanwhile: (path, dir) => put(dir, basename(path), validState(Number(basename(path, ".json")), { app: "new" })),
+			removed: false,
+		},
+		{
+			name: "written in place (same inode, new mtime): stays",
+			meanwhile: (path) => {
+				const later = Date.now() / 1000 + 5;
+				fs.utimesSync(path, later, later);
+			},
+			removed: false,
+		},
+		{
+			name: "replaced by a symlink: stays",
+			meanwhile: (path, dir) => {
+				const target = join(dir, "..", "target.json");
+				writeFileSync(target, "{}");
+				rmSync(path);
+				symlinkSync(target, path);
+			},
+			removed: false,
+		},
+		{
+			name: "now another user's (needs root: the tests run as root): stays",
+			meanwhile: (path) => chownSync(path, 65534, 65534),
+			removed: false,
+		},
+		{
+			name: "the dir is no longer trusted (0755): stays",
+			meanwhile: (_path, dir) => chmodSync(dir, 0o755),
+			removed: false,
+		},
+	];
+	for (const { name, meanwhile, removed } of cases) {
+		it(name, () => {
+			const dir = privateDir();
+			const path = put(dir, "400.json", validState(400));
+			const scanner = new StateDirScanner(dir, UID);
+			const [record] = scanner.scan().editors;
+			assert.ok(record);
+			meanwhile(path, dir);
+			assert.equal(scanner.removeLeftover(record), removed);
+			assert.equal(fs.existsSync(path) || fs.lstatSync(path, { throwIfNoEntry: false }) !== undefined, !removed);
+		});
+	}
+});
