@@ -11,6 +11,7 @@
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { inert } from "./inert.ts";
+import { isInside } from "./paths.ts";
 import type { EditorState } from "./protocol.ts";
 import type { Tier } from "./tiers.ts";
 
@@ -159,8 +160,11 @@ function describeFile(state: EditorState, cwd: string, home: string): string {
 	if (file === null) return "[No Name]";
 	const clean = inert(file);
 	if (!clean.startsWith("/")) return clean;
-	const base = cwd.endsWith("/") ? cwd : `${cwd}/`;
-	if (cwd.startsWith("/") && clean.startsWith(base) && clean.length > base.length) return clean.slice(base.length);
+	if (cwd.startsWith("/") && isInside(clean, cwd)) {
+		// Below the cwd: the rest of the path (nothing is left when the file is the cwd itself).
+		const relative = clean.slice(cwd.endsWith("/") ? cwd.length : cwd.length + 1);
+		if (relative !== "") return relative;
+	}
 	return shortenPath(clean, home, Number.POSITIVE_INFINITY);
 }
 

@@ -7,7 +7,7 @@
  */
 
 import { MAX_STATE_FILE_BYTES, removeStateFile, stateFilePath, writeStateFile } from "../../src/state-dir.ts";
-import { buildEditorState, type HostSnapshot, SelectionClock, stateKey } from "./state.ts";
+import { buildEditorState, fitStateFile, type HostSnapshot, SelectionClock, stateKey } from "./state.ts";
 
 export const DEBOUNCE_MS = 200;
 
@@ -92,15 +92,13 @@ export class StateClient {
 			});
 			const key = stateKey(state);
 			if (!options.force && key === this.#lastKey) return "unchanged";
-			const content = Buffer.from(`${JSON.stringify(state)}\n`, "utf8");
-			// The selection is capped by its encoded size; only absurd paths could still pass the reader's limit,
-			// and a file pi refuses unread would make this editor vanish: better not to write it, and say so.
-			if (content.length > MAX_STATE_FILE_BYTES) {
+			const fitted = fitStateFile(state, MAX_STATE_FILE_BYTES);
+			if (!fitted.ok) {
 				return this.#fail(
-					`pi-ide-context: the state would be ${content.length} bytes, over pi's ${MAX_STATE_FILE_BYTES}-byte limit; not written`,
+					`pi-ide-context: the state would be ${fitted.bytes} bytes, over pi's ${MAX_STATE_FILE_BYTES}-byte limit; not written`,
 				);
 			}
-			const result = writeStateFile(this.#options.dir, this.#options.pid, content, this.#uid());
+			const result = writeStateFile(this.#options.dir, this.#options.pid, fitted.content, this.#uid());
 			if (!result.ok) return this.#fail(result.error);
 			this.#lastKey = key;
 			this.#succeed();

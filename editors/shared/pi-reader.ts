@@ -6,20 +6,15 @@
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { type Liveness, probePid } from "../../src/liveness.ts";
 import { oversize, readPrivateFile } from "../../src/state-dir.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
 
-export type PidProbe = (pid: number) => "alive" | "dead" | "foreign";
+/** Is pi `pid` running, and is it ours? pi's own probe (src/liveness.ts) unless a test injects one. */
+export type PidProbe = (pid: number) => Liveness;
 
-/** `kill(pid, 0)`: success is a live process of ours; EPERM is another user's; anything else is gone. */
-export const probePid: PidProbe = (pid) => {
-	try {
-		process.kill(pid, 0);
-		return "alive";
-	} catch (error) {
-		return (error as NodeJS.ErrnoException).code === "EPERM" ? "foreign" : "dead";
-	}
-};
+// The one `kill(pid, 0)` probe, pi's: the editors ask the same question about pi that pi asks about them.
+export { probePid };
 
 export type PiMessageVerdict =
 	| { kind: "message"; message: PiMessage }
@@ -77,7 +72,8 @@ export function readPiMessage(dir: string, name: string, options: ReadOptions = 
 		return { kind: "problem", problem: `pid field ${parsed.message.pid} does not match the file name` };
 	}
 	const liveness = (options.probe ?? probePid)(pidFromName);
+	if (liveness === "alive") return { kind: "message", message: parsed.message };
 	if (liveness === "dead") return { kind: "dead", pid: pidFromName };
 	if (liveness === "foreign") return { kind: "problem", problem: "its pid belongs to another user's process: refused" };
-	return { kind: "message", message: parsed.message };
+	return { kind: "problem", problem: `cannot tell whether its pi is running (${liveness.unknown}): ignored` };
 }

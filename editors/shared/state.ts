@@ -222,16 +222,16 @@ interface ClippedText {
 }
 
 /**
- * Join lines with "\n", stopping before the line whose encoded bytes would pass MAX_SELECTION_TEXT_BYTES
- * (a first line that alone passes it is cut on a character boundary).
+ * Join lines with "\n", stopping before the line whose encoded bytes would pass `budget` (a first line that
+ * alone passes it is cut on a character boundary).
  */
-function clipText(parts: Iterable<string>): ClippedText {
+function clipText(parts: Iterable<string>, budget = MAX_SELECTION_TEXT_BYTES): ClippedText {
 	let bytes = 0;
 	const kept: string[] = [];
 	for (const part of parts) {
 		const cost = jsonStringBytes(part) + (kept.length > 0 ? 2 : 0); // the joining "\n" is encoded as \n
-		if (bytes + cost > MAX_SELECTION_TEXT_BYTES) {
-			if (kept.length === 0) kept.push(clipLine(part, MAX_SELECTION_TEXT_BYTES));
+		if (bytes + cost > budget) {
+			if (kept.length === 0) kept.push(clipLine(part, budget));
 			return { text: kept.join("\n"), truncated: true };
 		}
 		bytes += cost;
@@ -339,6 +339,43 @@ function buildActiveBuffer(document: DocumentSnapshot | null, context: StateCont
 		...(document.version === undefined ? {} : { version: document.version }),
 		...(document.diagnostics === undefined ? {} : { diagnostics: document.diagnostics }),
 	};
+}
+
+/** The state file's bytes: the state as one line of JSON. */
+export function encodeStateFile(state: EditorState): Buffer {
+	return Buffer.from(`${JSON.stringify(state)}\n`, "utf8");
+}
+
+/** The state as written (the selection maybe cut further) and its bytes; or, when nothing fits, the size. */
+export type FittedStateFile =
+	| { ok: true; state: EditorState & StateV03; content: Buffer }
+	| { ok: false; bytes: number };
+
+/**
+ * Keep the whole encoded state file within `maxBytes` (PROTOCOL.md, "Limits"). The selection is capped on
+ * its own already, but long paths or many workspace folders can still push the file over: then the
+ * selection text is cut further, at a line boundary, to the room the rest of the file leaves, and marked
+ * `truncated` (`start`/`end` still describe the whole selection). `ok: false` when even an empty text does
+ * not fit: a file pi refuses unread would make the editor vanish from pi, so the client writes nothing.
+ */
+export function fitStateFile(state: EditorState & StateV03, maxBytes: number): FittedStateFile {
+	const content = encodeStateFile(state);
+	if (content.length <= maxBytes) return { ok: true, state, content };
+	const selection = state.active_buffer.selection;
+	if (selection === null || selection.text === "") return { ok: false, bytes: content.length };
+	const withText = (text: string): EditorState & StateV03 => ({
+		...state,
+		active_buffer: { ...state.active_buffer, selection: { ...selection, text, truncated: true } },
+	});
+	const room = maxBytes - encodeStateFile(withText("")).length;
+	if (room < 0) return { ok: false, bytes: content.length };
+	const cut = withText(clipText(selection.text.split("\n"), room).text);
+	const cutContent = encodeStateFile(cut);
+	// jsonStringBytes counts what JSON.stringify writes, so this holds; checked, not assumed, as the cost of a
+	// miscount is an editor pi no longer sees.
+	return cutContent.length <= maxBytes
+		? { ok: true, state: cut, content: cutContent }
+		: { ok: false, bytes: content.length };
 }
 
 /** The state without its write time: two states with the same key need no second write. */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { StateClient, type Timers } from "../../editors/shared/client.ts";
 import { type HostSnapshot, linesOf } from "../../editors/shared/state.ts";
-import { parseEditorState } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES, parseEditorState } from "../../src/protocol.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-client-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -182,6 +182,46 @@ describe("StateClient", () => {
 		assert.equal(client.flush(), "failed");
 		assert.match(warnings[0] ?? "", /^pi-ide-context: the state would be \d+ bytes, over pi's 1048576-byte limit/);
 		assert.equal(JSON.parse(readFileSync(client.path, "utf8")).cwd, "/w");
+	});
+
+	test("a selection that would push the file over pi's limit is cut further: written, truncated", () => {
+		const dir = fresh();
+		const folders = Array.from({ length: 225 }, (_, i) => `/w/${String(i).padStart(3, "0")}${"d".repeat(3995)}`);
+		const text = Array.from({ length: 30_000 }, (_, i) => `line ${i}`).join("\n"); // 300 KB, capped at 256 KiB
+		const lines = linesOf(text);
+		const last = lines.count - 1;
+		const warnings: string[] = [];
+		const client = new StateClient({
+			app: "vscode",
+			pid: 78,
+			dir,
+			snapshot: () => ({
+				cwd: "/w",
+				argv: folders, // 900 KB of workspace folders, each a legal path
+				document: {
+					key: "k",
+					file: "/w/a.txt",
+					name: "a.txt",
+					language: "plaintext",
+					lines,
+					cursor: { line: 0, character: 0 },
+					selection: { anchor: { line: 0, character: 0 }, head: { line: last, character: lines.text(last).length } },
+					modified: false,
+				},
+			}),
+			warn: (m) => warnings.push(m),
+			uid,
+		});
+		assert.equal(client.flush(), "written");
+		assert.deepEqual(warnings, []);
+		const written = readFileSync(client.path);
+		assert.ok(written.length <= MAX_STATE_FILE_BYTES, `${written.length} bytes`);
+		const parsed = parseEditorState(written.toString("utf8"));
+		assert.ok(parsed.ok, JSON.stringify(parsed).slice(0, 300));
+		const selection = parsed.state.active_buffer.selection;
+		assert.equal(selection?.truncated, true);
+		assert.ok(selection !== null && text.startsWith(selection.text) && selection.text.length > 100_000);
+		assert.deepEqual(selection?.end, { line: 30_000, column: lines.text(last).length });
 	});
 
 	test("a throwing snapshot is caught", () => {

@@ -11,6 +11,8 @@ import {
 	countLines,
 	type DocumentSnapshot,
 	describeSelection,
+	encodeStateFile,
+	fitStateFile,
 	type HostPosition,
 	jsonStringBytes,
 	linesOf,
@@ -365,4 +367,99 @@ describe("buildEditorState", () => {
 		assert.equal(stateKey(build(1005, document())), stateKey(first), "same selection, later write");
 		assert.notEqual(stateKey(build(1006, document({ modified: false }))), stateKey(first));
 	});
+});
+
+describe("fitStateFile: the whole encoded file stays within the limit (PROTOCOL.md, Limits)", () => {
+	/** A small limit, so the cases are small; the client passes pi's 1 MiB. */
+	const LIMIT = 4096;
+	const numbered = Array.from({ length: 200 }, (_, i) => `line ${String(i).padStart(4, "0")}`).join("\n");
+	const escapeHeavy = Array.from({ length: 200 }, () => '"\\\u0001é😀').join("\n");
+
+	interface Case {
+		description: string;
+		/** The window's folders (VS Code's argv): the part of the file that is not the selection. */
+		argv: string[];
+		/** The document, selected whole; null for no document. */
+		text: string | null;
+		expected: "as built" | "cut" | "refused";
+	}
+	const cases: Case[] = [
+		{ description: "a file within the limit is written as built", argv: ["/w"], text: numbered, expected: "as built" },
+		{
+			description: "long folder paths: the selection is cut further and marked truncated",
+			argv: [`/${"f".repeat(2500)}`],
+			text: numbered,
+			expected: "cut",
+		},
+		{
+			description: "escape-heavy text is cut by its encoded size",
+			argv: [`/${"f".repeat(2500)}`],
+			text: escapeHeavy,
+			expected: "cut",
+		},
+		{
+			description: "even an empty selection would not fit: nothing to write",
+			argv: [`/${"f".repeat(LIMIT)}`],
+			text: numbered,
+			expected: "refused",
+		},
+		{
+			description: "too big without a selection: nothing to write",
+			argv: [`/${"f".repeat(LIMIT)}`],
+			text: null,
+			expected: "refused",
+		},
+	];
+
+	const build = (argv: string[], text: string | null) => {
+		const lines = text === null ? null : linesOf(text);
+		const last = lines === null ? 0 : lines.count - 1;
+		const document: DocumentSnapshot | null =
+			lines === null
+				? null
+				: {
+						key: "k",
+						file: "/w/a.txt",
+						name: "a.txt",
+						language: "plaintext",
+						lines,
+						cursor: at(0, 0),
+						selection: { anchor: at(0, 0), head: at(last, lines.text(last).length) },
+						modified: false,
+					};
+		return buildEditorState(
+			{ cwd: "/w", argv, document },
+			{ pid: 7, app: "vscode", now: 100, clock: new SelectionClock() },
+		);
+	};
+
+	for (const { description, argv, text, expected } of cases) {
+		test(description, () => {
+			const state = build(argv, text);
+			const fitted = fitStateFile(state, LIMIT);
+			if (expected === "refused") {
+				assert.deepEqual(fitted, { ok: false, bytes: encodeStateFile(state).length });
+				return;
+			}
+			assert.ok(fitted.ok);
+			assert.ok(fitted.content.length <= LIMIT, `${fitted.content.length} bytes`);
+			assert.deepEqual(fitted.content, encodeStateFile(fitted.state));
+			const valid = validateEditorState(JSON.parse(fitted.content.toString("utf8")));
+			assert.ok(valid.ok, JSON.stringify(valid));
+			if (expected === "as built") {
+				assert.deepEqual(fitted.state, state);
+				return;
+			}
+			const before = state.active_buffer.selection;
+			const after = fitted.state.active_buffer.selection;
+			assert.ok(before !== null && after !== null);
+			assert.equal(before.truncated, undefined, "the text was whole before");
+			assert.equal(after.truncated, true);
+			assert.deepEqual([after.start, after.end], [before.start, before.end], "start/end still the whole selection");
+			assert.ok(before.text.startsWith(after.text) && after.text.length < before.text.length);
+			// Cut at a line boundary, so at most one line (plus its newline) of room is left unused.
+			const longestLine = Math.max(...before.text.split("\n").map((line) => jsonStringBytes(line)));
+			assert.ok(fitted.content.length > LIMIT - longestLine - 2, `${fitted.content.length} bytes: cut too much`);
+		});
+	}
 });

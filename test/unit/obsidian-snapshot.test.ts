@@ -35,7 +35,8 @@ function editor(text: string, anchor: [number, number], head: [number, number] =
 	};
 }
 
-const build = (view: ActiveView) => {
+/** The whole state file's content for `view`, checked against pi's validator. */
+const buildState = (view: ActiveView) => {
 	const state = buildEditorState(snapshotVault(view, VAULT), {
 		pid: 99,
 		app: "obsidian",
@@ -47,8 +48,10 @@ const build = (view: ActiveView) => {
 	assert.equal(state.cwd, VAULT);
 	assert.deepEqual(state.argv, [VAULT]);
 	assert.equal(state.app, "obsidian");
-	return state.active_buffer;
+	return state;
 };
+
+const build = (view: ActiveView) => buildState(view).active_buffer;
 
 describe("languageForExtension", () => {
 	const cases: [string, string | null][] = [
@@ -154,7 +157,7 @@ describe("snapshotVault -> state", () => {
 	});
 });
 
-describe("a select-all of a huge note stays under pi's 1 MiB limit, and says it was cut", () => {
+describe("a select-all of a huge note keeps the whole state file under pi's 1 MiB limit, and says it was cut", () => {
 	const limits = { file: MAX_STATE_FILE_BYTES, selection: MAX_SELECTION_TEXT_BYTES };
 	for (const { name, text } of HUGE_SELECTIONS) {
 		test(`editing mode: ${name}`, () => {
@@ -164,14 +167,14 @@ describe("a select-all of a huge note stays under pi's 1 MiB limit, and says it 
 				file: file("big.md"),
 				editor: editor(text, [0, 0], [end.line, end.character]),
 			};
-			checkCappedSelection({ active_buffer: build(view) }, text, limits);
+			checkCappedSelection(buildState(view), text, limits);
 		});
 	}
 
 	test("reading mode: a huge rendered selection found in the source", () => {
 		const text = HUGE_SELECTIONS[0]?.text ?? assert.fail("no fixture");
 		const view: ActiveView = { kind: "reading", file: file("big.md"), source: text, selectedText: text };
-		checkCappedSelection({ active_buffer: build(view) }, text, limits);
+		checkCappedSelection(buildState(view), text, limits);
 	});
 
 	test("a selection that fits is sent whole, without the field", () => {

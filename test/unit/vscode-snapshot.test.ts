@@ -137,35 +137,48 @@ describe("snapshotWindow -> state", () => {
 		return state;
 	};
 
-	// [description, anchor, active, expected cursor [line, col], expected selection or null]
-	const cases: [
-		string,
-		[number, number],
-		[number, number],
-		[number, number],
-		{ start: [number, number]; end: [number, number]; text: string } | null,
-	][] = [
-		["cursor only, after CJK", [1, 8], [1, 8], [2, 13], null],
-		["cursor before the emoji", [1, 12], [1, 12], [2, 17], null],
-		["cursor after the emoji (4 bytes)", [1, 14], [1, 14], [2, 21], null],
-		["single-line selection of CJK", [1, 6], [1, 8], [2, 13], { start: [2, 7], end: [2, 12], text: "名前" }],
-		[
-			"single-line selection of the emoji, made backwards",
-			[1, 14],
-			[1, 12],
-			[2, 17],
-			{ start: [2, 17], end: [2, 20], text: "😀" },
-		],
-		[
-			"multi-line: full lines, cursor at the active end",
-			[0, 7],
-			[3, 2],
-			[4, 3],
-			{ start: [1, 8], end: [4, 2], text: "import x from 'y';\nconst 名前 = '😀';\n\nexport { 名前 };" },
-		],
+	/** Host positions are [0-based line, UTF-16 character]; wire ones [1-based line, 1-based byte column]. */
+	interface Case {
+		description: string;
+		anchor: [number, number];
+		active: [number, number];
+		cursor: [number, number];
+		selection: { start: [number, number]; end: [number, number]; text: string } | null;
+	}
+	const cases: Case[] = [
+		{ description: "cursor only, after CJK", anchor: [1, 8], active: [1, 8], cursor: [2, 13], selection: null },
+		{ description: "cursor before the emoji", anchor: [1, 12], active: [1, 12], cursor: [2, 17], selection: null },
+		{
+			description: "cursor after the emoji (4 bytes)",
+			anchor: [1, 14],
+			active: [1, 14],
+			cursor: [2, 21],
+			selection: null,
+		},
+		{
+			description: "single-line selection of CJK",
+			anchor: [1, 6],
+			active: [1, 8],
+			cursor: [2, 13],
+			selection: { start: [2, 7], end: [2, 12], text: "名前" },
+		},
+		{
+			description: "single-line selection of the emoji, made backwards",
+			anchor: [1, 14],
+			active: [1, 12],
+			cursor: [2, 17],
+			selection: { start: [2, 17], end: [2, 20], text: "😀" },
+		},
+		{
+			description: "multi-line: full lines, cursor at the active end",
+			anchor: [0, 7],
+			active: [3, 2],
+			cursor: [4, 3],
+			selection: { start: [1, 8], end: [4, 2], text: "import x from 'y';\nconst 名前 = '😀';\n\nexport { 名前 };" },
+		},
 	];
-	for (const [name, anchor, active, cursor, selection] of cases) {
-		test(name, () => {
+	for (const { description, anchor, active, cursor, selection } of cases) {
+		test(description, () => {
 			const state = build(editor(document(text, { isDirty: true }), anchor, active));
 			assert.equal(state.app, "vscode");
 			assert.equal(state.cwd, "/w/app");

@@ -49,15 +49,25 @@ function folderPaths(workspace: WorkspaceLike): string[] {
 }
 
 /**
+ * The innermost of `folders` that contains `file` (nested workspace folders: the deepest one), or undefined
+ * when none does. The one rule for the state's `cwd` and the status bar's short paths.
+ */
+export function innermostFolder(file: string, folders: readonly string[]): string | undefined {
+	let best: string | undefined;
+	for (const folder of folders) {
+		if (isInside(file, folder) && (best === undefined || folder.length > best.length)) best = folder;
+	}
+	return best;
+}
+
+/**
  * `cwd`: the innermost workspace folder that contains the active file, else the first folder; a window
  * without folders uses the file's directory, else `fallback`.
  */
 export function pickCwd(workspace: WorkspaceLike, file: string | null, fallback: string): string {
 	const folders = folderPaths(workspace);
-	if (file !== null) {
-		const containing = folders.filter((folder) => isInside(file, folder)).sort((a, b) => b.length - a.length);
-		if (containing[0] !== undefined) return containing[0];
-	}
+	const containing = file === null ? undefined : innermostFolder(file, folders);
+	if (containing !== undefined) return containing;
 	if (folders[0] !== undefined) return folders[0];
 	return file !== null ? dirname(file) : fallback;
 }

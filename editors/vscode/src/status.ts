@@ -4,7 +4,7 @@
  * inside it, at most MAX_LISTED).
  */
 import { relative } from "node:path";
-import { isInside } from "../../../src/paths.ts";
+import { innermostFolder } from "./snapshot.ts";
 
 export const MAX_LISTED = 10;
 
@@ -18,7 +18,7 @@ export interface StatusInput {
 }
 
 function shorten(file: string, folders: readonly string[]): string {
-	const folder = folders.filter((f) => isInside(file, f)).sort((a, b) => b.length - a.length)[0];
+	const folder = innermostFolder(file, folders);
 	return folder === undefined ? file : relative(folder, file) || file;
 }
 
