@@ -1,10 +1,12 @@
 /**
- * Wait, with a cap, for the editor's answer to one of pi's changes: its `files` report for the file, and,
- * when it reloaded the buffer with a language server or linter attached, diagnostics for the new version.
+ * Wait, in two stages, for the editor's answer to one of pi's changes: its `files` report for the file
+ * (at most `answerMs`: an editor that does not answer, suspended or busy, costs no more), and, only when it
+ * reloaded the buffer with a language server or linter attached, diagnostics for the new version (until
+ * `diagnosticsMs` from the same start).
  * Pure control flow: reading the editor's state, hearing about changes and the clock are all injected, so the
  * unit tests drive it with a fake clock and the shell with a directory watcher.
  */
-import { findReport, isSettled } from "./pi-message.ts";
+import { findReport, isSettled, type WaitCaps, type WaitEnd } from "./pi-message.ts";
 import type { EditorState, FileReport } from "./protocol.ts";
 
 export interface WaitPorts {
@@ -21,20 +23,21 @@ export interface WaitPorts {
 export interface WaitOutcome {
 	/** The newest report answering the change (undefined: the editor never answered). */
 	report: FileReport | undefined;
-	/** The report is final: no more diagnostics to wait for. */
-	settled: boolean;
+	/** "settled": the report is final (no more diagnostics to wait for); else which cap ended it, or the abort. */
+	ended: WaitEnd;
 	waitedMs: number;
 }
 
 /**
- * Resolve once the report for (`file`, `seq` or later) is settled, the cap passes, or `signal` aborts.
+ * Resolve once the report for (`file`, `seq` or later) is settled, `caps.answerMs` passes with no report,
+ * `caps.diagnosticsMs` passes with one that still waits for diagnostics, or `signal` aborts.
  * Never rejects: a read that throws counts as "no answer yet".
  */
 export function awaitFileReport(
 	ports: WaitPorts,
 	file: string,
 	seq: number,
-	capMs: number,
+	caps: WaitCaps,
 	signal?: AbortSignal,
 	piPid?: number,
 ): Promise<WaitOutcome> {
@@ -43,7 +46,7 @@ export function awaitFileReport(
 		let last: FileReport | undefined;
 		let done = false;
 		const cleanups: (() => void)[] = [];
-		const finish = (settled: boolean) => {
+		const finish = (ended: WaitEnd) => {
 			if (done) return;
 			done = true;
 			for (const cleanup of cleanups) {
@@ -53,7 +56,7 @@ export function awaitFileReport(
 					// Tearing down a watcher that already failed: nothing left to release.
 				}
 			}
-			resolve({ report: last, settled, waitedMs: ports.now() - started });
+			resolve({ report: last, ended, waitedMs: ports.now() - started });
 		};
 		const check = () => {
 			if (done) return;
@@ -61,16 +64,33 @@ export function awaitFileReport(
 				const state = ports.read();
 				const report = state ? findReport(state, file, seq, piPid) : undefined;
 				if (report) last = report;
-				if (isSettled(last)) finish(true);
+				if (isSettled(last)) finish("settled");
 			} catch {
 				// Unreadable now (mid-rename, vanished): the next change or the cap decides.
 			}
 		};
-		if (signal?.aborted) return finish(false);
-		const onAbort = () => finish(false);
+		if (signal?.aborted) return finish("aborted");
+		const onAbort = () => finish("aborted");
 		signal?.addEventListener("abort", onAbort, { once: true });
 		cleanups.push(() => signal?.removeEventListener("abort", onAbort));
-		cleanups.push(ports.setTimer(() => finish(false), capMs));
+		// At each cap, one last look first: an answer whose directory event is still queued counts.
+		const giveUp = () => finish(last === undefined ? "no answer" : "no diagnostics");
+		cleanups.push(
+			ports.setTimer(() => {
+				check();
+				// Any report by now is a reload still waiting for diagnostics (the others settle at once).
+				if (last === undefined) giveUp();
+			}, caps.answerMs),
+		);
+		cleanups.push(
+			ports.setTimer(
+				() => {
+					check();
+					giveUp();
+				},
+				Math.max(caps.answerMs, caps.diagnosticsMs),
+			),
+		);
 		cleanups.push(ports.subscribe(check));
 		check();
 	});

@@ -76,19 +76,34 @@ export function formatPromptDiagnostics(buffer: EditorState["active_buffer"], ca
 			`Diagnostics: ${diagnostics.total} reported for an earlier version of the buffer (${diagnostics.version}, now ${buffer.version}); not shown, they may no longer apply`,
 		];
 	}
-	if (diagnostics.items.length === 0) return ["Diagnostics: none"];
+	if (isClean(diagnostics)) return ["Diagnostics: none"];
 	return formatList(diagnostics, buffer.cursor.line, cap, "errors first, then nearest the cursor");
 }
 
-/** Lines for a header plus one line per shown diagnostic. */
+/** No diagnostics at all: none listed and none counted (an editor may count more than it lists). */
+export function isClean(diagnostics: Diagnostics): boolean {
+	return diagnostics.items.length === 0 && diagnostics.total === 0;
+}
+
+/**
+ * Lines for a header plus one line per shown diagnostic. The header counts what the editor reported: by
+ * severity over the items it listed, plus how many more it counted but did not list (its own cap), so the
+ * counts always add up to the total; then how many of them follow, when not all.
+ */
 export function formatList(diagnostics: Diagnostics, cursorLine: number | null, cap: number, order: string): string[] {
 	const { shown } = selectDiagnostics(diagnostics.items, cursorLine, cap);
 	const total = Math.max(diagnostics.total, diagnostics.items.length);
-	const showing = shown.length < total ? `; showing ${shown.length} of ${total}, ${order}` : "";
-	return [
-		`Diagnostics (${countBySeverity(diagnostics.items)}${showing}):`,
-		...shown.map((d) => `- ${formatDiagnostic(d)}`),
-	];
+	const unlisted = total - diagnostics.items.length;
+	const listed = countBySeverity(diagnostics.items);
+	const summary =
+		unlisted === 0
+			? listed
+			: diagnostics.items.length === 0
+				? `${total} reported, none listed by the editor`
+				: `${total} in all: ${listed}, ${unlisted} more the editor did not list`;
+	const showing =
+		diagnostics.items.length > 0 && shown.length < total ? `; showing ${shown.length} of ${total}, ${order}` : "";
+	return [`Diagnostics (${summary}${showing}):`, ...shown.map((d) => `- ${formatDiagnostic(d)}`)];
 }
 
 /** The context block's text with the active buffer's diagnostics appended (unchanged when there are none). */

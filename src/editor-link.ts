@@ -9,12 +9,14 @@ import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import {
 	buildPiMessage,
 	ChangeLog,
-	DIAGNOSTICS_WAIT_MS,
 	encodePiMessage,
 	FILE_WRITING_TOOLS,
 	formatToolNote,
 	resolveToolPath,
+	type SeqCounter,
 	speaksV03,
+	WAIT_CAPS,
+	type WaitCaps,
 } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
 import type { EditorRecord } from "./scan.ts";
@@ -22,6 +24,22 @@ import { StateDirScanner } from "./scan.ts";
 
 /** While waiting, re-read this often too, in case a directory event was missed. */
 const BACKSTOP_MS = 250;
+
+const SEQ_COUNTER_KEY = Symbol.for("pi-ide-context.seq-counter");
+
+/**
+ * The one seq counter of this pi process, shared by the EditorLink of every session it runs (/new, /resume,
+ * /fork, /reload), so its seqs only grow (see SeqCounter). Kept on globalThis: pi loads extensions with
+ * jiti's module cache off, so /reload evaluates this module afresh and a module-level counter would restart.
+ */
+export function processSeqCounter(): SeqCounter {
+	const slots = globalThis as unknown as Record<symbol, unknown>;
+	const existing = slots[SEQ_COUNTER_KEY] as Partial<SeqCounter> | undefined;
+	if (existing && Number.isSafeInteger(existing.last)) return existing as SeqCounter;
+	const counter: SeqCounter = { last: 0 };
+	slots[SEQ_COUNTER_KEY] = counter;
+	return counter;
+}
 
 export interface EditorLinkOptions {
 	stateDir: string;
@@ -33,11 +51,14 @@ export interface EditorLinkOptions {
 	connected: () => EditorRecord | undefined;
 	warn?: (message: string) => void;
 	nowMs?: () => number;
-	capMs?: number;
+	/** Default WAIT_CAPS. */
+	waitCaps?: WaitCaps;
+	/** Where seqs come from; default the process's own (processSeqCounter). */
+	seqCounter?: SeqCounter;
 }
 
 export class EditorLink {
-	readonly log = new ChangeLog();
+	readonly log: ChangeLog;
 	readonly #options: EditorLinkOptions;
 	readonly #writer: PiMessageWriter;
 	readonly #scanner: StateDirScanner;
@@ -48,6 +69,7 @@ export class EditorLink {
 
 	constructor(options: EditorLinkOptions) {
 		this.#options = options;
+		this.log = new ChangeLog(options.seqCounter ?? processSeqCounter());
 		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid);
 		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
 	}
@@ -76,13 +98,14 @@ export class EditorLink {
 
 	/**
 	 * After a tool finished: when it wrote a file, publish the change and, if a v0.3 editor is connected,
-	 * wait (at most the cap) for its answer. Returns the note for the tool result, or null.
+	 * wait (at most the caps) for its answer. Returns the note for the tool result, or null.
 	 */
 	async afterTool(toolName: string, input: unknown, signal?: AbortSignal): Promise<string | null> {
 		if (this.#closed || !FILE_WRITING_TOOLS.has(toolName)) return null;
 		const path = input && typeof input === "object" ? (input as Record<string, unknown>)["path"] : undefined;
 		if (typeof path !== "string" || path === "") return null;
 		const file = resolveToolPath(path, this.#options.cwd, this.#options.home);
+		if (file === null) return null;
 		const seq = this.log.record(file, toolName);
 		const editor = this.#options.connected();
 		this.#editorPid = editor?.pid ?? null;
@@ -92,10 +115,10 @@ export class EditorLink {
 		}
 		this.#publish();
 		if (!speaksV03(editor.state)) return null;
-		const cap = this.#options.capMs ?? DIAGNOSTICS_WAIT_MS;
-		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, cap, signal, this.#options.pid);
+		const caps = this.#options.waitCaps ?? WAIT_CAPS;
+		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, caps, signal, this.#options.pid);
 		const latest = this.#read(editor.pid) ?? editor.state;
-		return formatToolNote(latest, file, outcome.report, cap);
+		return formatToolNote(latest, file, outcome, caps);
 	}
 
 	close(): void {

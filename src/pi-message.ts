@@ -3,8 +3,10 @@
  * message pi publishes for editors (`pi-<pid>.json`), and the note appended to a write/edit tool result
  * once the editor has answered. Pure: no I/O, no pi imports.
  */
+import { posix } from "node:path";
+import { fileURLToPath } from "node:url";
 import { formatEditorName, oneLine } from "./blocks.ts";
-import { formatList, isCurrent, TOOL_DIAGNOSTICS_CAP } from "./diagnostics.ts";
+import { formatList, isClean, isCurrent, TOOL_DIAGNOSTICS_CAP } from "./diagnostics.ts";
 import {
 	type EditorState,
 	type FileReport,
@@ -14,27 +16,66 @@ import {
 	type PiMessage,
 } from "./protocol.ts";
 
-/** How long pi waits, after a write/edit, for the editor's diagnostics of the new content. */
+/**
+ * How long pi waits, after a write/edit, for the editor's report at all. An idle editor answers in ~20 ms
+ * (bench/loop.ts); the cap is generous because CI runs four suites at once on two cores, and it is short so
+ * that a suspended (Ctrl-Z) or busy editor costs the model one second, not two.
+ */
+export const ANSWER_WAIT_MS = 1000;
+/** How long pi waits, from the same start, for diagnostics of the new content once the editor reloaded with a checker. */
 export const DIAGNOSTICS_WAIT_MS = 2000;
+
+/** The two stages of the wait after a write/edit, in milliseconds from the end of the tool. */
+export interface WaitCaps {
+	/** For the editor's report on the file. */
+	answerMs: number;
+	/** For current diagnostics, once the report says `reloaded` with `diagnostics_expected`. */
+	diagnosticsMs: number;
+}
+
+export const WAIT_CAPS: WaitCaps = { answerMs: ANSWER_WAIT_MS, diagnosticsMs: DIAGNOSTICS_WAIT_MS };
+
+/** How a wait for the editor's answer ended. */
+export type WaitEnd = "settled" | "no answer" | "no diagnostics" | "aborted";
 
 /** Tools whose input names the one file they wrote (pi's built-in `write` and `edit`). */
 export const FILE_WRITING_TOOLS: ReadonlySet<string> = new Set(["write", "edit"]);
 
+/**
+ * The last seq handed out. Editors remember, per pi pid, the highest seq they handled, and pi accepts a report
+ * answering "this seq or later": so the seqs of one pi process must only grow, across all the sessions it runs
+ * (every session_start builds a new ChangeLog). The shell shares one counter per process (editor-link.ts).
+ */
+export interface SeqCounter {
+	last: number;
+}
+
 /** Files pi changed: every change gets the next seq; the files of the current run become `last_turn`. */
 export class ChangeLog {
-	seq = 0;
 	changed: PiChange[] = [];
 	lastTurn: string[] = [];
 	readonly #run = new Set<string>();
+	readonly #counter: SeqCounter;
+
+	/** `counter`: where seqs come from (default: a new one, starting at 1). */
+	constructor(counter: SeqCounter = { last: 0 }) {
+		this.#counter = counter;
+	}
+
+	/** The newest seq of this pi process (the message's `seq`): never lower than a previous session's. */
+	get seq(): number {
+		return this.#counter.last;
+	}
 
 	/** Record a change; returns its seq. */
 	record(file: string, tool: string): number {
-		this.seq += 1;
-		this.changed.push({ file, seq: this.seq, tool });
+		this.#counter.last += 1;
+		const seq = this.#counter.last;
+		this.changed.push({ file, seq, tool });
 		if (this.changed.length > MAX_PI_CHANGED) this.changed.splice(0, this.changed.length - MAX_PI_CHANGED);
 		this.#run.delete(file);
 		this.#run.add(file);
-		return this.seq;
+		return seq;
 	}
 
 	/** A new prompt's run begins: its changes will make the next `last_turn`. */
@@ -108,27 +149,32 @@ export function isSettled(report: FileReport | undefined): boolean {
 
 /**
  * What the model reads after the tool's own result, or null when there is nothing worth saying (the editor
- * does not have the file open, or reloaded it with no checker attached). Diagnostics older than the reloaded
- * version are never shown.
+ * does not have the file open, or reloaded it with no checker attached, or the wait was aborted before any
+ * answer). Diagnostics older than the reloaded version are never shown.
  */
 export function formatToolNote(
 	editor: Pick<EditorState, "app" | "product">,
 	file: string,
-	report: FileReport | undefined,
-	waitedMs = DIAGNOSTICS_WAIT_MS,
+	outcome: { report: FileReport | undefined; ended: WaitEnd },
+	caps: WaitCaps = WAIT_CAPS,
 ): string | null {
-	if (!report) return null;
 	const name = formatEditorName(editor);
 	const path = oneLine(file);
+	const report = outcome.report;
+	if (!report) {
+		return outcome.ended === "no answer"
+			? `${name} did not answer within ${formatWait(caps.answerMs)} (suspended or busy?): it may still show the old content of ${path}.`
+			: null;
+	}
 	if (report.status === "modified") {
 		return `Note: ${path} is open in ${name} with unsaved changes. The editor kept the user's version and did not reload it; the user's buffer differs from the file on disk.`;
 	}
 	if (report.status !== "reloaded" || !report.diagnostics_expected) return null;
 	const diagnostics = report.diagnostics;
 	if (!diagnostics || !isCurrent(diagnostics, report.version)) {
-		return `${name} reloaded ${path}; no diagnostics for the new content arrived within ${formatWait(waitedMs)}.`;
+		return `${name} reloaded ${path}; no diagnostics for the new content arrived within ${formatWait(caps.diagnosticsMs)}.`;
 	}
-	if (diagnostics.items.length === 0) return `${name} reloaded ${path}: no diagnostics for the new content.`;
+	if (isClean(diagnostics)) return `${name} reloaded ${path}: no diagnostics for the new content.`;
 	const lines = formatList(diagnostics, null, TOOL_DIAGNOSTICS_CAP, "errors first");
 	return [`${name} reloaded ${path}. ${lines[0]}`, ...lines.slice(1)].join("\n");
 }
@@ -137,22 +183,31 @@ function formatWait(ms: number): string {
 	return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
-/** The absolute path pi's tools wrote for a `path` argument, resolved as pi resolves it (`@` prefix, `~`). */
-export function resolveToolPath(path: string, cwd: string, home: string): string {
-	let p = path.startsWith("@") ? path.slice(1) : path;
-	if (p === "~") p = home;
-	else if (p.startsWith("~/")) p = `${home}${p.slice(1)}`;
-	return posixResolve(cwd, p);
+/** The spaces pi's tools read as a plain space in a path (pi's utils/paths.js UNICODE_SPACES). */
+const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
+
+/**
+ * The absolute path pi's `write` and `edit` tools wrote for a `path` argument, or null when pi could not
+ * have used it. Exactly pi's rule (`resolveToCwd` in pi's core/tools/path-utils.js, over `normalizePath` and
+ * `resolvePath` in utils/paths.js), in its order: unicode spaces become plain spaces, then a leading `@` goes,
+ * then `~` and `~/` expand to the home directory, then a `file://` URL becomes its path, then the result is
+ * resolved against the working directory (which gets the same `~` and `file://` treatment). POSIX only, as
+ * the state directory is.
+ */
+export function resolveToolPath(path: string, cwd: string, home: string): string | null {
+	try {
+		const normalized = normalizeToolPath(path.replace(UNICODE_SPACES, " ").replace(/^@/, ""), home);
+		return posix.resolve(normalizeToolPath(cwd, home), normalized);
+	} catch {
+		// A file URL pi would refuse too (a host, an encoded slash): its tool failed, nothing was written.
+		return null;
+	}
 }
 
-/** path.posix.resolve without importing node:path into the pure core's browser-free surface. */
-function posixResolve(base: string, p: string): string {
-	const parts = (p.startsWith("/") ? p : `${base}/${p}`).split("/");
-	const out: string[] = [];
-	for (const part of parts) {
-		if (part === "" || part === ".") continue;
-		if (part === "..") out.pop();
-		else out.push(part);
-	}
-	return `/${out.join("/")}`;
+/** pi's `normalizePath` after its optional steps: `~` expansion, then a `file://` URL to its path. */
+function normalizeToolPath(p: string, home: string): string {
+	if (p === "~") return home;
+	if (p.startsWith("~/")) return posix.join(home, p.slice(2));
+	if (/^file:\/\//.test(p)) return fileURLToPath(p);
+	return p;
 }

@@ -4,39 +4,65 @@
  * vscode-langservers-extracted devDependency) on a JSON file; pi's fake model edits the file with pi's `edit`
  * tool. The edit fixes the error the server reported before and introduces another: the model must receive
  * the server's diagnostic for the new content in the tool result of the same run, and never the old one.
- * Detection is the product's own: an attached LSP client means `diagnostics_expected`.
+ * Detection is the product's own: an attached LSP client means `diagnostics_expected`. And across sessions
+ * of one pi process (RPC `new_session`): the next session's edit is answered with its own diagnostics, never
+ * with the report Neovim still holds on the previous session's edit.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { describe, it } from "node:test";
-import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
-import { NVIM_MATRIX, requireBin, startNvim } from "../helpers/nvim.ts";
-import { BIN, runPrint } from "../helpers/pi-env.ts";
+import { describe, it, type TestContext } from "node:test";
+import {
+	DEFAULT_REPLY,
+	type FakeReply,
+	messageText,
+	type RecordedRequest,
+	requestMessages,
+	toolResults,
+} from "../helpers/fake-llm.ts";
+import { NVIM_MATRIX, type Nvim, type NvimFlavour, requireBin, startNvim } from "../helpers/nvim.ts";
+import { BIN, type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { startRpc } from "../helpers/rpc.ts";
 import { envFor, PROMPT, touch } from "../helpers/scenario.ts";
 
 const SERVER = join(BIN, "vscode-json-language-server");
 
+/** pi's env and a Neovim in its work dir showing config.json (`content`) with the JSON server attached. */
+async function openWithServer(
+	t: TestContext,
+	flavour: NvimFlavour,
+	content: string,
+): Promise<{ env: PiEnv; nv: Nvim; file: string }> {
+	requireBin(flavour);
+	assert.ok(existsSync(SERVER), `${SERVER} is missing: npm ci installs vscode-langservers-extracted`);
+	const env = await envFor(t);
+	const file = touch(env.workDir, "config.json", content);
+	const nv = await startNvim(t, flavour, {
+		runtimeDir: env.runtimeDir,
+		cwd: env.workDir,
+		env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}` },
+	});
+	await nv.command("edit config.json");
+	// vim.lsp.start is 0.8+; start_client + buf_attach_client is what it does, on 0.7 too.
+	await nv.lua(
+		`local config = { name = 'jsonls', cmd = { ..., '--stdio' }, root_dir = vim.fn.getcwd() }
+			local id = vim.lsp.start_client(config)
+			vim.lsp.buf_attach_client(0, id)`,
+		SERVER,
+	);
+	return { env, nv, file };
+}
+
+/** The user prompt a request answers (the first user message: the rest is injected context). */
+const promptOf = (request: RecordedRequest): string | undefined =>
+	requestMessages(request)
+		.filter((m) => m.role === "user")
+		.map(messageText)[0];
+
 for (const flavour of NVIM_MATRIX) {
 	describe(`nvim ${flavour.name} + vscode-json-language-server + pi`, () => {
 		it("after pi's edit the model gets the server's diagnostic for the new content, not the old one", async (t) => {
-			requireBin(flavour);
-			assert.ok(existsSync(SERVER), `${SERVER} is missing: npm ci installs vscode-langservers-extracted`);
-			const env = await envFor(t);
-			const file = touch(env.workDir, "config.json", '{\n  "name": "demo"\n  "port": 8080\n}\n');
-			const nv = await startNvim(t, flavour, {
-				runtimeDir: env.runtimeDir,
-				cwd: env.workDir,
-				env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}` },
-			});
-			await nv.command("edit config.json");
-			// vim.lsp.start is 0.8+; start_client + buf_attach_client is what it does, on 0.7 too.
-			await nv.lua(
-				`local config = { name = 'jsonls', cmd = { ..., '--stdio' }, root_dir = vim.fn.getcwd() }
-			local id = vim.lsp.start_client(config)
-			vim.lsp.buf_attach_client(0, id)`,
-				SERVER,
-			);
+			const { env, nv, file } = await openWithServer(t, flavour, '{\n  "name": "demo"\n  "port": 8080\n}\n');
 			const before = await nv.until(
 				(s) => s.active_buffer.diagnostics?.items.some((d) => d.message === "Expected comma") === true,
 				"the server reports the missing comma",
@@ -70,6 +96,53 @@ for (const flavour of NVIM_MATRIX) {
 			assert.ok(!toolText.includes("Expected comma"), `the old diagnostic is not presented: ${toolText}`);
 			const lines = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
 			assert.deepEqual(lines, ["{", '  "name": "demo",', '  "port": 8080,', "}"]);
+		});
+
+		it("a new session's edit (RPC new_session) gets its own diagnostics, not the last session's report", async (t) => {
+			const { env, nv, file } = await openWithServer(t, flavour, '{\n  "name": "demo",\n  "port": 8080\n}\n');
+			await nv.until(
+				(s) => s.active_buffer.diagnostics?.version === s.active_buffer.version,
+				"the server reports on the clean file",
+				30_000,
+			);
+			const EDITS: Record<string, { oldText: string; newText: string }> = {
+				"first session: add a trailing comma": { oldText: "8080\n", newText: "8080,\n" },
+				"second session: drop both commas": {
+					oldText: '"demo",\n  "port": 8080,\n',
+					newText: '"demo"\n  "port": 8080\n',
+				},
+			};
+			env.model.respond = (request): FakeReply => {
+				const edit = EDITS[promptOf(request) ?? ""];
+				const answered = requestMessages(request).at(-1)?.role === "tool";
+				return edit && !answered
+					? { toolCalls: [{ name: "edit", arguments: { path: file, edits: [edit] } }] }
+					: { text: DEFAULT_REPLY };
+			};
+			const rpc = await startRpc(env);
+			t.after(() => rpc.close());
+			const [first, second] = Object.keys(EDITS) as [string, string];
+
+			await rpc.prompt(first);
+			const firstText = toolResults(env.model.requests.at(-1)).join("\n");
+			assert.match(firstText, /^- error 3:15 Trailing comma \[json 519\]$/m, firstText);
+
+			assert.equal((await rpc.command({ type: "new_session" })).success, true);
+			await rpc.prompt(second);
+			const secondText = toolResults(env.model.requests.at(-1)).join("\n");
+			assert.equal(promptOf(env.model.requests.at(-1) as RecordedRequest), second, "a request of the new session");
+			assert.match(secondText, /Neovim reloaded .*config\.json\. Diagnostics \(1 error\):/, secondText);
+			assert.match(secondText, /Expected comma/, secondText);
+			assert.ok(
+				!secondText.includes("Trailing comma"),
+				`the last session's diagnostic is not presented: ${secondText}`,
+			);
+			const lines = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
+			assert.deepEqual(
+				lines,
+				["{", '  "name": "demo"', '  "port": 8080', "}"],
+				"Neovim reloaded the new session's edit",
+			);
 		});
 	});
 }

@@ -129,11 +129,60 @@ describe("formatPromptDiagnostics", () => {
 		const items = Array.from({ length: 50 }, (_, i) => d(i % 5 === 0 ? "error" : "warning", i + 1));
 		const lines = formatPromptDiagnostics(buffer({ version: 9, diagnostics: { version: 9, total: 60, items } }), 3);
 		assert.deepEqual(lines, [
-			"Diagnostics (10 errors, 40 warnings; showing 3 of 60, errors first, then nearest the cursor):",
+			"Diagnostics (60 in all: 10 errors, 40 warnings, 10 more the editor did not list; showing 3 of 60, errors first, then nearest the cursor):",
 			"- error 46:1 error@46",
 			"- error 41:1 error@41",
 			"- error 36:1 error@36",
 		]);
+	});
+
+	describe("the header counts everything the editor reported, and says how many are shown", () => {
+		interface Case {
+			name: string;
+			items: DiagnosticItem[];
+			/** The editor's count before its own cap. */
+			total: number;
+			cap: number;
+			header: string;
+		}
+		const CASES: Case[] = [
+			{
+				name: "all listed, all shown",
+				items: [d("error", 1), d("warning", 2), d("warning", 3)],
+				total: 3,
+				cap: 10,
+				header: "Diagnostics (1 error, 2 warnings):",
+			},
+			{
+				name: "all listed, the prompt's cap shows fewer",
+				items: [d("error", 1), d("warning", 2), d("warning", 3)],
+				total: 3,
+				cap: 1,
+				header: "Diagnostics (1 error, 2 warnings; showing 1 of 3, errors first, then nearest the cursor):",
+			},
+			{
+				name: "the editor counted more than it listed: the counts still add up to the total",
+				items: [d("error", 1), d("error", 2)],
+				total: 150,
+				cap: 10,
+				header:
+					"Diagnostics (150 in all: 2 errors, 148 more the editor did not list; showing 2 of 150, errors first, then nearest the cursor):",
+			},
+			{
+				name: "counted, none listed: not 'none'",
+				items: [],
+				total: 4,
+				cap: 10,
+				header: "Diagnostics (4 reported, none listed by the editor):",
+			},
+		];
+		for (const { name, items, total, cap, header } of CASES) {
+			it(name, () => {
+				const lines = formatPromptDiagnostics(buffer({ version: 2, diagnostics: { version: 2, total, items } }), cap);
+				assert.equal(lines[0], header);
+				assert.equal(lines.length, 1 + Math.min(cap, items.length));
+			});
+		}
 	});
 
 	it("appendPromptDiagnostics adds the lines to the block, or leaves it alone", () => {

@@ -3,22 +3,15 @@
  * publishes and when, and what a write/edit's tool result gets for each kind of answer.
  */
 import assert from "node:assert/strict";
-import {
-	chmodSync,
-	existsSync,
-	mkdirSync,
-	mkdtempSync,
-	readFileSync,
-	renameSync,
-	rmSync,
-	writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { EditorLink } from "../../src/editor-link.ts";
-import { type EditorState, type FileReport, parsePiMessage } from "../../src/protocol.ts";
+import { EditorLink, type EditorLinkOptions } from "../../src/editor-link.ts";
+import type { WaitCaps } from "../../src/pi-message.ts";
+import { type FileReport, parsePiMessage } from "../../src/protocol.ts";
 import type { EditorRecord } from "../../src/scan.ts";
+import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;
 const EDITOR = 4_000_001;
@@ -28,28 +21,26 @@ after(() => {
 	for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
-function world(protocol: string | null = "0.3", capMs = 300) {
+const CAPS: WaitCaps = { answerMs: 200, diagnosticsMs: 300 };
+
+/**
+ * A private state dir, an editor (pi is connected to it) whose answers the test writes, and a link of pi's.
+ * `options` replace the link's defaults (caps above, a seq counter of its own); `newLink` builds another link
+ * in the same "process" (same dir, pid and defaults), as the next session's session_start does.
+ */
+function world(protocol: string | null = "0.3", options: Partial<EditorLinkOptions> = {}) {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-link-"));
 	roots.push(root);
 	const dir = join(root, "pi-ide");
 	mkdirSync(dir);
 	chmodSync(dir, 0o700);
-	const state: EditorState = {
+	const state = makeState({
 		pid: EDITOR,
 		cwd: "/w",
 		timestamp: 1,
-		app: "nvim",
 		...(protocol ? { protocol } : {}),
-		active_buffer: {
-			file: "/w/a.ts",
-			name: "a.ts",
-			language: "typescript",
-			cursor: { line: 1, column: 1 },
-			selection: null,
-			modified: false,
-			lines_total: 1,
-		},
-	};
+		active_buffer: { file: "/w/a.ts", cursor: { line: 1, column: 1 }, lines_total: 1 },
+	});
 	let connected: EditorRecord | undefined = {
 		path: join(dir, `${EDITOR}.json`),
 		pid: EDITOR,
@@ -57,21 +48,19 @@ function world(protocol: string | null = "0.3", capMs = 300) {
 		writtenAt: state.timestamp,
 		ino: 0,
 	};
-	const answer = (files: FileReport[]) => {
-		const path = join(dir, `${EDITOR}.json`);
-		writeFileSync(`${path}.x`, JSON.stringify({ ...state, files }), { mode: 0o600 });
-		chmodSync(`${path}.x`, 0o600);
-		renameSync(`${path}.x`, path);
-	};
-	const link = new EditorLink({
-		stateDir: dir,
-		uid: UID,
-		pid: PI,
-		cwd: "/w",
-		home: "/home/u",
-		connected: () => connected,
-		capMs,
-	});
+	const answer = (files: FileReport[]) => writeStateFile(dir, { ...state, files });
+	const newLink = () =>
+		new EditorLink({
+			stateDir: dir,
+			uid: UID,
+			pid: PI,
+			cwd: "/w",
+			home: "/home/u",
+			connected: () => connected,
+			waitCaps: CAPS,
+			seqCounter: { last: 0 },
+			...options,
+		});
 	const message = () => {
 		const parsed = parsePiMessage(readFileSync(join(dir, `pi-${PI}.json`), "utf8"), PI);
 		assert.ok(parsed.ok, JSON.stringify(parsed));
@@ -79,7 +68,8 @@ function world(protocol: string | null = "0.3", capMs = 300) {
 	};
 	return {
 		dir,
-		link,
+		link: newLink(),
+		newLink,
 		answer,
 		message,
 		disconnect: () => {
@@ -131,10 +121,11 @@ describe("EditorLink", () => {
 		assert.deepEqual(w.message().last_turn, ["/w/src/a.ts"]);
 	});
 
-	it("ignores other tools and inputs without a path", async () => {
+	it("ignores other tools, inputs without a path, and paths pi's tools refuse", async () => {
 		const w = world();
 		assert.equal(await w.link.afterTool("bash", { command: "rm -rf /" }), null);
 		assert.equal(await w.link.afterTool("write", { content: "x" }), null);
+		assert.equal(await w.link.afterTool("write", { path: "file://host/x" }), null);
 		assert.equal(w.link.log.seq, 0);
 	});
 
@@ -145,17 +136,60 @@ describe("EditorLink", () => {
 		assert.match(note ?? "", /open in Neovim with unsaved changes/);
 	});
 
-	it("reloaded with a checker but no fresh diagnostics: 'none arrived' at the cap", async () => {
+	it("reloaded with a checker but no fresh diagnostics: 'none arrived' at the diagnostics cap", async () => {
 		const w = world();
 		w.answer([report({ diagnostics_expected: true, diagnostics: { version: 2, total: 1, items: [] } })]);
 		const note = await w.link.afterTool("write", { path: "/w/src/a.ts" });
 		assert.equal(note, "Neovim reloaded /w/src/a.ts; no diagnostics for the new content arrived within 300 ms.");
 	});
 
+	it("a v0.3 editor that does not answer: the note says so at the answer cap", { timeout: 30_000 }, async () => {
+		// A 10-minute diagnostics cap: were pi to wait for it without any answer, the test's timeout would fail it.
+		const w = world("0.3", { waitCaps: { answerMs: 200, diagnosticsMs: 600_000 } });
+		const note = await w.link.afterTool("write", { path: "/w/src/a.ts" });
+		assert.equal(
+			note,
+			"Neovim did not answer within 200 ms (suspended or busy?): it may still show the old content of /w/src/a.ts.",
+		);
+	});
+
 	it("a v0.2 editor: published, but no wait and no note", { timeout: 30_000 }, async () => {
-		// A 10-minute cap: were pi to wait for an editor that cannot answer, the test's timeout would fail it.
-		const w = world(null, 600_000);
+		// 10-minute caps: were pi to wait for an editor that cannot answer, the test's timeout would fail it.
+		const w = world(null, { waitCaps: { answerMs: 600_000, diagnosticsMs: 600_000 } });
 		assert.equal(await w.link.afterTool("write", { path: "/w/src/a.ts" }), null);
 		assert.equal(w.message().seq, 1);
+	});
+});
+
+describe("EditorLink: one pi process, several sessions (/new, /resume, /fork, /reload)", () => {
+	it("the next session's seqs continue the last one's: an old report never answers a new change", async () => {
+		// The process's own counter (no seqCounter), as index.ts builds a link at every session_start.
+		const w = world("0.3", { seqCounter: undefined });
+		const first = w.link;
+		await first.afterTool("edit", { path: "/w/src/a.ts" });
+		const oldSeq = w.message().seq;
+		// The editor answered the first session's change; its state keeps that report after the session ends.
+		const old = { severity: "error" as const, line: 1, column: 1, message: "OLD error" };
+		w.answer([
+			report({
+				seq: oldSeq,
+				pi_pid: PI,
+				diagnostics_expected: true,
+				diagnostics: { version: 3, total: 1, items: [old] },
+			}),
+		]);
+		first.close();
+
+		const second = w.newLink();
+		second.sync();
+		assert.equal(w.message().seq, oldSeq, "the new session's first message does not go back to 0");
+		const note = await second.afterTool("edit", { path: "/w/src/a.ts" });
+		assert.ok(w.message().seq > oldSeq, `new change ${w.message().seq} after old ${oldSeq}`);
+		assert.equal(
+			note,
+			"Neovim did not answer within 200 ms (suspended or busy?): it may still show the old content of /w/src/a.ts.",
+			"the first session's report (and its diagnostics) does not answer the new change",
+		);
+		second.close();
 	});
 });

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import { homedir } from "node:os";
 import { describe, it } from "node:test";
+// pi's own rule for its write/edit tools' path argument (not exported: imported by file, the version pinned).
+import { resolveToCwd as piResolveToCwd } from "../../node_modules/@earendil-works/pi-coding-agent/dist/core/tools/path-utils.js";
 import {
 	buildPiMessage,
 	ChangeLog,
@@ -8,7 +11,9 @@ import {
 	formatToolNote,
 	isSettled,
 	resolveToolPath,
+	type SeqCounter,
 	speaksV03,
+	type WaitEnd,
 } from "../../src/pi-message.ts";
 import { type EditorState, type FileReport, parsePiMessage } from "../../src/protocol.ts";
 
@@ -31,6 +36,17 @@ describe("ChangeLog", () => {
 		assert.equal(log.changed.length, 50);
 		assert.deepEqual(log.changed[0], { file: "/p/f11", seq: 11, tool: "write" });
 		assert.deepEqual(log.changed.at(-1), { file: "/p/f60", seq: 60, tool: "write" });
+	});
+
+	it("seqs from a shared counter keep growing across logs (one pi process, a new session)", () => {
+		const counter: SeqCounter = { last: 0 };
+		const first = new ChangeLog(counter);
+		first.record("/p/a", "edit");
+		first.record("/p/a", "edit");
+		const second = new ChangeLog(counter);
+		assert.equal(second.seq, 2, "a new session's message carries the process's newest seq, not 0");
+		assert.equal(second.record("/p/a", "edit"), 3);
+		assert.deepEqual(second.changed, [{ file: "/p/a", seq: 3, tool: "edit" }]);
 	});
 
 	it("last_turn: the files changed since the run began, published at turn ends", () => {
@@ -61,16 +77,44 @@ describe("buildPiMessage / encodePiMessage", () => {
 	});
 });
 
-describe("resolveToolPath", () => {
-	const CASES: [string, string][] = [
-		["src/a.ts", "/w/src/a.ts"],
-		["/abs/b.ts", "/abs/b.ts"],
-		["@src/c.ts", "/w/src/c.ts"],
-		["~/d.ts", "/home/u/d.ts"],
-		["../x/./e.ts", "/x/e.ts"],
+describe("resolveToolPath: as pi's write/edit tools resolve their path", () => {
+	interface Case {
+		name: string;
+		input: string;
+		/** With cwd /w and home /home/u; null: pi's tool fails on it too. */
+		expected: string | null;
+	}
+	const CASES: Case[] = [
+		{ name: "relative", input: "src/a.ts", expected: "/w/src/a.ts" },
+		{ name: "absolute", input: "/abs/b.ts", expected: "/abs/b.ts" },
+		{ name: "a leading @ goes", input: "@src/c.ts", expected: "/w/src/c.ts" },
+		{ name: "only one @ goes", input: "@@x.ts", expected: "/w/@x.ts" },
+		{ name: "~/ is the home directory", input: "~/d.ts", expected: "/home/u/d.ts" },
+		{ name: "~ alone is the home directory", input: "~", expected: "/home/u" },
+		{ name: "@ then ~", input: "@~/d.ts", expected: "/home/u/d.ts" },
+		{ name: "~user is a plain name", input: "~user/x", expected: "/w/~user/x" },
+		{ name: ". and ..", input: "../x/./e.ts", expected: "/x/e.ts" },
+		{ name: "~/.. leaves home", input: "~/../x", expected: "/home/x" },
+		{ name: "no-break space is a space", input: "a\u00a0b.ts", expected: "/w/a b.ts" },
+		{ name: "narrow no-break and ideographic spaces", input: "a\u202fb\u3000c", expected: "/w/a b c" },
+		{ name: "leading spaces are kept", input: " ./a", expected: "/w/ ./a" },
+		{ name: "a file URL is its path, decoded", input: "file:///tmp/a%20b.ts", expected: "/tmp/a b.ts" },
+		{ name: "@ then a file URL", input: "@file:///t/x", expected: "/t/x" },
+		{ name: "a file URL with a host: pi refuses it", input: "file://host/x", expected: null },
 	];
-	for (const [input, expected] of CASES)
-		it(input, () => assert.equal(resolveToolPath(input, "/w", "/home/u"), expected));
+	for (const { name, input, expected } of CASES) {
+		it(name, () => {
+			assert.equal(resolveToolPath(input, "/w", "/home/u"), expected);
+			// The same as pi, with pi's own home directory.
+			let pi: string | null;
+			try {
+				pi = piResolveToCwd(input, "/w");
+			} catch {
+				pi = null;
+			}
+			assert.equal(resolveToolPath(input, "/w", homedir()), pi);
+		});
+	}
 });
 
 describe("reports: finding, settling", () => {
@@ -112,35 +156,77 @@ describe("reports: finding, settling", () => {
 
 describe("formatToolNote", () => {
 	const item = { severity: "error" as const, line: 3, column: 2, message: "bad", source: "ts", code: "1" };
-	const CASES: [string, FileReport | undefined, string | null][] = [
-		["no answer", undefined, null],
-		["not open", report({ status: "not-open" }), null],
-		["reloaded without a checker", report({ diagnostics_expected: false }), null],
-		[
-			"unsaved changes in the editor",
-			report({ status: "modified", modified: true }),
-			"Note: /p/a.ts is open in Neovim with unsaved changes. The editor kept the user's version and did not reload it; the user's buffer differs from the file on disk.",
-		],
-		[
-			"no fresh diagnostics",
-			report(),
-			"Neovim reloaded /p/a.ts; no diagnostics for the new content arrived within 2 s.",
-		],
-		[
-			"stale diagnostics are not shown",
-			report({ diagnostics: { version: 4, total: 1, items: [item] } }),
-			"Neovim reloaded /p/a.ts; no diagnostics for the new content arrived within 2 s.",
-		],
-		[
-			"fresh and clean",
-			report({ diagnostics: { version: 5, total: 0, items: [] } }),
-			"Neovim reloaded /p/a.ts: no diagnostics for the new content.",
-		],
-		[
-			"fresh errors",
-			report({ diagnostics: { version: 5, total: 1, items: [item] } }),
-			"Neovim reloaded /p/a.ts. Diagnostics (1 error):\n- error 3:2 bad [ts 1]",
-		],
+	interface Case {
+		name: string;
+		report: FileReport | undefined;
+		ended: WaitEnd;
+		expected: string | null;
+	}
+	const CASES: Case[] = [
+		{
+			name: "no answer within the answer cap",
+			report: undefined,
+			ended: "no answer",
+			expected: "Neovim did not answer within 1 s (suspended or busy?): it may still show the old content of /p/a.ts.",
+		},
+		{ name: "aborted before any answer", report: undefined, ended: "aborted", expected: null },
+		{ name: "not open", report: report({ status: "not-open" }), ended: "settled", expected: null },
+		{
+			name: "reloaded without a checker",
+			report: report({ diagnostics_expected: false }),
+			ended: "settled",
+			expected: null,
+		},
+		{
+			name: "unsaved changes in the editor",
+			report: report({ status: "modified", modified: true }),
+			ended: "settled",
+			expected:
+				"Note: /p/a.ts is open in Neovim with unsaved changes. The editor kept the user's version and did not reload it; the user's buffer differs from the file on disk.",
+		},
+		{
+			name: "no fresh diagnostics within the diagnostics cap",
+			report: report(),
+			ended: "no diagnostics",
+			expected: "Neovim reloaded /p/a.ts; no diagnostics for the new content arrived within 2 s.",
+		},
+		{
+			name: "stale diagnostics are not shown",
+			report: report({ diagnostics: { version: 4, total: 1, items: [item] } }),
+			ended: "no diagnostics",
+			expected: "Neovim reloaded /p/a.ts; no diagnostics for the new content arrived within 2 s.",
+		},
+		{
+			name: "fresh and clean",
+			report: report({ diagnostics: { version: 5, total: 0, items: [] } }),
+			ended: "settled",
+			expected: "Neovim reloaded /p/a.ts: no diagnostics for the new content.",
+		},
+		{
+			name: "fresh, counted but none listed: not 'clean'",
+			report: report({ diagnostics: { version: 5, total: 3, items: [] } }),
+			ended: "settled",
+			expected: "Neovim reloaded /p/a.ts. Diagnostics (3 reported, none listed by the editor):",
+		},
+		{
+			name: "fresh errors",
+			report: report({ diagnostics: { version: 5, total: 1, items: [item] } }),
+			ended: "settled",
+			expected: "Neovim reloaded /p/a.ts. Diagnostics (1 error):\n- error 3:2 bad [ts 1]",
+		},
 	];
-	for (const [name, r, expected] of CASES) it(name, () => assert.equal(formatToolNote(NVIM, "/p/a.ts", r), expected));
+	for (const { name, report: r, ended, expected } of CASES)
+		it(name, () => assert.equal(formatToolNote(NVIM, "/p/a.ts", { report: r, ended }), expected));
+
+	it("words the caps it was given", () => {
+		const caps = { answerMs: 250, diagnosticsMs: 1500 };
+		assert.match(
+			formatToolNote(NVIM, "/p/a.ts", { report: undefined, ended: "no answer" }, caps) ?? "",
+			/within 250 ms/,
+		);
+		assert.match(
+			formatToolNote(NVIM, "/p/a.ts", { report: report(), ended: "no diagnostics" }, caps) ?? "",
+			/within 1500 ms/,
+		);
+	});
 });
