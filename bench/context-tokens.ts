@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { formatContextBlock } from "../src/blocks.ts";
-import { decide, modelView, type ReadMessage, selfContainedText } from "../src/context-memory.ts";
+import { decide, modelView, type ReadMessage, type RequestMessage, repairRequest } from "../src/context-memory.ts";
 import type { EditorState } from "../src/protocol.ts";
 import { killAllEditors, makeSelection } from "../test/helpers/editors.ts";
 import { injectedAfter, messageText, requestMessages } from "../test/helpers/fake-llm.ts";
@@ -126,7 +126,7 @@ export async function runContextTokensBench(): Promise<void> {
 /**
  * What the decision costs per prompt in a long conversation: `messages` editor contexts already in the model's
  * view (a full block, then cursor updates), then modelView + decide for the next prompt, and the request-time
- * check (selfContainedText).
+ * check (repairRequest: the request, a prompt and its editor context each, against the session's messages).
  */
 function benchDecision(messages: number, iterations: number): void {
 	const now = 1_800_000_000;
@@ -153,6 +153,13 @@ function benchDecision(messages: number, iterations: number): void {
 		const d = decide(b, modelView(history), { always: false, id: `m${i}` });
 		if (d.kind !== "none") history.push({ details: d.details, content: d.text });
 	}
+	const request: RequestMessage[] = [
+		{ kind: "system", details: undefined, content: "" },
+		...history.flatMap((m): RequestMessage[] => [
+			{ kind: "user", details: undefined, content: "question" },
+			{ kind: "ide-context", ...m },
+		]),
+	];
 	const next = block(messages + 1);
 	if (!next) throw new Error("no block");
 	const samples: number[] = [];
@@ -162,7 +169,7 @@ function benchDecision(messages: number, iterations: number): void {
 		decide(next, modelView(history), { always: false, id: "next" });
 		samples.push(performance.now() - start);
 		const check = performance.now();
-		selfContainedText(history);
+		if (repairRequest(request, history)) throw new Error("an intact request was repaired");
 		checks.push(performance.now() - check);
 	}
 	console.log(

@@ -11,16 +11,21 @@
  * selection replaced by its identity (editor, file, range, selected_at and a hash
  * of the text). Every message records that canonical state in its details, with
  * an id and the id of the message it updates, so a chain of updates is only
- * trusted while every link of it is still in the model's view.
+ * trusted while every link of it is still in the model's view, and a hash of the
+ * text it was sent with: a `context_edit` that swaps a message's content keeps its
+ * details, and a record is only believed while the content still matches it.
  */
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import type { ContextBlock, ContextDetails } from "./blocks.ts";
 
 /** What the next prompt sends. */
 export type SendKind = "full" | "update" | "none";
 
-/** Version of the record kept in a message's details; another version is not trusted as a baseline. */
-const MEMORY_VERSION = 1;
+/**
+ * Version of the record kept in a message's details; another version is not trusted as a baseline. 2 added
+ * `textHash`: a version 1 record cannot show that its content is still the one it was sent with.
+ */
+const MEMORY_VERSION = 2;
 
 /** The canonical form of a block: the header line and its sections in order, ages removed. */
 export interface CanonicalState {
@@ -49,6 +54,8 @@ export interface MemoryRecord {
 	selection: SelectionIdentity | null;
 	/** True when this message carries the selection's text (not a reference to an earlier one). */
 	selectionSent: boolean;
+	/** `textHash` of the text the message was sent with. */
+	textHash: string;
 }
 
 /** `ContextDetails` plus the memory record (older sessions' messages have no memory). */
@@ -56,9 +63,11 @@ export interface MemoryDetails extends ContextDetails {
 	memory?: MemoryRecord;
 }
 
-/** The ide-context messages the model will see, oldest first, reduced to what this module reads. */
-export interface VisibleMessage {
+/** An ide-context message as the model reads it (the session's projection, or a request), reduced to what this module reads. */
+export interface ReadMessage {
 	details: unknown;
+	/** As pi holds it: a string, or text (and image) parts. */
+	content: unknown;
 }
 
 /** What the model has, as far as the editor context goes. */
@@ -94,10 +103,38 @@ const NO_CONTEXT = "the model has no editor context in this conversation yet";
 const LOST_CONTEXT =
 	"the editor context sent earlier is no longer in the model's view (compaction, /tree, /fork or another session)";
 
-/** Read the model's view from the ide-context messages it will see. Never throws on odd details. */
-export function modelView(messages: readonly VisibleMessage[]): ModelView {
+/** Read the model's view from the ide-context messages it will see, oldest first. Never throws on odd details. */
+export function modelView(messages: readonly ReadMessage[]): ModelView {
+	return viewOf(readRecords(messages));
+}
+
+/** A message the model reads, with its record: null for one without a usable record (an older version's). */
+interface ReadRecord {
+	message: ReadMessage;
+	record: MemoryRecord | null;
+}
+
+/**
+ * The records of `messages`, leaving out every message whose content no longer is the text its record was sent
+ * with (a `context_edit` replaced it, another extension rewrote it): the model does not read what that record says.
+ */
+function readRecords(messages: readonly ReadMessage[], checked?: readonly ReadRecord[]): ReadRecord[] {
+	// A text equal to one already checked (the request's copy of a session message) needs no second hash.
+	const known = new Map<string, string>(
+		checked?.flatMap((r) => (r.record ? [[r.record.id, contentText(r.message.content)]] : [])),
+	);
+	return messages.flatMap((message): ReadRecord[] => {
+		const record = readMemory(message.details);
+		if (!record) return [{ message, record }];
+		const text = contentText(message.content);
+		if (known.get(record.id) !== text && record.textHash !== textHash(text)) return [];
+		return [{ message, record }];
+	});
+}
+
+function viewOf(read: readonly ReadRecord[]): ModelView {
 	const selections = new Set<string>();
-	const records: Array<MemoryRecord | null> = messages.map((m) => readMemory(m.details));
+	const records = read.map((r) => r.record);
 	for (const record of records) {
 		if (record?.selection && record.selectionSent) selections.add(selectionKey(record.selection));
 	}
@@ -120,11 +157,20 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	const selection = selectionIdentity(block.details, parsed);
 	const state = canonicalState(parsed, selection);
 	const known = selection !== null && view.selections.has(selectionKey(selection));
-	const record = (kind: MemoryRecord["kind"], prev: string | null, sent: boolean): MemoryDetails => {
+	const record = (kind: MemoryRecord["kind"], prev: string | null, sent: boolean, text: string): MemoryDetails => {
 		const { selection: injected, ...rest } = block.details;
 		const details: MemoryDetails = { ...rest };
 		if (injected && sent) details.selection = injected;
-		details.memory = { v: MEMORY_VERSION, id: options.id, kind, prev, state, selection, selectionSent: sent };
+		details.memory = {
+			v: MEMORY_VERSION,
+			id: options.id,
+			kind,
+			prev,
+			state,
+			selection,
+			selectionSent: sent,
+			textHash: textHash(text),
+		};
 		return details;
 	};
 	const full = (reason: string): Decision => {
@@ -134,7 +180,7 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 		return {
 			kind: "full",
 			text,
-			details: record("full", null, sent),
+			details: record("full", null, sent, text),
 			why: sent || selection === null ? why : `${why}; ${SELECTION_REFERENCED}`,
 			selectionReferenced: !sent && selection !== null,
 		};
@@ -171,42 +217,128 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	return {
 		kind: "update",
 		text: update,
-		details: record("update", base.id, sent),
+		details: record("update", base.id, sent, update),
 		why: `an update (${keys}) to the editor context the model has${known ? `; ${SELECTION_REFERENCED}` : ""}`,
 		selectionReferenced: known,
 	};
 }
 
-/** An ide-context message as the model is about to read it (the `context` event). */
-export interface ReadMessage {
+/**
+ * The session's editor context for the request check: the projection's ide-context messages, plus `run`, the
+ * block this run started with, when the projection no longer has it (a compaction in the middle of the run
+ * summarised it away: the run still works on that editor context).
+ */
+export function withRunContext(projected: readonly ReadMessage[], run: ReadMessage | undefined): ReadMessage[] {
+	const id = run && readMemory(run.details)?.id;
+	if (!run || id === undefined || projected.some((m) => readMemory(m.details)?.id === id)) return [...projected];
+	return [...projected, run];
+}
+
+/** One message of a model request, as the request-time check reads it. */
+export interface RequestMessage extends ReadMessage {
+	/** "ide-context": one of this extension's messages; "user": a user prompt; "system": pi's prompt and tools. */
+	kind: "ide-context" | "user" | "system" | "other";
+}
+
+/** How a request is made to carry the editor context the model should have. */
+export interface RequestRepair {
+	/** Where the self-contained editor context goes. */
+	index: number;
+	/** True: it replaces the ide-context message at `index`; false: it is inserted before the message there. */
+	replace: boolean;
+	text: string;
+	/** The details of the session's message it stands for. */
 	details: unknown;
-	content: unknown;
 }
 
 const SELECTION_GONE =
 	"Selection: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).";
 
 /**
- * The last resort, for the request itself: when the last ide-context message the model is about to read builds
- * on messages that are no longer in the request (pi compacted in the middle of a run, or another extension
- * pruned the context), a self-contained text for it: the state it records, its own lines where it has them.
- * Undefined when the message stands (or is not one of ours): the request is then left untouched.
+ * The last resort, for the request itself (after every other extension changed it): the newest editor context of
+ * the session (`session`: the ide-context messages of its projection, oldest first) is what the model should
+ * read. When the request lacks it, or a message it builds on (pi compacted in the middle of a run, another
+ * extension pruned), the request gets one self-contained block for it instead: in place of the last ide-context
+ * message it still has, or before the last user prompt when it has none. Undefined when the request holds it
+ * (or the session has no editor context of this version): the request is then left untouched.
  */
-export function selfContainedText(messages: readonly ReadMessage[]): string | undefined {
-	const last = readMemory(messages.at(-1)?.details);
-	if (!last) return undefined;
-	const view = modelView(messages);
-	const selectionInView = !last.selection || view.selections.has(selectionKey(last.selection));
-	if (view.latest !== null && selectionInView) return undefined;
-	const own = new Map(parseBlock(contentText(messages.at(-1)?.content)).sections.map((s) => [s.key, s.lines]));
-	const lines = [last.state.header];
-	for (const [key, value] of last.state.sections) {
+export function repairRequest(
+	request: readonly RequestMessage[],
+	session: readonly ReadMessage[],
+): RequestRepair | undefined {
+	const fromSession = readRecords(session);
+	const newest = fromSession.at(-1);
+	const target = newest?.record;
+	if (!newest || !target) return undefined;
+	const ours = request.flatMap((message, index) => (message.kind === "ide-context" ? [{ index, message }] : []));
+	const inRequest = readRecords(
+		ours.map((o) => o.message),
+		fromSession,
+	);
+	// A request whose newest editor context the session does not know (yet) is newer than what the session
+	// says: it is never wound back to the session's.
+	const requestNewest = inRequest.at(-1)?.record;
+	if (requestNewest && !fromSession.some((r) => r.record?.id === requestNewest.id)) return undefined;
+	const view = viewOf(inRequest);
+	const selectionHeld = !target.selection || view.selections.has(selectionKey(target.selection));
+	if (view.latest?.id === target.id && selectionHeld) return undefined;
+	const replaced = ours.at(-1);
+	// The selections the request still holds once the replaced message is gone.
+	const kept = viewOf(inRequest.filter((r) => r.message !== replaced?.message)).selections;
+	const text = selfContainedText({ record: target, content: newest.message.content }, kept, fromSession);
+	if (replaced) return { index: replaced.index, replace: true, text, details: newest.message.details };
+	// Before the prompt it came with; with no prompt left, first after the system head (which stays first).
+	const lastUser = request.findLastIndex((m) => m.kind === "user");
+	const afterSystem = request.findIndex((m) => m.kind !== "system");
+	const index = lastUser >= 0 ? lastUser : afterSystem >= 0 ? afterSystem : request.length;
+	return { index, replace: false, text, details: newest.message.details };
+}
+
+/**
+ * The editor context `target` records, standing on its own: the state it records, its own lines where it has
+ * them. Its selection: the text when it carries it; a reference when `requestSelections` (what the request
+ * still holds) has the text; the text put back from the session message that carries it; only then "gone".
+ */
+function selfContainedText(
+	target: { record: MemoryRecord; content: unknown },
+	requestSelections: ReadonlySet<string>,
+	session: readonly ReadRecord[],
+): string {
+	const { record } = target;
+	const own = new Map(parseBlock(contentText(target.content)).sections.map((s) => [s.key, s]));
+	const lines = [record.state.header];
+	for (const [key, value] of record.state.sections) {
 		const mine = own.get(key);
-		if (key === SELECTION_KEY && last.selection) {
-			lines.push(...(mine && last.selectionSent ? mine : [SELECTION_GONE]));
-		} else lines.push(...(mine ?? [value]));
+		if (key === SELECTION_KEY && record.selection)
+			lines.push(...selectionLines(record, record.selection, mine, requestSelections, session));
+		else lines.push(...(mine?.lines ?? [value]));
 	}
 	return lines.join("\n");
+}
+
+function selectionLines(
+	record: MemoryRecord,
+	selection: SelectionIdentity,
+	own: Section | undefined,
+	requestSelections: ReadonlySet<string>,
+	session: readonly ReadRecord[],
+): string[] {
+	if (own && record.selectionSent) return own.lines;
+	const key = selectionKey(selection);
+	const holder = session.findLast(
+		(r) => r.record?.selectionSent && r.record.selection && selectionKey(r.record.selection) === key,
+	);
+	const held = holder && parseBlock(contentText(holder.message.content)).sections.find((s) => s.key === SELECTION_KEY);
+	if (requestSelections.has(key)) {
+		// `own` is then already the reference line ("... the same selection as in an earlier editor context ...").
+		return own ? own.lines : [selectionReference(held ?? { key: SELECTION_KEY, lines: ["Selection:"] })];
+	}
+	return held ? held.lines : [SELECTION_GONE];
+}
+
+/** The short hash a record keeps of the text its message was sent with (one-shot `hash`: checked per message). */
+function textHash(text: string): string {
+	return hash("sha256", text).slice(0, 16);
 }
 
 function contentText(content: unknown): string {
@@ -353,12 +485,12 @@ function readMemory(details: unknown): MemoryRecord | null {
 	if (!isRecord(details)) return null;
 	const memory = details["memory"];
 	if (!isRecord(memory) || memory["v"] !== MEMORY_VERSION) return null;
-	const { id, kind, prev, state, selection, selectionSent } = memory;
+	const { id, kind, prev, state, selection, selectionSent, textHash } = memory;
 	if (typeof id !== "string" || (kind !== "full" && kind !== "update")) return null;
 	if (prev !== null && typeof prev !== "string") return null;
-	if (!isState(state) || typeof selectionSent !== "boolean") return null;
+	if (!isState(state) || typeof selectionSent !== "boolean" || typeof textHash !== "string") return null;
 	if (selection !== null && !isSelection(selection)) return null;
-	return { v: MEMORY_VERSION, id, kind, prev, state, selection, selectionSent };
+	return { v: MEMORY_VERSION, id, kind, prev, state, selection, selectionSent, textHash };
 }
 
 function isState(value: unknown): value is CanonicalState {

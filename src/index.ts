@@ -15,6 +15,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
 	CONFIG_DIR_NAME,
+	type ContextWithSystemEvent,
 	type ExtensionAPI,
 	type ExtensionContext,
 	getAgentDir,
@@ -22,7 +23,16 @@ import {
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
 import { ChoiceStore } from "./choice-store.ts";
-import { type Decision, decide, type ModelView, modelView, selfContainedText } from "./context-memory.ts";
+import {
+	type Decision,
+	decide,
+	type ModelView,
+	modelView,
+	type ReadMessage,
+	type RequestMessage,
+	repairRequest,
+	withRunContext,
+} from "./context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { EditorLink } from "./editor-link.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./host-editor.ts";
@@ -168,21 +178,22 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			// Bookkeeping only.
 		}
 	});
-	// Before each model request: if the last editor context in it builds on a block the request no longer holds
-	// (pi compacted in the middle of a run, another extension pruned it), make that message self-contained.
-	pi.on("context", async (event) => {
+	// Before each model request, after every other extension changed it (context_with_system runs after every
+	// `context` handler, so a pruner loaded after this one is seen too): the request must carry the editor context
+	// the session says the model has. When it lost it, or a block it builds on (pi compacted in the middle of a
+	// run, an extension pruned), one self-contained block takes its place. The system head stays at index 0.
+	pi.on("context_with_system", async (event, ctx) => {
 		try {
-			const ours = event.messages.flatMap((m, index) =>
-				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ index, message: m }] : [],
-			);
-			const last = ours.at(-1);
-			if (!last) return undefined;
-			const text = selfContainedText(
-				ours.map(({ message }) => ({ details: message.details, content: message.content })),
-			);
-			if (text === undefined) return undefined;
+			const session = withRunContext(sessionContext(ctx), runContext(ctx));
+			const repair = repairRequest(event.messages.map(requestMessage), session);
+			if (!repair) return undefined;
 			const messages = [...event.messages];
-			messages[last.index] = { ...last.message, content: text };
+			const at = messages[repair.index];
+			if (!repair.replace) {
+				const block = { role: "custom" as const, customType: MESSAGE_TYPE, content: repair.text, display: false };
+				messages.splice(repair.index, 0, { ...block, details: repair.details, timestamp: Date.now() });
+			} else if (at?.role === "custom") messages[repair.index] = { ...at, content: repair.text };
+			else return undefined; // Not ours to replace (repairRequest only points at ours): leave the request be.
 			return { messages };
 		} catch {
 			return undefined;
@@ -260,19 +271,57 @@ function describeConnection(controller: IdeController): string {
 }
 
 /**
- * The ide-context messages the model will see with the next request: the session's projection (the current
- * branch, compaction applied), so compaction, /tree, /fork and /resume are all accounted for. Unreadable: as if
- * none (the full block goes out).
+ * What the model has of the editor context with the next request: the session's projection (the current branch,
+ * compaction and context edits applied), so compaction, /tree, /fork and /resume are all accounted for.
  */
 function visibleContext(ctx: ExtensionContext): ModelView {
+	return modelView(sessionContext(ctx));
+}
+
+/** The ide-context messages of the session's projection, oldest first. Unreadable: as if none (the full block goes out). */
+function sessionContext(ctx: ExtensionContext): ReadMessage[] {
 	try {
-		const messages = ctx.sessionManager.buildSessionProjection().messages;
-		return modelView(
-			messages.flatMap((m) => (m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ details: m.details }] : [])),
-		);
+		return ctx.sessionManager
+			.buildSessionProjection()
+			.messages.flatMap((m) =>
+				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ details: m.details, content: m.content }] : [],
+			);
 	} catch {
-		return modelView([]);
+		return [];
 	}
+}
+
+/**
+ * The block this run started with: the ide-context entry after the branch's last user prompt (before_agent_start
+ * puts it right after the prompt). Undefined when the run has none, or a context_edit changed it (the projection
+ * then says what the model has).
+ */
+function runContext(ctx: ExtensionContext): ReadMessage | undefined {
+	try {
+		const branch = ctx.sessionManager.getBranch();
+		const edited = new Set<string>();
+		for (let i = branch.length - 1; i >= 0; i--) {
+			const entry = branch[i];
+			if (!entry || (entry.type === "message" && entry.message.role === "user")) return undefined;
+			if (entry.type === "context_edit") edited.add(entry.targetId);
+			if (entry.type === "custom_message" && entry.customType === MESSAGE_TYPE)
+				return edited.has(entry.id) ? undefined : { details: entry.details, content: entry.content };
+		}
+		return undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** A message of a model request, as the request-time check reads it. */
+function requestMessage(m: ContextWithSystemEvent["messages"][number]): RequestMessage {
+	if (m.role === "custom" && m.customType === MESSAGE_TYPE)
+		return { kind: "ide-context", details: m.details, content: m.content };
+	return {
+		kind: m.role === "user" ? "user" : m.role === "system" ? "system" : "other",
+		details: undefined,
+		content: undefined,
+	};
 }
 
 function uiPort(ctx: ExtensionContext): UiPort {

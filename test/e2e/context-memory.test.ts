@@ -22,6 +22,7 @@ import {
 
 const TREE_EXTENSION = join(REPO, "test/fixtures/tree-extension.ts");
 const PRUNE_EXTENSION = join(REPO, "test/fixtures/prune-context-extension.ts");
+const DROP_EXTENSION = join(REPO, "test/fixtures/drop-context-extension.ts");
 
 /** No Neovim-link notify; compaction keeps as little as it can, so `compact` summarises the earlier prompts. */
 const envFor = (
@@ -33,8 +34,21 @@ const envFor = (
 		settings: { ideContext: { linkNvim: false, ...ideContext }, compaction: { keepRecentTokens: 1, ...compaction } },
 	});
 
-async function rpcFor(t: { after(fn: () => unknown): void }, env: PiEnv, session = false): Promise<RpcPi> {
-	const rpc = await startRpc(env, { session, args: ["-e", TREE_EXTENSION] });
+/** Other extensions pi loads with the product: `before` it (their handlers run first) and `after` it. */
+interface Around {
+	before?: string;
+	after?: string;
+}
+
+async function rpcFor(
+	t: { after(fn: () => unknown): void },
+	env: PiEnv,
+	session = false,
+	around: Around = {},
+): Promise<RpcPi> {
+	const extensions = [PRODUCT_EXTENSION, TREE_EXTENSION, ...(around.after ? [around.after] : [])];
+	const [first, ...rest] = around.before ? [around.before, ...extensions] : extensions;
+	const rpc = await startRpc(env, { session, extension: first, args: rest.flatMap((e) => ["-e", e]) });
 	t.after(() => rpc.close());
 	// Connected (the Neovim + TypeScript pill) before the first prompt.
 	await rpc.waitFor(
@@ -63,6 +77,15 @@ function requestFor(env: PiEnv, prompt: string): RecordedRequest | undefined {
 /** Every message text of a request, joined: the whole context the model read. */
 function contextText(request: RecordedRequest | undefined): string {
 	return requestMessages(request).map(messageText).join("\n");
+}
+
+/** The user-role message right before the last prompt `prompt` of a request (where a repaired block goes). */
+function userBefore(request: RecordedRequest | undefined, prompt: string): string {
+	const messages = requestMessages(request);
+	const at = messages.findLastIndex((m) => m.role === "user" && messageText(m) === prompt);
+	const before = at > 0 ? messages[at - 1] : undefined;
+	assert.equal(before?.role, "user", `no user message before ${prompt}: ${JSON.stringify(messages)}`);
+	return messageText(before as (typeof messages)[number]);
 }
 
 function count(haystack: string, needle: string): number {
@@ -278,19 +301,99 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		assert.equal(count(contextText(requestFor(env, "back in A")), MARKER), 1);
 	});
 
-	test("a request that lost the block an update builds on gets the update made whole", async (t) => {
+	const pruners: Array<{ name: string; around: Around }> = [
+		{ name: "a pruner loaded before this extension", around: { before: PRUNE_EXTENSION } },
+		{
+			name: "a pruner loaded after this extension (its context handler runs later)",
+			around: { after: PRUNE_EXTENSION },
+		},
+	];
+	for (const { name, around } of pruners) {
+		test(`${name} drops the block an update builds on: the update is made whole`, async (t) => {
+			const env = await envFor(t);
+			const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+			const rpc = await rpcFor(t, env, false, around);
+			await send(rpc, env, "one");
+			moveCursor(env, editor, 50);
+			const two = (await send(rpc, env, "two")).join("\n");
+			assert.equal(count(contextText(requestFor(env, "two")), "File: "), 1, "the first block was pruned");
+			assert.match(two, /^The user's editor \(Neovim\) shows this file:$/m);
+			assert.equal(fileLine(two), join(env.workDir, "src/main.ts"));
+			assert.match(two, /^Cursor: line 50, column 5$/m);
+		});
+	}
+
+	test("a pruner dropping every editor context: the request gets the session's, before the prompt", async (t) => {
 		const env = await envFor(t);
 		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
-		// The pruning extension runs its context handler before the product's.
-		const rpc = await startRpc(env, { extension: PRUNE_EXTENSION, args: ["-e", PRODUCT_EXTENSION] });
-		t.after(() => rpc.close());
-		await send(rpc, env, "one");
+		const rpc = await rpcFor(t, env, false, { after: DROP_EXTENSION });
+		await rpc.prompt("one");
+		const one = requestFor(env, "one");
+		assert.equal(count(contextText(one), "File: "), 1, contextText(one));
+		assert.equal(fileLine(userBefore(one, "one")), join(env.workDir, "src/main.ts"));
 		moveCursor(env, editor, 50);
+		await rpc.prompt("two");
+		const two = requestFor(env, "two");
+		assert.equal(count(contextText(two), "File: "), 1, "one self-contained block, not one per prompt");
+		const block = userBefore(two, "two");
+		assert.equal(fileLine(block), join(env.workDir, "src/main.ts"));
+		assert.match(block, /^Cursor: line 50, column 5$/m);
+		assert.doesNotMatch(contextText(two), /^Cursor: line 42/m, "no stale cursor");
+	});
+
+	test("a compaction in the middle of a run that summarised the run's block: the next request gets it back", async (t) => {
+		// As in the threshold test, every turn after the first starts with a compaction; the model's first reply is
+		// a tool call, so the run's second request comes after a compaction that split the turn (the prompt and its
+		// block are in the summary).
+		const env = await envFor(t, {}, { reserveTokens: 127_995 });
+		const file = touch(env.workDir, "src/main.ts");
+		await placeEditor(env, { active_buffer: { file } });
+		const rpc = await rpcFor(t, env);
+		// The first request only: a tool call (the summariser's requests get the plain text reply).
+		env.model.respond = (_request, index) =>
+			index === 0 ? { toolCalls: [{ name: "read", arguments: { path: file } }] } : undefined;
+		await rpc.prompt("read it");
+		const compacted = rpc.records.filter((r) => r.type === "compaction_end" && r["reason"] === "threshold");
+		assert.ok(compacted.length >= 1, "pi compacted in the middle of the run");
+		const afterTool = env.model.requests.find((r) => requestMessages(r).some((m) => m.role === "tool"));
+		assert.ok(afterTool, "a request after the tool ran");
+		assert.ok(
+			!requestMessages(afterTool).some((m) => messageText(m) === "read it"),
+			"the compaction summarised the prompt (and the block with it)",
+		);
+		const context = contextText(afterTool);
+		assert.equal(count(context, "File: "), 1, context);
+		assert.equal(fileLine(context), file);
+		assert.match(context, /^Cursor: line 42, column 10$/m);
+	});
+
+	test("diagnostics changing between prompts reach the model as an update", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/main.ts");
+		const error = (line: number, name: string) => ({
+			severity: "error" as const,
+			line,
+			column: 3,
+			message: `Cannot find name '${name}'.`,
+			source: "typescript",
+			code: "2304",
+		});
+		// A v0.3 editor: diagnostics dated with the buffer version they were computed for.
+		const checked = (version: number, items: ReturnType<typeof error>[]) => ({
+			file,
+			version,
+			diagnostics: { version, total: items.length, items },
+		});
+		const editor = await placeEditor(env, { protocol: "0.3", active_buffer: checked(3, [error(12, "x")]) });
+		const rpc = await rpcFor(t, env);
+		const one = (await send(rpc, env, "one")).join("\n");
+		assert.match(one, /^- error 12:3 Cannot find name 'x'\. \[typescript 2304\]$/m);
+		assert.deepEqual(await send(rpc, env, "unchanged?"), [], "the same diagnostics are not news");
+		switchBuffer(env, editor, checked(4, [error(12, "x"), error(30, "y")]));
 		const two = (await send(rpc, env, "two")).join("\n");
-		assert.equal(count(contextText(requestFor(env, "two")), "File: "), 1, "the first block was pruned");
-		assert.match(two, /^The user's editor \(Neovim\) shows this file:$/m);
-		assert.equal(fileLine(two), join(env.workDir, "src/main.ts"));
-		assert.match(two, /^Cursor: line 50, column 5$/m);
+		assert.match(two, /^Editor update \(Neovim\), the rest as before:\nDiagnostics \(2 errors\):$/m);
+		assert.match(two, /^- error 30:3 Cannot find name 'y'\. \[typescript 2304\]$/m);
+		assert.doesNotMatch(two, /^File: /m, "an update, not the whole block");
 	});
 
 	test("sendUnchanged: the whole block, selection included, with every prompt", async (t) => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
 import { type ContextBlock, formatContextBlock } from "../../src/blocks.ts";
 import {
@@ -8,10 +9,12 @@ import {
 	modelView,
 	parseBlock,
 	type ReadMessage,
-	selfContainedText,
-	type VisibleMessage,
+	type RequestMessage,
+	repairRequest,
+	withRunContext,
 } from "../../src/context-memory.ts";
-import type { EditorState, Selection } from "../../src/protocol.ts";
+import { appendPromptDiagnostics } from "../../src/diagnostics.ts";
+import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
 import { makeState } from "../helpers/state-files.ts";
 
@@ -46,19 +49,31 @@ function blockOf(s: EditorState, now: number, extraLines: string[] = []): Contex
 	return extraLines.length > 0 ? { ...block, text: [block.text, ...extraLines].join("\n") } : block;
 }
 
+/** The block the controller injects: the context block with the active buffer's diagnostics (the real format). */
+function promptBlockOf(s: EditorState, now: number): ContextBlock {
+	return appendPromptDiagnostics(blockOf(s, now), s);
+}
+
 /**
  * A conversation as the model sees it: the details of every ide-context message sent so far, in order. `view`
  * can be narrowed to simulate compaction, /tree or /fork removing messages from the model's view.
  */
 class Conversation {
 	messages: ReadMessage[] = [];
+	/** The request the model would get: pi's system head, then each prompt with the editor context it brought. */
+	request: RequestMessage[] = [{ kind: "system", details: undefined, content: "system prompt" }];
 	#ids = 0;
 	always = false;
 
 	send(block: ContextBlock): Decision {
 		this.#ids += 1;
 		const decision = decide(block, modelView(this.messages), { always: this.always, id: `m${this.#ids}` });
-		if (decision.kind !== "none") this.messages.push({ details: decision.details, content: decision.text });
+		this.request.push({ kind: "user", details: undefined, content: `prompt ${this.#ids}` });
+		if (decision.kind !== "none") {
+			const message = { details: decision.details, content: decision.text };
+			this.messages.push(message);
+			this.request.push({ kind: "ide-context", ...message });
+		}
 		return decision;
 	}
 }
@@ -252,47 +267,95 @@ describe("decide: what each prompt of a conversation sends", () => {
 });
 
 describe("modelView: what the model has, from the messages it sees", () => {
-	const full = (id: string, extra: Partial<NonNullable<MemoryDetails["memory"]>> = {}) => ({
+	const hash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);
+	const full = (id: string, extra: Partial<NonNullable<MemoryDetails["memory"]>> = {}): ReadMessage => ({
+		content: `block ${id}`,
 		details: {
 			pid: 1,
 			editor: "Neovim",
 			file: FILE,
 			language: "typescript",
 			memory: {
-				v: 1,
+				v: 2,
 				id,
 				kind: "full",
 				prev: null,
 				state: { header: "h", sections: [["File", "File: x"]] },
 				selection: null,
 				selectionSent: false,
+				textHash: hash(`block ${id}`),
 				...extra,
 			},
 		},
 	});
-	const cases: Array<[string, VisibleMessage[], string | null, RegExp | null]> = [
-		["no messages", [], null, /no editor context/],
-		["one full block", [full("a")], "a", null],
-		["an update on a visible block", [full("a"), full("b", { kind: "update", prev: "a" })], "b", null],
-		["an update on a missing block", [full("b", { kind: "update", prev: "a" })], null, /no longer in the model's view/],
-		[
-			"an update on another block than the one before it",
-			[full("a"), full("c"), full("b", { kind: "update", prev: "a" })],
-			null,
-			/no longer/,
-		],
-		[
-			"a block from an older version (no memory)",
-			[full("a"), { details: { pid: 1, editor: "Neovim" } }],
-			null,
-			/predates/,
-		],
-		["garbage details", [{ details: "x" }], null, /predates/],
-		["a newer memory version", [full("a", { v: 2 } as never)], null, /predates/],
-		["details without details", [{ details: undefined }], null, /predates/],
-		["a malformed state", [full("a", { state: { header: 1 } } as never)], null, /predates/],
+	const cases: Array<{ name: string; messages: ReadMessage[]; latest: string | null; why: RegExp | null }> = [
+		{ name: "no messages", messages: [], latest: null, why: /no editor context/ },
+		{ name: "one full block", messages: [full("a")], latest: "a", why: null },
+		{
+			name: "an update on a visible block",
+			messages: [full("a"), full("b", { kind: "update", prev: "a" })],
+			latest: "b",
+			why: null,
+		},
+		{
+			name: "an update on a missing block",
+			messages: [full("b", { kind: "update", prev: "a" })],
+			latest: null,
+			why: /no longer in the model's view/,
+		},
+		{
+			name: "an update on another block than the one before it",
+			messages: [full("a"), full("c"), full("b", { kind: "update", prev: "a" })],
+			latest: null,
+			why: /no longer/,
+		},
+		{
+			name: "a block from an older version (no memory)",
+			messages: [full("a"), { details: { pid: 1, editor: "Neovim" }, content: "x" }],
+			latest: null,
+			why: /predates/,
+		},
+		{ name: "garbage details", messages: [{ details: "x", content: "x" }], latest: null, why: /predates/ },
+		{ name: "a newer memory version", messages: [full("a", { v: 3 } as never)], latest: null, why: /predates/ },
+		{
+			name: "a version 1 record (no hash of its text)",
+			messages: [full("a", { v: 1, textHash: undefined } as never)],
+			latest: null,
+			why: /predates/,
+		},
+		{ name: "details without details", messages: [{ details: undefined, content: "" }], latest: null, why: /predates/ },
+		{
+			name: "a malformed state",
+			messages: [full("a", { state: { header: 1 } } as never)],
+			latest: null,
+			why: /predates/,
+		},
+		{
+			name: "a context_edit replaced the only block's content: as if it were not there",
+			messages: [{ ...full("a"), content: "an extension's summary" }],
+			latest: null,
+			why: /no editor context/,
+		},
+		{
+			name: "a context_edit replaced the newest block's content: the one before it is what the model has",
+			messages: [full("a"), { ...full("b"), content: [{ type: "text", text: "replaced" }] }],
+			latest: "a",
+			why: null,
+		},
+		{
+			name: "a context_edit replaced the block an update builds on",
+			messages: [{ ...full("a"), content: "replaced" }, full("b", { kind: "update", prev: "a" })],
+			latest: null,
+			why: /no longer in the model's view/,
+		},
+		{
+			name: "content given as text parts, unchanged",
+			messages: [{ ...full("a"), content: [{ type: "text", text: "block a" }] }],
+			latest: "a",
+			why: null,
+		},
 	];
-	for (const [name, messages, latest, why] of cases) {
+	for (const { name, messages, latest, why } of cases) {
 		it(name, () => {
 			const view = modelView(messages);
 			assert.equal(view.latest?.id ?? null, latest);
@@ -307,6 +370,17 @@ describe("modelView: what the model has, from the messages it sees", () => {
 			full("b", { selection: { ...sel, hash: "def" }, selectionSent: false }),
 		]);
 		assert.equal(view.selections.size, 1);
+	});
+
+	it("a context_edit that replaced a block's content: the next prompt sends the block again", () => {
+		const c = new Conversation();
+		c.send(blockOf(state({ selection: selection() }), NOW));
+		const [sent] = c.messages;
+		assert.ok(sent);
+		sent.content = "[editor context removed by the user]";
+		const d = c.send(blockOf(state({ selection: selection() }), NOW + 5));
+		assert.equal(d.kind, "full");
+		assert.ok(selectionTextSent(d), "the selection text too: the model no longer reads it");
 	});
 });
 
@@ -339,72 +413,281 @@ describe("parseBlock: sections by leading key", () => {
 	});
 });
 
-describe("selfContainedText: the last editor context, when the request lost what it builds on", () => {
+/** The request after `repairRequest` did its work (or as it was, when it left it alone). */
+function repaired(request: RequestMessage[], session: readonly ReadMessage[]): RequestMessage[] {
+	const repair = repairRequest(request, session);
+	if (!repair) return request;
+	const out = [...request];
+	const message: RequestMessage = { kind: "ide-context", details: repair.details, content: repair.text };
+	out.splice(repair.index, repair.replace ? 1 : 0, message);
+	return out;
+}
+
+const ideTexts = (request: readonly RequestMessage[]) =>
+	request.filter((m) => m.kind === "ide-context").map((m) => String(m.content));
+const kinds = (request: readonly RequestMessage[]) => request.map((m) => m.kind).join(" ");
+/** The request without the ide-context messages of the given ids (as a pruner or a compaction would leave it). */
+const without = (request: readonly RequestMessage[], ...ids: string[]) =>
+	request.filter((m) => !ids.includes((m.details as MemoryDetails | undefined)?.memory?.id ?? ""));
+
+describe("repairRequest: the request carries the editor context the session says the model has", () => {
 	const moved = (line: number, sel: Selection | null = null) =>
 		blockOf(state({ cursor: { line, column: 2 }, selection: sel }), NOW + 5);
+	const WHOLE_AT_50 = [
+		"The user's editor (Neovim) shows this file:",
+		`File: ${FILE}`,
+		"Language: typescript",
+		"Cursor: line 50, column 2",
+		"Buffer: 200 lines, saved",
+	];
 
 	it("leaves an intact conversation alone, message by message", () => {
 		const c = new Conversation();
 		for (const block of [blockOf(state({ selection: selection() }), NOW), moved(50, selection()), moved(51)]) {
 			c.send(block);
-			assert.equal(selfContainedText(c.messages), undefined);
+			assert.equal(repairRequest(c.request, c.messages), undefined);
 		}
 	});
 
-	it("an update whose block was pruned becomes the whole state, with its own current lines", () => {
+	/** Three prompts: a full block (m1), a cursor update (m2), an unchanged editor (nothing). */
+	const blockThenUpdate = () => {
 		const c = new Conversation();
 		c.send(blockOf(state(), NOW));
 		c.send(moved(50));
-		const text = selfContainedText(c.messages.slice(1));
-		assert.deepEqual(text?.split("\n"), [
-			"The user's editor (Neovim) shows this file:",
-			`File: ${FILE}`,
-			"Language: typescript",
-			"Cursor: line 50, column 2",
-			"Buffer: 200 lines, saved",
-		]);
+		c.send(moved(50));
+		return c;
+	};
+	const cases: Array<{
+		name: string;
+		conversation: () => Conversation;
+		prune: (request: RequestMessage[]) => RequestMessage[];
+		/** The request's kinds after the repair. */
+		shape: string;
+		/** The ide-context texts the request then holds, oldest first, as lines. */
+		texts: string[][];
+	}> = [
+		{
+			name: "the block an update builds on was pruned: the update becomes the whole state, in its place",
+			conversation: blockThenUpdate,
+			prune: (r) => without(r, "m1"),
+			shape: "system user user ide-context user",
+			texts: [WHOLE_AT_50],
+		},
+		{
+			name: "every ide-context message was pruned: the whole state goes in before the last prompt",
+			conversation: blockThenUpdate,
+			prune: (r) => without(r, "m1", "m2"),
+			shape: "system user user ide-context user",
+			texts: [WHOLE_AT_50],
+		},
+		{
+			name: "the newest was pruned, an older full block kept: that one is replaced by the newest state",
+			conversation: blockThenUpdate,
+			prune: (r) => without(r, "m2"),
+			shape: "system user ide-context user user",
+			texts: [WHOLE_AT_50],
+		},
+		{
+			name: "no prompt and no editor context left: right after the system head",
+			conversation: blockThenUpdate,
+			prune: (r) => r.filter((m) => m.kind === "system"),
+			shape: "system ide-context",
+			texts: [WHOLE_AT_50],
+		},
+		{
+			name: "no system head either: first",
+			conversation: blockThenUpdate,
+			prune: () => [],
+			shape: "ide-context",
+			texts: [WHOLE_AT_50],
+		},
+		{
+			name: "another extension rewrote the newest message: it no longer counts and is replaced",
+			conversation: blockThenUpdate,
+			prune: (r) => r.map((m) => (m.kind === "ide-context" ? { ...m, content: "(pruned)" } : m)),
+			shape: "system user ide-context user ide-context user",
+			texts: [["(pruned)"], WHOLE_AT_50],
+		},
+	];
+	for (const { name, conversation, prune, shape, texts } of cases) {
+		it(name, () => {
+			const c = conversation();
+			const request = repaired(prune(c.request), c.messages);
+			assert.equal(kinds(request), shape);
+			assert.deepEqual(
+				ideTexts(request).map((t) => t.split("\n")),
+				texts,
+			);
+		});
+	}
+
+	it("a request with an editor context the session does not know is newer: left alone", () => {
+		const c = blockThenUpdate();
+		assert.equal(repairRequest(c.request, c.messages.slice(0, 1)), undefined);
 	});
 
-	it("a selection whose text was pruned is said to be gone, not silently dropped", () => {
-		const c = new Conversation();
-		c.send(blockOf(state({ selection: selection() }), NOW));
-		c.send(moved(50, selection()));
-		const text = selfContainedText(c.messages.slice(1)) ?? "";
-		assert.match(text, /^Selection: made earlier in this conversation; its text is no longer in the model's context/m);
-		assert.match(text, /^Cursor: line 50, column 2$/m);
+	it("messages of older versions, or no editor context in the session: left alone", () => {
+		const request: RequestMessage[] = [{ kind: "user", details: undefined, content: "hi" }];
+		assert.equal(repairRequest(request, [{ details: { pid: 1 }, content: "x" }]), undefined);
+		assert.equal(repairRequest(request, []), undefined);
 	});
 
 	it("an update carrying a new selection keeps that selection's text", () => {
 		const c = new Conversation();
 		c.send(blockOf(state(), NOW));
 		c.send(moved(50, selection("const fresh = 1;", NOW + 4, 50)));
-		const text = selfContainedText(c.messages.slice(1)) ?? "";
+		const [text = ""] = ideTexts(repaired(without(c.request, "m1"), c.messages));
 		assert.match(text, /^File: /m);
 		assert.match(text, /^const fresh = 1;$/m);
 	});
 
-	it("a full block referring to a selection whose text was pruned", () => {
+	it("reads content given as text parts too", () => {
+		const c = blockThenUpdate();
+		const asParts = (m: RequestMessage) => ({ ...m, content: [{ type: "text", text: String(m.content) }] });
+		const request = without(c.request, "m1").map((m) => (m.kind === "ide-context" ? asParts(m) : m));
+		const session = c.messages.map((m) => ({ ...m, content: [{ type: "text", text: String(m.content) }] }));
+		assert.match(ideTexts(repaired(request, session)).join(""), /^Cursor: line 50, column 2$/m);
+	});
+
+	/**
+	 * The selection of the newest message is one the model has as a reference: m1 carries its text, m2 is
+	 * another file, m3 is back on the first file with the selection referred to.
+	 */
+	const referencedSelection = () => {
 		const c = new Conversation();
 		c.send(blockOf(state({ selection: selection() }), NOW));
 		c.send(blockOf(state({ file: "/p/b.ts", name: "b.ts" }), NOW + 1));
 		c.send(blockOf(state({ selection: selection() }), NOW + 2));
-		assert.equal(selfContainedText(c.messages), undefined, "the text is still in view");
-		const text = selfContainedText(c.messages.slice(2)) ?? "";
-		assert.match(text, /^Selection: made earlier/m);
+		return c;
+	};
+	const selectionCases: Array<{
+		name: string;
+		conversation: () => Conversation;
+		request: (c: Conversation) => RequestMessage[];
+		session: (c: Conversation) => ReadMessage[];
+		/** The Selection lines of the repaired newest state. */
+		selection: RegExp;
+		/** Copies of the selection text in the repaired request. */
+		copies: number;
+	}> = [
+		{
+			name: "the request still holds the text in another message: the reference stays",
+			conversation: referencedSelection,
+			request: (c) => without(c.request, "m3"),
+			session: (c) => c.messages,
+			selection: /^Selection \(lines 40-42, made 2 s ago\): the same selection as in an earlier editor context/m,
+			copies: 1,
+		},
+		{
+			name: "the request lost the text, the session has it: the text is put back",
+			conversation: referencedSelection,
+			request: (c) => without(c.request, "m1", "m3"),
+			session: (c) => c.messages,
+			selection: /^Selection \(lines 40-42, made 0 s ago\):\n```typescript\nexport function main/m,
+			copies: 1,
+		},
+		{
+			name: "neither the request nor the session has the text: said to be gone",
+			conversation: referencedSelection,
+			request: (c) => without(c.request, "m1", "m3"),
+			session: (c) => c.messages.slice(1),
+			selection: /^Selection: made earlier in this conversation; its text is no longer in the model's context/m,
+			copies: 0,
+		},
+		{
+			name: "an update on a pruned block, the selection sent with that block: the text is put back",
+			conversation: () => {
+				const c = new Conversation();
+				c.send(blockOf(state({ selection: selection() }), NOW));
+				c.send(moved(50, selection()));
+				return c;
+			},
+			request: (c) => without(c.request, "m1"),
+			session: (c) => c.messages,
+			selection: /^Selection \(lines 40-42, made 0 s ago\):\n```typescript\nexport function main/m,
+			copies: 1,
+		},
+	];
+	for (const { name, conversation, request, session, selection: expected, copies } of selectionCases) {
+		it(name, () => {
+			const c = conversation();
+			const texts = ideTexts(repaired(request(c), session(c)));
+			const newest = texts.at(-1) ?? "";
+			assert.match(newest, expected);
+			assert.match(newest, /^File: \/home\/u\/proj\/src\/main.ts$/m, "the newest state: back on main.ts");
+			assert.equal(texts.join("\n").split("return run(argv);").length - 1, copies, texts.join("\n---\n"));
+		});
+	}
+});
+
+describe("withRunContext: the run's own block, when a compaction in the middle of the run summarised it", () => {
+	const c = new Conversation();
+	c.send(blockOf(state(), NOW));
+	c.send(blockOf(state({ cursor: { line: 50, column: 2 } }), NOW + 5));
+	const [m1, m2] = c.messages as [ReadMessage, ReadMessage];
+	const cases: Array<{ name: string; projected: ReadMessage[]; run: ReadMessage | undefined; after: ReadMessage[] }> = [
+		{ name: "the projection has it: unchanged", projected: [m1, m2], run: m2, after: [m1, m2] },
+		{ name: "the projection lost it: added last", projected: [], run: m2, after: [m2] },
+		{ name: "the run brought none: unchanged", projected: [m1], run: undefined, after: [m1] },
+		{
+			name: "not one of ours (no record): unchanged",
+			projected: [m1],
+			run: { details: {}, content: "x" },
+			after: [m1],
+		},
+	];
+	for (const { name, projected, run, after } of cases) {
+		it(name, () => assert.deepEqual(withRunContext(projected, run), after));
+	}
+
+	it("the run's block added back is repaired into the request, self-contained", () => {
+		const request: RequestMessage[] = [{ kind: "system", details: undefined, content: "" }];
+		const [text = ""] = ideTexts(repaired(request, withRunContext([], m2)));
 		assert.match(text, /^File: /m);
+		assert.match(text, /^Cursor: line 50, column 2$/m);
 	});
+});
 
-	it("messages of older versions, or not ours, are left alone", () => {
-		assert.equal(selfContainedText([{ details: { pid: 1 }, content: "x" }]), undefined);
-		assert.equal(selfContainedText([]), undefined);
+describe("diagnostics between prompts, in the format the controller injects", () => {
+	const error = (line: number, message: string): DiagnosticItem => ({
+		severity: "error",
+		line,
+		column: 3,
+		message,
+		source: "typescript",
+		code: "2304",
 	});
+	/** A v0.3 editor at buffer version `version` whose diagnostics are current for it. */
+	const checked = (version: number, items: DiagnosticItem[]) =>
+		state({ version, diagnostics: { version, total: items.length, items } }, { protocol: "0.3" });
 
-	it("reads content given as text parts too", () => {
+	it("a new diagnostic is an update with the new Diagnostics lines; none left is said so", () => {
 		const c = new Conversation();
-		c.send(blockOf(state(), NOW));
-		c.send(moved(50));
-		const [update] = c.messages.slice(1);
-		const parts = [{ details: update?.details, content: [{ type: "text", text: String(update?.content) }] }];
-		assert.match(selfContainedText(parts) ?? "", /^Cursor: line 50, column 2$/m);
+		const first = c.send(promptBlockOf(checked(3, [error(12, "Cannot find name 'x'.")]), NOW));
+		assert.match(first.text, /^- error 12:3 Cannot find name 'x'\. \[typescript 2304\]$/m, "the real format");
+		assert.equal(c.send(promptBlockOf(checked(3, [error(12, "Cannot find name 'x'.")]), NOW + 5)).kind, "none");
+		const added = c.send(
+			promptBlockOf(checked(4, [error(12, "Cannot find name 'x'."), error(30, "Cannot find name 'y'.")]), NOW + 10),
+		);
+		assert.equal(added.kind, "update");
+		assert.deepEqual(added.text.split("\n").slice(1), [
+			"Diagnostics (2 errors):",
+			"- error 30:3 Cannot find name 'y'. [typescript 2304]",
+			"- error 12:3 Cannot find name 'x'. [typescript 2304]",
+		]);
+		const fixed = c.send(promptBlockOf(checked(5, []), NOW + 15));
+		assert.deepEqual(fixed.text.split("\n").slice(1), ["Diagnostics: none"]);
+	});
+
+	it("diagnostics for an older version than the buffer's are news too (they are no longer listed)", () => {
+		const c = new Conversation();
+		c.send(promptBlockOf(checked(3, [error(12, "Cannot find name 'x'.")]), NOW));
+		const stale = state(
+			{ version: 4, diagnostics: { version: 3, total: 1, items: [error(12, "Cannot find name 'x'.")] } },
+			{ protocol: "0.3" },
+		);
+		const d = c.send(promptBlockOf(stale, NOW + 5));
+		assert.equal(d.kind, "update");
+		assert.match(d.text, /^Diagnostics: 1 reported for an earlier version of the buffer \(3, now 4\)/m);
 	});
 });
