@@ -11,6 +11,13 @@
  */
 import { type Static, Type } from "typebox";
 import { Compile } from "typebox/compile";
+import {
+	MAX_DIAGNOSTIC_ITEMS,
+	MAX_DIAGNOSTIC_MESSAGE_CHARS,
+	MAX_FILE_REPORTS,
+	MAX_PI_CHANGED,
+	MAX_PI_LAST_TURN,
+} from "./limits.ts";
 import { checkPathLength } from "./paths.ts";
 
 export const PROTOCOL_VERSION = "0.3";
@@ -27,7 +34,15 @@ export const SELECTION_FRESH_SECONDS = 60;
 export const MAX_CLOCK_SKEW_SECONDS = 5;
 
 /** State files larger than this are refused unread (PROTOCOL.md, "Limits"; defined with the other state-dir rules). */
-export { MAX_STATE_FILE_BYTES } from "./state-dir.ts";
+export {
+	MAX_DIAGNOSTIC_ITEMS,
+	MAX_DIAGNOSTIC_MESSAGE_CHARS,
+	MAX_FILE_REPORTS,
+	MAX_PI_CHANGED,
+	MAX_PI_LAST_TURN,
+	MAX_PI_MESSAGE_BYTES,
+	MAX_STATE_FILE_BYTES,
+} from "./limits.ts";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -106,14 +121,7 @@ export const EditorStateV02Schema = Type.Object({
 
 // ---- v0.3 additions (all optional) ----------------------------------------------------------------------
 
-/** Caps a v0.3 writer applies and this reader enforces again (PROTOCOL.md, v0.3). */
-export const MAX_DIAGNOSTIC_ITEMS = 100;
-export const MAX_DIAGNOSTIC_MESSAGE_CHARS = 500;
-export const MAX_FILE_REPORTS = 20;
-export const MAX_PI_CHANGED = 50;
-export const MAX_PI_LAST_TURN = 50;
-/** pi message files larger than this are ignored by editors. */
-export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
+// Caps a v0.3 writer applies and this reader enforces again: src/limits.ts.
 
 export const SEVERITIES = ["error", "warning", "info", "hint"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -323,38 +331,10 @@ export const PiMessageSchema = Type.Object({
 export type PiChange = Static<typeof PiChangeSchema>;
 export type PiMessage = Static<typeof PiMessageSchema>;
 
-const piMessageValidator = Compile(PiMessageSchema);
-
 /**
  * `pi-<pid>.json`: never an editor's `<pid>.json`, so v0.2 readers skip it. Readers take the pid from the
  * name with piMessagePid (editors/shared/pi-message.ts, the state file name rule behind the prefix).
  */
 export function piMessageFileName(pid: number): string {
 	return `pi-${pid}.json`;
-}
-
-export type PiMessageParse = { ok: true; message: PiMessage } | { ok: false; problems: string[] };
-
-/** Parse pi's message file (the editors' side of the protocol; here for tests and symmetry). Never throws. */
-export function parsePiMessage(text: string, pidFromName?: number): PiMessageParse {
-	if (Buffer.byteLength(text, "utf8") > MAX_PI_MESSAGE_BYTES) {
-		return { ok: false, problems: [`over the ${MAX_PI_MESSAGE_BYTES}-byte limit`] };
-	}
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch (error) {
-		return { ok: false, problems: [`invalid JSON: ${(error as Error).message}`] };
-	}
-	if (!piMessageValidator.Check(raw)) {
-		const problems = piMessageValidator
-			.Errors(raw)
-			.slice(0, MAX_PROBLEMS)
-			.map((e) => `${e.instancePath || "/"}: ${e.message}`);
-		return { ok: false, problems: problems.length > 0 ? problems : ["not a pi message"] };
-	}
-	if (pidFromName !== undefined && raw.pid !== pidFromName) {
-		return { ok: false, problems: [`pid field ${raw.pid} does not match the file name pi-${pidFromName}.json`] };
-	}
-	return { ok: true, message: raw };
 }

@@ -34,14 +34,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { MAX_STATE_FILE_BYTES } from "./limits.ts";
 
 export const STATE_DIR_NAME = "pi-ide";
 
-/**
- * Editor state files larger than this are refused unread by pi, so every writer keeps its encoded file
- * below it (PROTOCOL.md, "Limits").
- */
-export const MAX_STATE_FILE_BYTES = 1024 * 1024;
+export { MAX_STATE_FILE_BYTES };
 
 /** Suffix of the temp file a write goes through: `<pid>.json.tmp`. */
 export const TEMP_SUFFIX = ".tmp";

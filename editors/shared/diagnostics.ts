@@ -4,6 +4,7 @@
  * caps the list and clips long texts so the state file stays far below the reader's 1 MiB limit. Hosts map
  * their own diagnostics to `WireDiagnostic` first (1-based lines, 1-based UTF-8 byte columns).
  */
+import { MAX_DIAGNOSTIC_ITEMS, MAX_DIAGNOSTIC_MESSAGE_CHARS } from "../../src/limits.ts";
 import { utf8Length } from "./state.ts";
 
 export type DiagnosticSeverity = "error" | "warning" | "info" | "hint";
@@ -26,14 +27,13 @@ export interface DiagnosticsReport {
 	items: WireDiagnostic[];
 }
 
-/** Protocol caps: at most 100 items, messages at most 500 characters. */
-export const MAX_DIAGNOSTICS = 100;
-export const MAX_DIAGNOSTIC_MESSAGE = 500;
+// Protocol caps (at most 100 items, messages at most 500 characters): src/limits.ts.
+export { MAX_DIAGNOSTIC_ITEMS, MAX_DIAGNOSTIC_MESSAGE_CHARS };
 /** `source` and `code` are short names; anything longer is clipped to this. */
 export const MAX_DIAGNOSTIC_LABEL = 100;
 
 export interface DiagnosticCaps {
-	/** Most items kept (default MAX_DIAGNOSTICS). */
+	/** Most items kept (default MAX_DIAGNOSTIC_ITEMS). */
 	maxItems?: number;
 	/**
 	 * Most bytes of JSON the kept items may take (default 128 KiB). A message of control characters triples
@@ -76,7 +76,7 @@ export function summarizeDiagnostics(
 	caps: DiagnosticCaps = {},
 	total = items.length,
 ): DiagnosticsReport {
-	const maxItems = caps.maxItems ?? MAX_DIAGNOSTICS;
+	const maxItems = caps.maxItems ?? MAX_DIAGNOSTIC_ITEMS;
 	const maxBytes = caps.maxBytes ?? DEFAULT_DIAGNOSTICS_BYTES;
 	const kept: WireDiagnostic[] = [];
 	let bytes = 0;
@@ -84,7 +84,7 @@ export function summarizeDiagnostics(
 		if (kept.length >= maxItems) break;
 		const clipped: WireDiagnostic = {
 			...item,
-			message: clipText(item.message, MAX_DIAGNOSTIC_MESSAGE),
+			message: clipText(item.message, MAX_DIAGNOSTIC_MESSAGE_CHARS),
 			source: clipLabel(item.source),
 			code: clipLabel(item.code),
 		};

@@ -4,16 +4,12 @@
  * on, and the `files` / `pi` reports the editor writes back in its state file. The file-system checks that
  * come before parsing live in pi-reader.ts.
  */
+import { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES } from "../../src/limits.ts";
 import { parseStateFileName } from "../../src/state-dir.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
-/** Files pi writes for editors are refused above this size, unread. */
-export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
-/** Protocol caps of the message's lists. */
-export const MAX_CHANGED = 50;
-export const MAX_LAST_TURN = 50;
-/** Protocol cap of the editor's `files` list. */
-export const MAX_FILE_REPORTS = 20;
+// The caps (message size, its lists, the editor's `files`) are the protocol's: src/limits.ts.
+export { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES };
 
 export interface ChangedFile {
 	file: string;
@@ -89,7 +85,7 @@ function parseChanged(raw: unknown): ChangedFile[] | string {
 		if (typeof tool !== "string") return `changed[${index}].tool: not a string`;
 		changed.push({ file, seq, tool });
 	}
-	return changed.slice(-MAX_CHANGED);
+	return changed.slice(-MAX_PI_CHANGED);
 }
 
 /**
@@ -130,7 +126,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 			editor_pid,
 			seq,
 			changed,
-			last_turn: last_turn.slice(0, MAX_LAST_TURN),
+			last_turn: last_turn.slice(0, MAX_PI_LAST_TURN),
 		},
 	};
 }

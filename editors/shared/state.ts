@@ -5,6 +5,7 @@
  * wire's 1-based lines and 1-based UTF-8 byte columns. The wire types are the pi side's own
  * (`src/protocol.ts`), imported as types only so the bundles carry no schema library.
  */
+import { MAX_SELECTION_TEXT_BYTES } from "../../src/limits.ts";
 import type { ActiveBuffer, EditorState, Position, Selection } from "../../src/protocol.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 import type { FileReport, HandledMessage } from "./pi-message.ts";
@@ -74,13 +75,8 @@ export interface SelectionRange {
 /** Display name for a window without an active document (nvim's name for an unnamed buffer). */
 export const NO_NAME = "[No Name]";
 
-/**
- * Selection text is cut at a line boundary once its *encoded* form (the bytes it takes inside the JSON
- * string, escapes included) would pass this, so the state file stays far below the reader's 1 MiB limit
- * (`MAX_STATE_FILE_BYTES`) whatever the user selects: escaping grows ordinary text by a few percent, quotes
- * and backslashes double, and control bytes (binary files) take six bytes each (`\u0001`).
- */
-export const MAX_SELECTION_TEXT_BYTES = 256 * 1024;
+// The encoded selection cap is the protocol's (src/limits.ts, where it says why).
+export { MAX_SELECTION_TEXT_BYTES };
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;

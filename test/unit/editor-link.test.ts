@@ -7,9 +7,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { parsePiMessage } from "../../editors/shared/pi-message.ts";
 import { EditorLink, type EditorLinkOptions } from "../../src/editor-link.ts";
 import type { WaitCaps } from "../../src/pi-message.ts";
-import { type FileReport, parsePiMessage } from "../../src/protocol.ts";
+import type { FileReport } from "../../src/protocol.ts";
 import type { EditorRecord } from "../../src/scan.ts";
 import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
@@ -62,7 +63,7 @@ function world(protocol: string | null = "0.3", options: Partial<EditorLinkOptio
 			...options,
 		});
 	const message = () => {
-		const parsed = parsePiMessage(readFileSync(join(dir, `pi-${PI}.json`), "utf8"), PI);
+		const parsed = parsePiMessage(readFileSync(join(dir, `pi-${PI}.json`), "utf8"));
 		assert.ok(parsed.ok, JSON.stringify(parsed));
 		return parsed.message;
 	};

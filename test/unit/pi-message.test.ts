@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { homedir } from "node:os";
 import { describe, it } from "node:test";
+import { parsePiMessage } from "../../editors/shared/pi-message.ts";
 // pi's own rule for its write/edit tools' path argument (not exported: imported by file, the version pinned).
 import { resolveToCwd as piResolveToCwd } from "../../node_modules/@earendil-works/pi-coding-agent/dist/core/tools/path-utils.js";
 import {
@@ -15,7 +16,7 @@ import {
 	speaksV03,
 	type WaitEnd,
 } from "../../src/pi-message.ts";
-import { type EditorState, type FileReport, parsePiMessage } from "../../src/protocol.ts";
+import type { EditorState, FileReport } from "../../src/protocol.ts";
 
 const report = (overrides: Partial<FileReport> = {}): FileReport => ({
 	file: "/p/a.ts",
@@ -65,11 +66,11 @@ describe("ChangeLog", () => {
 });
 
 describe("buildPiMessage / encodePiMessage", () => {
-	it("builds a message its own parser accepts; the content ignores the timestamp", () => {
+	it("builds a message the editors' parser accepts as it is; the content ignores the timestamp", () => {
 		const log = new ChangeLog();
 		log.record("/p/a.ts", "write");
 		const message = buildPiMessage({ pid: 42, cwd: "/p", now: 1.5, editorPid: 7, log });
-		const parsed = parsePiMessage(encodePiMessage(message).text, 42);
+		const parsed = parsePiMessage(encodePiMessage(message).text);
 		assert.ok(parsed.ok);
 		assert.deepEqual(parsed.message, message);
 		const later = buildPiMessage({ pid: 42, cwd: "/p", now: 9, editorPid: 7, log });

@@ -6,11 +6,9 @@ import {
 	type EditorState,
 	type FileReport,
 	parseEditorState,
-	parsePiMessage,
 	piMessageFileName,
 } from "../../src/protocol.ts";
 import { parseStateFileName } from "../../src/state-dir.ts";
-import { makePiMessage } from "../fixtures/pi-message.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 /** A v0.2 state, from the one factory; the v0.3 cases add to it. */
@@ -111,8 +109,7 @@ describe("protocol v0.3 editor state", () => {
 	});
 });
 
-const MESSAGE = makePiMessage();
-
+// The message's parser is the editors' (editors/shared/pi-message.ts, tested in vscode-pi-message.test.ts).
 describe("pi's message file", () => {
 	it("names never look like an editor's <pid>.json", () => {
 		assert.equal(piMessageFileName(42), "pi-42.json");
@@ -121,27 +118,4 @@ describe("pi's message file", () => {
 		assert.equal(piMessagePid("42.json"), undefined);
 		assert.equal(piMessagePid("pi-42.json.tmp"), undefined);
 	});
-
-	it("parses a well-formed message", () => {
-		assert.deepEqual(parsePiMessage(JSON.stringify(MESSAGE), MESSAGE.pid), { ok: true, message: MESSAGE });
-	});
-
-	const BAD: [string, string, RegExp][] = [
-		["not JSON", "{", /invalid JSON/],
-		["another kind", JSON.stringify({ ...MESSAGE, kind: "editor" }), /kind/],
-		["pid not the file's", JSON.stringify({ ...MESSAGE, pid: 43 }), /does not match/],
-		["too big", JSON.stringify({ ...MESSAGE, pad: "x".repeat(70_000) }), /over the 65536-byte limit/],
-		[
-			"over the change cap",
-			JSON.stringify({ ...MESSAGE, changed: Array.from({ length: 51 }, () => MESSAGE.changed[0]) }),
-			/changed/,
-		],
-	];
-	for (const [name, text, why] of BAD) {
-		it(`refuses ${name}`, () => {
-			const r = parsePiMessage(text, MESSAGE.pid);
-			assert.equal(r.ok, false);
-			if (!r.ok) assert.match(r.problems.join("; "), why);
-		});
-	}
 });

@@ -7,8 +7,8 @@ import { describe, test } from "node:test";
 import {
 	clipText,
 	MAX_DIAGNOSTIC_LABEL,
-	MAX_DIAGNOSTIC_MESSAGE,
-	MAX_DIAGNOSTICS,
+	MAX_DIAGNOSTIC_MESSAGE_CHARS,
+	MAX_DIAGNOSTIC_ITEMS,
 	summarizeDiagnostics,
 	type WireDiagnostic,
 } from "../../editors/shared/diagnostics.ts";
@@ -80,7 +80,7 @@ describe("summarizeDiagnostics", () => {
 
 	// [description, item count, caps, expected kept]
 	const caps: [string, number, Parameters<typeof summarizeDiagnostics>[2], number][] = [
-		["default cap", 250, undefined, MAX_DIAGNOSTICS],
+		["default cap", 250, undefined, MAX_DIAGNOSTIC_ITEMS],
 		["item cap", 50, { maxItems: 10 }, 10],
 		["byte cap", 50, { maxBytes: 300 }, 3],
 		["under every cap", 3, undefined, 3],
@@ -97,7 +97,7 @@ describe("summarizeDiagnostics", () => {
 	test("long messages, sources and codes are clipped; an emoji is not split", () => {
 		const long = { ...wire("error", 1), message: "x".repeat(1000), source: "s".repeat(300), code: "c".repeat(300) };
 		const [item] = summarizeDiagnostics([long], 1).items;
-		assert.equal(item?.message.length, MAX_DIAGNOSTIC_MESSAGE);
+		assert.equal(item?.message.length, MAX_DIAGNOSTIC_MESSAGE_CHARS);
 		assert.ok(item?.message.endsWith("…"));
 		assert.equal(item?.source?.length, MAX_DIAGNOSTIC_LABEL);
 		assert.equal(item?.code?.length, MAX_DIAGNOSTIC_LABEL);
@@ -126,14 +126,14 @@ test("reportDiagnostics: only the kept ones are converted, total counts all", ()
 	const many = Array.from({ length: 500 }, (_, i) => diag({ severity: i % 2, range: range(999 - i, 2) }));
 	const report = reportDiagnostics(many, lines, 3);
 	assert.equal(report.total, 500);
-	assert.equal(report.items.length, MAX_DIAGNOSTICS);
+	assert.equal(report.items.length, MAX_DIAGNOSTIC_ITEMS);
 	assert.ok(report.items.every((i) => i.severity === "error"));
 	assert.deepEqual(
 		report.items.slice(0, 2).map((i) => i.line),
 		[502, 504],
 		"errors sorted by line",
 	);
-	assert.equal(reads, MAX_DIAGNOSTICS * 2, "two line reads (start, end) per kept item");
+	assert.equal(reads, MAX_DIAGNOSTIC_ITEMS * 2, "two line reads (start, end) per kept item");
 });
 
 test("reportDiagnostics: maps, dates and caps in one go", () => {

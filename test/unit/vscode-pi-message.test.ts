@@ -12,7 +12,7 @@ import { after, describe, test } from "node:test";
 import {
 	addReport,
 	type FileReport,
-	MAX_CHANGED,
+	MAX_PI_CHANGED,
 	MAX_FILE_REPORTS,
 	MAX_PI_MESSAGE_BYTES,
 	parsePiMessage,
@@ -59,7 +59,7 @@ describe("parsePiMessage", () => {
 		const changed = Array.from({ length: 60 }, (_, i) => ({ file: `/w/${i}.ts`, seq: i, tool: "edit" }));
 		const parsed = parsePiMessage(JSON.stringify(makePiMessage({ changed })));
 		assert.ok(parsed.ok);
-		assert.equal(parsed.message.changed.length, MAX_CHANGED);
+		assert.equal(parsed.message.changed.length, MAX_PI_CHANGED);
 		assert.equal(parsed.message.changed[0]?.file, "/w/10.ts");
 	});
 

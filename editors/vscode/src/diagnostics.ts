@@ -7,7 +7,7 @@ import {
 	type DiagnosticCaps,
 	type DiagnosticSeverity,
 	type DiagnosticsReport,
-	MAX_DIAGNOSTICS,
+	MAX_DIAGNOSTIC_ITEMS,
 	SEVERITY_RANK,
 	summarizeDiagnostics,
 	type WireDiagnostic,
@@ -66,7 +66,7 @@ export function reportDiagnostics(
 				a.range.start.line - b.range.start.line ||
 				a.range.start.character - b.range.start.character,
 		)
-		.slice(0, caps.maxItems ?? MAX_DIAGNOSTICS);
+		.slice(0, caps.maxItems ?? MAX_DIAGNOSTIC_ITEMS);
 	return summarizeDiagnostics(
 		first.map((d) => toWireDiagnostic(d, lines)),
 		version,

@@ -1,0 +1,28 @@
+/**
+ * The protocol's numeric limits (PROTOCOL.md, "Limits" and v0.3), written once: pi reads with them and the
+ * TypeScript clients write with them. Dependency-free, so the editor bundles can import it. The Neovim
+ * client keeps Lua copies; test/nvim/limits-agree.test.ts fails when they drift.
+ */
+
+/** Editor state files larger than this are refused unread by pi, so every writer keeps its encoded file below it. */
+export const MAX_STATE_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Selection text is cut at a line boundary once its *encoded* form (the bytes it takes inside the JSON string,
+ * escapes included) would pass this, so the state file stays far below MAX_STATE_FILE_BYTES whatever the user
+ * selects: escaping grows ordinary text by a few percent, quotes and backslashes double, and control bytes
+ * (binary files) take six bytes each (`\u0001`).
+ */
+export const MAX_SELECTION_TEXT_BYTES = 256 * 1024;
+
+/** v0.3 diagnostics: at most this many items, each message at most this many characters. */
+export const MAX_DIAGNOSTIC_ITEMS = 100;
+export const MAX_DIAGNOSTIC_MESSAGE_CHARS = 500;
+
+/** v0.3 `files`: the editor's newest reports on pi's changes. */
+export const MAX_FILE_REPORTS = 20;
+
+/** v0.3 pi message (`pi-<pid>.json`): its lists, and its size (larger files are ignored by editors, unread). */
+export const MAX_PI_CHANGED = 50;
+export const MAX_PI_LAST_TURN = 50;
+export const MAX_PI_MESSAGE_BYTES = 64 * 1024;

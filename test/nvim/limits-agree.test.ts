@@ -1,0 +1,47 @@
+/**
+ * The protocol's limits are written once for TypeScript (src/limits.ts); the Neovim client keeps Lua copies.
+ * This reads the Lua values in a real Neovim and fails when one of them drifts from src/limits.ts.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import * as limits from "../../src/limits.ts";
+import { forEachNvim, startNvim } from "../helpers/nvim.ts";
+
+interface Agreement {
+	/** The Lua expression read in Neovim. */
+	lua: string;
+	/** What src/limits.ts says it must be. */
+	limit: number;
+	name: string;
+}
+
+const AGREEMENTS: Agreement[] = [
+	{ name: "state file size", lua: 'require("pi-ide.state").MAX_FILE_BYTES', limit: limits.MAX_STATE_FILE_BYTES },
+	{
+		name: "encoded selection cap (the default of max_selection_bytes)",
+		lua: 'require("pi-ide.config").defaults.max_selection_bytes',
+		limit: limits.MAX_SELECTION_TEXT_BYTES,
+	},
+	{ name: "diagnostic items", lua: 'require("pi-ide.diagnostics").MAX_ITEMS', limit: limits.MAX_DIAGNOSTIC_ITEMS },
+	{
+		name: "diagnostic message length",
+		lua: 'require("pi-ide.diagnostics").MAX_MESSAGE',
+		limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS,
+	},
+	{ name: "pi message size", lua: 'require("pi-ide.inbox").MAX_BYTES', limit: limits.MAX_PI_MESSAGE_BYTES },
+	{ name: "pi message changed list", lua: 'require("pi-ide.inbox").MAX_CHANGED', limit: limits.MAX_PI_CHANGED },
+	{ name: "files reports", lua: 'require("pi-ide.inbox").MAX_REPORTS', limit: limits.MAX_FILE_REPORTS },
+];
+
+forEachNvim((flavour) => {
+	describe(`the Neovim client's limits agree with src/limits.ts (${flavour.name})`, () => {
+		it("every Lua copy equals its protocol limit", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const values = await nv.lua<number[]>(`return { ${AGREEMENTS.map((a) => a.lua).join(", ")} }`);
+			assert.deepEqual(
+				AGREEMENTS.map((a, i) => ({ name: a.name, value: values[i] })),
+				AGREEMENTS.map((a) => ({ name: a.name, value: a.limit })),
+			);
+		});
+	});
+});
