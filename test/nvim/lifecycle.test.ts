@@ -1,13 +1,15 @@
 /**
  * No litter, and pi finds the editor it runs in: a Neovim without a UI (a script) writes no state file; one
  * that gets a UI later appears when it attaches and goes when the last UI leaves; quitting during startup
- * leaves nothing; the file goes however Neovim exits (another plugin's failing VimLeavePre, SIGKILL, a GUI
+ * leaves nothing, and so does Ctrl-C on a headless run; the file goes however Neovim exits (another plugin's failing VimLeavePre, SIGKILL, a GUI
  * closing the --embed channel); processes started in Neovim's terminals get PI_IDE_EDITOR_PID.
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { attachUi, forEachNvim, PLUGIN_DIR, pollUntil, startNvim } from "../helpers/nvim.ts";
+import { pollFor } from "../helpers/poll.ts";
 
 /** The state dir's entries (none when it does not exist). */
 const entries = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir) : []);
@@ -19,6 +21,23 @@ forEachNvim((flavour) => {
 				rawArgs: ["--headless", "--clean", "-n", "-i", "NONE", "--cmd", `set rtp+=${PLUGIN_DIR}`, "+qa"],
 			});
 			assert.deepEqual(await nv.exited, { code: 0, signal: null });
+			assert.deepEqual(entries(nv.stateDir), []);
+		});
+
+		it("Ctrl-C on a headless run (a plugin-manager sync interrupted) leaves no file", async (t) => {
+			// A script still running: its timer fires 300 ms in, long after the client's deferred start (and any
+			// write it would make) had its turn.
+			const nv = await startNvim(t, flavour, {
+				rawArgs: [
+					...["--headless", "--clean", "-n", "-i", "NONE", "--cmd", `set rtp+=${PLUGIN_DIR}`],
+					'+lua vim.defer_fn(function() vim.fn.writefile({}, "timer-fired") end, 300)',
+				],
+			});
+			await pollFor(() => existsSync(join(nv.tmp, "timer-fired")), "the script's timer (it writes in its cwd)");
+			assert.deepEqual(entries(nv.stateDir), [], "no file while the script runs");
+			nv.proc.kill("SIGINT");
+			const exit = await nv.exited;
+			assert.ok(exit.code === 130 || exit.signal === "SIGINT", `ended by the interrupt: ${JSON.stringify(exit)}`);
 			assert.deepEqual(entries(nv.stateDir), []);
 		});
 
