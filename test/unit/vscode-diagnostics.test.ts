@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
 	clipText,
+	MAX_DIAGNOSTIC_ITEMS,
 	MAX_DIAGNOSTIC_LABEL,
 	MAX_DIAGNOSTIC_MESSAGE_CHARS,
-	MAX_DIAGNOSTIC_ITEMS,
 	summarizeDiagnostics,
 	type WireDiagnostic,
 } from "../../editors/shared/diagnostics.ts";

@@ -12,8 +12,8 @@ import { after, describe, test } from "node:test";
 import {
 	addReport,
 	type FileReport,
-	MAX_PI_CHANGED,
 	MAX_FILE_REPORTS,
+	MAX_PI_CHANGED,
 	MAX_PI_MESSAGE_BYTES,
 	parsePiMessage,
 	pendingChanges,
