@@ -2,10 +2,12 @@
  * Protocol v0.3 end to end: a real Neovim with the client, a real pi whose fake model calls pi's own `write`
  * and `edit` tools. pi's edits show up in the open buffer; an unsaved buffer keeps the user's text; Neovim's
  * diagnostics reach the model with the next prompt, and after a tool edit the diagnostics for the new content
- * reach it in the same run, never the stale ones from before the edit. Once per Neovim in the matrix.
+ * reach it in the same run, never the stale ones from before the edit; a dotfile opened through a symlink
+ * shows pi's edit through the link. Once per Neovim in the matrix.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { lstatSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import type { FakeReply } from "../helpers/fake-llm.ts";
 import { DEFAULT_REPLY, toolResults } from "../helpers/fake-llm.ts";
@@ -118,6 +120,26 @@ forEachNvim((flavour) => {
 			assert.equal(report?.version, state.active_buffer.version);
 			// pi exited and removed its message: Neovim no longer shows a connected pi.
 			await untilLua<string>(nv, "return require('pi-ide').statusline()", (s) => s === "", "statusline cleared");
+		});
+
+		it("a dotfile opened through a symlink shows pi's edit through the link, cursor kept", async (t) => {
+			const env = await envFor(t);
+			const target = touch(env.workDir, "dotfiles/bashrc", `${ORIGINAL.join("\n")}\n`);
+			const link = join(env.workDir, ".bashrc");
+			symlinkSync(target, link);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit .bashrc");
+			await nv.call("nvim_win_set_cursor", 0, [10, 3]);
+			await nv.until((s) => s.active_buffer.file === link && s.protocol === "0.3", "Neovim reports .bashrc");
+			await runTools(env, [
+				{ name: "edit", arguments: { path: link, edits: [{ oldText: "// line 5", newText: "// line five" }] } },
+			]);
+			assert.ok(lstatSync(link).isSymbolicLink(), "pi edited through the link");
+			const state = await nv.until((s) => (s.files ?? []).some((f) => f.file === link), "a report on .bashrc");
+			assert.equal(state.files?.find((f) => f.file === link)?.status, "reloaded");
+			assert.equal((await bufferLines(nv))[4], "export const v5 = 5; // line five");
+			assert.deepEqual(await nv.call("nvim_win_get_cursor", 0), [10, 3]);
+			assert.equal(await nv.lua("return vim.api.nvim_buf_get_name(0)"), link, "still the buffer read through the link");
 		});
 
 		it("an unsaved buffer keeps the user's text, Neovim stays responsive, the model is told", async (t) => {

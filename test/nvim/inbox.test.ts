@@ -6,10 +6,10 @@
  * The "pi" is a live process of ours (its pid is what matters); the messages are written as pi writes them.
  */
 import assert from "node:assert/strict";
-import { chownSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import { piMessagePid } from "../../editors/shared/pi-message.ts";
+import { type FileStatus, piMessagePid } from "../../editors/shared/pi-message.ts";
 import { PI_MESSAGE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, type NvimOptions, startNvim } from "../helpers/nvim.ts";
@@ -237,6 +237,141 @@ async function untilStatusline(nv: Nvim, text: string): Promise<void> {
 	);
 }
 
+/** Re-point the symlink `link` to `target`, as `ln -sfn` does (a new link renamed over the old one). */
+function repoint(link: string, target: string): void {
+	symlinkSync(target, `${link}.new`);
+	renameSync(`${link}.new`, link);
+}
+
+const PIS_VERSION = ["pi's", "new", "version"];
+const OTHER_FILE = "ANOTHER FILE\n";
+
+/**
+ * A buffer read from one path, that path changed (or not) before pi's message, and pi naming a path (the
+ * same or another name of the file): whether the reload may read the buffer's path again. In `dir`, the
+ * test's temp dir: `open` lays out the files and returns the path the buffer is read from; `change` runs
+ * after the read (pi's write included) and returns the path pi's message names.
+ */
+const LINK_CASES: {
+	name: string;
+	open: (dir: string) => string;
+	/** `edit`, or `noautocmd edit`: read without the client seeing it (as before the client started). */
+	read: "edit" | "noautocmd edit";
+	change: (dir: string, opened: string) => string;
+	status: FileStatus;
+	lines: string[];
+}[] = [
+	{
+		name: "read through a symlink, pi writes through the link: reloaded",
+		open: (dir) => {
+			writeFileSync(join(dir, "target.txt"), CONTENT);
+			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
+			return join(dir, "link.txt");
+		},
+		read: "edit",
+		change: (_dir, opened) => {
+			writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
+			return opened;
+		},
+		status: "reloaded",
+		lines: PIS_VERSION,
+	},
+	{
+		name: "read through a relative symlink, pi names the real path: reloaded",
+		open: (dir) => {
+			writeFileSync(join(dir, "target.txt"), CONTENT);
+			symlinkSync("target.txt", join(dir, "link.txt"));
+			return join(dir, "link.txt");
+		},
+		read: "edit",
+		change: (dir) => {
+			writeFileSync(join(dir, "target.txt"), `${PIS_VERSION.join("\n")}\n`);
+			return join(dir, "target.txt");
+		},
+		status: "reloaded",
+		lines: PIS_VERSION,
+	},
+	{
+		name: "read as a regular file, pi names a symlink to it: reloaded",
+		open: (dir) => {
+			writeFileSync(join(dir, "a.txt"), CONTENT);
+			return join(dir, "a.txt");
+		},
+		read: "edit",
+		change: (dir, opened) => {
+			symlinkSync(opened, join(dir, "pi-link.txt"));
+			writeFileSync(join(dir, "pi-link.txt"), `${PIS_VERSION.join("\n")}\n`);
+			return join(dir, "pi-link.txt");
+		},
+		status: "reloaded",
+		lines: PIS_VERSION,
+	},
+	{
+		name: "read through a symlink re-pointed to another file before the message: refused",
+		open: (dir) => {
+			writeFileSync(join(dir, "target.txt"), CONTENT);
+			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
+			return join(dir, "link.txt");
+		},
+		read: "edit",
+		change: (dir, opened) => {
+			writeFileSync(join(dir, "other.txt"), OTHER_FILE);
+			repoint(opened, join(dir, "other.txt"));
+			return opened;
+		},
+		status: "refused",
+		lines: CONTENT.trimEnd().split("\n"),
+	},
+	{
+		name: "read through a symlink replaced by a regular file before the message: refused",
+		open: (dir) => {
+			writeFileSync(join(dir, "target.txt"), CONTENT);
+			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
+			return join(dir, "link.txt");
+		},
+		read: "edit",
+		change: (dir, opened) => {
+			writeFileSync(join(dir, "planted.txt"), OTHER_FILE);
+			renameSync(join(dir, "planted.txt"), opened);
+			return opened;
+		},
+		status: "refused",
+		lines: CONTENT.trimEnd().split("\n"),
+	},
+	{
+		// Neovim names the buffer by the directory's real path: pi's path is found by its real path.
+		name: "read in a symlinked directory, pi writes there: reloaded",
+		open: (dir) => {
+			mkdirSync(join(dir, "real-dir"));
+			writeFileSync(join(dir, "real-dir", "f.txt"), CONTENT);
+			symlinkSync(join(dir, "real-dir"), join(dir, "dir-link"));
+			return join(dir, "dir-link", "f.txt");
+		},
+		read: "edit",
+		change: (_dir, opened) => {
+			writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
+			return opened;
+		},
+		status: "reloaded",
+		lines: PIS_VERSION,
+	},
+	{
+		name: "read through a symlink unseen by the client (no record of the read): refused, as without this rule",
+		open: (dir) => {
+			writeFileSync(join(dir, "target.txt"), CONTENT);
+			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
+			return join(dir, "link.txt");
+		},
+		read: "noautocmd edit",
+		change: (_dir, opened) => {
+			writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
+			return opened;
+		},
+		status: "refused",
+		lines: CONTENT.trimEnd().split("\n"),
+	},
+];
+
 const notices = async (nv: Nvim, pattern: RegExp): Promise<number> =>
 	(await nv.exec("messages")).match(new RegExp(pattern, "g"))?.length ?? 0;
 
@@ -372,6 +507,24 @@ forEachNvim((flavour) => {
 			rmSync(w.file);
 			await assertStillWorks(w);
 		});
+
+		for (const c of LINK_CASES) {
+			it(`symlinks: a buffer ${c.name}`, async (t) => {
+				const w = await world(t, flavour);
+				const opened = c.open(w.nv.tmp);
+				await w.nv.command(`${c.read} ${opened}`);
+				await w.nv.call("nvim_win_set_cursor", 0, [2, 1]);
+				const piPath = c.change(w.nv.tmp, opened);
+				const msg = message(w, {}, piPath);
+				send(w, msg);
+				const state = await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+				assert.equal(state.files?.find((f) => f.file === piPath)?.status, c.status);
+				assert.deepEqual(await lines(w.nv), c.lines);
+				assert.deepEqual(await w.nv.call("nvim_win_get_cursor", 0), [2, 1], "the cursor is kept");
+				assert.equal(await w.nv.lua("return vim.bo.modified"), false);
+				await assertNoErrors(w.nv);
+			});
+		}
 
 		it("every window on the buffer keeps its view; a hidden loaded buffer reloads too", async (t) => {
 			const w = await world(t, flavour);

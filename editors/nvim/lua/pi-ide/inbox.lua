@@ -7,7 +7,9 @@
 ---   prompt), cursor and view of every window kept;
 --- * buffer with unsaved changes: never touched; the user is told once per conflict (until the buffer is
 ---   written or read again), in one line naming the file, and :PiIde says how to compare or reload;
---- * file gone or now a symlink: not reloaded.
+--- * the buffer's file gone, or no longer what the buffer was read from (a regular file now a symlink, a
+---   symlink now pointing elsewhere, not a regular file): not reloaded. A buffer read through a symlink
+---   (a dotfile linked from a dotfiles repository) reloads while the link still resolves to the same file.
 ---
 --- It never opens, runs or deletes anything because a message said so. Each outcome becomes a `files` report
 --- in our state file (with the buffer's diagnostics), and `pi` says which message was handled last.
@@ -36,6 +38,7 @@ local H = {
   last = nil, ---@type { pid: integer, seq: integer }|nil
   problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
   told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
+  read_as = {}, ---@type table<integer, table> buffer -> its path when it was read (M.buffer_read)
   alive_at = {}, ---@type table<integer, number> pid -> last time kill(pid, 0) said alive
   status_drawn = "", -- what statusline() last returned, i.e. what statuslines show
 }
@@ -246,6 +249,50 @@ local function find_buffer(file)
   return nil
 end
 
+--- The buffer's file name as an absolute path, nil for a buffer without one.
+local function buffer_path(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  return name ~= "" and vim.fn.fnamemodify(name, ":p") or nil
+end
+
+--- What `path` is on disk, for the reload rule: its own type (lstat: "file", "link", ...), its real path,
+--- and the type of what that resolves to. nil when nothing is at `path`.
+---@return { type: string, real: string|nil, resolves_to: string|nil }|nil
+local function path_identity(path)
+  local st = uv.fs_lstat(path)
+  if not st then
+    return nil
+  end
+  local target = st.type == "link" and uv.fs_stat(path) or st
+  return { type = st.type, real = uv.fs_realpath(path), resolves_to = target and target.type or nil }
+end
+
+--- Pure: may a buffer be re-read from its path, which was `was` when the buffer was read (nil: read before
+--- the client saw it) and is `now` (nil: gone)? "reload", "gone" or "refused". The threat: a path replaced
+--- between pi's write and the reload (a symlink planted in a shared directory) must not read another file
+--- into a buffer the user trusts, and on to the model. So the path must still be what it was: a regular
+--- file then and now, or a symlink then and now that resolves to the same real path, a regular file.
+--- Without a record, a symlink is refused. (Neovim names a buffer by its directory's real path, so a
+--- re-pointed symlinked directory makes pi's path another file, not this buffer's.)
+---@param was { name: string, type: string, real: string }|nil
+---@param now { type: string, real: string|nil, resolves_to: string|nil }|nil
+---@return "reload"|"gone"|"refused"
+function M.reload_verdict(was, now)
+  if not now then
+    return "gone"
+  end
+  if now.resolves_to ~= "file" or (now.type ~= "file" and now.type ~= "link") then
+    return "refused"
+  end
+  if not was then
+    return now.type == "file" and "reload" or "refused"
+  end
+  if was.type ~= now.type or (now.type == "link" and was.real ~= now.real) then
+    return "refused"
+  end
+  return "reload"
+end
+
 --- Reload an unmodified buffer from disk, keeping every window's view. Returns true when its content
 --- changed. 'autoread' (buffer-local, only for this call) makes :checktime reload without asking.
 local function reload(buf)
@@ -321,11 +368,15 @@ local function handle_change(change, pi_pid)
   end
   report.buf = buf
   report.modified = vim.bo[buf].modified
-  local st = uv.fs_lstat(file)
-  if not st then
-    report.status = "gone"
-  elseif st.type ~= "file" then
-    report.status = "refused" -- now a symlink (or not a file at all): never read through it
+  -- Decided on the path the reload reads, the buffer's own: pi's path may be another name for it.
+  local path = buffer_path(buf)
+  local was = H.read_as[buf]
+  if was and was.name ~= path then
+    was = nil -- renamed since it was read (:saveas, :file)
+  end
+  local verdict = M.reload_verdict(was, path and path_identity(path))
+  if verdict ~= "reload" then
+    report.status = verdict
   elseif report.modified then
     report.status = "modified"
     tell_modified(buf, file)
@@ -526,9 +577,10 @@ end
 
 --- DiagnosticChanged & co. Returns true when the state file should be rewritten now.
 ---@param buf integer
+---@param data table|nil the event's args.data (see diagnostics.on_changed)
 ---@return boolean
-function M.diagnostics_changed(buf)
-  diagnostics.on_changed(buf)
+function M.diagnostics_changed(buf, data)
+  diagnostics.on_changed(buf, data)
   if buf == vim.api.nvim_get_current_buf() then
     return true
   end
@@ -543,6 +595,7 @@ end
 function M.forget(buf)
   diagnostics.forget(buf)
   H.told[buf] = nil
+  H.read_as[buf] = nil
 end
 
 --- BufWritePost, BufReadPost: the buffer and its file agree again, so a conflict with pi's next change is a
@@ -550,6 +603,21 @@ end
 ---@param buf integer
 function M.buffer_synced(buf)
   H.told[buf] = nil
+end
+
+--- BufReadPost: the buffer was read from its path; remember what that path was (see reload_verdict), so a
+--- later reload for pi reads only the same file. At read time, not when pi's message comes: by then the
+--- path may already have been swapped. Three syscalls per read, nothing per keystroke.
+---@param buf integer
+function M.buffer_read(buf)
+  M.buffer_synced(buf)
+  local path = vim.bo[buf].buftype == "" and buffer_path(buf) or nil
+  local now = path and path_identity(path)
+  if now and now.real and now.resolves_to == "file" then
+    H.read_as[buf] = { name = path, type = now.type, real = now.real }
+  else
+    H.read_as[buf] = nil
+  end
 end
 
 --- Add the v0.3 fields to a state payload: the protocol version, the active buffer's version and
