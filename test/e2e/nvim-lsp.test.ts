@@ -98,6 +98,40 @@ for (const flavour of NVIM_MATRIX) {
 			assert.deepEqual(lines, ["{", '  "name": "demo",', '  "port": 8080,', "}"]);
 		});
 
+		it("with a linter beside the server, the model never gets the linter's items for the old content", async (t) => {
+			const { env, nv, file } = await openWithServer(t, flavour, '{\n  "name": "demo"\n  "port": 8080\n}\n');
+			await nv.until(
+				(s) => s.active_buffer.diagnostics?.items.some((d) => d.message === "Expected comma") === true,
+				"the server reports the missing comma",
+				30_000,
+			);
+			// A second checker (nvim-lint and the like: its own namespace) that ran on the old content only. 0.10
+			// keeps its items through the reload; 0.7.2 drops a reloaded buffer's diagnostics itself.
+			await nv.lua(
+				`vim.diagnostic.set(vim.api.nvim_create_namespace("lint"), 0,
+					{{ lnum = 1, col = 2, message = "old lint warning", severity = 2, source = "lint" }})`,
+			);
+			await nv.until((s) => s.active_buffer.diagnostics?.total === 2, "the server's and the linter's items listed");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? {
+							toolCalls: [
+								{
+									name: "edit",
+									arguments: { path: file, edits: [{ oldText: "8080\n", newText: "8080,\n" }] },
+								},
+							],
+						}
+					: { text: DEFAULT_REPLY };
+			const result = await runPrint(env, [PROMPT]);
+			assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+			const toolText = toolResults(env.model.requests[1]).join("\n");
+			assert.match(toolText, /Neovim reloaded .*config\.json\. Diagnostics \(2 errors\):/, toolText);
+			assert.match(toolText, /^- error 3:15 Trailing comma \[json 519\]$/m, toolText);
+			assert.match(toolText, /^- error 3:3 Expected comma \[json 514\]$/m, toolText);
+			assert.ok(!toolText.includes("old lint warning"), `the linter's old item is not presented: ${toolText}`);
+		});
+
 		it("a new session's edit (RPC new_session) gets its own diagnostics, not the last session's report", async (t) => {
 			const { env, nv, file } = await openWithServer(t, flavour, '{\n  "name": "demo",\n  "port": 8080\n}\n');
 			await nv.until(

@@ -1,0 +1,201 @@
+/**
+ * Diagnostics from several checkers (issue 7): an LSP client and a linter, or two servers, each publish
+ * into their own vim.diagnostic namespace, for the content they saw. After the buffer changes (typing, or
+ * a reload pi asked for), a checker that has not published again holds items for the old content: they
+ * must never be reported as current, while the items of a checker that did publish for the new content
+ * are. Real Neovim (0.7.2, which gives DiagnosticChanged no data, and 0.10); the checkers are
+ * vim.diagnostic.set calls on two namespaces, with fresh item tables as LSP clients and linters make them.
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, it, type TestContext } from "node:test";
+import type { EditorState } from "../../src/protocol.ts";
+import { makePiMessage } from "../fixtures/pi-message.ts";
+import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
+import { forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
+
+after(killAllEditors);
+
+/** Set namespace `ns`'s diagnostics: one warning per message on line 1, in new tables (as checkers do). */
+const PUBLISH = `
+local publishes = ...
+for _, p in ipairs(publishes) do
+	local items = {}
+	for i, message in ipairs(p.messages) do
+		items[i] = { lnum = 0, col = i - 1, message = message, severity = 2, source = p.ns }
+	end
+	vim.diagnostic.set(vim.api.nvim_create_namespace("pi-ide-test-" .. p.ns), 0, items)
+end`;
+
+type Checker = "A" | "B";
+interface Publish {
+	ns: Checker;
+	messages: string[];
+}
+
+/** One Lua call for all of them, so the state file written next sees them all. */
+const publish = (nv: Nvim, publishes: Publish[]) => nv.lua(PUBLISH, publishes);
+
+interface World {
+	nv: Nvim;
+	file: string;
+}
+
+/** a.txt open, with A and B each reporting one diagnostic for its content. */
+async function world(t: TestContext, flavour: NvimFlavour): Promise<World> {
+	const nv = await startNvim(t, flavour);
+	const file = join(nv.tmp, "a.txt");
+	writeFileSync(file, "one\ntwo\n");
+	await nv.command("edit a.txt");
+	await publish(nv, [
+		{ ns: "A", messages: ["a old"] },
+		{ ns: "B", messages: ["b old"] },
+	]);
+	const s = await nv.until((x) => x.active_buffer.diagnostics?.total === 2, "A's and B's diagnostics reported");
+	assert.equal(s.active_buffer.diagnostics?.version, s.active_buffer.version, "both current before the change");
+	return { nv, file };
+}
+
+const tick = (nv: Nvim) => nv.lua<number>("return vim.api.nvim_buf_get_var(0, 'changedtick')");
+
+/**
+ * The ways the buffer gets new content. Each returns the buffer's changedtick after the change.
+ * `oldItemsStored`: whether Neovim still holds the checkers' items for the old content afterwards. Before
+ * 0.10 a reload drops every namespace's items of the buffer, without a DiagnosticChanged: nothing stale is
+ * left to report there, and the case checks that the checkers' next publishes are still told apart.
+ */
+const CHANGES: { name: string; change: (w: World) => Promise<number>; oldItemsStored: "always" | "from 0.10" }[] = [
+	{
+		name: "typing",
+		oldItemsStored: "always",
+		change: async (w) => {
+			await w.nv.input("ggix<Esc>");
+			return tick(w.nv);
+		},
+	},
+	{
+		name: "a reload pi asked for",
+		oldItemsStored: "from 0.10",
+		change: async (w) => {
+			writeFileSync(w.file, "one, changed by pi\ntwo\n");
+			const pi = await spawnLiveEditor();
+			const message = makePiMessage({
+				pid: pi.pid,
+				cwd: w.nv.tmp,
+				timestamp: Date.now() / 1000,
+				editor_pid: w.nv.pid,
+				seq: 1,
+				changed: [{ file: w.file, seq: 1, tool: "write" }],
+				last_turn: [w.file],
+			});
+			writeRawStateFile(w.nv.stateDir, `pi-${pi.pid}.json`, JSON.stringify(message));
+			await w.nv.until(
+				(s) => s.files?.some((f) => f.file === w.file && f.status === "reloaded") === true,
+				"the buffer reloaded",
+			);
+			return tick(w.nv);
+		},
+	},
+];
+
+interface Case {
+	name: string;
+	/** What the checkers publish after the change, or Lua that does it. */
+	republish: Publish[] | { lua: string };
+	/** The messages then reported as current for the new content. */
+	current: string[];
+	/** When Neovim before 0.10 reports otherwise (default `current`). */
+	currentBefore010?: string[];
+}
+
+const CASES: Case[] = [
+	{
+		name: "only A republishes: A's items are current, B's (for the old content) are not listed",
+		republish: [{ ns: "A", messages: ["a new", "a new 2"] }],
+		current: ["a new", "a new 2"],
+	},
+	{
+		name: "A and B republish: both are current",
+		republish: [
+			{ ns: "A", messages: ["a new"] },
+			{ ns: "B", messages: ["b new"] },
+		],
+		current: ["a new", "b new"],
+	},
+	{
+		name: "A republishes items equal to its old ones: current for A, B still not",
+		republish: [{ ns: "A", messages: ["a old"] }],
+		current: ["a old"],
+	},
+	{
+		name: "B publishes an empty list: nothing is current, A's old items are not listed",
+		republish: [{ ns: "B", messages: [] }],
+		current: [],
+	},
+	{
+		// 0.10 names the namespace in DiagnosticChanged's data. 0.7.2 gives no data: a republish is seen as a
+		// namespace's stored tables replaced, so the very same tables set again look like no publish from A.
+		// That costs A's items (left out), never a stale item as current.
+		name: "A sets its very same item tables again: current on 0.10, left out on 0.7.2, B never",
+		republish: {
+			lua: `local ns = vim.api.nvim_create_namespace("pi-ide-test-A")
+				vim.diagnostic.set(ns, 0, vim.diagnostic.get(0, { namespace = ns }))`,
+		},
+		current: ["a old"],
+		currentBefore010: [],
+	},
+];
+
+const messages = (s: EditorState) => (s.active_buffer.diagnostics?.items ?? []).map((d) => d.message).sort();
+
+forEachNvim((flavour) => {
+	describe(`nvim ${flavour.name}: diagnostics of several checkers are current per checker`, () => {
+		for (const { name: changeName, change, oldItemsStored } of CHANGES) {
+			for (const c of CASES) {
+				it(`after ${changeName}, ${c.name}`, async (t) => {
+					const w = await world(t, flavour);
+					const has010 = await w.nv.lua<boolean>("return vim.fn.has('nvim-0.10') == 1");
+					const version = await change(w);
+					const stored = await w.nv.lua<number>(
+						"return #vim.diagnostic.get(0, { namespace = vim.api.nvim_create_namespace('pi-ide-test-B') })",
+					);
+					assert.equal(stored, oldItemsStored === "always" || has010 ? 1 : 0, "B's old items are still stored");
+					if (Array.isArray(c.republish)) await publish(w.nv, c.republish);
+					else await w.nv.lua(c.republish.lua);
+					const s = await w.nv.until(
+						(x) => x.active_buffer.version === version && x.active_buffer.diagnostics?.version === version,
+						"diagnostics for the new content",
+					);
+					const expected = has010 ? c.current : (c.currentBefore010 ?? c.current);
+					assert.deepEqual(messages(s), expected);
+					assert.equal(s.active_buffer.diagnostics?.total, expected.length, "the total counts only current items");
+					const report = s.files?.find((f) => f.file === w.file);
+					if (report) assert.deepEqual(report.diagnostics, s.active_buffer.diagnostics, "the report agrees");
+				});
+			}
+		}
+
+		it("a :w keeps current namespaces current and stale ones left out", async (t) => {
+			const w = await world(t, flavour);
+			await w.nv.input("ggix<Esc>");
+			await publish(w.nv, [{ ns: "A", messages: ["a new"] }]);
+			const edited = await tick(w.nv);
+			await w.nv.until((x) => x.active_buffer.diagnostics?.version === edited, "A's new diagnostics reported");
+			await w.nv.command("write");
+			const written = await tick(w.nv);
+			assert.ok(written > edited, "the write moved changedtick");
+			const s = await w.nv.until(
+				(x) => !x.active_buffer.modified && x.active_buffer.version === written,
+				"the written buffer reported",
+			);
+			assert.equal(s.active_buffer.diagnostics?.version, written, "current before the write, current after it");
+			assert.deepEqual(messages(s), ["a new"]);
+			// B publishing now (for the written content) makes it current again.
+			await publish(w.nv, [{ ns: "B", messages: ["b new"] }]);
+			const both = await w.nv.until((x) => x.active_buffer.diagnostics?.total === 2, "B's diagnostics reported");
+			assert.equal(both.active_buffer.diagnostics?.version, written);
+			assert.deepEqual(messages(both), ["a new", "b new"]);
+		});
+	});
+});
