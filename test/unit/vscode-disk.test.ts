@@ -1,14 +1,25 @@
 /**
  * editors/vscode/src/disk.ts on real files: what a file pi said it changed looks like on disk (text, gone,
- * refused for a symlink, a directory or a FIFO, never read through; too large to compare).
+ * refused for a symlink, a directory or a FIFO, never read through; too large to compare); and a document
+ * opened through a symlink, read while the link resolves to the file it was opened from, refused after.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import {
+	mkdirSync,
+	mkdtempSync,
+	realpathSync,
+	renameSync,
+	rmSync,
+	symlinkSync,
+	truncateSync,
+	unlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { MAX_COMPARE_BYTES, readDisk } from "../../editors/vscode/src/disk.ts";
+import { MAX_COMPARE_BYTES, type OpenedAs, openedAs, readDisk } from "../../editors/vscode/src/disk.ts";
 import type { DiskState } from "../../editors/vscode/src/pi-sync.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-disk-"));
@@ -31,3 +42,148 @@ const cases: [string, string, DiskState][] = [
 	["too large to compare: no text", "big.log", { kind: "file", text: undefined }],
 ];
 for (const [name, path, expected] of cases) test(name, () => assert.deepEqual(readDisk(join(root, path)), expected));
+
+/** `ln -sfn target link`: a new link renamed over the old one. */
+function repoint(link: string, target: string): void {
+	symlinkSync(target, `${link}.new`);
+	renameSync(`${link}.new`, link);
+}
+
+/**
+ * A document opened from `path` (in its own dir under root), what that path was recorded as then, a change
+ * after (pi's write included), and what readDisk says of the path with that record.
+ */
+const OPENED_CASES: {
+	name: string;
+	/** Lays out the files in `dir` and returns the document's path. */
+	open: (dir: string) => string;
+	/** Take the record when the document opens (false: opened before the extension started). */
+	record: boolean;
+	change: (dir: string, path: string) => void;
+	expected: DiskState;
+}[] = [
+	{
+		name: "opened through a symlink, pi writes through it: the file's new text",
+		open: (dir) => link(dir),
+		record: true,
+		change: (_dir, path) => writeFileSync(path, "pi's version\n"),
+		expected: { kind: "file", text: "pi's version\n" },
+	},
+	{
+		name: "opened through a relative symlink, the file rewritten: its new text",
+		open: (dir) => {
+			writeFileSync(join(dir, "target.txt"), "original\n");
+			symlinkSync("target.txt", join(dir, "link.txt"));
+			return join(dir, "link.txt");
+		},
+		record: true,
+		change: (dir) => writeFileSync(join(dir, "target.txt"), "pi's version\n"),
+		expected: { kind: "file", text: "pi's version\n" },
+	},
+	{
+		name: "opened through a symlink, re-pointed to another file: refused",
+		open: (dir) => link(dir),
+		record: true,
+		change: (dir, path) => {
+			writeFileSync(join(dir, "other.txt"), "ANOTHER FILE\n");
+			repoint(path, join(dir, "other.txt"));
+		},
+		expected: { kind: "refused" },
+	},
+	{
+		name: "opened through a symlink, replaced by a regular file: refused",
+		open: (dir) => link(dir),
+		record: true,
+		change: (dir, path) => {
+			writeFileSync(join(dir, "planted.txt"), "ANOTHER FILE\n");
+			renameSync(join(dir, "planted.txt"), path);
+		},
+		expected: { kind: "refused" },
+	},
+	{
+		name: "opened through a symlink whose file is then deleted: refused",
+		open: (dir) => link(dir),
+		record: true,
+		change: (dir) => unlinkSync(join(dir, "target.txt")),
+		expected: { kind: "refused" },
+	},
+	{
+		name: "opened as a regular file, replaced by a symlink: refused",
+		open: (dir) => {
+			writeFileSync(join(dir, "a.txt"), "original\n");
+			return join(dir, "a.txt");
+		},
+		record: true,
+		change: (dir, path) => {
+			writeFileSync(join(dir, "secret.txt"), "SECRET\n");
+			unlinkSync(path);
+			symlinkSync(join(dir, "secret.txt"), path);
+		},
+		expected: { kind: "refused" },
+	},
+	{
+		name: "opened as a regular file, rewritten: its new text",
+		open: (dir) => {
+			writeFileSync(join(dir, "a.txt"), "original\n");
+			return join(dir, "a.txt");
+		},
+		record: true,
+		change: (_dir, path) => writeFileSync(path, "pi's version\n"),
+		expected: { kind: "file", text: "pi's version\n" },
+	},
+	{
+		name: "a symlink to a directory, even with a record: refused",
+		open: (dir) => {
+			mkdirSync(join(dir, "d"));
+			symlinkSync(join(dir, "d"), join(dir, "link"));
+			return join(dir, "link");
+		},
+		record: true,
+		change: () => {},
+		expected: { kind: "refused" },
+	},
+	{
+		name: "opened through a symlink before the extension started (no record): refused",
+		open: (dir) => link(dir),
+		record: false,
+		change: (_dir, path) => writeFileSync(path, "pi's version\n"),
+		expected: { kind: "refused" },
+	},
+];
+
+/** `dir/link.txt` -> `dir/target.txt` (absolute); returns the link. */
+function link(dir: string): string {
+	writeFileSync(join(dir, "target.txt"), "original\n");
+	symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
+	return join(dir, "link.txt");
+}
+
+OPENED_CASES.forEach((c, i) => {
+	test(c.name, () => {
+		const dir = join(root, `opened-${i}`);
+		mkdirSync(dir);
+		const path = c.open(dir);
+		const opened: OpenedAs | undefined = c.record ? openedAs(path) : undefined;
+		c.change(dir, path);
+		assert.deepEqual(readDisk(path, opened), c.expected);
+	});
+});
+
+test("openedAs records a regular file, a symlink with its real path, nothing for what is neither", () => {
+	assert.deepEqual(
+		{
+			file: openedAs(join(root, "file.json")),
+			link: openedAs(join(root, "link.json")),
+			dir: openedAs(join(root, "dir")),
+			missing: openedAs(join(root, "missing.json")),
+			belowAFile: openedAs(join(root, "file.json/x")),
+		},
+		{
+			file: { kind: "file" },
+			link: { kind: "link", real: realpathSync(join(root, "file.json")) },
+			dir: undefined,
+			missing: undefined,
+			belowAFile: undefined,
+		},
+	);
+});

@@ -1,13 +1,15 @@
 /**
  * editors/vscode/src/pi-sync.ts with a fake VS Code: what the client reports about each file pi changed
  * (reloaded at once or at VS Code's reload event, unchanged after the wait, modified with one warning,
- * not-open, gone, refused), diagnostics refreshed in the reports, connections for the status bar; and the
+ * not-open, gone, refused; the document's own path read, with what it was when the document opened),
+ * diagnostics refreshed in the reports, connections for the status bar; and the
  * status bar text (status.ts) and `sameContent`.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { DiagnosticsReport } from "../../editors/shared/diagnostics.ts";
 import type { ChangedFile, PiMessage } from "../../editors/shared/pi-message.ts";
+import type { OpenedAs } from "../../editors/vscode/src/disk.ts";
 import {
 	type DiskState,
 	type OpenDocument,
@@ -27,6 +29,9 @@ interface FakeDoc extends OpenDocument {
 function fakeHost() {
 	const documents = new Map<string, FakeDoc>();
 	const disk = new Map<string, DiskState>();
+	/** What each path is recorded as when a document opens from it (openedAs). */
+	const recorded = new Map<string, OpenedAs>();
+	const reads: { file: string; opened: OpenedAs | undefined }[] = [];
 	const diagnostics = new Map<string, DiagnosticsReport>();
 	const warnings: string[] = [];
 	const timers = new Map<number, { fn: () => void; ms: number }>();
@@ -35,7 +40,11 @@ function fakeHost() {
 	const host = {
 		ownPid: OWN,
 		findDocument: (file: string) => documents.get(file),
-		readDisk: (file: string): DiskState => disk.get(file) ?? { kind: "gone" },
+		openedAs: (file: string) => recorded.get(file),
+		readDisk: (file: string, opened: OpenedAs | undefined): DiskState => {
+			reads.push({ file, opened });
+			return disk.get(file) ?? { kind: "gone" };
+		},
 		diagnostics: (file: string) => diagnostics.get(file) ?? null,
 		diagnosticsExpected: (file: string) => diagnostics.has(file),
 		warnModified: (file: string) => warnings.push(file),
@@ -48,7 +57,7 @@ function fakeHost() {
 	};
 	const sync = new PiSync(host);
 	const open = (file: string, text: string, version = 1, isDirty = false) => {
-		const doc: FakeDoc = { text, version, isDirty, getText: () => doc.text };
+		const doc: FakeDoc = { uri: { fsPath: file }, text, version, isDirty, getText: () => doc.text };
 		documents.set(file, doc);
 		return doc;
 	};
@@ -72,6 +81,8 @@ function fakeHost() {
 		sync,
 		documents,
 		disk,
+		recorded,
+		reads,
 		diagnostics,
 		warnings,
 		timers,
@@ -170,6 +181,54 @@ describe("PiSync: one status per situation", () => {
 			assert.deepEqual(h.sync.handled, { pid: 500, seq });
 		});
 	}
+});
+
+describe("PiSync: the document's own path, judged against what it was when the document opened", () => {
+	test("pi names another path of the document's file: the document's path is read and reported", () => {
+		const h = fakeHost();
+		const doc = h.open("/w/a.ts", "new", 4);
+		h.documents.set("/w/link-to-a.ts", doc); // found by real path, as extension.ts's findDocument does
+		h.onDisk("/w/a.ts", "new");
+		h.sync.handleMessage(piMessage(["/w/link-to-a.ts"]));
+		assert.deepEqual(
+			h.reads.map((r) => r.file),
+			["/w/a.ts"],
+		);
+		assert.deepEqual(
+			{ file: h.sync.reports[0]?.file, status: h.sync.reports[0]?.status },
+			{ file: "/w/link-to-a.ts", status: "reloaded" },
+		);
+	});
+
+	test("the record taken when the document opened is what the path is judged against, until it closes", () => {
+		const h = fakeHost();
+		const atOpen: OpenedAs = { kind: "link", real: "/dotfiles/a.ts" };
+		h.recorded.set("/w/a.ts", atOpen);
+		h.open("/w/a.ts", "old", 1);
+		h.sync.documentOpened("/w/a.ts");
+		h.recorded.set("/w/a.ts", { kind: "link", real: "/elsewhere/a.ts" }); // later records are not taken
+		h.onDisk("/w/a.ts", "old");
+		h.sync.handleMessage(piMessage(["/w/a.ts"]));
+		h.sync.documentClosed("/w/a.ts");
+		h.sync.handleMessage(piMessage(["/w/a.ts"]));
+		assert.deepEqual(h.reads, [
+			{ file: "/w/a.ts", opened: atOpen },
+			{ file: "/w/a.ts", opened: undefined },
+		]);
+	});
+
+	test("Compare reads the same: the open document's path with its record; nothing for a file not open", () => {
+		const h = fakeHost();
+		const atOpen: OpenedAs = { kind: "link", real: "/dotfiles/a.ts" };
+		h.recorded.set("/w/a.ts", atOpen);
+		const doc = h.open("/w/a.ts", "mine", 2, true);
+		h.sync.documentOpened("/w/a.ts");
+		h.documents.set("/w/link-to-a.ts", doc);
+		h.onDisk("/w/a.ts", "pi's");
+		assert.deepEqual(h.sync.diskOf("/w/link-to-a.ts"), { kind: "file", text: "pi's" });
+		assert.deepEqual(h.reads, [{ file: "/w/a.ts", opened: atOpen }]);
+		assert.equal(h.sync.diskOf("/w/not-open.ts"), undefined);
+	});
 });
 
 describe("PiSync: waiting for VS Code's reload", () => {

@@ -17,7 +17,7 @@ import type { DiagnosticCaps, DiagnosticsReport } from "../../shared/diagnostics
 import { PiWatcher } from "../../shared/pi-watcher.ts";
 import type { TextLines } from "../../shared/state.ts";
 import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.ts";
-import { readDisk } from "./disk.ts";
+import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
@@ -71,6 +71,7 @@ export function activate(context: vscode.ExtensionContext): void {
 	const sync = new PiSync({
 		ownPid: process.pid,
 		findDocument,
+		openedAs,
 		readDisk,
 		diagnostics: (file) => {
 			const document = findDocument(file);
@@ -186,6 +187,13 @@ export function activate(context: vscode.ExtensionContext): void {
 				if (isActive(d)) later();
 			}),
 		),
+		vscode.workspace.onDidOpenTextDocument(
+			guard((d) => {
+				// What its path is now, when VS Code has just read it: a later reload is judged against it.
+				const file = fileOf(d);
+				if (file !== undefined) sync.documentOpened(file);
+			}),
+		),
 		vscode.workspace.onDidCloseTextDocument(
 			guard((d) => {
 				// A reopened document starts again at version 1: old dates would look current.
@@ -216,8 +224,8 @@ export function activate(context: vscode.ExtensionContext): void {
 		vscode.workspace.registerTextDocumentContentProvider(DISK_SCHEME, {
 			provideTextDocumentContent: (uri) => {
 				// Only for "Compare": the disk side of a document open in this window, never any other path.
-				if (!findDocument(uri.path)) return `(${uri.path} is not open in this window)`;
-				const disk = readDisk(uri.path);
+				const disk = sync.diskOf(uri.path);
+				if (!disk) return `(${uri.path} is not open in this window)`;
 				if (disk.kind !== "file") return `(${uri.path} is ${disk.kind === "gone" ? "gone" : "not a regular file"})`;
 				return disk.text ?? `(${uri.path} is too large to compare)`;
 			},

@@ -3,7 +3,9 @@
  * interface so it is tested without VS Code. VS Code reloads an unmodified document by itself when its file
  * changes on disk; this module does not reload anything. For each file pi says it changed it finds out what
  * happened and reports it in the state file's `files`:
- * - not open here: `not-open`; the file gone: `gone`; now a symlink or not a regular file: `refused`;
+ * - not open here: `not-open`; the document's file gone: `gone`; no longer what the document was opened from
+ *   (a regular file now a symlink, a symlink re-pointed) or not a regular file: `refused` (disk.ts; a
+ *   document opened through a symlink is compared while the link resolves to the same file);
  * - unsaved changes: `modified`; the buffer is never touched and the user is told once per file (until
  *   the document is clean again);
  * - otherwise `reloaded` as soon as the buffer shows what is on disk (at once when VS Code was faster than
@@ -21,11 +23,14 @@ import {
 	type PiMessage,
 	pendingChanges,
 } from "../../shared/pi-message.ts";
+import type { OpenedAs } from "./disk.ts";
 
 /** How long VS Code gets to reload a clean document before the report says `unchanged`. */
 export const RELOAD_WAIT_MS = 1500;
 
 export interface OpenDocument {
+	/** The path VS Code reads the document from (pi may name another path of the same file). */
+	readonly uri: { readonly fsPath: string };
 	isDirty: boolean;
 	version: number;
 	getText(): string;
@@ -38,7 +43,10 @@ export interface SyncHost {
 	ownPid: number;
 	/** The open document for an absolute path, if any. */
 	findDocument(file: string): OpenDocument | undefined;
-	readDisk(file: string): DiskState;
+	/** What `file` is as VS Code opens a document from it (disk.ts `openedAs`). */
+	openedAs(file: string): OpenedAs | undefined;
+	/** The document's file on disk, judged against `opened` (disk.ts `readDisk`). */
+	readDisk(file: string, opened: OpenedAs | undefined): DiskState;
 	/** The file's diagnostics report, null when none can be dated yet. */
 	diagnostics(file: string): DiagnosticsReport | null;
 	/** A language server or linter reports on this document. */
@@ -83,6 +91,8 @@ export class PiSync {
 	readonly #connected = new Map<number, PiMessage>();
 	readonly #pending = new Map<string, Pending>();
 	readonly #warned = new Set<string>();
+	/** Per open document's path: what it was when VS Code opened the document. */
+	readonly #openedAs = new Map<string, OpenedAs>();
 	#reports: FileReport[] = [];
 	#last: HandledMessage | null = null;
 
@@ -133,8 +143,22 @@ export class PiSync {
 		if (this.#pending.has(file)) this.#settle(file, false);
 	}
 
+	/** VS Code opened a document from `file`: record what the path is, at once (before pi's message can come). */
+	documentOpened(file: string): void {
+		const opened = this.#host.openedAs(file);
+		if (opened) this.#openedAs.set(file, opened);
+		else this.#openedAs.delete(file);
+	}
+
+	/** The file on disk of the open document pi calls `file`; undefined when none is open. For "Compare". */
+	diskOf(file: string): DiskState | undefined {
+		const document = this.#host.findDocument(file);
+		return document && this.#disk(document);
+	}
+
 	/** A closed document has nothing left to reload; its report stays as it was. */
 	documentClosed(file: string): void {
+		this.#openedAs.delete(file);
 		this.#warned.delete(file);
 		this.#dropPending(file);
 	}
@@ -170,7 +194,7 @@ export class PiSync {
 	#judge(entry: Change): void {
 		this.#dropPending(entry.file);
 		const document = this.#host.findDocument(entry.file);
-		const disk = document ? this.#host.readDisk(entry.file) : undefined;
+		const disk = document && this.#disk(document);
 		if (!document || !disk) this.#report(entry, "not-open", undefined);
 		else if (disk.kind !== "file") this.#report(entry, disk.kind, document);
 		else if (document.isDirty) this.#modified(entry, document);
@@ -187,7 +211,7 @@ export class PiSync {
 		const pending = this.#pending.get(file);
 		if (!pending) return;
 		const document = this.#host.findDocument(file);
-		const disk = document ? this.#host.readDisk(file) : undefined;
+		const disk = document && this.#disk(document);
 		let status: FileStatus | undefined;
 		if (!document || !disk) status = "not-open";
 		else if (disk.kind !== "file") status = disk.kind;
@@ -205,6 +229,12 @@ export class PiSync {
 			else this.#report(pending.entry, status, document);
 		}
 		this.#host.changed();
+	}
+
+	/** The document's own path is what VS Code reloads, so that is the path judged and read. */
+	#disk(document: OpenDocument): DiskState {
+		const path = document.uri.fsPath;
+		return this.#host.readDisk(path, this.#openedAs.get(path));
 	}
 
 	#modified(entry: Change, document: OpenDocument): void {
