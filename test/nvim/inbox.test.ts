@@ -252,6 +252,19 @@ const OTHER_FILE = "ANOTHER FILE\n";
  * test's temp dir: `open` lays out the files and returns the path the buffer is read from; `change` runs
  * after the read (pi's write included) and returns the path pi's message names.
  */
+/** The buffer's file is `link.txt`, an absolute symlink to `target.txt` (a dotfile's usual shape). */
+const openThroughLink = (dir: string): string => {
+	writeFileSync(join(dir, "target.txt"), CONTENT);
+	symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
+	return join(dir, "link.txt");
+};
+
+/** pi writes the path the buffer was opened as (through the link, if it is one) and names that path. */
+const piWritesOpened = (_dir: string, opened: string): string => {
+	writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
+	return opened;
+};
+
 const LINK_CASES: {
 	name: string;
 	open: (dir: string) => string;
@@ -263,16 +276,9 @@ const LINK_CASES: {
 }[] = [
 	{
 		name: "read through a symlink, pi writes through the link: reloaded",
-		open: (dir) => {
-			writeFileSync(join(dir, "target.txt"), CONTENT);
-			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
-			return join(dir, "link.txt");
-		},
+		open: openThroughLink,
 		read: "edit",
-		change: (_dir, opened) => {
-			writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
-			return opened;
-		},
+		change: piWritesOpened,
 		status: "reloaded",
 		lines: PIS_VERSION,
 	},
@@ -308,11 +314,7 @@ const LINK_CASES: {
 	},
 	{
 		name: "read through a symlink re-pointed to another file before the message: refused",
-		open: (dir) => {
-			writeFileSync(join(dir, "target.txt"), CONTENT);
-			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
-			return join(dir, "link.txt");
-		},
+		open: openThroughLink,
 		read: "edit",
 		change: (dir, opened) => {
 			writeFileSync(join(dir, "other.txt"), OTHER_FILE);
@@ -324,11 +326,7 @@ const LINK_CASES: {
 	},
 	{
 		name: "read through a symlink replaced by a regular file before the message: refused",
-		open: (dir) => {
-			writeFileSync(join(dir, "target.txt"), CONTENT);
-			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
-			return join(dir, "link.txt");
-		},
+		open: openThroughLink,
 		read: "edit",
 		change: (dir, opened) => {
 			writeFileSync(join(dir, "planted.txt"), OTHER_FILE);
@@ -348,25 +346,15 @@ const LINK_CASES: {
 			return join(dir, "dir-link", "f.txt");
 		},
 		read: "edit",
-		change: (_dir, opened) => {
-			writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
-			return opened;
-		},
+		change: piWritesOpened,
 		status: "reloaded",
 		lines: PIS_VERSION,
 	},
 	{
 		name: "read through a symlink unseen by the client (no record of the read): refused, as without this rule",
-		open: (dir) => {
-			writeFileSync(join(dir, "target.txt"), CONTENT);
-			symlinkSync(join(dir, "target.txt"), join(dir, "link.txt"));
-			return join(dir, "link.txt");
-		},
+		open: openThroughLink,
 		read: "noautocmd edit",
-		change: (_dir, opened) => {
-			writeFileSync(opened, `${PIS_VERSION.join("\n")}\n`);
-			return opened;
-		},
+		change: piWritesOpened,
 		status: "refused",
 		lines: CONTENT.trimEnd().split("\n"),
 	},
