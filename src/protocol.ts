@@ -33,7 +33,7 @@ export const SELECTION_FRESH_SECONDS = 60;
  */
 export const MAX_CLOCK_SKEW_SECONDS = 5;
 
-/** State files larger than this are refused unread (PROTOCOL.md, "Limits"; defined with the other state-dir rules). */
+/** The protocol's numeric limits (PROTOCOL.md, "Limits" and v0.3), written once in limits.ts. */
 export {
 	MAX_DIAGNOSTIC_ITEMS,
 	MAX_DIAGNOSTIC_MESSAGE_CHARS,

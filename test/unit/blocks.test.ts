@@ -349,35 +349,28 @@ describe("small formatters", () => {
 		assert.equal(checkFreshness(selection("x", NOW * 1000), NOW).fresh, false);
 	});
 
+	/** The selection a quote is drawn from: lines 40-45 of main.ts. */
+	const QUOTED = {
+		file: "/p/main.ts",
+		name: "main.ts",
+		start: { line: 40, column: 1 },
+		end: { line: 45, column: 3 },
+		selectedAt: NOW,
+		lines: 6,
+		bytes: 10,
+		truncated: false,
+		preview: "const x",
+	};
+
 	it("formatQuote", () => {
-		const base = {
-			file: "/p/main.ts",
-			name: "main.ts",
-			start: { line: 40, column: 1 },
-			end: { line: 45, column: 3 },
-			selectedAt: NOW,
-			lines: 6,
-			bytes: 10,
-			truncated: false,
-			preview: "const x",
-		};
+		const base = QUOTED;
 		assert.equal(formatQuote(base), "↳ main.ts:40-45 · const x");
 		assert.equal(formatQuote({ ...base, end: { line: 40, column: 9 } }), "↳ main.ts:40 · const x");
 		assert.equal(formatQuote({ ...base, preview: "" }), "↳ main.ts:40-45");
 	});
 
 	describe("formatQuote makes a hostile name or preview inert (also one restored from an older session)", () => {
-		const base = {
-			file: "/p/main.ts",
-			name: "main.ts",
-			start: { line: 40, column: 1 },
-			end: { line: 40, column: 3 },
-			selectedAt: NOW,
-			lines: 1,
-			bytes: 3,
-			truncated: false,
-			preview: "abc",
-		};
+		const base = { ...QUOTED, end: { line: 40, column: 3 }, lines: 1, bytes: 3, preview: "abc" };
 		const cases: { description: string; name?: string; preview?: string; expected: string }[] = [
 			{
 				description: "an escape sequence in the name",
