@@ -5,9 +5,15 @@
  * only what the model does not have (the default).
  */
 import { fileURLToPath } from "node:url";
-import { formatContextBlock } from "../src/blocks.ts";
-import { decide, modelView, type ReadMessage, type RequestMessage, repairRequest } from "../src/context-memory.ts";
-import type { EditorState } from "../src/protocol.ts";
+import { formatContextBlock } from "../src/context/blocks.ts";
+import {
+	decide,
+	modelView,
+	type ReadMessage,
+	type RequestMessage,
+	repairRequest,
+} from "../src/context/context-memory.ts";
+import type { EditorState } from "../src/protocol/protocol.ts";
 import { killAllEditors, makeSelection } from "../test/helpers/editors.ts";
 import { injectedAfter, messageText, requestMessages } from "../test/helpers/fake-llm.ts";
 import { createPiEnv, type PiEnv } from "../test/helpers/pi-env.ts";

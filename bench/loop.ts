@@ -13,11 +13,11 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { appendPromptDiagnostics } from "../src/diagnostics.ts";
-import { EditorLink } from "../src/editor-link.ts";
-import { DIAGNOSTICS_WAIT_MS } from "../src/pi-message.ts";
-import { type EditorState, parseEditorState } from "../src/protocol.ts";
-import { StateDirScanner } from "../src/scan.ts";
+import { appendPromptDiagnostics } from "../src/context/diagnostics.ts";
+import { StateDirScanner } from "../src/discovery/scan.ts";
+import { EditorLink } from "../src/link/editor-link.ts";
+import { DIAGNOSTICS_WAIT_MS } from "../src/link/pi-message.ts";
+import { type EditorState, parseEditorState } from "../src/protocol/protocol.ts";
 import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { BIN } from "../test/helpers/pi-env.ts";
 import { header, percentile, row, scope } from "./report.ts";

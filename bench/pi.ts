@@ -8,13 +8,13 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChoiceStore } from "../src/choice-store.ts";
 import { type ControllerOptions, IdeController } from "../src/controller.ts";
-import { findHostEditor, type HostHints } from "../src/host-editor.ts";
-import { type Liveness, probePid } from "../src/liveness.ts";
-import { ProcessClock, readAncestry } from "../src/proc-info.ts";
-import type { EditorState } from "../src/protocol.ts";
-import { DEFAULT_SETTINGS } from "../src/settings.ts";
+import { ChoiceStore } from "../src/discovery/choice-store.ts";
+import { findHostEditor, type HostHints } from "../src/discovery/host-editor.ts";
+import { type Liveness, probePid } from "../src/discovery/liveness.ts";
+import { ProcessClock, readAncestry } from "../src/discovery/proc-info.ts";
+import type { EditorState } from "../src/protocol/protocol.ts";
+import { DEFAULT_SETTINGS } from "../src/ui/settings.ts";
 import { header, percentile, row } from "./report.ts";
 
 interface Figures {

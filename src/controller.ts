@@ -8,8 +8,16 @@
  */
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { type ContextBlock, formatContextBlock } from "./blocks.ts";
-import type { ChoiceStore } from "./choice-store.ts";
+import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
+import { appendPromptDiagnostics } from "./context/diagnostics.ts";
+import {
+	checkIgnored,
+	compileIgnoreRules,
+	type IgnoreRules,
+	type IgnoreVerdict,
+	type RulesFile,
+} from "./context/ignore-rules.ts";
+import type { ChoiceStore } from "./discovery/choice-store.ts";
 import {
 	type ChoicesFile,
 	EMPTY_CHOICES,
@@ -17,30 +25,22 @@ import {
 	type RememberedChoice,
 	type RememberedResolution,
 	resolveRemembered,
-} from "./choices.ts";
-import { type Connection, type ConnectionMode, decideConnection } from "./connection.ts";
-import { appendPromptDiagnostics } from "./diagnostics.ts";
-import { formatPill } from "./glyphs.ts";
-import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./host-editor.ts";
-import {
-	checkIgnored,
-	compileIgnoreRules,
-	type IgnoreRules,
-	type IgnoreVerdict,
-	type RulesFile,
-} from "./ignore-rules.ts";
-import { isPidReused, type Liveness, probePid } from "./liveness.ts";
-import { nodePathProbe } from "./path-probe.ts";
-import { type PathProbe, resolveEditorFile, resolveReal } from "./paths.ts";
-import { formatPickerRows } from "./picker.ts";
-import type { StartClock } from "./proc-info.ts";
-import type { EditorState } from "./protocol.ts";
-import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./scan.ts";
-import type { IdeSettings } from "./settings.ts";
-import { createStateDir, type DirHealth } from "./state-dir.ts";
-import { describeDisconnected, formatStatusReport } from "./status-report.ts";
-import { bestTier, rankEditors, scoreEditor, type Tier } from "./tiers.ts";
-import { StateDirWatcher } from "./watcher.ts";
+} from "./discovery/choices.ts";
+import { type Connection, type ConnectionMode, decideConnection } from "./discovery/connection.ts";
+import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
+import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
+import type { StartClock } from "./discovery/proc-info.ts";
+import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./discovery/scan.ts";
+import { bestTier, rankEditors, scoreEditor, type Tier } from "./discovery/tiers.ts";
+import { StateDirWatcher } from "./discovery/watcher.ts";
+import { nodePathProbe } from "./protocol/path-probe.ts";
+import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
+import type { EditorState } from "./protocol/protocol.ts";
+import { createStateDir, type DirHealth } from "./protocol/state-dir.ts";
+import { formatPill } from "./ui/glyphs.ts";
+import { formatPickerRows } from "./ui/picker.ts";
+import type { IdeSettings } from "./ui/settings.ts";
+import { describeDisconnected, formatStatusReport } from "./ui/status-report.ts";
 
 export const GLOBAL_RULES_FILE = "ide-context.ignore";
 export const PROJECT_RULES_FILE = "ide-context.local.ignore";

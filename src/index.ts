@@ -21,8 +21,7 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
-import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./blocks.ts";
-import { ChoiceStore } from "./choice-store.ts";
+import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
 import {
 	type Decision,
 	decide,
@@ -32,14 +31,15 @@ import {
 	type RequestMessage,
 	repairRequest,
 	withRunContext,
-} from "./context-memory.ts";
+} from "./context/context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
-import { EditorLink } from "./editor-link.ts";
-import { EDITOR_PID_ENV, parseEditorPid } from "./host-editor.ts";
+import { ChoiceStore } from "./discovery/choice-store.ts";
+import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
+import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
+import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
-import { ProcessClock, readAncestry } from "./proc-info.ts";
-import { parseSettings } from "./settings.ts";
-import { resolveStateDir } from "./state-dir.ts";
+import { resolveStateDir } from "./protocol/state-dir.ts";
+import { parseSettings } from "./ui/settings.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";

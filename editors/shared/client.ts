@@ -6,7 +6,7 @@
  * throws into the host: a failure becomes one warning (until a write succeeds again) plus a log line.
  */
 
-import { MAX_STATE_FILE_BYTES, removeStateFile, stateFilePath, writeStateFile } from "../../src/state-dir.ts";
+import { MAX_STATE_FILE_BYTES, removeStateFile, stateFilePath, writeStateFile } from "../../src/protocol/state-dir.ts";
 import { buildEditorState, fitStateFile, type HostSnapshot, SelectionClock, stateKey } from "./state.ts";
 
 export const DEBOUNCE_MS = 200;

@@ -4,8 +4,8 @@
  * caps the list and clips long texts so the state file stays far below the reader's 1 MiB limit. Hosts map
  * their own diagnostics to `WireDiagnostic` first (1-based lines, 1-based UTF-8 byte columns).
  */
-import { MAX_DIAGNOSTIC_ITEMS, MAX_DIAGNOSTIC_MESSAGE_CHARS } from "../../src/limits.ts";
-import { utf8Length } from "./state.ts";
+import { MAX_DIAGNOSTIC_ITEMS, MAX_DIAGNOSTIC_MESSAGE_CHARS } from "../../src/protocol/limits.ts";
+import { utf8Length } from "./utf16.ts";
 
 export type DiagnosticSeverity = "error" | "warning" | "info" | "hint";
 
@@ -27,7 +27,7 @@ export interface DiagnosticsReport {
 	items: WireDiagnostic[];
 }
 
-// Protocol caps (at most 100 items, messages at most 500 characters): src/limits.ts.
+// Protocol caps (at most 100 items, messages at most 500 characters): src/protocol/limits.ts.
 export { MAX_DIAGNOSTIC_ITEMS, MAX_DIAGNOSTIC_MESSAGE_CHARS };
 /** `source` and `code` are short names; anything longer is clipped to this. */
 export const MAX_DIAGNOSTIC_LABEL = 100;

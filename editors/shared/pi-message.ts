@@ -4,11 +4,11 @@
  * on, and the `files` / `pi` reports the editor writes back in its state file. The file-system checks that
  * come before parsing live in pi-reader.ts.
  */
-import { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES } from "../../src/limits.ts";
-import { parseStateFileName } from "../../src/state-dir.ts";
+import { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES } from "../../src/protocol/limits.ts";
+import { parseStateFileName } from "../../src/protocol/state-dir.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
-// The caps (message size, its lists, the editor's `files`) are the protocol's: src/limits.ts.
+// The caps (message size, its lists, the editor's `files`) are the protocol's: src/protocol/limits.ts.
 export { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES };
 
 export interface ChangedFile {

@@ -6,11 +6,11 @@
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { type Liveness, probePid } from "../../src/liveness.ts";
-import { oversize, readPrivateFile } from "../../src/state-dir.ts";
+import { type Liveness, probePid } from "../../src/discovery/liveness.ts";
+import { oversize, readPrivateFile } from "../../src/protocol/state-dir.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
 
-/** Is pi `pid` running, and is it ours? pi's own probe (src/liveness.ts) unless a test injects one. */
+/** Is pi `pid` running, and is it ours? pi's own probe (src/discovery/liveness.ts) unless a test injects one. */
 export type PidProbe = (pid: number) => Liveness;
 
 // The one `kill(pid, 0)` probe, pi's: the editors ask the same question about pi that pi asks about them.

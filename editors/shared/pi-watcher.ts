@@ -8,7 +8,7 @@
  */
 import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
 import { basename } from "node:path";
-import { createStateDir, formatDirHealth } from "../../src/state-dir.ts";
+import { createStateDir, formatDirHealth } from "../../src/protocol/state-dir.ts";
 import type { PiMessage } from "./pi-message.ts";
 import { piMessagePid } from "./pi-message.ts";
 import { type PidProbe, probePid, readPiMessage } from "./pi-reader.ts";

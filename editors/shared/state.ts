@@ -3,12 +3,13 @@
  * snapshots in, `EditorState` out. Hosts hand over positions the way their APIs do (0-based line, 0-based
  * UTF-16 column, as VS Code's `Position` and CodeMirror's `{line, ch}`), and this module turns them into the
  * wire's 1-based lines and 1-based UTF-8 byte columns. The wire types are the pi side's own
- * (`src/protocol.ts`), imported as types only so the bundles carry no schema library.
+ * (`src/protocol/protocol.ts`), imported as types only so the bundles carry no schema library.
  */
-import { MAX_SELECTION_TEXT_BYTES } from "../../src/limits.ts";
-import type { ActiveBuffer, EditorState, Position, Selection } from "../../src/protocol.ts";
+import { MAX_SELECTION_TEXT_BYTES } from "../../src/protocol/limits.ts";
+import type { ActiveBuffer, EditorState, Position, Selection } from "../../src/protocol/protocol.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 import type { FileReport, HandledMessage } from "./pi-message.ts";
+import { isHighSurrogate, isLowSurrogate, utf8Length } from "./utf16.ts";
 
 export type { ActiveBuffer, EditorState, Position, Selection };
 
@@ -75,26 +76,8 @@ export interface SelectionRange {
 /** Display name for a window without an active document (nvim's name for an unnamed buffer). */
 export const NO_NAME = "[No Name]";
 
-// The encoded selection cap is the protocol's (src/limits.ts, where it says why).
+// The encoded selection cap is the protocol's (src/protocol/limits.ts, where it says why).
 export { MAX_SELECTION_TEXT_BYTES };
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
-
-/** UTF-8 length of `text`; a lone surrogate counts 3 bytes, as its U+FFFD replacement encodes. */
-export function utf8Length(text: string): number {
-	let bytes = 0;
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code < 0x80) bytes += 1;
-		else if (code < 0x800) bytes += 2;
-		else if (isHighSurrogate(code) && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) {
-			bytes += 4;
-			i++;
-		} else bytes += 3;
-	}
-	return bytes;
-}
 
 /**
  * Bytes one UTF-16 unit takes inside a JSON string as `JSON.stringify` writes it, UTF-8 encoded: `"` `\\`

@@ -4,7 +4,7 @@
  * state-files.ts, re-exported here under the names the tests use).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import type { EditorState } from "../../src/protocol.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
 import {
 	makeSelection,
 	makeState,

@@ -15,7 +15,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Decoder, Encoder } from "@msgpack/msgpack";
-import { type EditorState, parseEditorState } from "../../src/protocol.ts";
+import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
 import { pollUntil } from "./poll.ts";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");

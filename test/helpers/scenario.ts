@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { TestContext } from "node:test";
-import type { EditorState } from "../../src/protocol.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
 import {
 	type LiveEditor,
 	makeState,

@@ -6,7 +6,7 @@
  */
 import { chmodSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { EditorState, Selection } from "../../src/protocol.ts";
+import type { EditorState, Selection } from "../../src/protocol/protocol.ts";
 
 /** Unix seconds now, whole (as the fixtures' editors write them). */
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);

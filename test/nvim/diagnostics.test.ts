@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import type { EditorState } from "../../src/protocol.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";

@@ -1,16 +1,16 @@
 /**
- * The protocol's limits are written once for TypeScript (src/limits.ts); the Neovim client keeps Lua copies.
- * This reads the Lua values in a real Neovim and fails when one of them drifts from src/limits.ts.
+ * The protocol's limits are written once for TypeScript (src/protocol/limits.ts); the Neovim client keeps Lua copies.
+ * This reads the Lua values in a real Neovim and fails when one of them drifts from src/protocol/limits.ts.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import * as limits from "../../src/limits.ts";
+import * as limits from "../../src/protocol/limits.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 
 interface Agreement {
 	/** The Lua expression read in Neovim. */
 	lua: string;
-	/** What src/limits.ts says it must be. */
+	/** What src/protocol/limits.ts says it must be. */
 	limit: number;
 	name: string;
 }
@@ -34,7 +34,7 @@ const AGREEMENTS: Agreement[] = [
 ];
 
 forEachNvim((flavour) => {
-	describe(`the Neovim client's limits agree with src/limits.ts (${flavour.name})`, () => {
+	describe(`the Neovim client's limits agree with src/protocol/limits.ts (${flavour.name})`, () => {
 		it("every Lua copy equals its protocol limit", async (t) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const values = await nv.lua<number[]>(`return { ${AGREEMENTS.map((a) => a.lua).join(", ")} }`);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { MAX_STATE_FILE_BYTES } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES } from "../../src/protocol/protocol.ts";
 import { binaryishLines, forEachNvim, type Nvim, startNvim } from "../helpers/nvim.ts";
 
 /** The size of `s` inside a JSON string as vim.json writes it (it also escapes "/" and DEL), without the quotes. */

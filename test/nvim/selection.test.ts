@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { Selection } from "../../src/protocol.ts";
+import type { Selection } from "../../src/protocol/protocol.ts";
 import { forEachNvim, type Nvim, nowSeconds, startNvim } from "../helpers/nvim.ts";
 
 const LINES = ["héllo wörld", "second line", "日本語テキスト", "", "last"];

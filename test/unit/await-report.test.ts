@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { awaitFileReport, type WaitPorts } from "../../src/await-report.ts";
-import type { WaitCaps } from "../../src/pi-message.ts";
-import type { EditorState, FileReport } from "../../src/protocol.ts";
+import { awaitFileReport, type WaitPorts } from "../../src/link/await-report.ts";
+import type { WaitCaps } from "../../src/link/pi-message.ts";
+import type { EditorState, FileReport } from "../../src/protocol/protocol.ts";
 
 const CAPS: WaitCaps = { answerMs: 1000, diagnosticsMs: 2000 };
 

@@ -8,8 +8,8 @@ import {
 	formatEditorName,
 	formatQuote,
 	oneLine,
-} from "../../src/blocks.ts";
-import type { EditorState, Selection } from "../../src/protocol.ts";
+} from "../../src/context/blocks.ts";
+import type { EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
 import { makeState } from "../helpers/state-files.ts";
 

@@ -16,7 +16,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { ChoiceStore } from "../../src/choice-store.ts";
+import { ChoiceStore } from "../../src/discovery/choice-store.ts";
 import {
 	type ChoicesFile,
 	type EditorFingerprint,
@@ -27,7 +27,7 @@ import {
 	type RememberedChoice,
 	resolveRemembered,
 	withChoice,
-} from "../../src/choices.ts";
+} from "../../src/discovery/choices.ts";
 
 const nvim = (cwd = "/p", argv: string[] = []): EditorFingerprint => ({ app: "nvim", product: null, cwd, argv });
 const pick = (pid: number, editor = nvim(), startedAt: number | null = 100): RememberedChoice => ({

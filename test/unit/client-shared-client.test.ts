@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { StateClient, type Timers } from "../../editors/shared/client.ts";
 import { type HostSnapshot, linesOf } from "../../editors/shared/state.ts";
-import { MAX_STATE_FILE_BYTES, parseEditorState } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES, parseEditorState } from "../../src/protocol/protocol.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-client-"));
 after(() => rmSync(root, { recursive: true, force: true }));

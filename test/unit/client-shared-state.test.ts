@@ -21,9 +21,9 @@ import {
 	positionAt,
 	SelectionClock,
 	stateKey,
-	utf8Length,
 } from "../../editors/shared/state.ts";
-import { validateEditorState } from "../../src/protocol.ts";
+import { utf8Length } from "../../editors/shared/utf16.ts";
+import { validateEditorState } from "../../src/protocol/protocol.ts";
 
 const at = (line: number, character: number): HostPosition => ({ line, character });
 

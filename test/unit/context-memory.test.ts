@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
-import { type ContextBlock, formatContextBlock } from "../../src/blocks.ts";
+import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.ts";
 import {
 	type Decision,
 	decide,
@@ -12,9 +12,9 @@ import {
 	type RequestMessage,
 	repairRequest,
 	withRunContext,
-} from "../../src/context-memory.ts";
-import { appendPromptDiagnostics } from "../../src/diagnostics.ts";
-import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol.ts";
+} from "../../src/context/context-memory.ts";
+import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
+import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
 import { makeState } from "../helpers/state-files.ts";
 

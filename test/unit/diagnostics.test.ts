@@ -6,8 +6,8 @@ import {
 	formatDiagnostic,
 	formatPromptDiagnostics,
 	selectDiagnostics,
-} from "../../src/diagnostics.ts";
-import type { DiagnosticItem, EditorState } from "../../src/protocol.ts";
+} from "../../src/context/diagnostics.ts";
+import type { DiagnosticItem, EditorState } from "../../src/protocol/protocol.ts";
 
 const d = (severity: DiagnosticItem["severity"], line: number, message = `${severity}@${line}`): DiagnosticItem => ({
 	severity,

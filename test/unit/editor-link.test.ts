@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { parsePiMessage } from "../../editors/shared/pi-message.ts";
-import { EditorLink, type EditorLinkOptions } from "../../src/editor-link.ts";
-import type { WaitCaps } from "../../src/pi-message.ts";
-import type { FileReport } from "../../src/protocol.ts";
-import type { EditorRecord } from "../../src/scan.ts";
+import type { EditorRecord } from "../../src/discovery/scan.ts";
+import { EditorLink, type EditorLinkOptions } from "../../src/link/editor-link.ts";
+import type { WaitCaps } from "../../src/link/pi-message.ts";
+import type { FileReport } from "../../src/protocol/protocol.ts";
 import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { EXTENSION_LANGUAGES, FILENAME_LANGUAGES } from "../../src/context/languages.ts";
 import {
 	APP_GLYPHS,
 	DISCONNECTED_GLYPH,
@@ -12,8 +13,7 @@ import {
 	NERD_FONT_GLYPHS,
 	type PillInput,
 	PRODUCT_GLYPHS,
-} from "../../src/glyphs.ts";
-import { EXTENSION_LANGUAGES, FILENAME_LANGUAGES } from "../../src/languages.ts";
+} from "../../src/ui/glyphs.ts";
 
 const NVIM = "\u{E6AE}";
 const TS = "\u{E8CA}";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import { type EnvPidVerdict, findHostEditor, parseEditorPid } from "../../src/host-editor.ts";
-import { isPidReused } from "../../src/liveness.ts";
+import { type EnvPidVerdict, findHostEditor, parseEditorPid } from "../../src/discovery/host-editor.ts";
+import { isPidReused } from "../../src/discovery/liveness.ts";
 import {
 	CLOCK_STEP_SECONDS,
 	type ClockSources,
@@ -10,7 +10,7 @@ import {
 	parseBootTime,
 	parseProcStat,
 	readAncestry,
-} from "../../src/proc-info.ts";
+} from "../../src/discovery/proc-info.ts";
 
 describe("parseEditorPid", () => {
 	const cases: Array<[string | undefined, number | null]> = [

@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { checkIgnored, compileIgnoreRules } from "../../src/ignore-rules.ts";
+import { checkIgnored, compileIgnoreRules } from "../../src/context/ignore-rules.ts";
 
 const RULE_SETS = 300;
 const PATHS_PER_SET = 60;

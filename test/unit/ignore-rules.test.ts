@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkIgnored, compileIgnoreRules, type IgnoreVerdict } from "../../src/ignore-rules.ts";
+import { checkIgnored, compileIgnoreRules, type IgnoreVerdict } from "../../src/context/ignore-rules.ts";
 
 const G = "~/.pi/agent/ide-context.ignore";
 const P = "/p/.pi/ide-context.local.ignore";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { inert } from "../../src/inert.ts";
+import { inert } from "../../src/protocol/inert.ts";
 
 interface Case {
 	description: string;

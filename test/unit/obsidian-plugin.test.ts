@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, afterEach, beforeEach, describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { type EditorState, parseEditorState } from "../../src/protocol.ts";
+import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));

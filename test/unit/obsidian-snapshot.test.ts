@@ -14,7 +14,7 @@ import {
 	snapshotVault,
 } from "../../editors/obsidian/src/snapshot.ts";
 import { buildEditorState, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
-import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol/protocol.ts";
 import { checkCappedSelection, endOf, HUGE_SELECTIONS } from "../fixtures/huge-selections.ts";
 
 const VAULT = "/home/me/Vault";

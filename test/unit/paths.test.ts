@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { checkPathLength, MAX_PATH_BYTES, resolveEditorFile } from "../../src/paths.ts";
-import { parseEditorState } from "../../src/protocol.ts";
+import { checkPathLength, MAX_PATH_BYTES, resolveEditorFile } from "../../src/protocol/paths.ts";
+import { parseEditorState } from "../../src/protocol/protocol.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const state = (cwd: string, file: string | null, argv: string[] = []) =>

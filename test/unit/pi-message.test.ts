@@ -15,8 +15,8 @@ import {
 	type SeqCounter,
 	speaksV03,
 	type WaitEnd,
-} from "../../src/pi-message.ts";
-import type { EditorState, FileReport } from "../../src/protocol.ts";
+} from "../../src/link/pi-message.ts";
+import type { EditorState, FileReport } from "../../src/protocol/protocol.ts";
 
 const report = (overrides: Partial<FileReport> = {}): FileReport => ({
 	file: "/p/a.ts",

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { PiMessageWriter } from "../../src/pi-writer.ts";
+import { PiMessageWriter } from "../../src/link/pi-writer.ts";
 
 const UID = process.getuid?.() ?? 0;
 const roots: string[] = [];

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { CONNECTED_MARKER, formatAge, formatPickerRows, type PickerEditor, shortenPath } from "../../src/picker.ts";
-import type { EditorState } from "../../src/protocol.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
+import { CONNECTED_MARKER, formatAge, formatPickerRows, type PickerEditor, shortenPath } from "../../src/ui/picker.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const HOME = "/home/u";

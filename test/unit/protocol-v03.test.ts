@@ -7,8 +7,8 @@ import {
 	type FileReport,
 	parseEditorState,
 	piMessageFileName,
-} from "../../src/protocol.ts";
-import { parseStateFileName } from "../../src/state-dir.ts";
+} from "../../src/protocol/protocol.ts";
+import { parseStateFileName } from "../../src/protocol/state-dir.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 /** A v0.2 state, from the one factory; the v0.3 cases add to it. */

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { StateDirScanner } from "../../src/scan.ts";
+import { StateDirScanner } from "../../src/discovery/scan.ts";
 import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;

@@ -4,8 +4,8 @@ import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
-import type { EditorState } from "../../src/protocol.ts";
-import { StateDirScanner } from "../../src/scan.ts";
+import { StateDirScanner } from "../../src/discovery/scan.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
 import { makeState, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;

@@ -1,5 +1,5 @@
 /**
- * src/state-dir.ts: the state dir's path, the canonical state file names, and the table of trust, create,
+ * src/protocol/state-dir.ts: the state dir's path, the canonical state file names, and the table of trust, create,
  * write and remove cases (test/fixtures/state-dir-cases.ts) that the Neovim writer runs too
  * (test/nvim/state-dir.test.ts).
  */
@@ -18,7 +18,7 @@ import {
 	removeStateFile,
 	resolveStateDir,
 	writeStateFile,
-} from "../../src/state-dir.ts";
+} from "../../src/protocol/state-dir.ts";
 import {
 	CONTENT,
 	expectedFor,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Connection } from "../../src/connection.ts";
-import { formatStatusReport, type StatusFacts } from "../../src/status-report.ts";
+import type { Connection } from "../../src/discovery/connection.ts";
+import { formatStatusReport, type StatusFacts } from "../../src/ui/status-report.ts";
 import { makeSelection, makeState } from "../helpers/editors.ts";
 
 const NOW = 1_700_000_000;

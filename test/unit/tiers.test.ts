@@ -3,10 +3,17 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { nodePathProbe } from "../../src/path-probe.ts";
-import { isInside, MAX_PATH_BYTES, type PathProbe, resolveReal } from "../../src/paths.ts";
-import type { EditorState } from "../../src/protocol.ts";
-import { bestTier, MAX_ARGV_PROBES, type Ranked, rankEditors, scoreEditor, type Tier } from "../../src/tiers.ts";
+import {
+	bestTier,
+	MAX_ARGV_PROBES,
+	type Ranked,
+	rankEditors,
+	scoreEditor,
+	type Tier,
+} from "../../src/discovery/tiers.ts";
+import { nodePathProbe } from "../../src/protocol/path-probe.ts";
+import { isInside, MAX_PATH_BYTES, type PathProbe, resolveReal } from "../../src/protocol/paths.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 /**

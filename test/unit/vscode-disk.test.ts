@@ -19,8 +19,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { MAX_COMPARE_BYTES, type OpenedAs, openedAs, readDisk } from "../../editors/vscode/src/disk.ts";
-import type { DiskState } from "../../editors/vscode/src/pi-sync.ts";
+import { MAX_COMPARE_BYTES, openedAs, readDisk } from "../../editors/vscode/src/disk.ts";
+import type { DiskState, OpenedAs } from "../../editors/vscode/src/pi-sync.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-disk-"));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { DiagnosticsReport } from "../../editors/shared/diagnostics.ts";
 import type { ChangedFile, PiMessage } from "../../editors/shared/pi-message.ts";
-import type { OpenedAs } from "../../editors/vscode/src/disk.ts";
+import type { OpenedAs } from "../../editors/vscode/src/pi-sync.ts";
 import {
 	type DiskState,
 	type OpenDocument,

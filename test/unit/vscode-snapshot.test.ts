@@ -19,7 +19,7 @@ import {
 	type WorkspaceLike,
 	windowFingerprint,
 } from "../../editors/vscode/src/snapshot.ts";
-import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol.ts";
+import { MAX_STATE_FILE_BYTES, validateEditorState } from "../../src/protocol/protocol.ts";
 import { checkCappedSelection, endOf, HUGE_SELECTIONS } from "../fixtures/huge-selections.ts";
 
 const uri = (scheme: string, fsPath: string): UriLike => ({

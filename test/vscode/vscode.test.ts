@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import type { PiMessage } from "../../editors/shared/pi-message.ts";
 import type { StateV03 } from "../../editors/shared/state.ts";
-import { type EditorState, parseEditorState, SELECTION_FRESH_SECONDS } from "../../src/protocol.ts";
+import { type EditorState, parseEditorState, SELECTION_FRESH_SECONDS } from "../../src/protocol/protocol.ts";
 import { createPiEnv, MODEL_ARG, type PiEnv, PRODUCT_EXTENSION, runPrint } from "../helpers/pi-env.ts";
 import {
 	assertInstalled,

@@ -7,7 +7,7 @@
  */
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 import { FileSystemAdapter, MarkdownView, Notice, Plugin } from "obsidian";
-import { resolveStateDir } from "../../../src/state-dir.ts";
+import { resolveStateDir } from "../../../src/protocol/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
 import { type ActiveView, snapshotVault } from "./snapshot.ts";
 

@@ -10,13 +10,10 @@
  * symlink is refused. The same rule as the Neovim client's (PROTOCOL.md, "What an editor may and may not do").
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from "node:fs";
-import type { DiskState } from "./pi-sync.ts";
+import type { DiskState, OpenedAs } from "./pi-sync.ts";
 
 /** Files larger than this are not read to compare with the buffer. */
 export const MAX_COMPARE_BYTES = 16 * 1024 * 1024;
-
-/** A document's path when VS Code opened it: a regular file, or a symlink and the real path it resolved to. */
-export type OpenedAs = { kind: "file" } | { kind: "link"; real: string };
 
 /** What `path` is now: nothing, a regular file, a symlink (and its real path, if it resolves), or other. */
 export type PathNow =

@@ -11,7 +11,7 @@ import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename } from "node:path";
 import * as vscode from "vscode";
-import { resolveStateDir } from "../../../src/state-dir.ts";
+import { resolveStateDir } from "../../../src/protocol/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
 import type { DiagnosticCaps, DiagnosticsReport } from "../../shared/diagnostics.ts";
 import { PiWatcher } from "../../shared/pi-watcher.ts";

@@ -23,7 +23,6 @@ import {
 	type PiMessage,
 	pendingChanges,
 } from "../../shared/pi-message.ts";
-import type { OpenedAs } from "./disk.ts";
 
 /** How long VS Code gets to reload a clean document before the report says `unchanged`. */
 export const RELOAD_WAIT_MS = 1500;
@@ -35,6 +34,9 @@ export interface OpenDocument {
 	version: number;
 	getText(): string;
 }
+
+/** A document's path when VS Code opened it: a regular file, or a symlink and the real path it resolved to. */
+export type OpenedAs = { kind: "file" } | { kind: "link"; real: string };
 
 /** The file on disk now. `text` is undefined when the file is too large to compare. */
 export type DiskState = { kind: "file"; text: string | undefined } | { kind: "gone" } | { kind: "refused" };

@@ -4,7 +4,7 @@
  * look-alikes of VS Code's types (the real objects fit them), so it is tested without VS Code.
  */
 import { dirname } from "node:path";
-import { isInside } from "../../../src/paths.ts";
+import { isInside } from "../../../src/protocol/paths.ts";
 import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
 import type { FileReport, HandledMessage } from "../../shared/pi-message.ts";
 import type { DocumentSnapshot, HostPosition, HostSnapshot } from "../../shared/state.ts";

@@ -5,7 +5,7 @@
 --- redirect it: the directory is created 0700, and an existing one is used only if it is a real directory
 --- (lstat: a symlink is refused, never followed), owned by us, with no group/other permission bits.
 ---
---- These are the rules of src/state-dir.ts (pi and the TypeScript clients). One table of cases,
+--- These are the rules of src/protocol/state-dir.ts (pi and the TypeScript clients). One table of cases,
 --- test/fixtures/state-dir-cases.ts, runs against both (test/unit/state-dir.test.ts and
 --- test/nvim/state-dir.test.ts), and the problem names returned here are that module's: "missing",
 --- "symlink", "not-directory", "foreign-owner", "open-permissions", "uncreatable", "temp-in-the-way", "io".
@@ -32,7 +32,7 @@ end
 local MAX_PID = 2 ^ 31 - 1
 
 --- The pid a state file name `<pid>.json` stands for, or nil when `name` is not one. Only the canonical
---- spelling counts (parseStateFileName in src/state-dir.ts): decimal, no sign, no leading zero, at most
+--- spelling counts (parseStateFileName in src/protocol/state-dir.ts): decimal, no sign, no leading zero, at most
 --- 2^31-1, so `0123.json` cannot alias `123.json`. pi's `pi-<pid>.json` is this rule behind a prefix.
 ---@param name string
 ---@return integer|nil

@@ -10,11 +10,11 @@
  * again. While a watcher reports every change, a rescan may skip even the lstat
  * of files no event named (`scan("changed")`).
  *
- * Where the directory is and when it may be trusted: src/state-dir.ts.
+ * Where the directory is and when it may be trusted: src/protocol/state-dir.ts.
  */
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type EditorState, parseEditorState } from "./protocol.ts";
+import { type EditorState, parseEditorState } from "../protocol/protocol.ts";
 import {
 	checkStateDir,
 	type DirHealth,
@@ -23,7 +23,7 @@ import {
 	parseStateFileName,
 	readPrivateFile,
 	stateFileName,
-} from "./state-dir.ts";
+} from "../protocol/state-dir.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */

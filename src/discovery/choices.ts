@@ -11,7 +11,7 @@
  * editor that looks the same: same app, product, cwd and argv. Two live editors that both look the same make it ambiguous: then
  * it does not apply and `/ide status` says so.
  */
-import type { EditorState } from "./protocol.ts";
+import type { EditorState } from "../protocol/protocol.ts";
 
 export const CHOICES_VERSION = 1;
 /** The newest choices kept; older projects are forgotten first. */

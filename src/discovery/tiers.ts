@@ -8,8 +8,8 @@
  * for the node adapter), and only `node:path` string functions are used.
  */
 import path from "node:path";
-import { checkPathLength, isInside, type PathProbe, resolveReal } from "./paths.ts";
-import type { EditorState } from "./protocol.ts";
+import { checkPathLength, isInside, type PathProbe, resolveReal } from "../protocol/paths.ts";
+import type { EditorState } from "../protocol/protocol.ts";
 
 export type Tier = 0 | 1;
 

@@ -5,6 +5,8 @@
  * await-report.ts, diagnostics.ts); this class only reads and writes files and runs timers. Never throws.
  */
 import { type FSWatcher, watch } from "node:fs";
+import type { EditorRecord } from "../discovery/scan.ts";
+import { StateDirScanner } from "../discovery/scan.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import {
 	buildPiMessage,
@@ -19,8 +21,6 @@ import {
 	type WaitCaps,
 } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
-import type { EditorRecord } from "./scan.ts";
-import { StateDirScanner } from "./scan.ts";
 
 /** While waiting, re-read this often too, in case a directory event was missed. */
 const BACKSTOP_MS = 250;

@@ -10,10 +10,10 @@
  * text. Pure: plain data in, strings out.
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { inert } from "./inert.ts";
-import { isInside } from "./paths.ts";
-import type { EditorState } from "./protocol.ts";
-import type { Tier } from "./tiers.ts";
+import type { Tier } from "../discovery/tiers.ts";
+import { inert } from "../protocol/inert.ts";
+import { isInside } from "../protocol/paths.ts";
+import type { EditorState } from "../protocol/protocol.ts";
 
 export interface PickerEditor {
 	state: EditorState;

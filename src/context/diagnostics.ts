@@ -6,8 +6,9 @@
  * Staleness is decided here too: diagnostics carry the buffer version they were computed for, and ones older
  * than the content they would describe are never presented as current.
  */
+
+import type { DiagnosticItem, Diagnostics, EditorState, Severity } from "../protocol/protocol.ts";
 import { oneLine } from "./blocks.ts";
-import type { DiagnosticItem, Diagnostics, EditorState, Severity } from "./protocol.ts";
 
 /** Most diagnostics shown in a prompt's context block. */
 export const PROMPT_DIAGNOSTICS_CAP = 10;

@@ -121,7 +121,7 @@ export const EditorStateV02Schema = Type.Object({
 
 // ---- v0.3 additions (all optional) ----------------------------------------------------------------------
 
-// Caps a v0.3 writer applies and this reader enforces again: src/limits.ts.
+// Caps a v0.3 writer applies and this reader enforces again: src/protocol/limits.ts.
 
 export const SEVERITIES = ["error", "warning", "info", "hint"] as const;
 export type Severity = (typeof SEVERITIES)[number];

@@ -6,8 +6,9 @@
  * Pure control flow: reading the editor's state, hearing about changes and the clock are all injected, so the
  * unit tests drive it with a fake clock and the shell with a directory watcher.
  */
+
+import type { EditorState, FileReport } from "../protocol/protocol.ts";
 import { findReport, isSettled, type WaitCaps, type WaitEnd } from "./pi-message.ts";
-import type { EditorState, FileReport } from "./protocol.ts";
 
 export interface WaitPorts {
 	/** The editor's state now (null when it is gone or unreadable). */

@@ -5,8 +5,8 @@
  */
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatEditorName, oneLine } from "./blocks.ts";
-import { formatList, isClean, isCurrent, TOOL_DIAGNOSTICS_CAP } from "./diagnostics.ts";
+import { formatEditorName, oneLine } from "../context/blocks.ts";
+import { formatList, isClean, isCurrent, TOOL_DIAGNOSTICS_CAP } from "../context/diagnostics.ts";
 import {
 	type EditorState,
 	type FileReport,
@@ -14,7 +14,7 @@ import {
 	MAX_PI_LAST_TURN,
 	type PiChange,
 	type PiMessage,
-} from "./protocol.ts";
+} from "../protocol/protocol.ts";
 
 /**
  * How long pi waits, after a write/edit, for the editor's report at all. An idle editor answers in ~20 ms

@@ -1,12 +1,12 @@
 /**
  * pi's message file, `<state dir>/pi-<pid>.json`, written under exactly the rules of an editor's state file
- * (src/state-dir.ts: a private directory only, 0600, atomic through an O_EXCL temp file `pi-<pid>.json.tmp`,
+ * (src/protocol/state-dir.ts: a private directory only, 0600, atomic through an O_EXCL temp file `pi-<pid>.json.tmp`,
  * removal only inside a directory that passes the checks). This class adds only the name and the skip of
  * writes that would change nothing. Never throws.
  */
 import { join } from "node:path";
-import { piMessageFileName } from "./protocol.ts";
-import { removePrivateFile, writePrivateFile } from "./state-dir.ts";
+import { piMessageFileName } from "../protocol/protocol.ts";
+import { removePrivateFile, writePrivateFile } from "../protocol/state-dir.ts";
 
 export type WriteOutcome = { ok: true; skipped: boolean } | { ok: false; message: string };
 

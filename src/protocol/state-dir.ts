@@ -1,5 +1,5 @@
 /**
- * The state directory's rules, in one place for pi (src/scan.ts, src/controller.ts) and the TypeScript
+ * The state directory's rules, in one place for pi (src/discovery/scan.ts, src/controller.ts) and the TypeScript
  * editor clients (editors/shared, bundled into the VS Code and Obsidian clients): where the directory is,
  * which names are state files, when the directory may be trusted, and how a file is written into it.
  * The Neovim client's editors/nvim/lua/pi-ide/writer.lua follows the same rules; one table of cases

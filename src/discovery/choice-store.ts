@@ -9,6 +9,7 @@
  */
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
+import { oversize, readPrivateFile, writePrivateFile } from "../protocol/state-dir.ts";
 import {
 	type ChoicesFile,
 	EMPTY_CHOICES,
@@ -17,7 +18,6 @@ import {
 	type RememberedChoice,
 	withChoice,
 } from "./choices.ts";
-import { oversize, readPrivateFile, writePrivateFile } from "./state-dir.ts";
 
 export const CHOICES_DIR = "ide-context";
 export const CHOICES_FILE = "choices.json";

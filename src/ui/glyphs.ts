@@ -8,7 +8,7 @@
  * font, npm `@azurity/pure-nerd-font@3.0.5`); the table below is keyed by those
  * names so each one can be looked up. Pure: tables and string functions only.
  */
-import { EXTENSION_LANGUAGES, languageOfFile } from "./languages.ts";
+import { EXTENSION_LANGUAGES, languageOfFile } from "../context/languages.ts";
 
 /** Nerd Fonts v3.4.0 names -> code points, the only place code points are written down. */
 export const NERD_FONT_GLYPHS = {

@@ -12,7 +12,7 @@
  */
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
-import { isInside } from "./paths.ts";
+import { isInside } from "../protocol/paths.ts";
 
 export interface RulesFile {
 	/** For diagnostics only. */

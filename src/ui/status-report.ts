@@ -5,15 +5,15 @@
  * `inert` for multi-line text), so a hostile file name or snippet cannot forge a
  * line of the report or send the terminal an escape sequence.
  */
-import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "./blocks.ts";
-import type { RememberedResolution } from "./choices.ts";
-import type { Connection, ConnectionMode } from "./connection.ts";
-import { describeEnvPid, describeHost, type EnvPidVerdict, type HostEditor } from "./host-editor.ts";
-import { inert } from "./inert.ts";
-import type { EditorState, Selection } from "./protocol.ts";
-import type { ScanDiagnostic } from "./scan.ts";
-import type { DirHealth } from "./state-dir.ts";
-import type { Tier } from "./tiers.ts";
+import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "../context/blocks.ts";
+import type { RememberedResolution } from "../discovery/choices.ts";
+import type { Connection, ConnectionMode } from "../discovery/connection.ts";
+import { describeEnvPid, describeHost, type EnvPidVerdict, type HostEditor } from "../discovery/host-editor.ts";
+import type { ScanDiagnostic } from "../discovery/scan.ts";
+import type { Tier } from "../discovery/tiers.ts";
+import { inert } from "../protocol/inert.ts";
+import type { EditorState, Selection } from "../protocol/protocol.ts";
+import type { DirHealth } from "../protocol/state-dir.ts";
 
 /**
  * What the next prompt would carry: nothing (and why), or a block. `why`, when given, says what of the block

@@ -6,10 +6,10 @@
  * with a fence longer than any backtick run inside it, so it can never close it.
  */
 import { basename } from "node:path";
-import { inert } from "./inert.ts";
+import { inert } from "../protocol/inert.ts";
+import type { DatabaseView, EditorState, Selection } from "../protocol/protocol.ts";
+import { MAX_CLOCK_SKEW_SECONDS, SELECTION_FRESH_SECONDS } from "../protocol/protocol.ts";
 import { languageOfFile } from "./languages.ts";
-import type { DatabaseView, EditorState, Selection } from "./protocol.ts";
-import { MAX_CLOCK_SKEW_SECONDS, SELECTION_FRESH_SECONDS } from "./protocol.ts";
 
 export const DEFAULT_MAX_SELECTION_LINES = 1000;
 export const DEFAULT_MAX_SELECTION_BYTES = 64 * 1024;

@@ -4,7 +4,7 @@
  * environment overrides. Pure: bad values fall back to defaults and come back
  * as problems the shell shows once, never as exceptions.
  */
-import { DEFAULT_MAX_SELECTION_BYTES, DEFAULT_MAX_SELECTION_LINES } from "./blocks.ts";
+import { DEFAULT_MAX_SELECTION_BYTES, DEFAULT_MAX_SELECTION_LINES } from "../context/blocks.ts";
 
 export interface IdeSettings {
 	/** "nerd": two Nerd Font glyphs; "plain": short text for terminals without a Nerd Font. */

@@ -1,0 +1,92 @@
+/**
+ * The conformance kit's one seam: what a case may ask of any editor client, in the protocol's own terms.
+ * Each client has an adapter in test/conformance/adapters/<name>.ts that exports `adapters: ClientAdapter[]`
+ * (one per version it runs on, e.g. Neovim 0.7.2 and 0.10), driving the real editor (or, where no editor can
+ * run here, the client's own code through its documented headless driver). The kit runs every case against
+ * every adapter it finds there; a third-party author adds one file and runs `node --test test/conformance/`.
+ *
+ * Positions are the protocol's: 1-based line, 1-based UTF-8 byte column. Paths are absolute.
+ */
+
+/** A position in a buffer, as the state file writes it. */
+export interface Position {
+	line: number;
+	column: number;
+}
+
+/**
+ * What a client can be driven to do. A case that needs a capability the adapter lacks is not run for it, and
+ * the kit's report lists it with the adapter's reason (`missing`): never a silent pass.
+ */
+export type Capability =
+	/** The user can select text (a visual selection, a region, a selection in the document). */
+	| "selection"
+	/** The user can change a buffer without saving it. */
+	| "edit"
+	/** Protocol v0.3: the client reads pi's `pi-<pid>.json`, reloads unmodified buffers and reports per file. */
+	| "reload"
+	/** A checker's diagnostics can be published for a buffer, and the client writes them dated with its version. */
+	| "diagnostics"
+	/** The editor can start without a UI (it must write nothing) and gain one later (it starts writing). */
+	| "ui-gate";
+
+/** A diagnostic as a checker publishes it, positions in the protocol's terms. */
+export interface KitDiagnostic {
+	severity: "error" | "warning" | "info" | "hint";
+	line: number;
+	column: number;
+	message: string;
+	source?: string;
+}
+
+export interface StartOptions {
+	/** The editor's working directory: a project folder the kit made. */
+	cwd: string;
+	/**
+	 * The whole environment the editor starts with: a throwaway HOME, XDG_RUNTIME_DIR at the kit's runtime dir
+	 * (so the state dir is `<XDG_RUNTIME_DIR>/pi-ide`), PATH. The adapter may add what its editor needs.
+	 */
+	env: Record<string, string>;
+	/** A file to open at start, absolute. */
+	file?: string;
+	/** Start without a UI (capability "ui-gate"): the client must write nothing until `attachUi`. */
+	headless?: boolean;
+}
+
+export interface ClientSession {
+	/** The pid in the state file's name (Neovim, Vim, Emacs: the editor; VS Code: the extension host). */
+	readonly pid: number;
+	open(file: string): Promise<void>;
+	moveCursor(to: Position): Promise<void>;
+	/** Select from `start` to `end`, both inclusive, as a user would (the client sets `selected_at`). */
+	select(start: Position, end: Position): Promise<void>;
+	clearSelection(): Promise<void>;
+	/** Replace the lines of the buffer holding `file`, without saving (capability "edit"). */
+	setLines(file: string, lines: string[]): Promise<void>;
+	save(file: string): Promise<void>;
+	/** The buffer holding `file` as the editor has it now, or undefined when no loaded buffer holds it. */
+	buffer(file: string): Promise<{ text: string; modified: boolean } | undefined>;
+	/** Every file the editor has loaded in a buffer: a message must never make it load one. */
+	loadedFiles(): Promise<string[]>;
+	/** Publish `items` for the buffer holding `file`, for its current content (capability "diagnostics"). */
+	setDiagnostics(file: string, items: KitDiagnostic[]): Promise<void>;
+	/** What the editor told the user since it started (its notices about bad input), oldest first. */
+	messages(): Promise<string[]>;
+	/** Give a headless editor its UI (capability "ui-gate"). */
+	attachUi?(): Promise<void>;
+	/** A clean exit: the client removes its state file. */
+	quit(): Promise<void>;
+	/** End the editor however it is (idempotent) and release what the adapter holds. Called after every case. */
+	dispose(): Promise<void>;
+}
+
+export interface ClientAdapter {
+	/** Shown in test names: "nvim 0.10", "vim 9", "emacs 28", "vscode (shared client)", "jetbrains (headless)". */
+	readonly name: string;
+	/** The `app` field its state files carry. */
+	readonly app: string;
+	readonly capabilities: ReadonlySet<Capability>;
+	/** For each capability it lacks, why (one line), shown in the kit's report. */
+	readonly missing: Partial<Record<Capability, string>>;
+	start(options: StartOptions): Promise<ClientSession>;
+}
