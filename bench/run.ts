@@ -7,8 +7,10 @@ import { runContextTokensBench } from "./context-tokens.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
+import { runReviewBench } from "./review.ts";
 
 await runPiBench();
 await runContextTokensBench();
 await runNvimBench();
 await runLoopBench();
+await runReviewBench();

@@ -152,6 +152,16 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		}
 	});
 
+	// v0.4 review: before a write/edit runs, keep the file's content as the run's baseline. A tool_call handler
+	// that throws blocks the tool, so this one never does.
+	pi.on("tool_call", async (event) => {
+		try {
+			editorLink?.beforeTool(event.toolName, event.input);
+		} catch {
+			// No baseline: the change set leaves this file out; the tool runs as usual.
+		}
+		return undefined;
+	});
 	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
 	pi.on("tool_result", async (event, ctx) => {
 		try {

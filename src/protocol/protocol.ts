@@ -338,3 +338,8 @@ export type PiMessage = Static<typeof PiMessageSchema>;
 export function piMessageFileName(pid: number): string {
 	return `pi-${pid}.json`;
 }
+
+/** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */
+export function piReviewFileName(pid: number): string {
+	return `pi-${pid}.review.json`;
+}
