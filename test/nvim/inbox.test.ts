@@ -375,7 +375,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const names = PI_MESSAGE_NAME_CASES.map((c) => c.name);
 			const pids = await nv.lua<(number | null)[]>(
-				"return vim.tbl_map(function(n) return require('pi-ide.inbox').pid_of_name(n) or vim.NIL end, ...)",
+				"return vim.tbl_map(function(n) return require('pi-ide.inbox.message').pid_of_name(n) or vim.NIL end, ...)",
 				names,
 			);
 			assert.deepEqual(
@@ -416,7 +416,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const got = await nv.lua<string[]>(
 				`local variants, cases = ...
-				return vim.tbl_map(function(c) return require('pi-ide.inbox').fit(variants, c.file, c.cells) end, cases)`,
+				return vim.tbl_map(function(c) return require('pi-ide.inbox.notice').fit(variants, c.file, c.cells) end, cases)`,
 				VARIANTS,
 				cases,
 			);
