@@ -99,7 +99,7 @@ local function handle_change(change, pi_pid)
     tell_modified(buf, file)
   else
     H.told[buf] = nil
-    report.status = reload.reload(buf) and "reloaded" or "unchanged"
+    report.status = reload.reload(buf)
     if report.status == "reloaded" then
       M._reloaded_at[file] = uv.hrtime()
     end

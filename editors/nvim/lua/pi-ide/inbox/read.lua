@@ -1,10 +1,15 @@
 --- pi-ide.inbox.read: reading a pi message file out of the state directory, under the rules pi applies to
 --- ours: a regular file (never a symlink), ours, not group/other-accessible, at most MAX_BYTES.
 ---@module 'pi-ide.inbox.read'
-local uv = require("pi-ide.compat").uv
+local compat = require("pi-ide.compat")
+local uv = compat.uv
 local MAX_BYTES = require("pi-ide.inbox.message").MAX_BYTES
 
 local M = {}
+
+--- For tests: called between the checks on the path and its open, to swap the file deterministically.
+---@type fun(path: string)|nil
+M._between_check_and_open = nil
 
 --- Read `path` only if it is a regular file (not a symlink, and the opened file is the one lstat saw), ours,
 --- not group/other-accessible, and at most MAX_BYTES. Returns text, or nil and why (nil, nil when it is
@@ -29,9 +34,13 @@ function M.read_file(path)
   if st.size > MAX_BYTES then
     return nil, ("is %d bytes, over the %d-byte limit"):format(st.size, MAX_BYTES)
   end
-  local fd = uv.fs_open(path, "r", 0)
+  if M._between_check_and_open then
+    M._between_check_and_open(path)
+  end
+  -- What lstat saw may be gone by now: the open must neither block (a FIFO) nor follow (a symlink).
+  local fd, _, code = uv.fs_open(path, compat.open_flags_untrusted(), 0)
   if not fd then
-    return nil, nil
+    return nil, code == "ELOOP" and "is a symbolic link, not a regular file" or nil
   end
   local fst = uv.fs_fstat(fd)
   local text
