@@ -309,7 +309,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const got = await nv.lua<string[]>(
 				`local variants, cases = ...
-				return vim.tbl_map(function(c) return require('pi-ide.inbox.notice').fit(variants, c.file, c.cells) end, cases)`,
+				return vim.tbl_map(function(c) return require('pi-ide.notice').fit(variants, c.file, c.cells) end, cases)`,
 				VARIANTS,
 				cases,
 			);
@@ -527,7 +527,7 @@ forEachNvim((flavour) => {
 			assert.equal((await w.nv.call<Mode>("nvim_get_mode")).blocking, false);
 			await w.nv.until((s) => s.files?.some((f) => f.status === "modified") === true, "a modified report");
 			const summary = await luaWithoutPrompt<string>(w.nv, "return vim.fn.execute('PiIde')");
-			assert.match(summary, /not reloaded: pi changed a\.txt on disk.*Compare: :w !diff % - {3}Take pi's version: :e!/);
+			assert.match(summary, /not reloaded: pi changed a\.txt on disk.*Compare: :PiIde diff {3}Take pi's version: :e!/);
 			assert.deepEqual(await lines(w.nv), ["USER-TEXT", ...CONTENT.trimEnd().split("\n")]);
 		});
 

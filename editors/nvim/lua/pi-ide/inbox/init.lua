@@ -7,7 +7,7 @@
 --- * unmodified buffer: reloaded from disk when its path is still what it was read from
 ---   (pi-ide.inbox.reload);
 --- * buffer with unsaved changes: never touched; the user is told once per conflict (until the buffer is
----   written or read again), in one line naming the file (pi-ide.inbox.notice), and :PiIde says how to
+---   written or read again), in one line naming the file (pi-ide.notice), and :PiIde says how to
 ---   compare or reload.
 ---
 --- It never opens, runs or deletes anything because a message said so. Each outcome becomes a `files` report
@@ -17,7 +17,7 @@
 local compat = require("pi-ide.compat")
 local diagnostics = require("pi-ide.diagnostics")
 local message = require("pi-ide.inbox.message")
-local notice = require("pi-ide.inbox.notice")
+local notice = require("pi-ide.notice")
 local pis = require("pi-ide.inbox.pis")
 local read = require("pi-ide.inbox.read")
 local reload = require("pi-ide.inbox.reload")
@@ -26,6 +26,8 @@ local uv = compat.uv
 local M = {}
 
 M.MAX_REPORTS = 20
+--- New unsaved conflicts within this long of each other are told in one notice.
+M.CONFLICT_DEBOUNCE_MS = 150
 
 local H = {
   dir = nil, ---@type string|nil
@@ -37,39 +39,83 @@ local H = {
   last = nil, ---@type { pid: integer, seq: integer }|nil
   problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
   told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
+  conflicts_armed = false, -- a notice naming every unsaved conflict is due
   status_drawn = "", -- what statusline() last returned, i.e. what statuslines show
+  alive_timer = nil, ---@type userdata|nil while a pi is recorded: is it still running?
 }
 
 --- For the benchmark: when the last reload happened (uv.hrtime()), per file.
 M._reloaded_at = {}
 
---- Say once per file name why a message was ignored; keep it (whole) for :PiIde.
+--- Say once per file name why a message was ignored (rate-limited: see notice.warn); keep it (whole) for
+--- :PiIde.
 local function problem(name, why)
   if H.problems[name] == why then
     return
   end
   H.problems[name] = why
-  notice.show({ { "(pi-ide) ignoring ", ": " .. why }, { "(pi-ide) ignoring ", " (why: :PiIde)" } }, name)
+  notice.warn({ { "(pi-ide) ignoring ", ": " .. why }, { "(pi-ide) ignoring ", " (why: :PiIde)" } }, name)
 end
 
-local HOW_TO_RESOLVE = "Compare: :w !diff % -   Take pi's version: :e!"
+--- :PiIde diff shows the file on disk beside the buffer (pi-ide.inbox.compare), never reloading it.
+local HOW_TO_RESOLVE = "Compare: :PiIde diff   Take pi's version: :e!"
 
 --- Longest first: the whole story when the message line is wide enough, else the file and :PiIde.
 local MODIFIED_NOTICE = {
   { "(pi-ide) pi changed ", " on disk; your buffer has unsaved changes and was not reloaded. " .. HOW_TO_RESOLVE },
-  { "(pi-ide) pi changed ", "; unsaved buffer kept, see :PiIde" },
+  { "(pi-ide) pi changed ", "; unsaved buffer kept, see :PiIde diff" },
   { "(pi-ide) pi changed ", "; unsaved, kept (:PiIde)" },
 }
 
+--- The same for several files, `%d` their number and the names a list.
+local CONFLICTS_NOTICE = {
+  { "(pi-ide) pi changed %d files you have unsaved edits in: ", " — :PiIde diff" },
+  { "(pi-ide) pi changed %d unsaved files: ", " (:PiIde)" },
+}
+
+--- The buffers in conflict now (told, still unsaved), by buffer number.
+local function open_conflicts()
+  local bufs = {}
+  for buf in pairs(H.told) do
+    if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+      bufs[#bufs + 1] = buf
+    end
+  end
+  table.sort(bufs)
+  return bufs
+end
+
+local function show_conflicts()
+  H.conflicts_armed = false
+  local bufs = open_conflicts()
+  if #bufs == 1 then
+    notice.show(MODIFIED_NOTICE, H.told[bufs[1]])
+  elseif #bufs > 1 then
+    local names = vim.tbl_map(function(buf)
+      return H.told[buf]
+    end, bufs)
+    local variants = vim.tbl_map(function(v)
+      return { v[1]:format(#bufs), v[2] }
+    end, CONFLICTS_NOTICE)
+    notice.show(variants, table.concat(names, ", "))
+  end
+end
+
 --- Once per conflict: until the buffer is written or read again (M.buffer_synced), further changes by pi
---- to the same unsaved buffer are the same conflict.
+--- to the same unsaved buffer are the same conflict. New conflicts of one run (pi writing several files)
+--- are said together: one notice, shortly after the last, naming every unsaved file pi changed. A notice
+--- per file would leave only the last one on screen.
 local function tell_modified(buf, file)
   if H.told[buf] then
     return
   end
-  local name = vim.fn.fnamemodify(file, ":~:.")
-  H.told[buf] = name
-  notice.show(MODIFIED_NOTICE, name)
+  H.told[buf] = vim.fn.fnamemodify(file, ":~:.")
+  if not H.conflicts_armed then
+    H.conflicts_armed = true
+    vim.defer_fn(function()
+      pcall(show_conflicts)
+    end, M.CONFLICT_DEBOUNCE_MS)
+  end
 end
 
 --- Handle one change: find the buffer, decide, act. Returns the report.
@@ -167,6 +213,7 @@ function M._process(name)
       problem(name, why)
     else
       pis.forget(pid) -- pi exited and removed its file
+      H.problems[name] = nil
     end
     return false
   end
@@ -202,6 +249,28 @@ local function redraw_statusline_if_changed()
   end
 end
 
+--- While a pi is recorded, check every CHECK_EVERY_S that it still runs: a pi killed (SIGKILL, a crash)
+--- leaves its message file, and no event says it went. Stops once no pi is left: nothing runs without a pi.
+local function watch_pis_alive()
+  if H.alive_timer or not pis.any() then
+    return
+  end
+  H.alive_timer = uv.new_timer()
+  local every = pis.CHECK_EVERY_S * 1000
+  H.alive_timer:start(
+    every,
+    every,
+    vim.schedule_wrap(function()
+      pcall(redraw_statusline_if_changed)
+      if not pis.any() and H.alive_timer then
+        H.alive_timer:stop()
+        H.alive_timer:close()
+        H.alive_timer = nil
+      end
+    end)
+  )
+end
+
 local function flush()
   H.flush_armed = false
   local names = vim.tbl_keys(H.queued)
@@ -218,6 +287,7 @@ local function flush()
   -- Also after a pi went away: the statusline and :PiIde should follow.
   if acted or #names > 0 then
     pcall(redraw_statusline_if_changed)
+    pcall(watch_pis_alive)
     if H.on_report then
       H.on_report()
     end
@@ -270,6 +340,16 @@ function M.start(dir, on_report)
 end
 
 function M.stop()
+  if H.alive_timer then
+    H.alive_timer:stop()
+    H.alive_timer:close()
+    H.alive_timer = nil
+  end
+  -- Not listening any more: no pi is connected, whatever it last said (the statusline and :PiIde follow).
+  pis.reset()
+  vim.schedule(function()
+    pcall(redraw_statusline_if_changed)
+  end)
   if H.handle then
     if not H.handle:is_closing() then
       H.handle:stop()
@@ -356,17 +436,28 @@ function M.statusline()
   return H.status_drawn
 end
 
---- Lines for :PiIde.
+--- :PiIde diff: the current buffer (else the first unsaved one pi changed) beside its file on disk.
+---@return string|nil problem
+function M.compare()
+  return require("pi-ide.inbox.compare").open(open_conflicts())
+end
+
+--- :PiIde lists this many ignored messages, then counts the rest: a flood of them must not fill the screen.
+M.MAX_PROBLEM_LINES = 5
+
+--- Lines for :PiIde. Everything from pi's messages is made inert (notice.inert): a line break in a cwd or a
+--- file name must not break the listing.
 ---@return string[]
 function M.summary_lines()
+  local inert = notice.inert
   local lines = {}
   local pi = pis.connected()
   if pi then
-    lines[#lines + 1] = ("pi: connected, pid %d, cwd %s"):format(pi.pid, pi.cwd)
+    lines[#lines + 1] = ("pi: connected, pid %d, cwd %s"):format(pi.pid, inert(pi.cwd))
     if #pi.last_turn > 0 then
       local names = {}
       for i, f in ipairs(pi.last_turn) do
-        names[i] = vim.fn.fnamemodify(f, ":~:.")
+        names[i] = inert(vim.fn.fnamemodify(f, ":~:."))
       end
       lines[#lines + 1] = "pi changed in its last turn: " .. table.concat(names, ", ")
     else
@@ -375,20 +466,20 @@ function M.summary_lines()
   else
     lines[#lines + 1] = "pi: none connected"
   end
-  local told = vim.tbl_keys(H.told)
-  table.sort(told)
-  for _, buf in ipairs(told) do
-    if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
-      lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
-        H.told[buf],
-        HOW_TO_RESOLVE
-      )
-    end
+  for _, buf in ipairs(open_conflicts()) do
+    lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
+      inert(H.told[buf]),
+      HOW_TO_RESOLVE
+    )
   end
   local names = vim.tbl_keys(H.problems)
   table.sort(names)
-  for _, name in ipairs(names) do
-    lines[#lines + 1] = ("ignored %s: %s"):format(name, H.problems[name])
+  for i, name in ipairs(names) do
+    if i > M.MAX_PROBLEM_LINES then
+      lines[#lines + 1] = ("ignored %d more pi message files (malformed or not ours)"):format(#names - i + 1)
+      break
+    end
+    lines[#lines + 1] = ("ignored %s: %s"):format(inert(name), inert(H.problems[name]))
   end
   return lines
 end

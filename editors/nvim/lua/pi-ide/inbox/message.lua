@@ -26,7 +26,9 @@ function M.validate(msg, name_pid)
     return "no protocol version"
   end
   if msg.pid ~= name_pid then
-    return ("pid field %s does not match the file name"):format(tostring(msg.pid))
+    -- Its value only when it is a number: a string could be anything (60 KiB, line breaks).
+    local value = type(msg.pid) == "number" and tostring(msg.pid) or ("a " .. type(msg.pid))
+    return ("pid field %s does not match the file name"):format(value)
   end
   if msg.editor_pid ~= vim.NIL and msg.editor_pid ~= nil and not is_integer(msg.editor_pid, 1) then
     return "editor_pid is not a pid"

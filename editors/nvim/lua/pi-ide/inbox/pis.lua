@@ -44,14 +44,28 @@ function M.forget(pid)
   H.pis[pid] = nil
 end
 
+--- Forget every pi (:PiIde disable: the client no longer listens, so no pi is connected).
+function M.reset()
+  H.pis, H.alive_at = {}, {}
+end
+
+--- Is any pi recorded (live when last checked)?
+---@return boolean
+function M.any()
+  return next(H.pis) ~= nil
+end
+
+--- How often a recorded pi's process is checked (kill(pid, 0)): the statusline calls connected() on every
+--- redraw, and a pi killed without removing its file must leave the statusline within about this long.
+M.CHECK_EVERY_S = 1
+
 --- The pi connected to this Neovim: the most recent live pi whose message names us.
 ---@return { pid: integer, cwd: string, last_turn: string[] }|nil
 function M.connected()
   local best
   local now = compat.now()
   for pid, p in pairs(H.pis) do
-    -- kill(pid, 0) at most every 2 s: the statusline calls this on every redraw.
-    if now - (H.alive_at[pid] or 0) > 2 then
+    if now - (H.alive_at[pid] or 0) >= M.CHECK_EVERY_S then
       if M.liveness(pid) == "alive" then
         H.alive_at[pid] = now
       else

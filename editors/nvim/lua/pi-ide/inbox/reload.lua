@@ -177,6 +177,18 @@ local function read_verified(path, was)
   return text, st
 end
 
+--- What a reload of `buf` would read: the text of its file through the same checks (verdict, then one
+--- verified fd), or nil when the file is gone or not the one the buffer was read from. For :PiIde diff.
+---@param buf integer
+---@return string|nil
+function M.read_disk(buf)
+  local path = M.buffer_path(buf)
+  if not path or M.verdict(buf) ~= "reload" then
+    return nil
+  end
+  return (read_verified(path, record_of(buf, path)))
+end
+
 local NEWLINE = { unix = "\n", dos = "\r\n", mac = "\r" }
 
 --- Pure: the 'fileformat' Neovim detects for `text` under 'fileformats' `formats` ("unix,dos"): dos when
