@@ -19,9 +19,9 @@ vim.api.nvim_create_user_command("PiIde", function(cmd)
 end, {
   nargs = "?",
   complete = function()
-    return { "status", "enable", "disable" }
+    return { "status", "enable", "disable", "diff" }
   end,
-  desc = "pi-ide: show the state file and last write, or enable/disable the client",
+  desc = "pi-ide: show the state file and last write, enable/disable the client, or diff a buffer with its file",
 })
 
 -- Defaults work without setup(); `vim.g.pi_ide_disable = true` keeps it off. The start is deferred to the

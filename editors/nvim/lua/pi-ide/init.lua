@@ -46,15 +46,15 @@ H.last_content = nil ---@type string|nil
 H.prompt_gap_ms = 20
 H.last_write_ms = nil ---@type number|nil uv.now() of the last write attempt
 
---- Warn once per key (scheduled: vim.notify inside some autocmds, e.g. textlock, is not allowed).
+--- Warn once per key, in one line (pi-ide.notice: a longer warning, e.g. about a state dir of another user
+--- at startup, would open a hit-enter prompt; :PiIde repeats it whole). Scheduled there: vim.notify inside
+--- some autocmds, e.g. textlock, is not allowed.
 local function warn_once(key, msg)
   if H.warned[key] then
     return
   end
   H.warned[key] = true
-  vim.schedule(function()
-    vim.notify(msg, vim.log.levels.WARN)
-  end)
+  require("pi-ide.notice").line(msg)
 end
 
 --- Run `fn` so that nothing escapes into the editor. Autocmd callbacks must also return nil: on 0.10 any
@@ -468,24 +468,34 @@ function M.summary()
   return lines
 end
 
---- :PiIde [status|enable|disable]
+--- :PiIde [status|enable|disable|diff]
 ---@param args string[]
 function M.command(args)
   local sub = args[1]
   if sub == nil or sub == "" then
     sub = "status"
   end
-  if sub == "enable" then
+  if sub == "diff" then
+    local ok, problem = pcall(require("pi-ide.inbox").compare)
+    if not ok or problem then
+      require("pi-ide.notice").line(ok and problem or ("(pi-ide) :PiIde diff failed: " .. tostring(problem)))
+    end
+    return
+  elseif sub == "enable" then
     M.enable()
   elseif sub == "disable" then
     M.disable()
   elseif sub ~= "status" then
-    vim.notify(("(pi-ide) unknown subcommand `%s` (use status, enable or disable)"):format(sub), vim.log.levels.ERROR)
+    vim.notify(
+      ("(pi-ide) unknown subcommand `%s` (use status, enable, disable or diff)"):format(sub),
+      vim.log.levels.ERROR
+    )
     return
   end
   local ok, lines = pcall(M.summary)
   if ok then
     vim.list_extend(lines, require("pi-ide.inbox").summary_lines())
+    vim.list_extend(lines, require("pi-ide.notice").summary_lines())
   end
   if not ok then
     lines = { "(pi-ide) " .. tostring(lines) }

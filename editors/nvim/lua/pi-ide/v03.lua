@@ -41,9 +41,7 @@ function M.start(dir, schedule)
     schedule(true)
   end)
   if not ok then
-    vim.schedule(function()
-      vim.notify("(pi-ide) not watching for pi's messages: " .. tostring(err), vim.log.levels.WARN)
-    end)
+    require("pi-ide.notice").line("(pi-ide) not watching for pi's messages: " .. tostring(err))
   end
 end
 
