@@ -60,6 +60,38 @@ export function countBySeverity(items: readonly DiagnosticItem[]): string {
 	return parts.join(", ");
 }
 
+/** What the protocol says of a diagnostic: two items with the same key are one diagnostic. */
+function diagnosticKey(item: DiagnosticItem): string {
+	return JSON.stringify([
+		item.severity,
+		item.line,
+		item.column,
+		item.end_line ?? null,
+		item.end_column ?? null,
+		item.message,
+		item.source ?? null,
+		item.code ?? null,
+	]);
+}
+
+/**
+ * The diagnostics with exact duplicates listed and counted once (two clients of one server, or an editor
+ * that merges its checkers' lists, report each problem twice; the model must read it once). The first of
+ * each is kept, in the editor's order.
+ */
+export function distinctDiagnostics(diagnostics: Diagnostics): Diagnostics {
+	const seen = new Set<string>();
+	const items = diagnostics.items.filter((item) => {
+		const key = diagnosticKey(item);
+		if (seen.has(key)) return false;
+		seen.add(key);
+		return true;
+	});
+	const removed = diagnostics.items.length - items.length;
+	if (removed === 0) return diagnostics;
+	return { ...diagnostics, total: Math.max(items.length, diagnostics.total - removed), items };
+}
+
 /** Diagnostics are current for `version` when they were computed for it or later. */
 export function isCurrent(diagnostics: Diagnostics, version: number | null | undefined): boolean {
 	return version === null || version === undefined || diagnostics.version >= version;
@@ -70,8 +102,8 @@ export function isCurrent(diagnostics: Diagnostics, version: number | null | und
  * diagnostics (a v0.2 editor, or a v0.3 editor that has none to say). Stale ones are counted, never listed.
  */
 export function formatPromptDiagnostics(buffer: EditorState["active_buffer"], cap = PROMPT_DIAGNOSTICS_CAP): string[] {
-	const diagnostics = buffer.diagnostics;
-	if (!diagnostics) return [];
+	if (!buffer.diagnostics) return [];
+	const diagnostics = distinctDiagnostics(buffer.diagnostics);
 	if (!isCurrent(diagnostics, buffer.version)) {
 		return [
 			`Diagnostics: ${diagnostics.total} reported for an earlier version of the buffer (${diagnostics.version}, now ${buffer.version}); not shown, they may no longer apply`,
@@ -87,11 +119,12 @@ export function isClean(diagnostics: Diagnostics): boolean {
 }
 
 /**
- * Lines for a header plus one line per shown diagnostic. The header counts what the editor reported: by
- * severity over the items it listed, plus how many more it counted but did not list (its own cap), so the
- * counts always add up to the total; then how many of them follow, when not all.
+ * Lines for a header plus one line per shown diagnostic (exact duplicates once). The header counts what the
+ * editor reported: by severity over the items it listed, plus how many more it counted but did not list (its
+ * own cap), so the counts always add up to the total; then how many of them follow, when not all.
  */
-export function formatList(diagnostics: Diagnostics, cursorLine: number | null, cap: number, order: string): string[] {
+export function formatList(reported: Diagnostics, cursorLine: number | null, cap: number, order: string): string[] {
+	const diagnostics = distinctDiagnostics(reported);
 	const { shown } = selectDiagnostics(diagnostics.items, cursorLine, cap);
 	const total = Math.max(diagnostics.total, diagnostics.items.length);
 	const unlisted = total - diagnostics.items.length;
