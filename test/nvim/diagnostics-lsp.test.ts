@@ -4,7 +4,8 @@
  * that version, never with the buffer's current one, so pi takes it for old; its publish for the version
  * Neovim last sent is current. Real Neovim (0.7.2 and 0.10) with a real LSP server over stdio
  * (test/fixtures/late-lsp-server.ts), told when to answer, so the late answer is deterministic; with Neovim's
- * default publishDiagnostics handler and with a user's own (`vim.lsp.with`), which stays in charge.
+ * default publishDiagnostics handler and with a user's own (`vim.lsp.with`, global or the client's), which stays
+ * in charge.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -20,21 +21,30 @@ after(killAllEditors);
 
 const SERVER = fileURLToPath(new URL("../fixtures/late-lsp-server.ts", import.meta.url));
 
-/** Start the server for the current buffer; with `user`, first install a user's handler that counts its calls. */
+/**
+ * Start the server for the current buffer. `user`: a user's global handler (vim.lsp.with, capturing Neovim's
+ * function before the plugin has seen vim.lsp) that counts its calls; `client`: the same as the client's own.
+ */
 const START = `
 local node, server, handler = ...
-if handler == "user" then
+local config = { name = "late", cmd = { node, server }, root_dir = vim.fn.getcwd() }
+if handler ~= "default" then
   local with = vim.lsp.with(vim.lsp.diagnostic.on_publish_diagnostics, { virtual_text = false })
-  vim.lsp.handlers["textDocument/publishDiagnostics"] = function(...)
+  local function counted(...)
     vim.g.user_handler_calls = (vim.g.user_handler_calls or 0) + 1
     return with(...)
   end
+  if handler == "user" then
+    vim.lsp.handlers["textDocument/publishDiagnostics"] = counted
+  else
+    config.handlers = { ["textDocument/publishDiagnostics"] = counted }
+  end
 end
-local id = vim.lsp.start_client({ name = "late", cmd = { node, server }, root_dir = vim.fn.getcwd() })
+local id = vim.lsp.start_client(config)
 vim.lsp.buf_attach_client(0, id)
 return id`;
 
-type Handler = "default" | "user";
+type Handler = "default" | "user" | "client";
 
 interface World {
 	nv: Nvim;
@@ -116,7 +126,7 @@ const CHANGES: { name: string; change: (w: World) => Promise<void> }[] = [
 forEachNvim((flavour) => {
 	describe(`nvim ${flavour.name}: a slow language server's answer is dated with the version it answered for`, () => {
 		for (const { name, change } of CHANGES) {
-			for (const handler of ["default", "user"] as const) {
+			for (const handler of ["default", "user", "client"] as const) {
 				it(`after ${name}, ${handler} handler: the answer for the old content is old, the next one current`, async (t) => {
 					const w = await world(t, flavour, handler);
 					await notify(w, "fixture/hold", { hold: 1 });
@@ -145,7 +155,7 @@ forEachNvim((flavour) => {
 						"the answer for the new content reported",
 					);
 					assert.deepEqual(fresh.active_buffer.diagnostics, { version: now, total: 0, items: [] });
-					if (handler === "user") {
+					if (handler !== "default") {
 						const calls = await w.nv.lua<number>("return vim.g.user_handler_calls or 0");
 						assert.ok(calls >= 4, `the user's handler handled every publish (${calls})`);
 					}

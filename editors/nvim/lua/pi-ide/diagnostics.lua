@@ -96,11 +96,12 @@ local function observing(handler)
   return observer
 end
 
---- See the version each LSP publish names: wrap the publishDiagnostics handler in use (a user's override
---- too: it stays in charge, only observed) and vim.lsp.diagnostic.on_publish_diagnostics, which the
---- default handler calls and `vim.lsp.with()` overrides made later capture. Idempotent and cheap; called at
---- setup, on LspAttach and on DiagnosticChanged (a handler set after those is observed from the next call).
---- Nothing is loaded for it: before vim.lsp is, there is nothing to observe.
+--- See the version each LSP publish names: wrap the publishDiagnostics handlers in use, the global one and
+--- each client's own (a user's override too: it stays in charge, only observed), and
+--- vim.lsp.diagnostic.on_publish_diagnostics, which the default handler calls and `vim.lsp.with()` overrides
+--- made later capture. Idempotent and cheap; called at setup, on LspAttach and on DiagnosticChanged (a
+--- handler set after those is observed from the next call). Nothing is loaded for it: before vim.lsp is,
+--- there is nothing to observe.
 function M.observe_lsp()
   if not package.loaded["vim.lsp"] then
     return
@@ -110,9 +111,15 @@ function M.observe_lsp()
   if ok and type(module) == "table" and type(module.on_publish_diagnostics) == "function" then
     module.on_publish_diagnostics = observing(module.on_publish_diagnostics)
   end
-  local handlers = type(lsp.handlers) == "table" and lsp.handlers or nil
-  if handlers and type(handlers[PUBLISH]) == "function" then
-    handlers[PUBLISH] = observing(handlers[PUBLISH])
+  local function observe(handlers)
+    if type(handlers) == "table" and type(handlers[PUBLISH]) == "function" then
+      handlers[PUBLISH] = observing(handlers[PUBLISH])
+    end
+  end
+  observe(lsp.handlers)
+  -- TODO: use get_clients only when 0.9 support is dropped (0.10 added it; get_active_clients is deprecated).
+  for _, client in pairs((lsp.get_clients or lsp.get_active_clients)()) do
+    observe(client.handlers)
   end
 end
 
