@@ -60,33 +60,35 @@ export function countBySeverity(items: readonly DiagnosticItem[]): string {
 	return parts.join(", ");
 }
 
-/** What the protocol says of a diagnostic: two items with the same key are one diagnostic. */
-function diagnosticKey(item: DiagnosticItem): string {
-	return JSON.stringify([
-		item.severity,
-		item.line,
-		item.column,
-		item.end_line ?? null,
-		item.end_column ?? null,
-		item.message,
-		item.source ?? null,
-		item.code ?? null,
-	]);
+/** Two items are one diagnostic when everything the protocol says of them is the same. */
+function sameDiagnostic(a: DiagnosticItem, b: DiagnosticItem): boolean {
+	return (
+		a.severity === b.severity &&
+		a.line === b.line &&
+		a.column === b.column &&
+		(a.end_line ?? null) === (b.end_line ?? null) &&
+		(a.end_column ?? null) === (b.end_column ?? null) &&
+		a.message === b.message &&
+		(a.source ?? null) === (b.source ?? null) &&
+		(a.code ?? null) === (b.code ?? null)
+	);
 }
 
 /**
  * The diagnostics with exact duplicates listed and counted once (two clients of one server, or an editor
  * that merges its checkers' lists, report each problem twice; the model must read it once). The first of
- * each is kept, in the editor's order.
+ * each is kept, in the editor's order. Each item is compared only with the kept items of its message.
  */
 export function distinctDiagnostics(diagnostics: Diagnostics): Diagnostics {
-	const seen = new Set<string>();
-	const items = diagnostics.items.filter((item) => {
-		const key = diagnosticKey(item);
-		if (seen.has(key)) return false;
-		seen.add(key);
-		return true;
-	});
+	const byMessage = new Map<string, DiagnosticItem[]>();
+	const items: DiagnosticItem[] = [];
+	for (const item of diagnostics.items) {
+		const kept = byMessage.get(item.message);
+		if (kept?.some((k) => sameDiagnostic(k, item))) continue;
+		if (kept) kept.push(item);
+		else byMessage.set(item.message, [item]);
+		items.push(item);
+	}
 	const removed = diagnostics.items.length - items.length;
 	if (removed === 0) return diagnostics;
 	return { ...diagnostics, total: Math.max(items.length, diagnostics.total - removed), items };

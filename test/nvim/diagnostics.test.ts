@@ -257,6 +257,12 @@ const DUPLICATES: { name: string; list: Raw[]; total?: number; messages: string[
 		expectTotal: 3,
 	},
 	{
+		name: "thirty on one position, ten messages three times each: ten",
+		list: Array.from({ length: 30 }, (_, i): Raw => [1, 4, 2, `m${i % 10}`]),
+		messages: Array.from({ length: 10 }, (_, i) => `m${i}`),
+		expectTotal: 10,
+	},
+	{
 		name: "another severity: two",
 		list: [
 			[1, 0, 0, "a"],
