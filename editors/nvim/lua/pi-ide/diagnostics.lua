@@ -96,6 +96,13 @@ local function observing(handler)
   return observer
 end
 
+--- A handlers table (vim.lsp.handlers, a client's) with its publishDiagnostics handler observed.
+local function observe_handlers(handlers)
+  if type(handlers) == "table" and type(handlers[PUBLISH]) == "function" then
+    handlers[PUBLISH] = observing(handlers[PUBLISH])
+  end
+end
+
 --- See the version each LSP publish names: wrap the publishDiagnostics handlers in use, the global one and
 --- each client's own (a user's override too: it stays in charge, only observed), and
 --- vim.lsp.diagnostic.on_publish_diagnostics, which the default handler calls and `vim.lsp.with()` overrides
@@ -111,15 +118,10 @@ function M.observe_lsp()
   if ok and type(module) == "table" and type(module.on_publish_diagnostics) == "function" then
     module.on_publish_diagnostics = observing(module.on_publish_diagnostics)
   end
-  local function observe(handlers)
-    if type(handlers) == "table" and type(handlers[PUBLISH]) == "function" then
-      handlers[PUBLISH] = observing(handlers[PUBLISH])
-    end
-  end
-  observe(lsp.handlers)
+  observe_handlers(lsp.handlers)
   -- TODO: use get_clients only when 0.9 support is dropped (0.10 added it; get_active_clients is deprecated).
   for _, client in pairs((lsp.get_clients or lsp.get_active_clients)()) do
-    observe(client.handlers)
+    observe_handlers(client.handlers)
   end
 end
 
