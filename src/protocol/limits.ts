@@ -35,3 +35,5 @@ export const MAX_REVIEW_RUNS = 3;
 export const MAX_REVIEW_FILE_BYTES = 1024 * 1024;
 export const MAX_REVIEW_HUNKS_PER_FILE = 500;
 export const MAX_REVIEW_BYTES = 8 * 1024 * 1024;
+/** v0.4 `reverted`: the editor's newest reports of hunks the user took back. */
+export const MAX_REVERTED_REPORTS = 50;

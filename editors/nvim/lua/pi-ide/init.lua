@@ -468,7 +468,36 @@ function M.summary()
   return lines
 end
 
---- :PiIde [status|enable|disable|diff]
+--- One option's value as setup() left it (for modules that read options outside init.lua).
+---@param name string
+---@return any
+function M.option(name)
+  return H.config[name]
+end
+
+--- :PiIde review | hunks | revert [file|run] (pi-ide.review). Returns the one line to tell the user, or nil.
+---@param sub string
+---@param scope string|nil
+---@return string|nil
+function M.review_command(sub, scope)
+  local review = require("pi-ide.review")
+  if sub == "review" then
+    return review.show_baseline()
+  elseif sub == "hunks" then
+    local n = review.to_quickfix()
+    if n == 0 then
+      return "(pi-ide) pi's last run changed no lines (or no pi is connected)"
+    end
+    vim.cmd("botright copen")
+    return nil
+  end
+  if scope ~= nil and scope ~= "file" and scope ~= "run" then
+    return ("(pi-ide) :PiIde revert takes `file` or `run`, not `%s`"):format(scope)
+  end
+  return review.revert(scope)
+end
+
+--- :PiIde [status|enable|disable|diff|review|hunks|revert]
 ---@param args string[]
 function M.command(args)
   local sub = args[1]
@@ -481,13 +510,19 @@ function M.command(args)
       require("pi-ide.notice").line(ok and problem or ("(pi-ide) :PiIde diff failed: " .. tostring(problem)))
     end
     return
+  elseif sub == "review" or sub == "hunks" or sub == "revert" then
+    local ok, said = pcall(M.review_command, sub, args[2])
+    if not ok or said then
+      require("pi-ide.notice").line(ok and said or ("(pi-ide) :PiIde %s failed: %s"):format(sub, tostring(said)))
+    end
+    return
   elseif sub == "enable" then
     M.enable()
   elseif sub == "disable" then
     M.disable()
   elseif sub ~= "status" then
     vim.notify(
-      ("(pi-ide) unknown subcommand `%s` (use status, enable, disable or diff)"):format(sub),
+      ("(pi-ide) unknown subcommand `%s` (use status, enable, disable, diff, review, hunks or revert)"):format(sub),
       vim.log.levels.ERROR
     )
     return

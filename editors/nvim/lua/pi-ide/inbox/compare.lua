@@ -53,7 +53,16 @@ function M.open(conflicts)
     return "(pi-ide) :PiIde diff: the file on disk is gone or not the one this buffer was read from"
   end
   local format = reload.fileformat_of(text, vim.o.fileformats) or vim.bo[buf].fileformat
-  local name = vim.api.nvim_buf_get_name(buf)
+  M.show_beside(buf, M.lines_of(text, format), "pi-ide://disk" .. vim.api.nvim_buf_get_name(buf))
+  return nil
+end
+
+--- Show `lines` read-only in a scratch buffer named `name` beside `buf`, both in diff mode, and come back to
+--- `buf`'s window. `buf` itself is never reloaded, written or changed (no W12 prompt can follow).
+---@param buf integer
+---@param lines string[]
+---@param name string
+function M.show_beside(buf, lines, name)
   if vim.api.nvim_get_current_buf() ~= buf then
     local shown = vim.fn.win_findbuf(buf)[1]
     if shown then
@@ -68,13 +77,12 @@ function M.open(conflicts)
   local scratch = vim.api.nvim_get_current_buf()
   local bo = vim.bo[scratch]
   bo.buftype, bo.bufhidden, bo.swapfile = "nofile", "wipe", false
-  vim.api.nvim_buf_set_lines(scratch, 0, -1, false, M.lines_of(text, format))
+  vim.api.nvim_buf_set_lines(scratch, 0, -1, false, lines)
   bo.modifiable, bo.readonly = false, true
-  pcall(vim.api.nvim_buf_set_name, scratch, "pi-ide://disk" .. name)
+  pcall(vim.api.nvim_buf_set_name, scratch, name)
   bo.filetype = filetype
   vim.cmd("diffthis")
   vim.cmd("wincmd p") -- back to the user's buffer
-  return nil
 end
 
 return M

@@ -194,6 +194,11 @@ local function handle_message(msg)
     remember(handle_change(c, msg.pid))
   end
   H.last = { pid = msg.pid, seq = msg.seq }
+  -- v0.4: pi wrote its change set before this message; marks go on the buffers as reloaded above.
+  local why = require("pi-ide.review").load(H.dir, msg.pid)
+  if why then
+    problem(("pi-%d.review.json"):format(msg.pid), why)
+  end
   return true
 end
 
@@ -313,6 +318,7 @@ end
 function M.start(dir, on_report)
   M.stop()
   H.dir, H.on_report = dir, on_report
+  require("pi-ide.review").on_change = on_report
   local handle = uv.new_fs_event()
   if not handle then
     return false, "cannot create a file watcher"
@@ -381,6 +387,7 @@ function M.forget(buf)
   diagnostics.forget(buf)
   H.told[buf] = nil
   reload.forget(buf)
+  require("pi-ide.review").forget_buffer(buf)
 end
 
 --- BufWritePost, BufReadPost: the buffer and its file agree again, so a conflict with pi's next change is a
@@ -395,6 +402,7 @@ end
 function M.buffer_read(buf)
   M.buffer_synced(buf)
   reload.buffer_read(buf)
+  require("pi-ide.review").buffer_read(buf)
 end
 
 --- Add the v0.3 fields to a state payload: the protocol version, the active buffer's version and
@@ -427,6 +435,7 @@ function M.annotate(payload, buf)
     payload.files = files
   end
   payload.pi = H.last and { pid = H.last.pid, seq = H.last.seq } or vim.NIL
+  payload.reverted = require("pi-ide.review").report() -- v0.4; nil leaves the field out
 end
 
 --- For statuslines: "" without a connected pi, "pi" with one, "pi +N" when its last turn changed N files.

@@ -42,10 +42,14 @@ end
 ---@param pid integer
 function M.forget(pid)
   H.pis[pid] = nil
+  require("pi-ide.review").forget(pid) -- its change set's marks go with it
 end
 
 --- Forget every pi (:PiIde disable: the client no longer listens, so no pi is connected).
 function M.reset()
+  for pid in pairs(H.pis) do
+    require("pi-ide.review").forget(pid)
+  end
   H.pis, H.alive_at = {}, {}
 end
 
@@ -69,7 +73,7 @@ function M.connected()
       if M.liveness(pid) == "alive" then
         H.alive_at[pid] = now
       else
-        H.pis[pid] = nil
+        M.forget(pid)
         p = nil
       end
     end

@@ -3,7 +3,7 @@
 ---@module 'pi-ide.inbox.read'
 local compat = require("pi-ide.compat")
 local uv = compat.uv
-local MAX_BYTES = require("pi-ide.inbox.message").MAX_BYTES
+local MESSAGE_MAX_BYTES = require("pi-ide.inbox.message").MAX_BYTES
 
 local M = {}
 
@@ -12,12 +12,14 @@ local M = {}
 M._between_check_and_open = nil
 
 --- Read `path` only if it is a regular file (not a symlink, and the opened file is the one lstat saw), ours,
---- not group/other-accessible, and at most MAX_BYTES. Returns text, or nil and why (nil, nil when it is
---- simply gone).
+--- not group/other-accessible, and at most `max_bytes` (default: a pi message's MAX_BYTES). Returns text, or
+--- nil and why (nil, nil when it is simply gone).
 ---@param path string
+---@param max_bytes integer|nil
 ---@return string|nil text
 ---@return string|nil problem
-function M.read_file(path)
+function M.read_file(path, max_bytes)
+  local MAX_BYTES = max_bytes or MESSAGE_MAX_BYTES
   local st = uv.fs_lstat(path)
   if not st then
     return nil, nil
