@@ -23,6 +23,7 @@ import {
 	type WaitCaps,
 } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
+import { formatRevertNote, newReverts, revertKey } from "./reverts.ts";
 
 /** While waiting, re-read this often too, in case a directory event was missed. */
 const BACKSTOP_MS = 250;
@@ -87,6 +88,8 @@ export class EditorLink {
 	readonly log: ChangeLog;
 	/** What pi's tools changed in the last runs, with baselines: published as `pi-<pid>.review.json` (v0.4). */
 	readonly changes = new ChangeSet();
+	/** The reverted hunks the model has been told about (revertKey). */
+	readonly #toldReverts = new Set<string>();
 	readonly #options: EditorLinkOptions;
 	readonly #writer: PiMessageWriter;
 	readonly #reviewWriter: PiMessageWriter;
@@ -161,6 +164,19 @@ export class EditorLink {
 		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, caps, signal, this.#options.pid);
 		const latest = this.#read(editor.pid) ?? editor.state;
 		return formatToolNote(latest, file, outcome, caps);
+	}
+
+	/**
+	 * With a prompt: the note telling the model which of pi's hunks the user reverted in the connected editor
+	 * since it was last told (v0.4), or null. Each revert is told once.
+	 */
+	revertNote(): string | null {
+		const editor = this.#options.connected();
+		if (this.#closed || !editor) return null;
+		const state = this.#read(editor.pid) ?? editor.state;
+		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), this.#toldReverts);
+		for (const r of fresh) this.#toldReverts.add(revertKey(r));
+		return formatRevertNote(fresh, this.#options.cwd);
 	}
 
 	close(): void {

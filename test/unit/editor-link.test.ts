@@ -267,3 +267,37 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
 	});
 });
+
+describe("reverts (v0.4): the model is told once which of pi's hunks the user took back", () => {
+	it("a revert of a hunk of this pi's run is told once; another pi's, or an unknown run's, never", async () => {
+		const cwd = mkdtempSync(join(tmpdir(), "pi-ide-revert-"));
+		roots.push(cwd);
+		const file = join(cwd, "a.txt");
+		writeFileSync(file, "one\n");
+		const { dir, link } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("write", { path: "a.txt" });
+		writeFileSync(file, "ONE\n");
+		await link.afterTool("write", { path: "a.txt" });
+		const [run] = link.changes.runs();
+		const id = run?.files[0]?.hunks[0]?.id ?? "";
+		const revert = { run: run?.run ?? 0, id, file, line: 1, lines: 1 };
+		writeStateFile(
+			dir,
+			makeState({
+				pid: EDITOR,
+				reverted: [
+					{ pi_pid: PI, ...revert },
+					{ pi_pid: 77, ...revert },
+					{ pi_pid: PI, ...revert, run: 999 },
+				],
+			} as Parameters<typeof makeState>[0]),
+		);
+		assert.equal(
+			link.revertNote(),
+			"Editor: the user reverted one of your changes in their editor (in the buffer: the file on disk keeps your " +
+				"version until they save). Do not re-apply it unless the user asks:\n- a.txt:1",
+		);
+		assert.equal(link.revertNote(), null, "told once");
+	});
+});
