@@ -463,7 +463,10 @@ export class IdeController {
 		if (!project.ok) return project;
 		return {
 			ok: true,
-			rules: compileIgnoreRules(global.file, project.file, { projectTrusted: this.#options.isProjectTrusted() }),
+			// Trust is asked only when there are project rules to judge (it reads pi's trust store).
+			rules: compileIgnoreRules(global.file, project.file, {
+				projectTrusted: project.file !== null && this.#options.isProjectTrusted(),
+			}),
 		};
 	}
 

@@ -19,6 +19,9 @@ import {
 	type ExtensionAPI,
 	type ExtensionContext,
 	getAgentDir,
+	hasTrustRequiringProjectResources,
+	ProjectTrustStore,
+	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
@@ -32,6 +35,7 @@ import {
 	repairRequest,
 	withRunContext,
 } from "./context/context-memory.ts";
+import { isTrustedByUser, type TrustFacts, trustOverrideFromArgv } from "./context/project-trust.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
@@ -74,6 +78,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			const home = homedir();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
+			// As pi saw the project when it resolved trust for this session (it did so just before session_start).
+			const piDecided = hasTrustRequiringProjectResources(ctx.cwd);
 			controller = new IdeController({
 				piCwd: ctx.cwd,
 				stateDir: resolveStateDir(process.env),
@@ -83,7 +89,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				settings,
 				ui,
-				isProjectTrusted: () => ctx.isProjectTrusted(),
+				// Asked per prompt: a decision saved with /trust counts from the next prompt on.
+				isProjectTrusted: () => isTrustedByUser(readTrustFacts(ctx, piDecided)),
 				// Read once: pi's own environment and ancestors do not change during a session.
 				hostHints: {
 					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
@@ -344,6 +351,31 @@ function uiPort(ctx: ExtensionContext): UiPort {
 function readIdeSettings(pi: ExtensionAPI): unknown {
 	const settings: unknown = pi.getSettings();
 	return settings && typeof settings === "object" ? (settings as Record<string, unknown>)["ideContext"] : undefined;
+}
+
+/** What pi knows about the user's trust in the project (src/context/project-trust.ts decides). */
+function readTrustFacts(ctx: ExtensionContext, piDecided: boolean): TrustFacts {
+	const agentDir = getAgentDir();
+	let saved: boolean | null = null;
+	try {
+		saved = new ProjectTrustStore(agentDir).get(ctx.cwd);
+	} catch {
+		// A damaged or locked trust.json is no decision: pi reports it itself.
+	}
+	let defaultTrust: TrustFacts["defaultTrust"] = "ask";
+	try {
+		// Global settings only, as pi reads this one (a project cannot vouch for itself).
+		defaultTrust = SettingsManager.create(ctx.cwd, agentDir, { projectTrusted: false }).getDefaultProjectTrust();
+	} catch {
+		// Unreadable settings: pi's default, "ask".
+	}
+	return {
+		piTrusts: ctx.isProjectTrusted(),
+		piDecided,
+		override: trustOverrideFromArgv(process.argv.slice(2)),
+		saved,
+		defaultTrust,
+	};
 }
 
 function reportError(ctx: ExtensionContext, where: string, error: unknown): void {
