@@ -231,7 +231,7 @@ export class IdeController {
 					// Only ESRCH proves the editor gone: not listed, and its file stays.
 					diagnostics.push({
 						path: record.path,
-						message: `cannot tell whether pid ${record.pid} runs (kill(pid, 0) failed with ${liveness.unknown}): ignored`,
+						message: `cannot tell whether pid ${record.pid} runs, kill(pid, 0) failed with ${liveness.unknown}: ignored`,
 					});
 				}
 			}
@@ -353,9 +353,14 @@ export class IdeController {
 		this.refresh();
 	}
 
-	/** Resume automatic connection, and forget this project's remembered choice. */
+	/**
+	 * Resume automatic connection, and forget this project's remembered choice. A live connection stays, as an
+	 * automatic one does (sticky): with two editors open, dropping the one a remembered pick connected would
+	 * leave auto-connect with no single candidate, and the user with nothing.
+	 */
 	resumeAuto(): void {
-		this.#mode = { kind: "auto" };
+		const connection = this.refresh().connection;
+		this.#mode = connection.connected ? { kind: "auto", sticky: connection.pid } : { kind: "auto" };
 		this.#remember(null);
 		this.refresh();
 	}
