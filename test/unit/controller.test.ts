@@ -164,12 +164,21 @@ describe("IdeController", { concurrency: 4 }, () => {
 		},
 		{ name: "trusted project negation re-includes", global: "*.env\n", project: "!public.env\n", file: "public.env" },
 		{
-			name: "untrusted project negation is dropped",
+			name: "untrusted project negation is dropped, and the reason says trust would re-include the file",
 			global: "*.env\n",
 			project: "!public.env\n",
 			trusted: false,
 			file: "public.env",
-			skipped: /\*\.env/,
+			skipped:
+				/\(\*\.env\); the project's negation re-includes it only in a project you trust \(\/trust, or pi --approve\)$/,
+		},
+		{
+			name: "untrusted project whose negation names another file: no word about trust",
+			global: "*.env\n",
+			project: "!public.env\n",
+			trusted: false,
+			file: "private.env",
+			skipped: /ide-context\.ignore \(\*\.env\)$/,
 		},
 		{ name: "no rules", file: "a.env" },
 	];
