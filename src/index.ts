@@ -10,8 +10,9 @@
  * `/ide status` explains what is sent, `/ide off` stops (remembered for the project until `/ide auto`).
  */
 import { randomUUID } from "node:crypto";
+import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
 	CONFIG_DIR_NAME,
@@ -80,6 +81,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			sendUnchanged = settings.sendUnchanged;
 			// As pi saw the project when it resolved trust for this session (it did so just before session_start).
 			const piDecided = hasTrustRequiringProjectResources(ctx.cwd);
+			const savedTrust = savedTrustReader(getAgentDir());
 			controller = new IdeController({
 				piCwd: ctx.cwd,
 				stateDir: resolveStateDir(process.env),
@@ -90,7 +92,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				settings,
 				ui,
 				// Asked per prompt: a decision saved with /trust counts from the next prompt on.
-				isProjectTrusted: () => isTrustedByUser(readTrustFacts(ctx, piDecided)),
+				isProjectTrusted: () => isTrustedByUser(readTrustFacts(ctx, piDecided, savedTrust)),
 				// Read once: pi's own environment and ancestors do not change during a session.
 				hostHints: {
 					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
@@ -354,18 +356,15 @@ function readIdeSettings(pi: ExtensionAPI): unknown {
 }
 
 /** What pi knows about the user's trust in the project (src/context/project-trust.ts decides). */
-function readTrustFacts(ctx: ExtensionContext, piDecided: boolean): TrustFacts {
-	const agentDir = getAgentDir();
-	let saved: boolean | null = null;
-	try {
-		saved = new ProjectTrustStore(agentDir).get(ctx.cwd);
-	} catch {
-		// A damaged or locked trust.json is no decision: pi reports it itself.
-	}
+function readTrustFacts(
+	ctx: ExtensionContext,
+	piDecided: boolean,
+	savedTrust: (cwd: string) => boolean | null,
+): TrustFacts {
 	let defaultTrust: TrustFacts["defaultTrust"] = "ask";
 	try {
 		// Global settings only, as pi reads this one (a project cannot vouch for itself).
-		defaultTrust = SettingsManager.create(ctx.cwd, agentDir, { projectTrusted: false }).getDefaultProjectTrust();
+		defaultTrust = SettingsManager.create(ctx.cwd, getAgentDir(), { projectTrusted: false }).getDefaultProjectTrust();
 	} catch {
 		// Unreadable settings: pi's default, "ask".
 	}
@@ -373,8 +372,36 @@ function readTrustFacts(ctx: ExtensionContext, piDecided: boolean): TrustFacts {
 		piTrusts: ctx.isProjectTrusted(),
 		piDecided,
 		override: trustOverrideFromArgv(process.argv.slice(2)),
-		saved,
+		saved: savedTrust(ctx.cwd),
 		defaultTrust,
+	};
+}
+
+/**
+ * The saved trust decision nearest a directory, through pi's own ProjectTrustStore (`<agent-dir>/trust.json`),
+ * read again only when that file changed: the store takes a lock file per read (~5 ms), and this is asked with
+ * every prompt of a project that has a rules file.
+ */
+function savedTrustReader(agentDir: string): (cwd: string) => boolean | null {
+	const trustFile = join(agentDir, "trust.json");
+	let known: { signature: string; cwd: string; decision: boolean | null } | undefined;
+	return (cwd) => {
+		let signature = "absent";
+		try {
+			const stat = lstatSync(trustFile, { bigint: true });
+			signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+		} catch {
+			// Missing (no decision saved yet) or unreadable: the store says which.
+		}
+		if (known?.signature === signature && known.cwd === cwd) return known.decision;
+		try {
+			const decision = new ProjectTrustStore(agentDir).get(cwd);
+			known = { signature, cwd, decision };
+			return decision;
+		} catch {
+			// A damaged or locked trust.json is no decision (pi reports it itself); asked again next time.
+			return null;
+		}
 	};
 }
 

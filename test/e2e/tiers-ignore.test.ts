@@ -211,9 +211,15 @@ describe("ignore rules", { concurrency: 4 }, () => {
 		test("an untrusted clone's !.env sends neither .env nor its selection; once trusted (/trust saves it), it does", async (t) => {
 			const env = await envFor(t);
 			const file = await cloneWithEnv(env);
-			// What /trust (or pi's prompt) saves: the project's canonical path in <agent-dir>/trust.json.
+			// What /trust (or pi's prompt) saves: the project's canonical path in <agent-dir>/trust.json, here next
+			// to another project's decision that was there before (the file changes, it is not created).
+			const trustFile = join(env.agentDir, "trust.json");
+			writeFileSync(trustFile, JSON.stringify({ [join(env.root, "other")]: true }));
 			const trust = () =>
-				writeFileSync(join(env.agentDir, "trust.json"), JSON.stringify({ [realpathSync(env.workDir)]: true }));
+				writeFileSync(
+					trustFile,
+					JSON.stringify({ [join(env.root, "other")]: true, [realpathSync(env.workDir)]: true }),
+				);
 			await assertBlockedUntilRepaired(env, trust, file);
 			assert.equal(sent(env, 0), false, "the selection stayed out of the untrusted request");
 			assert.equal(sent(env, 1), true, "the trusted prompt carries the selection");
