@@ -10,9 +10,8 @@
  * `/ide status` explains what is sent, `/ide off` stops (remembered for the project until `/ide auto`).
  */
 import { randomUUID } from "node:crypto";
-import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
 	CONFIG_DIR_NAME,
@@ -20,9 +19,6 @@ import {
 	type ExtensionAPI,
 	type ExtensionContext,
 	getAgentDir,
-	hasTrustRequiringProjectResources,
-	ProjectTrustStore,
-	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
@@ -36,13 +32,13 @@ import {
 	repairRequest,
 	withRunContext,
 } from "./context/context-memory.ts";
-import { isTrustedByUser, type TrustFacts, trustOverrideFromArgv } from "./context/project-trust.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
+import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
 import { parseSettings } from "./ui/settings.ts";
 
@@ -79,9 +75,6 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			const home = homedir();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
-			// As pi saw the project when it resolved trust for this session (it did so just before session_start).
-			const piDecided = hasTrustRequiringProjectResources(ctx.cwd);
-			const savedTrust = savedTrustReader(getAgentDir());
 			controller = new IdeController({
 				piCwd: ctx.cwd,
 				stateDir: resolveStateDir(process.env),
@@ -91,8 +84,12 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				settings,
 				ui,
-				// Asked per prompt: a decision saved with /trust counts from the next prompt on.
-				isProjectTrusted: () => isTrustedByUser(readTrustFacts(ctx, piDecided, savedTrust)),
+				isProjectTrusted: userTrustCheck({
+					cwd: ctx.cwd,
+					agentDir: getAgentDir(),
+					piTrusts: () => ctx.isProjectTrusted(),
+					argv: process.argv.slice(2),
+				}),
 				// Read once: pi's own environment and ancestors do not change during a session.
 				hostHints: {
 					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
@@ -353,56 +350,6 @@ function uiPort(ctx: ExtensionContext): UiPort {
 function readIdeSettings(pi: ExtensionAPI): unknown {
 	const settings: unknown = pi.getSettings();
 	return settings && typeof settings === "object" ? (settings as Record<string, unknown>)["ideContext"] : undefined;
-}
-
-/** What pi knows about the user's trust in the project (src/context/project-trust.ts decides). */
-function readTrustFacts(
-	ctx: ExtensionContext,
-	piDecided: boolean,
-	savedTrust: (cwd: string) => boolean | null,
-): TrustFacts {
-	let defaultTrust: TrustFacts["defaultTrust"] = "ask";
-	try {
-		// Global settings only, as pi reads this one (a project cannot vouch for itself).
-		defaultTrust = SettingsManager.create(ctx.cwd, getAgentDir(), { projectTrusted: false }).getDefaultProjectTrust();
-	} catch {
-		// Unreadable settings: pi's default, "ask".
-	}
-	return {
-		piTrusts: ctx.isProjectTrusted(),
-		piDecided,
-		override: trustOverrideFromArgv(process.argv.slice(2)),
-		saved: savedTrust(ctx.cwd),
-		defaultTrust,
-	};
-}
-
-/**
- * The saved trust decision nearest a directory, through pi's own ProjectTrustStore (`<agent-dir>/trust.json`),
- * read again only when that file changed: the store takes a lock file per read (~5 ms), and this is asked with
- * every prompt of a project that has a rules file.
- */
-function savedTrustReader(agentDir: string): (cwd: string) => boolean | null {
-	const trustFile = join(agentDir, "trust.json");
-	let known: { signature: string; cwd: string; decision: boolean | null } | undefined;
-	return (cwd) => {
-		let signature = "absent";
-		try {
-			const stat = lstatSync(trustFile, { bigint: true });
-			signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-		} catch {
-			// Missing (no decision saved yet) or unreadable: the store says which.
-		}
-		if (known?.signature === signature && known.cwd === cwd) return known.decision;
-		try {
-			const decision = new ProjectTrustStore(agentDir).get(cwd);
-			known = { signature, cwd, decision };
-			return decision;
-		} catch {
-			// A damaged or locked trust.json is no decision (pi reports it itself); asked again next time.
-			return null;
-		}
-	};
 }
 
 function reportError(ctx: ExtensionContext, where: string, error: unknown): void {

@@ -12,7 +12,7 @@
  * project or a parent in `<agent-dir>/trust.json` (`/trust`, or an answer to pi's
  * prompt), or the global `defaultProjectTrust: "always"`.
  *
- * Pure: the pi shell (src/index.ts) gathers the facts.
+ * Pure: src/pi-trust.ts gathers the facts from pi.
  */
 
 export type DefaultProjectTrust = "ask" | "always" | "never";
