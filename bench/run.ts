@@ -8,8 +8,10 @@ import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
 import { runReviewBench } from "./review.ts";
+import { runTrustBench } from "./trust.ts";
 
 await runPiBench();
+await runTrustBench();
 await runContextTokensBench();
 await runNvimBench();
 await runLoopBench();

@@ -22,9 +22,8 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
   echo "setup-test-env: installing ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # Waits while another apt or dpkg holds the lock.
+  bash scripts/apt-install.sh "${need[@]}"
 fi
 
 bash scripts/fetch-nvim-0.10.sh

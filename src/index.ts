@@ -38,6 +38,7 @@ import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
+import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
 import { parseSettings } from "./ui/settings.ts";
 
@@ -83,7 +84,12 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				settings,
 				ui,
-				isProjectTrusted: () => ctx.isProjectTrusted(),
+				isProjectTrusted: userTrustCheck({
+					cwd: ctx.cwd,
+					agentDir: getAgentDir(),
+					piTrusts: () => ctx.isProjectTrusted(),
+					argv: process.argv.slice(2),
+				}),
 				// Read once: pi's own environment and ancestors do not change during a session.
 				hostHints: {
 					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
