@@ -1,0 +1,73 @@
+/**
+ * The Emacs client in `emacs --batch`: the ERT tables of its pure builders (test/emacs/pi-ide-state-tests.el),
+ * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
+ * loading in batch without writing anything (no UI: nobody looks).
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { promisify } from "node:util";
+import { EMACS_BIN, EMACS_CLIENT_DIR, REPO } from "../helpers/emacs.ts";
+
+const run = promisify(execFile);
+
+async function emacsBatch(args: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
+	try {
+		const { stdout, stderr } = await run(EMACS_BIN, ["--batch", "-Q", "-L", EMACS_CLIENT_DIR, ...args], {
+			cwd: REPO,
+			env: { ...process.env, ...env },
+			encoding: "utf8",
+			timeout: 120_000,
+		});
+		return { code: 0, output: stdout + stderr };
+	} catch (error) {
+		const e = error as { code?: number; stdout?: string; stderr?: string };
+		return { code: typeof e.code === "number" ? e.code : 1, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+	}
+}
+
+const SOURCES = readdirSync(EMACS_CLIENT_DIR)
+	.filter((f) => f.endsWith(".el"))
+	.map((f) => join(EMACS_CLIENT_DIR, f));
+
+describe("emacs --batch", () => {
+	it("ERT: the pure builders' tables pass", async () => {
+		const r = await emacsBatch(["-l", "test/emacs/pi-ide-state-tests.el", "-f", "ert-run-tests-batch-and-exit"]);
+		assert.equal(r.code, 0, r.output);
+		assert.match(r.output, /Ran \d+ tests, (\d+) results as expected, 0 unexpected/);
+	});
+
+	it("every file byte-compiles with warnings as errors and is checkdoc-clean", async () => {
+		const r = await emacsBatch(["-l", "test/emacs/lint.el", ...SOURCES]);
+		assert.equal(r.code, 0, r.output);
+		assert.doesNotMatch(r.output, /LINT:/);
+		assert.deepEqual(
+			readdirSync(EMACS_CLIENT_DIR).filter((f) => f.endsWith(".elc")),
+			[],
+			"no .elc left behind",
+		);
+	});
+
+	it("in --batch the mode turns on but writes nothing (no UI frame)", async () => {
+		const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-ide-emacs-batch-")));
+		try {
+			mkdirSync(join(root, "run"), { mode: 0o700 });
+			const r = await emacsBatch(
+				[
+					"--eval",
+					'(progn (require \'pi-ide) (pi-ide-mode 1) (pi-ide-write-now t) (princ (format "ui=%S mode=%S\\n" (pi-ide--ui-p) pi-ide-mode)))',
+				],
+				{ XDG_RUNTIME_DIR: join(root, "run") },
+			);
+			assert.equal(r.code, 0, r.output);
+			assert.match(r.output, /ui=nil mode=t/);
+			const dir = join(root, "run", "pi-ide");
+			assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], []);
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+});
