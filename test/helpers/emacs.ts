@@ -158,6 +158,8 @@ export async function startEmacs(t: Pick<TestContext, "after">, options: EmacsOp
 
 	const attachUi = async () => {
 		const fileArg = options.file ? ` ${shellQuote(options.file)}` : "";
+		// A frame deleted earlier leaves its pane (remain-on-exit): a new UI gets a new session.
+		await tmux("kill-session", "-t", "emacs").catch(() => undefined);
 		await tmux(
 			"new-session",
 			"-d",
