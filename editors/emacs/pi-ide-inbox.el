@@ -98,23 +98,44 @@ been swapped."
   "The current buffer and its file agree again: a later conflict is told again."
   (setq pi-ide-inbox--told (assq-delete-all (current-buffer) pi-ide-inbox--told)))
 
+(defun pi-ide-inbox--line-col (pos)
+  "(LINE . COLUMN) of POS in the current buffer, both counted from the buffer start."
+  (save-excursion
+    (goto-char pos)
+    (cons (line-number-at-pos pos t) (current-column))))
+
+(defun pi-ide-inbox--goto-line-col (line-col)
+  "The position of LINE-COL, a (LINE . COLUMN), clamped into the current buffer."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (forward-line (1- (car line-col)))
+      (move-to-column (cdr line-col))
+      (point))))
+
 (defun pi-ide-inbox--reload (buffer)
   "Revert unmodified BUFFER from disk keeping every window's view.
+Point and window start are kept as lines and columns, as Neovim's
+`winsaveview' keeps them: pi's edit above them must not move the view.
 Non-nil when its text changed."
-  (let ((views (mapcar (lambda (w) (list w (window-point w) (window-start w)))
-                       (get-buffer-window-list buffer nil t))))
-    (with-current-buffer buffer
-      (let ((before (buffer-chars-modified-tick))
-            (point (point)))
-        (let ((inhibit-message t))
-          (revert-buffer t t t))
-        (goto-char (min point (point-max)))
-        (dolist (v views)
-          (let ((w (nth 0 v)))
-            (when (and (window-live-p w) (eq (window-buffer w) buffer))
-              (set-window-start w (min (nth 2 v) (point-max)) t)
-              (set-window-point w (min (nth 1 v) (point-max))))))
-        (/= before (buffer-chars-modified-tick))))))
+  (with-current-buffer buffer
+    (let ((views (mapcar (lambda (w) (list w (pi-ide-inbox--line-col (window-point w))
+                                           (pi-ide-inbox--line-col (window-start w))))
+                         (get-buffer-window-list buffer nil t)))
+          (point (pi-ide-inbox--line-col (point)))
+          (before (buffer-chars-modified-tick)))
+      (let ((inhibit-message t))
+        (revert-buffer t t t))
+      (goto-char (pi-ide-inbox--goto-line-col point))
+      (dolist (v views)
+        (let ((w (nth 0 v)))
+          (when (and (window-live-p w) (eq (window-buffer w) buffer))
+            (set-window-start w (save-excursion (goto-char (pi-ide-inbox--goto-line-col (nth 2 v)))
+                                                (line-beginning-position))
+                              t)
+            (set-window-point w (pi-ide-inbox--goto-line-col (nth 1 v))))))
+      (/= before (buffer-chars-modified-tick)))))
 
 (defun pi-ide-inbox--tell-modified (buffer file)
   "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
@@ -127,9 +148,10 @@ Non-nil when its text changed."
   "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report."
   (let* ((file (alist-get 'file change))
          (buffer (find-buffer-visiting file))
-         (report `((file . ,file) (seq . ,(alist-get 'seq change)) (pi_pid . ,pi-pid)
-                   (status . "not-open") (version . :null) (modified . :false)
-                   (diagnostics_expected . :false))))
+         ;; Fresh conses (not a quoted constant): the fields are set in place below.
+         (report (list (cons 'file file) (cons 'seq (alist-get 'seq change)) (cons 'pi_pid pi-pid)
+                       (cons 'status "not-open") (cons 'version :null) (cons 'modified :false)
+                       (cons 'diagnostics_expected :false))))
     (when buffer
       (with-current-buffer buffer
         (let* ((path (expand-file-name buffer-file-name))
