@@ -113,7 +113,7 @@ describe("emacs: Flymake diagnostics", { concurrency: 2 }, () => {
 		writeFileSync(join(e.stateDir, `pi-${process.pid}.json`), JSON.stringify(msg), { mode: 0o600 });
 		const r = await e.until((s) => {
 			const r = s?.files?.find((x) => x.file === file);
-			return r && r.diagnostics && r.version !== null && r.diagnostics.version >= r.version ? r : undefined;
+			return r?.diagnostics && r.version !== null && r.diagnostics.version >= r.version ? r : undefined;
 		}, "the report with diagnostics of the reloaded content");
 		assert.equal(r.status, "reloaded");
 		assert.equal(r.diagnostics_expected, true);
