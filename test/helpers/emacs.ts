@@ -79,7 +79,14 @@ export const elispString = (s: string): string => `"${s.replaceAll("\\", "\\\\")
 
 let counter = 0;
 
-export async function startEmacs(t: Pick<TestContext, "after">, options: EmacsOptions = {}): Promise<Emacs> {
+/**
+ * Start Emacs; `t` (when given) ends it and removes its directory after the test, otherwise the caller's
+ * `dispose()` does (the conformance adapter).
+ */
+export async function startEmacs(
+	t: Pick<TestContext, "after"> | undefined,
+	options: EmacsOptions = {},
+): Promise<Emacs> {
 	counter += 1;
 	const dir = realpathSync(mkdtempSync(join(tmpdir(), "pi-ide-emacs-")));
 	const runtimeDir = options.runtimeDir === undefined ? join(dir, "run") : options.runtimeDir;
@@ -117,7 +124,7 @@ export async function startEmacs(t: Pick<TestContext, "after">, options: EmacsOp
 		return stdout.trim();
 	};
 
-	const dispose = async () => {
+	const stop = async () => {
 		await tmux("kill-server").catch(() => undefined);
 		for (const pid of [...tmuxPids, daemonPid]) {
 			try {
@@ -128,13 +135,16 @@ export async function startEmacs(t: Pick<TestContext, "after">, options: EmacsOp
 		}
 		tmuxPids = [];
 	};
-	t.after(async () => {
-		await dispose();
+	const dispose = async () => {
+		await stop();
 		rmSync(dir, { recursive: true, force: true });
-	});
+	};
+	t?.after(dispose);
 
 	const enable = options.enable === false ? "" : "(pi-ide-mode 1)";
-	const startup = `(progn (setq inhibit-startup-screen t) (add-to-list 'load-path ${elispString(EMACS_CLIENT_DIR)}) (load ${elispString(EMACS_TEST_DRIVER)} nil t) (require 'pi-ide) ${(options.preEval ?? []).join(" ")} ${enable})`;
+	// No native compilation in the background (Debian's Emacs 28 would start compiling what it loads): two
+	// cores are shared by the whole suite.
+	const startup = `(progn (setq inhibit-startup-screen t native-comp-deferred-compilation nil) (add-to-list 'load-path ${elispString(EMACS_CLIENT_DIR)}) (load ${elispString(EMACS_TEST_DRIVER)} nil t) (require 'pi-ide) ${(options.preEval ?? []).join(" ")} ${enable})`;
 	await run(EMACS_BIN, ["-Q", `--daemon=${socket}`, "--eval", startup], {
 		cwd: options.cwd ?? dir,
 		env,
