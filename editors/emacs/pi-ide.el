@@ -88,8 +88,18 @@ When nil, or when file notification is unavailable, a timer looks every
 (defvar pi-ide--dir nil "The state directory.")
 (defvar pi-ide-mode)
 
-(defvar-local pi-ide--region nil
-  "(BEG END AT): the active region as last seen and when the user made it.")
+(defvar-local pi-ide--region-beg nil
+  "Start of the active region as last seen after a command; nil when none.")
+
+(defvar-local pi-ide--region-end nil
+  "End of the active region as last seen after a command.")
+
+(defvar-local pi-ide--region-at nil
+  "When the user made the region as it is now; nil until the next snapshot.
+Taken by the first snapshot after the region changed, not by the command
+that changed it: a cursor event must not allocate (a float would, and the
+garbage collections of a large heap cost more than everything else the hook
+does), and that snapshot follows within `pi-ide-debounce'.")
 
 (defvar-local pi-ide--lines-total nil
   "(TICK . LINES): the line count at `buffer-chars-modified-tick' TICK.")
@@ -179,14 +189,15 @@ The selected window's, or the last file's."
 
 (defun pi-ide--selection (win)
   "The selection plist for the current buffer shown in WIN, or nil."
-  (when (and mark-active transient-mark-mode (mark t) pi-ide--region)
+  (when (and mark-active transient-mark-mode (mark t) pi-ide--region-beg)
     (let* ((pt (if (window-live-p win) (window-point win) (point)))
            (beg (min pt (mark t)))
            (end (max pt (mark t)))
            (b (pi-ide--line-col beg))
            (e (pi-ide--line-col end)))
       (pi-ide-state-region-selection #'pi-ide--lines (car b) (cdr b) (car e) (cdr e)
-                                     (nth 2 pi-ide--region) pi-ide-max-selection-bytes))))
+                                     (or pi-ide--region-at (setq pi-ide--region-at (float-time)))
+                                     pi-ide-max-selection-bytes))))
 
 (defun pi-ide--lines-total ()
   "Lines in the current buffer, cached per tick.
@@ -296,14 +307,15 @@ Others are coalesced for `pi-ide-debounce' seconds."
 ;;;; Hooks
 
 (defun pi-ide--track-region ()
-  "Note the current buffer's active region; non-nil when it was made or left."
+  "Note the current buffer's active region; non-nil when it was made or left.
+Allocates nothing: this runs after every command."
   (if (and mark-active transient-mark-mode)
-      (let ((b (region-beginning)) (e (region-end)) (r pi-ide--region))
-        (unless (and r (= b (car r)) (= e (cadr r)))
-          (setq pi-ide--region (list b e (float-time)))
-          (null r)))
-    (when pi-ide--region
-      (setq pi-ide--region nil)
+      (let ((b (region-beginning)) (e (region-end)) (new (null pi-ide--region-beg)))
+        (unless (and (eql b pi-ide--region-beg) (eql e pi-ide--region-end))
+          (setq pi-ide--region-beg b pi-ide--region-end e pi-ide--region-at nil))
+        new)
+    (when pi-ide--region-beg
+      (setq pi-ide--region-beg nil pi-ide--region-end nil pi-ide--region-at nil)
       t)))
 
 (defun pi-ide--post-command ()
