@@ -30,7 +30,7 @@ async function emacsBatch(args: string[], env: Record<string, string> = {}): Pro
 }
 
 const SOURCES = readdirSync(EMACS_CLIENT_DIR)
-	.filter((f) => f.endsWith(".el"))
+	.filter((f) => f.endsWith(".el") && !f.endsWith("-pkg.el"))
 	.map((f) => join(EMACS_CLIENT_DIR, f));
 
 describe("emacs --batch", () => {
@@ -49,6 +49,32 @@ describe("emacs --batch", () => {
 			[],
 			"no .elc left behind",
 		);
+	});
+
+	it("installs with package-install-file; pi-ide-mode and pi-ide-status are autoloaded", async () => {
+		const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-ide-emacs-pkg-")));
+		try {
+			const elpa = join(root, "elpa");
+			const install = await emacsBatch(
+				[
+					"--eval",
+					`(progn (require 'package) (setq package-user-dir "${elpa}") (package-initialize) (package-install-file "${EMACS_CLIENT_DIR}/") (princ (format "installed=%S\n" (package-installed-p 'pi-ide))))`,
+				],
+				{ HOME: root },
+			);
+			assert.equal(install.code, 0, install.output);
+			assert.match(install.output, /installed=t/);
+			const after = await emacsBatch(
+				[
+					"--eval",
+					`(progn (require 'package) (setq package-user-dir "${elpa}") (package-initialize) (princ (format "autoload=%S command=%S loaded=%S\n" (autoloadp (symbol-function 'pi-ide-mode)) (commandp 'pi-ide-status) (featurep 'pi-ide))))`,
+				],
+				{ HOME: root },
+			);
+			assert.match(after.output, /autoload=t command=t loaded=nil/, after.output);
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
 	});
 
 	it("in --batch the mode turns on but writes nothing (no UI frame)", async () => {
