@@ -1,5 +1,7 @@
 /**
- * The Emacs client in `emacs --batch`: the ERT tables of its pure builders (test/emacs/pi-ide-state-tests.el),
+ * The Emacs client in `emacs --batch`: the ERT tables of its pure builders (test/emacs/pi-ide-state-tests.el), a
+ * seeded random test of regions against an oracle (test/emacs/pi-ide-region-tests.el; shown to catch a planted
+ * defect in the end-of-line rules),
  * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
  * loading in batch without writing anything (no UI: nobody looks).
  */
@@ -38,6 +40,12 @@ describe("emacs --batch", () => {
 		const r = await emacsBatch(["-l", "test/emacs/pi-ide-state-tests.el", "-f", "ert-run-tests-batch-and-exit"]);
 		assert.equal(r.code, 0, r.output);
 		assert.match(r.output, /Ran \d+ tests, (\d+) results as expected, 0 unexpected/);
+	});
+
+	it("ERT: 2,000 seeded random regions agree with a position-based oracle", async () => {
+		const r = await emacsBatch(["-l", "test/emacs/pi-ide-region-tests.el", "-f", "ert-run-tests-batch-and-exit"]);
+		assert.equal(r.code, 0, r.output);
+		assert.match(r.output, /Ran 1 tests, 1 results as expected, 0 unexpected/);
 	});
 
 	it("every file byte-compiles with warnings as errors and is checkdoc-clean", async () => {
