@@ -326,6 +326,12 @@ Allocates nothing: this runs after every command."
   "A buffer or window switch, a save, a frame: write promptly."
   (pi-ide--guard (pi-ide-schedule t)))
 
+(defun pi-ide--soon (&rest _)
+  "Something may have changed: a debounced write.
+The buffer list changes whenever any package makes a buffer; a switch the
+user sees also runs the window hooks, which write promptly."
+  (pi-ide--guard (pi-ide-schedule nil)))
+
 (defun pi-ide--frames-changed (&rest _)
   "A frame was made or deleted: write, or remove the file without a UI."
   (pi-ide--guard
@@ -363,7 +369,7 @@ Allocates nothing: this runs after every command."
   '((post-command-hook . pi-ide--post-command)
     (window-selection-change-functions . pi-ide--urgent)
     (window-buffer-change-functions . pi-ide--urgent)
-    (buffer-list-update-hook . pi-ide--urgent)
+    (buffer-list-update-hook . pi-ide--soon)
     (after-save-hook . pi-ide--saved)
     (find-file-hook . pi-ide--file-read)
     (after-revert-hook . pi-ide--file-read)

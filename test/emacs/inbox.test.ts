@@ -91,6 +91,28 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 		assert.match(await e.eval("(pi-ide-status)"), /not reloaded: pi changed .*conf\.json.*diff-buffer-with-file/);
 	});
 
+	it("a reload keeps point and window start of every window showing the buffer", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "long.txt");
+		const lines = Array.from({ length: 120 }, (_, i) => `line ${i + 1}`);
+		await openFile(e, file, `${lines.join("\n")}\n`);
+		const views = `(with-current-buffer (find-buffer-visiting ${elispString(file)})
+			(format "%S" (mapcar (lambda (w) (list (line-number-at-pos (window-point w) t)
+				(save-excursion (goto-char (window-point w)) (current-column))
+				(line-number-at-pos (window-start w) t)))
+				(get-buffer-window-list (current-buffer) nil t))))`;
+		await e.act(`(progn (goto-char (point-min)) (forward-line 29) (forward-char 2) (recenter 5)
+			(select-window (split-window-below)) (goto-char (point-min)) (forward-line 79) (forward-char 4)
+			(set-window-start (selected-window) (save-excursion (goto-char (point-min)) (forward-line 69) (point))))`);
+		const before = await e.eval(views);
+		// Every line changed (a reformat): revert-buffer cannot keep markers inside text it replaces.
+		writeFileSync(file, `${lines.map((l) => l.toUpperCase()).join("\n")}\n`);
+		publish(e, message(e, 1, [file]));
+		assert.equal((await reportOn(e, file, 1)).status, "reloaded");
+		assert.equal(await e.eval(views), before);
+		assert.match(before, /\(80 4 70\)/);
+	});
+
 	it("never opens a file it does not visit; gone and swapped-for-a-symlink files are not read", async (t) => {
 		const e = await startEmacs(t);
 		const visited = join(e.dir, "a.txt");
