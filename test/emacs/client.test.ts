@@ -97,6 +97,22 @@ describe("emacs: state file", { concurrency: 2 }, () => {
 		await e.act(`(find-file ${elispString(file)})`);
 		await e.act("(pi-ide-test-select 2 1 2 6)");
 		await e.until((s) => (s?.active_buffer.selection?.text === "return" ? true : undefined), "selection");
+		// In the minibuffer (M-x), the target is still the file.
+		await e.keys("M-x");
+		await pollUntil(
+			async () =>
+				(await e.eval(
+					"(list (minibufferp (window-buffer (selected-window))) (buffer-name (car (pi-ide--target))))",
+				)) === '(t "f.lua")'
+					? true
+					: undefined,
+			"M-x: the minibuffer is selected and the target is f.lua",
+		);
+		await e.keys("C-g");
+		await pollUntil(
+			async () => ((await e.eval("(minibufferp (window-buffer (selected-window)))")) === "nil" ? true : undefined),
+			"out of the minibuffer",
+		);
 		await e.act('(progn (split-window) (other-window 1) (term "/bin/sh"))');
 		await e.until((s) => (s ? true : undefined), "a write");
 		await pollUntil(
