@@ -140,14 +140,16 @@ Non-nil when its text changed."
 (defun pi-ide-inbox--tell-modified (buffer file)
   "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
   (unless (assq buffer pi-ide-inbox--told)
-    (let ((name (abbreviate-file-name file)))
+    (let ((name (let ((file-name-handler-alist nil)) (abbreviate-file-name file))))
       (push (cons buffer name) pi-ide-inbox--told)
       (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name))))
 
 (defun pi-ide-inbox--handle-change (change pi-pid)
   "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report."
   (let* ((file (alist-get 'file change))
-         (buffer (find-buffer-visiting file))
+         ;; No file name handlers while a path from a message is looked up: "/ssh:host:..." must not make
+         ;; TRAMP connect anywhere (and block on a password prompt), nor any other handler act on it.
+         (buffer (let ((file-name-handler-alist nil)) (find-buffer-visiting file)))
          ;; Fresh conses (not a quoted constant): the fields are set in place below.
          (report (list (cons 'file file) (cons 'seq (alist-get 'seq change)) (cons 'pi_pid pi-pid)
                        (cons 'status "not-open") (cons 'version :null) (cons 'modified :false)
@@ -353,7 +355,8 @@ A plist :pid :cwd :last-turn, or nil."
       (push (format "pi: connected, pid %d, cwd %s" (plist-get pi :pid) (plist-get pi :cwd)) lines)
       (push (if (plist-get pi :last-turn)
                 (concat "pi changed in its last turn: "
-                        (mapconcat #'abbreviate-file-name (plist-get pi :last-turn) ", "))
+                        (let ((file-name-handler-alist nil)) ; paths from a message: no handler acts on them
+                          (mapconcat #'abbreviate-file-name (plist-get pi :last-turn) ", ")))
               "pi changed no files in its last turn")
             lines))
     (dolist (told pi-ide-inbox--told)

@@ -129,8 +129,20 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 		unlinkSync(gone);
 		unlinkSync(swapped);
 		symlinkSync(secret, swapped);
-		publish(e, message(e, 4, [notOpen, gone, swapped, join(e.dir, "never", "created.txt")]));
-		const reports = await e.until((s) => ((s?.files?.length ?? 0) >= 4 ? s?.files : undefined), "four reports");
+		const remote = "/ssh:pi-ide-no-such-host:/etc/hostname";
+		publish(e, message(e, 5, [notOpen, gone, swapped, join(e.dir, "never", "created.txt"), remote]));
+		const reports = await e.until((s) => ((s?.files?.length ?? 0) >= 5 ? s?.files : undefined), "five reports");
+		assert.deepEqual(reports.pop(), {
+			file: remote,
+			seq: 5,
+			pi_pid: process.pid,
+			status: "not-open",
+			version: null,
+			modified: false,
+			diagnostics_expected: false,
+			diagnostics: null,
+		});
+		assert.equal(await e.eval("(featurep 'tramp)"), "nil", "a remote-looking path never reaches TRAMP");
 		assert.deepEqual(
 			reports.map((r) => [r.file.slice(e.dir.length + 1), r.status, r.version]),
 			[
