@@ -213,7 +213,9 @@ As Neovim counts them: a last newline ends a line."
   (pcase-let* ((`(,buf . ,win) (pi-ide--target)))
     (with-current-buffer buf
       (let* ((pt (if (and (window-live-p win) (eq (window-buffer win) buf)) (window-point win) (point)))
-             (file (and buffer-file-name (expand-file-name buffer-file-name))))
+             ;; A remote file (TRAMP) is no path on this machine: like Neovim's scp:// buffers, not a file.
+             (file (and buffer-file-name (not (file-remote-p buffer-file-name))
+                        (expand-file-name buffer-file-name))))
         (save-excursion
           (goto-char pt)
           (cons
@@ -221,7 +223,7 @@ As Neovim counts them: a last newline ends a line."
                  :cwd (directory-file-name (expand-file-name default-directory))
                  :argv (pi-ide-state-filter-argv (cdr command-line-args))
                  :file file
-                 :name (if file (file-name-nondirectory file) (buffer-name))
+                 :name (if buffer-file-name (file-name-nondirectory buffer-file-name) (buffer-name))
                  :language (pi-ide-state-language major-mode)
                  :line (line-number-at-pos pt t)
                  :column (1+ (- (position-bytes pt) (position-bytes (line-beginning-position))))

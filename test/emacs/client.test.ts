@@ -77,6 +77,15 @@ describe("emacs: state file", { concurrency: 2 }, () => {
 		assert.equal(replaced.active_buffer.lines_total, 3);
 	});
 
+	it("a remote (TRAMP) buffer is not a file on this machine: file null, its name kept", async (t) => {
+		const e = await startEmacs(t);
+		await e.act(
+			'(progn (switch-to-buffer (get-buffer-create "remote")) (setq buffer-file-name "/ssh:pi-ide-no-such-host:/etc/motd"))',
+		);
+		const s = await e.until((s) => (s?.active_buffer.name === "motd" ? s : undefined), "the remote buffer");
+		assert.equal(s.active_buffer.file, null);
+	});
+
 	it("real keys: C-SPC and C-f make the selection through the command loop", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "k.js");
