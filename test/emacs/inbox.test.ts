@@ -157,6 +157,28 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 		assert.equal(await e.eval(`(file-exists-p ${elispString(join(e.dir, "never"))})`), "nil");
 	});
 
+	it("a change that leaves the file as the buffer has it is reported unchanged; a handled seq is not redone", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "same.txt");
+		await openFile(e, file, "same\n");
+		const version = e.readState()?.active_buffer.version;
+		writeFileSync(file, "same\n");
+		publish(e, message(e, 1, [file]));
+		const r = await reportOn(e, file, 1);
+		assert.deepEqual([r.status, r.version], ["unchanged", version]);
+		// The same message again (pi rewrites it at a turn's end): nothing new to handle, the report stays.
+		publish(e, message(e, 1, [file], { last_turn: [] }));
+		publish(e, message(e, 2, [join(e.dir, "next.txt")]));
+		await reportOn(e, join(e.dir, "next.txt"), 2);
+		assert.deepEqual(
+			e.readState()?.files?.map((f) => [f.file.slice(e.dir.length + 1), f.seq, f.status]),
+			[
+				["same.txt", 1, "unchanged"],
+				["next.txt", 2, "not-open"],
+			],
+		);
+	});
+
 	it("acts only on messages naming this Emacs from a live pi", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "b.txt");
