@@ -4,6 +4,7 @@
  */
 
 import { runContextTokensBench } from "./context-tokens.ts";
+import { runEmacsBench } from "./emacs.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
@@ -16,3 +17,4 @@ await runContextTokensBench();
 await runNvimBench();
 await runLoopBench();
 await runReviewBench();
+await runEmacsBench();
