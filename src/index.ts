@@ -44,6 +44,8 @@ import { parseSettings } from "./ui/settings.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
+/** The note on pi's hunks the user reverted in the editor (v0.4): a message of its own, never an editor block. */
+export const REVERTS_MESSAGE_TYPE = "ide-context-reverts";
 export const SELECTION_ENTRY_TYPE = "ide-context-selection";
 
 /** The installed package: it holds editors/nvim, which session_start links into Neovim's packpath. */
@@ -152,6 +154,19 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			return {
 				message: { customType: MESSAGE_TYPE, content: text, display: details.selection !== undefined, details },
 			};
+		} catch (error) {
+			reportError(ctx, "before_agent_start", error);
+			return undefined;
+		}
+	});
+
+	// v0.4 review: with a prompt, the model learns once which of pi's hunks the user reverted in the editor, so it
+	// does not put them back. A message of its own (pi collects one from each before_agent_start handler).
+	pi.on("before_agent_start", async (event, ctx) => {
+		try {
+			if (event.messageType !== "user") return undefined;
+			const note = editorLink?.revertNote();
+			return note ? { message: { customType: REVERTS_MESSAGE_TYPE, content: note, display: true } } : undefined;
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);
 			return undefined;
