@@ -31,6 +31,7 @@ const AGREEMENTS: Agreement[] = [
 	{ name: "pi message size", lua: 'require("pi-ide.inbox.message").MAX_BYTES', limit: limits.MAX_PI_MESSAGE_BYTES },
 	{ name: "pi message changed list", lua: 'require("pi-ide.inbox.message").MAX_CHANGED', limit: limits.MAX_PI_CHANGED },
 	{ name: "files reports", lua: 'require("pi-ide.inbox").MAX_REPORTS', limit: limits.MAX_FILE_REPORTS },
+	{ name: "files reports kept per pi", lua: 'require("pi-ide.inbox").KEPT_REPORTS', limit: limits.KEPT_FILE_REPORTS },
 ];
 
 forEachNvim((flavour) => {

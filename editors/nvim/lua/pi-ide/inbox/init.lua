@@ -25,7 +25,13 @@ local uv = compat.uv
 
 local M = {}
 
-M.MAX_REPORTS = 20
+--- `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
+--- each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
+--- them: pi waits at most 2 s after its tool ends (PROTOCOL.md), so HOLD_S after the report was made. pi
+--- writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
+M.MAX_REPORTS = 200
+M.KEPT_REPORTS = 20
+M.HOLD_S = 5
 --- New unsaved conflicts within this long of each other are told in one notice.
 M.CONFLICT_DEBOUNCE_MS = 150
 
@@ -157,16 +163,37 @@ local function handle_change(change, pi_pid)
   return report
 end
 
+--- Pure: which of `reports` (newest last, each with `at`, its time) to keep at `now`: per pi its newest
+--- KEPT_REPORTS, and any younger than HOLD_S; at most MAX_REPORTS, the newest.
+---@param reports table[]
+---@param now number
+---@return table[]
+function M.retain(reports, now)
+  local kept, per_pi = {}, {}
+  for i = #reports, 1, -1 do
+    local r = reports[i]
+    local pi = r.pi_pid or 0
+    per_pi[pi] = (per_pi[pi] or 0) + 1
+    if per_pi[pi] <= M.KEPT_REPORTS or now - r.at < M.HOLD_S then
+      table.insert(kept, 1, r)
+    end
+  end
+  while #kept > M.MAX_REPORTS do
+    table.remove(kept, 1)
+  end
+  return kept
+end
+
+--- Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see retain).
 local function remember(report)
+  report.at = compat.now()
   for i = #H.reports, 1, -1 do
-    if H.reports[i].file == report.file then
+    if H.reports[i].file == report.file and H.reports[i].pi_pid == report.pi_pid then
       table.remove(H.reports, i)
     end
   end
   H.reports[#H.reports + 1] = report
-  while #H.reports > M.MAX_REPORTS do
-    table.remove(H.reports, 1)
-  end
+  H.reports = M.retain(H.reports, report.at)
 end
 
 --- Act on one pi message (already validated) from a live pi.
@@ -406,6 +433,7 @@ function M.annotate(payload, buf)
   local b = payload.active_buffer
   b.version = vim.api.nvim_buf_get_var(buf, "changedtick")
   b.diagnostics = diagnostics.collect(buf)
+  H.reports = M.retain(H.reports, compat.now())
   if #H.reports > 0 then
     local files = {}
     for i, r in ipairs(H.reports) do
