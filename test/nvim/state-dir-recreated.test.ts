@@ -1,10 +1,10 @@
 /**
- * The state directory deleted (the README's advice for a stale one), or deleted and made again by someone
+ * The state directory deleted (the README's advice for a stale one), or replaced by a new one made by someone
  * else, while Neovim runs: the client notices, watches the directory that is there now, rewrites its state
  * file at once, answers pi's next message promptly, and :PiIde and :checkhealth tell the truth meanwhile.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { killAllEditors } from "../helpers/editors.ts";
 import { forEachNvim } from "../helpers/nvim.ts";
@@ -14,8 +14,18 @@ import { pollFor } from "../helpers/poll.ts";
 after(killAllEditors);
 
 const CASES = [
-	{ name: "deleted", redo: (_dir: string) => {} },
-	{ name: "deleted and made again (0700)", redo: (dir: string) => mkdirSync(dir, { mode: 0o700 }) },
+	{ name: "deleted", replace: (dir: string) => rmSync(dir, { recursive: true, force: true }) },
+	{
+		// Made again by someone else: a new directory put in place in one step (two back-to-back renames), so
+		// the client cannot be the one that made it.
+		name: "replaced by a new directory (0700)",
+		replace: (dir: string) => {
+			mkdirSync(`${dir}.new`, { mode: 0o700 });
+			renameSync(dir, `${dir}.old`);
+			renameSync(`${dir}.new`, dir);
+			rmSync(`${dir}.old`, { recursive: true, force: true });
+		},
+	},
 ];
 
 forEachNvim((flavour) => {
@@ -23,8 +33,7 @@ forEachNvim((flavour) => {
 		for (const c of CASES) {
 			it(`${c.name}: watched again, the state file rewritten at once, pi's next edit answered`, async (t) => {
 				const w = await world(t, flavour);
-				rmSync(w.nv.stateDir, { recursive: true, force: true });
-				c.redo(w.nv.stateDir);
+				c.replace(w.nv.stateDir);
 				// No editor event: the client hears the directory go and writes its state file again by itself.
 				await pollFor(() => w.nv.readState() !== null, "the state file is back", { timeoutMs: 3000 });
 				await pollFor(
