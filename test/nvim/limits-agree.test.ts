@@ -33,6 +33,7 @@ const AGREEMENTS: Agreement[] = [
 	{ name: "files reports", lua: 'require("pi-ide.inbox").MAX_REPORTS', limit: limits.MAX_FILE_REPORTS },
 	{ name: "change set size", lua: 'require("pi-ide.review").MAX_BYTES', limit: limits.MAX_REVIEW_BYTES },
 	{ name: "reverted reports", lua: 'require("pi-ide.review").MAX_REVERTED', limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "files reports kept per pi", lua: 'require("pi-ide.inbox").KEPT_REPORTS', limit: limits.KEPT_FILE_REPORTS },
 ];
 
 forEachNvim((flavour) => {

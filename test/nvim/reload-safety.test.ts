@@ -40,7 +40,7 @@ async function assertReloads(w: World, text: string): Promise<void> {
 	const msg = message({ ...w, piPid: pi.pid });
 	send({ ...w, piPid: pi.pid }, msg, { pid: pi.pid });
 	const state = await w.nv.until((s) => s.pi?.seq === msg["seq"], "the control message is handled");
-	assert.equal(state.files?.find((f) => f.file === w.file)?.status, "reloaded");
+	assert.equal(state.files?.find((f) => f.file === w.file && f.pi_pid === pi.pid)?.status, "reloaded");
 	assert.deepEqual(await lines(w.nv), text.trimEnd().split("\n"));
 }
 

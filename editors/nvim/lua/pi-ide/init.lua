@@ -125,6 +125,8 @@ function H.write_now()
     ok, err, insecure = writer.ensure_dir(dir)
   end
   if ok then
+    -- Also here, not only on the watcher's event: the directory may have gone while nothing was heard.
+    pcall(require("pi-ide.inbox").check_dir)
     ok, err = writer.write(dir, vim.fn.getpid(), text)
   end
   if not ok then
@@ -310,7 +312,11 @@ function M.enable()
     H.warned = {}
     create_autocmds()
     H.schedule(true)
-    require("pi-ide.v03").start(H.stats.dir, H.schedule)
+    require("pi-ide.v03").start(H.stats.dir, H.schedule, function()
+      H.last_content = nil
+      H.stats.written = false -- the file went with its directory
+      H.schedule(true)
+    end)
   end)
 end
 

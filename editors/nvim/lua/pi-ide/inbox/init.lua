@@ -25,7 +25,13 @@ local uv = compat.uv
 
 local M = {}
 
-M.MAX_REPORTS = 20
+--- `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
+--- each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
+--- them: pi waits at most 2 s after its tool ends (PROTOCOL.md), so HOLD_S after the report was made. pi
+--- writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
+M.MAX_REPORTS = 200
+M.KEPT_REPORTS = 20
+M.HOLD_S = 5
 --- New unsaved conflicts within this long of each other are told in one notice.
 M.CONFLICT_DEBOUNCE_MS = 150
 
@@ -35,6 +41,9 @@ local H = {
   queued = {}, ---@type table<string, boolean> file names waiting to be read
   flush_armed = false,
   on_report = nil, ---@type fun()|nil asks init.lua for a prompt state write
+  on_lost = nil, ---@type fun()|nil the watched directory was deleted or replaced: start over (pi-ide.v03)
+  watched = nil, ---@type { dev: integer, ino: integer }|nil the directory the watcher is on
+  dir_check_armed = false,
   reports = {}, ---@type table[] newest last, at most MAX_REPORTS
   last = nil, ---@type { pid: integer, seq: integer }|nil
   problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
@@ -157,16 +166,37 @@ local function handle_change(change, pi_pid)
   return report
 end
 
+--- Pure: which of `reports` (newest last, each with `at`, its time) to keep at `now`: per pi its newest
+--- KEPT_REPORTS, and any younger than HOLD_S; at most MAX_REPORTS, the newest.
+---@param reports table[]
+---@param now number
+---@return table[]
+function M.retain(reports, now)
+  local kept, per_pi = {}, {}
+  for i = #reports, 1, -1 do
+    local r = reports[i]
+    local pi = r.pi_pid or 0
+    per_pi[pi] = (per_pi[pi] or 0) + 1
+    if per_pi[pi] <= M.KEPT_REPORTS or now - r.at < M.HOLD_S then
+      table.insert(kept, 1, r)
+    end
+  end
+  while #kept > M.MAX_REPORTS do
+    table.remove(kept, 1)
+  end
+  return kept
+end
+
+--- Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see retain).
 local function remember(report)
+  report.at = compat.now()
   for i = #H.reports, 1, -1 do
-    if H.reports[i].file == report.file then
+    if H.reports[i].file == report.file and H.reports[i].pi_pid == report.pi_pid then
       table.remove(H.reports, i)
     end
   end
   H.reports[#H.reports + 1] = report
-  while #H.reports > M.MAX_REPORTS do
-    table.remove(H.reports, 1)
-  end
+  H.reports = M.retain(H.reports, report.at)
 end
 
 --- Act on one pi message (already validated) from a live pi.
@@ -310,20 +340,59 @@ local function queue(name)
   end
 end
 
---- Start watching `dir` (already checked and created by the writer). `on_report` asks for a prompt write.
+--- The directory at `dir` as (dev, ino), nil when it is not a directory.
+local function dir_identity(dir)
+  local st = uv.fs_lstat(dir)
+  return st and st.type == "directory" and { dev = st.dev, ino = st.ino } or nil
+end
+
+--- Is the watcher on the directory that is at the state dir's path now? The directory deleted (the README's
+--- advice for a stale one) or replaced leaves a watcher on a dead directory, which hears nothing.
+---@return boolean
+function M.watching()
+  if not H.handle or not H.dir or not H.watched then
+    return false
+  end
+  local now = dir_identity(H.dir)
+  return now ~= nil and now.dev == H.watched.dev and now.ino == H.watched.ino
+end
+
+--- After a watcher event (a deleted directory sends one, as the watch ends) and before each state write:
+--- if the watched directory is no longer the one at the path, start over (on_lost).
+function M.check_dir()
+  if H.handle and H.on_lost and not M.watching() then
+    H.on_lost()
+  end
+end
+
+local function arm_dir_check()
+  if not H.dir_check_armed then
+    H.dir_check_armed = true
+    vim.schedule(function()
+      H.dir_check_armed = false
+      pcall(M.check_dir)
+    end)
+  end
+end
+
+--- Start watching `dir` (already checked and created by the writer). `on_report` asks for a prompt write;
+--- `on_lost` is called when the directory is deleted or replaced (see check_dir).
 ---@param dir string
 ---@param on_report fun()
+---@param on_lost fun()|nil
 ---@return boolean ok
 ---@return string|nil err
-function M.start(dir, on_report)
+function M.start(dir, on_report, on_lost)
   M.stop()
-  H.dir, H.on_report = dir, on_report
+  H.dir, H.on_report, H.on_lost = dir, on_report, on_lost
+  H.watched = dir_identity(dir)
   require("pi-ide.review").on_change = on_report
   local handle = uv.new_fs_event()
   if not handle then
     return false, "cannot create a file watcher"
   end
   local ok, err = handle:start(dir, {}, function(werr, filename)
+    arm_dir_check()
     if not werr then
       queue(filename)
     end
@@ -414,6 +483,7 @@ function M.annotate(payload, buf)
   local b = payload.active_buffer
   b.version = vim.api.nvim_buf_get_var(buf, "changedtick")
   b.diagnostics = diagnostics.collect(buf)
+  H.reports = M.retain(H.reports, compat.now())
   if #H.reports > 0 then
     local files = {}
     for i, r in ipairs(H.reports) do
@@ -475,6 +545,11 @@ function M.summary_lines()
   else
     lines[#lines + 1] = "pi: none connected"
   end
+  if H.dir and not M.watching() then
+    lines[#lines + 1] = ("not watching %s for pi's messages (missing, or replaced since the watch began)"):format(
+      inert(H.dir)
+    )
+  end
   for _, buf in ipairs(open_conflicts()) do
     lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
       inert(H.told[buf]),
@@ -495,7 +570,7 @@ end
 
 --- For tests.
 function M._state()
-  return { reports = H.reports, last = H.last, problems = H.problems, watching = H.handle ~= nil }
+  return { reports = H.reports, last = H.last, problems = H.problems, watching = M.watching() }
 end
 
 return M
