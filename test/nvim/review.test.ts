@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ChangeSet, encodeReviewMessage } from "../../src/link/change-set.ts";
 import { killAllEditors, writeRawStateFile } from "../helpers/editors.ts";
-import { forEachNvim } from "../helpers/nvim.ts";
+import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 import {
 	assertNoErrors,
 	CONTENT,
@@ -153,6 +153,48 @@ forEachNvim((flavour) => {
 			});
 			await luaWithoutPrompt(w.nv, 'vim.cmd("checktime")');
 			assert.deepEqual(await lines(w.nv), ["mine, unsaved", "TWO", "three", "four"]);
+		});
+
+		it("a reload keeps each window's cursor and view on their text when pi adds lines above them", async (t) => {
+			const w = await world(t, flavour);
+			const long = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`);
+			writeFileSync(w.file, `${long.join("\n")}\n`);
+			await w.nv.command("edit!");
+			await w.nv.command("call cursor(40, 3)");
+			await w.nv.command("normal! zt");
+			writeFileSync(w.file, `${["new 1", "new 2", "new 3", ...long.slice(0, 10), ...long.slice(12)].join("\n")}\n`);
+			const msg = message(w);
+			send(w, msg);
+			await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+			const view = await w.nv.lua<{ line: string; col: number; top: string }>(
+				`local v = vim.fn.winsaveview()
+				return { line = vim.api.nvim_get_current_line(), col = v.col + 1, top = vim.fn.getline(v.topline) }`,
+			);
+			assert.deepEqual(view, { line: "line 40", col: 3, top: "line 40" });
+		});
+
+		it("the line map: where an old line is after a change (table)", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const CASES: { old: string[]; new: string[]; line: number; want: number }[] = [
+				{ old: ["a", "b", "c"], new: ["x", "a", "b", "c"], line: 2, want: 3 },
+				{ old: ["a", "b", "c"], new: ["a", "c"], line: 3, want: 2 },
+				{ old: ["a", "b", "c"], new: ["a", "c"], line: 2, want: 2 },
+				{ old: ["a", "b", "c"], new: ["a", "B1", "B2", "c"], line: 2, want: 2 },
+				{ old: ["a", "b1", "b2", "c"], new: ["a", "B", "c"], line: 3, want: 2 },
+				{ old: ["a", "b", "c"], new: ["a", "b", "c", "d"], line: 3, want: 3 },
+				{ old: ["a", "b"], new: [], line: 2, want: 1 },
+			];
+			const got = await nv.lua<number[]>(
+				`local lm = require("pi-ide.linemap")
+				local out = {}
+				for i, c in ipairs(...) do out[i] = lm.map_line(lm.hunks(c.old, c.new), c.line) end
+				return out`,
+				CASES.map((c) => ({ old: c.old, new: c.new, line: c.line })),
+			);
+			assert.deepEqual(
+				got,
+				CASES.map((c) => c.want),
+			);
 		});
 
 		const BAD: { name: string; review: (w: World) => { raw: string; mode?: number }; why: RegExp }[] = [

@@ -11,6 +11,7 @@
 local compat = require("pi-ide.compat")
 local uv = compat.uv
 local diagnostics = require("pi-ide.diagnostics")
+local linemap = require("pi-ide.linemap")
 
 local M = {}
 
@@ -314,8 +315,13 @@ function M.reload(buf)
   if vim.api.nvim_buf_is_valid(buf) and not verified then
     put_back(buf, old)
   end
+  -- Every window's cursor and view stay on the text they were on: mapped through the change (a line pi
+  -- inserted above the cursor moves it down with its text), not kept at the same line number.
+  local hunks = verified and linemap.hunks(old, vim.api.nvim_buf_get_lines(buf, 0, -1, false)) or {}
   for win, view in pairs(views) do
     if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == buf then
+      view.lnum = linemap.map_line(hunks, view.lnum)
+      view.topline = linemap.map_line(hunks, view.topline)
       vim.api.nvim_win_call(win, function()
         vim.fn.winrestview(view)
       end)
