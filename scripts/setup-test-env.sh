@@ -25,6 +25,9 @@ dpkg -s libintellij-core-java >/dev/null 2>&1 || need+=(libintellij-core-java)
 dpkg -s libintellij-utils-java >/dev/null 2>&1 || need+=(libintellij-utils-java)
 dpkg -s libintellij-extensions-java >/dev/null 2>&1 || need+=(libintellij-extensions-java)
 dpkg -s junit5 >/dev/null 2>&1 || need+=(junit5)
+# ...and what intellij-core's headless application needs when the plugin's glue is tested
+dpkg -s libpicocontainer1-java >/dev/null 2>&1 || need+=(libpicocontainer1-java)
+dpkg -s libguava-java >/dev/null 2>&1 || need+=(libguava-java)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     echo "setup-test-env: missing Debian packages: ${need[*]}; install them (apt-get install ${need[*]}) and rerun" >&2

@@ -14,6 +14,8 @@ out="${PI_IDE_JETBRAINS_OUT:-$here/build}"
 jars=/usr/share/java
 platform_cp="$jars/intellij-platform-api.jar:$jars/intellij-platform-impl.jar:$jars/intellij-core.jar:$jars/intellij-util.jar:$jars/intellij-util-rt.jar:$jars/intellij-extensions.jar:$jars/org.jetbrains.annotations-java8.jar:$jars/libtrove-intellij.jar:$jars/jdom2-intellij.jar"
 junit="$jars/junit-platform-console-standalone.jar"
+# What the platform's headless application (intellij-core's CoreApplicationEnvironment) needs at test time.
+test_cp="$jars/guava.jar:$jars/picocontainer-1.3.jar"
 javac_8=(javac -nowarn -Xlint:-options --release 8 -encoding UTF-8)
 
 rm -rf "$out/core" "$out/plugin" "$out/test" "$out/zip"
@@ -43,5 +45,5 @@ if [ "${1:-}" = "test" ] || [ "${1:-}" = "all" ]; then
 fi
 if [ "${1:-}" = "test" ]; then
   java -jar "$junit" --disable-banner --details=tree --fail-if-no-tests \
-    --class-path "$out/test:$out/core:$out/plugin:$platform_cp:$jars/guava.jar" --scan-class-path
+    --class-path "$out/test:$out/core:$out/plugin:$platform_cp:$test_cp" --scan-class-path
 fi

@@ -28,6 +28,7 @@ export const PLATFORM_CLASSPATH = [
 	"libtrove-intellij.jar",
 	"jdom2-intellij.jar",
 	"guava.jar",
+	"picocontainer-1.3.jar",
 ].map((jar) => join(JARS, jar));
 
 export interface JetBrainsBuild {

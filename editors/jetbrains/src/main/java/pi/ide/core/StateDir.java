@@ -75,6 +75,20 @@ public final class StateDir {
 		}
 	}
 
+	/** This process's pid: /proc/self on Linux, else the JVM's "pid@host" name; -1 when neither says. */
+	public static long ownPid() {
+		try {
+			return Long.parseLong(Files.readSymbolicLink(Paths.get("/proc/self")).toString());
+		} catch (IOException | RuntimeException notLinux) {
+			String name = java.lang.management.ManagementFactory.getRuntimeMXBean().getName();
+			try {
+				return Long.parseLong(name.substring(0, name.indexOf('@')));
+			} catch (RuntimeException unknown) {
+				return -1;
+			}
+		}
+	}
+
 	/** The uid owning path (not followed), or -1 when the platform cannot say. */
 	static long uidOf(Path path) throws IOException {
 		try {

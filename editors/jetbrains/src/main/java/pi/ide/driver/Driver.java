@@ -65,10 +65,6 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		this.client = new Client(pid, dir, StateDir.ownUid(), this, System::currentTimeMillis);
 	}
 
-	static long ownPid() throws IOException {
-		return Long.parseLong(Files.readSymbolicLink(Paths.get("/proc/self")).toString());
-	}
-
 	public static void main(String[] args) throws Exception {
 		Map<String, String> options = new LinkedHashMap<>();
 		for (int i = 0; i + 1 < args.length; i += 2) options.put(args[i], args[i + 1]);
@@ -80,7 +76,7 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		}
 		Path dir = StateDir.resolve(System.getenv());
 		Driver driver = new Driver(Paths.get(project).toAbsolutePath().normalize().toString(),
-				options.getOrDefault("--product", "IntelliJ IDEA"), options.getOrDefault("--version", "2025.2"), ownPid(), dir);
+				options.getOrDefault("--product", "IntelliJ IDEA"), options.getOrDefault("--version", "2025.2"), StateDir.ownPid(), dir);
 		PrintStream out = new PrintStream(System.out, true, "UTF-8");
 		synchronized (driver) {
 			if (options.containsKey("--file")) driver.open(options.get("--file"));
