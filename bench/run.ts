@@ -4,6 +4,7 @@
  */
 
 import { runContextTokensBench } from "./context-tokens.ts";
+import { runJetBrainsBench } from "./jetbrains.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
@@ -12,3 +13,4 @@ await runPiBench();
 await runContextTokensBench();
 await runNvimBench();
 await runLoopBench();
+await runJetBrainsBench();

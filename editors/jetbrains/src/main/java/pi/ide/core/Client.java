@@ -12,7 +12,6 @@ import java.nio.file.WatchService;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -47,7 +46,9 @@ public final class Client {
 	private final PiReader.PidProbe probe;
 
 	private Snapshot.State latest;
-	private ScheduledFuture<?> pending;
+	/** When the debounced write is due (System.nanoTime), and whether a timer task is waiting for it. */
+	private long dueAt;
+	private boolean armed;
 	private String lastKey;
 	private boolean wrote;
 	private boolean disposed;
@@ -96,13 +97,36 @@ public final class Client {
 
 	/**
 	 * Hand over the editor's state. {@code urgent} (a switch, a selection, focus) writes at once; otherwise the
-	 * write waits until events pause for 200 ms. Cheap: this is what runs on the event thread per caret move.
+	 * write waits until events pause for 200 ms. Cheap, as this is what runs on the event thread per caret move:
+	 * it moves a deadline; one timer task, armed only when none is, checks the deadline when it fires (re-arming a
+	 * scheduled task per event would leave thousands of cancelled tasks in the executor's queue).
 	 */
 	public synchronized void update(Snapshot.State state, boolean urgent) {
 		if (disposed) return;
 		latest = state;
-		if (pending != null) pending.cancel(false);
-		pending = worker.schedule(this::flushQuietly, urgent ? 0 : DEBOUNCE_MS, TimeUnit.MILLISECONDS);
+		long now = System.nanoTime();
+		dueAt = urgent ? now : now + DEBOUNCE_MS * 1_000_000L;
+		if (urgent) {
+			worker.execute(this::fireIfDue);
+		} else if (!armed) {
+			armed = true;
+			worker.schedule(this::fireIfDue, DEBOUNCE_MS, TimeUnit.MILLISECONDS);
+		}
+	}
+
+	/** The debounce timer: write when the deadline has passed, else wait for the rest of it. */
+	private void fireIfDue() {
+		synchronized (this) {
+			if (disposed) return;
+			long wait = dueAt - System.nanoTime();
+			if (wait > 0) {
+				armed = true;
+				worker.schedule(this::fireIfDue, wait, TimeUnit.NANOSECONDS);
+				return;
+			}
+			armed = false;
+		}
+		flushQuietly();
 	}
 
 	/** Write the latest state now, on the calling thread (tests, the driver's commands). */
@@ -268,7 +292,6 @@ public final class Client {
 	public void dispose() {
 		synchronized (this) {
 			if (disposed) return;
-			if (pending != null) pending.cancel(false);
 		}
 		try {
 			worker.submit(() -> {
