@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
 import { type JetBrainsDriver, startJetBrainsDriver } from "../helpers/jetbrains.ts";
@@ -82,6 +83,30 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.equal(readState(driver).files?.find((f) => f.file === file)?.status, "modified");
 		const messages = await driver.command({ cmd: "messages" });
 		assert.equal((messages["messages"] as string[]).filter((m) => m.includes(file)).length, 1, "told once");
+	});
+
+	it("several project windows: pi in one project gets that window's file, though another was touched last", async (t) => {
+		const env = await envFor(t);
+		const other = join(env.root, "other-project");
+		const otherFile = touch(other, "build.gradle", "plugins {}\n");
+		const mine = touch(env.workDir, "src/App.py", "print(1)\n");
+		// The window touched last is the other project; pi's project is open in a second window.
+		const driver = await startJetBrainsDriver({
+			project: other,
+			env: env.env,
+			file: otherFile,
+			windows: [`${env.workDir}=${mine}`],
+		});
+		t.after(() => driver.kill());
+		const state = JSON.parse(readFileSync(driver.stateFile, "utf8")) as { cwd: string; windows?: { cwd: string }[] };
+		assert.equal(state.cwd, other);
+		assert.deepEqual(
+			state.windows?.map((w) => w.cwd),
+			[env.workDir],
+		);
+		const block = theBlock(await promptOnce(env));
+		assert.equal(fileLine(block), mine);
+		assert.match(block, /python/);
 	});
 
 	it("quitting removes the state file", async (t) => {

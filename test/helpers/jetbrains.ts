@@ -122,6 +122,8 @@ export interface DriverOptions {
 	cursor?: string;
 	select?: string;
 	product?: string;
+	/** Other open project windows: `DIR` or `DIR=FILE` (the file each shows). */
+	windows?: string[];
 }
 
 /** Start the headless driver and wait until it wrote its first state file. */
@@ -132,6 +134,7 @@ export async function startJetBrainsDriver(options: DriverOptions): Promise<JetB
 	if (options.cursor) args.push("--cursor", options.cursor);
 	if (options.select) args.push("--select", options.select);
 	if (options.product) args.push("--product", options.product);
+	for (const window of options.windows ?? []) args.push("--window", window);
 	const proc = spawn("java", ["-XX:TieredStopAtLevel=1", "-Xshare:auto", ...args], {
 		env: options.env as NodeJS.ProcessEnv,
 		stdio: ["pipe", "pipe", "pipe"],

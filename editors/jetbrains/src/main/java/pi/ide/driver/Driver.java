@@ -33,8 +33,11 @@ import pi.ide.core.Text;
  *
  * <pre>
  * java -jar editors/jetbrains/build/core.jar --project DIR [--file FILE] [--cursor L:C] [--select L:C-L:C]
- *      [--product NAME] [--version V]
+ *      [--product NAME] [--version V] [--window DIR[=FILE]]...
  * </pre>
+ *
+ * {@code --window} adds another open project window (the IDE's other windows, touched earlier), showing FILE
+ * when given: the state file then lists it in {@code windows}.
  *
  * Positions are the protocol's (1-based line, 1-based byte column; a selection's end inclusive). Commands are
  * JSON lines on stdin ({"cmd":"cursor","line":3,"column":1}); each gets one JSON line on stdout.
@@ -53,6 +56,8 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	private final Snapshot.Ide ide;
 	private final Client client;
 	private final Map<String, Buffer> buffers = new LinkedHashMap<>();
+	/** Other project windows: their project path and the file each shows (null: none). */
+	private final Map<String, String> otherWindows = new LinkedHashMap<>();
 	private final List<String> messages = Collections.synchronizedList(new ArrayList<String>());
 	private String active;
 	private Text.HostPosition cursor = new Text.HostPosition(0, 0);
@@ -67,7 +72,11 @@ public final class Driver implements Inbox.Host, Client.Listener {
 
 	public static void main(String[] args) throws Exception {
 		Map<String, String> options = new LinkedHashMap<>();
-		for (int i = 0; i + 1 < args.length; i += 2) options.put(args[i], args[i + 1]);
+		List<String> windowArgs = new ArrayList<>();
+		for (int i = 0; i + 1 < args.length; i += 2) {
+			if ("--window".equals(args[i])) windowArgs.add(args[i + 1]);
+			else options.put(args[i], args[i + 1]);
+		}
 		String project = options.get("--project");
 		if (project == null) {
 			System.err.println("usage: java -jar core.jar --project DIR [--file FILE] [--cursor L:C] [--select L:C-L:C]"
@@ -79,6 +88,12 @@ public final class Driver implements Inbox.Host, Client.Listener {
 				options.getOrDefault("--product", "IntelliJ IDEA"), options.getOrDefault("--version", "2025.2"), StateDir.ownPid(), dir);
 		PrintStream out = new PrintStream(System.out, true, "UTF-8");
 		synchronized (driver) {
+			for (String window : windowArgs) {
+				int eq = window.indexOf('=');
+				String dirOf = eq < 0 ? window : window.substring(0, eq);
+				driver.otherWindows.put(Paths.get(dirOf).toAbsolutePath().normalize().toString(),
+						eq < 0 ? null : Paths.get(window.substring(eq + 1)).toAbsolutePath().normalize().toString());
+			}
 			if (options.containsKey("--file")) driver.open(options.get("--file"));
 			if (options.containsKey("--cursor")) driver.cursor = driver.host(position(options.get("--cursor")));
 			if (options.containsKey("--select")) {
@@ -170,6 +185,21 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		}
 		List<Snapshot.Window> windows = new ArrayList<>();
 		windows.add(new Snapshot.Window(project, document, null));
+		for (Map.Entry<String, String> other : otherWindows.entrySet()) {
+			Snapshot.Document shown = null;
+			if (other.getValue() != null) {
+				String text;
+				try {
+					text = new String(Files.readAllBytes(Paths.get(other.getValue())), StandardCharsets.UTF_8);
+				} catch (IOException e) {
+					text = "";
+				}
+				shown = new Snapshot.Document(other.getKey() + ":" + other.getValue(), other.getValue(),
+						Paths.get(other.getValue()).getFileName().toString(), new FrozenLines(text),
+						new Text.HostPosition(0, 0), null, null, false, 1L, null);
+			}
+			windows.add(new Snapshot.Window(other.getKey(), shown, null));
+		}
 		client.update(new Snapshot.State(ide, windows, null, null), urgent);
 	}
 
