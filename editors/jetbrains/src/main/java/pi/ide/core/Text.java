@@ -149,7 +149,10 @@ public final class Text {
 		Position end = new Position(lastLine + 1, Math.max(1, lastByte));
 
 		if (startLine == lastLine) {
-			String text = endsAtLineBreak ? startText.substring(startChar) + "\n" : startText.substring(startChar, endChar);
+			// Positions clamped from before the first or past the last line can cross (start after end on one
+			// line): that is an empty text, as in the TypeScript clients, never an exception in the event handler.
+			String text = endsAtLineBreak ? startText.substring(startChar) + "\n"
+					: startChar < endChar ? startText.substring(startChar, endChar) : "";
 			List<String> one = new ArrayList<>();
 			one.add(text);
 			return clip(start, end, one.iterator(), MAX_SELECTION_TEXT_BYTES);

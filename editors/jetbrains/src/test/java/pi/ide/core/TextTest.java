@@ -41,7 +41,9 @@ class TextTest {
 				Arguments.of("whole lines when multi-line", "ab\ncd\nef", 0, 1, 2, 1, "1:2", "3:1", "ab\ncd\nef"),
 				Arguments.of("up to column 0 ends with the line break", "ab\ncd\nef", 0, 0, 2, 0, "1:1", "2:2", "ab\ncd"),
 				Arguments.of("one line and its break", "ab\ncd", 0, 0, 1, 0, "1:1", "1:2", "ab\n"),
-				Arguments.of("start on a line break clamps", "ab\ncd", 0, 2, 1, 1, "1:2", "2:1", "ab\ncd"));
+				Arguments.of("start on a line break clamps", "ab\ncd", 0, 2, 1, 1, "1:2", "2:1", "ab\ncd"),
+				// found by test/jetbrains/selection-differential.test.ts (seeded): clamping made start pass end
+				Arguments.of("positions clamped across each other: empty, no exception", "abc", -1, 3, 0, 0, "1:3", "1:1", ""));
 	}
 
 	@ParameterizedTest(name = "{0}")
