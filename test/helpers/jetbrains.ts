@@ -1,13 +1,14 @@
 /**
  * The JetBrains client (editors/jetbrains), built once per source version for every test file that needs it:
  * editors/jetbrains/build.sh compiles the core, the headless driver, the plugin and the JUnit tests into
- * editors/jetbrains/build/h-<hash of the sources>/, through a private temp dir renamed into place, so test files
- * running in parallel share one build and never see half of one. Also the driver (`startJetBrainsDriver`):
+ * editors/jetbrains/build/h-<hash of the sources>/, through a private temp dir renamed into place, by one test
+ * process at a time (a lock directory), so test files running in parallel share one build and never see half of
+ * one. Also the driver (`startJetBrainsDriver`):
  * the client's own code run without an IDE, commands on its stdin, one JSON reply per command on its stdout.
  */
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { followJsonl, type JsonlChild } from "./jsonl-child.ts";
@@ -61,29 +62,61 @@ function sourceHash(): string {
 
 let built: Promise<JetBrainsBuild> | undefined;
 
+const isAlive = (pid: number): boolean => {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === "EPERM";
+	}
+};
+
+/**
+ * Build into `dir` unless another test process is building it already: the first one to create the lock
+ * directory builds (into a private temp dir, renamed into place), the others wait for the result; a lock whose
+ * builder died is taken over.
+ */
+async function buildOnce(root: string, dir: string): Promise<void> {
+	mkdirSync(root, { recursive: true });
+	const lock = `${dir}.lock`;
+	for (;;) {
+		try {
+			mkdirSync(lock);
+			writeFileSync(join(lock, "pid"), String(process.pid));
+			break;
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+		}
+		if (existsSync(join(dir, "core.jar"))) return;
+		let holder = 0;
+		try {
+			holder = Number(readFileSync(join(lock, "pid"), "utf8").trim());
+		} catch {
+			// the builder has not written its pid yet: wait
+		}
+		if (holder > 0 && !isAlive(holder)) rmSync(lock, { recursive: true, force: true });
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+	const temp = join(root, `tmp-${process.pid}-${Date.now()}`);
+	try {
+		if (existsSync(join(dir, "core.jar"))) return;
+		await promisify(execFile)("bash", [join(JETBRAINS_DIR, "build.sh"), "all"], {
+			env: { ...process.env, PI_IDE_JETBRAINS_OUT: temp },
+			maxBuffer: 16 * 1024 * 1024,
+		});
+		renameSync(temp, dir);
+	} finally {
+		rmSync(temp, { recursive: true, force: true });
+		rmSync(lock, { recursive: true, force: true });
+	}
+}
+
 /** Build (or reuse) the client for the current sources. */
 export function buildJetBrains(): Promise<JetBrainsBuild> {
 	built ??= (async () => {
 		const root = join(JETBRAINS_DIR, "build");
 		const dir = join(root, `h-${sourceHash()}`);
-		if (!existsSync(join(dir, "core.jar"))) {
-			mkdirSync(root, { recursive: true });
-			const temp = join(root, `tmp-${process.pid}-${Date.now()}`);
-			try {
-				await promisify(execFile)("bash", [join(JETBRAINS_DIR, "build.sh"), "all"], {
-					env: { ...process.env, PI_IDE_JETBRAINS_OUT: temp },
-					maxBuffer: 16 * 1024 * 1024,
-				});
-				try {
-					renameSync(temp, dir);
-				} catch (error) {
-					// another test file finished the same build first: use it
-					if (!existsSync(join(dir, "core.jar"))) throw error;
-				}
-			} finally {
-				rmSync(temp, { recursive: true, force: true });
-			}
-		}
+		if (!existsSync(join(dir, "core.jar"))) await buildOnce(root, dir);
 		return {
 			dir,
 			coreJar: join(dir, "core.jar"),
