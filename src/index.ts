@@ -38,6 +38,7 @@ import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
+import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
 import { parseSettings } from "./ui/settings.ts";
 
@@ -83,7 +84,12 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				settings,
 				ui,
-				isProjectTrusted: () => ctx.isProjectTrusted(),
+				isProjectTrusted: userTrustCheck({
+					cwd: ctx.cwd,
+					agentDir: getAgentDir(),
+					piTrusts: () => ctx.isProjectTrusted(),
+					argv: process.argv.slice(2),
+				}),
 				// Read once: pi's own environment and ancestors do not change during a session.
 				hostHints: {
 					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
@@ -152,6 +158,16 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		}
 	});
 
+	// v0.4 review: before a write/edit runs, keep the file's content as the run's baseline. A tool_call handler
+	// that throws blocks the tool, so this one never does.
+	pi.on("tool_call", async (event) => {
+		try {
+			editorLink?.beforeTool(event.toolName, event.input);
+		} catch {
+			// No baseline: the change set leaves this file out; the tool runs as usual.
+		}
+		return undefined;
+	});
 	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
 	pi.on("tool_result", async (event, ctx) => {
 		try {

@@ -26,3 +26,14 @@ export const MAX_FILE_REPORTS = 20;
 export const MAX_PI_CHANGED = 50;
 export const MAX_PI_LAST_TURN = 50;
 export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * v0.4 change set (`pi-<pid>.review.json`): the runs kept, the largest file whose contents it carries, the hunks
+ * listed per file, and the whole file's size (pi keeps under it; editors ignore a larger one, unread).
+ */
+export const MAX_REVIEW_RUNS = 3;
+export const MAX_REVIEW_FILE_BYTES = 1024 * 1024;
+export const MAX_REVIEW_HUNKS_PER_FILE = 500;
+export const MAX_REVIEW_BYTES = 8 * 1024 * 1024;
+/** v0.4 `reverted`: the editor's newest reports of hunks the user took back. */
+export const MAX_REVERTED_REPORTS = 50;

@@ -15,6 +15,12 @@ function M.autocmds(au, schedule)
       schedule(true)
     end
   end, "diagnostics changed: stamp the checker's namespace with the buffer version")
+  diagnostics.observe_lsp()
+  if vim.fn.exists("##LspAttach") == 1 then -- 0.8+
+    au("LspAttach", function()
+      diagnostics.observe_lsp()
+    end, "see the document version each LSP publish of diagnostics names")
+  end
   au("BufWritePre", function(args)
     diagnostics.on_write_pre(args.buf)
   end, "a write bumps changedtick but not the content")
@@ -41,9 +47,7 @@ function M.start(dir, schedule)
     schedule(true)
   end)
   if not ok then
-    vim.schedule(function()
-      vim.notify("(pi-ide) not watching for pi's messages: " .. tostring(err), vim.log.levels.WARN)
-    end)
+    require("pi-ide.notice").line("(pi-ide) not watching for pi's messages: " .. tostring(err))
   end
 end
 
