@@ -65,7 +65,7 @@ class ClientTest {
 	void cursorMovesWaitForAPauseThenWriteOnce() throws Exception {
 		for (int i = 0; i < 10; i++) {
 			client.update(at(i % 3), false);
-			Thread.sleep(50); // moving: each event comes before the 200 ms pause
+			Thread.sleep(20); // moving: each event comes well before the 200 ms pause
 		}
 		assertEquals(0, client.writes(), "nothing written while the caret keeps moving");
 		waitFor(() -> client.writes() == 1, "one write after the pause");
