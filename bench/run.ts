@@ -5,6 +5,7 @@
 
 import { runContextTokensBench } from "./context-tokens.ts";
 import { runEmacsBench } from "./emacs.ts";
+import { runJetBrainsBench } from "./jetbrains.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
@@ -18,3 +19,4 @@ await runNvimBench();
 await runLoopBench();
 await runReviewBench();
 await runEmacsBench();
+await runJetBrainsBench();

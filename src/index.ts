@@ -290,7 +290,7 @@ async function pickEditor(controller: IdeController, ctx: ExtensionContext): Pro
 		ctx.ui.notify(DISCONNECTED_MESSAGE, "info");
 		return;
 	}
-	controller.pick(action.pid);
+	controller.pick(action.pid, action.window);
 	ctx.ui.notify(`pi-ide-context: ${describeConnection(controller)}`, "info");
 }
 

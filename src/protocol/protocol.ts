@@ -170,6 +170,25 @@ export const FileReportSchema = Type.Object({
 
 export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });
 
+/** The active buffer with v0.3's optional fields, as the top level and each window carry it. */
+const ActiveBufferV03Schema = Type.Object({
+	...ActiveBufferSchema.properties,
+	version: Type.Optional(Type.Integer({ minimum: 0 })),
+	diagnostics: Type.Optional(Nullable(DiagnosticsSchema)),
+});
+
+/**
+ * v0.3, several windows of one process (JetBrains IDEs): each other open project window, described as the top
+ * level describes the window the user touched last. `files` and `pi` stay at the top level: documents are the
+ * process's, not a window's.
+ */
+export const WindowSchema = Type.Object({
+	cwd: Type.String({ minLength: 1 }),
+	argv: Type.Optional(Type.Array(Type.String())),
+	active_buffer: ActiveBufferV03Schema,
+	database: Type.Optional(DatabaseSchema),
+});
+
 /** v0.4: one of pi's hunks the user reverted in the editor (in the buffer; on disk once they save). */
 export const RevertedHunkSchema = Type.Object({
 	pi_pid: Type.Integer({ minimum: 1 }),
@@ -185,13 +204,10 @@ export const RevertedHunkSchema = Type.Object({
 export const EditorStateSchema = Type.Object({
 	...EditorStateV02Schema.properties,
 	protocol: Type.Optional(Type.String()),
-	active_buffer: Type.Object({
-		...ActiveBufferSchema.properties,
-		version: Type.Optional(Type.Integer({ minimum: 0 })),
-		diagnostics: Type.Optional(Nullable(DiagnosticsSchema)),
-	}),
+	active_buffer: ActiveBufferV03Schema,
 	files: Type.Optional(Type.Array(FileReportSchema)),
 	pi: Type.Optional(Nullable(PiSeenSchema)),
+	windows: Type.Optional(Type.Array(WindowSchema)),
 	reverted: Type.Optional(Type.Array(RevertedHunkSchema)),
 });
 
@@ -204,6 +220,10 @@ export type EditorState = Static<typeof EditorStateSchema>;
 export type DiagnosticItem = Static<typeof DiagnosticItemSchema>;
 export type Diagnostics = Static<typeof DiagnosticsSchema>;
 export type FileReport = Static<typeof FileReportSchema>;
+export type EditorWindow = Static<typeof WindowSchema>;
+
+/** Most other windows read from one state file (a writer lists at most 8; more are dropped, not refused). */
+export const MAX_WINDOWS = 16;
 export type RevertedHunk = Static<typeof RevertedHunkSchema>;
 
 const editorStateValidator = Compile(EditorStateV02Schema);
@@ -211,6 +231,7 @@ const versionValidator = Compile(Type.Integer({ minimum: 0 }));
 const diagnosticsValidator = Compile(Nullable(DiagnosticsSchema));
 const fileReportValidator = Compile(FileReportSchema);
 const piSeenValidator = Compile(Nullable(PiSeenSchema));
+const windowValidator = Compile(WindowSchema);
 const revertedValidator = Compile(RevertedHunkSchema);
 
 /** `warnings`: v0.3 fields that were present but malformed, and were dropped. */
@@ -254,7 +275,7 @@ export function validateEditorState(raw: unknown): ParseResult {
  * '<5 KB of Lua>'` is legal), so a long one is no fault of the file; tiers.ts
  * just does not take it for a project path.
  */
-function checkPaths(state: EditorState): string[] {
+function checkPaths(state: Pick<EditorState, "cwd" | "active_buffer">): string[] {
 	const fields: [string, string | null][] = [
 		["/cwd", state.cwd],
 		["/active_buffer/file", state.active_buffer.file],
@@ -304,6 +325,27 @@ function checkV03Fields(state: EditorState): ParseResult {
 	if ("pi" in state && !piSeenValidator.Check(state.pi)) {
 		delete state.pi;
 		warnings.push("/pi: malformed, ignored");
+	}
+	if ("windows" in state) {
+		const windows: unknown = state.windows;
+		if (Array.isArray(windows)) {
+			// A window is kept only whole: schema, path lengths and its diagnostics capped like the top level's.
+			const good = windows.filter(
+				(w) => windowValidator.Check(w) && checkPaths({ cwd: w.cwd, active_buffer: w.active_buffer }).length === 0,
+			) as EditorWindow[];
+			if (good.length < windows.length)
+				warnings.push(`/windows: ${windows.length - good.length} malformed entries ignored`);
+			state.windows = good
+				.slice(0, MAX_WINDOWS)
+				.map((w) =>
+					"diagnostics" in w.active_buffer
+						? { ...w, active_buffer: { ...w.active_buffer, diagnostics: capDiagnostics(w.active_buffer.diagnostics) } }
+						: w,
+				);
+		} else {
+			delete state.windows;
+			warnings.push("/windows: not an array, ignored");
+		}
 	}
 	if ("reverted" in state) {
 		const reverted: unknown = state.reverted;
