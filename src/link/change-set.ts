@@ -79,10 +79,14 @@ function hunkId(file: string, oldText: string[], newText: string[], occurrence: 
 	return `h${hash.digest("hex").slice(0, 10)}`;
 }
 
-/** The hunks between `before` and `after` (no context lines), with stable ids. */
-export function computeHunks(file: string, before: string, after: string): ReviewHunk[] {
-	const oldLines = splitLines(before);
-	const newLines = splitLines(after);
+/** A hunk before it has its id. */
+type RawHunk = Omit<ReviewHunk, "id">;
+
+/**
+ * The hunks between `oldLines` and `newLines` (no context lines), their line numbers shifted by `oldBase` and
+ * `newBase` (where the two slices start in their files, 0-based).
+ */
+function diffHunks(oldLines: string[], newLines: string[], oldBase = 0, newBase = 0): RawHunk[] {
 	// Most edits touch one region of a long file: the lines both share at either end are no one's hunk, and
 	// leaving them out of the diff makes a 10,000-line file cost what its changed region costs.
 	let head = 0;
@@ -94,24 +98,16 @@ export function computeHunks(file: string, before: string, after: string): Revie
 		oldLines[oldLines.length - 1 - tail] === newLines[newLines.length - 1 - tail]
 	)
 		tail++;
-	const hunks: ReviewHunk[] = [];
-	const seen = new Map<string, number>();
-	let oldAt = head + 1;
-	let newAt = head + 1;
-	let open: Omit<ReviewHunk, "id"> | undefined;
-	const close = () => {
-		if (!open) return;
-		const key = `${open.old_text.join("\n")}\0${open.new_text.join("\n")}`;
-		const occurrence = seen.get(key) ?? 0;
-		seen.set(key, occurrence + 1);
-		hunks.push({ id: hunkId(file, open.old_text, open.new_text, occurrence), ...open });
-		open = undefined;
-	};
+	const hunks: RawHunk[] = [];
+	let oldAt = oldBase + head + 1;
+	let newAt = newBase + head + 1;
+	let open: RawHunk | undefined;
 	const middle = diffArrays(oldLines.slice(head, oldLines.length - tail), newLines.slice(head, newLines.length - tail));
 	for (const part of middle) {
 		const lines = part.value as string[];
 		if (!part.added && !part.removed) {
-			close();
+			if (open) hunks.push(open);
+			open = undefined;
 			oldAt += lines.length;
 			newAt += lines.length;
 			continue;
@@ -127,15 +123,79 @@ export function computeHunks(file: string, before: string, after: string): Revie
 			newAt += lines.length;
 		}
 	}
-	close();
+	if (open) hunks.push(open);
 	return hunks;
 }
 
-function describe(file: string, before: FileContent, after: FileContent): ReviewFile {
-	const note = before.kind === "note" ? before.note : after.kind === "note" ? after.note : null;
+/** Ids for `raw`: from the file, each hunk's text and its occurrence among hunks of the same text. */
+function withIds(file: string, raw: RawHunk[]): ReviewHunk[] {
+	const seen = new Map<string, number>();
+	return raw.map((h) => {
+		const key = `${h.old_text.join("\n")}\0${h.new_text.join("\n")}`;
+		const occurrence = seen.get(key) ?? 0;
+		seen.set(key, occurrence + 1);
+		return { id: hunkId(file, h.old_text, h.new_text, occurrence), ...h };
+	});
+}
+
+/** The hunks between `before` and `after` (no context lines), with stable ids. */
+export function computeHunks(file: string, before: string, after: string): ReviewHunk[] {
+	return withIds(file, diffHunks(splitLines(before), splitLines(after)));
+}
+
+/**
+ * The hunks from `base` to `next`, given those from `base` to `prev` (`hunks`): only the region where `next`
+ * differs from `prev`, widened to the hunks it touches, is diffed again; the hunks before it stay and those
+ * after it move by the change in length. pi's next edit of a long file costs what its region costs, not the
+ * whole file (a file with hunks far apart would otherwise be diffed end to end on every edit).
+ */
+export function updateHunks(base: string[], prev: string[], hunks: RawHunk[], next: string[]): RawHunk[] {
+	let p = 0;
+	while (p < prev.length && p < next.length && prev[p] === next[p]) p++;
+	let s = 0;
+	while (s < prev.length - p && s < next.length - p && prev[prev.length - 1 - s] === next[next.length - 1 - s]) s++;
+	if (p === prev.length && p === next.length) return hunks;
+	// The changed region in `prev`, 0-based [from, to), widened to every hunk it touches (a boundary counts),
+	// until no hunk outside it touches it.
+	let from = p;
+	let to = prev.length - s;
+	const span = (h: RawHunk) => [h.new_start - 1, h.new_start - 1 + h.new_lines] as const;
+	for (let widened = true; widened; ) {
+		widened = false;
+		for (const h of hunks) {
+			const [hs, he] = span(h);
+			if (he < from || hs > to) continue;
+			if (hs < from || he > to) widened = true;
+			from = Math.min(from, hs);
+			to = Math.max(to, he);
+		}
+	}
+	const before = hunks.filter((h) => span(h)[1] < from);
+	const after = hunks.filter((h) => span(h)[0] > to);
+	const shift = (list: RawHunk[]) => list.reduce((sum, h) => sum + h.new_lines - h.old_lines, 0);
+	const shiftBefore = shift(before);
+	const shiftInside = shift(hunks.filter((h) => span(h)[1] >= from && span(h)[0] <= to));
+	const baseFrom = from - shiftBefore;
+	const baseTo = to - shiftBefore - shiftInside;
+	const grow = next.length - prev.length;
+	const inside = diffHunks(base.slice(baseFrom, baseTo), next.slice(from, to + grow), baseFrom, from);
+	return [...before, ...inside, ...after.map((h) => ({ ...h, new_start: h.new_start + grow }))];
+}
+
+function describe(file: string, tracked: TrackedFile): ReviewFile {
+	const { before, after } = tracked;
+	const note = before.kind === "note" ? before.note : after?.kind === "note" ? after.note : null;
 	const baseline = before.kind === "text" && note === null ? before.text : null;
-	const left = after.kind === "text" && note === null ? after.text : null;
-	const hunks = note === null ? computeHunks(file, baseline ?? "", left ?? "") : [];
+	const left = after?.kind === "text" && note === null ? after.text : null;
+	let raw: RawHunk[] = [];
+	if (note === null) {
+		const base = (tracked.baseLines ??= splitLines(baseline ?? ""));
+		const next = splitLines(left ?? "");
+		raw = tracked.lines && tracked.raw ? updateHunks(base, tracked.lines, tracked.raw, next) : diffHunks(base, next);
+		tracked.lines = next;
+		tracked.raw = raw;
+	}
+	const hunks = withIds(file, raw);
 	return {
 		file,
 		baseline,
@@ -148,6 +208,10 @@ function describe(file: string, before: FileContent, after: FileContent): Review
 interface TrackedFile {
 	before: FileContent;
 	after: FileContent | undefined;
+	/** The baseline's lines, the lines of the last `after` described, and its hunks: the next update starts there. */
+	baseLines?: string[];
+	lines?: string[];
+	raw?: RawHunk[];
 	/** The file as described by the last `runs()`, until `after` changes it. */
 	described?: ReviewFile | null;
 }
@@ -204,7 +268,7 @@ export class ChangeSet {
 				const { before, after } = tracked;
 				if (!after) continue;
 				if (tracked.described === undefined) {
-					const entry = describe(file, before, after);
+					const entry = describe(file, tracked);
 					const same = entry.note === null && entry.hunks_total === 0 && before.kind === after.kind;
 					tracked.described = same ? null : entry;
 				}
@@ -218,11 +282,20 @@ export class ChangeSet {
 
 /** Each file's JSON, encoded once: a run's files are re-sent with every change, but only the changed one is new. */
 const encodedFiles = new WeakMap<ReviewFile, string>();
+/** A baseline's JSON string, by its text: the same for every change of the file in a run, so encoded once. */
+let lastBaseline: { text: string; json: string } | undefined;
+
+function encodeBaseline(baseline: string | null): string {
+	if (baseline === null) return "null";
+	if (lastBaseline?.text !== baseline) lastBaseline = { text: baseline, json: JSON.stringify(baseline) };
+	return lastBaseline.json;
+}
 
 function encodeFile(file: ReviewFile): string {
 	let text = encodedFiles.get(file);
 	if (text === undefined) {
-		text = JSON.stringify(file);
+		const { baseline, ...rest } = file;
+		text = `{"baseline":${encodeBaseline(baseline)},${JSON.stringify(rest).slice(1)}`;
 		encodedFiles.set(file, text);
 	}
 	return text;

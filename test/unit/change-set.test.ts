@@ -222,3 +222,41 @@ describe("encodeReviewMessage", () => {
 		assert.deepEqual(splitLines("\n"), [""]);
 	});
 });
+
+test("randomised: a run of several edits (hunks updated region by region) still applies and reverts exactly", () => {
+	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 7);
+	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 200);
+	let state = seed >>> 0;
+	const rand = (n: number) => {
+		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+		return state % n;
+	};
+	const join = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
+	for (let round = 0; round < rounds; round++) {
+		const before = Array.from({ length: rand(40) }, () => `l${rand(6)}`);
+		const set = new ChangeSet();
+		set.startRun();
+		set.before("/p/f", text(join(before)), 1);
+		const after = [...before];
+		for (let step = 0; step < 1 + rand(6); step++) {
+			for (let edits = 1 + rand(3); edits > 0; edits--) {
+				const at = rand(after.length + 1);
+				const op = rand(3);
+				if (op === 0) after.splice(at, 0, ...Array.from({ length: 1 + rand(3) }, () => `n${rand(6)}`));
+				else if (op === 1) after.splice(at, 1 + rand(3));
+				else after.splice(at, 1, `c${rand(6)}`);
+			}
+			set.after("/p/f", text(join(after)));
+			const hunks = set.runs()[0]?.files[0]?.hunks ?? [];
+			const where = `seed ${seed}, round ${round}, step ${step}`;
+			assert.deepEqual(apply(before, hunks), after, where);
+			assert.deepEqual(revert(after, hunks), before, where);
+			for (const [i, h] of hunks.entries()) {
+				assert.equal(h.old_text.length, h.old_lines, where);
+				assert.equal(h.new_text.length, h.new_lines, where);
+				const next = hunks[i + 1];
+				if (next) assert.ok(next.new_start >= h.new_start + h.new_lines, `${where}: hunks overlap`);
+			}
+		}
+	}
+});
