@@ -89,4 +89,10 @@ export interface ClientAdapter {
 	/** For each capability it lacks, why (one line), shown in the kit's report. */
 	readonly missing: Partial<Record<Capability, string>>;
 	start(options: StartOptions): Promise<ClientSession>;
+	/**
+	 * The client runs inside the kit's own process (its code driven through a fake of the host's API), so its
+	 * sessions share the process's pid and environment: the kit runs such adapters one at a time, never beside
+	 * another in-process one. Adapters that start an editor process leave it out and run side by side.
+	 */
+	readonly inProcess?: boolean;
 }
