@@ -17,7 +17,7 @@ import {
 	writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
 import { STATE_DIR_NAME } from "../../src/protocol/state-dir.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -250,3 +250,29 @@ export function quietPeriod(ms = QUIET_MS): Promise<void> {
 
 /** Lines of `text` as a buffer holds them (the text ends with a newline). */
 export const linesOf = (text: string): string[] => text.replace(/\n$/, "").split("\n");
+
+/**
+ * The active buffer's file as an absolute path: a relative `file` (a host that only knows vault-relative
+ * paths, Obsidian) resolves against `cwd`, as pi resolves it.
+ */
+export function activeFile(state: EditorState): string | null {
+	const file = state.active_buffer.file;
+	if (file === null) return null;
+	return isAbsolute(file) ? file : resolve(state.cwd, file);
+}
+
+/**
+ * For adapters of hosts that count in UTF-16 (VS Code, CodeMirror): the 0-based UTF-16 offset in `line` of
+ * the character that starts at 1-based byte column `column`, and the offset just after that character (a
+ * selection's exclusive end for the protocol's inclusive one).
+ */
+export function utf16Span(line: string, column: number): { start: number; end: number } {
+	let bytes = 0;
+	let offset = 0;
+	for (const char of line) {
+		if (bytes >= column - 1) return { start: offset, end: offset + char.length };
+		bytes += Buffer.byteLength(char);
+		offset += char.length;
+	}
+	return { start: offset, end: offset };
+}

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { MAX_DIAGNOSTIC_ITEMS, MAX_DIAGNOSTIC_MESSAGE_CHARS } from "../../../src/protocol/limits.ts";
 import type { KitDiagnostic } from "../client.ts";
-import type { KitCase } from "../kit.ts";
+import { activeFile, type KitCase } from "../kit.ts";
 
 const TEXT = "const a = 1,\nconst b = 2;\nconst c = 3;\n";
 
@@ -21,7 +21,7 @@ export const cases: KitCase[] = [
 			const editor = await kit.shared();
 			const file = editor.file("dated.ts", TEXT);
 			await editor.session.open(file);
-			await editor.until((s) => s.active_buffer.file === file, "dated.ts open");
+			await editor.until((s) => activeFile(s) === file, "dated.ts open");
 			const items: KitDiagnostic[] = [
 				{ severity: "warning", line: 2, column: 7, message: "unused b", source: "kit" },
 				{ severity: "error", line: 1, column: 12, message: "Trailing comma", source: "kit" },
@@ -57,7 +57,7 @@ export const cases: KitCase[] = [
 			const editor = await kit.shared();
 			const file = editor.file("many.ts", TEXT);
 			await editor.session.open(file);
-			await editor.until((s) => s.active_buffer.file === file, "many.ts open");
+			await editor.until((s) => activeFile(s) === file, "many.ts open");
 			const severities = ["hint", "warning", "error", "info"] as const;
 			const items: KitDiagnostic[] = Array.from({ length: 150 }, (_, i) => ({
 				severity: severities[i % 4] ?? "error",

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { pollFor } from "../../helpers/poll.ts";
 import {
+	activeFile,
 	type Editor,
 	type KitCase,
 	nowSeconds,
@@ -23,7 +24,7 @@ const TEXT = `${LINES.join("\n")}\n`;
 async function selectedThenLeft(editor: Editor, name: string): Promise<string> {
 	const file = editor.file(name, TEXT);
 	await editor.session.open(file);
-	await editor.until((s) => s.active_buffer.file === file, `${name} open`);
+	await editor.until((s) => activeFile(s) === file, `${name} open`);
 	await editor.session.select({ line: 10, column: 1 }, { line: 15, column: 7 });
 	await editor.until((s) => s.active_buffer.selection?.start.line === 10, "the selection of lines 10-15");
 	await editor.session.clearSelection();

@@ -14,7 +14,7 @@ import type { FileStatus, PiMessage } from "../../../src/protocol/protocol.ts";
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { deadPid, spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollUntil } from "../../helpers/poll.ts";
-import { type Editor, type KitCase, nowSeconds, QUIET_MS, quietPeriod, WRITE_WAIT_MS } from "../kit.ts";
+import { activeFile, type Editor, type KitCase, nowSeconds, QUIET_MS, quietPeriod, WRITE_WAIT_MS } from "../kit.ts";
 
 const isRoot = process.getuid?.() === 0;
 
@@ -51,7 +51,7 @@ async function livePi(): Promise<{ pid: number; kill: () => Promise<void> }> {
 async function openFile(editor: Editor, name: string): Promise<string> {
 	const file = editor.file(name, ORIGINAL);
 	await editor.session.open(file);
-	await editor.until((s) => s.active_buffer.file === file, `${name} open`);
+	await editor.until((s) => activeFile(s) === file, `${name} open`);
 	return file;
 }
 

@@ -10,7 +10,7 @@ import { basename } from "node:path";
 import { MAX_SELECTION_TEXT_BYTES, MAX_STATE_FILE_BYTES } from "../../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../../src/protocol/state-dir.ts";
 import { binaryishLines } from "../../helpers/nvim.ts";
-import { type Editor, encodedStringField, type KitCase, stateDirEntries } from "../kit.ts";
+import { activeFile, type Editor, encodedStringField, type KitCase, stateDirEntries } from "../kit.ts";
 
 const TEXT = "first line\nsecond line\nthird line\n";
 
@@ -21,7 +21,7 @@ const MULTIBYTE = "aé日😀x";
 async function openInShared(editor: Editor, name: string, text: string): Promise<string> {
 	const file = editor.file(name, text);
 	await editor.session.open(file);
-	await editor.until((s) => s.active_buffer.file === file, `${name} is the active buffer`);
+	await editor.until((s) => activeFile(s) === file, `${name} is the active buffer`);
 	return file;
 }
 
@@ -44,7 +44,7 @@ export const cases: KitCase[] = [
 			assert.equal(state.pid, editor.session.pid);
 			assert.equal(state.app, kit.adapter.app);
 			assert.equal(state.cwd, editor.project);
-			assert.equal(state.active_buffer.file, file);
+			assert.equal(activeFile(state), file);
 			assert.equal(state.active_buffer.name, "shape.txt");
 			assert.equal(state.active_buffer.lines_total, 3);
 			assert.equal(state.active_buffer.modified, false);
@@ -66,7 +66,8 @@ export const cases: KitCase[] = [
 			run: async (kit) => {
 				const editor = await kit.shared();
 				const chars = [...c.line];
-				const file = await openInShared(editor, "cursor.txt", `${c.line}\nline two\n`);
+				// A file per case: the shared editor keeps earlier ones open.
+				const file = await openInShared(editor, `cursor-${c.column}.txt`, `${c.line}\nline two\n`);
 				// Away first, so the wait below needs a new write.
 				await editor.session.moveCursor({ line: 2, column: 1 });
 				await editor.until((s) => s.active_buffer.cursor.line === 2, "the cursor on line 2");
@@ -74,7 +75,7 @@ export const cases: KitCase[] = [
 				assert.equal(column, c.column, "the table's column is the byte column");
 				await editor.session.moveCursor({ line: 1, column });
 				const state = await editor.until((s) => s.active_buffer.cursor.line === 1, "the cursor on line 1");
-				assert.equal(state.active_buffer.file, file);
+				assert.equal(activeFile(state), file);
 				assert.deepEqual(state.active_buffer.cursor, { line: 1, column: c.column });
 			},
 		}),
