@@ -95,4 +95,10 @@ export interface ClientAdapter {
 	 * another in-process one. Adapters that start an editor process leave it out and run side by side.
 	 */
 	readonly inProcess?: boolean;
+	/**
+	 * The editor itself reloads a buffer without unsaved changes whenever its file changes on disk (VS Code's
+	 * file watcher), whatever pi's messages say: the kit then judges the client by its reports, not by the
+	 * text of such a buffer after a message it must ignore or refuse.
+	 */
+	readonly hostReloads?: boolean;
 }

@@ -75,6 +75,13 @@ function suiteFor(adapter: ClientAdapter): void {
 						return (await shared).editor;
 					},
 					start: async (options?: StartEditor) => {
+						// An in-process client has one session at a time (one pid, one module state): the shared
+						// editor ends here and starts again when a later case asks for it.
+						if (adapter.inProcess === true && shared) {
+							const ending = shared;
+							shared = undefined;
+							await (await ending).dispose();
+						}
 						const started = await startEditor(adapter, options);
 						cleanups.push(started.dispose);
 						return started.editor;
