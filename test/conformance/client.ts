@@ -3,7 +3,8 @@
  * Each client has an adapter in test/conformance/adapters/<name>.ts that exports `adapters: ClientAdapter[]`
  * (one per version it runs on, e.g. Neovim 0.7.2 and 0.10), driving the real editor (or, where no editor can
  * run here, the client's own code through its documented headless driver). The kit runs every case against
- * every adapter it finds there; a third-party author adds one file and runs `node --test test/conformance/`.
+ * every adapter it finds there; a third-party author adds one file and runs
+ * `node --test test/conformance/kit.test.ts` (test/conformance/README.md).
  *
  * Positions are the protocol's: 1-based line, 1-based UTF-8 byte column. Paths are absolute.
  */
