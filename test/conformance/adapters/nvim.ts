@@ -12,8 +12,12 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set(["selection", "edit", "rel
 /** vim.diagnostic.severity's numbers. */
 const SEVERITY = { error: 1, warning: 2, info: 3, hint: 4 } as const;
 
-/** The client's notices start with its name (editors/nvim/lua/pi-ide: warn_once and the inbox's notice). */
-const NOTICE_PREFIX = "(pi-ide)";
+/**
+ * What the client told the user: its notices start with its name (editors/nvim/lua/pi-ide: warn_once and the
+ * inbox's notice); an error anywhere shows as Neovim's own lines, which count too, so that "one notice,
+ * never an error" fails on an error.
+ */
+const isNotice = (line: string) => line.startsWith("(pi-ide)") || /E\d{2,4}:|Error|stack traceback/.test(line);
 
 /** Lua: `b` is the loaded buffer named `file` (an absolute path), or -1. */
 const FIND_BUFFER = `local b = -1
@@ -106,7 +110,7 @@ return files`),
 			(await nv.exec("messages"))
 				.split("\n")
 				.map((line) => line.trim())
-				.filter((line) => line.startsWith(NOTICE_PREFIX)),
+				.filter(isNotice),
 		attachUi: () => attachUi(nv),
 		quit: async () => {
 			await nv.quit();
