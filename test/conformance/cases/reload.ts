@@ -298,6 +298,44 @@ export const cases: KitCase[] = [
 			}
 		},
 	},
+	{
+		name: "v0.3: a reloaded file's report carries the diagnostics a checker publishes for the new content, dated with its version",
+		needs: ["reload", "diagnostics"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			const file = await openFile(editor, unique("checked"));
+			const pi = await livePi();
+			try {
+				await connect(editor, pi.pid);
+				writeFileSync(file, PIS_VERSION);
+				send(editor, messageFor(editor, pi.pid, [file]));
+				const reloaded = await editor.until(
+					(s) => s.files?.some((f) => f.file === file && f.status === "reloaded") === true,
+					"the reload's report",
+				);
+				const version = reloaded.files?.find((f) => f.file === file)?.version;
+				assert.ok(typeof version === "number", "a reloaded file's report has its buffer version");
+				// The checker runs on pi's text and publishes for it.
+				await editor.session.setDiagnostics(file, [
+					{ severity: "error", line: 2, column: 1, message: "pi broke it", source: "kit" },
+				]);
+				const checked = await editor.until(
+					(s) => s.files?.find((f) => f.file === file)?.diagnostics?.total === 1,
+					"the report's diagnostics",
+				);
+				const report = checked.files?.find((f) => f.file === file);
+				assert.ok(report?.diagnostics);
+				assert.equal(report.diagnostics.version, report.version, "dated with the version pi waits for");
+				assert.ok(report.version !== null && report.version >= version);
+				assert.deepEqual(
+					report.diagnostics.items.map((d) => [d.severity, d.line, d.column, d.message]),
+					[["error", 2, 1, "pi broke it"]],
+				);
+			} finally {
+				await pi.kill();
+			}
+		},
+	},
 	...BAD.map(
 		(bad): KitCase => ({
 			name: `v0.3: a message ${bad.name} is ignored (${bad.notice} notice, nothing touched), and the next good one handled`,
