@@ -10,7 +10,7 @@ import { basename } from "node:path";
 import { MAX_SELECTION_TEXT_BYTES, MAX_STATE_FILE_BYTES } from "../../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../../src/protocol/state-dir.ts";
 import { binaryishLines } from "../../helpers/nvim.ts";
-import { activeFile, type Editor, encodedStringField, type KitCase, stateDirEntries } from "../kit.ts";
+import { activeFile, type Editor, encodedStringField, type KitCase, readAsPi, stateDirEntries } from "../kit.ts";
 
 const TEXT = "first line\nsecond line\nthird line\n";
 
@@ -119,6 +119,40 @@ export const cases: KitCase[] = [
 			assert.equal(selection.text, "bravo\ncharlie");
 			assert.equal(selection.end.line, 3);
 			await editor.session.clearSelection();
+		},
+	},
+	{
+		name: "atomic replace: a reader polling through 10 writes of a 100 KB selection never sees a partial file",
+		needs: ["selection"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			const lines = Array.from({ length: 2000 }, (_, i) => `${i} ${"abcdefghij".repeat(5)}`);
+			await openInShared(editor, "atomic.txt", `${lines.join("\n")}\n`);
+			let reading = true;
+			const seen = new Set<string>();
+			const reader = (async () => {
+				while (reading) {
+					const text = editor.rawState();
+					if (text !== null && !seen.has(text)) {
+						readAsPi(text, editor.statePath); // throws on a partial file
+						seen.add(text);
+					}
+					await new Promise((resolve) => setImmediate(resolve));
+				}
+			})();
+			try {
+				for (let i = 0; i < 5; i++) {
+					await editor.session.select({ line: 1, column: 1 }, { line: 2000 - i, column: 1 });
+					await editor.until((s) => s.active_buffer.selection?.end.line === 2000 - i, `selection ${i}`);
+					await editor.session.clearSelection();
+					await editor.session.moveCursor({ line: 1 + i, column: 1 });
+					await editor.until((s) => s.active_buffer.cursor.line === 1 + i, `cursor ${i}`);
+				}
+			} finally {
+				reading = false;
+				await reader;
+			}
+			assert.ok(seen.size >= 5, `the reader saw ${seen.size} different whole files`);
 		},
 	},
 	{
