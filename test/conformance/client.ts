@@ -62,6 +62,12 @@ export interface ClientSession {
 	/** Select from `start` to `end`, both inclusive, as a user would (the client sets `selected_at`). */
 	select(start: Position, end: Position): Promise<void>;
 	clearSelection(): Promise<void>;
+	/**
+	 * The user stops selecting and keeps the selection as made (Neovim: leaves visual mode, the marks stay;
+	 * a GUI editor, whose selection is made once `select` returns: nothing to do). Without it a case that
+	 * needs a kept selection uses `clearSelection`, and accepts that the selection may be gone.
+	 */
+	endSelecting?(): Promise<void>;
 	/** Replace the lines of the buffer holding `file`, without saving (capability "edit"). */
 	setLines(file: string, lines: string[]): Promise<void>;
 	save(file: string): Promise<void>;

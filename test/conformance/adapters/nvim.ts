@@ -71,8 +71,20 @@ return { found = true, value = (function() ${body} end)() }`,
 		clearSelection: async () => {
 			await nv.input("<Esc>");
 		},
+		endSelecting: async () => {
+			await nv.input("<Esc>");
+		},
 		setLines: async (file, lines) => {
-			await inBuffer(file, "vim.api.nvim_buf_set_lines(b, 0, -1, false, arg)", lines);
+			// Only the lines that differ, as a user's edit changes them: marks on the rest stay where they are.
+			await inBuffer(
+				file,
+				`local old = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+local head, tail = 0, 0
+while head < #old and head < #arg and old[head + 1] == arg[head + 1] do head = head + 1 end
+while tail < #old - head and tail < #arg - head and old[#old - tail] == arg[#arg - tail] do tail = tail + 1 end
+vim.api.nvim_buf_set_lines(b, head, #old - tail, false, { unpack(arg, head + 1, #arg - tail) })`,
+				lines,
+			);
 			await nv.settle();
 		},
 		save: async (file) => {

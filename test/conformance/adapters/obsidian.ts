@@ -79,6 +79,8 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			active().editor.setSelection(head);
 			host.dispatchEditorUpdate({ selectionSet: true });
 		},
+		// The selection is made once select returns.
+		endSelecting: async () => {},
 		setLines: async (file, lines) => {
 			const view = views.get(file);
 			if (!view) throw new Error(`${file} is not open`);

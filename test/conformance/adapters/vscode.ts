@@ -78,6 +78,8 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			const at = bench.activeTextEditor?.selection.active ?? { line: 0, character: 0 };
 			bench.select(at, at);
 		},
+		// The selection is made once select returns.
+		endSelecting: async () => {},
 		setLines: async (file, lines) => bench.edit(documentOf(file), `${lines.join("\n")}\n`),
 		save: async (file) => bench.save(documentOf(file)),
 		buffer: async (file) => {

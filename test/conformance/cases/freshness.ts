@@ -20,7 +20,7 @@ import {
 const LINES = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
 const TEXT = `${LINES.join("\n")}\n`;
 
-/** Open a fresh copy of the 30 lines as `name`, select lines 10-15 and let go of the selection. */
+/** Open a fresh copy of the 30 lines as `name`, select lines 10-15 and clear the selection. */
 async function selectedThenLeft(editor: Editor, name: string): Promise<string> {
 	const file = editor.file(name, TEXT);
 	await editor.session.open(file);
@@ -39,26 +39,34 @@ const GONE_CASES: { name: string; lines: string[] }[] = [
 
 export const cases: KitCase[] = [
 	{
-		name: "freshness: selected_at is the user's act; a later write keeps it",
-		needs: ["selection"],
+		name: "freshness: selected_at is the user's act; a later write (an edit elsewhere) keeps it",
+		needs: ["selection", "edit"],
 		run: async (kit) => {
 			const editor = await kit.shared();
 			const before = nowSeconds();
-			await selectedThenLeft(editor, "fresh.txt");
-			const let_go = nowSeconds();
+			const file = editor.file("fresh.txt", TEXT);
+			await editor.session.open(file);
+			await editor.until((s) => activeFile(s) === file, "fresh.txt open");
+			await editor.session.select({ line: 10, column: 1 }, { line: 15, column: 7 });
+			await editor.until((s) => s.active_buffer.selection?.end.line === 15, "the selection of lines 10-15");
+			const { endSelecting } = editor.session;
+			if (endSelecting) await endSelecting.call(editor.session);
+			else await editor.session.clearSelection();
+			const letGo = nowSeconds();
 			// Long enough that a selected_at taken from a later write (in whole or fractional seconds) shows.
 			await quietPeriod(1500);
-			const moved = nowSeconds();
-			await editor.session.moveCursor({ line: 20, column: 1 });
-			const state = await editor.until((s) => s.active_buffer.cursor.line === 20, "the cursor on line 20");
+			const edited = nowSeconds();
+			await editor.session.setLines(file, [...LINES, "appended"]);
+			const state = await editor.until((s) => s.active_buffer.lines_total === 31, "the edit below the selection");
 			const selection = state.active_buffer.selection;
+			if (endSelecting) assert.ok(selection, "an edit elsewhere keeps the selection");
 			if (selection !== null) {
+				assert.deepEqual([selection.start.line, selection.end.line], [10, 15]);
 				assert.ok(selection.selected_at !== null, "a selection the user just made has a time");
 				assert.ok(
-					selection.selected_at >= Math.floor(before) - 1 && selection.selected_at <= let_go + 0.5,
-					`selected_at ${selection.selected_at} is the act (between ${before} and ${let_go}), not the write at ${moved}`,
+					selection.selected_at >= Math.floor(before) - 1 && selection.selected_at <= letGo + 0.5,
+					`selected_at ${selection.selected_at} is the act (between ${before} and ${letGo}), not the write at ${edited}`,
 				);
-				assert.ok(selection.selected_at < moved - 0.9, "not refreshed by the cursor move");
 			}
 		},
 	},
