@@ -4,11 +4,17 @@
  */
 
 import { runContextTokensBench } from "./context-tokens.ts";
+import { runEmacsBench } from "./emacs.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
+import { runReviewBench } from "./review.ts";
+import { runTrustBench } from "./trust.ts";
 
 await runPiBench();
+await runTrustBench();
 await runContextTokensBench();
 await runNvimBench();
 await runLoopBench();
+await runReviewBench();
+await runEmacsBench();

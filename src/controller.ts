@@ -231,7 +231,7 @@ export class IdeController {
 					// Only ESRCH proves the editor gone: not listed, and its file stays.
 					diagnostics.push({
 						path: record.path,
-						message: `cannot tell whether pid ${record.pid} runs (kill(pid, 0) failed with ${liveness.unknown}): ignored`,
+						message: `cannot tell whether pid ${record.pid} runs, kill(pid, 0) failed with ${liveness.unknown}: ignored`,
 					});
 				}
 			}
@@ -316,7 +316,15 @@ export class IdeController {
 			}
 			const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
 			if (verdict.ignored) {
-				return { kind: "skip", reason: `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})` };
+				const reason = `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})`;
+				// Say so when only the project's trust stands between the file and its re-inclusion.
+				const untrusted = rules.ifTrusted && !this.#checkIgnored(rules.ifTrusted, file, state.cwd).ignored;
+				return {
+					kind: "skip",
+					reason: untrusted
+						? `${reason}; the project's negation re-includes it only in a project you trust (/trust, or pi --approve)`
+						: reason,
+				};
 			}
 			const block = formatContextBlock(state, file, this.#blockOptions());
 			if (!block) return { kind: "skip", reason: "nothing to describe" };
@@ -353,9 +361,14 @@ export class IdeController {
 		this.refresh();
 	}
 
-	/** Resume automatic connection, and forget this project's remembered choice. */
+	/**
+	 * Resume automatic connection, and forget this project's remembered choice. A live connection stays, as an
+	 * automatic one does (sticky): with two editors open, dropping the one a remembered pick connected would
+	 * leave auto-connect with no single candidate, and the user with nothing.
+	 */
 	resumeAuto(): void {
-		this.#mode = { kind: "auto" };
+		const connection = this.refresh().connection;
+		this.#mode = connection.connected ? { kind: "auto", sticky: connection.pid } : { kind: "auto" };
 		this.#remember(null);
 		this.refresh();
 	}
@@ -454,17 +467,22 @@ export class IdeController {
 		};
 	}
 
-	#loadRules(): { ok: true; rules: IgnoreRules } | { ok: false; message: string } {
+	/**
+	 * The ignore rules for this prompt; `ifTrusted`: the same files with the project's negations kept, when the
+	 * project is not trusted and its file exists (to tell the user why a negation did not apply).
+	 */
+	#loadRules(): { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules } | { ok: false; message: string } {
 		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
 		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
 		const global = readRulesFile(globalPath);
 		if (!global.ok) return global;
 		const project = readRulesFile(projectPath);
 		if (!project.ok) return project;
-		return {
-			ok: true,
-			rules: compileIgnoreRules(global.file, project.file, { projectTrusted: this.#options.isProjectTrusted() }),
-		};
+		// Trust is asked only when there are project rules to judge (it reads pi's trust store).
+		const trusted = project.file !== null && this.#options.isProjectTrusted();
+		const rules = compileIgnoreRules(global.file, project.file, { projectTrusted: trusted });
+		if (trusted || project.file === null) return { ok: true, rules };
+		return { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
 	}
 
 	/**

@@ -17,6 +17,7 @@ import {
 	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
 	MAX_PI_LAST_TURN,
+	MAX_REVERTED_REPORTS,
 } from "./limits.ts";
 import { checkPathLength } from "./paths.ts";
 
@@ -169,6 +170,17 @@ export const FileReportSchema = Type.Object({
 
 export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });
 
+/** v0.4: one of pi's hunks the user reverted in the editor (in the buffer; on disk once they save). */
+export const RevertedHunkSchema = Type.Object({
+	pi_pid: Type.Integer({ minimum: 1 }),
+	run: Type.Integer({ minimum: 0 }),
+	id: Type.String({ minLength: 1, maxLength: 64 }),
+	file: Type.String({ minLength: 1 }),
+	/** Where the hunk stood in the buffer when it was reverted (1-based), and how many of pi's lines it had. */
+	line: Type.Integer({ minimum: 1 }),
+	lines: Type.Integer({ minimum: 0 }),
+});
+
 /** The whole v0.3 editor state: v0.2 plus optional fields. */
 export const EditorStateSchema = Type.Object({
 	...EditorStateV02Schema.properties,
@@ -180,6 +192,7 @@ export const EditorStateSchema = Type.Object({
 	}),
 	files: Type.Optional(Type.Array(FileReportSchema)),
 	pi: Type.Optional(Nullable(PiSeenSchema)),
+	reverted: Type.Optional(Type.Array(RevertedHunkSchema)),
 });
 
 export type Position = Static<typeof PositionSchema>;
@@ -191,12 +204,14 @@ export type EditorState = Static<typeof EditorStateSchema>;
 export type DiagnosticItem = Static<typeof DiagnosticItemSchema>;
 export type Diagnostics = Static<typeof DiagnosticsSchema>;
 export type FileReport = Static<typeof FileReportSchema>;
+export type RevertedHunk = Static<typeof RevertedHunkSchema>;
 
 const editorStateValidator = Compile(EditorStateV02Schema);
 const versionValidator = Compile(Type.Integer({ minimum: 0 }));
 const diagnosticsValidator = Compile(Nullable(DiagnosticsSchema));
 const fileReportValidator = Compile(FileReportSchema);
 const piSeenValidator = Compile(Nullable(PiSeenSchema));
+const revertedValidator = Compile(RevertedHunkSchema);
 
 /** `warnings`: v0.3 fields that were present but malformed, and were dropped. */
 export type ParseResult = { ok: true; state: EditorState; warnings?: string[] } | { ok: false; problems: string[] };
@@ -290,6 +305,18 @@ function checkV03Fields(state: EditorState): ParseResult {
 		delete state.pi;
 		warnings.push("/pi: malformed, ignored");
 	}
+	if ("reverted" in state) {
+		const reverted: unknown = state.reverted;
+		if (Array.isArray(reverted)) {
+			const good = reverted.filter((r) => revertedValidator.Check(r)) as RevertedHunk[];
+			if (good.length < reverted.length)
+				warnings.push(`/reverted: ${reverted.length - good.length} malformed entries ignored`);
+			state.reverted = good.slice(-MAX_REVERTED_REPORTS);
+		} else {
+			delete state.reverted;
+			warnings.push("/reverted: not an array, ignored");
+		}
+	}
 	return warnings.length > 0 ? { ok: true, state, warnings } : { ok: true, state };
 }
 
@@ -337,4 +364,9 @@ export type PiMessage = Static<typeof PiMessageSchema>;
  */
 export function piMessageFileName(pid: number): string {
 	return `pi-${pid}.json`;
+}
+
+/** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */
+export function piReviewFileName(pid: number): string {
+	return `pi-${pid}.review.json`;
 }
