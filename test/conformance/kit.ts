@@ -30,7 +30,7 @@ export const WRITE_WAIT_MS = 5000;
  * How long a case watches for something that must not happen (a write without a UI, a reload of a modified
  * buffer). A negative cannot be awaited; each such wait is followed by a positive control in the same editor.
  */
-export const QUIET_MS = 600;
+export const QUIET_MS = 400;
 
 /** One editor as a case sees it: the session, where its files are, and pi's reading of what it wrote. */
 export interface Editor {
