@@ -122,8 +122,8 @@ export def ReadFile(path: string, e: dict<any>): list<string>
   if e.type != 'file'
     return ['', printf('is a %s, not a regular file', e.type)]
   endif
-  if e.user != writer.Me()
-    return ['', printf('belongs to %s, not to you', e.user)]
+  if e.user != writer.Me() || e.user == ''
+    return ['', printf('belongs to %s, not to you', writer.OwnerName(e.user))]
   endif
   if e.perm[3 : ] != '------'
     return ['', printf('has group/other permissions (%s)', e.perm)]

@@ -65,6 +65,11 @@ export def Me(): string
   return me
 enddef
 
+# How an owner is shown: readdirex() gives '' for a uid without a name.
+export def OwnerName(user: string): string
+  return user == '' ? 'a user without a name' : user
+enddef
+
 # Why `info` (an Entry) is not a safe state directory, or [] when it is.
 export def Problem(dir: string, info: dict<any>, user: string): list<string>
   if empty(info)
@@ -76,8 +81,10 @@ export def Problem(dir: string, info: dict<any>, user: string): list<string>
   if info.type != 'dir'
     return [printf('%s is a %s, not a directory (remove it)', dir, info.type), 'not-directory']
   endif
-  if info.user != user
-    return [printf('%s is owned by %s, not by you (%s); not writing there', dir, info.user, user), 'foreign-owner']
+  # A user without a name (readdirex() says ''): two such users cannot be told apart, so never a match.
+  if info.user != user || user == ''
+    return [printf('%s is owned by %s, not by you (%s); not writing there', dir, OwnerName(info.user),
+      OwnerName(user)), 'foreign-owner']
   endif
   if info.perm[3 : ] != '------'
     return [printf('%s has mode %s: others could read your selection; not writing there (chmod 700 %s)',
