@@ -20,6 +20,7 @@ import autoload 'pi_ide/writer.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
+export const MAX_LAST_TURN = 50
 export const MAX_REPORTS = 20
 export const POLL_MS = 500
 
@@ -67,7 +68,7 @@ export def Validate(msg: any, name_pid: number): string
   endif
   var changed = get(msg, 'changed', v:null)
   if type(changed) != v:t_list || len(changed) > MAX_CHANGED
-    return 'changed is not a list of at most 50 entries'
+    return printf('changed is not a list of at most %d entries', MAX_CHANGED)
   endif
   for c in changed
     if type(c) != v:t_dict || type(get(c, 'file', 0)) != v:t_string || c.file !~ '^/'
@@ -76,8 +77,8 @@ export def Validate(msg: any, name_pid: number): string
     endif
   endfor
   var lt = get(msg, 'last_turn', [])
-  if type(lt) != v:t_list || len(lt) > 50
-    return 'last_turn is not a list of at most 50 paths'
+  if type(lt) != v:t_list || len(lt) > MAX_LAST_TURN
+    return printf('last_turn is not a list of at most %d paths', MAX_LAST_TURN)
   endif
   for f in lt
     if type(f) != v:t_string
