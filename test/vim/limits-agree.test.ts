@@ -21,7 +21,9 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {
 	const dirs = makeVimDirs(t);
 	const out = join(dirs.root, "limits.json");
-	runVimScript(dirs, [`call writefile([json_encode([${AGREEMENTS.map((a) => a.vim).join(", ")}])], ${vimString(out)})`]);
+	runVimScript(dirs, [
+		`call writefile([json_encode([${AGREEMENTS.map((a) => a.vim).join(", ")}])], ${vimString(out)})`,
+	]);
 	const values = JSON.parse(readFileSync(out, "utf8")) as number[];
 	assert.deepEqual(
 		AGREEMENTS.map((a, i) => ({ name: a.name, value: values[i] })),
