@@ -78,12 +78,13 @@ export function vimEnv(dirs: VimDirs, extra: Record<string, string> = {}): Recor
  * bells, and, when `port` is given, the channel to the test. `PiTestEx(cmd)` runs an Ex command and returns
  * its error or "".
  */
-export function writeVimrc(dirs: VimDirs, port: number | null, extra: string[] = []): string {
+export function writeVimrc(dirs: VimDirs, port: number | null, extra: string[] = [], withPlugin = true): string {
 	const path = join(dirs.root, `vimrc-${Math.random().toString(36).slice(2, 8)}`);
+	const plugin = withPlugin
+		? ["set nocompatible", `let &runtimepath = ${vimString(VIM_PLUGIN_DIR)} . ',' . &runtimepath`, "filetype plugin on"]
+		: [];
 	const lines = [
-		"set nocompatible",
-		`let &runtimepath = ${vimString(VIM_PLUGIN_DIR)} . ',' . &runtimepath`,
-		"filetype plugin on",
+		...plugin,
 		"set belloff=all noswapfile shortmess+=I laststatus=2 ttimeout ttimeoutlen=10",
 		"function! PiTestEx(cmd) abort",
 		"  try",
@@ -229,6 +230,11 @@ export interface VimOptions {
 	rows?: number;
 	/** Do not wait for the client to start (a test of g:pi_ide_disable, for one). */
 	noWaitForClient?: boolean;
+	/**
+	 * A user's plain `vim`: no `-u`, so Vim reads the (throwaway) HOME's files and loads what `~/.vim/pack`
+	 * holds; the test's channel comes in with `--cmd` and the client is not put on 'runtimepath'.
+	 */
+	zeroConfig?: boolean;
 }
 
 export interface Vim {
@@ -266,14 +272,15 @@ export async function startVim(t: TestContext, options: VimOptions = {}): Promis
 	const dirs = options.dirs ?? makeVimDirs(t);
 	const channel = new Channel();
 	const port = await channel.listen();
-	const vimrc = writeVimrc(dirs, port, options.vimrc ?? []);
+	const vimrc = writeVimrc(dirs, port, options.vimrc ?? [], !options.zeroConfig);
 	const socket = `pivim-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
 	const conf = join(dirs.root, `tmux-${socket}.conf`);
 	writeFileSync(conf, TMUX_CONF);
 	const env = { ...vimEnv(dirs, options.env ?? {}), TMUX_TMPDIR: dirs.root };
 	const tmux = async (...args: string[]) =>
 		(await run("tmux", ["-u", "-L", socket, "-f", conf, ...args], { env, encoding: "utf8" })).stdout;
-	const command = [VIM_BIN, "-u", vimrc, "-i", "NONE", "-n", ...(options.args ?? [])].map(shellQuote).join(" ");
+	const init = options.zeroConfig ? ["--cmd", `source ${vimrc}`] : ["-u", vimrc, "-i", "NONE", "-n"];
+	const command = [VIM_BIN, ...init, ...(options.args ?? [])].map(shellQuote).join(" ");
 	await tmux(
 		"new-session",
 		"-d",
