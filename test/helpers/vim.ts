@@ -266,10 +266,13 @@ export interface Vim {
 	kill(): void;
 }
 
-/** Start Vim in tmux with the client loaded and connected to a test channel; waits for the client to run. */
-export async function startVim(t: TestContext, options: VimOptions = {}): Promise<Vim> {
+/**
+ * Start Vim in tmux with the client loaded and connected to a test channel; waits for the client to run. With
+ * `t`, Vim is killed when the test ends; without, the caller calls `kill()` (the conformance adapter).
+ */
+export async function startVim(t: TestContext | null, options: VimOptions = {}): Promise<Vim> {
 	requireVim();
-	const dirs = options.dirs ?? makeVimDirs(t);
+	const dirs = options.dirs ?? makeVimDirs(t ?? undefined);
 	const channel = new Channel();
 	const port = await channel.listen();
 	const vimrc = writeVimrc(dirs, port, options.vimrc ?? [], !options.zeroConfig);
@@ -316,7 +319,7 @@ export async function startVim(t: TestContext, options: VimOptions = {}): Promis
 			}
 		}
 	};
-	t.after(kill);
+	t?.after(kill);
 	await Promise.race([
 		channel.connected,
 		new Promise((_, fail) => setTimeout(() => fail(new Error("Vim did not open the test channel")), 10_000)),
