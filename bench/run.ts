@@ -7,8 +7,10 @@ import { runContextTokensBench } from "./context-tokens.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
+import { runVimBench } from "./vim.ts";
 
 await runPiBench();
 await runContextTokensBench();
 await runNvimBench();
+await runVimBench();
 await runLoopBench();

@@ -498,6 +498,7 @@ export def Status(): dict<any>
   var s = copy(stats)
   s.enabled = enabled
   s.ui = ui
+  s.writing = writing
   s.now = localtime()
   return s
 enddef
