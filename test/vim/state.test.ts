@@ -216,6 +216,15 @@ describe("vim: the state file", { concurrency: 3 }, () => {
 		assert.deepEqual(sel.end, { line: 2, column: 3 });
 	});
 
+	it("a state dir opened up while Vim runs (chmod 755) gets no further write", async (t) => {
+		const vim = await withFile(t);
+		chmodSync(vim.dirs.stateDir, 0o755);
+		await vim.keys("j");
+		await vim.waitExpr("pi_ide#Status().failures >= 1");
+		assert.equal(buf(vim.state() ?? {}).cursor.line, 1, "the last write before the change stays");
+		assert.match(String(await vim.expr("execute('messages')")), /has mode rwxr-xr-x/);
+	});
+
 	it("an insecure state dir gets nothing written and one notice", async (t) => {
 		const vim = await startVim(t, {
 			dirs: undefined,

@@ -338,7 +338,7 @@ enddef
 
 # One tick of the poll: list the directory, read what may have changed.
 export def Poll()
-  if dir == '' || !empty(writer.Check(dir, writer.Me()))
+  if dir == '' || !empty(writer.CheckCached(dir, writer.Me()))
     return
   endif
   var entries = readdirex(dir, (e) => e.name =~# '^pi-', {sort: 'none'})

@@ -106,15 +106,15 @@ enddef
 var verified: dict<number> = {}
 const RECHECK_SECONDS = 60
 
-# Make sure `dir` exists and is safe: create it 0700 when missing (the last component only), then check.
-# An existing directory is judged, never changed.
-export def EnsureDir(dir: string, user: string): list<string>
+# Check() for the per-write and per-poll path: the full check when the last one that passed is older than
+# RECHECK_SECONDS (or never passed), else only what lstat and the mode say.
+export def CheckCached(dir: string, user: string): list<string>
   var key = dir .. "\n" .. user
   if getftype(dir) == 'dir' && localtime() - get(verified, key, -RECHECK_SECONDS) < RECHECK_SECONDS
       && getfperm(dir)[3 : ] == '------'
     return []
   endif
-  var problem = CreateAndCheck(dir, user)
+  var problem = Check(dir, user)
   if empty(problem)
     verified[key] = localtime()
   elseif has_key(verified, key)
@@ -123,7 +123,9 @@ export def EnsureDir(dir: string, user: string): list<string>
   return problem
 enddef
 
-def CreateAndCheck(dir: string, user: string): list<string>
+# Make sure `dir` exists and is safe: create it 0700 when missing (the last component only), then check.
+# An existing directory is judged, never changed.
+export def EnsureDir(dir: string, user: string): list<string>
   if getftype(dir) == ''
     try
       mkdir(dir, '', 0o700)
@@ -136,7 +138,7 @@ def CreateAndCheck(dir: string, user: string): list<string>
       # Another editor created it in between: the check below decides.
     endtry
   endif
-  return Check(dir, user)
+  return CheckCached(dir, user)
 enddef
 
 # The temp path and the file inside it.
