@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { pollFor } from "../helpers/poll.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
 
 interface Pos {
@@ -169,6 +170,15 @@ describe("vim: the state file", { concurrency: 3 }, () => {
 		assert.equal(existsSync(vim.stateFile), false);
 		assert.equal(existsSync(`${vim.stateFile}.tmp`), false);
 	});
+
+	for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+		it(`${signal} (a closed terminal sends SIGHUP): Vim's exit runs VimLeavePre, the file is removed`, async (t) => {
+			const vim = await withFile(t);
+			process.kill(vim.pid, signal);
+			await pollFor(() => !vim.isAlive(), "Vim exits");
+			assert.equal(existsSync(vim.stateFile), false);
+		});
+	}
 
 	it("a multibyte character selected counts all its bytes", async (t) => {
 		const vim = await withFile(t, "aéb\n", "u.txt");
