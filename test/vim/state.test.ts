@@ -175,7 +175,9 @@ describe("vim: the state file", { concurrency: 3 }, () => {
 		it(`${signal} (a closed terminal sends SIGHUP): Vim's exit runs VimLeavePre, the file is removed`, async (t) => {
 			const vim = await withFile(t);
 			process.kill(vim.pid, signal);
-			await pollFor(() => !vim.isAlive(), "Vim exits");
+			await pollFor(() => !vim.isAlive(), "Vim exits", 10_000).catch(async (e: Error) => {
+				throw new Error(`${e.message}\n${await vim.capture()}`);
+			});
 			assert.equal(existsSync(vim.stateFile), false);
 		});
 	}
