@@ -7,6 +7,7 @@
  * negative ends with a positive control in the same Vim. The "pi" is a live process of ours.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { chownSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
@@ -129,6 +130,11 @@ const BAD: { name: string; write: (w: World) => void; why: RegExp }[] = [
 		why: /belongs to (a user without a name|\S+), not to you/,
 	},
 	{
+		name: "a FIFO (reading it would block Vim)",
+		write: (w) => void execFileSync("mkfifo", ["-m", "600", join(w.vim.dirs.stateDir, `pi-${w.piPid}.json`)]),
+		why: /is a fifo, not a regular file/,
+	},
+	{
 		name: "a symlink",
 		write: (w) => {
 			const target = join(w.vim.dirs.root, "elsewhere.json");
@@ -155,6 +161,18 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
 			await assertStillWorks(w);
 		});
 	}
+
+	it(":PiIde shows the state file, the buffer and the connected pi without an error", async (t) => {
+		const w = await world(t);
+		send(w, message(w, { last_turn: [] }));
+		await w.vim.until((s) => piOf(s)?.pid === w.piPid, "the message is handled");
+		const out = String(await w.vim.expr("execute('PiIde')"));
+		assert.match(out, new RegExp(`state file: ${w.vim.stateFile} \\(present\\)`));
+		assert.match(out, new RegExp(`buffer: ${w.file} \\[text\\] line 1 col 1 of 3`));
+		assert.match(out, new RegExp(`pi: connected, pid ${w.piPid}`));
+		assert.match(out, /selection: none/);
+		await assertNoErrors(w.vim);
+	});
 
 	it("an unmodified buffer is reloaded, cursor kept, and reported with its new version", async (t) => {
 		const w = await world(t);
