@@ -162,6 +162,26 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
 		});
 	}
 
+	it("two bad messages in one poll make one line, never a hit-enter prompt; :PiIde names both", async (t) => {
+		const w = await world(t, { cols: 80, rows: 24 });
+		const other = await spawnLiveEditor();
+		send(w, null, { raw: "{not json" });
+		send({ ...w, piPid: other.pid }, message({ ...w, piPid: other.pid }, { kind: "editor" }), { pid: other.pid });
+		await w.vim.waitExpr("execute('messages') =~# 'notices\\|ignoring'");
+		await w.vim.waitExpr("len(filter(pi_ide#Summary(), {_, l -> l =~# '^ignored pi-'})) == 2");
+		const summary = await w.vim.expr<string[]>("pi_ide#Summary()");
+		assert.ok(
+			summary.some((l) => /ignored pi-\d+\.json: not valid JSON/.test(l)),
+			summary.join("\n"),
+		);
+		assert.ok(
+			summary.some((l) => /ignored pi-\d+\.json: kind is not "pi"/.test(l)),
+			summary.join("\n"),
+		);
+		await assertNoErrors(w.vim);
+		await assertStillWorks(w);
+	});
+
 	it(":PiIde shows the state file, the buffer and the connected pi without an error", async (t) => {
 		const w = await world(t);
 		send(w, message(w, { last_turn: [] }));
