@@ -162,7 +162,7 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
 		});
 	}
 
-	it("two bad messages in one poll make one line, never a hit-enter prompt; :PiIde names both", async (t) => {
+	it("two bad messages in one poll: no hit-enter prompt, :PiIde names both", async (t) => {
 		const w = await world(t, { cols: 80, rows: 24 });
 		const other = await spawnLiveEditor();
 		send(w, null, { raw: "{not json" });
