@@ -301,10 +301,10 @@ export async function startVim(t: TestContext | null, options: VimOptions = {}):
 		.trim()
 		.split(" ")
 		.map(Number);
+	// A Vim that has exited but is not reaped yet (a zombie: tmux reaps it when it gets to it) is not alive.
 	const isAlive = () => {
 		try {
-			process.kill(panePid ?? 0, 0);
-			return true;
+			return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${panePid}/stat`, "utf8"));
 		} catch {
 			return false;
 		}

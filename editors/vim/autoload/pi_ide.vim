@@ -262,6 +262,8 @@ def WriteNow()
     return
   endif
   writing = true
+  # From now on the file may exist (the job can finish before Vim notices it): the exit must remove it.
+  stats.written = true
   var job = writer.Write(stats.dir, getpid(), text, writer.Me(), (res) => Written(res, content, payload, now))
   # Done may have run already (a failure before the job started): then nothing is under way.
   write_job = writing ? job : v:none
@@ -454,6 +456,8 @@ export def Stop(exiting: bool = false)
       autocmd!
     augroup END
     if type(write_job) == v:t_job
+      # job_stop() signals the job's process group (its `sh` and `mv`); a rename under way still completes,
+      # so wait (briefly) until the job is gone before the removal below.
       job_stop(write_job, 'kill')
       var waited = 0
       while job_status(write_job) == 'run' && waited < 500

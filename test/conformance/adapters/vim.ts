@@ -103,9 +103,13 @@ class VimSession implements ClientSession {
 		return Promise.reject(new Error("the Vim client does not collect diagnostics (editors/vim/README.md)"));
 	}
 
+	/** The client's notices (they start with its name) and any error line: "one notice, never an error". */
 	async messages(): Promise<string[]> {
 		const text = await this.vim.expr<string>("execute('messages')");
-		return text.split("\n").filter((l) => l.trim() !== "");
+		return text
+			.split("\n")
+			.map((l) => l.trim())
+			.filter((l) => l.startsWith("(pi-ide)") || /E\d{2,4}:|Error/.test(l));
 	}
 
 	async quit(): Promise<void> {
@@ -142,7 +146,8 @@ export const adapters: ClientAdapter[] = [
 			};
 			let vim: Vim;
 			try {
-				vim = await startVim(null, { dirs, env: options.env, cwd: options.cwd });
+				// 'hidden': an opened file keeps earlier ones loaded, as the other clients' editors do.
+				vim = await startVim(null, { dirs, env: options.env, cwd: options.cwd, vimrc: ["set hidden"] });
 			} catch (error) {
 				rmSync(root, { recursive: true, force: true });
 				throw error;

@@ -11,12 +11,12 @@ vim9script
 #   mode without following it; getftype() (also lstat) is used before every other look at a path.
 # - Owner: Vim has no getuid(). The user is the owner of the directory Vim's tempname() just created for
 #   this process (that directory is ours by construction), compared by name.
-# - O_EXCL: Vim has no exclusive open, but mkdir() is exclusive: the temp path `<pid>.json.tmp` is created
-#   as a fresh 0700 directory, so nothing planted there can be written through, and the state file is
-#   written inside it.
+# - O_EXCL: Vim has no exclusive open, but mkdir() is exclusive: the text is written in a fresh 0700
+#   directory `<pid>.json.tmp.d`, so nothing planted there can be written through.
 # - rename: Vim's rename() unlinks the target before renaming (and copies when rename fails), so readers
 #   could see no file at all. The replace is done by `mv -f -T` (GNU coreutils: one rename(2), never into a
-#   directory) started as a job; the caller is told through a callback when it has finished.
+#   directory), through the protocol's temp path `<pid>.json.tmp`, in one `sh` job (REPLACE); the caller is
+#   told through a callback when it has finished.
 
 const MAX_PID = 2147483647
 
@@ -141,14 +141,19 @@ export def EnsureDir(dir: string, user: string): list<string>
   return CheckCached(dir, user)
 enddef
 
-# The temp path and the file inside it.
+# The protocol's temp path, and the private directory the text is written in first.
 def TempOf(final: string): string
   return final .. '.tmp'
 enddef
 
-# Clear the way at the temp path: a leftover regular file of ours (an interrupted write by another client)
-# is removed; anything else there is refused. Then create the private temp directory.
-def MakeTemp(tmp: string, user: string): list<string>
+def PrivateOf(final: string): string
+  return final .. '.tmp.d'
+enddef
+
+# Clear the way at the temp path: a leftover regular file of ours (an interrupted write) is removed;
+# anything else there is refused. Then create the private directory, exclusively (mkdir fails on anything
+# already at that path: nothing planted there can be written through).
+def MakeTemp(tmp: string, private: string, user: string): list<string>
   var t = getftype(tmp)
   if t == 'file' && get(Entry(tmp), 'user', '') == user
     delete(tmp)
@@ -156,24 +161,30 @@ def MakeTemp(tmp: string, user: string): list<string>
     return [tmp .. ' exists and is not our temp file; not writing', 'temp-in-the-way']
   endif
   try
-    mkdir(tmp, '', 0o700)
+    mkdir(private, '', 0o700)
   catch
-    if getftype(tmp) != ''
-      return [tmp .. ' appeared while writing; not writing', 'temp-in-the-way']
+    if getftype(private) != ''
+      return [private .. ' is in the way (a write that was interrupted? remove it); not writing', 'temp-in-the-way']
     endif
-    return [printf('cannot create %s: %s', tmp, v:exception), 'io']
+    return [printf('cannot create %s: %s', private, v:exception), 'io']
   endtry
-  setfperm(tmp, 'rwx------')
+  setfperm(private, 'rwx------')
   return []
 enddef
 
 # Remove what MakeTemp made (and whatever is left in it: only we can write there).
-def DropTemp(tmp: string)
-  if getftype(tmp) == 'dir'
-    delete(tmp .. '/state')
-    delete(tmp, 'd')
+def DropTemp(private: string)
+  if getftype(private) == 'dir'
+    delete(private .. '/state')
+    delete(private, 'd')
   endif
 enddef
+
+# The replace, run by `sh` as one job: the file leaves the private directory for the temp path, the
+# directory goes, and the temp file is renamed over the state file. So when the state file appears no temp
+# is left, and a reader sees either the old file or the new one, never none (Vim's rename() would unlink
+# the target first). `mv -T` is one rename(2), never "into" a directory; rename never follows a symlink.
+const REPLACE = 'mv -f -T -- "$1/state" "$2" && rmdir -- "$1" && mv -f -T -- "$2" "$3"'
 
 # Replace `<dir>/<pid>.json` with `text` atomically. The caller has checked the directory (EnsureDir).
 # `Done` gets [] or [message, problem name] once the file is in place (or the write failed); the job is
@@ -181,12 +192,13 @@ enddef
 export def Write(dir: string, pid: number, text: string, user: string, Done: func(list<string>)): any
   var final = printf('%s/%d.json', dir, pid)
   var tmp = TempOf(final)
-  var problem = MakeTemp(tmp, user)
+  var private = PrivateOf(final)
+  var problem = MakeTemp(tmp, private, user)
   if !empty(problem)
     Done(problem)
     return v:none
   endif
-  var file = tmp .. '/state'
+  var file = private .. '/state'
   var ok = false
   try
     # 'S': no fsync (7 ms a write measured); the rename, not the disk, is what makes the replace atomic.
@@ -194,19 +206,22 @@ export def Write(dir: string, pid: number, text: string, user: string, Done: fun
   catch
   endtry
   if !ok || setfperm(file, 'rw-------') == 0
-    DropTemp(tmp)
+    DropTemp(private)
     Done([printf('cannot write %s', file), 'io'])
     return v:none
   endif
-  var job = job_start(['mv', '-f', '-T', '--', file, final], {
+  var job = job_start(['sh', '-c', REPLACE, 'sh', private, tmp, final], {
     in_io: 'null', out_io: 'null', err_io: 'null',
     exit_cb: (_, status) => {
-      DropTemp(tmp)
-      Done(status == 0 ? [] : [printf('cannot rename %s to %s (mv exited %d)', file, final, status), 'io'])
+      DropTemp(private)
+      if status != 0 && getftype(tmp) == 'file'
+        delete(tmp)
+      endif
+      Done(status == 0 ? [] : [printf('cannot rename %s to %s (exit %d)', file, final, status), 'io'])
     }})
   if job_status(job) == 'fail'
-    DropTemp(tmp)
-    Done(['cannot start mv to rename ' .. file, 'io'])
+    DropTemp(private)
+    Done(['cannot start sh to rename ' .. file, 'io'])
     return v:none
   endif
   return job
@@ -223,12 +238,10 @@ export def Remove(dir: string, pid: number, user: string): list<string>
     return ['state dir is not ours; left it alone: ' .. problem[0], problem[1]]
   endif
   var final = printf('%s/%d.json', dir, pid)
-  var tmp = TempOf(final)
-  if getftype(tmp) == 'file'
-    delete(tmp)
-  else
-    DropTemp(tmp)
+  if getftype(TempOf(final)) == 'file'
+    delete(TempOf(final))
   endif
+  DropTemp(PrivateOf(final))
   if getftype(final) != '' && delete(final) != 0
     return ['cannot remove ' .. final, 'io']
   endif
