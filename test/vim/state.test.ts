@@ -150,6 +150,7 @@ describe("vim: the state file", { concurrency: 3 }, () => {
 		await vim.keys("0", "f", "+");
 		await vim.waitExpr("col('.') == 10");
 		const s = await vim.until((s) => buf(s).cursor.column === 10, "cursor on +");
+		assert.deepEqual(readdirSync(vim.dirs.stateDir), [`${vim.pid}.json`], "no temp left once the file is there");
 		assert.equal(s["pid"], vim.pid);
 		assert.equal(s["app"], "vim");
 		assert.equal(s["cwd"], vim.dirs.work);
