@@ -130,7 +130,8 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			diagnostics: "the Vim client does not collect diagnostics yet (no ALE or lsp plugin to test with here)",
+			diagnostics:
+				"the Vim client does not collect diagnostics yet: ALE and lsp keep no buffer version for them (editors/vim/README.md)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},
