@@ -15,7 +15,7 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "pi message size", vim: "pi_ide#inbox#MAX_BYTES", limit: limits.MAX_PI_MESSAGE_BYTES },
 	{ name: "pi message changed list", vim: "pi_ide#inbox#MAX_CHANGED", limit: limits.MAX_PI_CHANGED },
 	{ name: "pi message last_turn list", vim: "pi_ide#inbox#MAX_LAST_TURN", limit: limits.MAX_PI_LAST_TURN },
-	{ name: "files reports", vim: "pi_ide#inbox#MAX_REPORTS", limit: limits.MAX_FILE_REPORTS },
+	{ name: "files reports kept", vim: "pi_ide#inbox#KEPT_REPORTS", limit: limits.KEPT_FILE_REPORTS },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

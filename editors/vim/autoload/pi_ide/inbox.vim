@@ -21,7 +21,8 @@ import autoload 'pi_ide/writer.vim'
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
 export const MAX_LAST_TURN = 50
-export const MAX_REPORTS = 20
+# The newest reports kept (PROTOCOL.md's KEPT_FILE_REPORTS); this client keeps no more while pi waits.
+export const KEPT_REPORTS = 20
 export const POLL_MS = 500
 
 var dir = ''
@@ -264,8 +265,8 @@ enddef
 def Remember(report: dict<any>)
   filter(reports, (_, r) => r.file != report.file)
   reports->add(report)
-  if len(reports) > MAX_REPORTS
-    remove(reports, 0, len(reports) - MAX_REPORTS - 1)
+  if len(reports) > KEPT_REPORTS
+    remove(reports, 0, len(reports) - KEPT_REPORTS - 1)
   endif
 enddef
 
