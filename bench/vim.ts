@@ -4,10 +4,10 @@
  * where the handler also moves the selection tracker); the main-thread cost of a write; and writes per second
  * while the cursor keeps moving (keys typed into real Vim in tmux, as a user's). Run alone: `node bench/vim.ts`.
  */
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startVim } from "../test/helpers/vim.ts";
+import { makeVimDirs, startVim } from "../test/helpers/vim.ts";
 import { header, median, row } from "./report.ts";
 
 const BENCH_FUNCTIONS = `vim9script
@@ -53,7 +53,8 @@ enddef
 
 export async function runVimBench(): Promise<void> {
 	console.log("== Vim client ==");
-	const vim = await startVim(null, { cols: 120, rows: 40 });
+	const dirs = makeVimDirs();
+	const vim = await startVim(null, { dirs, cols: 120, rows: 40 });
 	try {
 		const lines = Array.from({ length: 400 }, (_, i) => `export const value${i} = compute(${i}, "text"); // line ${i}`);
 		writeFileSync(join(vim.dirs.work, "bench.ts"), `${lines.join("\n")}\n`);
@@ -98,6 +99,7 @@ export async function runVimBench(): Promise<void> {
 		row(`writes/s, continuous movement (${Math.round(moves / seconds)} moves/s)`, rate.toFixed(2), "<= 5", rate <= 5);
 	} finally {
 		vim.kill();
+		rmSync(dirs.root, { recursive: true, force: true });
 	}
 }
 
