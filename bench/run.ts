@@ -11,11 +11,13 @@ import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
 import { runReviewBench } from "./review.ts";
 import { runTrustBench } from "./trust.ts";
+import { runVimBench } from "./vim.ts";
 
 await runPiBench();
 await runTrustBench();
 await runContextTokensBench();
 await runNvimBench();
+await runVimBench();
 await runLoopBench();
 await runReviewBench();
 await runEmacsBench();

@@ -41,6 +41,7 @@ import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts
 import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
 import { parseSettings } from "./ui/settings.ts";
+import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
@@ -115,15 +116,24 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			current.onPill = () => published.sync();
 			void controller.start();
 			published.sync();
-			const link = linkNvimClient({
-				packageRoot: PACKAGE_ROOT,
-				dataHome: nvimDataHome(process.env, home),
-				disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
-			});
+			const links = [
+				linkNvimClient({
+					packageRoot: PACKAGE_ROOT,
+					dataHome: nvimDataHome(process.env, home),
+					disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
+				}),
+				linkVimClient({
+					packageRoot: PACKAGE_ROOT,
+					vimDir: vimDir(process.env, home),
+					disabled: !settings.linkVim || isVimLinkDisabled(process.env),
+				}),
+			];
 			// "already" and "disabled" are the quiet, usual outcomes; the rest is said once, here.
-			if (link.status === "linked") ui?.notify(`pi-ide-context: ${link.message}`, "info");
-			else if (link.status === "conflict" || link.status === "error")
-				ui?.notify(`pi-ide-context: ${link.message}`, "warning");
+			for (const link of links) {
+				if (link.status === "linked") ui?.notify(`pi-ide-context: ${link.message}`, "info");
+				else if (link.status === "conflict" || link.status === "error")
+					ui?.notify(`pi-ide-context: ${link.message}`, "warning");
+			}
 		} catch (error) {
 			reportError(ctx, "session_start", error);
 		}
