@@ -46,8 +46,18 @@ public final class Inbox {
 
 	/** Act on a message; true when the reports changed (the state file should be written promptly). */
 	public synchronized boolean handle(PiMessage message, Host host) {
+		if (message.editorPid == null || message.editorPid != ownPid) return false;
 		List<PiMessage.Change> pending = message.pending(ownPid, handled.get(message.pid));
-		if (pending.isEmpty()) return false;
+		if (pending.isEmpty()) {
+			// Nothing to act on, but the message was handled: `pi` says so (PROTOCOL.md: "Then write its state
+			// file promptly with files and pi"), as pi's first message after connecting (no changes) expects.
+			// Its seq is handled too: the next message's changes after it are all new to this editor.
+			Long before = handled.get(message.pid);
+			handled.put(message.pid, before == null ? message.seq : Math.max(before, message.seq));
+			boolean news = pi == null || !pi.get("pid").equals(message.pid) || !pi.get("seq").equals(message.seq);
+			if (news) pi = seen(message);
+			return news;
+		}
 		for (PiMessage.Change change : pending) {
 			String status;
 			Reload.Facts facts = host.facts(change.file);
@@ -64,11 +74,15 @@ public final class Inbox {
 		long newest = handled.containsKey(message.pid) ? handled.get(message.pid) : -1;
 		for (PiMessage.Change c : pending) newest = Math.max(newest, c.seq);
 		handled.put(message.pid, newest);
+		pi = seen(message);
+		return true;
+	}
+
+	private static Map<String, Object> seen(PiMessage message) {
 		Map<String, Object> last = new java.util.LinkedHashMap<>();
 		last.put("pid", message.pid);
 		last.put("seq", message.seq);
-		pi = last;
-		return true;
+		return last;
 	}
 
 	/** Refresh the diagnostics of listed reports (kept up to date while listed); true when any changed. */
