@@ -220,8 +220,11 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 			{
 				name: "group-readable",
 				make: (p, pid) => {
-					writeFileSync(p, good(pid));
-					chmodSync(p, 0o640);
+					// Put in place with its mode already set: a write then chmod in place shows Emacs the file twice
+					// (0644, then 0640), which are two different reasons.
+					writeFileSync(`${p}.tmp`, good(pid));
+					chmodSync(`${p}.tmp`, 0o640);
+					renameSync(`${p}.tmp`, p);
 				},
 				why: /group\/other permissions/,
 			},
