@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
+import type { StaleReason } from "./context/context-memory.ts";
 import { appendPromptDiagnostics } from "./context/diagnostics.ts";
 import {
 	checkIgnored,
@@ -26,7 +27,12 @@ import {
 	type RememberedResolution,
 	resolveRemembered,
 } from "./discovery/choices.ts";
-import { type Connection, type ConnectionMode, decideConnection } from "./discovery/connection.ts";
+import {
+	type Connection,
+	type ConnectionMode,
+	type DisconnectedWhy,
+	decideConnection,
+} from "./discovery/connection.ts";
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
 import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
@@ -94,7 +100,16 @@ export interface View {
 
 export type Injection =
 	| { kind: "inject"; block: ContextBlock; editor: EditorRecord }
-	| { kind: "skip"; reason: string };
+	/** `reason` names things for /ide status; `stale` is the general reason the model may be told. */
+	| { kind: "skip"; reason: string; stale: StaleReason };
+
+/** Why the model's editor context is out of date when pi is not connected. */
+const DISCONNECTED_STALE: Readonly<Record<DisconnectedWhy, StaleReason>> = {
+	off: "off",
+	"remembered off": "off",
+	"no editor": "gone",
+	"several candidates": "choose",
+};
 
 export type PickerAction = { kind: "connect"; pid: number } | { kind: "disconnect" };
 
@@ -293,36 +308,46 @@ export class IdeController {
 		try {
 			this.refresh();
 			const view = this.#view;
-			if (!view.health.ok) return { kind: "skip", reason: `state dir ${view.health.dir} ${view.health.reason}` };
+			if (!view.health.ok)
+				return { kind: "skip", reason: `state dir ${view.health.dir} ${view.health.reason}`, stale: "unreadable" };
 			const connection = view.connection;
-			if (!connection.connected) return { kind: "skip", reason: describeDisconnected(connection) };
+			if (!connection.connected)
+				return { kind: "skip", reason: describeDisconnected(connection), stale: DISCONNECTED_STALE[connection.why] };
 			const fresh = this.#scanner.readOne(connection.pid);
-			if (fresh.kind !== "editor") return { kind: "skip", reason: "the connected editor's state file is gone" };
+			if (fresh.kind !== "editor")
+				return { kind: "skip", reason: "the connected editor's state file is gone", stale: "gone" };
 			const editor = fresh.record;
 			const state = editor.state;
 			if (state.database) {
 				const block = formatContextBlock(state, null, this.#blockOptions());
-				return block ? { kind: "inject", block, editor } : { kind: "skip", reason: "empty database view" };
+				return block
+					? { kind: "inject", block, editor }
+					: { kind: "skip", reason: "empty database view", stale: "no-file" };
 			}
 			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
-			if (file === null) return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)" };
+			if (file === null)
+				return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)", stale: "no-file" };
 			const rules = this.#loadRules();
 			if (!rules.ok) {
 				this.#options.ui?.notify(
 					`pi-ide-context: ${rules.message}; no editor context sent with this prompt`,
 					"warning",
 				);
-				return { kind: "skip", reason: rules.message };
+				return { kind: "skip", reason: rules.message, stale: "unreadable" };
 			}
 			const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
 			if (verdict.ignored) {
-				return { kind: "skip", reason: `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})` };
+				return {
+					kind: "skip",
+					reason: `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})`,
+					stale: "ignored",
+				};
 			}
 			const block = formatContextBlock(state, file, this.#blockOptions());
-			if (!block) return { kind: "skip", reason: "nothing to describe" };
+			if (!block) return { kind: "skip", reason: "nothing to describe", stale: "no-file" };
 			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
 		} catch (error) {
-			return { kind: "skip", reason: `internal error: ${String(error)}` };
+			return { kind: "skip", reason: `internal error: ${String(error)}`, stale: "unreadable" };
 		}
 	}
 

@@ -16,10 +16,27 @@
  * details, and a record is only believed while the content still matches it.
  */
 import { createHash, hash } from "node:crypto";
+import { basename } from "node:path";
 import type { ContextBlock, ContextDetails } from "./blocks.ts";
 
-/** What the next prompt sends. */
-export type SendKind = "full" | "update" | "none";
+/** What the next prompt sends: the whole block, the changed sections, nothing, or that the picture is out of date. */
+export type SendKind = "full" | "update" | "none" | "stale";
+
+/**
+ * Why pi cannot describe the editor now. Said to the model in general terms: an ignored file is never named or
+ * described, only that the active file is one the user excluded.
+ */
+export type StaleReason = "ignored" | "no-file" | "off" | "gone" | "choose" | "unreadable";
+
+/** What the model reads for each reason (one table: the notice and /ide status both use it). */
+export const STALE_WORDING: Readonly<Record<StaleReason, string>> = {
+	ignored: "the file now active in the editor is one the user excluded from what pi may send",
+	"no-file": "the editor now shows something that is not a file pi can describe (an unnamed or special buffer)",
+	off: "the user turned pi's editor connection off (/ide off)",
+	gone: "the editor pi was connected to is no longer running or no longer connected",
+	choose: "several editors are open in this project and pi waits for the user to pick one (/ide)",
+	unreadable: "pi cannot read the editor's state or its own rules right now",
+};
 
 /**
  * Version of the record kept in a message's details; another version is not trusted as a baseline. 2 added
@@ -47,7 +64,8 @@ export interface SelectionIdentity {
 export interface MemoryRecord {
 	v: typeof MEMORY_VERSION;
 	id: string;
-	kind: "full" | "update";
+	/** "stale": a notice that the editor context before it is out of date (it stands alone, like a full block). */
+	kind: "full" | "update" | "stale";
 	/** The message this update applies to (null for a full block). */
 	prev: string | null;
 	state: CanonicalState;
@@ -61,6 +79,8 @@ export interface MemoryRecord {
 /** `ContextDetails` plus the memory record (older sessions' messages have no memory). */
 export interface MemoryDetails extends ContextDetails {
 	memory?: MemoryRecord;
+	/** One line for pi's screen: what this message told the model (the quote line says it for a selection). */
+	sent?: string;
 }
 
 /** An ide-context message as the model reads it (the session's projection, or a request), reduced to what this module reads. */
@@ -74,6 +94,11 @@ export interface ReadMessage {
 export interface ModelView {
 	/** The last editor context the model sees, when every message it builds on is visible too. */
 	latest: MemoryRecord | null;
+	/**
+	 * The last editor context the model sees, whole or not: what the request check restores, so what a notice
+	 * must mark out of date when pi cannot describe the editor any more.
+	 */
+	newest: MemoryRecord | null;
 	/** Why there is no usable `latest` (for /ide status). */
 	why: string;
 	/** Keys (`selectionKey`) of the selections whose text the model sees. */
@@ -138,17 +163,23 @@ function viewOf(read: readonly ReadRecord[]): ModelView {
 	for (const record of records) {
 		if (record?.selection && record.selectionSent) selections.add(selectionKey(record.selection));
 	}
-	if (records.length === 0) return { latest: null, why: NO_CONTEXT, selections };
+	if (records.length === 0) return { latest: null, newest: null, why: NO_CONTEXT, selections };
 	const latest = records.at(-1) ?? null;
-	if (!latest) return { latest: null, why: "the last editor context the model has predates this version", selections };
+	if (!latest)
+		return {
+			latest: null,
+			newest: null,
+			why: "the last editor context the model has predates this version",
+			selections,
+		};
 	// An update is only as good as every message it builds on: walk the chain back to its full block.
 	let current = latest;
 	for (let i = records.length - 2; current.kind === "update"; i--) {
 		const before = i >= 0 ? records[i] : null;
-		if (!before || before.id !== current.prev) return { latest: null, why: LOST_CONTEXT, selections };
+		if (!before || before.id !== current.prev) return { latest: null, newest: latest, why: LOST_CONTEXT, selections };
 		current = before;
 	}
-	return { latest, why: "", selections };
+	return { latest, newest: latest, why: "", selections };
 }
 
 /** Decide what this prompt sends for `block`, given what the model has. */
@@ -171,6 +202,7 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			selectionSent: sent,
 			textHash: textHash(text),
 		};
+		details.sent = sentLine(kind, text, block.details);
 		return details;
 	};
 	const full = (reason: string): Decision => {
@@ -188,6 +220,7 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	if (options.always) return full("ideContext.sendUnchanged is on: a block with every prompt");
 	const base = view.latest;
 	if (!base) return full(view.why);
+	if (base.kind === "stale") return full("the editor context the model has is marked out of date");
 	if (base.state.header !== state.header) return full("the editor or what it shows changed");
 	const before = new Map(base.state.sections);
 	const after = new Map(state.sections);
@@ -224,6 +257,61 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 }
 
 /**
+ * What a prompt sends when pi cannot describe the editor (`reason`): once, a notice that the editor context the
+ * model has is out of date, and why in general terms; again only when the reason changes. Nothing when the model
+ * has no editor context to be misled by.
+ */
+export function decideStale(reason: StaleReason, view: ModelView, options: Pick<DecideOptions, "id">): Decision {
+	const header = staleHeader(reason);
+	const newest = view.newest;
+	if (!newest)
+		return {
+			kind: "none",
+			text: "",
+			details: undefined,
+			why: "nothing (the model has no editor context)",
+			selectionReferenced: false,
+		};
+	if (newest.kind === "stale" && newest.state.header === header)
+		return {
+			kind: "none",
+			text: "",
+			details: undefined,
+			why: "nothing (the model was told already that its editor context is out of date)",
+			selectionReferenced: false,
+		};
+	const text = `Editor context out of date: ${STALE_WORDING[reason]}. The editor context earlier in this conversation may no longer match what the user sees; do not rely on its file, cursor, selection or diagnostics.`;
+	const details: MemoryDetails = {
+		pid: 0,
+		editor: "",
+		file: null,
+		language: null,
+		sent: `editor context marked out of date: ${STALE_WORDING[reason]}`,
+		memory: {
+			v: MEMORY_VERSION,
+			id: options.id,
+			kind: "stale",
+			prev: null,
+			state: { header, sections: [] },
+			selection: null,
+			selectionSent: false,
+			textHash: textHash(text),
+		},
+	};
+	return {
+		kind: "stale",
+		text,
+		details,
+		why: `a notice that the model's editor context is out of date (${reason})`,
+		selectionReferenced: false,
+	};
+}
+
+function staleHeader(reason: StaleReason): string {
+	return `out of date: ${reason}`;
+}
+
+/**
  * The session's editor context for the request check: the projection's ide-context messages, plus `run`, the
  * block this run started with, when the projection no longer has it (a compaction in the middle of the run
  * summarised it away: the run still works on that editor context).
@@ -247,12 +335,12 @@ export interface RequestRepair {
 	/** True: it replaces the ide-context message at `index`; false: it is inserted before the message there. */
 	replace: boolean;
 	text: string;
-	/** The details of the session's message it stands for. */
+	/**
+	 * Details for the message that carries `text`: the session's message's, with a record of its own (standing
+	 * alone, its own text hash), so a later check of the same request trusts it and needs no second repair.
+	 */
 	details: unknown;
 }
-
-const SELECTION_GONE =
-	"Selection: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).";
 
 /**
  * The last resort, for the request itself (after every other extension changed it): the newest editor context of
@@ -260,11 +348,14 @@ const SELECTION_GONE =
  * read. When the request lacks it, or a message it builds on (pi compacted in the middle of a run, another
  * extension pruned), the request gets one self-contained block for it instead: in place of the last ide-context
  * message it still has, or before the last user prompt when it has none. Undefined when the request holds it
- * (or the session has no editor context of this version): the request is then left untouched.
+ * (or the session has no editor context of this version): the request is then left untouched. `branch` (default
+ * `session`): every ide-context message of the session's branch, compacted or not, where a selection's text is
+ * looked for when the request no longer holds it.
  */
 export function repairRequest(
 	request: readonly RequestMessage[],
 	session: readonly ReadMessage[],
+	branch: readonly ReadMessage[] = session,
 ): RequestRepair | undefined {
 	const fromSession = readRecords(session);
 	const newest = fromSession.at(-1);
@@ -285,35 +376,160 @@ export function repairRequest(
 	const replaced = ours.at(-1);
 	// The selections the request still holds once the replaced message is gone.
 	const kept = viewOf(inRequest.filter((r) => r.message !== replaced?.message)).selections;
-	const text = selfContainedText({ record: target, content: newest.message.content }, kept, fromSession);
-	if (replaced) return { index: replaced.index, replace: true, text, details: newest.message.details };
+	const holders = branch === session ? fromSession : readRecords(branch);
+	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders);
+	const details = standAlone(newest.message.details, target, whole);
+	if (replaced) return { index: replaced.index, replace: true, text: whole.text, details };
 	// Before the prompt it came with; with no prompt left, first after the system head (which stays first).
 	const lastUser = request.findLastIndex((m) => m.kind === "user");
 	const afterSystem = request.findIndex((m) => m.kind !== "system");
 	const index = lastUser >= 0 ? lastUser : afterSystem >= 0 ? afterSystem : request.length;
-	return { index, replace: false, text, details: newest.message.details };
+	return { index, replace: false, text: whole.text, details };
+}
+
+/** What the payload check knows besides the payload: the session's editor context and the request's prompt. */
+export interface PayloadFacts {
+	/** The session's editor context (as for repairRequest). */
+	session: readonly ReadMessage[];
+	/** Every ide-context message of the branch (as for repairRequest). */
+	branch: readonly ReadMessage[];
+	/** The text of the branch's last user prompt: where a block goes when the request has none left. */
+	prompt: string | undefined;
+	/** Blocks the request check put into this request's messages (text and details), found by their text. */
+	repaired: readonly ReadMessage[];
+}
+
+/** A string in a provider payload, and where it is. */
+interface Leaf {
+	path: Array<string | number>;
+	text: string;
+}
+
+/**
+ * The same check once more, on the provider's payload: a `context_with_system` handler of an extension loaded
+ * after this one runs after this one's, so only the payload shows what the request finally holds. Provider
+ * formats differ, so the payload is read generically: every string in its top-level arrays that is exactly the
+ * text of an ide-context message (or the prompt) is that message; a repair replaces that string, or puts a copy
+ * of the prompt's part (or message) holding the block before the prompt's. Undefined: the payload is fine, or
+ * there is nothing safe to change (no ide-context text and no prompt left in it: the model then has no editor
+ * context at all, which is not a stale one).
+ */
+export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
+	if (!isRecord(payload)) return undefined;
+	const known = new Map<string, ReadMessage>();
+	for (const m of [...facts.session, ...facts.repaired]) known.set(contentText(m.content), m);
+	if (known.size === 0) return undefined;
+	for (const [key, value] of Object.entries(payload)) {
+		if (!Array.isArray(value)) continue;
+		const leaves: Leaf[] = [];
+		collectLeaves(value, [key], leaves, 0);
+		const found: Array<{ leaf: Leaf; message: RequestMessage }> = [];
+		for (const leaf of leaves) {
+			const ours = known.get(leaf.text);
+			if (ours) found.push({ leaf, message: { kind: "ide-context", details: ours.details, content: leaf.text } });
+			else if (leaf.text === facts.prompt)
+				found.push({ leaf, message: { kind: "user", details: undefined, content: leaf.text } });
+		}
+		if (found.length === 0) continue;
+		const repair = repairRequest(
+			found.map((f) => f.message),
+			facts.session,
+			facts.branch,
+		);
+		const at = repair && found[repair.index];
+		if (!repair || !at) return undefined;
+		if (repair.replace) return withLeaf(payload, at.leaf.path, repair.text);
+		return at.message.kind === "user" ? withCopyBefore(payload, at.leaf.path, repair.text) : undefined;
+	}
+	return undefined;
+}
+
+const MAX_PAYLOAD_DEPTH = 8;
+
+function collectLeaves(value: unknown, path: Array<string | number>, out: Leaf[], depth: number): void {
+	if (typeof value === "string") {
+		out.push({ path, text: value });
+		return;
+	}
+	if (depth >= MAX_PAYLOAD_DEPTH || typeof value !== "object" || value === null) return;
+	if (Array.isArray(value)) {
+		for (const [i, item] of value.entries()) collectLeaves(item, [...path, i], out, depth + 1);
+	} else for (const [k, v] of Object.entries(value)) collectLeaves(v, [...path, k], out, depth + 1);
+}
+
+/** `root` with the string at `path` replaced (the containers on the way copied, the rest shared). */
+function withLeaf(root: Record<string, unknown>, path: ReadonlyArray<string | number>, text: string): unknown {
+	const set = (node: unknown, i: number): unknown => {
+		if (i === path.length) return text;
+		const step = path[i] as string | number;
+		if (Array.isArray(node)) return node.map((item, j) => (j === step ? set(item, i + 1) : item));
+		if (isRecord(node)) return { ...node, [step]: set(node[step], i + 1) };
+		return node;
+	};
+	return set(root, 0);
+}
+
+/**
+ * `root` with a copy of the item holding the string at `path` put before it, in the innermost array on the way
+ * (a message's content part, or the message itself when its content is one string): the copy holds `text`
+ * in place of that string, and only that part.
+ */
+function withCopyBefore(root: Record<string, unknown>, path: ReadonlyArray<string | number>, text: string): unknown {
+	const last = path.findLastIndex((step) => typeof step === "number");
+	if (last < 0) return undefined;
+	const itemPath = path.slice(0, last + 1);
+	let item: unknown = root;
+	for (const step of itemPath) item = isRecord(item) || Array.isArray(item) ? (item as never)[step] : undefined;
+	const copy = withLeaf({ item } as Record<string, unknown>, ["item", ...path.slice(last + 1)], text) as {
+		item: unknown;
+	};
+	const index = path[last] as number;
+	const insert = (node: unknown, i: number): unknown => {
+		if (i === last) return Array.isArray(node) ? [...node.slice(0, index), copy.item, ...node.slice(index)] : node;
+		const step = path[i] as string | number;
+		if (Array.isArray(node)) return node.map((x, j) => (j === step ? insert(x, i + 1) : x));
+		if (isRecord(node)) return { ...node, [step]: insert(node[step], i + 1) };
+		return node;
+	};
+	return insert(root, 0);
+}
+
+/** `details` with a record for the self-contained text: a full block (or the same notice), its own hash. */
+function standAlone(details: unknown, record: MemoryRecord, whole: { text: string; selectionSent: boolean }): unknown {
+	const memory: MemoryRecord = {
+		...record,
+		kind: record.kind === "stale" ? "stale" : "full",
+		prev: null,
+		selectionSent: whole.selectionSent,
+		textHash: textHash(whole.text),
+	};
+	return { ...(isRecord(details) ? details : {}), memory };
 }
 
 /**
  * The editor context `target` records, standing on its own: the state it records, its own lines where it has
  * them. Its selection: the text when it carries it; a reference when `requestSelections` (what the request
- * still holds) has the text; the text put back from the session message that carries it; only then "gone".
+ * still holds) has the text; the text put back from the branch's message that carries it; only then "gone".
  */
-function selfContainedText(
+function selfContained(
 	target: { record: MemoryRecord; content: unknown },
 	requestSelections: ReadonlySet<string>,
-	session: readonly ReadRecord[],
-): string {
+	holders: readonly ReadRecord[],
+): { text: string; selectionSent: boolean } {
 	const { record } = target;
+	if (record.kind === "stale") return { text: contentText(target.content), selectionSent: false };
 	const own = new Map(parseBlock(contentText(target.content)).sections.map((s) => [s.key, s]));
 	const lines = [record.state.header];
+	let selectionSent = false;
 	for (const [key, value] of record.state.sections) {
 		const mine = own.get(key);
-		if (key === SELECTION_KEY && record.selection)
-			lines.push(...selectionLines(record, record.selection, mine, requestSelections, session));
-		else lines.push(...(mine?.lines ?? [value]));
+		if (key === SELECTION_KEY && record.selection) {
+			const part = selectionLines(record, record.selection, mine, requestSelections, holders);
+			selectionSent = part.sent;
+			lines.push(...part.lines);
+		} else lines.push(...(mine?.lines ?? [value]));
 	}
-	return lines.join("\n");
+	return { text: lines.join("\n"), selectionSent };
 }
 
 function selectionLines(
@@ -321,19 +537,29 @@ function selectionLines(
 	selection: SelectionIdentity,
 	own: Section | undefined,
 	requestSelections: ReadonlySet<string>,
-	session: readonly ReadRecord[],
-): string[] {
-	if (own && record.selectionSent) return own.lines;
+	holders: readonly ReadRecord[],
+): { lines: string[]; sent: boolean } {
+	if (own && record.selectionSent) return { lines: own.lines, sent: true };
 	const key = selectionKey(selection);
-	const holder = session.findLast(
+	const holder = holders.findLast(
 		(r) => r.record?.selectionSent && r.record.selection && selectionKey(r.record.selection) === key,
 	);
 	const held = holder && parseBlock(contentText(holder.message.content)).sections.find((s) => s.key === SELECTION_KEY);
 	if (requestSelections.has(key)) {
 		// `own` is then already the reference line ("... the same selection as in an earlier editor context ...").
-		return own ? own.lines : [selectionReference(held ?? { key: SELECTION_KEY, lines: ["Selection:"] })];
+		return {
+			lines: own ? own.lines : [selectionReference(held ?? { key: SELECTION_KEY, lines: ["Selection:"] })],
+			sent: false,
+		};
 	}
-	return held ? held.lines : [SELECTION_GONE];
+	if (held) return { lines: held.lines, sent: true };
+	return { lines: [selectionGone(own)], sent: false };
+}
+
+/** The selection's own head (its range) kept, its text said to be gone: nothing in the request holds it. */
+function selectionGone(own: Section | undefined): string {
+	const head = /^Selection \([^)]*\)/.exec(own?.lines[0] ?? "")?.[0] ?? SELECTION_KEY;
+	return `${head}: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).`;
 }
 
 /** The short hash a record keeps of the text its message was sent with (one-shot `hash`: checked per message). */
@@ -470,8 +696,35 @@ function renderUpdate(
 	for (const section of parsed.sections) {
 		if (changed.includes(section.key)) lines.push(...renderSection(section, selectionKnown));
 	}
-	for (const key of removed) lines.push(`${displayKey(key)}: none now`);
+	for (const key of removed) lines.push(REMOVED_WORDING[displayKey(key)] ?? `${displayKey(key)}: none now`);
 	return lines.join("\n");
+}
+
+/**
+ * A section the new block no longer has, in words that cannot be mistaken for another state: no Diagnostics
+ * section means the editor sends none for the current content (unknown), never that the checker found none
+ * (that is `Diagnostics: none`, a section of its own).
+ */
+const REMOVED_WORDING: Readonly<Record<string, string>> = {
+	Diagnostics: "Diagnostics: unknown now; earlier ones may not apply",
+};
+
+/** Sections a full block's screen line leaves out: the file names itself, the rest is not news to the user. */
+const UNSHOWN_KEYS = new Set(["File", "Language", "Buffer", "Table", SELECTION_KEY]);
+
+/**
+ * The line pi shows under the prompt for what it sent: the file (or table) and the first line of each section
+ * worth a glance (cursor, diagnostics), or an update's changed sections. Every part came from the block, which
+ * already made the editor's text inert.
+ */
+function sentLine(kind: MemoryRecord["kind"], text: string, details: ContextDetails): string {
+	const { sections } = parseBlock(text);
+	const firstLines = (keep: (key: string) => boolean) =>
+		sections.filter((s) => keep(displayKey(s.key))).map((s) => (s.lines[0] ?? "").replace(/:$/, ""));
+	if (kind === "update")
+		return `editor update: ${firstLines((key) => key !== SELECTION_KEY).join(" · ") || "selection"}`;
+	const name = details.table ?? (details.file ? basename(details.file) : details.editor);
+	return [`editor context: ${name}`, ...firstLines((key) => !UNSHOWN_KEYS.has(key))].join(" · ");
 }
 
 function displayKey(key: string): string {
@@ -486,7 +739,7 @@ function readMemory(details: unknown): MemoryRecord | null {
 	const memory = details["memory"];
 	if (!isRecord(memory) || memory["v"] !== MEMORY_VERSION) return null;
 	const { id, kind, prev, state, selection, selectionSent, textHash } = memory;
-	if (typeof id !== "string" || (kind !== "full" && kind !== "update")) return null;
+	if (typeof id !== "string" || (kind !== "full" && kind !== "update" && kind !== "stale")) return null;
 	if (prev !== null && typeof prev !== "string") return null;
 	if (!isState(state) || typeof selectionSent !== "boolean" || typeof textHash !== "string") return null;
 	if (selection !== null && !isSelection(selection)) return null;
