@@ -103,7 +103,17 @@ export interface ModelView {
 	why: string;
 	/** Keys (`selectionKey`) of the selections whose text the model sees. */
 	selections: ReadonlySet<string>;
+	/** Messages in the chain of `latest` (its full block and the updates on it). */
+	chain?: number;
+	/** How many messages back the last copy of a selection's text is (undefined: none). */
+	distance?: (key: string) => number | undefined;
 }
+
+/**
+ * Most messages in a chain of updates: the next one is a whole block again. It keeps the part of the session the
+ * request check must compare short whatever the session's length (and costs one block per this many updates).
+ */
+export const MAX_UPDATE_CHAIN = 32;
 
 export interface Decision {
 	kind: SendKind;
@@ -130,7 +140,7 @@ const LOST_CONTEXT =
 
 /** Read the model's view from the ide-context messages it will see, oldest first. Never throws on odd details. */
 export function modelView(messages: readonly ReadMessage[]): ModelView {
-	return viewOf(readRecords(messages));
+	return viewOfFold(foldOf(messages));
 }
 
 /** A message the model reads, with its record: null for one without a usable record (an older version's). */
@@ -144,42 +154,168 @@ interface ReadRecord {
  * with (a `context_edit` replaced it, another extension rewrote it): the model does not read what that record says.
  */
 function readRecords(messages: readonly ReadMessage[], checked?: readonly ReadRecord[]): ReadRecord[] {
-	// A text equal to one already checked (the request's copy of a session message) needs no second hash.
+	// A request's copy of a session message (same record id, same text) needs no second hash.
 	const known = new Map<string, string>(
 		checked?.flatMap((r) => (r.record ? [[r.record.id, contentText(r.message.content)]] : [])),
 	);
-	return messages.flatMap((message): ReadRecord[] => {
-		const record = readMemory(message.details);
-		if (!record) return [{ message, record }];
-		const text = contentText(message.content);
-		if (known.get(record.id) !== text && record.textHash !== textHash(text)) return [];
-		return [{ message, record }];
-	});
+	const out: ReadRecord[] = [];
+	for (const message of messages) {
+		const id = known.size > 0 ? memoryId(message.details) : undefined;
+		if (id !== undefined && known.get(id) === contentText(message.content)) {
+			const record = readMemory(message.details);
+			if (record) {
+				out.push({ message, record });
+				continue;
+			}
+		}
+		const read = readChecked(message);
+		if (read !== undefined) out.push({ message, record: read });
+	}
+	return out;
 }
 
-function viewOf(read: readonly ReadRecord[]): ModelView {
-	const selections = new Set<string>();
-	const records = read.map((r) => r.record);
-	for (const record of records) {
-		if (record?.selection && record.selectionSent) selections.add(selectionKey(record.selection));
+/** Where the part of the session that the newest record depends on starts: its chain and its selection's text. */
+function tailStart(fold: Fold, target: MemoryRecord): number {
+	const holder = target.selection ? fold.holders.get(selectionKey(target.selection)) : undefined;
+	return Math.min(fold.chainStart, holder ?? fold.chainStart);
+}
+
+/**
+ * The request ends with the session's messages from `from` on, as they are (the same record ids with the same
+ * texts, in the same order: pi's copies). Older messages do not matter: nothing the newest one says rests on them.
+ */
+function sameTail(
+	ours: ReadonlyArray<{ message: ReadMessage }>,
+	session: readonly ReadMessage[],
+	from: number,
+): boolean {
+	const n = session.length - from;
+	if (from < 0 || ours.length < n) return false;
+	const offset = ours.length - n;
+	for (let i = 0; i < n; i++) {
+		const x = (ours[offset + i] as { message: ReadMessage }).message;
+		const y = session[from + i] as ReadMessage;
+		const id = memoryId(x.details);
+		if (id === undefined || id !== memoryId(y.details) || contentText(x.content) !== contentText(y.content))
+			return false;
 	}
-	if (records.length === 0) return { latest: null, newest: null, why: NO_CONTEXT, selections };
-	const latest = records.at(-1) ?? null;
-	if (!latest)
+	return true;
+}
+
+function memoryId(details: unknown): string | undefined {
+	if (!isRecord(details)) return undefined;
+	const memory = details["memory"];
+	return isRecord(memory) && typeof memory["id"] === "string" ? memory["id"] : undefined;
+}
+
+/**
+ * Per details object (pi keeps one per session entry, and a request's copy of it shares it): its record and the
+ * text that record was last found to match. A session is read at every prompt and every model request; each
+ * message's record is parsed and its text hashed once, not every time (the cost would grow with the session).
+ */
+const checkedRecords = new WeakMap<object, { record: MemoryRecord | null; text: string | null }>();
+
+/** The message's record; null: it has none (an older version's); undefined: its content is not what it records. */
+function readChecked(message: ReadMessage): MemoryRecord | null | undefined {
+	const details = message.details;
+	const cacheable = typeof details === "object" && details !== null;
+	let entry = cacheable ? checkedRecords.get(details) : undefined;
+	if (!entry) {
+		entry = { record: readMemory(details), text: null };
+		if (cacheable) checkedRecords.set(details, entry);
+	}
+	const record = entry.record;
+	if (!record) return null;
+	const text = contentText(message.content);
+	if (text === entry.text) return record;
+	if (record.textHash !== textHash(text)) return undefined;
+	entry.text = text;
+	return record;
+}
+
+/**
+ * What a list of messages amounts to, read oldest first: the selections whose text it holds, its last record
+ * (undefined: none yet; null: one of an older version) and whether that record stands (a full block or a notice,
+ * or an update whose every link back to its full block is the message right before it).
+ */
+interface Fold {
+	selections: ReadonlySet<string>;
+	/** Where (message index) the text of each selection is, the last copy. */
+	holders: ReadonlyMap<string, number>;
+	last: MemoryRecord | null | undefined;
+	stands: boolean;
+	/** Index of the last message read, and of the first message of its chain (its full block or notice). */
+	at: number;
+	chainStart: number;
+}
+
+const EMPTY_FOLD: Fold = {
+	selections: new Set(),
+	holders: new Map(),
+	last: undefined,
+	stands: false,
+	at: -1,
+	chainStart: -1,
+};
+
+function step(fold: Fold, record: MemoryRecord | null, at: number): Fold {
+	if (!record) return { ...fold, last: null, stands: false, at, chainStart: at };
+	let { selections, holders } = fold;
+	if (record.selection && record.selectionSent) {
+		const key = selectionKey(record.selection);
+		// Copied only when they change: a fold is shared by the cache and every list that extends it.
+		if (!selections.has(key)) selections = new Set(selections).add(key);
+		holders = new Map(holders).set(key, at);
+	}
+	const extends_ = record.kind === "update" && fold.last?.id === record.prev && fold.stands;
+	const stands = record.kind !== "update" || extends_;
+	return { selections, holders, last: record, stands, at, chainStart: extends_ ? fold.chainStart : at };
+}
+
+function foldRecords(read: readonly ReadRecord[]): Fold {
+	return read.reduce((fold, r, i) => step(fold, r.record, i), EMPTY_FOLD);
+}
+
+/**
+ * Messages read back from the newest: a chain is never longer than MAX_UPDATE_CHAIN and a selection further back
+ * is sent again, so nothing a decision or the request check rests on is older. Reading only these keeps both
+ * as fast in a session of 5,000 messages as in one of 50 (a longer chain, from elsewhere, reads as lost: the
+ * whole block goes out again).
+ */
+const READ_BACK = 2 * MAX_UPDATE_CHAIN;
+
+/** The fold of the last READ_BACK messages (each message's record is parsed and checked once, see readChecked). */
+function foldOf(messages: readonly ReadMessage[]): Fold {
+	let fold = EMPTY_FOLD;
+	for (let i = Math.max(0, messages.length - READ_BACK); i < messages.length; i++) {
+		const record = readChecked(messages[i] as ReadMessage);
+		if (record !== undefined) fold = step(fold, record, i);
+	}
+	return fold;
+}
+
+function viewOfFold(fold: Fold): ModelView {
+	const { selections: all, last } = fold;
+	const selections: ReadonlySet<string> = all;
+	const distance = (key: string) => {
+		const at = fold.holders.get(key);
+		return at === undefined ? undefined : fold.at - at;
+	};
+	if (last === undefined) return { latest: null, newest: null, why: NO_CONTEXT, selections };
+	if (last === null)
 		return {
 			latest: null,
 			newest: null,
 			why: "the last editor context the model has predates this version",
 			selections,
 		};
-	// An update is only as good as every message it builds on: walk the chain back to its full block.
-	let current = latest;
-	for (let i = records.length - 2; current.kind === "update"; i--) {
-		const before = i >= 0 ? records[i] : null;
-		if (!before || before.id !== current.prev) return { latest: null, newest: latest, why: LOST_CONTEXT, selections };
-		current = before;
-	}
-	return { latest, newest: latest, why: "", selections };
+	// An update is only as good as every message it builds on.
+	if (!fold.stands) return { latest: null, newest: last, why: LOST_CONTEXT, selections, distance };
+	return { latest: last, newest: last, why: "", selections, chain: fold.at - fold.chainStart + 1, distance };
+}
+
+function viewOf(read: readonly ReadRecord[]): ModelView {
+	return viewOfFold(foldRecords(read));
 }
 
 /** Decide what this prompt sends for `block`, given what the model has. */
@@ -187,7 +323,9 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	const parsed = parseBlock(block.text);
 	const selection = selectionIdentity(block.details, parsed);
 	const state = canonicalState(parsed, selection);
-	const known = selection !== null && view.selections.has(selectionKey(selection));
+	// A copy far back is sent again: what the request check compares stays short (see MAX_UPDATE_CHAIN).
+	const key = selection && selectionKey(selection);
+	const known = key !== null && view.selections.has(key) && (view.distance?.(key) ?? 0) < MAX_UPDATE_CHAIN;
 	const record = (kind: MemoryRecord["kind"], prev: string | null, sent: boolean, text: string): MemoryDetails => {
 		const { selection: injected, ...rest } = block.details;
 		const details: MemoryDetails = { ...rest };
@@ -221,6 +359,7 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	const base = view.latest;
 	if (!base) return full(view.why);
 	if (base.kind === "stale") return full("the editor context the model has is marked out of date");
+	if ((view.chain ?? 0) >= MAX_UPDATE_CHAIN) return full(`${MAX_UPDATE_CHAIN} updates in a row`);
 	if (base.state.header !== state.header) return full("the editor or what it shows changed");
 	const before = new Map(base.state.sections);
 	const after = new Map(state.sections);
@@ -357,11 +496,18 @@ export function repairRequest(
 	session: readonly ReadMessage[],
 	branch: readonly ReadMessage[] = session,
 ): RequestRepair | undefined {
-	const fromSession = readRecords(session);
-	const newest = fromSession.at(-1);
-	const target = newest?.record;
-	if (!newest || !target) return undefined;
+	const sessionFold = foldOf(session);
+	const target = sessionFold.last;
+	if (!target) return undefined;
 	const ours = request.flatMap((message, index) => (message.kind === "ide-context" ? [{ index, message }] : []));
+	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
+	// it reads as the session does, without reading a record again.
+	if (sameTail(ours, session, tailStart(sessionFold, target))) {
+		if (sessionFold.stands && (!target.selection || sessionFold.selections.has(selectionKey(target.selection))))
+			return undefined;
+	}
+	const fromSession = readRecords(session);
+	const newest = fromSession.findLast((r) => r.record === target) as ReadRecord;
 	const inRequest = readRecords(
 		ours.map((o) => o.message),
 		fromSession,
