@@ -33,6 +33,8 @@ import {
 	type RequestMessage,
 	repairPayload,
 	repairRequest,
+	SUPERSEDED,
+	supersededIn,
 	withRunContext,
 } from "./context/context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
@@ -216,16 +218,24 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		try {
 			const { session, branch } = sessionFacts(ctx);
 			const repair = repairRequest(event.messages.map(requestMessage), session, branch);
-			if (!repair) return undefined;
 			const messages = [...event.messages];
-			const at = messages[repair.index];
-			if (!repair.replace) {
+			const at = repair && messages[repair.index];
+			if (repair && !repair.replace) {
 				const block = { role: "custom" as const, customType: MESSAGE_TYPE, content: repair.text, display: false };
 				messages.splice(repair.index, 0, { ...block, details: repair.details, timestamp: Date.now() });
-			} else if (at?.role === "custom")
+				repaired = [{ details: repair.details, content: repair.text }];
+			} else if (repair && at?.role === "custom") {
+				// repairRequest only points at ours; anything else is left be.
 				messages[repair.index] = { ...at, content: repair.text, details: repair.details };
-			else return undefined; // Not ours to replace (repairRequest only points at ours): leave the request be.
-			repaired = [{ details: repair.details, content: repair.text }];
+				repaired = [{ details: repair.details, content: repair.text }];
+			}
+			// An older editor context whose basis is gone no longer says anything true: it reads as superseded.
+			const superseded = supersededIn(messages.map(requestMessage), session);
+			for (const index of superseded) {
+				const message = messages[index];
+				if (message?.role === "custom") messages[index] = { ...message, content: SUPERSEDED, details: {} };
+			}
+			if (!repair && superseded.length === 0) return undefined;
 			return { messages };
 		} catch {
 			return undefined;

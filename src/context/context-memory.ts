@@ -174,6 +174,16 @@ function readRecords(messages: readonly ReadMessage[], checked?: readonly ReadRe
 	return out;
 }
 
+/** The request's last `count` ide-context messages (fewer when it has fewer), read from its end. */
+function lastOurs(request: readonly RequestMessage[], count: number): Array<{ message: ReadMessage }> {
+	const out: Array<{ message: ReadMessage }> = [];
+	for (let i = request.length - 1; i >= 0 && out.length < count; i--) {
+		const message = request[i] as RequestMessage;
+		if (message.kind === "ide-context") out.push({ message });
+	}
+	return out.reverse();
+}
+
 /** Where the part of the session that the newest record depends on starts: its chain and its selection's text. */
 function tailStart(fold: Fold, target: MemoryRecord): number {
 	const holder = target.selection ? fold.holders.get(selectionKey(target.selection)) : undefined;
@@ -499,13 +509,14 @@ export function repairRequest(
 	const sessionFold = foldOf(session);
 	const target = sessionFold.last;
 	if (!target) return undefined;
-	const ours = request.flatMap((message, index) => (message.kind === "ide-context" ? [{ index, message }] : []));
 	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
-	// it reads as the session does, without reading a record again.
-	if (sameTail(ours, session, tailStart(sessionFold, target))) {
+	// it reads as the session does, without reading a record again (and without reading the rest of the request).
+	const from = tailStart(sessionFold, target);
+	if (sameTail(lastOurs(request, session.length - from), session, from)) {
 		if (sessionFold.stands && (!target.selection || sessionFold.selections.has(selectionKey(target.selection))))
 			return undefined;
 	}
+	const ours = request.flatMap((message, index) => (message.kind === "ide-context" ? [{ index, message }] : []));
 	const fromSession = readRecords(session);
 	const newest = fromSession.findLast((r) => r.record === target) as ReadRecord;
 	const inRequest = readRecords(
@@ -531,6 +542,48 @@ export function repairRequest(
 	const afterSystem = request.findIndex((m) => m.kind !== "system");
 	const index = lastUser >= 0 ? lastUser : afterSystem >= 0 ? afterSystem : request.length;
 	return { index, replace: false, text: whole.text, details };
+}
+
+/** What an older editor context of a request reads as when what it refers to is no longer in the request. */
+export const SUPERSEDED =
+	"(An earlier editor context stood here; what it built on is no longer in this conversation, and a later editor context replaces it.)";
+
+/**
+ * Older editor contexts of a request (its last READ_BACK) that refer to something the request no longer holds:
+ * an update whose block was pruned or compacted away ("the rest as before"), a selection "not repeated" with no
+ * copy before it. Their indices, oldest first; the newest editor context is repairRequest's. Each is to read
+ * SUPERSEDED: a reference must resolve within the request that carries it.
+ */
+export function supersededIn(request: readonly RequestMessage[], session: readonly ReadMessage[]): number[] {
+	const known = new Map<string, { record: MemoryRecord | null | undefined; text: string }>();
+	for (let i = Math.max(0, session.length - READ_BACK); i < session.length; i++) {
+		const m = session[i] as ReadMessage;
+		const id = memoryId(m.details);
+		if (id !== undefined) known.set(id, { record: readChecked(m), text: contentText(m.content) });
+	}
+	const ours: number[] = [];
+	for (let i = request.length - 1; i >= 0 && ours.length < READ_BACK; i--)
+		if ((request[i] as RequestMessage).kind === "ide-context") ours.unshift(i);
+	ours.pop(); // the newest: repairRequest's
+	const out: number[] = [];
+	let fold = EMPTY_FOLD;
+	for (const index of ours) {
+		const message = request[index] as RequestMessage;
+		const text = contentText(message.content);
+		const id = memoryId(message.details);
+		const same = id === undefined ? undefined : known.get(id);
+		const record = same && same.text === text ? same.record : readChecked(message);
+		if (!record) continue;
+		const brokenChain = record.kind === "update" && !(fold.stands && fold.last?.id === record.prev);
+		const brokenReference =
+			record.selection !== null &&
+			!record.selectionSent &&
+			!fold.selections.has(selectionKey(record.selection)) &&
+			text.includes(REFERENCE_WORDS);
+		if (brokenChain || brokenReference) out.push(index);
+		else fold = step(fold, record, index);
+	}
+	return out;
 }
 
 /** What the payload check knows besides the payload: the session's editor context and the request's prompt. */
@@ -577,15 +630,26 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 				found.push({ leaf, message: { kind: "user", details: undefined, content: leaf.text } });
 		}
 		if (found.length === 0) continue;
-		const repair = repairRequest(
-			found.map((f) => f.message),
-			facts.session,
-			facts.branch,
-		);
+		const messages = found.map((f) => f.message);
+		const repair = repairRequest(messages, facts.session, facts.branch);
 		const at = repair && found[repair.index];
-		if (!repair || !at) return undefined;
-		if (repair.replace) return withLeaf(payload, at.leaf.path, repair.text);
-		return at.message.kind === "user" ? withCopyBefore(payload, at.leaf.path, repair.text) : undefined;
+		let out: unknown = payload;
+		if (repair && at) {
+			const repaired: RequestMessage = { kind: "ide-context", details: repair.details, content: repair.text };
+			if (repair.replace) {
+				out = withLeaf(payload, at.leaf.path, repair.text);
+				messages[repair.index] = repaired;
+			} else if (at.message.kind === "user") {
+				out = withCopyBefore(payload, at.leaf.path, repair.text);
+				messages.splice(repair.index, 0, repaired);
+			}
+		}
+		// Older references left dangling; they sit before any insertion, so their paths are unchanged.
+		for (const index of supersededIn(messages, facts.session)) {
+			const leaf = found[index]?.leaf;
+			if (leaf && isRecord(out)) out = withLeaf(out, leaf.path, SUPERSEDED);
+		}
+		return out === payload ? undefined : out;
 	}
 	return undefined;
 }
@@ -732,6 +796,7 @@ export function selectionKey(selection: SelectionIdentity): string {
 // Blocks as sections
 
 const SELECTION_KEY = "Selection";
+const REFERENCE_WORDS = "the same selection as in an earlier editor context";
 const SELECTION_REFERENCED = "the selection was sent already, not repeated";
 /** A change in one of these means another file or table: the model gets the whole block again. */
 const IDENTITY_KEYS = ["File", "Table"];
@@ -819,7 +884,7 @@ function selectionIdentity(details: ContextDetails, parsed: ParsedBlock): Select
 /** The selection section's first line, turned into a reference to the copy the model already has. */
 function selectionReference(section: Section): string {
 	const head = (section.lines[0] ?? "Selection:").replace(/:\s*$/, "");
-	return `${head}: the same selection as in an earlier editor context of this conversation; not repeated.`;
+	return `${head}: ${REFERENCE_WORDS} of this conversation; not repeated.`;
 }
 
 function renderSection(section: Section, referenceSelection: boolean): string[] {

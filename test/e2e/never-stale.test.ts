@@ -531,10 +531,12 @@ async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promi
 	const [first, ...rest] = order as [string, ...string[]];
 	s.rpc = await startRpc(env, { session: true, extension: first, args: rest.flatMap((e) => ["-e", e]) });
 	t.after(() => s.rpc.close());
-	await s.rpc.waitFor(
-		(r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === STATUS_KEY,
-	);
 	try {
+		// pi's start on a loaded machine can take long: the pill says the extension is up.
+		await s.rpc.waitFor(
+			(r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === STATUS_KEY,
+			3 * WAIT_MS,
+		);
 		for (let step = 0; step < STEPS; step++) {
 			const possible = ACTIONS.filter((a) => !a.when || a.when(s));
 			const total = possible.reduce((n, a) => n + a.weight, 0);

@@ -15,6 +15,7 @@ import {
 	repairRequest,
 	STALE_WORDING,
 	type StaleReason,
+	supersededIn,
 	withRunContext,
 } from "../../src/context/context-memory.ts";
 import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
@@ -889,4 +890,30 @@ describe("the line pi shows for what it sent", () => {
 		const notice = decideStale("ignored", modelView(c.messages), { id: "s" });
 		assert.match(sent(notice) ?? "", /^editor context marked out of date: the file now active/);
 	});
+});
+
+describe("supersededIn: older references that no longer resolve within the request", () => {
+	const c = new Conversation();
+	c.send(blockOf(state({ selection: selection() }), NOW)); // m1: block + selection text
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 50, column: 2 } }), NOW + 5)); // m2: update
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 60, column: 2 } }), NOW + 10)); // m3: update
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 70, column: 2 } }), NOW + 15)); // m4: update
+	const idsOf = (request: RequestMessage[], indices: number[]) =>
+		indices.map((i) => (request[i]?.details as MemoryDetails).memory?.id);
+	const cases: Array<{ name: string; request: () => RequestMessage[]; superseded: string[] }> = [
+		{ name: "intact: none", request: () => c.request, superseded: [] },
+		{
+			name: "the block pruned: every older update on it",
+			request: () => without(c.request, "m1"),
+			superseded: ["m2", "m3"],
+		},
+		{ name: "a middle update pruned: the ones after it", request: () => without(c.request, "m2"), superseded: ["m3"] },
+		{ name: "only the newest pruned: none (repairRequest's)", request: () => without(c.request, "m4"), superseded: [] },
+	];
+	for (const { name, request, superseded } of cases) {
+		it(name, () => {
+			const r = request();
+			assert.deepEqual(idsOf(r, supersededIn(r, c.messages)), superseded);
+		});
+	}
 });
