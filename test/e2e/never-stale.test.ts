@@ -9,7 +9,7 @@
  * selection reference resolves within the request, and an ignored file's name never appears.
  *
  * Reproducible: PI_IDE_STALE_SEED=<n> replays one sequence exactly (a failure prints its seed and its steps);
- * PI_IDE_STALE_SEQUENCES and PI_IDE_STALE_STEPS make long runs.
+ * PI_IDE_STALE_SEQUENCES and PI_IDE_STALE_STEPS make long runs; PI_IDE_STALE_LOG=1 prints each sequence's steps.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -478,7 +478,8 @@ async function prompt(s: Sequence): Promise<string> {
 	const first = s.env.model.requests.length;
 	const read = touch(s.env.workDir, "README.md", "# project\n");
 	s.env.model.respond = (request) => {
-		if (!tool || !isAgentRequest(request) || requestMessages(request).some((m) => m.role === "tool")) return undefined;
+		// One tool call per run: the request answering it ends with the tool's result.
+		if (!tool || !isAgentRequest(request) || requestMessages(request).at(-1)?.role === "tool") return undefined;
 		return { toolCalls: [{ name: "read", arguments: { path: read } }], ...(fill ? { promptTokens: 127_000 } : {}) };
 	};
 	await s.rpc.prompt(text);
@@ -547,6 +548,7 @@ async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promi
 			expectedNow(s.editors, s.connection);
 		}
 		s.log.push(await prompt(s));
+		if (process.env["PI_IDE_STALE_LOG"]) console.log(s.log.join("\n  "));
 	} catch (error) {
 		throw new Error(
 			`never-stale sequence failed; replay with PI_IDE_STALE_SEED=${seed} PI_IDE_STALE_STEPS=${STEPS}\nsteps:\n  ${s.log.join("\n  ")}\n${error instanceof Error ? error.message : String(error)}`,
