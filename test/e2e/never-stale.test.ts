@@ -23,13 +23,25 @@ import { type RpcPi, startRpc } from "../helpers/rpc.ts";
 import { envFor, type PlacedEditor, placeEditor, switchBuffer, touch } from "../helpers/scenario.ts";
 import { makeSelection } from "../helpers/state-files.ts";
 
-const SEQUENCES = Number(process.env["PI_IDE_STALE_SEQUENCES"] ?? 2);
-const STEPS = Number(process.env["PI_IDE_STALE_STEPS"] ?? 14);
+const SEQUENCES = Number(process.env["PI_IDE_STALE_SEQUENCES"] ?? 4);
+const STEPS = Number(process.env["PI_IDE_STALE_STEPS"] ?? 12);
 const FIXED_SEED = process.env["PI_IDE_STALE_SEED"];
 /** Default seeds: fixed, so `npm test` is reproducible; a long run takes PI_IDE_STALE_SEED or these plus n. */
 const SEEDS = FIXED_SEED ? [Number(FIXED_SEED)] : Array.from({ length: SEQUENCES }, (_, i) => 1501 + i);
 
-const AROUND = ["none", "prune-context-extension", "drop-context-extension", "window-context-extension"] as const;
+/**
+ * The other context extension of a sequence, by seed (seed - 1501, modulo): the default seeds cover the kinds
+ * most likely to break the rule (a window and a pruner loaded after this extension, a dropper before it, none).
+ */
+const AROUND: ReadonlyArray<{ name: string; before: boolean } | null> = [
+	{ name: "window-context-extension", before: false },
+	{ name: "prune-context-extension", before: false },
+	{ name: "drop-context-extension", before: true },
+	null,
+	{ name: "window-context-extension", before: true },
+	{ name: "prune-context-extension", before: true },
+	{ name: "drop-context-extension", before: false },
+];
 
 /** Seeded PRNG (mulberry32): the same seed, the same sequence. */
 function prng(seed: number): () => number {
@@ -180,8 +192,12 @@ function applySections(
 	} else picture.selection = { range, text: null };
 }
 
-/** Every problem of one request against what the editor shows. */
-function checkRequest(request: RecordedRequest, expected: Expected, prompt: string): string[] {
+/**
+ * Every problem of one request against what the editor shows. `windowed`: a context_with_system extension loaded
+ * after this one may cut the request down to its last messages, prompt and editor context included; with nothing
+ * left to anchor a block on, the model then has no editor context at all (not a stale one).
+ */
+function checkRequest(request: RecordedRequest, expected: Expected, prompt: string, windowed: boolean): string[] {
 	const messages = requestMessages(request);
 	const texts = messages.filter((m) => m.role === "user").map(messageText);
 	const { picture, problems } = readRequest(texts);
@@ -189,7 +205,7 @@ function checkRequest(request: RecordedRequest, expected: Expected, prompt: stri
 	const hasPrompt = texts.includes(prompt);
 	if (expected.describable) {
 		if (picture.kind === "none") {
-			if (hasPrompt) problems.push("no editor context at all, though the editor can be described");
+			if (hasPrompt || !windowed) problems.push("no editor context at all, though the editor can be described");
 			return problems;
 		}
 		if (picture.kind === "notice") {
@@ -227,6 +243,8 @@ interface Sequence {
 	prompts: number;
 	sessions: string[];
 	nextEditor: number;
+	/** A context_with_system window loaded after this extension (see checkRequest). */
+	windowed: boolean;
 }
 
 const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
@@ -487,7 +505,7 @@ async function prompt(s: Sequence): Promise<string> {
 	const requests = s.env.model.requests.slice(first).filter(isAgentRequest);
 	assert.ok(requests.length > 0, "the prompt reached the model");
 	for (const [i, request] of requests.entries()) {
-		const problems = checkRequest(request, expected, text);
+		const problems = checkRequest(request, expected, text, s.windowed);
 		if (problems.length > 0)
 			throw new Error(
 				`request ${i + 1} of "${text}" (editor: ${JSON.stringify(expected)}):\n  ${problems.join("\n  ")}\nits editor context:\n${requestMessages(
@@ -508,8 +526,7 @@ function isAgentRequest(request: RecordedRequest): boolean {
 
 async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promise<void> {
 	const random = prng(seed);
-	const around = pick(random, AROUND);
-	const before = random() < 0.5;
+	const around = AROUND[(((seed - 1501) % AROUND.length) + AROUND.length) % AROUND.length] ?? null;
 	const env = await envFor(t, {
 		settings: { ideContext: { linkNvim: false }, compaction: { keepRecentTokens: 1 } },
 	});
@@ -520,15 +537,18 @@ async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promi
 		random,
 		editors: [],
 		connection: { mode: { kind: "auto" }, sticky: null, remembered: { kind: "none" } },
-		log: [`seed ${seed}: ${around}${around === "none" ? "" : before ? " loaded before" : " loaded after"}`],
+		log: [
+			`seed ${seed}: ${around ? `${around.name} loaded ${around.before ? "before" : "after"}` : "no other extension"}`,
+		],
 		prompts: 0,
 		sessions: [],
 		nextEditor: 0,
+		windowed: around?.name === "window-context-extension" && !around.before,
 	};
 	await addEditor(s);
-	const others = around === "none" ? [] : [join(REPO, "test/fixtures", `${around}.ts`)];
+	const others = around ? [join(REPO, "test/fixtures", `${around.name}.ts`)] : [];
 	const tree = join(REPO, "test/fixtures/tree-extension.ts");
-	const order = before ? [...others, PRODUCT_EXTENSION, tree] : [PRODUCT_EXTENSION, tree, ...others];
+	const order = around?.before ? [...others, PRODUCT_EXTENSION, tree] : [PRODUCT_EXTENSION, tree, ...others];
 	const [first, ...rest] = order as [string, ...string[]];
 	s.rpc = await startRpc(env, { session: true, extension: first, args: rest.flatMap((e) => ["-e", e]) });
 	t.after(() => s.rpc.close());
