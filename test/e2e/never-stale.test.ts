@@ -561,8 +561,13 @@ async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promi
 		for (let step = 0; step < STEPS; step++) {
 			const possible = ACTIONS.filter((a) => !a.when || a.when(s));
 			const total = possible.reduce((n, a) => n + a.weight, 0);
-			let roll = random() * total;
-			const action = possible.find((a) => (roll -= a.weight) < 0) ?? (possible[0] as Action);
+			const roll = random() * total;
+			let sum = 0;
+			const action =
+				possible.find((a) => {
+					sum += a.weight;
+					return roll < sum;
+				}) ?? (possible[0] as Action);
 			s.log.push(await action.run(s));
 			// pi re-decides its connection after every action that can change it (each ends with a refresh): so does the oracle.
 			expectedNow(s.editors, s.connection);

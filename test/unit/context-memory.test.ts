@@ -899,7 +899,7 @@ describe("supersededIn: older references that no longer resolve within the reque
 	c.send(blockOf(state({ selection: selection(), cursor: { line: 60, column: 2 } }), NOW + 10)); // m3: update
 	c.send(blockOf(state({ selection: selection(), cursor: { line: 70, column: 2 } }), NOW + 15)); // m4: update
 	const idsOf = (request: RequestMessage[], indices: number[]) =>
-		indices.map((i) => (request[i]?.details as MemoryDetails).memory?.id);
+		indices.map((i) => (request[i]?.details as MemoryDetails | undefined)?.memory?.id);
 	const cases: Array<{ name: string; request: () => RequestMessage[]; superseded: string[] }> = [
 		{ name: "intact: none", request: () => c.request, superseded: [] },
 		{
