@@ -7,7 +7,7 @@ local writable = { read_only = false, other_fields = true }
 read_globals = {
   vim = {
     other_fields = true,
-    fields = { g = writable, b = writable, env = writable, o = writable, bo = writable, wo = writable },
+    fields = { g = writable, b = writable, v = writable, env = writable, o = writable, bo = writable, wo = writable },
   },
 }
 -- Only Lua: the directory also holds the README and the vimdoc.

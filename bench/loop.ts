@@ -6,7 +6,8 @@
  * - how long pi waits after an edit: with no checker (the reload report), with a checker that answers at once,
  *   and with the real JSON language server; and the cap;
  * - the cost in Neovim of one DiagnosticChanged with 500 diagnostics (stamp, the rebuild the next write does, and
- *   the whole of it up to the state file written);
+ *   the whole of it up to the state file written), and of the rebuild's dedupe (two clients' duplicates, 500
+ *   items on one position);
  * - pi's added cost per prompt for the diagnostics part with 50 diagnostics (parse + select + format).
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/loop.ts`.
  */
@@ -71,6 +72,31 @@ end
 vim.api.nvim_del_augroup_by_id(floor_group)
 table.sort(floor); table.sort(stamp); table.sort(full); table.sort(whole); table.sort(own)
 return { floor[n / 2], stamp[n / 2], full[n / 2], whole[n / 2], own[n / 2] }
+`;
+
+// The rebuild's dedupe (exact duplicates once): two cases of 500 items, median of 200 builds, in ms.
+const DEDUPE_COST = `
+local uv = vim.uv or vim.loop
+local d = require("pi-ide.diagnostics")
+local function median(list)
+  local xs = {}
+  for i = 1, 200 do
+    local t0 = uv.hrtime()
+    d.build(list, 1)
+    xs[i] = (uv.hrtime() - t0) / 1e6
+  end
+  table.sort(xs)
+  return xs[100]
+end
+local twice, one_place = {}, {}
+for i = 1, 500 do
+  local n = math.floor((i + 1) / 2) -- two clients of one server: every item twice
+  twice[i] = { lnum = n % 400, col = n % 30, end_lnum = n % 400, end_col = n % 30 + 1, message = "problem " .. n,
+    severity = (n % 4) + 1, source = "bench", code = tostring(n) }
+  one_place[i] = { lnum = 0, col = 0, end_lnum = 0, end_col = 1, message = "problem " .. i, severity = 1,
+    source = "bench", code = tostring(i) }
+end
+return { median(twice), median(one_place) }
 `;
 
 /** Rounds of "pi writes the file, the hook runs": reload latency (tool end -> buffer shows it) and pi's wait. */
@@ -159,6 +185,14 @@ end })`);
 		row("  the client's callback as Neovim runs it: stamp", `${stamp.toFixed(3)} ms`, "(info)", true);
 		row("  + rebuild for the next write", `${full.toFixed(3)} ms`, "(info)", true);
 		row("  whole: event + rebuild + encode + write the state file", `${whole.toFixed(3)} ms`, "(info)", true);
+		const [twice, onePlace] = await nv.lua<[number, number]>(DEDUPE_COST);
+		row("rebuild, 500 diags as 250 duplicated (two clients)", `${twice.toFixed(3)} ms`, "<= 1 ms", twice <= 1);
+		row(
+			"rebuild, 500 diags on one position (dedupe worst case)",
+			`${onePlace.toFixed(3)} ms`,
+			"<= 1 ms",
+			onePlace <= 1,
+		);
 
 		// The real JSON language server (what a user with an LSP sees).
 		const server = join(BIN, "vscode-json-language-server");

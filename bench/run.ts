@@ -4,11 +4,21 @@
  */
 
 import { runContextTokensBench } from "./context-tokens.ts";
+import { runEmacsBench } from "./emacs.ts";
+import { runJetBrainsBench } from "./jetbrains.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runPiBench } from "./pi.ts";
+import { runReviewBench } from "./review.ts";
+import { runTrustBench } from "./trust.ts";
+import { runVimBench } from "./vim.ts";
 
 await runPiBench();
+await runTrustBench();
 await runContextTokensBench();
 await runNvimBench();
+await runVimBench();
 await runLoopBench();
+await runReviewBench();
+await runEmacsBench();
+await runJetBrainsBench();

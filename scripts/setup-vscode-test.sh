@@ -35,8 +35,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 		exit 1
 	fi
 	log "apt-get install ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# Waits while another apt or dpkg holds the lock.
+	bash "$repo/scripts/apt-install.sh" "${missing[@]}"
 fi
 
 # 2. The clients' own devDependencies (npm ci only when the lock file changed since the last install)

@@ -37,7 +37,15 @@ import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } f
 import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
 import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./discovery/scan.ts";
-import { bestTier, rankEditors, scoreEditor, type Tier } from "./discovery/tiers.ts";
+import {
+	bestTier,
+	focusWindow,
+	rankEditors,
+	scoreEditor,
+	type Tier,
+	windowsOf,
+	withWindow,
+} from "./discovery/tiers.ts";
 import { StateDirWatcher } from "./discovery/watcher.ts";
 import { nodePathProbe } from "./protocol/path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
@@ -111,7 +119,8 @@ const DISCONNECTED_STALE: Readonly<Record<DisconnectedWhy, StaleReason>> = {
 	"several candidates": "choose",
 };
 
-export type PickerAction = { kind: "connect"; pid: number } | { kind: "disconnect" };
+/** `window`: the cwd of the project window picked, for an editor that lists several (PROTOCOL.md, windows). */
+export type PickerAction = { kind: "connect"; pid: number; window?: string } | { kind: "disconnect" };
 
 export class IdeController {
 	readonly #options: ControllerOptions;
@@ -140,6 +149,10 @@ export class IdeController {
 		this.#tiers.set(state, tier);
 		return tier;
 	};
+	/** The window picked in `/ide`, per editor pid, for editors that list several windows. */
+	readonly #windowPicks = new Map<number, string>();
+	/** A state seen through its window for pi's project, per state object (so the tier memo above keeps working). */
+	readonly #focused = new WeakMap<EditorState, { prefer: string | undefined; record: EditorRecord }>();
 	#stopped = false;
 	#choices: ChoicesFile = EMPTY_CHOICES;
 	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
@@ -239,14 +252,14 @@ export class IdeController {
 						continue;
 					}
 					startedAt.set(record.pid, started);
-					live.push(record);
+					live.push(this.#focusWindow(record));
 				} else if (liveness === "foreign") {
 					diagnostics.push({ path: record.path, message: `pid ${record.pid} belongs to another user: ignored` });
 				} else {
 					// Only ESRCH proves the editor gone: not listed, and its file stays.
 					diagnostics.push({
 						path: record.path,
-						message: `cannot tell whether pid ${record.pid} runs (kill(pid, 0) failed with ${liveness.unknown}): ignored`,
+						message: `cannot tell whether pid ${record.pid} runs, kill(pid, 0) failed with ${liveness.unknown}: ignored`,
 					});
 				}
 			}
@@ -316,7 +329,7 @@ export class IdeController {
 			const fresh = this.#scanner.readOne(connection.pid);
 			if (fresh.kind !== "editor")
 				return { kind: "skip", reason: "the connected editor's state file is gone", stale: "gone" };
-			const editor = fresh.record;
+			const editor = this.#focusWindow(fresh.record);
 			const state = editor.state;
 			if (state.database) {
 				const block = formatContextBlock(state, null, this.#blockOptions());
@@ -337,9 +350,14 @@ export class IdeController {
 			}
 			const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
 			if (verdict.ignored) {
+				const reason = `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})`;
+				// Say so when only the project's trust stands between the file and its re-inclusion.
+				const untrusted = rules.ifTrusted && !this.#checkIgnored(rules.ifTrusted, file, state.cwd).ignored;
 				return {
 					kind: "skip",
-					reason: `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})`,
+					reason: untrusted
+						? `${reason}; the project's negation re-includes it only in a project you trust (/trust, or pi --approve)`
+						: reason,
 					stale: "ignored",
 				};
 			}
@@ -356,8 +374,10 @@ export class IdeController {
 	 * remembered for this project (it applies again while that editor runs, or to a restarted one that
 	 * looks the same).
 	 */
-	pick(pid: number): void {
+	pick(pid: number, window?: string): void {
 		this.#mode = { kind: "picked", pid };
+		if (window === undefined) this.#windowPicks.delete(pid);
+		else this.#windowPicks.set(pid, window);
 		const editor = this.#view.editors.find((e) => e.record.pid === pid);
 		if (editor) {
 			this.#remember({
@@ -371,6 +391,18 @@ export class IdeController {
 		this.refresh();
 	}
 
+	/** `record` seen through the window for pi's project (or the one picked), memoised per state object. */
+	#focusWindow(record: EditorRecord): EditorRecord {
+		if (!record.state.windows) return record;
+		const prefer = this.#windowPicks.get(record.pid);
+		const known = this.#focused.get(record.state);
+		if (known && known.prefer === prefer) return known.record;
+		const state = focusWindow(record.state, this.#options.piCwd, this.#pathProbe, prefer, this.#scoreMemo);
+		const focused = state === record.state ? record : { ...record, state };
+		this.#focused.set(record.state, { prefer, record: focused });
+		return focused;
+	}
+
 	/** Stop auto-connecting (and drop the current connection), remembered for this project until resumeAuto(). */
 	disconnect(): void {
 		this.#mode = { kind: "off" };
@@ -378,9 +410,14 @@ export class IdeController {
 		this.refresh();
 	}
 
-	/** Resume automatic connection, and forget this project's remembered choice. */
+	/**
+	 * Resume automatic connection, and forget this project's remembered choice. A live connection stays, as an
+	 * automatic one does (sticky): with two editors open, dropping the one a remembered pick connected would
+	 * leave auto-connect with no single candidate, and the user with nothing.
+	 */
 	resumeAuto(): void {
-		this.#mode = { kind: "auto" };
+		const connection = this.refresh().connection;
+		this.#mode = connection.connected ? { kind: "auto", sticky: connection.pid } : { kind: "auto" };
 		this.#remember(null);
 		this.refresh();
 	}
@@ -423,15 +460,31 @@ export class IdeController {
 		this.#choicesSignature = undefined;
 	}
 
-	/** Rows for `/ide`, aligned, with a disconnect row when connected. */
+	/**
+	 * Rows for `/ide`, aligned, with a disconnect row when connected: one per editor, and for an editor with
+	 * several project windows one per window (the window pi sees first; picking a row picks its window).
+	 */
 	pickerChoices(maxWidth: number): { rows: string[]; actions: PickerAction[] } {
 		const view = this.refresh();
 		const connected = view.connection.connected ? view.connection.pid : null;
+		const entries = view.editors.flatMap((e) => {
+			const windows = windowsOf(e.record.state);
+			return windows.map((window, index) => ({
+				state: index === 0 ? e.record.state : withWindow(e.record.state, window),
+				tier: index === 0 ? e.tier : null,
+				window: windows.length > 1 ? window.cwd : undefined,
+				connected: index === 0 && e.record.pid === connected,
+			}));
+		});
 		const rows = formatPickerRows(
-			view.editors.map((e) => ({ state: e.record.state, tier: e.tier })),
+			entries.map((e) => ({ state: e.state, tier: e.tier, connected: e.connected })),
 			{ now: this.#nowMs() / 1000, home: this.#options.home, connectedPid: connected, maxWidth },
 		);
-		const actions: PickerAction[] = view.editors.map((e) => ({ kind: "connect", pid: e.record.pid }));
+		const actions: PickerAction[] = entries.map((e) =>
+			e.window === undefined
+				? { kind: "connect", pid: e.state.pid }
+				: { kind: "connect", pid: e.state.pid, window: e.window },
+		);
 		if (connected !== null) {
 			rows.push("Disconnect (stop sending editor context in this project, remembered until /ide auto)");
 			actions.push({ kind: "disconnect" });
@@ -479,17 +532,22 @@ export class IdeController {
 		};
 	}
 
-	#loadRules(): { ok: true; rules: IgnoreRules } | { ok: false; message: string } {
+	/**
+	 * The ignore rules for this prompt; `ifTrusted`: the same files with the project's negations kept, when the
+	 * project is not trusted and its file exists (to tell the user why a negation did not apply).
+	 */
+	#loadRules(): { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules } | { ok: false; message: string } {
 		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
 		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
 		const global = readRulesFile(globalPath);
 		if (!global.ok) return global;
 		const project = readRulesFile(projectPath);
 		if (!project.ok) return project;
-		return {
-			ok: true,
-			rules: compileIgnoreRules(global.file, project.file, { projectTrusted: this.#options.isProjectTrusted() }),
-		};
+		// Trust is asked only when there are project rules to judge (it reads pi's trust store).
+		const trusted = project.file !== null && this.#options.isProjectTrusted();
+		const rules = compileIgnoreRules(global.file, project.file, { projectTrusted: trusted });
+		if (trusted || project.file === null) return { ok: true, rules };
+		return { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
 	}
 
 	/**

@@ -43,11 +43,15 @@ import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
+import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
 import { parseSettings } from "./ui/settings.ts";
+import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
+/** The note on pi's hunks the user reverted in the editor (v0.4): a message of its own, never an editor block. */
+export const REVERTS_MESSAGE_TYPE = "ide-context-reverts";
 export const SELECTION_ENTRY_TYPE = "ide-context-selection";
 
 /** The installed package: it holds editors/nvim, which session_start links into Neovim's packpath. */
@@ -88,7 +92,12 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				settings,
 				ui,
-				isProjectTrusted: () => ctx.isProjectTrusted(),
+				isProjectTrusted: userTrustCheck({
+					cwd: ctx.cwd,
+					agentDir: getAgentDir(),
+					piTrusts: () => ctx.isProjectTrusted(),
+					argv: process.argv.slice(2),
+				}),
 				// Read once: pi's own environment and ancestors do not change during a session.
 				hostHints: {
 					envPid: parseEditorPid(process.env[EDITOR_PID_ENV]),
@@ -112,15 +121,24 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			current.onPill = () => published.sync();
 			void controller.start();
 			published.sync();
-			const link = linkNvimClient({
-				packageRoot: PACKAGE_ROOT,
-				dataHome: nvimDataHome(process.env, home),
-				disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
-			});
+			const links = [
+				linkNvimClient({
+					packageRoot: PACKAGE_ROOT,
+					dataHome: nvimDataHome(process.env, home),
+					disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
+				}),
+				linkVimClient({
+					packageRoot: PACKAGE_ROOT,
+					vimDir: vimDir(process.env, home),
+					disabled: !settings.linkVim || isVimLinkDisabled(process.env),
+				}),
+			];
 			// "already" and "disabled" are the quiet, usual outcomes; the rest is said once, here.
-			if (link.status === "linked") ui?.notify(`pi-ide-context: ${link.message}`, "info");
-			else if (link.status === "conflict" || link.status === "error")
-				ui?.notify(`pi-ide-context: ${link.message}`, "warning");
+			for (const link of links) {
+				if (link.status === "linked") ui?.notify(`pi-ide-context: ${link.message}`, "info");
+				else if (link.status === "conflict" || link.status === "error")
+					ui?.notify(`pi-ide-context: ${link.message}`, "warning");
+			}
 		} catch (error) {
 			reportError(ctx, "session_start", error);
 		}
@@ -180,6 +198,29 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
+	// v0.4 review: with a prompt, the model learns once which of pi's hunks the user reverted in the editor, so it
+	// does not put them back. A message of its own (pi collects one from each before_agent_start handler).
+	pi.on("before_agent_start", async (event, ctx) => {
+		try {
+			if (event.messageType !== "user") return undefined;
+			const note = editorLink?.revertNote();
+			return note ? { message: { customType: REVERTS_MESSAGE_TYPE, content: note, display: true } } : undefined;
+		} catch (error) {
+			reportError(ctx, "before_agent_start", error);
+			return undefined;
+		}
+	});
+
+	// v0.4 review: before a write/edit runs, keep the file's content as the run's baseline. A tool_call handler
+	// that throws blocks the tool, so this one never does.
+	pi.on("tool_call", async (event) => {
+		try {
+			editorLink?.beforeTool(event.toolName, event.input);
+		} catch {
+			// No baseline: the change set leaves this file out; the tool runs as usual.
+		}
+		return undefined;
+	});
 	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
 	pi.on("tool_result", async (event, ctx) => {
 		try {
@@ -313,7 +354,7 @@ async function pickEditor(controller: IdeController, ctx: ExtensionContext): Pro
 		ctx.ui.notify(DISCONNECTED_MESSAGE, "info");
 		return;
 	}
-	controller.pick(action.pid);
+	controller.pick(action.pid, action.window);
 	ctx.ui.notify(`pi-ide-context: ${describeConnection(controller)}`, "info");
 }
 

@@ -7,6 +7,7 @@
  * another copy of this package (an older install path: the target holds our plugin/pi-ide.lua) is repointed;
  * anything else there (a directory, a file, a link elsewhere, a dangling link) is a "conflict" left alone.
  * Opt-out: `PI_IDE_NO_NVIM_LINK=1` (see `isNvimLinkDisabled`). Errors are returned, never thrown.
+ * The rules are written once, in `linkEditorClient`; src/vim-link.ts links the Vim client with them.
  */
 import {
 	existsSync,
@@ -45,8 +46,6 @@ export interface NvimLinkOptions {
 	dataHome: string;
 	/** From `isNvimLinkDisabled(process.env)`. */
 	disabled: boolean;
-	/** Internal: set on the one re-evaluation after losing a creation race. */
-	retried?: boolean;
 }
 
 /** `$XDG_DATA_HOME` when it is absolute (the XDG spec ignores relative values), else `<home>/.local/share`. */
@@ -57,14 +56,43 @@ export function nvimDataHome(env: NodeJS.ProcessEnv, home: string): string {
 
 /** `PI_IDE_NO_NVIM_LINK` set to anything but "", "0" or "false" turns the link off. */
 export function isNvimLinkDisabled(env: NodeJS.ProcessEnv): boolean {
-	const value = (env[NVIM_LINK_OPT_OUT] ?? "").trim().toLowerCase();
+	return isOptOutSet(env, NVIM_LINK_OPT_OUT);
+}
+
+/** An opt-out variable set to anything but "", "0" or "false". */
+export function isOptOutSet(env: NodeJS.ProcessEnv, name: string): boolean {
+	const value = (env[name] ?? "").trim().toLowerCase();
 	return value !== "" && value !== "0" && value !== "false";
 }
 
-/** Does `dir` hold this package's Neovim client? (The marker is the plugin file's load guard.) */
-function isOurClient(dir: string): boolean {
+/**
+ * One editor client the package ships and links into that editor's startup packages: Neovim's here, Vim's in
+ * src/vim-link.ts. The rules of the link are the same for both (linkEditorClient).
+ */
+export interface ClientLinkSpec {
+	/** The editor's name in messages: "Neovim", "Vim". */
+	editor: string;
+	/** The client inside the package, e.g. `editors/nvim`. */
+	clientSubdir: string;
+	/** The plugin file that marks a copy of this client, and the load guard it holds. */
+	markerFile: string;
+	markerText: string;
+	/** The environment variable that turns the link off. */
+	optOut: string;
+}
+
+export const NVIM_CLIENT: ClientLinkSpec = {
+	editor: "Neovim",
+	clientSubdir: NVIM_CLIENT_SUBDIR,
+	markerFile: "plugin/pi-ide.lua",
+	markerText: "vim.g.loaded_pi_ide",
+	optOut: NVIM_LINK_OPT_OUT,
+};
+
+/** Does `dir` hold a copy of the client? (The marker is the plugin file's load guard.) */
+function isOurClient(spec: ClientLinkSpec, dir: string): boolean {
 	try {
-		return readFileSync(join(dir, "plugin/pi-ide.lua"), "utf8").includes("vim.g.loaded_pi_ide");
+		return readFileSync(join(dir, spec.markerFile), "utf8").includes(spec.markerText);
 	} catch {
 		return false;
 	}
@@ -113,14 +141,27 @@ function placeLink(target: string, path: string): void {
  * - "error": the package has no client or the file system said no.
  */
 export function linkNvimClient(opts: NvimLinkOptions): NvimLinkResult {
-	const path = join(opts.dataHome, NVIM_LINK_SUBPATH);
-	const target = resolve(opts.packageRoot, NVIM_CLIENT_SUBDIR);
+	return linkEditorClient(NVIM_CLIENT, join(opts.dataHome, NVIM_LINK_SUBPATH), opts);
+}
+
+export interface ClientLinkOptions {
+	/** The installed package's root (the dir holding package.json and the client). */
+	packageRoot: string;
+	disabled: boolean;
+	/** Internal: set on the one re-evaluation after losing a creation race. */
+	retried?: boolean;
+}
+
+/** Link `spec`'s client at `path` (see linkNvimClient for the outcomes). Never throws. */
+export function linkEditorClient(spec: ClientLinkSpec, path: string, opts: ClientLinkOptions): NvimLinkResult {
+	const target = resolve(opts.packageRoot, spec.clientSubdir);
+	const name = `${spec.editor} client`;
 	if (opts.disabled) {
-		return { status: "disabled", path, message: `${NVIM_LINK_OPT_OUT} is set: not linking the Neovim client` };
+		return { status: "disabled", path, message: `${spec.optOut} is set: not linking the ${name}` };
 	}
 	try {
-		if (!isOurClient(target)) {
-			return { status: "error", path, message: `no Neovim client in ${target} (plugin/pi-ide.lua missing)` };
+		if (!isOurClient(spec, target)) {
+			return { status: "error", path, message: `no ${name} in ${target} (${spec.markerFile} missing)` };
 		}
 		let existing: ReturnType<typeof lstatSync> | undefined;
 		try {
@@ -135,25 +176,25 @@ export function linkNvimClient(opts: NvimLinkOptions): NvimLinkResult {
 				symlinkSync(target, path, "dir");
 			} catch (error) {
 				if ((error as NodeJS.ErrnoException).code === "EEXIST" && !opts.retried) {
-					return linkNvimClient({ ...opts, retried: true });
+					return linkEditorClient(spec, path, { ...opts, retried: true });
 				}
 				throw error;
 			}
-			return { status: "linked", path, message: `Neovim client linked: ${path} -> ${target}` };
+			return { status: "linked", path, message: `${name} linked: ${path} -> ${target}` };
 		}
 		if (!existing.isSymbolicLink()) {
 			const kind = existing.isDirectory() ? "a directory" : "a file";
 			return {
 				status: "conflict",
 				path,
-				message: `${path} is ${kind}, not our link; left alone (remove it, or set ${NVIM_LINK_OPT_OUT}=1 if you load the client another way)`,
+				message: `${path} is ${kind}, not our link; left alone (remove it, or set ${spec.optOut}=1 if you load the client another way)`,
 			};
 		}
 		const current = resolve(dirname(path), readlinkSync(path));
 		if (sameDir(current, target) && existsSync(current)) {
-			return { status: "already", path, message: `Neovim client already linked: ${path} -> ${target}` };
+			return { status: "already", path, message: `${name} already linked: ${path} -> ${target}` };
 		}
-		if (!isOurClient(current)) {
+		if (!isOurClient(spec, current)) {
 			return {
 				status: "conflict",
 				path,
@@ -161,8 +202,8 @@ export function linkNvimClient(opts: NvimLinkOptions): NvimLinkResult {
 			};
 		}
 		placeLink(target, path);
-		return { status: "linked", path, message: `Neovim client link moved from ${current} to ${target}` };
+		return { status: "linked", path, message: `${name} link moved from ${current} to ${target}` };
 	} catch (error) {
-		return { status: "error", path, message: `could not link the Neovim client at ${path}: ${errorText(error)}` };
+		return { status: "error", path, message: `could not link the ${name} at ${path}: ${errorText(error)}` };
 	}
 }

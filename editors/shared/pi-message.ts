@@ -4,12 +4,18 @@
  * on, and the `files` / `pi` reports the editor writes back in its state file. The file-system checks that
  * come before parsing live in pi-reader.ts.
  */
-import { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES } from "../../src/protocol/limits.ts";
+import {
+	KEPT_FILE_REPORTS,
+	MAX_FILE_REPORTS,
+	MAX_PI_CHANGED,
+	MAX_PI_LAST_TURN,
+	MAX_PI_MESSAGE_BYTES,
+} from "../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
 // The caps (message size, its lists, the editor's `files`) are the protocol's: src/protocol/limits.ts.
-export { MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES };
+export { KEPT_FILE_REPORTS, MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES };
 
 export interface ChangedFile {
 	file: string;
@@ -150,7 +156,11 @@ export function pendingChanges(message: PiMessage, ownPid: number, handledSeq: n
 	return [...byFile.values()];
 }
 
-/** `reports` with `report` replacing any earlier report on the same file, newest last, capped. */
+/**
+ * `reports` with `report` replacing any earlier report of the same pi on the same file, newest last, capped.
+ * Keyed by pi too: with two pis on one editor, one pi's report must not replace the other's before it read it.
+ */
 export function addReport(reports: readonly FileReport[], report: FileReport): FileReport[] {
-	return [...reports.filter((r) => r.file !== report.file), report].slice(-MAX_FILE_REPORTS);
+	const same = (r: FileReport) => r.file === report.file && r.pi_pid === report.pi_pid;
+	return [...reports.filter((r) => !same(r)), report].slice(-KEPT_FILE_REPORTS);
 }

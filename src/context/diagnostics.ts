@@ -60,6 +60,40 @@ export function countBySeverity(items: readonly DiagnosticItem[]): string {
 	return parts.join(", ");
 }
 
+/** Two items are one diagnostic when everything the protocol says of them is the same. */
+function sameDiagnostic(a: DiagnosticItem, b: DiagnosticItem): boolean {
+	return (
+		a.severity === b.severity &&
+		a.line === b.line &&
+		a.column === b.column &&
+		(a.end_line ?? null) === (b.end_line ?? null) &&
+		(a.end_column ?? null) === (b.end_column ?? null) &&
+		a.message === b.message &&
+		(a.source ?? null) === (b.source ?? null) &&
+		(a.code ?? null) === (b.code ?? null)
+	);
+}
+
+/**
+ * The diagnostics with exact duplicates listed and counted once (two clients of one server, or an editor
+ * that merges its checkers' lists, report each problem twice; the model must read it once). The first of
+ * each is kept, in the editor's order. Each item is compared only with the kept items of its message.
+ */
+export function distinctDiagnostics(diagnostics: Diagnostics): Diagnostics {
+	const byMessage = new Map<string, DiagnosticItem[]>();
+	const items: DiagnosticItem[] = [];
+	for (const item of diagnostics.items) {
+		const kept = byMessage.get(item.message);
+		if (kept?.some((k) => sameDiagnostic(k, item))) continue;
+		if (kept) kept.push(item);
+		else byMessage.set(item.message, [item]);
+		items.push(item);
+	}
+	const removed = diagnostics.items.length - items.length;
+	if (removed === 0) return diagnostics;
+	return { ...diagnostics, total: Math.max(items.length, diagnostics.total - removed), items };
+}
+
 /** Diagnostics are current for `version` when they were computed for it or later. */
 export function isCurrent(diagnostics: Diagnostics, version: number | null | undefined): boolean {
 	return version === null || version === undefined || diagnostics.version >= version;
@@ -70,8 +104,8 @@ export function isCurrent(diagnostics: Diagnostics, version: number | null | und
  * diagnostics (a v0.2 editor, or a v0.3 editor that has none to say). Stale ones are counted, never listed.
  */
 export function formatPromptDiagnostics(buffer: EditorState["active_buffer"], cap = PROMPT_DIAGNOSTICS_CAP): string[] {
-	const diagnostics = buffer.diagnostics;
-	if (!diagnostics) return [];
+	if (!buffer.diagnostics) return [];
+	const diagnostics = distinctDiagnostics(buffer.diagnostics);
 	if (!isCurrent(diagnostics, buffer.version)) {
 		return [
 			`Diagnostics: ${diagnostics.total} reported for an earlier version of the buffer (${diagnostics.version}, now ${buffer.version}); not shown, they may no longer apply`,
@@ -87,11 +121,12 @@ export function isClean(diagnostics: Diagnostics): boolean {
 }
 
 /**
- * Lines for a header plus one line per shown diagnostic. The header counts what the editor reported: by
- * severity over the items it listed, plus how many more it counted but did not list (its own cap), so the
- * counts always add up to the total; then how many of them follow, when not all.
+ * Lines for a header plus one line per shown diagnostic (exact duplicates once). The header counts what the
+ * editor reported: by severity over the items it listed, plus how many more it counted but did not list (its
+ * own cap), so the counts always add up to the total; then how many of them follow, when not all.
  */
-export function formatList(diagnostics: Diagnostics, cursorLine: number | null, cap: number, order: string): string[] {
+export function formatList(reported: Diagnostics, cursorLine: number | null, cap: number, order: string): string[] {
+	const diagnostics = distinctDiagnostics(reported);
 	const { shown } = selectDiagnostics(diagnostics.items, cursorLine, cap);
 	const total = Math.max(diagnostics.total, diagnostics.items.length);
 	const unlisted = total - diagnostics.items.length;

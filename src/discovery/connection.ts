@@ -7,8 +7,9 @@
  * 2. off in this session (`/ide off`, the picker's disconnect row), or remembered off;
  * 3. the editor pi runs in (its terminal): whatever else runs in the project;
  * 4. a remembered `/ide` pick that names exactly one live editor;
- * 5. the editor auto-connected earlier (sticky): kept while it lives and still
- *    matches the project, so a second editor starting never drops or steals it;
+ * 5. the editor auto-connected earlier, or connected when the user said `/ide auto`
+ *    (sticky): kept while it lives and still matches the project, so a second
+ *    editor starting never drops or steals it;
  * 6. auto: exactly one live editor in the best non-empty tier.
  */
 

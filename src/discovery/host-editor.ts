@@ -76,8 +76,8 @@ function judgeEnvPid(hints: HostHints, editors: HostCandidates): EnvPidVerdict {
 /** For `/ide status`: why this editor counts as the one pi runs in. */
 export function describeHost(host: HostEditor): string {
 	return host.via === "env"
-		? `pi runs in this editor's terminal (${EDITOR_PID_ENV}=${host.pid})`
-		: `pi runs in this editor's terminal (pid ${host.pid} is an ancestor of pi)`;
+		? `pi runs in this editor's terminal: ${EDITOR_PID_ENV}=${host.pid}`
+		: `pi runs in this editor's terminal: pid ${host.pid} is an ancestor of pi`;
 }
 
 /** For `/ide status`: why PI_IDE_EDITOR_PID did not make its editor the host; null when there is nothing to say. */

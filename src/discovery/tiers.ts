@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import { checkPathLength, isInside, type PathProbe, resolveReal } from "../protocol/paths.ts";
-import type { EditorState } from "../protocol/protocol.ts";
+import type { EditorState, EditorWindow } from "../protocol/protocol.ts";
 
 export type Tier = 0 | 1;
 
@@ -70,6 +70,68 @@ export function bestTier<T>(ranked: readonly Ranked<T>[]): Ranked<T>[] {
 	}
 	if (best === null) return [];
 	return ranked.filter((entry) => entry.tier === best);
+}
+
+/** The window the top level of `state` describes, in the shape of a `windows` entry. */
+function topWindow(state: EditorState): EditorWindow {
+	const { cwd, argv, active_buffer, database } = state;
+	return {
+		cwd,
+		...(argv === undefined ? {} : { argv }),
+		active_buffer,
+		...(database === undefined ? {} : { database }),
+	};
+}
+
+/**
+ * Every window a state file describes, the top level (the window the user touched last) first: one for an
+ * editor without `windows` (PROTOCOL.md, "Several windows of one process").
+ */
+export function windowsOf(state: EditorState): EditorWindow[] {
+	return [topWindow(state), ...(state.windows ?? [])];
+}
+
+/** `state` seen through `window`: that window's cwd, argv, buffer and view at the top level, the others listed. */
+export function withWindow(state: EditorState, window: EditorWindow): EditorState {
+	const all = windowsOf(state);
+	const { cwd, argv, active_buffer, database, windows: _replaced, ...rest } = state;
+	return {
+		...rest,
+		cwd: window.cwd,
+		...(window.argv === undefined ? {} : { argv: window.argv }),
+		active_buffer: window.active_buffer,
+		...(window.database === undefined ? {} : { database: window.database }),
+		windows: all.filter((w) => w !== all.find((candidate) => candidate.cwd === window.cwd)),
+	};
+}
+
+/**
+ * One process, several project windows: the state as pi should see it, with the window whose project is
+ * pi's at the top level. `prefer` (a window's cwd the user picked in `/ide`) wins while that window is open;
+ * otherwise the best tier for pi's cwd, the window touched last among equals. A state without `windows` comes
+ * back unchanged (the same object), as does one whose top-level window is already the one.
+ */
+export function focusWindow(
+	state: EditorState,
+	piCwd: string,
+	probe: PathProbe,
+	prefer?: string,
+	score: typeof scoreEditor = scoreEditor,
+): EditorState {
+	if (!state.windows || state.windows.length === 0) return state;
+	const windows = windowsOf(state);
+	let chosen = prefer === undefined ? undefined : windows.find((w) => w.cwd === prefer);
+	if (chosen === undefined) {
+		let best = rankOfTier(null);
+		for (const window of windows) {
+			const rank = rankOfTier(score(withWindow(state, window), piCwd, probe));
+			if (rank < best) {
+				best = rank;
+				chosen = window;
+			}
+		}
+	}
+	return chosen === undefined || chosen === windows[0] ? state : withWindow(state, chosen);
 }
 
 function rankOfTier(tier: Tier | null): number {

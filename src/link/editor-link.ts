@@ -4,10 +4,12 @@
  * returns the note for the tool result. The decisions live in pure modules (pi-message.ts,
  * await-report.ts, diagnostics.ts); this class only reads and writes files and runs timers. Never throws.
  */
-import { type FSWatcher, watch } from "node:fs";
+import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, watch } from "node:fs";
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
+import { piReviewFileName } from "../protocol/protocol.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
+import { ChangeSet, contentOf, encodeReviewMessage, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
 	buildPiMessage,
 	ChangeLog,
@@ -21,6 +23,7 @@ import {
 	type WaitCaps,
 } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
+import { formatRevertNote, newReverts, revertKey } from "./reverts.ts";
 
 /** While waiting, re-read this often too, in case a directory event was missed. */
 const BACKSTOP_MS = 250;
@@ -57,10 +60,39 @@ export interface EditorLinkOptions {
 	seqCounter?: SeqCounter;
 }
 
+/**
+ * A project file's content for the change set, read without ever blocking (a FIFO at the path: O_NONBLOCK, then
+ * only a regular file is read) and only up to the cap. pi's tools follow a symlink, so this does too.
+ */
+export function readForReview(path: string, maxBytes = MAX_REVIEW_FILE_BYTES): FileContent {
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+		const stat = fstatSync(fd);
+		if (!stat.isFile()) return { kind: "note", note: "unreadable" };
+		if (stat.size > maxBytes) return { kind: "note", note: "too large" };
+		const bytes = Buffer.alloc(Math.min(stat.size + 1, maxBytes + 1));
+		let length = 0;
+		for (let n = 1; n > 0 && length < bytes.length; length += n)
+			n = readSync(fd, bytes, length, bytes.length - length, null);
+		return contentOf(bytes.subarray(0, length), maxBytes);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		return code === "ENOENT" || code === "ENOTDIR" ? { kind: "absent" } : { kind: "note", note: "unreadable" };
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
 export class EditorLink {
 	readonly log: ChangeLog;
+	/** What pi's tools changed in the last runs, with baselines: published as `pi-<pid>.review.json` (v0.4). */
+	readonly changes = new ChangeSet();
+	/** The reverted hunks the model has been told about (revertKey). */
+	readonly #toldReverts = new Set<string>();
 	readonly #options: EditorLinkOptions;
 	readonly #writer: PiMessageWriter;
+	readonly #reviewWriter: PiMessageWriter;
 	readonly #scanner: StateDirScanner;
 	#editorPid: number | null = null;
 	#published = false;
@@ -71,6 +103,7 @@ export class EditorLink {
 		this.#options = options;
 		this.log = new ChangeLog(options.seqCounter ?? processSeqCounter());
 		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid);
+		this.#reviewWriter = new PiMessageWriter(options.stateDir, options.pid, options.uid, piReviewFileName(options.pid));
 		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
 	}
 
@@ -83,13 +116,26 @@ export class EditorLink {
 		const pid = this.#options.connected()?.pid ?? null;
 		if (pid === this.#editorPid) return;
 		this.#editorPid = pid;
-		if (pid !== null || this.#published) this.#publish();
+		if (pid !== null || this.#published) this.#publish(this.changes.runs().length > 0);
 	}
 
 	/** A prompt's run begins. Also re-checks the connection: a switch between look-alike editors leaves the pill as it was. */
 	startRun(): void {
 		this.log.startRun();
+		this.changes.startRun();
 		this.sync();
+	}
+
+	/**
+	 * Before a tool runs: when it will write a file pi has not touched yet in this run, keep the file's content
+	 * now as the change set's baseline. The seq it will get is the next one (a blocked or failed tool records
+	 * no change, so its baseline is never published).
+	 */
+	beforeTool(toolName: string, input: unknown): void {
+		if (this.#closed) return;
+		const file = this.#toolFile(toolName, input);
+		if (file === null || this.changes.hasBaseline(file)) return;
+		this.changes.before(file, readForReview(file), this.log.seq + 1);
 	}
 
 	endTurn(): void {
@@ -101,19 +147,18 @@ export class EditorLink {
 	 * wait (at most the caps) for its answer. Returns the note for the tool result, or null.
 	 */
 	async afterTool(toolName: string, input: unknown, signal?: AbortSignal): Promise<string | null> {
-		if (this.#closed || !FILE_WRITING_TOOLS.has(toolName)) return null;
-		const path = input && typeof input === "object" ? (input as Record<string, unknown>)["path"] : undefined;
-		if (typeof path !== "string" || path === "") return null;
-		const file = resolveToolPath(path, this.#options.cwd, this.#options.home);
+		if (this.#closed) return null;
+		const file = this.#toolFile(toolName, input);
 		if (file === null) return null;
 		const seq = this.log.record(file, toolName);
+		const recorded = this.changes.after(file, readForReview(file));
 		const editor = this.#options.connected();
 		this.#editorPid = editor?.pid ?? null;
 		if (!editor) {
-			if (this.#published) this.#publish();
+			if (this.#published) this.#publish(recorded);
 			return null;
 		}
-		this.#publish();
+		this.#publish(recorded);
 		if (!speaksV03(editor.state)) return null;
 		const caps = this.#options.waitCaps ?? WAIT_CAPS;
 		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, caps, signal, this.#options.pid);
@@ -121,13 +166,37 @@ export class EditorLink {
 		return formatToolNote(latest, file, outcome, caps);
 	}
 
+	/**
+	 * With a prompt: the note telling the model which of pi's hunks the user reverted in the connected editor
+	 * since it was last told (v0.4), or null. Each revert is told once.
+	 */
+	revertNote(): string | null {
+		const editor = this.#options.connected();
+		if (this.#closed || !editor) return null;
+		const state = this.#read(editor.pid) ?? editor.state;
+		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), this.#toldReverts);
+		for (const r of fresh) this.#toldReverts.add(revertKey(r));
+		return formatRevertNote(fresh, this.#options.cwd);
+	}
+
 	close(): void {
 		this.#closed = true;
 		this.#writer.remove();
+		this.#reviewWriter.remove();
 	}
 
-	#publish(): void {
+	/** The absolute path a file-writing tool's input names, resolved as pi's tools do; null for other tools. */
+	#toolFile(toolName: string, input: unknown): string | null {
+		if (!FILE_WRITING_TOOLS.has(toolName)) return null;
+		const path = input && typeof input === "object" ? (input as Record<string, unknown>)["path"] : undefined;
+		if (typeof path !== "string" || path === "") return null;
+		return resolveToolPath(path, this.#options.cwd, this.#options.home);
+	}
+
+	/** `withReview`: the change set changed too; it is written first, so an editor reloading on the message finds it. */
+	#publish(withReview = false): void {
 		if (this.#closed) return;
+		if (withReview) this.#publishReview();
 		const message = buildPiMessage({
 			pid: this.#options.pid,
 			cwd: this.#options.cwd,
@@ -141,6 +210,22 @@ export class EditorLink {
 			this.#published = true;
 			this.#lastWarning = undefined;
 		} else if (outcome.message !== this.#lastWarning) {
+			this.#lastWarning = outcome.message;
+			this.#options.warn?.(`pi-ide-context: ${outcome.message}`);
+		}
+	}
+
+	#publishReview(): void {
+		const text = encodeReviewMessage({
+			protocol: "0.4",
+			kind: "pi-review",
+			pid: this.#options.pid,
+			editor_pid: this.#editorPid,
+			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
+			runs: this.changes.runs(),
+		});
+		const outcome = this.#reviewWriter.write(text, text);
+		if (!outcome.ok && outcome.message !== this.#lastWarning) {
 			this.#lastWarning = outcome.message;
 			this.#options.warn?.(`pi-ide-context: ${outcome.message}`);
 		}

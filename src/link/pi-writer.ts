@@ -1,5 +1,5 @@
 /**
- * pi's message file, `<state dir>/pi-<pid>.json`, written under exactly the rules of an editor's state file
+ * pi's files for editors, `<state dir>/pi-<pid>.json` and `pi-<pid>.review.json`, written under exactly the rules of an editor's state file
  * (src/protocol/state-dir.ts: a private directory only, 0600, atomic through an O_EXCL temp file `pi-<pid>.json.tmp`,
  * removal only inside a directory that passes the checks). This class adds only the name and the skip of
  * writes that would change nothing. Never throws.
@@ -18,10 +18,11 @@ export class PiMessageWriter {
 	#lastContent: string | undefined;
 	#written = false;
 
-	constructor(dir: string, pid: number, uid: number) {
+	/** `name`: the file's name in `dir`; default pi's message, `pi-<pid>.json` (the change set passes its own). */
+	constructor(dir: string, pid: number, uid: number, name = piMessageFileName(pid)) {
 		this.#dir = dir;
 		this.#uid = uid;
-		this.#name = piMessageFileName(pid);
+		this.#name = name;
 		this.path = join(dir, this.#name);
 	}
 

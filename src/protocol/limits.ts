@@ -19,10 +19,27 @@ export const MAX_SELECTION_TEXT_BYTES = 256 * 1024;
 export const MAX_DIAGNOSTIC_ITEMS = 100;
 export const MAX_DIAGNOSTIC_MESSAGE_CHARS = 500;
 
-/** v0.3 `files`: the editor's newest reports on pi's changes. */
-export const MAX_FILE_REPORTS = 20;
+/**
+ * v0.3 `files`: at most this many reports on pi's changes in one state file (pi reads no more). An editor
+ * keeps the newest KEPT_FILE_REPORTS (per pi) at all times, and more only while pi may still be waiting for
+ * them: pi writing 200 files in one run must find every answer (a report that rolled out before pi read it
+ * made pi tell its model the editor did not answer).
+ */
+export const MAX_FILE_REPORTS = 200;
+export const KEPT_FILE_REPORTS = 20;
 
 /** v0.3 pi message (`pi-<pid>.json`): its lists, and its size (larger files are ignored by editors, unread). */
 export const MAX_PI_CHANGED = 50;
 export const MAX_PI_LAST_TURN = 50;
 export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * v0.4 change set (`pi-<pid>.review.json`): the runs kept, the largest file whose contents it carries, the hunks
+ * listed per file, and the whole file's size (pi keeps under it; editors ignore a larger one, unread).
+ */
+export const MAX_REVIEW_RUNS = 3;
+export const MAX_REVIEW_FILE_BYTES = 1024 * 1024;
+export const MAX_REVIEW_HUNKS_PER_FILE = 500;
+export const MAX_REVIEW_BYTES = 8 * 1024 * 1024;
+/** v0.4 `reverted`: the editor's newest reports of hunks the user took back. */
+export const MAX_REVERTED_REPORTS = 50;

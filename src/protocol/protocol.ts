@@ -17,6 +17,7 @@ import {
 	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
 	MAX_PI_LAST_TURN,
+	MAX_REVERTED_REPORTS,
 } from "./limits.ts";
 import { checkPathLength } from "./paths.ts";
 
@@ -169,17 +170,45 @@ export const FileReportSchema = Type.Object({
 
 export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });
 
+/** The active buffer with v0.3's optional fields, as the top level and each window carry it. */
+const ActiveBufferV03Schema = Type.Object({
+	...ActiveBufferSchema.properties,
+	version: Type.Optional(Type.Integer({ minimum: 0 })),
+	diagnostics: Type.Optional(Nullable(DiagnosticsSchema)),
+});
+
+/**
+ * v0.3, several windows of one process (JetBrains IDEs): each other open project window, described as the top
+ * level describes the window the user touched last. `files` and `pi` stay at the top level: documents are the
+ * process's, not a window's.
+ */
+export const WindowSchema = Type.Object({
+	cwd: Type.String({ minLength: 1 }),
+	argv: Type.Optional(Type.Array(Type.String())),
+	active_buffer: ActiveBufferV03Schema,
+	database: Type.Optional(DatabaseSchema),
+});
+
+/** v0.4: one of pi's hunks the user reverted in the editor (in the buffer; on disk once they save). */
+export const RevertedHunkSchema = Type.Object({
+	pi_pid: Type.Integer({ minimum: 1 }),
+	run: Type.Integer({ minimum: 0 }),
+	id: Type.String({ minLength: 1, maxLength: 64 }),
+	file: Type.String({ minLength: 1 }),
+	/** Where the hunk stood in the buffer when it was reverted (1-based), and how many of pi's lines it had. */
+	line: Type.Integer({ minimum: 1 }),
+	lines: Type.Integer({ minimum: 0 }),
+});
+
 /** The whole v0.3 editor state: v0.2 plus optional fields. */
 export const EditorStateSchema = Type.Object({
 	...EditorStateV02Schema.properties,
 	protocol: Type.Optional(Type.String()),
-	active_buffer: Type.Object({
-		...ActiveBufferSchema.properties,
-		version: Type.Optional(Type.Integer({ minimum: 0 })),
-		diagnostics: Type.Optional(Nullable(DiagnosticsSchema)),
-	}),
+	active_buffer: ActiveBufferV03Schema,
 	files: Type.Optional(Type.Array(FileReportSchema)),
 	pi: Type.Optional(Nullable(PiSeenSchema)),
+	windows: Type.Optional(Type.Array(WindowSchema)),
+	reverted: Type.Optional(Type.Array(RevertedHunkSchema)),
 });
 
 export type Position = Static<typeof PositionSchema>;
@@ -191,12 +220,19 @@ export type EditorState = Static<typeof EditorStateSchema>;
 export type DiagnosticItem = Static<typeof DiagnosticItemSchema>;
 export type Diagnostics = Static<typeof DiagnosticsSchema>;
 export type FileReport = Static<typeof FileReportSchema>;
+export type EditorWindow = Static<typeof WindowSchema>;
+
+/** Most other windows read from one state file (a writer lists at most 8; more are dropped, not refused). */
+export const MAX_WINDOWS = 16;
+export type RevertedHunk = Static<typeof RevertedHunkSchema>;
 
 const editorStateValidator = Compile(EditorStateV02Schema);
 const versionValidator = Compile(Type.Integer({ minimum: 0 }));
 const diagnosticsValidator = Compile(Nullable(DiagnosticsSchema));
 const fileReportValidator = Compile(FileReportSchema);
 const piSeenValidator = Compile(Nullable(PiSeenSchema));
+const windowValidator = Compile(WindowSchema);
+const revertedValidator = Compile(RevertedHunkSchema);
 
 /** `warnings`: v0.3 fields that were present but malformed, and were dropped. */
 export type ParseResult = { ok: true; state: EditorState; warnings?: string[] } | { ok: false; problems: string[] };
@@ -239,7 +275,7 @@ export function validateEditorState(raw: unknown): ParseResult {
  * '<5 KB of Lua>'` is legal), so a long one is no fault of the file; tiers.ts
  * just does not take it for a project path.
  */
-function checkPaths(state: EditorState): string[] {
+function checkPaths(state: Pick<EditorState, "cwd" | "active_buffer">): string[] {
 	const fields: [string, string | null][] = [
 		["/cwd", state.cwd],
 		["/active_buffer/file", state.active_buffer.file],
@@ -290,6 +326,39 @@ function checkV03Fields(state: EditorState): ParseResult {
 		delete state.pi;
 		warnings.push("/pi: malformed, ignored");
 	}
+	if ("windows" in state) {
+		const windows: unknown = state.windows;
+		if (Array.isArray(windows)) {
+			// A window is kept only whole: schema, path lengths and its diagnostics capped like the top level's.
+			const good = windows.filter(
+				(w) => windowValidator.Check(w) && checkPaths({ cwd: w.cwd, active_buffer: w.active_buffer }).length === 0,
+			) as EditorWindow[];
+			if (good.length < windows.length)
+				warnings.push(`/windows: ${windows.length - good.length} malformed entries ignored`);
+			state.windows = good
+				.slice(0, MAX_WINDOWS)
+				.map((w) =>
+					"diagnostics" in w.active_buffer
+						? { ...w, active_buffer: { ...w.active_buffer, diagnostics: capDiagnostics(w.active_buffer.diagnostics) } }
+						: w,
+				);
+		} else {
+			delete state.windows;
+			warnings.push("/windows: not an array, ignored");
+		}
+	}
+	if ("reverted" in state) {
+		const reverted: unknown = state.reverted;
+		if (Array.isArray(reverted)) {
+			const good = reverted.filter((r) => revertedValidator.Check(r)) as RevertedHunk[];
+			if (good.length < reverted.length)
+				warnings.push(`/reverted: ${reverted.length - good.length} malformed entries ignored`);
+			state.reverted = good.slice(-MAX_REVERTED_REPORTS);
+		} else {
+			delete state.reverted;
+			warnings.push("/reverted: not an array, ignored");
+		}
+	}
 	return warnings.length > 0 ? { ok: true, state, warnings } : { ok: true, state };
 }
 
@@ -337,4 +406,9 @@ export type PiMessage = Static<typeof PiMessageSchema>;
  */
 export function piMessageFileName(pid: number): string {
 	return `pi-${pid}.json`;
+}
+
+/** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */
+export function piReviewFileName(pid: number): string {
+	return `pi-${pid}.review.json`;
 }

@@ -18,6 +18,8 @@ import type { EditorState } from "../protocol/protocol.ts";
 export interface PickerEditor {
 	state: EditorState;
 	tier: Tier | null;
+	/** Marks this row connected; default: its pid is `connectedPid` (one row per pid). */
+	connected?: boolean;
 }
 
 export interface PickerOptions {
@@ -90,8 +92,8 @@ export function formatPickerRows(editors: readonly PickerEditor[], opts: PickerO
 
 	return editors.map((editor, index) => {
 		const row = cells[index];
-		const marker =
-			editor.state.pid === opts.connectedPid ? CONNECTED_MARKER : " ".repeat(visibleWidth(CONNECTED_MARKER));
+		const connected = editor.connected ?? editor.state.pid === opts.connectedPid;
+		const marker = connected ? CONNECTED_MARKER : " ".repeat(visibleWidth(CONNECTED_MARKER));
 		const parts = [marker];
 		for (const spec of shown) {
 			const width = widths.get(spec.key) ?? 0;

@@ -16,6 +16,8 @@ export interface IdeSettings {
 	maxSelectionBytes: number;
 	/** Link the bundled Neovim client into Neovim's packpath at session start (also off with PI_IDE_NO_NVIM_LINK=1). */
 	linkNvim: boolean;
+	/** Link the bundled Vim client into Vim's packpath at session start (also off with PI_IDE_NO_VIM_LINK=1). */
+	linkVim: boolean;
 	/**
 	 * Send the whole block, selection text included, with every prompt (the behaviour of 0.1.0). Off: a prompt
 	 * sends only what the model does not already have (see context-memory.ts).
@@ -29,6 +31,7 @@ export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
 	maxSelectionLines: DEFAULT_MAX_SELECTION_LINES,
 	maxSelectionBytes: DEFAULT_MAX_SELECTION_BYTES,
 	linkNvim: true,
+	linkVim: true,
 	sendUnchanged: false,
 };
 
@@ -50,6 +53,7 @@ const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expec
 	maxSelectionLines: { read: readPositiveInt, expected: "a positive whole number" },
 	maxSelectionBytes: { read: readPositiveInt, expected: "a positive whole number" },
 	linkNvim: { read: readBoolean, expected: "true or false" },
+	linkVim: { read: readBoolean, expected: "true or false" },
 	sendUnchanged: { read: readBoolean, expected: "true or false" },
 };
 

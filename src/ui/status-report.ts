@@ -55,7 +55,7 @@ export function formatStatusReport(facts: StatusFacts): string {
 			? `State dir: ${oneLine(health.dir)} (ok)`
 			: `State dir: ${oneLine(health.dir)} ${health.reason}${health.remedy ? ` (fix: ${oneLine(health.remedy)})` : ""}`,
 	);
-	lines.push(`Mode: ${describeMode(facts.mode)}`);
+	lines.push(`Mode: ${describeMode(facts.mode, connection)}`);
 	const remembered = describeRemembered(facts.remembered ?? { kind: "none" }, facts.choicesPath ?? null, connection);
 	if (remembered) lines.push(remembered);
 	lines.push(facts.editors.length === 0 ? "Editors: none running" : `Editors (${facts.editors.length}):`);
@@ -88,7 +88,8 @@ export function formatStatusReport(facts: StatusFacts): string {
 	);
 	const next = facts.next;
 	if (next.kind === "skip") {
-		lines.push(`Next prompt: nothing injected (${oneLine(next.reason, 1000)})`);
+		// A colon, not brackets: the reason may carry its own (a rule's pattern, a dir's permissions).
+		lines.push(`Next prompt: nothing injected: ${oneLine(next.reason, 1000)}`);
 	} else {
 		const selectionLine = describeUnsentSelection(next.selection, now);
 		if (selectionLine) lines.push(selectionLine);
@@ -120,20 +121,25 @@ export function describeDisconnected(connection: Connection): string {
 	if (connection.connected) return "connected";
 	switch (connection.why) {
 		case "off":
-			return "auto-connect is off (/ide to pick an editor, /ide auto to resume)";
+			return "auto-connect is off; /ide picks an editor, /ide auto resumes";
 		case "remembered off":
-			return "/ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)";
+			return "/ide off is remembered for this project; /ide picks an editor, /ide auto resumes";
 		case "no editor":
 			return "no editor is running in this project";
 		case "several candidates":
-			return `${connection.candidates.length} editors match this project equally (pids ${connection.candidates.join(", ")}); pick one with /ide`;
+			return `${connection.candidates.length} editors match this project equally, pids ${connection.candidates.join(", ")}; pick one with /ide`;
 	}
 }
 
-function describeMode(mode: ConnectionMode): string {
+/**
+ * The intent in force: this session's (`mode`), or the remembered choice it yields to. A remembered `/ide off`
+ * leaves the session's mode at auto-connect, yet nothing connects: the line says off.
+ */
+function describeMode(mode: ConnectionMode, connection: Connection): string {
+	if (!connection.connected && connection.why === "remembered off") return "off, remembered for this project";
 	switch (mode.kind) {
 		case "auto":
-			return mode.sticky === undefined ? "auto-connect" : `auto-connect (keeping pid ${mode.sticky} while it runs)`;
+			return mode.sticky === undefined ? "auto-connect" : `auto-connect, keeping pid ${mode.sticky} while it runs`;
 		case "picked":
 			return `picked pid ${mode.pid} with /ide`;
 		case "off":
@@ -153,7 +159,7 @@ function describeConnected(facts: StatusFacts): string {
 				? `remembered /ide pick, ${facts.remembered.how}`
 				: "remembered /ide pick";
 		case "kept":
-			return "connected automatically earlier; kept while it runs, /ide to switch";
+			return "connected earlier, kept while it runs; /ide to switch";
 		default:
 			return connection.why;
 	}

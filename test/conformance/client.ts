@@ -3,7 +3,8 @@
  * Each client has an adapter in test/conformance/adapters/<name>.ts that exports `adapters: ClientAdapter[]`
  * (one per version it runs on, e.g. Neovim 0.7.2 and 0.10), driving the real editor (or, where no editor can
  * run here, the client's own code through its documented headless driver). The kit runs every case against
- * every adapter it finds there; a third-party author adds one file and runs `node --test test/conformance/`.
+ * every adapter it finds there; a third-party author adds one file and runs
+ * `node --test test/conformance/kit.test.ts` (test/conformance/README.md).
  *
  * Positions are the protocol's: 1-based line, 1-based UTF-8 byte column. Paths are absolute.
  */
@@ -61,6 +62,12 @@ export interface ClientSession {
 	/** Select from `start` to `end`, both inclusive, as a user would (the client sets `selected_at`). */
 	select(start: Position, end: Position): Promise<void>;
 	clearSelection(): Promise<void>;
+	/**
+	 * The user stops selecting and keeps the selection as made (Neovim: leaves visual mode, the marks stay;
+	 * a GUI editor, whose selection is made once `select` returns: nothing to do). Without it a case that
+	 * needs a kept selection uses `clearSelection`, and accepts that the selection may be gone.
+	 */
+	endSelecting?(): Promise<void>;
 	/** Replace the lines of the buffer holding `file`, without saving (capability "edit"). */
 	setLines(file: string, lines: string[]): Promise<void>;
 	save(file: string): Promise<void>;
@@ -89,4 +96,16 @@ export interface ClientAdapter {
 	/** For each capability it lacks, why (one line), shown in the kit's report. */
 	readonly missing: Partial<Record<Capability, string>>;
 	start(options: StartOptions): Promise<ClientSession>;
+	/**
+	 * The client runs inside the kit's own process (its code driven through a fake of the host's API), so its
+	 * sessions share the process's pid and environment: the kit runs such adapters one at a time, never beside
+	 * another in-process one. Adapters that start an editor process leave it out and run side by side.
+	 */
+	readonly inProcess?: boolean;
+	/**
+	 * The editor itself reloads a buffer without unsaved changes whenever its file changes on disk (VS Code's
+	 * file watcher), whatever pi's messages say: the kit then judges the client by its reports, not by the
+	 * text of such a buffer after a message it must ignore or refuse.
+	 */
+	readonly hostReloads?: boolean;
 }

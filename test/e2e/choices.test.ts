@@ -88,7 +88,7 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 		assert.equal(await fileFor(rpc, env, "first"), a.state.active_buffer.file);
 		const b = await editorWith(env, "b.ts");
 		assert.equal(await fileFor(rpc, env, "second editor started"), a.state.active_buffer.file);
-		assert.match(await status(rpc), new RegExp(`Connected: pid ${a.pid} \\(connected automatically earlier; kept`));
+		assert.match(await status(rpc), new RegExp(`Connected: pid ${a.pid} \\(connected earlier, kept`));
 		const options = await pick(rpc, /b\.ts/);
 		assert.equal(options.length, 3, `both editors and the disconnect row: ${JSON.stringify(options)}`);
 		assert.equal(await fileFor(rpc, env, "switched"), b.state.active_buffer.file);
@@ -134,6 +134,25 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 		assert.match(await status(third), /Remembered: \/ide pick not applied: pids .* look like the picked editor/);
 	});
 
+	test("/ide auto keeps the editor a remembered pick connected, with two editors open (sticky), and forgets the pick", async (t) => {
+		const env = await envFor(t);
+		await editorWith(env, "a.ts");
+		const b = await editorWith(env, "b.ts");
+		const first = await piFor(t, env);
+		await pick(first, /b\.ts/);
+		await first.close();
+
+		const second = await piFor(t, env);
+		assert.equal(await fileFor(second, env, "remembered"), b.state.active_buffer.file);
+		assert.match(await ide(second, "auto"), new RegExp(`auto-connect on; .*pid ${b.pid}`));
+		assert.equal(await fileFor(second, env, "after /ide auto"), b.state.active_buffer.file);
+		assert.match(await status(second), new RegExp(`^Mode: auto-connect, keeping pid ${b.pid} while it runs$`, "m"));
+		await second.close();
+
+		const third = await piFor(t, env);
+		assert.equal(await fileFor(third, env, "forgotten"), null, "two candidates and nothing remembered");
+	});
+
 	test("/ide off is remembered across restarts until /ide auto", async (t) => {
 		const env = await envFor(t);
 		const a = await editorWith(env, "a.ts");
@@ -144,7 +163,9 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 
 		const second = await piFor(t, env);
 		assert.equal(await fileFor(second, env, "still off"), null);
-		assert.match(await status(second), /Remembered: \/ide off for this project/);
+		const report = await status(second);
+		assert.match(report, /Remembered: \/ide off for this project/);
+		assert.match(report, /^Mode: off, remembered for this project$/m, "the mode in force, not auto-connect");
 		await ide(second, "auto");
 		assert.equal(await fileFor(second, env, "auto again"), a.state.active_buffer.file);
 		await second.close();
@@ -212,9 +233,7 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 		assert.equal(await fileFor(rpc, env, "in the project now"), file);
 		assert.match(
 			await status(rpc),
-			new RegExp(
-				`Connected: pid ${named.pid} \\(pi runs in this editor's terminal \\(PI_IDE_EDITOR_PID=${named.pid}\\)\\)`,
-			),
+			new RegExp(`Connected: pid ${named.pid} \\(pi runs in this editor's terminal: PI_IDE_EDITOR_PID=${named.pid}\\)`),
 		);
 	});
 

@@ -59,15 +59,16 @@ async function untilLua<T>(nv: Nvim, code: string, accept: (v: T) => boolean, wh
 
 /**
  * A stand-in linter in Neovim: after every change or reload of the buffer it reports, `delay` ms later, an
- * error for each word starting with BROKEN, stamped through vim.diagnostic like any checker. It declares
- * itself with b:pi_ide_diagnostics_expected, as a linter plugin would.
+ * error for each word starting with BROKEN (an empty list when clean), through vim.diagnostic like any
+ * checker (nvim-lint and the like). With `declares`, it also sets b:pi_ide_diagnostics_expected; without, the
+ * client counts it as a checker once it has published.
  */
-async function attachFakeLinter(nv: Nvim, delay = 300): Promise<void> {
+async function attachFakeLinter(nv: Nvim, declares = true, delay = 300): Promise<void> {
 	await nv.lua(
-		`local delay = ...
+		`local declares, delay = ...
 		local buf = vim.api.nvim_get_current_buf()
 		local ns = vim.api.nvim_create_namespace("fake-lint")
-		vim.b[buf].pi_ide_diagnostics_expected = true
+		if declares then vim.b[buf].pi_ide_diagnostics_expected = true end
 		_G.fake_lint = { enabled = true }
 		local function lint()
 			if not _G.fake_lint.enabled or not vim.api.nvim_buf_is_valid(buf) then return end
@@ -84,6 +85,7 @@ async function attachFakeLinter(nv: Nvim, delay = 300): Promise<void> {
 		local function later() vim.defer_fn(lint, delay) end
 		vim.api.nvim_buf_attach(buf, false, { on_lines = function() later() end, on_reload = function() later() end })
 		lint()`,
+		declares,
 		delay,
 	);
 }
@@ -208,6 +210,23 @@ forEachNvim((flavour) => {
 			assert.match(toolText, /Neovim reloaded .*src\/app\.ts\. Diagnostics \(1 error\):/);
 			assert.match(toolText, /^- error 7:19 NEWBROKEN is not allowed \[fake-lint FL1\]$/m);
 			assert.ok(!toolText.includes("OLDBROKEN"), `no stale diagnostic: ${toolText}`);
+		});
+
+		it("a linter that only publishes (no buffer variable; clean at first): pi's edit waits for its verdict", async (t) => {
+			const { env, nv, file } = await openInNvim(t, flavour);
+			await attachFakeLinter(nv, false);
+			await nv.until((s) => s.active_buffer.diagnostics?.total === 0, "the linter's empty list (clean) is reported");
+			const toolText = await runTools(env, [
+				{
+					name: "edit",
+					arguments: {
+						path: file,
+						edits: [{ oldText: "export const v7 = 7;", newText: "export const v7 = NEWBROKEN;" }],
+					},
+				},
+			]);
+			assert.match(toolText, /Neovim reloaded .*src\/app\.ts\. Diagnostics \(1 error\):/, toolText);
+			assert.match(toolText, /^- error 7:19 NEWBROKEN is not allowed \[fake-lint FL1\]$/m, toolText);
 		});
 
 		it("when no diagnostics for the new content arrive, the model is told so and sees no stale ones", async (t) => {

@@ -6,12 +6,15 @@
  * the server's diagnostic for the new content in the tool result of the same run, and never the old one.
  * Detection is the product's own: an attached LSP client means `diagnostics_expected`. And across sessions
  * of one pi process (RPC `new_session`): the next session's edit is answered with its own diagnostics, never
- * with the report Neovim still holds on the previous session's edit.
+ * with the report Neovim still holds on the previous session's edit. And with a server that answers late
+ * (test/fixtures/late-lsp-server.ts: its answer for the old content comes first, the new one 400 ms later), the
+ * model gets the answer for the new content, never the late one for the old.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
 import {
 	DEFAULT_REPLY,
 	type FakeReply,
@@ -26,6 +29,8 @@ import { startRpc } from "../helpers/rpc.ts";
 import { envFor, PROMPT, touch } from "../helpers/scenario.ts";
 
 const SERVER = join(BIN, "vscode-json-language-server");
+/** A server that can answer late: test/fixtures/late-lsp-server.ts. */
+const LATE_SERVER = fileURLToPath(new URL("../fixtures/late-lsp-server.ts", import.meta.url));
 
 /** pi's env and a Neovim in its work dir showing config.json (`content`) with the JSON server attached. */
 async function openWithServer(
@@ -177,6 +182,61 @@ for (const flavour of NVIM_MATRIX) {
 				["{", '  "name": "demo"', '  "port": 8080', "}"],
 				"Neovim reloaded the new session's edit",
 			);
+		});
+	});
+}
+
+for (const flavour of NVIM_MATRIX) {
+	describe(`nvim ${flavour.name} + a language server that answers late + pi`, () => {
+		it("after pi's edit, the server's late answer for the old content never reaches the model", async (t) => {
+			requireBin(flavour);
+			const env = await envFor(t);
+			const file = touch(env.workDir, "notes.txt", "bad\nfine\n");
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			const id = await nv.lua<number>(
+				`local id = vim.lsp.start_client({ name = "late", cmd = { ... }, root_dir = vim.fn.getcwd() })
+				vim.lsp.buf_attach_client(0, id)
+				return id`,
+				process.execPath,
+				LATE_SERVER,
+			);
+			await nv.until(
+				(s) => s.active_buffer.diagnostics?.items.some((d) => d.line === 1) === true,
+				"the server's first answer",
+				15_000,
+			);
+			// One edit of the user's, written: the content pi's edit replaces has a version of its own (a
+			// changedtick), as after any typing. (Unedited since it was opened, it would have the version a
+			// reload reopens it with, 0: a late answer for it could not be told from one for the new content.)
+			await nv.input("ggAx<Esc>");
+			await nv.command("write");
+			await nv.until(
+				(s) =>
+					s.active_buffer.diagnostics?.version === s.active_buffer.version &&
+					s.active_buffer.diagnostics?.items.some((d) => d.message !== "bad word #1") === true &&
+					!s.active_buffer.modified,
+				"the server's answer for the written content, current",
+				15_000,
+			);
+			await nv.lua("local id = ...; vim.lsp.get_client_by_id(id).notify('fixture/late', { delay = 400 })", id);
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? {
+							toolCalls: [
+								{
+									name: "edit",
+									arguments: { path: file, edits: [{ oldText: "badx\nfine\n", newText: "good\nfine\nbad too\n" }] },
+								},
+							],
+						}
+					: { text: DEFAULT_REPLY };
+			const result = await runPrint(env, [PROMPT]);
+			assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+			const toolText = toolResults(env.model.requests[1]).join("\n");
+			assert.match(toolText, /Neovim reloaded .*notes\.txt\. Diagnostics \(1 error\):/, toolText);
+			assert.match(toolText, /^- error 3:1 bad word #\d+ \[late\]$/m, toolText);
+			assert.ok(!/error 1:1/.test(toolText), `the late answer for the old content is not presented: ${toolText}`);
 		});
 	});
 }

@@ -4,13 +4,14 @@
  * negative carries its positive control in the same pi run: the one wrong thing is fixed between two prompts.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, rmdirSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, rmdirSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { killAllEditors, makeSelection } from "../helpers/editors.ts";
 import type { PiEnv } from "../helpers/pi-env.ts";
 import {
 	assertBlockedUntilRepaired,
+	assertNoBlock,
 	envFor,
 	fileLine,
 	firstFence,
@@ -191,6 +192,55 @@ describe("ignore rules", { concurrency: 4 }, () => {
 		const file = touch(env.workDir, "generated/api.ts");
 		await placeEditor(env, { active_buffer: { file, selection: freshSelection() } });
 		await assertBlockedUntilRepaired(env, () => unlinkSync(projectPath(env)), file, ["--approve"]);
+	});
+
+	/**
+	 * Issue 14: pi asks about trust only when `.pi/` holds something that needs it, so a fresh clone whose `.pi/`
+	 * holds only the rules file counts as trusted by pi; its `!.env` must still wait for the user's own decision.
+	 */
+	describe("a project's negations need the user's trust, not merely pi's silence", () => {
+		const cloneWithEnv = async (env: PiEnv) => {
+			globalRules(env, ".env\n");
+			projectRules(env, "!.env\n");
+			const file = touch(env.workDir, ".env", "API_KEY=secret\n");
+			await placeEditor(env, { active_buffer: { file, language: null, selection: freshSelection() } });
+			return file;
+		};
+		const sent = (env: PiEnv, index: number) => JSON.stringify(env.model.requests[index]).includes("SECRET_MARKER");
+
+		test("an untrusted clone's !.env sends neither .env nor its selection; once trusted (/trust saves it), it does", async (t) => {
+			const env = await envFor(t);
+			const file = await cloneWithEnv(env);
+			// What /trust (or pi's prompt) saves: the project's canonical path in <agent-dir>/trust.json, here next
+			// to another project's decision that was there before (the file changes, it is not created).
+			const trustFile = join(env.agentDir, "trust.json");
+			writeFileSync(trustFile, JSON.stringify({ [join(env.root, "other")]: true }));
+			const trust = () =>
+				writeFileSync(
+					trustFile,
+					JSON.stringify({ [join(env.root, "other")]: true, [realpathSync(env.workDir)]: true }),
+				);
+			await assertBlockedUntilRepaired(env, trust, file);
+			assert.equal(sent(env, 0), false, "the selection stayed out of the untrusted request");
+			assert.equal(sent(env, 1), true, "the trusted prompt carries the selection");
+		});
+
+		test('defaultProjectTrust: "always" trusts the clone', async (t) => {
+			const env = await envFor(t, { settings: { defaultProjectTrust: "always" } });
+			const file = await cloneWithEnv(env);
+			const outcome = await promptOnce(env);
+			assert.equal(fileLine(theBlock(outcome)), file);
+			assert.equal(sent(env, 0), true);
+		});
+
+		test('a saved "Do not trust" stands against the project\'s negation; --approve for this run overrides it', async (t) => {
+			const env = await envFor(t);
+			const file = await cloneWithEnv(env);
+			writeFileSync(join(env.agentDir, "trust.json"), JSON.stringify({ [realpathSync(env.workDir)]: false }));
+			assertNoBlock(await promptOnce(env));
+			env.model.requests.length = 0;
+			assert.equal(fileLine(theBlock(await promptOnce(env, ["--approve"]))), file);
+		});
 	});
 
 	test("outside pi's cwd, global rules apply relative to the editor's cwd", async (t) => {

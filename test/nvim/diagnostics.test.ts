@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import type { EditorState } from "../../src/protocol/protocol.ts";
+import type { EditorState, FileReport } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
@@ -59,6 +59,27 @@ async function world(t: TestContext, flavour: NvimFlavour): Promise<World> {
 
 const tick = (nv: Nvim) => nv.lua<number>("return vim.api.nvim_buf_get_var(0, 'changedtick')");
 
+/** pi writes `content` to the file and tells Neovim; returns Neovim's report once it says "reloaded". */
+async function reloadForPi(w: World, content: string): Promise<FileReport> {
+	writeFileSync(w.file, content);
+	const pi = await spawnLiveEditor();
+	const message = makePiMessage({
+		pid: pi.pid,
+		cwd: w.nv.tmp,
+		timestamp: Date.now() / 1000,
+		editor_pid: w.nv.pid,
+		seq: 1,
+		changed: [{ file: w.file, seq: 1, tool: "write" }],
+		last_turn: [w.file],
+	});
+	writeRawStateFile(w.nv.stateDir, `pi-${pi.pid}.json`, JSON.stringify(message));
+	const s = await w.nv.until(
+		(x) => x.files?.some((f) => f.file === w.file && f.status === "reloaded") === true,
+		"the buffer reloaded",
+	);
+	return s.files?.find((f) => f.file === w.file) as FileReport;
+}
+
 /**
  * The ways the buffer gets new content. Each returns the buffer's changedtick after the change.
  * `oldItemsStored`: whether Neovim still holds the checkers' items for the old content afterwards. Before
@@ -78,22 +99,7 @@ const CHANGES: { name: string; change: (w: World) => Promise<number>; oldItemsSt
 		name: "a reload pi asked for",
 		oldItemsStored: "from 0.10",
 		change: async (w) => {
-			writeFileSync(w.file, "one, changed by pi\ntwo\n");
-			const pi = await spawnLiveEditor();
-			const message = makePiMessage({
-				pid: pi.pid,
-				cwd: w.nv.tmp,
-				timestamp: Date.now() / 1000,
-				editor_pid: w.nv.pid,
-				seq: 1,
-				changed: [{ file: w.file, seq: 1, tool: "write" }],
-				last_turn: [w.file],
-			});
-			writeRawStateFile(w.nv.stateDir, `pi-${pi.pid}.json`, JSON.stringify(message));
-			await w.nv.until(
-				(s) => s.files?.some((f) => f.file === w.file && f.status === "reloaded") === true,
-				"the buffer reloaded",
-			);
+			await reloadForPi(w, "one, changed by pi\ntwo\n");
 			return tick(w.nv);
 		},
 	},
@@ -197,5 +203,228 @@ forEachNvim((flavour) => {
 			assert.equal(both.active_buffer.diagnostics?.version, written);
 			assert.deepEqual(messages(both), ["a new", "b new"]);
 		});
+	});
+});
+
+/** M.date's cases: [said, sent, now, date]. */
+const DATES: { name: string; said: number | null; sent: number | null; now: number; date: number }[] = [
+	{ name: "no version said: now, as for any checker", said: null, sent: 7, now: 9, date: 9 },
+	{
+		name: "for the content last sent: now (a write moved changedtick, not the content)",
+		said: 7,
+		sent: 7,
+		now: 9,
+		date: 9,
+	},
+	{ name: "for an older version: that version", said: 5, sent: 7, now: 9, date: 5 },
+	{ name: "for the content opened (0), changed since: 0", said: 0, sent: 12, now: 12, date: 0 },
+	{ name: "after a reopen (sent 0), for the content before it", said: 6, sent: 0, now: 8, date: 6 },
+	{ name: "no content sent (client gone): old", said: 5, sent: null, now: 9, date: 5 },
+	{ name: "a version ahead of the buffer: never later than now - 1", said: 40, sent: 7, now: 9, date: 8 },
+];
+
+/** M.build's duplicate handling: each item is [severity, line, col, message, source?, code?]. */
+type Raw = [number, number, number, string, string?, string?];
+const DUPLICATES: { name: string; list: Raw[]; total?: number; messages: string[]; expectTotal: number }[] = [
+	{
+		name: "no duplicates",
+		list: [
+			[1, 0, 0, "a"],
+			[1, 0, 0, "b"],
+		],
+		messages: ["a", "b"],
+		expectTotal: 2,
+	},
+	{
+		name: "an exact duplicate: once",
+		list: [
+			[1, 0, 0, "a", "s", "1"],
+			[1, 0, 0, "a", "s", "1"],
+		],
+		messages: ["a"],
+		expectTotal: 1,
+	},
+	{
+		name: "duplicates among others on the same position",
+		list: [
+			[1, 2, 3, "a"],
+			[1, 2, 3, "b"],
+			[1, 2, 3, "a"],
+			[1, 2, 3, "b"],
+			[1, 2, 3, "c"],
+		],
+		messages: ["a", "b", "c"],
+		expectTotal: 3,
+	},
+	{
+		name: "thirty on one position, ten messages three times each: ten",
+		list: Array.from({ length: 30 }, (_, i): Raw => [1, 4, 2, `m${i % 10}`]),
+		messages: Array.from({ length: 10 }, (_, i) => `m${i}`),
+		expectTotal: 10,
+	},
+	{
+		name: "another severity: two",
+		list: [
+			[1, 0, 0, "a"],
+			[2, 0, 0, "a"],
+		],
+		messages: ["a", "a"],
+		expectTotal: 2,
+	},
+	{
+		name: "another column: two",
+		list: [
+			[1, 0, 0, "a"],
+			[1, 0, 1, "a"],
+		],
+		messages: ["a", "a"],
+		expectTotal: 2,
+	},
+	{
+		name: "another source: two",
+		list: [
+			[1, 0, 0, "a", "x"],
+			[1, 0, 0, "a", "y"],
+		],
+		messages: ["a", "a"],
+		expectTotal: 2,
+	},
+	{
+		name: "another code: two",
+		list: [
+			[1, 0, 0, "a", "x", "1"],
+			[1, 0, 0, "a", "x", "2"],
+		],
+		messages: ["a", "a"],
+		expectTotal: 2,
+	},
+	{
+		name: "a total beyond the list loses only the duplicates found",
+		list: [
+			[1, 0, 0, "a"],
+			[1, 0, 0, "a"],
+		],
+		total: 30,
+		messages: ["a"],
+		expectTotal: 29,
+	},
+];
+
+const BUILD = `
+local raws, total = ...
+local list = {}
+for i, r in ipairs(raws) do
+  list[i] = { severity = r[1], lnum = r[2], col = r[3], end_lnum = r[2], end_col = r[3] + 1, message = r[4],
+    source = r[5], code = r[6] }
+end
+local built = require("pi-ide.diagnostics").build(list, 1, total ~= vim.NIL and total or nil)
+local messages = {}
+for i, item in ipairs(built.items) do messages[i] = item.message end
+return { messages = messages, total = built.total }`;
+
+forEachNvim((flavour) => {
+	describe(`nvim ${flavour.name}: how diagnostics are dated, counted and expected`, () => {
+		it("M.date: a publish is never dated later than the content it was computed for", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const got = await nv.lua<number[]>(
+				`local d, cases, out = require("pi-ide.diagnostics"), ..., {}
+				for i, c in ipairs(cases) do
+				  out[i] = d.date(c.said ~= vim.NIL and c.said or nil, c.sent ~= vim.NIL and c.sent or nil, c.now)
+				end
+				return out`,
+				DATES,
+			);
+			assert.deepEqual(
+				DATES.map((c, i) => ({ name: c.name, date: got[i] })),
+				DATES.map((c) => ({ name: c.name, date: c.date })),
+			);
+		});
+
+		it("M.build: exact duplicates are listed and counted once", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			for (const c of DUPLICATES) {
+				const got = await nv.lua<{ messages: string[]; total: number }>(BUILD, c.list, c.total ?? null);
+				assert.deepEqual(got, { messages: c.messages, total: c.expectTotal }, c.name);
+			}
+		});
+
+		it("two namespaces publishing the same diagnostic (two clients of one server): reported once", async (t) => {
+			const w = await world(t, flavour);
+			await publish(w.nv, [
+				{ ns: "A", messages: ["same"] },
+				{ ns: "B", messages: ["same", "only B"] },
+			]);
+			const s = await w.nv.until((x) => messages(x).includes("only B"), "both publishes reported");
+			// PUBLISH gives both namespaces' items the source "A"/"B": the same problem from two servers differs
+			// in source. Make it one server's, twice.
+			assert.deepEqual(messages(s), ["only B", "same", "same"], "different sources: two diagnostics");
+			await w.nv.lua(`for _, ns in ipairs({ "A", "B" }) do
+				vim.diagnostic.set(vim.api.nvim_create_namespace("pi-ide-test-" .. ns), 0,
+					{{ lnum = 0, col = 0, message = "same", severity = 1, source = "json", code = "519" }})
+			end`);
+			const once = await w.nv.until((x) => x.active_buffer.diagnostics?.items[0]?.source === "json", "one server's");
+			assert.deepEqual(messages(once), ["same"]);
+			assert.equal(once.active_buffer.diagnostics?.total, 1);
+		});
+
+		const FORMATTERS: { name: string; lua: string; current: boolean }[] = [
+			{
+				name: "a formatter that changes the buffer: the diagnostics are for the content before it",
+				lua: 'vim.api.nvim_buf_set_lines(args.buf, 0, 1, false, { "ONE" })',
+				current: false,
+			},
+			{ name: "a BufWritePre hook that changes nothing: still current", lua: "local _ = args.buf", current: true },
+		];
+		for (const f of FORMATTERS) {
+			it(`format on save (BufWritePre after the plugin's): ${f.name}`, async (t) => {
+				const w = await world(t, flavour);
+				await w.nv.input("ggix<Esc>");
+				await publish(w.nv, [{ ns: "A", messages: ["a new"] }]);
+				const edited = await tick(w.nv);
+				await w.nv.until((x) => x.active_buffer.diagnostics?.version === edited, "A's diagnostics for the edit");
+				await w.nv.lua(
+					`vim.api.nvim_create_autocmd("BufWritePre", { buffer = 0, callback = function(args) ${f.lua} end })`,
+				);
+				const before = await tick(w.nv);
+				await w.nv.command("write");
+				const written = await tick(w.nv);
+				assert.ok(written > before, "the write moved changedtick");
+				const s = await w.nv.until(
+					(x) => !x.active_buffer.modified && x.active_buffer.version === written,
+					"the written buffer reported",
+				);
+				assert.equal(s.active_buffer.diagnostics?.version, f.current ? written : before);
+			});
+		}
+
+		const CHECKERS: { name: string; lua: string; expected: boolean }[] = [
+			{ name: "no checker has published: not expected", lua: "", expected: false },
+			{
+				name: "a linter published its items: expected",
+				lua: 'vim.diagnostic.set(vim.api.nvim_create_namespace("lint"), 0, {{ lnum = 0, col = 0, message = "x", severity = 2 }})',
+				expected: true,
+			},
+			{
+				name: "a linter published an empty list (clean): expected",
+				lua: 'vim.diagnostic.set(vim.api.nvim_create_namespace("lint"), 0, {})',
+				expected: true,
+			},
+			{
+				name: "b:pi_ide_diagnostics_expected, nothing published: expected",
+				lua: "vim.b.pi_ide_diagnostics_expected = true",
+				expected: true,
+			},
+		];
+		for (const c of CHECKERS) {
+			it(`pi's reload report: ${c.name}`, async (t) => {
+				const nv = await startNvim(t, flavour);
+				const file = join(nv.tmp, "a.txt");
+				writeFileSync(file, "one\n");
+				await nv.command("edit a.txt");
+				if (c.lua) await nv.lua(c.lua);
+				const report = await reloadForPi({ nv, file }, "one, changed by pi\n");
+				assert.equal(report.diagnostics_expected, c.expected);
+			});
+		}
 	});
 });

@@ -28,9 +28,12 @@ const AGREEMENTS: Agreement[] = [
 		lua: 'require("pi-ide.diagnostics").MAX_MESSAGE',
 		limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS,
 	},
-	{ name: "pi message size", lua: 'require("pi-ide.inbox").MAX_BYTES', limit: limits.MAX_PI_MESSAGE_BYTES },
-	{ name: "pi message changed list", lua: 'require("pi-ide.inbox").MAX_CHANGED', limit: limits.MAX_PI_CHANGED },
+	{ name: "pi message size", lua: 'require("pi-ide.inbox.message").MAX_BYTES', limit: limits.MAX_PI_MESSAGE_BYTES },
+	{ name: "pi message changed list", lua: 'require("pi-ide.inbox.message").MAX_CHANGED', limit: limits.MAX_PI_CHANGED },
 	{ name: "files reports", lua: 'require("pi-ide.inbox").MAX_REPORTS', limit: limits.MAX_FILE_REPORTS },
+	{ name: "change set size", lua: 'require("pi-ide.review").MAX_BYTES', limit: limits.MAX_REVIEW_BYTES },
+	{ name: "reverted reports", lua: 'require("pi-ide.review").MAX_REVERTED', limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "files reports kept per pi", lua: 'require("pi-ide.inbox").KEPT_REPORTS', limit: limits.KEPT_FILE_REPORTS },
 ];
 
 forEachNvim((flavour) => {

@@ -341,7 +341,14 @@ describe("parseSettings", () => {
 		{
 			name: "defaults",
 			raw: undefined,
-			expected: { glyphs: "nerd", autoConnect: true, maxSelectionLines: 1000, linkNvim: true, sendUnchanged: false },
+			expected: {
+				glyphs: "nerd",
+				autoConnect: true,
+				maxSelectionLines: 1000,
+				linkNvim: true,
+				linkVim: true,
+				sendUnchanged: false,
+			},
 		},
 		{ name: "plain glyphs", raw: { glyphs: "plain" }, expected: { glyphs: "plain" } },
 		{ name: "env overrides", raw: { glyphs: "nerd" }, env: { PI_IDE_GLYPHS: "plain" }, expected: { glyphs: "plain" } },

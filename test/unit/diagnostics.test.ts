@@ -3,7 +3,9 @@ import { describe, it } from "node:test";
 import {
 	appendPromptDiagnostics,
 	countBySeverity,
+	distinctDiagnostics,
 	formatDiagnostic,
+	formatList,
 	formatPromptDiagnostics,
 	selectDiagnostics,
 } from "../../src/context/diagnostics.ts";
@@ -195,5 +197,96 @@ describe("formatPromptDiagnostics", () => {
 			"File: /p/a.ts\nDiagnostics (1 error):\n- error 2:1 error@2",
 		);
 		assert.equal(appendPromptDiagnostics(block, { active_buffer: buffer() } as EditorState), block);
+	});
+});
+
+describe("exact duplicates (two clients of one server) are listed and counted once", () => {
+	const item = (overrides: Partial<DiagnosticItem> = {}): DiagnosticItem => ({
+		severity: "error",
+		line: 3,
+		column: 15,
+		end_line: 3,
+		end_column: 16,
+		message: "Trailing comma",
+		source: "json",
+		code: "519",
+		...overrides,
+	});
+	interface Case {
+		name: string;
+		items: DiagnosticItem[];
+		total: number;
+		/** The distinct items, in the editor's order, and the total after. */
+		distinct: DiagnosticItem[];
+		distinctTotal: number;
+	}
+	const CASES: Case[] = [
+		{
+			name: "no duplicates: unchanged",
+			items: [item(), item({ line: 4 })],
+			total: 2,
+			distinct: [item(), item({ line: 4 })],
+			distinctTotal: 2,
+		},
+		{ name: "one exact duplicate", items: [item(), item()], total: 2, distinct: [item()], distinctTotal: 1 },
+		{ name: "three copies", items: [item(), item(), item()], total: 3, distinct: [item()], distinctTotal: 1 },
+		{
+			name: "the editor counted more than it listed: the total loses only the duplicates listed",
+			items: [item(), item()],
+			total: 40,
+			distinct: [item()],
+			distinctTotal: 39,
+		},
+		...(
+			[
+				["severity", { severity: "warning" }],
+				["line", { line: 9 }],
+				["column", { column: 2 }],
+				["end line", { end_line: 4 }],
+				["end column", { end_column: 20 }],
+				["message", { message: "Trailing comma." }],
+				["source", { source: "jsonls" }],
+				["code", { code: "520" }],
+				["source (none)", { source: null }],
+				["code (none)", { code: null }],
+			] as const
+		).map(([field, overrides]) => ({
+			name: `one differs in ${field}: two diagnostics`,
+			items: [item(), item(overrides)],
+			total: 2,
+			distinct: [item(), item(overrides)],
+			distinctTotal: 2,
+		})),
+		{
+			name: "an absent end and a null end are the same",
+			items: [item({ end_line: null, end_column: null }), { ...item(), end_line: undefined, end_column: undefined }],
+			total: 2,
+			distinct: [item({ end_line: null, end_column: null })],
+			distinctTotal: 1,
+		},
+	];
+	for (const c of CASES) {
+		it(c.name, () => {
+			const got = distinctDiagnostics({ version: 1, total: c.total, items: c.items });
+			assert.deepEqual(got, { version: 1, total: c.distinctTotal, items: c.distinct });
+		});
+	}
+
+	it("the prompt's block and the tool result list a duplicate once, and count it once", () => {
+		const diagnostics = { version: 2, total: 3, items: [item(), item({ severity: "warning", line: 1 }), item()] };
+		assert.deepEqual(formatPromptDiagnostics(buffer({ version: 2, diagnostics })), [
+			"Diagnostics (1 error, 1 warning):",
+			"- error 3:15 Trailing comma [json 519]",
+			"- warning 1:15 Trailing comma [json 519]",
+		]);
+		assert.deepEqual(formatList(diagnostics, null, 20, "errors first"), [
+			"Diagnostics (1 error, 1 warning):",
+			"- error 3:15 Trailing comma [json 519]",
+			"- warning 1:15 Trailing comma [json 519]",
+		]);
+		assert.match(
+			formatPromptDiagnostics(buffer({ version: 5, diagnostics }))[0] ?? "",
+			/^Diagnostics: 2 reported for an earlier version/,
+		);
 	});
 });

@@ -3,7 +3,8 @@
  * publishes and when, and what a write/edit's tool result gets for each kind of answer.
  */
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -192,5 +193,111 @@ describe("EditorLink: one pi process, several sessions (/new, /resume, /fork, /r
 			"the first session's report (and its diagnostics) does not answer the new change",
 		);
 		second.close();
+	});
+});
+
+describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
+	function project() {
+		const root = mkdtempSync(join(tmpdir(), "pi-ide-review-"));
+		roots.push(root);
+		return root;
+	}
+	const review = (dir: string) => JSON.parse(readFileSync(join(dir, `pi-${PI}.review.json`), "utf8"));
+
+	it("keeps the content before pi's first write in the run as the baseline, and the hunks to what pi left", async () => {
+		const cwd = project();
+		const file = join(cwd, "a.txt");
+		writeFileSync(file, "one\ntwo\nthree\n");
+		const { dir, link } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("edit", { path: "a.txt" });
+		writeFileSync(file, "one\nTWO\nthree\n");
+		await link.afterTool("edit", { path: "a.txt" });
+		link.beforeTool("write", { path: "a.txt" });
+		writeFileSync(file, "one\nTWO\nthree\nfour\n");
+		await link.afterTool("write", { path: "a.txt" });
+		const message = review(dir);
+		assert.deepEqual(
+			[message.kind, message.protocol, message.pid, message.editor_pid],
+			["pi-review", "0.4", PI, EDITOR],
+		);
+		const [run] = message.runs;
+		assert.equal(run.run, 1);
+		assert.equal(run.files[0].file, file);
+		assert.equal(run.files[0].baseline, "one\ntwo\nthree\n");
+		assert.deepEqual(
+			run.files[0].hunks.map((h: { old_start: number; new_text: string[] }) => [h.old_start, h.new_text]),
+			[
+				[2, ["TWO"]],
+				[4, ["four"]],
+			],
+		);
+		assert.equal(lstatSync(join(dir, `pi-${PI}.review.json`)).mode & 0o777, 0o600);
+		link.close();
+		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
+	});
+
+	it("a new file has a null baseline; a FIFO at the path is never read (no hang), it gets a note", async () => {
+		const cwd = project();
+		const { dir, link } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("write", { path: "new.txt" });
+		writeFileSync(join(cwd, "new.txt"), "hello\n");
+		await link.afterTool("write", { path: "new.txt" });
+		execFileSync("mkfifo", [join(cwd, "pipe")]);
+		link.beforeTool("write", { path: "pipe" });
+		await link.afterTool("write", { path: "pipe" });
+		const files = review(dir).runs[0].files;
+		assert.deepEqual(
+			files.map((f: { file: string; baseline: string | null; note: string | null }) => [f.file, f.baseline, f.note]),
+			[
+				[join(cwd, "new.txt"), null, null],
+				[join(cwd, "pipe"), null, "unreadable"],
+			],
+		);
+	});
+
+	it("other tools, and a write without a baseline, publish no change set", async () => {
+		const cwd = project();
+		const { dir, link } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("bash", { command: "touch x" });
+		writeFileSync(join(cwd, "b.txt"), "x\n");
+		await link.afterTool("write", { path: "b.txt" });
+		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
+	});
+});
+
+describe("reverts (v0.4): the model is told once which of pi's hunks the user took back", () => {
+	it("a revert of a hunk of this pi's run is told once; another pi's, or an unknown run's, never", async () => {
+		const cwd = mkdtempSync(join(tmpdir(), "pi-ide-revert-"));
+		roots.push(cwd);
+		const file = join(cwd, "a.txt");
+		writeFileSync(file, "one\n");
+		const { dir, link } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("write", { path: "a.txt" });
+		writeFileSync(file, "ONE\n");
+		await link.afterTool("write", { path: "a.txt" });
+		const [run] = link.changes.runs();
+		const id = run?.files[0]?.hunks[0]?.id ?? "";
+		const revert = { run: run?.run ?? 0, id, file, line: 1, lines: 1 };
+		writeStateFile(
+			dir,
+			makeState({
+				pid: EDITOR,
+				reverted: [
+					{ pi_pid: PI, ...revert },
+					{ pi_pid: 77, ...revert },
+					{ pi_pid: PI, ...revert, run: 999 },
+				],
+			} as Parameters<typeof makeState>[0]),
+		);
+		assert.equal(
+			link.revertNote(),
+			"Editor: the user reverted one of your changes in their editor (in the buffer: the file on disk keeps your " +
+				"version until they save). Do not re-apply it unless the user asks:\n- a.txt:1",
+		);
+		assert.equal(link.revertNote(), null, "told once");
 	});
 });

@@ -8,42 +8,17 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createRequire, registerHooks } from "node:module";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, afterEach, beforeEach, describe, test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
+import { dom, fake, PiIdeContextPlugin } from "../helpers/obsidian-host.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
-const FAKE = pathToFileURL(resolve(HERE, "../../editors/obsidian/test/fake-obsidian.ts")).href;
-// `obsidian` is the fake. CodeMirror is provided by the host in Obsidian, one instance for everyone: the
-// bundle's require() of it gets the same ESM instance the fake and the sources use.
-registerHooks({
-	resolve: (specifier, context, nextResolve) => {
-		if (specifier === "obsidian") return { url: FAKE, shortCircuit: true };
-		if (specifier.startsWith("@codemirror/"))
-			return nextResolve(specifier, { ...context, conditions: ["node", "import"] });
-		return nextResolve(specifier, context);
-	},
-});
-const fake = await import("../../editors/obsidian/test/fake-obsidian.ts");
-const { default: PiIdeContextPlugin } = await import("../../editors/obsidian/src/main.ts");
 type Plugin = InstanceType<typeof PiIdeContextPlugin>;
-
-/** The browser globals the plugin uses: `document` (selectionchange), `window` focus, `getSelection`. */
-const dom = { document: new EventTarget(), window: new EventTarget(), selection: null as FakeSelection | null };
-interface FakeSelection {
-	anchorNode: unknown;
-	toString(): string;
-}
-Object.assign(globalThis, {
-	document: dom.document,
-	addEventListener: dom.window.addEventListener.bind(dom.window),
-	removeEventListener: dom.window.removeEventListener.bind(dom.window),
-	getSelection: () => dom.selection,
-});
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-obsidian-"));
 const VAULT = join(root, "vault");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { piMessagePid } from "../../editors/shared/pi-message.ts";
+import { MAX_FILE_REPORTS } from "../../src/protocol/limits.ts";
 import {
 	type Diagnostics,
 	type EditorState,
@@ -95,16 +96,16 @@ describe("protocol v0.3 editor state", () => {
 		assert.match(r.warnings?.[0] ?? "", /2 malformed/);
 	});
 
-	it("caps: at most 100 items of at most 500 characters, the newest 20 file reports", () => {
+	it("caps: at most 100 items of at most 500 characters, the newest MAX_FILE_REPORTS file reports", () => {
 		const items = Array.from({ length: 150 }, (_, i) => ({ ...DIAG.items[0], line: i + 1, message: "m".repeat(900) }));
-		const files = Array.from({ length: 30 }, (_, i) => ({ ...REPORT, seq: i + 1 }));
+		const files = Array.from({ length: MAX_FILE_REPORTS + 10 }, (_, i) => ({ ...REPORT, seq: i + 1 }));
 		const r = parse({ files }, { diagnostics: { version: 1, total: 150, items } });
 		assert.equal(r.state.active_buffer.diagnostics?.items.length, 100);
 		assert.equal(r.state.active_buffer.diagnostics?.items[0]?.message.length, 500);
 		assert.equal(r.state.active_buffer.diagnostics?.total, 150);
 		assert.deepEqual(
 			r.state.files?.map((f) => f.seq),
-			Array.from({ length: 20 }, (_, i) => i + 11),
+			Array.from({ length: MAX_FILE_REPORTS }, (_, i) => i + 11),
 		);
 	});
 });

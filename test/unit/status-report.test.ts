@@ -39,7 +39,7 @@ describe("formatStatusReport: what it says", () => {
 				"Mode: auto-connect",
 				"Editors: none running",
 				"Not connected: no editor is running in this project",
-				"Next prompt: nothing injected (no editor is running in this project)",
+				"Next prompt: nothing injected: no editor is running in this project",
 			],
 		],
 		[
@@ -117,7 +117,7 @@ describe("formatStatusReport: what it says", () => {
 				],
 				connection: { connected: false, mode: { kind: "auto" }, why: "several candidates", candidates: [11, 12] },
 			}),
-			["Not connected: 2 editors match this project equally (pids 11, 12); pick one with /ide"],
+			["Not connected: 2 editors match this project equally, pids 11, 12; pick one with /ide"],
 		],
 		[
 			"off",
@@ -125,7 +125,7 @@ describe("formatStatusReport: what it says", () => {
 				mode: { kind: "off" },
 				connection: { connected: false, mode: { kind: "off" }, why: "off", candidates: [] },
 			}),
-			["Mode: off", "Not connected: auto-connect is off (/ide to pick an editor, /ide auto to resume)"],
+			["Mode: off", "Not connected: auto-connect is off; /ide picks an editor, /ide auto resumes"],
 		],
 		[
 			"remembered off, and where it is stored",
@@ -135,8 +135,9 @@ describe("formatStatusReport: what it says", () => {
 				connection: { connected: false, mode: { kind: "auto" }, why: "remembered off", candidates: [11] },
 			}),
 			[
+				"Mode: off, remembered for this project",
 				"Remembered: /ide off for this project (stored in /home/u/.pi/agent/ide-context/choices.json); /ide auto forgets it",
-				"Not connected: /ide off is remembered for this project (/ide to pick an editor, /ide auto to resume)",
+				"Not connected: /ide off is remembered for this project; /ide picks an editor, /ide auto resumes",
 			],
 		],
 		[
@@ -146,7 +147,7 @@ describe("formatStatusReport: what it says", () => {
 				host: { pid: 11, via: "env" },
 				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "editor terminal" },
 			}),
-			["Connected: pid 11 (pi runs in this editor's terminal (PI_IDE_EDITOR_PID=11))"],
+			["Connected: pid 11 (pi runs in this editor's terminal: PI_IDE_EDITOR_PID=11)"],
 		],
 		[
 			"PI_IDE_EDITOR_PID names no live editor",
@@ -159,7 +160,7 @@ describe("formatStatusReport: what it says", () => {
 				host: { pid: 11, via: "ancestry" },
 				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "editor terminal" },
 			}),
-			["Connected: pid 11 (pi runs in this editor's terminal (pid 11 is an ancestor of pi))"],
+			["Connected: pid 11 (pi runs in this editor's terminal: pid 11 is an ancestor of pi)"],
 		],
 		[
 			"a remembered pick applied to a restarted editor",
@@ -237,8 +238,8 @@ describe("formatStatusReport: what it says", () => {
 				connection: { connected: true, pid: 11, mode: { kind: "auto", sticky: 11 }, why: "kept" },
 			}),
 			[
-				"Mode: auto-connect (keeping pid 11 while it runs)",
-				"Connected: pid 11 (connected automatically earlier; kept while it runs, /ide to switch)",
+				"Mode: auto-connect, keeping pid 11 while it runs",
+				"Connected: pid 11 (connected earlier, kept while it runs; /ide to switch)",
 			],
 		],
 		[
@@ -257,11 +258,38 @@ describe("formatStatusReport: what it says", () => {
 			["Selection: invalid selected_at, 10 min in the future (clock skew, or a client writing milliseconds), not sent"],
 		],
 		[
+			"an ignored file: the reason keeps its own brackets, one level",
+			facts({
+				editors: [{ state: one, tier: 0 }],
+				connection: connected(11),
+				next: { kind: "skip", reason: "/p/.env is ignored by /h/ide-context.ignore (*.env)" },
+			}),
+			["Next prompt: nothing injected: /p/.env is ignored by /h/ide-context.ignore (*.env)"],
+		],
+		[
 			"a skipped file",
 			facts({ diagnostics: [{ path: "/run/user/1000/pi-ide/7.json", message: "is a symbolic link: refused" }] }),
 			["Skipped /run/user/1000/pi-ide/7.json: is a symbolic link: refused"],
 		],
 	];
+	/** How deep brackets nest in a line: 1 for "a (b)", 2 for "a (b (c))". */
+	const bracketDepth = (line: string): number => {
+		let depth = 0;
+		let deepest = 0;
+		for (const char of line) {
+			if (char === "(" || char === "[") deepest = Math.max(deepest, ++depth);
+			else if (char === ")" || char === "]") depth--;
+		}
+		return deepest;
+	};
+	for (const [description, input] of cases) {
+		it(`${description}: no line nests brackets`, () => {
+			// The block is the model's text, quoted as is: only the report's own wording is checked.
+			const next = input.next.kind === "inject" ? { ...input.next, text: "" } : input.next;
+			for (const line of formatStatusReport({ ...input, next }).split("\n"))
+				assert.ok(bracketDepth(line) <= 1, `nested brackets: ${JSON.stringify(line)}`);
+		});
+	}
 	for (const [description, input, expected] of cases) {
 		it(description, () => {
 			const lines = formatStatusReport(input).split("\n");

@@ -6,11 +6,13 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import {
+	linkSync,
 	mkdirSync,
 	mkdtempSync,
 	realpathSync,
 	renameSync,
 	rmSync,
+	statSync,
 	symlinkSync,
 	truncateSync,
 	unlinkSync,
@@ -19,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { MAX_COMPARE_BYTES, openedAs, readDisk } from "../../editors/vscode/src/disk.ts";
+import { isRecordedFile, MAX_COMPARE_BYTES, openedAs, readDisk } from "../../editors/vscode/src/disk.ts";
 import type { DiskState, OpenedAs } from "../../editors/vscode/src/pi-sync.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-disk-"));
@@ -62,6 +64,45 @@ const OPENED_CASES: {
 	change: (dir: string, path: string) => void;
 	expected: DiskState;
 }[] = [
+	{
+		name: "a regular file, pi writes in place: its new text",
+		open: (dir) => plain(dir),
+		record: true,
+		change: (_dir, path) => writeFileSync(path, "pi's version\n"),
+		expected: { kind: "file", text: "pi's version\n" },
+	},
+	{
+		name: "a regular file replaced by a new one (deleted, written anew): its text",
+		open: (dir) => plain(dir),
+		record: true,
+		change: (_dir, path) => {
+			unlinkSync(path);
+			writeFileSync(path, "pi's version\n");
+		},
+		expected: { kind: "file", text: "pi's version\n" },
+	},
+	{
+		name: "a regular file replaced by a hard link to another file of yours: refused",
+		open: (dir) => plain(dir),
+		record: true,
+		change: (dir, path) => {
+			writeFileSync(join(dir, "secret.txt"), "SECRET\n");
+			unlinkSync(path);
+			linkSync(join(dir, "secret.txt"), path);
+		},
+		expected: { kind: "refused" },
+	},
+	{
+		name: "a symlink whose target is replaced by a hard link to another file: refused",
+		open: (dir) => link(dir),
+		record: true,
+		change: (dir) => {
+			writeFileSync(join(dir, "secret.txt"), "SECRET\n");
+			unlinkSync(join(dir, "target.txt"));
+			linkSync(join(dir, "secret.txt"), join(dir, "target.txt"));
+		},
+		expected: { kind: "refused" },
+	},
 	{
 		name: "opened through a symlink, pi writes through it: the file's new text",
 		open: (dir) => link(dir),
@@ -151,6 +192,17 @@ const OPENED_CASES: {
 	},
 ];
 
+const identity = (path: string) => {
+	const { dev, ino } = statSync(path);
+	return { dev, ino };
+};
+
+/** `dir/plain.txt`, a regular file; returns it. */
+function plain(dir: string): string {
+	writeFileSync(join(dir, "plain.txt"), "original\n");
+	return join(dir, "plain.txt");
+}
+
 /** `dir/link.txt` -> `dir/target.txt` (absolute); returns the link. */
 function link(dir: string): string {
 	writeFileSync(join(dir, "target.txt"), "original\n");
@@ -169,6 +221,20 @@ OPENED_CASES.forEach((c, i) => {
 	});
 });
 
+test("isRecordedFile: the recorded file, or a replacement with one link; never a file with more links", () => {
+	const file = (ino: number, nlink = 1) => ({ dev: 1, ino, nlink });
+	const cases: [string, OpenedAs | undefined, ReturnType<typeof file>, boolean][] = [
+		["no record", undefined, file(5, 3), true],
+		["a record without identity", { kind: "file" }, file(5, 3), true],
+		["the recorded file", { kind: "file", dev: 1, ino: 5 }, file(5, 3), true],
+		["replaced, one link", { kind: "file", dev: 1, ino: 5 }, file(6), true],
+		["replaced, two links", { kind: "file", dev: 1, ino: 5 }, file(6, 2), false],
+		["a link's target replaced, two links", { kind: "link", real: "/r", dev: 1, ino: 5 }, file(6, 2), false],
+	];
+	for (const [name, recorded, opened, expected] of cases)
+		assert.equal(isRecordedFile(recorded, opened), expected, name);
+});
+
 test("openedAs records a regular file, a symlink with its real path, nothing for what is neither", () => {
 	assert.deepEqual(
 		{
@@ -179,8 +245,8 @@ test("openedAs records a regular file, a symlink with its real path, nothing for
 			belowAFile: openedAs(join(root, "file.json/x")),
 		},
 		{
-			file: { kind: "file" },
-			link: { kind: "link", real: realpathSync(join(root, "file.json")) },
+			file: { kind: "file", ...identity(join(root, "file.json")) },
+			link: { kind: "link", real: realpathSync(join(root, "file.json")), ...identity(join(root, "file.json")) },
 			dir: undefined,
 			missing: undefined,
 			belowAFile: undefined,

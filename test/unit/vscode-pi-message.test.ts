@@ -12,7 +12,7 @@ import { after, describe, test } from "node:test";
 import {
 	addReport,
 	type FileReport,
-	MAX_FILE_REPORTS,
+	KEPT_FILE_REPORTS,
 	MAX_PI_CHANGED,
 	MAX_PI_MESSAGE_BYTES,
 	parsePiMessage,
@@ -143,12 +143,29 @@ test("addReport: one report per file, newest last, capped", () => {
 	});
 	let reports: FileReport[] = [];
 	for (let i = 0; i < 30; i++) reports = addReport(reports, report(`/f${i}`, i));
-	assert.equal(reports.length, MAX_FILE_REPORTS);
+	assert.equal(reports.length, KEPT_FILE_REPORTS);
 	assert.equal(reports[0]?.file, "/f10");
 	reports = addReport(reports, report("/f15", 31));
-	assert.equal(reports.length, MAX_FILE_REPORTS);
+	assert.equal(reports.length, KEPT_FILE_REPORTS);
 	assert.deepEqual(reports.at(-1), report("/f15", 31));
 	assert.equal(reports.filter((r) => r.file === "/f15").length, 1);
+});
+
+test("addReport: two pis' reports on one file are both kept; each pi's newer one replaces its older", () => {
+	const report = (piPid: number, seq: number): FileReport => ({
+		file: "/a",
+		seq,
+		status: "reloaded",
+		version: seq,
+		modified: false,
+		diagnostics_expected: false,
+		diagnostics: null,
+		pi_pid: piPid,
+	});
+	let reports = addReport(addReport([], report(100, 1)), report(200, 1));
+	assert.deepEqual(reports, [report(100, 1), report(200, 1)]);
+	reports = addReport(reports, report(100, 2));
+	assert.deepEqual(reports, [report(200, 1), report(100, 2)]);
 });
 
 describe("readPiMessage (real files)", () => {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type FileReport, MAX_FILE_REPORTS } from "../../editors/shared/pi-message.ts";
+import { type FileReport, KEPT_FILE_REPORTS } from "../../editors/shared/pi-message.ts";
 import { buildEditorState, linesOf, MAX_SELECTION_TEXT_BYTES, SelectionClock } from "../../editors/shared/state.ts";
 import { reportDiagnostics } from "../../editors/vscode/src/diagnostics.ts";
 import {
@@ -282,7 +282,7 @@ describe("protocol v0.3 fields", () => {
 			code: nasty,
 		}));
 		const lines = linesOf("x".repeat(2000));
-		const files = Array.from({ length: MAX_FILE_REPORTS }, (_, i) => ({
+		const files = Array.from({ length: KEPT_FILE_REPORTS }, (_, i) => ({
 			...report(`/w/app/${i}.ts`, 1000),
 			diagnostics: reportDiagnostics(items, lines, 2, { maxItems: 25, maxBytes: 16 * 1024 }),
 		}));

@@ -17,11 +17,14 @@ end
 vim.api.nvim_create_user_command("PiIde", function(cmd)
   require("pi-ide").command(cmd.fargs)
 end, {
-  nargs = "?",
-  complete = function()
-    return { "status", "enable", "disable" }
+  nargs = "*",
+  complete = function(_, line)
+    if line:match("^%s*%S+%s+revert%s+") then
+      return { "file", "run" }
+    end
+    return { "status", "enable", "disable", "diff", "review", "hunks", "revert" }
   end,
-  desc = "pi-ide: show the state file and last write, or enable/disable the client",
+  desc = "pi-ide: status, enable/disable, diff a buffer with its file, or review/revert pi's changes",
 })
 
 -- Defaults work without setup(); `vim.g.pi_ide_disable = true` keeps it off. The start is deferred to the

@@ -9,7 +9,17 @@
  * re-pointed or replaced, not a regular file. Without a record (opened before the extension started), a
  * symlink is refused. The same rule as the Neovim client's (PROTOCOL.md, "What an editor may and may not do").
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	lstatSync,
+	openSync,
+	readFileSync,
+	realpathSync,
+	type Stats,
+	statSync,
+} from "node:fs";
 import type { DiskState, OpenedAs } from "./pi-sync.ts";
 
 /** Files larger than this are not read to compare with the buffer. */
@@ -38,8 +48,9 @@ function pathNow(path: string): PathNow {
 export function openedAs(path: string): OpenedAs | undefined {
 	try {
 		const now = pathNow(path);
-		if (now.kind === "file") return { kind: "file" };
-		if (now.kind === "link" && now.real !== undefined) return { kind: "link", real: now.real };
+		const { dev, ino } = statSync(path);
+		if (now.kind === "file") return { kind: "file", dev, ino };
+		if (now.kind === "link" && now.real !== undefined) return { kind: "link", real: now.real, dev, ino };
 	} catch {
 		// Gone or unreadable meanwhile: no record, so the path is judged as before this rule.
 	}
@@ -57,11 +68,23 @@ export function pathToRead(path: string, opened: OpenedAs | undefined, now: Path
 	return "refused";
 }
 
+/**
+ * Pure: is the file opened for a read (`opened`, its fstat; opened without following a symlink, at the
+ * document's path or at a link's recorded real path) the one recorded? The same file (dev, inode); or, once
+ * replaced (deleted and written anew, renamed over by a formatter), a file with a single link. A file with
+ * more links could be any file of the user's hard-linked into a shared directory: refused. Without a record
+ * (or one without the identity), any regular file. The Neovim client's rule (pi-ide.inbox.reload).
+ */
+export function isRecordedFile(recorded: OpenedAs | undefined, opened: Pick<Stats, "dev" | "ino" | "nlink">): boolean {
+	if (recorded?.ino === undefined) return true;
+	return (opened.dev === recorded.dev && opened.ino === recorded.ino) || opened.nlink === 1;
+}
+
 export function readDisk(file: string, opened?: OpenedAs): DiskState {
 	try {
 		const path = pathToRead(file, opened, pathNow(file));
 		if (path === "gone" || path === "refused") return { kind: path };
-		return readRegularFile(path);
+		return readRegularFile(path, opened);
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
 		if (code === "ENOENT" || code === "ENOTDIR") return { kind: "gone" };
@@ -70,7 +93,7 @@ export function readDisk(file: string, opened?: OpenedAs): DiskState {
 }
 
 /** `path` only if it is a regular file, and the file opened is the one lstat saw (never a symlink). */
-function readRegularFile(path: string): DiskState {
+function readRegularFile(path: string, recorded: OpenedAs | undefined): DiskState {
 	const seen = lstatSync(path, { throwIfNoEntry: false });
 	if (!seen) return { kind: "gone" };
 	if (!seen.isFile()) return { kind: "refused" };
@@ -78,7 +101,7 @@ function readRegularFile(path: string): DiskState {
 	const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 	try {
 		const stats = fstatSync(fd);
-		if (!stats.isFile() || stats.ino !== seen.ino) return { kind: "refused" };
+		if (!stats.isFile() || stats.ino !== seen.ino || !isRecordedFile(recorded, stats)) return { kind: "refused" };
 		if (stats.size > MAX_COMPARE_BYTES) return { kind: "file", text: undefined };
 		return { kind: "file", text: readFileSync(fd, "utf8") };
 	} finally {

@@ -35,8 +35,13 @@ export interface OpenDocument {
 	getText(): string;
 }
 
-/** A document's path when VS Code opened it: a regular file, or a symlink and the real path it resolved to. */
-export type OpenedAs = { kind: "file" } | { kind: "link"; real: string };
+/**
+ * A document's path when VS Code opened it: a regular file, or a symlink and the real path it resolved to;
+ * with the identity (dev, ino) of the file it was, so a reload reads that file (disk.ts `isRecordedFile`).
+ */
+export type OpenedAs =
+	| { kind: "file"; dev?: number; ino?: number }
+	| { kind: "link"; real: string; dev?: number; ino?: number };
 
 /** The file on disk now. `text` is undefined when the file is too large to compare. */
 export type DiskState = { kind: "file"; text: string | undefined } | { kind: "gone" } | { kind: "refused" };

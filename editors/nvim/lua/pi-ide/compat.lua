@@ -27,6 +27,29 @@ function M.health()
   }
 end
 
+-- O_NOFOLLOW is not in luv's uv.constants (neither 0.7.2's luv nor 0.10's), and its value differs by
+-- platform: Linux has one value on x86 and mips and another on arm and powerpc; macOS and the BSDs share one.
+local NOFOLLOW_LINUX = { x86 = 0x20000, x64 = 0x20000, mips = 0x20000, mips64 = 0x20000 }
+local function o_nofollow()
+  local sys = M.uv.os_uname().sysname
+  if sys == "Linux" then
+    return NOFOLLOW_LINUX[jit and jit.arch or ""] or 0x8000
+  end
+  return (sys == "Darwin" or sys:match("BSD")) and 0x100 or 0
+end
+
+--- Flags for uv.fs_open of a path someone else may swap: O_RDONLY|O_NONBLOCK, and O_NOFOLLOW unless
+--- `follow`. A FIFO swapped in would block open() for good without O_NONBLOCK (Neovim hangs, SIGTERM too); a
+--- symlink opened without O_NOFOLLOW reads whatever it points to. Where O_NOFOLLOW is unknown (0), callers
+--- still compare the opened file with what lstat saw.
+---@param follow boolean|nil open through a symlink (the caller checks what was opened)
+---@return integer
+function M.open_flags_untrusted(follow)
+  local c = M.uv.constants or {}
+  local nonblock = c.O_NONBLOCK or (M.uv.os_uname().sysname == "Linux" and 0x800 or 0x4)
+  return (c.O_RDONLY or 0) + nonblock + (follow and 0 or o_nofollow())
+end
+
 --- Wall-clock unix seconds with millisecond precision. os.time() alone has one-second steps, which would
 --- make a selection made now and one made 900 ms ago look identical.
 ---@return number

@@ -60,6 +60,16 @@ M.options = {
       .. "makes the file too big for pi, which reads at most 1 MiB; start/end still describe the whole "
       .. "selection. At most 524288 (512 KiB).",
   },
+  {
+    name = "review_marks",
+    default = true,
+    type = "boolean",
+    summary = "mark pi's hunks in the sign column",
+    doc = "Mark the lines pi's last change set touched in buffers you have open (the sign column, "
+      .. "highlight groups `PiIdeReviewAdd`, `PiIdeReviewChange` and `PiIdeReviewDelete`, linked to the diff "
+      .. "groups). `false` shows no marks; `:PiIde hunks`, `:PiIde review` and `:PiIde revert` still work "
+      .. "from the quickfix list and the baseline view.",
+  },
 }
 
 ---@type PiIdeConfig

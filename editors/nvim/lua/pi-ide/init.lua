@@ -46,15 +46,15 @@ H.last_content = nil ---@type string|nil
 H.prompt_gap_ms = 20
 H.last_write_ms = nil ---@type number|nil uv.now() of the last write attempt
 
---- Warn once per key (scheduled: vim.notify inside some autocmds, e.g. textlock, is not allowed).
+--- Warn once per key, in one line (pi-ide.notice: a longer warning, e.g. about a state dir of another user
+--- at startup, would open a hit-enter prompt; :PiIde repeats it whole). Scheduled there: vim.notify inside
+--- some autocmds, e.g. textlock, is not allowed.
 local function warn_once(key, msg)
   if H.warned[key] then
     return
   end
   H.warned[key] = true
-  vim.schedule(function()
-    vim.notify(msg, vim.log.levels.WARN)
-  end)
+  require("pi-ide.notice").line(msg)
 end
 
 --- Run `fn` so that nothing escapes into the editor. Autocmd callbacks must also return nil: on 0.10 any
@@ -125,6 +125,8 @@ function H.write_now()
     ok, err, insecure = writer.ensure_dir(dir)
   end
   if ok then
+    -- Also here, not only on the watcher's event: the directory may have gone while nothing was heard.
+    pcall(require("pi-ide.inbox").check_dir)
     ok, err = writer.write(dir, vim.fn.getpid(), text)
   end
   if not ok then
@@ -310,7 +312,11 @@ function M.enable()
     H.warned = {}
     create_autocmds()
     H.schedule(true)
-    require("pi-ide.v03").start(H.stats.dir, H.schedule)
+    require("pi-ide.v03").start(H.stats.dir, H.schedule, function()
+      H.last_content = nil
+      H.stats.written = false -- the file went with its directory
+      H.schedule(true)
+    end)
   end)
 end
 
@@ -468,24 +474,69 @@ function M.summary()
   return lines
 end
 
---- :PiIde [status|enable|disable]
+--- One option's value as setup() left it (for modules that read options outside init.lua).
+---@param name string
+---@return any
+function M.option(name)
+  return H.config[name]
+end
+
+--- :PiIde review | hunks | revert [file|run] (pi-ide.review). Returns the one line to tell the user, or nil.
+---@param sub string
+---@param scope string|nil
+---@return string|nil
+function M.review_command(sub, scope)
+  local review = require("pi-ide.review")
+  if sub == "review" then
+    return review.show_baseline()
+  elseif sub == "hunks" then
+    local n = review.to_quickfix()
+    if n == 0 then
+      return "(pi-ide) pi's last run changed no lines (or no pi is connected)"
+    end
+    vim.cmd("botright copen")
+    return nil
+  end
+  if scope ~= nil and scope ~= "file" and scope ~= "run" then
+    return ("(pi-ide) :PiIde revert takes `file` or `run`, not `%s`"):format(scope)
+  end
+  return review.revert(scope)
+end
+
+--- :PiIde [status|enable|disable|diff|review|hunks|revert]
 ---@param args string[]
 function M.command(args)
   local sub = args[1]
   if sub == nil or sub == "" then
     sub = "status"
   end
-  if sub == "enable" then
+  if sub == "diff" then
+    local ok, problem = pcall(require("pi-ide.inbox").compare)
+    if not ok or problem then
+      require("pi-ide.notice").line(ok and problem or ("(pi-ide) :PiIde diff failed: " .. tostring(problem)))
+    end
+    return
+  elseif sub == "review" or sub == "hunks" or sub == "revert" then
+    local ok, said = pcall(M.review_command, sub, args[2])
+    if not ok or said then
+      require("pi-ide.notice").line(ok and said or ("(pi-ide) :PiIde %s failed: %s"):format(sub, tostring(said)))
+    end
+    return
+  elseif sub == "enable" then
     M.enable()
   elseif sub == "disable" then
     M.disable()
   elseif sub ~= "status" then
-    vim.notify(("(pi-ide) unknown subcommand `%s` (use status, enable or disable)"):format(sub), vim.log.levels.ERROR)
+    vim.notify(
+      ("(pi-ide) unknown subcommand `%s` (use status, enable, disable, diff, review, hunks or revert)"):format(sub),
+      vim.log.levels.ERROR
+    )
     return
   end
   local ok, lines = pcall(M.summary)
   if ok then
     vim.list_extend(lines, require("pi-ide.inbox").summary_lines())
+    vim.list_extend(lines, require("pi-ide.notice").summary_lines())
   end
   if not ok then
     lines = { "(pi-ide) " .. tostring(lines) }

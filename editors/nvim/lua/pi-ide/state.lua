@@ -142,6 +142,22 @@ function M.encode(payload, timestamp)
     sel.truncated = true
     content = vim.json.encode(payload)
   end
+  -- Many reports with many diagnostics (pi writing 200 files at once): the oldest reports go first, they are
+  -- the ones pi has most likely read already.
+  local files = payload.files
+  if over() > 0 and type(files) == "table" and #files > 0 then
+    -- Each report's size once, so that one more encode (not one per report dropped) makes it fit.
+    local excess, drop = over(), 0
+    while excess > 0 and drop < #files do
+      drop = drop + 1
+      excess = excess - #vim.json.encode(files[drop]) - 1
+    end
+    payload.files = vim.list_slice(files, drop + 1)
+    if #payload.files == 0 then
+      payload.files = nil
+    end
+    content = vim.json.encode(payload)
+  end
   if over() > 0 then
     return nil, ("the state would take %d bytes, over pi's limit of %d; not written"):format(
       #prefix + #content - 1,

@@ -15,6 +15,12 @@ function M.autocmds(au, schedule)
       schedule(true)
     end
   end, "diagnostics changed: stamp the checker's namespace with the buffer version")
+  diagnostics.observe_lsp()
+  if vim.fn.exists("##LspAttach") == 1 then -- 0.8+
+    au("LspAttach", function()
+      diagnostics.observe_lsp()
+    end, "see the document version each LSP publish of diagnostics names")
+  end
   au("BufWritePre", function(args)
     diagnostics.on_write_pre(args.buf)
   end, "a write bumps changedtick but not the content")
@@ -31,19 +37,24 @@ function M.autocmds(au, schedule)
 end
 
 --- Watch the state dir for pi's messages. A failure (no watcher) is reported once; the v0.2 part goes on.
+--- The directory deleted and recreated (the README's advice for a stale one): the directory is made again
+--- under its rules, watched anew, and the state file rewritten at once (`rewrite`), so pi sees this Neovim
+--- again and its next edit is answered.
 ---@param dir string
 ---@param schedule fun(urgent: boolean)
-function M.start(dir, schedule)
+---@param rewrite fun() write the state file now, even if unchanged
+function M.start(dir, schedule, rewrite)
   if not require("pi-ide.writer").ensure_dir(dir) then
     return -- the state writer already says why the directory cannot be used
   end
   local ok, err = require("pi-ide.inbox").start(dir, function()
     schedule(true)
+  end, function()
+    M.start(dir, schedule, rewrite)
+    rewrite()
   end)
   if not ok then
-    vim.schedule(function()
-      vim.notify("(pi-ide) not watching for pi's messages: " .. tostring(err), vim.log.levels.WARN)
-    end)
+    require("pi-ide.notice").line("(pi-ide) not watching for pi's messages: " .. tostring(err))
   end
 end
 

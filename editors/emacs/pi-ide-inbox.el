@@ -1,0 +1,376 @@
+;;; pi-ide-inbox.el --- pi's messages to pi-ide: reloads and reports -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The pi-ide-context authors
+;; SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; Protocol v0.3, pi -> editor.  pi writes <state dir>/pi-<pid>.json naming the editor it is connected to
+;; and the files its tools changed.  This watches the state directory (`file-notify-add-watch'; a timer
+;; that looks every `pi-ide-inbox-poll-interval' seconds where file notification is unavailable), reads
+;; those files through the same checks pi applies to ours, and for a live pi of ours that names this Emacs
+;; reloads the changed files this Emacs already visits:
+;;
+;; - unmodified buffer: `revert-buffer' with no confirmation and modes kept, point and window start of
+;;   every window showing it kept;
+;; - buffer with unsaved changes: never touched; one message naming the file (no prompt), once per
+;;   conflict (until the buffer is saved or reverted), and `pi-ide-status' says how to compare or reload;
+;; - the buffer's file gone, or no longer what the buffer was read from: not reloaded.
+;;
+;; It never opens, creates, runs or deletes anything because a message said so.  Each outcome becomes a
+;; `files' report in our state file, and `pi' says which message was handled last.  Malformed, oversized
+;; or foreign messages are ignored with one message each, never an error.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'filenotify)
+(require 'pi-ide-state)
+(require 'pi-ide-writer)
+(require 'pi-ide-diagnostics)
+
+(defvar pi-ide-inbox-poll-interval)
+(defvar pi-ide-inbox-use-file-notify)
+
+(defvar pi-ide-inbox-report-function #'ignore
+  "Called with no argument when a message was handled.
+pi-ide.el asks for a prompt write.")
+
+(defvar pi-ide-inbox--dir nil "The state directory watched.")
+(defvar pi-ide-inbox--watch nil "The `file-notify' descriptor, or nil.")
+(defvar pi-ide-inbox--poll-timer nil "The fallback timer, or nil.")
+(defvar pi-ide-inbox--polled nil "Alist: file name -> (mtime size inode) last seen by the fallback.")
+(defvar pi-ide-inbox--queued nil "File names waiting to be read.")
+(defvar pi-ide-inbox--flush-timer nil "The timer that reads the queued names.")
+(defvar pi-ide-inbox--pis nil "Alist: pi pid -> plist :message :handled :at.")
+(defvar pi-ide-inbox--reports nil "Reports on pi's changes, newest last (alists with a `buffer' key).")
+(defvar pi-ide-inbox--last nil "(PID . SEQ) of the last pi message handled.")
+(defvar pi-ide-inbox--problems nil "Alist: file name -> why it was ignored (each said once).")
+(defvar pi-ide-inbox--told nil "Alist: buffer -> file name, for the \"unsaved, not reloaded\" said.")
+(defvar pi-ide-inbox--alive-at nil "Alist: pid -> when it was last seen alive.")
+
+(defvar-local pi-ide-inbox--read-as nil
+  "What this buffer's path was when it was read: a plist :name :type :real, or nil.")
+
+(defconst pi-ide-inbox-how-to-resolve
+  "Compare: M-x diff-buffer-with-file   Take pi's version: M-x revert-buffer"
+  "What a user with unsaved changes can do about pi's version.")
+
+(defun pi-ide-inbox--say (fmt &rest args)
+  "Show FMT with ARGS in the echo area, logged, never a prompt."
+  (let ((message-log-max (if (integerp message-log-max) message-log-max 1000)))
+    (message "%s" (apply #'format fmt args))))
+
+(defun pi-ide-inbox--problem (name why)
+  "Say once per file NAME that it was ignored and WHY; keep it for `pi-ide-status'."
+  (unless (equal (cdr (assoc name pi-ide-inbox--problems)) why)
+    (setf (alist-get name pi-ide-inbox--problems nil nil #'equal) why)
+    (pi-ide-inbox--say "(pi-ide) ignoring %s: %s" name why)))
+
+(defun pi-ide-inbox-liveness (pid)
+  "Whether PID is `alive' (a process of ours), `foreign' or `dead'."
+  (let ((attrs (ignore-errors (process-attributes pid))))
+    (cond ((null attrs) 'dead)
+          ((eql (alist-get 'euid attrs) (user-uid)) 'alive)
+          (t 'foreign))))
+
+(defun pi-ide-inbox--path-identity (path)
+  "What PATH is on disk: a plist :type :real :resolves-to, or nil when absent."
+  (let ((info (pi-ide-writer-inspect path)))
+    (when info
+      (let* ((type (plist-get info :type))
+             (real (ignore-errors (let ((file-name-handler-alist nil)) (file-truename path))))
+             (target (if (eq type 'link) (and real (pi-ide-writer-inspect real)) info)))
+        (list :type type :real real :resolves-to (plist-get target :type))))))
+
+(defun pi-ide-inbox-buffer-read ()
+  "Record what the current buffer's path is, now that it was read.
+At read time, not when pi's message comes: by then the path may already have
+been swapped."
+  (pi-ide-inbox-buffer-synced)
+  (let* ((path (and buffer-file-name (expand-file-name buffer-file-name)))
+         (now (and path (pi-ide-inbox--path-identity path))))
+    (setq pi-ide-inbox--read-as
+          (and now (plist-get now :real) (eq (plist-get now :resolves-to) 'file)
+               (list :name path :type (plist-get now :type) :real (plist-get now :real))))))
+
+(defun pi-ide-inbox-buffer-synced ()
+  "The current buffer and its file agree again: a later conflict is told again."
+  (setq pi-ide-inbox--told (assq-delete-all (current-buffer) pi-ide-inbox--told)))
+
+(defun pi-ide-inbox--line-col (pos)
+  "(LINE . COLUMN) of POS in the current buffer, both counted from the buffer start."
+  (save-excursion
+    (goto-char pos)
+    (cons (line-number-at-pos pos t) (current-column))))
+
+(defun pi-ide-inbox--goto-line-col (line-col)
+  "The position of LINE-COL, a (LINE . COLUMN), clamped into the current buffer."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (forward-line (1- (car line-col)))
+      (move-to-column (cdr line-col))
+      (point))))
+
+(defun pi-ide-inbox--reload (buffer)
+  "Revert unmodified BUFFER from disk keeping every window's view.
+Point and window start are kept as lines and columns, as Neovim's
+`winsaveview' keeps them: pi's edit above them must not move the view.
+Non-nil when its text changed."
+  (with-current-buffer buffer
+    (let ((views (mapcar (lambda (w) (list w (pi-ide-inbox--line-col (window-point w))
+                                           (pi-ide-inbox--line-col (window-start w))))
+                         (get-buffer-window-list buffer nil t)))
+          (point (pi-ide-inbox--line-col (point)))
+          (before (buffer-chars-modified-tick)))
+      (let ((inhibit-message t))
+        (revert-buffer t t t))
+      (goto-char (pi-ide-inbox--goto-line-col point))
+      (dolist (v views)
+        (let ((w (nth 0 v)))
+          (when (and (window-live-p w) (eq (window-buffer w) buffer))
+            (set-window-start w (save-excursion (goto-char (pi-ide-inbox--goto-line-col (nth 2 v)))
+                                                (line-beginning-position))
+                              t)
+            (set-window-point w (pi-ide-inbox--goto-line-col (nth 1 v))))))
+      (/= before (buffer-chars-modified-tick)))))
+
+(defun pi-ide-inbox--tell-modified (buffer file)
+  "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
+  (unless (assq buffer pi-ide-inbox--told)
+    (let ((name (let ((file-name-handler-alist nil)) (abbreviate-file-name file))))
+      (push (cons buffer name) pi-ide-inbox--told)
+      (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name))))
+
+(defun pi-ide-inbox--handle-change (change pi-pid)
+  "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report."
+  (let* ((file (alist-get 'file change))
+         ;; No file name handlers while a path from a message is looked up: "/ssh:host:..." must not make
+         ;; TRAMP connect anywhere (and block on a password prompt), nor any other handler act on it.
+         (buffer (let ((file-name-handler-alist nil)) (find-buffer-visiting file)))
+         ;; Fresh conses (not a quoted constant): the fields are set in place below.
+         (report (list (cons 'file file) (cons 'seq (alist-get 'seq change)) (cons 'pi_pid pi-pid)
+                       (cons 'status "not-open") (cons 'version :null) (cons 'modified :false)
+                       (cons 'diagnostics_expected :false))))
+    (when buffer
+      (with-current-buffer buffer
+        (let* ((path (expand-file-name buffer-file-name))
+               (was (and pi-ide-inbox--read-as
+                         (equal (plist-get pi-ide-inbox--read-as :name) path)
+                         pi-ide-inbox--read-as))
+               (verdict (pi-ide-state-reload-verdict was (pi-ide-inbox--path-identity path)))
+               (modified (buffer-modified-p))
+               (status (cond ((not (equal verdict "reload")) verdict)
+                             (modified (pi-ide-inbox--tell-modified buffer file) "modified")
+                             (t (pi-ide-inbox-buffer-synced)
+                                (if (pi-ide-inbox--reload buffer) "reloaded" "unchanged")))))
+          (setf (alist-get 'status report) status
+                (alist-get 'version report) (buffer-chars-modified-tick)
+                (alist-get 'modified report) (if (buffer-modified-p) t :false)
+                (alist-get 'diagnostics_expected report)
+                (if (pi-ide-diagnostics-expected-p buffer) t :false))
+          (push (cons 'buffer buffer) report))))
+    report))
+
+(defun pi-ide-inbox--handle-message (msg)
+  "Act on MSG, a validated message from a live pi.
+Non-nil when it names this Emacs."
+  (let ((pid (alist-get 'pid msg)))
+    (if (not (eql (alist-get 'editor_pid msg) (emacs-pid)))
+        ;; Not (or no longer) connected to us: forget it, act on nothing.
+        (progn (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis)) nil)
+      (let* ((handled (or (plist-get (alist-get pid pi-ide-inbox--pis) :handled) 0)))
+        (setf (alist-get pid pi-ide-inbox--pis)
+              (list :message msg :handled (max handled (alist-get 'seq msg)) :at (float-time)))
+        (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
+          (setq pi-ide-inbox--reports
+                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c pid))))
+        (setq pi-ide-inbox--last (cons pid (alist-get 'seq msg)))
+        t))))
+
+(defun pi-ide-inbox-process (name)
+  "Read and handle NAME (a pi-<digits>.json) in the state directory.
+Non-nil when acted on."
+  (let ((pid (pi-ide-state-pid-of-name name "pi-")))
+    ;; The directory itself may have been swapped or opened up since the watch began.
+    (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
+      (pcase-let ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name)
+                                                               pi-ide-state-max-message-bytes)))
+        (cond
+         ((and (null text) why) (pi-ide-inbox--problem name why) nil)
+         ;; pi exited and removed its file.
+         ((null text) (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis)) nil)
+         (t
+          (let* ((msg (condition-case nil
+                          (json-parse-string text :object-type 'alist :array-type 'list
+                                             :null-object :null :false-object :false)
+                        (error :invalid)))
+                 (bad (if (eq msg :invalid) "not valid JSON" (pi-ide-state-validate-message msg pid))))
+            (if bad
+                (progn (pi-ide-inbox--problem name bad) nil)
+              (pcase (pi-ide-inbox-liveness pid)
+                ('alive
+                 (setf (alist-get pid pi-ide-inbox--alive-at) (float-time))
+                 (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems))
+                 (pi-ide-inbox--handle-message msg))
+                (life
+                 (when (eq life 'foreign)
+                   (pi-ide-inbox--problem name (format "pid %d belongs to another user" pid)))
+                 (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis))
+                 nil))))))))))
+
+(defun pi-ide-inbox--flush ()
+  "Read the queued names; ask for a state write when any was read."
+  (setq pi-ide-inbox--flush-timer nil)
+  (let ((names (prog1 (delete-dups pi-ide-inbox--queued) (setq pi-ide-inbox--queued nil))))
+    (dolist (name names)
+      (condition-case err
+          (pi-ide-inbox-process name)
+        (error (pi-ide-inbox--problem name (format "internal error: %s" (error-message-string err))))))
+    (when names
+      (force-mode-line-update t)
+      (funcall pi-ide-inbox-report-function))))
+
+(defun pi-ide-inbox--queue (name)
+  "Queue NAME for reading when it is a pi message name."
+  (when (pi-ide-state-pid-of-name name "pi-")
+    (push name pi-ide-inbox--queued)
+    (unless pi-ide-inbox--flush-timer
+      (setq pi-ide-inbox--flush-timer (run-at-time 0 nil #'pi-ide-inbox--flush)))))
+
+(defun pi-ide-inbox--on-event (event)
+  "A `file-notify' EVENT in the state directory."
+  (condition-case nil
+      (dolist (f (cddr event))
+        (when (stringp f) (pi-ide-inbox--queue (file-name-nondirectory f))))
+    (error nil)))
+
+(defun pi-ide-inbox--scan ()
+  "Queue each pi message in the state directory changed since the last scan."
+  (condition-case nil
+      (let ((seen nil))
+        (dolist (name (let ((file-name-handler-alist nil))
+                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\.json\\'" t)))
+          (let* ((info (pi-ide-writer-inspect (concat pi-ide-inbox--dir "/" name)))
+                 (key (and info (list (plist-get info :inode) (plist-get info :size)
+                                      (file-attribute-modification-time
+                                       (let ((file-name-handler-alist nil))
+                                         (file-attributes (concat pi-ide-inbox--dir "/" name))))))))
+            (push (cons name key) seen)
+            (unless (equal key (cdr (assoc name pi-ide-inbox--polled)))
+              (pi-ide-inbox--queue name))))
+        ;; A message gone since the last scan: its pi exited.
+        (dolist (old pi-ide-inbox--polled)
+          (unless (assoc (car old) seen) (pi-ide-inbox--queue (car old))))
+        (setq pi-ide-inbox--polled seen))
+    (error nil)))
+
+(defun pi-ide-inbox-start (dir)
+  "Watch DIR (already checked) for pi's messages.
+Returns the method used: `file-notify' or `timer'."
+  (pi-ide-inbox-stop)
+  (setq pi-ide-inbox--dir dir)
+  (setq pi-ide-inbox--watch
+        (and pi-ide-inbox-use-file-notify
+             (condition-case nil
+                 (let ((file-name-handler-alist nil))
+                   (file-notify-add-watch dir '(change) #'pi-ide-inbox--on-event))
+               (error nil))))
+  (if pi-ide-inbox--watch
+      (progn
+        ;; A pi that wrote before this Emacs started.
+        (dolist (name (ignore-errors (let ((file-name-handler-alist nil)) (directory-files dir nil "\\`pi-"))))
+          (pi-ide-inbox--queue name))
+        'file-notify)
+    (pi-ide-inbox--scan)
+    (setq pi-ide-inbox--poll-timer
+          (run-at-time pi-ide-inbox-poll-interval pi-ide-inbox-poll-interval #'pi-ide-inbox--scan))
+    'timer))
+
+(defun pi-ide-inbox-stop ()
+  "Stop watching."
+  (when pi-ide-inbox--watch
+    (ignore-errors (file-notify-rm-watch pi-ide-inbox--watch))
+    (setq pi-ide-inbox--watch nil))
+  (when pi-ide-inbox--poll-timer (cancel-timer pi-ide-inbox--poll-timer))
+  (when pi-ide-inbox--flush-timer (cancel-timer pi-ide-inbox--flush-timer))
+  (setq pi-ide-inbox--poll-timer nil pi-ide-inbox--flush-timer nil
+        pi-ide-inbox--queued nil pi-ide-inbox--polled nil))
+
+(defun pi-ide-inbox-method ()
+  "How pi's messages are noticed now: `file-notify', `timer' or nil."
+  (cond (pi-ide-inbox--watch 'file-notify) (pi-ide-inbox--poll-timer 'timer)))
+
+(defun pi-ide-inbox-annotate (payload buffer)
+  "PAYLOAD (from `pi-ide-state-build') with the v0.3 fields.
+BUFFER is the active one."
+  (let ((b (alist-get 'active_buffer payload)))
+    (nconc b `((version . ,(with-current-buffer buffer (buffer-chars-modified-tick)))
+               (diagnostics . ,(pi-ide-diagnostics-collect buffer))))
+    (nconc payload
+           `((protocol . "0.3")
+             ,@(and pi-ide-inbox--reports
+                    `((files . ,(vconcat
+                                 (mapcar (lambda (r)
+                                           (let ((buf (alist-get 'buffer r)))
+                                             (append (assq-delete-all 'buffer (copy-sequence r))
+                                                     `((diagnostics . ,(if (buffer-live-p buf)
+                                                                           (pi-ide-diagnostics-collect buf)
+                                                                         :null))))))
+                                         pi-ide-inbox--reports)))))
+             (pi . ,(if pi-ide-inbox--last
+                        `((pid . ,(car pi-ide-inbox--last)) (seq . ,(cdr pi-ide-inbox--last)))
+                      :null))))))
+
+(defun pi-ide-inbox-report-buffer-p (buffer)
+  "Does a listed report describe BUFFER (so its diagnostics matter to pi)?"
+  (cl-some (lambda (r) (eq (alist-get 'buffer r) buffer)) pi-ide-inbox--reports))
+
+(defun pi-ide-inbox-connected ()
+  "The pi connected to this Emacs, the newest live one naming it.
+A plist :pid :cwd :last-turn, or nil."
+  (let ((now (float-time)) (best nil))
+    (dolist (entry (copy-sequence pi-ide-inbox--pis))
+      (let ((pid (car entry)) (p (cdr entry)))
+        ;; At most every 2 s: the mode line asks on every redisplay.
+        (when (> (- now (or (alist-get pid pi-ide-inbox--alive-at) 0)) 2)
+          (if (eq (pi-ide-inbox-liveness pid) 'alive)
+              (setf (alist-get pid pi-ide-inbox--alive-at) now)
+            (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis) p nil)))
+        (when (and p (or (null best) (> (plist-get p :at) (plist-get best :at))))
+          (setq best p))))
+    (when best
+      (let ((m (plist-get best :message)))
+        (list :pid (alist-get 'pid m)
+              :cwd (let ((c (alist-get 'cwd m))) (if (stringp c) c ""))
+              :last-turn (let ((l (alist-get 'last_turn m))) (if (listp l) l nil)))))))
+
+(defun pi-ide-inbox-summary-lines ()
+  "Lines for `pi-ide-status'."
+  (let ((pi (pi-ide-inbox-connected)) (lines nil))
+    (if (null pi)
+        (push "pi: none connected" lines)
+      (push (format "pi: connected, pid %d, cwd %s" (plist-get pi :pid) (plist-get pi :cwd)) lines)
+      (push (if (plist-get pi :last-turn)
+                (concat "pi changed in its last turn: "
+                        (let ((file-name-handler-alist nil)) ; paths from a message: no handler acts on them
+                          (mapconcat #'abbreviate-file-name (plist-get pi :last-turn) ", ")))
+              "pi changed no files in its last turn")
+            lines))
+    (dolist (told pi-ide-inbox--told)
+      (when (and (buffer-live-p (car told)) (buffer-modified-p (car told)))
+        (push (format "not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"
+                      (cdr told) pi-ide-inbox-how-to-resolve)
+              lines)))
+    (dolist (p (sort (copy-sequence pi-ide-inbox--problems) (lambda (a b) (string< (car a) (car b)))))
+      (push (format "ignored %s: %s" (car p) (cdr p)) lines))
+    (nreverse lines)))
+
+(defun pi-ide-inbox-forget-buffer ()
+  "The current buffer is killed: drop what refers to it."
+  (setq pi-ide-inbox--told (assq-delete-all (current-buffer) pi-ide-inbox--told)))
+
+(provide 'pi-ide-inbox)
+;;; pi-ide-inbox.el ends here

@@ -1,0 +1,382 @@
+;;; pi-ide-state.el --- Pure builders for pi-ide's state file -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The pi-ide-context authors
+;; SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; Data in, data out: a snapshot of the editor (a plist) becomes the protocol's payload (an alist for
+;; `json-serialize'), the payload becomes the file's text, and a pi message is validated.  Nothing here
+;; reads a buffer, a window or the file system, so every rule can be tested with literal data (ERT tables
+;; in test/emacs/pi-ide-state-tests.el).  The rules are PROTOCOL.md's; the Neovim client
+;; (editors/nvim/lua/pi-ide/state.lua, selection.lua, inbox.lua) is the reference for the same situation.
+
+;;; Code:
+
+(require 'cl-lib)
+
+(defconst pi-ide-state-max-file-bytes (* 1024 1024)
+  "The largest state file pi reads (PROTOCOL.md, \"Limits\").")
+
+(defconst pi-ide-state-max-selection-bytes (* 256 1024)
+  "Cap on the selection text once JSON-encoded (PROTOCOL.md, \"Limits\").")
+
+(defconst pi-ide-state-max-message-bytes (* 64 1024)
+  "Largest pi message file an editor reads (PROTOCOL.md, v0.3).")
+
+(defconst pi-ide-state-max-changed 50
+  "Most `changed' entries a pi message may hold.")
+
+(defconst pi-ide-state-max-reports 20
+  "Most `files' reports a state file holds.")
+
+(defconst pi-ide-state-max-diagnostics 100
+  "Most diagnostics listed per buffer.")
+
+(defconst pi-ide-state-max-diagnostic-message 500
+  "Longest diagnostic message, in characters.")
+
+(defconst pi-ide-state-max-pid (1- (expt 2 31))
+  "Largest pid a file name may carry (pid_t is a signed 32-bit integer).")
+
+;;;; Languages
+
+(defconst pi-ide-state-languages
+  '((python-mode . "python") (python-ts-mode . "python")
+    (typescript-mode . "typescript") (typescript-ts-mode . "typescript")
+    (tsx-ts-mode . "typescriptreact")
+    (js-mode . "javascript") (js2-mode . "javascript") (js-ts-mode . "javascript")
+    (javascript-mode . "javascript") (rjsx-mode . "javascriptreact") (js-jsx-mode . "javascriptreact")
+    (lua-mode . "lua") (lua-ts-mode . "lua")
+    (json-mode . "json") (js-json-mode . "json") (json-ts-mode . "json")
+    (markdown-mode . "markdown") (gfm-mode . "markdown")
+    (rust-mode . "rust") (rust-ts-mode . "rust") (rustic-mode . "rust")
+    (go-mode . "go") (go-ts-mode . "go")
+    (c-mode . "c") (c-ts-mode . "c") (c++-mode . "cpp") (c++-ts-mode . "cpp")
+    (csharp-mode . "csharp") (java-mode . "java") (java-ts-mode . "java")
+    (kotlin-mode . "kotlin") (swift-mode . "swift")
+    (ruby-mode . "ruby") (ruby-ts-mode . "ruby") (enh-ruby-mode . "ruby")
+    (php-mode . "php")
+    (html-mode . "html") (mhtml-mode . "html") (web-mode . "html")
+    (css-mode . "css") (css-ts-mode . "css") (scss-mode . "scss") (less-css-mode . "less")
+    (yaml-mode . "yaml") (yaml-ts-mode . "yaml")
+    (toml-mode . "toml") (conf-toml-mode . "toml") (toml-ts-mode . "toml")
+    (sh-mode . "sh") (bash-ts-mode . "bash") (fish-mode . "fish")
+    (powershell-mode . "powershell") (bat-mode . "bat")
+    (vimrc-mode . "vim") (sql-mode . "sql")
+    (makefile-mode . "make") (makefile-gmake-mode . "make") (makefile-bsdmake-mode . "make")
+    (cmake-mode . "cmake") (cmake-ts-mode . "cmake")
+    (elixir-mode . "elixir") (elixir-ts-mode . "elixir") (erlang-mode . "erlang")
+    (haskell-mode . "haskell") (tuareg-mode . "ocaml") (caml-mode . "ocaml")
+    (scala-mode . "scala") (clojure-mode . "clojure") (clojurescript-mode . "clojure")
+    (dart-mode . "dart") (zig-mode . "zig") (nix-mode . "nix") (julia-mode . "julia")
+    (perl-mode . "perl") (cperl-mode . "perl")
+    (vue-mode . "vue") (svelte-mode . "svelte")
+    (latex-mode . "tex") (LaTeX-mode . "tex") (tex-mode . "tex") (plain-tex-mode . "tex")
+    (bibtex-mode . "bibtex") (graphql-mode . "graphql") (protobuf-mode . "proto")
+    (terraform-mode . "terraform") (hcl-mode . "hcl")
+    (nxml-mode . "xml") (xml-mode . "xml") (sgml-mode . "xml")
+    (diff-mode . "diff") (fsharp-mode . "fsharp") (objc-mode . "objc") (d-mode . "d")
+    (elm-mode . "elm") (nim-mode . "nim") (fortran-mode . "fortran") (f90-mode . "fortran")
+    (dockerfile-mode . "dockerfile") (dockerfile-ts-mode . "dockerfile")
+    (emacs-lisp-mode . "lisp") (lisp-interaction-mode . "lisp") (lisp-mode . "lisp")
+    (scheme-mode . "scheme") (text-mode . "text") (org-mode . "org")
+    (git-commit-mode . "gitcommit") (conf-unix-mode . "conf") (conf-mode . "conf"))
+  "Language ids by major mode, as the other clients send them for the same files.
+Emacs Lisp is \"lisp\", as Neovim's filetype for .el files.  A mode not
+listed here is looked up through its parents, then sent as null.")
+
+(defun pi-ide-state-language (mode)
+  "The protocol's language id for major MODE, or nil.
+Follows `derived-mode-parent' so a mode derived from a listed one (a user's own
+`my-python-mode') gets its parent's id."
+  (let ((m mode) (id nil) (seen 0))
+    (while (and m (not id) (< seen 20))
+      (setq id (cdr (assq m pi-ide-state-languages))
+            m (get m 'derived-mode-parent)
+            seen (1+ seen)))
+    id))
+
+;;;; Argv and names
+
+(defconst pi-ide-state-plumbing-args
+  '("--daemon" "--fg-daemon" "--bg-daemon")
+  "Launch arguments that start a server rather than say what the user works on.
+Their \"=NAME\" forms are plumbing too.")
+
+(defun pi-ide-state-filter-argv (args)
+  "The protocol's `argv': ARGS (without the program name) less daemon plumbing."
+  (cl-remove-if (lambda (a)
+                  (cl-some (lambda (p) (or (equal a p) (string-prefix-p (concat p "=") a)))
+                           pi-ide-state-plumbing-args))
+                args))
+
+(defun pi-ide-state-pid-of-name (name &optional prefix)
+  "The pid the file NAME stands for: \"<pid>.json\" (after PREFIX), else nil.
+Only the canonical spelling counts: decimal, no sign, no leading zero, at most
+2^31-1, so \"0123.json\" cannot alias \"123.json\" (parseStateFileName in
+src/protocol/state-dir.ts)."
+  (let ((rest (and (stringp name)
+                   (if prefix (and (string-prefix-p prefix name) (substring name (length prefix))) name))))
+    (when (and rest (let ((case-fold-search nil))
+                      (string-match "\\`\\([1-9][0-9]\\{0,9\\}\\)\\.json\\'" rest)))
+      (let ((pid (string-to-number (match-string 1 rest))))
+        (and (<= pid pi-ide-state-max-pid) pid)))))
+
+;;;; Text that JSON can carry
+
+(defconst pi-ide-state--unencodable
+  ;; Written as a complement: a range of raw-byte characters does not match them in a multibyte string.
+  (rx (not (any (0 . #xD7FF) (#xE000 . #x10FFFF))))
+  "Characters `json-serialize' refuses: surrogates, raw bytes of undecodable files.")
+
+(defun pi-ide-state-sanitize (s)
+  "S with characters JSON cannot carry (raw bytes, surrogates) replaced by U+FFFD."
+  (if (string-match-p pi-ide-state--unencodable s)
+      (replace-regexp-in-string pi-ide-state--unencodable "\uFFFD" s t t)
+    s))
+
+(defun pi-ide-state-encoded-size (s)
+  "Bytes S takes inside a JSON string from `json-serialize', quotes excluded."
+  (- (string-bytes (json-serialize s)) 2))
+
+(defun pi-ide-state-fit (s max)
+  "S cut at a character boundary so its JSON encoding takes at most MAX bytes.
+Returns (TEXT . CUT).  Escaping grows text (a few percent for source code, six
+times for control bytes), so a cap on the raw text does not bound the file:
+the cut is found by bisection over the encoded size."
+  (if (<= (pi-ide-state-encoded-size s) max)
+      (cons s nil)
+    ;; Each character encodes to at least one byte: MAX characters is an upper bound.
+    (let ((lo 0) (hi (min (length s) max)))
+      (while (< lo hi)
+        (let ((mid (/ (+ lo hi 1) 2)))
+          (if (<= (pi-ide-state-encoded-size (substring s 0 mid)) max)
+              (setq lo mid)
+            (setq hi (1- mid)))))
+      (cons (substring s 0 lo) t))))
+
+;;;; The payload
+
+(defun pi-ide-state-selection (sel max-bytes)
+  "The protocol's selection object from SEL, a plist, or :null.
+SEL has :start and :end (each (LINE . BYTE-COLUMN), 1-based, inclusive), :text
+\(already whole lines for a multi-line selection), :read-cut (the text was
+already cut while reading it) and :at (unix seconds, or nil when unknown).
+The text is cut to MAX-BYTES once encoded, with `truncated' set."
+  (if (null sel)
+      :null
+    (let* ((fitted (pi-ide-state-fit (pi-ide-state-sanitize (plist-get sel :text)) max-bytes))
+           (cut (or (cdr fitted) (plist-get sel :read-cut)))
+           (start (plist-get sel :start))
+           (end (plist-get sel :end)))
+      `((start . ((line . ,(car start)) (column . ,(cdr start))))
+        (end . ((line . ,(car end)) (column . ,(cdr end))))
+        (text . ,(car fitted))
+        (selected_at . ,(or (plist-get sel :at) :null))
+        ,@(and cut '((truncated . t)))))))
+
+(defun pi-ide-state-build (snap)
+  "The protocol v0.2 payload (without `timestamp') from SNAP, a plist.
+SNAP holds :pid :cwd :argv :file (absolute path or nil) :name :language (or
+nil) :line :column (1-based, byte column) :selection (see
+`pi-ide-state-selection') :modified :lines-total :max-selection-bytes."
+  (let ((file (plist-get snap :file)))
+    `((pid . ,(plist-get snap :pid))
+      (cwd . ,(pi-ide-state-sanitize (plist-get snap :cwd)))
+      (app . "emacs")
+      (argv . ,(vconcat (mapcar #'pi-ide-state-sanitize (plist-get snap :argv))))
+      (active_buffer
+       . ((file . ,(if file (pi-ide-state-sanitize file) :null))
+          (name . ,(pi-ide-state-sanitize (plist-get snap :name)))
+          (language . ,(or (plist-get snap :language) :null))
+          (cursor . ((line . ,(plist-get snap :line)) (column . ,(plist-get snap :column))))
+          (selection . ,(pi-ide-state-selection
+                         (plist-get snap :selection)
+                         (or (plist-get snap :max-selection-bytes) pi-ide-state-max-selection-bytes)))
+          (modified . ,(if (plist-get snap :modified) t :false))
+          (lines_total . ,(plist-get snap :lines-total)))))))
+
+(defun pi-ide-state--selection-cell (payload)
+  "The cons cell holding PAYLOAD's selection."
+  (assq 'selection (alist-get 'active_buffer payload)))
+
+(defun pi-ide-state-encode (payload timestamp)
+  "Encode PAYLOAD at TIMESTAMP (unix seconds).
+Returns (CONTENT . TEXT): CONTENT is everything but `timestamp' (compared to
+skip writes that would change nothing), TEXT the file with `timestamp' spliced
+in front.  When the file would exceed `pi-ide-state-max-file-bytes' the
+selection is cut further; when even that cannot help, returns (nil . WHY): a
+file pi refuses would make this editor vanish from pi."
+  (let* ((content (json-serialize payload))
+         (prefix (format "{\"timestamp\":%.3f," timestamp))
+         (over (lambda () (- (+ (string-bytes prefix) (string-bytes content) -1) pi-ide-state-max-file-bytes)))
+         (cell (pi-ide-state--selection-cell payload))
+         (sel (cdr cell)))
+    (when (and (> (funcall over) 0) (consp sel) (not (equal (alist-get 'text sel) "")))
+      (let* ((text (alist-get 'text sel))
+             ;; 32 bytes of slack for "truncated":true when it was not there yet.
+             (room (max 0 (- (pi-ide-state-encoded-size text) (funcall over) 32))))
+        (setf (alist-get 'text (cdr cell)) (car (pi-ide-state-fit text room)))
+        (setf (alist-get 'truncated (cdr cell)) t)
+        (setq content (json-serialize payload))))
+    (if (> (funcall over) 0)
+        (cons nil (format "the state would take %d bytes, over pi's limit of %d; not written"
+                          (+ (string-bytes prefix) (string-bytes content) -1) pi-ide-state-max-file-bytes))
+      (cons content (concat prefix (substring content 1))))))
+
+;;;; Selections from a region
+
+(defun pi-ide-state-region-selection (lines beg-line beg-col end-line end-col at max-bytes)
+  "A selection plist (see `pi-ide-state-selection') for a region, or nil.
+LINES is a function (FIRST LAST) returning those lines' text (1-based,
+inclusive) as a list.  The region runs from BEG-LINE/BEG-COL to
+END-LINE/END-COL, both 0-based character columns, the end exclusive, as Emacs
+positions are.  AT is when the user made it.  MAX-BYTES bounds the raw text
+read.
+
+The rules are the Neovim client's (PROTOCOL.md, \"The selection and its
+clock\"): a single-line region is its exact character range; a multi-line
+one is its whole lines, the columns marking where it starts and ends on its
+edge lines; columns are 1-based UTF-8 byte columns, the end column on the
+last byte of the last character.  A region ending at the start of a line
+ends on the line before (its newline was the last character selected).  An
+empty region selects nothing."
+  (when (and (= end-col 0) (> end-line beg-line))
+    (setq end-line (1- end-line)
+          end-col (1+ (length (car (funcall lines end-line end-line))))))
+  (unless (and (= beg-line end-line) (>= beg-col end-col))
+    (let* ((first (or (car (funcall lines beg-line beg-line)) ""))
+           (last (if (= beg-line end-line) first (or (car (funcall lines end-line end-line)) "")))
+           (byte-col (lambda (line col) (1+ (string-bytes (substring line 0 (min col (length line)))))))
+           ;; The last byte of the last character; past the line's end (its newline) the last byte of the
+           ;; line, and column 1 on an empty line (columns are 1-based).
+           (end-byte (lambda (line col)
+                       (max 1 (if (< col (length line))
+                                  (+ (funcall byte-col line col) (string-bytes (string (aref line col))) -1)
+                                (string-bytes line)))))
+           (start (cons beg-line (funcall byte-col first beg-col)))
+           (end (cons end-line (funcall end-byte last (1- end-col)))))
+      (if (= beg-line end-line)
+          (let ((raw (substring first (min beg-col (length first)) (min end-col (length first)))))
+            ;; Only a newline selected: no text of the line, nothing to send.
+            (unless (equal raw "")
+              (list :start start :end end :text raw :at at)))
+        (let ((parts nil) (total 0) (cut nil) (n beg-line))
+          ;; Whole lines, read in chunks and only up to MAX-BYTES: a huge region costs about that much work.
+          (while (and (<= n end-line) (not cut))
+            (dolist (l (funcall lines n (min end-line (+ n 999))))
+              (unless cut
+                (let ((sep (if parts 1 0)))
+                  (if (> (+ total sep (string-bytes l)) max-bytes)
+                      (let ((room (- max-bytes total sep)))
+                        (when (> room 0)
+                          (push (substring l 0 (min (length l) room)) parts))
+                        (setq cut t))
+                    (push l parts)
+                    (setq total (+ total sep (string-bytes l)))))))
+            (setq n (+ n 1000)))
+          (list :start start :end end :text (mapconcat #'identity (nreverse parts) "\n")
+                :read-cut cut :at at))))))
+
+;;;; pi's messages (protocol v0.3)
+
+(defun pi-ide-state--integer-p (v &optional min)
+  "Is V an integer of at least MIN (default 0)?"
+  (and (integerp v) (>= v (or min 0)) (< v (expt 2 53))))
+
+(defun pi-ide-state-validate-message (msg name-pid)
+  "Why MSG (parsed JSON) is not a message of the pi NAME-PID, or nil.
+NAME-PID is the pid in the file's name, pi-<pid>.json."
+  (cond
+   ((not (and (consp msg) (consp (car msg)))) "not a JSON object")
+   ((not (equal (alist-get 'kind msg) "pi")) "kind is not \"pi\"")
+   ((not (stringp (alist-get 'protocol msg))) "no protocol version")
+   ((not (eql (alist-get 'pid msg) name-pid))
+    (format "pid field %S does not match the file name" (alist-get 'pid msg)))
+   ((let ((e (alist-get 'editor_pid msg :absent)))
+      (not (or (memq e '(:absent :null)) (pi-ide-state--integer-p e 1))))
+    "editor_pid is not a pid")
+   ((not (pi-ide-state--integer-p (alist-get 'seq msg))) "seq is not an integer")
+   ((let ((c (alist-get 'changed msg :absent)))
+      (not (and (listp c) (not (eq c :absent)) (<= (length c) pi-ide-state-max-changed))))
+    "changed is not a list of at most 50 entries")
+   ((cl-some (lambda (c)
+               (not (and (consp c) (consp (car c))
+                         (stringp (alist-get 'file c)) (string-prefix-p "/" (alist-get 'file c))
+                         (pi-ide-state--integer-p (alist-get 'seq c) 1))))
+             (alist-get 'changed msg))
+    "a changed entry is not {file: absolute path, seq: integer}")
+   ((let ((l (alist-get 'last_turn msg :absent)))
+      (not (or (eq l :absent) (and (listp l) (<= (length l) 50) (cl-every #'stringp l)))))
+    "last_turn is not a list of at most 50 paths")))
+
+(defun pi-ide-state-reload-verdict (was now)
+  "May a buffer be re-read from its path?  \"reload\", \"gone\" or \"refused\".
+WAS is what the path was when the buffer was read (a plist :type :real, or
+nil: read before the client saw it), NOW what it is (a plist :type :real
+:resolves-to, or nil: gone).  Types are `file', `link' and others.  The path
+must still be what it was: a regular file then and now, or a symlink then
+and now that resolves to the same real path, a regular file; without a
+record a symlink is refused (PROTOCOL.md, v0.3)."
+  (cond
+   ((null now) "gone")
+   ((or (not (eq (plist-get now :resolves-to) 'file))
+        (not (memq (plist-get now :type) '(file link))))
+    "refused")
+   ((null was) (if (eq (plist-get now :type) 'file) "reload" "refused"))
+   ((or (not (eq (plist-get was :type) (plist-get now :type)))
+        (and (eq (plist-get now :type) 'link)
+             (not (equal (plist-get was :real) (plist-get now :real)))))
+    "refused")
+   (t "reload")))
+
+(defun pi-ide-state-newest-changes (changed handled)
+  "The newest change per file in CHANGED with a seq above HANDLED, in seq order."
+  (let ((newest nil))
+    (dolist (c changed)
+      (let* ((file (alist-get 'file c)) (old (assoc file newest)))
+        (when (and (> (alist-get 'seq c) handled)
+                   (or (null old) (< (alist-get 'seq (cdr old)) (alist-get 'seq c))))
+          (setq newest (cons (cons file c) (assoc-delete-all file newest))))))
+    (sort (mapcar #'cdr newest) (lambda (a b) (< (alist-get 'seq a) (alist-get 'seq b))))))
+
+(defun pi-ide-state-remember-report (reports report)
+  "REPORTS (newest last) with REPORT added, replacing one on the same file, capped."
+  (let* ((file (alist-get 'file report))
+         (kept (append (cl-remove-if (lambda (r) (equal (alist-get 'file r) file)) reports)
+                       (list report))))
+    (last kept pi-ide-state-max-reports)))
+
+;;;; Diagnostics
+
+(defconst pi-ide-state--severity-rank '(("error" . 0) ("warning" . 1) ("info" . 2) ("hint" . 3)))
+
+(defun pi-ide-state-diagnostics (items version)
+  "The protocol's diagnostics object for ITEMS at buffer VERSION.
+ITEMS are alists with severity line column end_line end_column message source
+code.  Errors first, then by line and column; at most
+`pi-ide-state-max-diagnostics' listed, messages cut to
+`pi-ide-state-max-diagnostic-message' characters; `total' counts them all."
+  (let* ((rank (lambda (d) (or (cdr (assoc (alist-get 'severity d) pi-ide-state--severity-rank)) 4)))
+         (sorted (sort (copy-sequence items)
+                       (lambda (a b)
+                         (let ((ra (funcall rank a)) (rb (funcall rank b)))
+                           (if (/= ra rb) (< ra rb)
+                             (if (/= (alist-get 'line a) (alist-get 'line b))
+                                 (< (alist-get 'line a) (alist-get 'line b))
+                               (< (alist-get 'column a) (alist-get 'column b))))))))
+         (listed (cl-subseq sorted 0 (min (length sorted) pi-ide-state-max-diagnostics))))
+    `((version . ,version)
+      (total . ,(length items))
+      (items . ,(vconcat
+                 (mapcar (lambda (d)
+                           (let ((m (pi-ide-state-sanitize (alist-get 'message d))))
+                             (cons (cons 'message (if (> (length m) pi-ide-state-max-diagnostic-message)
+                                                      (substring m 0 pi-ide-state-max-diagnostic-message)
+                                                    m))
+                                   (assq-delete-all 'message (copy-sequence d)))))
+                         listed))))))
+
+(provide 'pi-ide-state)
+;;; pi-ide-state.el ends here

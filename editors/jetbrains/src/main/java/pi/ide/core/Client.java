@@ -1,0 +1,317 @@
+package pi.ide.core;
+
+import java.io.IOException;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The client's I/O shell around the pure core, shared by the IDE plugin and the headless driver: the latest
+ * snapshot handed over by the editor's event thread, a debounced write (200 ms for cursor and text, at once for
+ * switches and selections) on one background thread, unchanged states not written again, pi's messages read
+ * from the state directory (a WatchService plus a one-second poll) and handed to the {@link Inbox}, and the file
+ * removed on {@link #dispose}. Nothing here throws into the caller: failures become one warning per streak.
+ */
+public final class Client {
+	public static final long DEBOUNCE_MS = 200;
+	private static final long POLL_MS = 1000;
+
+	/** What the client tells its host. */
+	public interface Listener {
+		/** One line for the user, once per failure streak (a notification, never a modal dialog). */
+		void warn(String message);
+
+		/** The host runs this where it may touch documents (the IDE: a write-safe EDT call), and waits for it. */
+		void onMessage(PiMessage message);
+	}
+
+	private final long pid;
+	private final Path dir;
+	private final long uid;
+	private final Listener listener;
+	private final LongSupplier clockMillis;
+	private final ScheduledExecutorService worker;
+	private final SelectionClock clock = new SelectionClock();
+	private final Inbox inbox;
+	private final PiReader.PidProbe probe;
+
+	private Snapshot.State latest;
+	/** When the debounced write is due (System.nanoTime), and whether a timer task is waiting for it. */
+	private long dueAt;
+	private boolean armed;
+	private String lastKey;
+	private boolean wrote;
+	private boolean disposed;
+	private boolean warned;
+	private String lastProblem;
+	private long writes;
+	private WatchService watcher;
+	private Thread watchThread;
+	private final Map<String, Long> seenMessages = new java.util.HashMap<>();
+
+	public Client(long pid, Path dir, long uid, Listener listener, LongSupplier clockMillis) {
+		this.pid = pid;
+		this.dir = dir;
+		this.uid = uid;
+		this.listener = listener;
+		this.clockMillis = clockMillis;
+		this.inbox = new Inbox(pid);
+		this.probe = PiReader.systemProbe(uid);
+		this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
+			Thread t = new Thread(r, "pi-ide-context writer");
+			t.setDaemon(true);
+			return t;
+		});
+	}
+
+	public long pid() {
+		return pid;
+	}
+
+	public Path stateFile() {
+		return dir.resolve(StateDir.stateFileName(pid));
+	}
+
+	public Inbox inbox() {
+		return inbox;
+	}
+
+	/** Files written so far (the benchmark's writes per second). */
+	public synchronized long writes() {
+		return writes;
+	}
+
+	public synchronized String lastProblem() {
+		return lastProblem;
+	}
+
+	/**
+	 * Hand over the editor's state. {@code urgent} (a switch, a selection, focus) writes at once; otherwise the
+	 * write waits until events pause for 200 ms. Cheap, as this is what runs on the event thread per caret move:
+	 * it moves a deadline; one timer task, armed only when none is, checks the deadline when it fires (re-arming a
+	 * scheduled task per event would leave thousands of cancelled tasks in the executor's queue).
+	 */
+	public synchronized void update(Snapshot.State state, boolean urgent) {
+		if (disposed) return;
+		latest = state;
+		long now = System.nanoTime();
+		dueAt = urgent ? now : now + DEBOUNCE_MS * 1_000_000L;
+		if (urgent) {
+			worker.execute(this::fireIfDue);
+		} else if (!armed) {
+			armed = true;
+			worker.schedule(this::fireIfDue, DEBOUNCE_MS, TimeUnit.MILLISECONDS);
+		}
+	}
+
+	/** The debounce timer: write when the deadline has passed, else wait for the rest of it. */
+	private void fireIfDue() {
+		synchronized (this) {
+			if (disposed) return;
+			long wait = dueAt - System.nanoTime();
+			if (wait > 0) {
+				armed = true;
+				worker.schedule(this::fireIfDue, wait, TimeUnit.NANOSECONDS);
+				return;
+			}
+			armed = false;
+		}
+		flushQuietly();
+	}
+
+	/** Write the latest state now, on the calling thread (tests, the driver's commands). */
+	public void flush() {
+		flushQuietly();
+	}
+
+	private void flushQuietly() {
+		try {
+			write();
+		} catch (RuntimeException | Error e) {
+			fail("pi-ide-context: " + e);
+		}
+	}
+
+	private synchronized void write() {
+		if (disposed || latest == null) return;
+		Snapshot.State withReports = new Snapshot.State(latest.ide, latest.windows, inbox.files(), inbox.pi());
+		if (withReports.windows.isEmpty()) {
+			removeFile();
+			return;
+		}
+		StateBuilder.Built built = StateBuilder.build(withReports, clockMillis.getAsLong() / 1000, clock);
+		if (built.content == null) {
+			fail("pi-ide-context: " + built.problem);
+			return;
+		}
+		if (built.key.equals(lastKey)) return;
+		StateDir.Result result = StateDir.write(dir, StateDir.stateFileName(pid), built.content, uid);
+		if (!result.ok()) {
+			fail("pi-ide-context: " + result.message);
+			return;
+		}
+		lastKey = built.key;
+		wrote = true;
+		writes++;
+		lastProblem = null;
+		warned = false;
+	}
+
+	private void fail(String message) {
+		boolean tell;
+		synchronized (this) {
+			lastProblem = message;
+			tell = !warned;
+			warned = true;
+		}
+		if (tell) {
+			try {
+				listener.warn(message);
+			} catch (RuntimeException ignored) {
+				// the host's own notification failed: nothing sensible is left to do
+			}
+		}
+	}
+
+	private void removeFile() {
+		// Only a file this client wrote: never delete a same-named file in a directory we did not write into.
+		if (!wrote) return;
+		wrote = false;
+		lastKey = null;
+		StateDir.Result result = StateDir.remove(dir, StateDir.stateFileName(pid), uid);
+		if (!result.ok()) fail("pi-ide-context: " + result.message);
+	}
+
+	/** Start reading pi's messages: a WatchService on the state dir, and a poll as the backstop. */
+	public synchronized void listen() {
+		if (disposed || watchThread != null) return;
+		watchThread = new Thread(this::watchLoop, "pi-ide-context inbox");
+		watchThread.setDaemon(true);
+		watchThread.start();
+	}
+
+	private void watchLoop() {
+		while (!isDisposed()) {
+			try {
+				if (watcher == null && StateDir.check(dir, uid).ok()) {
+					WatchService w = FileSystems.getDefault().newWatchService();
+					dir.register(w, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY);
+					synchronized (this) {
+						if (disposed) {
+							w.close();
+							return;
+						}
+						watcher = w;
+					}
+				}
+				worker.execute(this::scanMessages);
+				if (watcher != null) {
+					WatchKey key = watcher.poll(POLL_MS, TimeUnit.MILLISECONDS);
+					if (key != null) {
+						key.pollEvents();
+						key.reset();
+					}
+				} else {
+					Thread.sleep(POLL_MS);
+				}
+			} catch (ClosedWatchServiceException | InterruptedException e) {
+				return;
+			} catch (IOException | RuntimeException e) {
+				fail("pi-ide-context: cannot watch " + dir + ": " + e);
+				try {
+					Thread.sleep(POLL_MS);
+				} catch (InterruptedException stop) {
+					return;
+				}
+			}
+		}
+	}
+
+	private synchronized boolean isDisposed() {
+		return disposed;
+	}
+
+	/** Read every pi-<pid>.json that changed since the last look and act on it. */
+	void scanMessages() {
+		if (isDisposed() || !StateDir.check(dir, uid).ok()) return;
+		boolean changed = false;
+		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
+			for (Path entry : entries) {
+				String name = entry.getFileName().toString();
+				if (PiMessage.pidOfName(name) < 0) continue;
+				long stamp;
+				try {
+					stamp = Files.getLastModifiedTime(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis()
+							^ Files.size(entry);
+				} catch (IOException gone) {
+					continue;
+				}
+				Long seen = seenMessages.get(name);
+				if (seen != null && seen == stamp) continue;
+				seenMessages.put(name, stamp);
+				PiReader.Verdict verdict = PiReader.read(dir, name, uid, probe);
+				if ("problem".equals(verdict.kind)) {
+					fail("pi-ide-context: ignoring " + dir.resolve(name) + ": it " + verdict.problem);
+				} else if ("message".equals(verdict.kind)) {
+					listener.onMessage(verdict.message);
+					changed = true;
+				}
+			}
+		} catch (IOException | RuntimeException e) {
+			fail("pi-ide-context: cannot read " + dir + ": " + e);
+		}
+		if (changed) flushQuietly();
+	}
+
+	/** Act on a message through the host (called by the host's onMessage, where it may touch documents). */
+	public void handle(PiMessage message, Inbox.Host host) {
+		if (inbox.handle(message, host)) {
+			synchronized (this) {
+				lastKey = null; // the reports changed: write even if the editor did not
+			}
+			worker.execute(this::flushQuietly);
+		}
+	}
+
+	/** The diagnostics of a document changed: refresh listed reports and write soon. */
+	public void diagnosticsChanged(Inbox.Host host) {
+		inbox.refreshDiagnostics(host);
+	}
+
+	/** Stop, and delete the state file. Waits briefly for the writer so the removal is the last thing done. */
+	public void dispose() {
+		synchronized (this) {
+			if (disposed) return;
+		}
+		try {
+			worker.submit(() -> {
+				synchronized (Client.this) {
+					removeFile();
+					disposed = true;
+				}
+			}).get(2, TimeUnit.SECONDS);
+		} catch (Exception e) {
+			synchronized (this) {
+				disposed = true;
+				removeFile();
+			}
+		}
+		worker.shutdownNow();
+		try {
+			if (watcher != null) watcher.close();
+		} catch (IOException ignored) {
+			// closing a watcher that failed already
+		}
+		if (watchThread != null) watchThread.interrupt();
+	}
+}

@@ -1,0 +1,166 @@
+package pi.ide.core;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Protocol v0.3, pi to editor, pure: the message pi writes to {@code <state dir>/pi-<pid>.json}, its parser
+ * (untrusted text in, a message or one problem out, never an exception), which changes this editor still has to
+ * act on, and the {@code files} reports it writes back. The rules of editors/shared/pi-message.ts.
+ */
+public final class PiMessage {
+	public static final int MAX_BYTES = 64 * 1024;
+	public static final int MAX_CHANGED = 50;
+	public static final int MAX_LAST_TURN = 50;
+	public static final int MAX_FILE_REPORTS = 20;
+	private static final long MAX_PID = 2147483647L;
+	private static final long MAX_SAFE = 9007199254740991L;
+	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.json");
+
+	public static final class Change {
+		public final String file;
+		public final long seq;
+		public final String tool;
+
+		public Change(String file, long seq, String tool) {
+			this.file = file;
+			this.seq = seq;
+			this.tool = tool;
+		}
+	}
+
+	public final String protocol;
+	public final long pid;
+	public final String cwd;
+	/** null: pi is connected to no editor. */
+	public final Long editorPid;
+	public final long seq;
+	public final List<Change> changed;
+	public final List<String> lastTurn;
+
+	private PiMessage(String protocol, long pid, String cwd, Long editorPid, long seq, List<Change> changed,
+			List<String> lastTurn) {
+		this.protocol = protocol;
+		this.pid = pid;
+		this.cwd = cwd;
+		this.editorPid = editorPid;
+		this.seq = seq;
+		this.changed = Collections.unmodifiableList(changed);
+		this.lastTurn = Collections.unmodifiableList(lastTurn);
+	}
+
+	/** A parsed message, or the one problem that made it unusable. */
+	public static final class Parsed {
+		public final PiMessage message;
+		public final String problem;
+
+		Parsed(PiMessage message, String problem) {
+			this.message = message;
+			this.problem = problem;
+		}
+	}
+
+	/** The pid in a {@code pi-<pid>.json} name (canonical decimal, at most 2^31-1), or -1 for any other name. */
+	public static long pidOfName(String name) {
+		Matcher m = NAME.matcher(name);
+		if (!m.matches()) return -1;
+		long pid = Long.parseLong(m.group(1));
+		return pid <= MAX_PID ? pid : -1;
+	}
+
+	private static boolean isCount(Object v) {
+		return v instanceof Long && (Long) v >= 0 && (Long) v <= MAX_SAFE;
+	}
+
+	private static boolean isPid(Object v) {
+		return v instanceof Long && (Long) v >= 1 && (Long) v <= MAX_SAFE;
+	}
+
+	private static boolean isAbsolutePath(Object v) {
+		return v instanceof String && !((String) v).isEmpty() && ((String) v).length() <= 4096 && ((String) v).startsWith("/");
+	}
+
+	private static Parsed problem(String what) {
+		return new Parsed(null, what);
+	}
+
+	/** Parse a message's text. Unknown fields are accepted; lists are cut to the protocol's caps. */
+	@SuppressWarnings("unchecked")
+	public static Parsed parse(String text) {
+		Object raw;
+		try {
+			raw = Json.parse(text);
+		} catch (Json.ParseError e) {
+			return problem("invalid JSON: " + e.getMessage());
+		}
+		if (!(raw instanceof Map)) return problem("not a JSON object");
+		Map<String, Object> m = (Map<String, Object>) raw;
+		if (!"pi".equals(m.get("kind"))) return problem("kind: not \"pi\"");
+		if (!(m.get("protocol") instanceof String)) return problem("protocol: not a string");
+		if (!isPid(m.get("pid"))) return problem("pid: not a positive integer");
+		if (!(m.get("cwd") instanceof String)) return problem("cwd: not a string");
+		if (!(m.get("timestamp") instanceof Number)) return problem("timestamp: not a number");
+		Object editor = m.get("editor_pid");
+		if (editor != null && !isPid(editor)) return problem("editor_pid: not a pid or null");
+		if (!m.containsKey("editor_pid")) return problem("editor_pid: not a pid or null");
+		if (!isCount(m.get("seq"))) return problem("seq: not a non-negative integer");
+		Object rawChanged = m.get("changed");
+		if (!(rawChanged instanceof List)) return problem("changed: not an array");
+		List<Change> changed = new ArrayList<>();
+		List<Object> list = (List<Object>) rawChanged;
+		for (int i = 0; i < list.size(); i++) {
+			if (!(list.get(i) instanceof Map)) return problem("changed[" + i + "]: not an object");
+			Map<String, Object> e = (Map<String, Object>) list.get(i);
+			if (!isAbsolutePath(e.get("file"))) return problem("changed[" + i + "].file: not an absolute path");
+			if (!isCount(e.get("seq"))) return problem("changed[" + i + "].seq: not a non-negative integer");
+			if (!(e.get("tool") instanceof String)) return problem("changed[" + i + "].tool: not a string");
+			changed.add(new Change((String) e.get("file"), (Long) e.get("seq"), (String) e.get("tool")));
+		}
+		Object rawTurn = m.get("last_turn");
+		if (!(rawTurn instanceof List)) return problem("last_turn: not a list of absolute paths");
+		List<String> lastTurn = new ArrayList<>();
+		for (Object p : (List<Object>) rawTurn) {
+			if (!isAbsolutePath(p)) return problem("last_turn: not a list of absolute paths");
+			if (lastTurn.size() < MAX_LAST_TURN) lastTurn.add((String) p);
+		}
+		List<Change> newest = changed.subList(Math.max(0, changed.size() - MAX_CHANGED), changed.size());
+		return new Parsed(new PiMessage((String) m.get("protocol"), (Long) m.get("pid"), (String) m.get("cwd"),
+				(Long) editor, (Long) m.get("seq"), new ArrayList<>(newest), lastTurn), null);
+	}
+
+	/**
+	 * The changes this editor ({@code ownPid}) still has to act on, one per file (its newest entry, in the order
+	 * of those entries): none unless pi names this editor; entries newer than {@code handledSeq}; for a pi not
+	 * handled before (null), only its newest batch.
+	 */
+	public List<Change> pending(long ownPid, Long handledSeq) {
+		List<Change> out = new ArrayList<>();
+		if (editorPid == null || editorPid != ownPid) return out;
+		long newest = -1;
+		for (Change c : changed) newest = Math.max(newest, c.seq);
+		long since = handledSeq != null ? handledSeq : newest - 1;
+		Map<String, Change> byFile = new LinkedHashMap<>();
+		for (Change c : changed) {
+			if (c.seq <= since) continue;
+			byFile.remove(c.file); // re-insert: the newest entry of a file sets its place
+			byFile.put(c.file, c);
+		}
+		out.addAll(byFile.values());
+		return out;
+	}
+
+	/** reports with report replacing any earlier one on the same file, newest last, capped. */
+	public static List<Map<String, Object>> addReport(List<Map<String, Object>> reports, Map<String, Object> report) {
+		List<Map<String, Object>> out = new ArrayList<>();
+		for (Map<String, Object> r : reports) {
+			if (!r.get("file").equals(report.get("file"))) out.add(r);
+		}
+		out.add(report);
+		return new ArrayList<>(out.subList(Math.max(0, out.size() - MAX_FILE_REPORTS), out.size()));
+	}
+}

@@ -1,0 +1,89 @@
+package pi.ide.core;
+
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/**
+ * Reading pi's message files ({@code pi-<pid>.json}) with the distrust pi applies to editor files: the name
+ * rule, {@link StateDir#readPrivate} (regular file, ours, no group/other bits, at most 64 KiB, not through a
+ * link), the parser, the pid field against the name, and the writer alive and ours. Every failure is a value.
+ */
+public final class PiReader {
+	private PiReader() {}
+
+	/** alive (and ours), dead, foreign (another user's), or unknown. */
+	public interface PidProbe {
+		String probe(long pid);
+	}
+
+	/** What a message file gave. */
+	public static final class Verdict {
+		/** "message", "gone", "dead" or "problem". */
+		public final String kind;
+		public final PiMessage message;
+		public final String problem;
+
+		Verdict(String kind, PiMessage message, String problem) {
+			this.kind = kind;
+			this.message = message;
+			this.problem = problem;
+		}
+	}
+
+	/**
+	 * kill(pid, 0) as Java can ask it: Linux answers from /proc (the directory of a live process, owned by its
+	 * user); elsewhere ProcessHandle (Java 9+) says alive or dead and the owner cannot be checked.
+	 */
+	public static PidProbe systemProbe(final long uid) {
+		return new PidProbe() {
+			public String probe(long pid) {
+				Path proc = Paths.get("/proc");
+				if (Files.isDirectory(proc)) {
+					Path dir = proc.resolve(Long.toString(pid));
+					try {
+						long owner = StateDir.uidOf(dir);
+						return uid < 0 || owner < 0 || owner == uid ? "alive" : "foreign";
+					} catch (NoSuchFileException e) {
+						return "dead";
+					} catch (IOException e) {
+						return "unknown";
+					}
+				}
+				try {
+					Class<?> handle = Class.forName("java.lang.ProcessHandle");
+					Method of = handle.getMethod("of", long.class);
+					Object optional = of.invoke(null, pid);
+					boolean present = (Boolean) optional.getClass().getMethod("isPresent").invoke(optional);
+					return present ? "alive" : "dead";
+				} catch (ReflectiveOperationException | RuntimeException e) {
+					return "unknown";
+				}
+			}
+		};
+	}
+
+	public static Verdict read(Path dir, String name, long uid, PidProbe probe) {
+		long fromName = PiMessage.pidOfName(name);
+		if (fromName < 0) return new Verdict("problem", null, "is not named pi-<pid>.json");
+		StateDir.Read read = StateDir.readPrivate(dir.resolve(name), uid, PiMessage.MAX_BYTES);
+		if (read.gone) return new Verdict("gone", null, null);
+		if (read.problem != null) return new Verdict("problem", null, read.problem);
+		PiMessage.Parsed parsed = PiMessage.parse(read.text);
+		if (parsed.problem != null) return new Verdict("problem", null, "invalid message: " + parsed.problem);
+		if (parsed.message.pid != fromName) {
+			return new Verdict("problem", null, "pid field " + parsed.message.pid + " does not match the file name");
+		}
+		String liveness = probe.probe(fromName);
+		switch (liveness) {
+			case "alive": return new Verdict("message", parsed.message, null);
+			case "dead": return new Verdict("dead", null, null);
+			case "foreign": return new Verdict("problem", null, "its pid belongs to another user's process: refused");
+			default: return new Verdict("problem", null, "cannot tell whether its pi is running: ignored");
+		}
+	}
+
+}

@@ -1,0 +1,353 @@
+package pi.ide.driver;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import pi.ide.core.Client;
+import pi.ide.core.Diagnostics;
+import pi.ide.core.FrozenLines;
+import pi.ide.core.Inbox;
+import pi.ide.core.Json;
+import pi.ide.core.PathFacts;
+import pi.ide.core.PiMessage;
+import pi.ide.core.Reload;
+import pi.ide.core.Snapshot;
+import pi.ide.core.StateDir;
+import pi.ide.core.Text;
+
+/**
+ * The headless driver: the JetBrains client's own code (the core and its {@link Client}) run without an IDE,
+ * for one project window, as the plugin runs it. It writes the state file, answers pi's v0.3 messages as the
+ * plugin's decisions say (over plain text buffers standing where the IDE's documents would), and stays alive
+ * until stdin closes or a "quit" command comes. Usage (editors/jetbrains/README.md):
+ *
+ * <pre>
+ * java -jar editors/jetbrains/build/core.jar --project DIR [--file FILE] [--cursor L:C] [--select L:C-L:C]
+ *      [--product NAME] [--version V] [--window DIR[=FILE]]...
+ * </pre>
+ *
+ * {@code --window} adds another open project window (the IDE's other windows, touched earlier), showing FILE
+ * when given: the state file then lists it in {@code windows}.
+ *
+ * Positions are the protocol's (1-based line, 1-based byte column; a selection's end inclusive). Commands are
+ * JSON lines on stdin ({"cmd":"cursor","line":3,"column":1}); each gets one JSON line on stdout.
+ */
+public final class Driver implements Inbox.Host, Client.Listener {
+	/** One open document: its text, whether unsaved, its version and what its path was when read. */
+	static final class Buffer {
+		String text;
+		boolean modified;
+		long version = 1;
+		PathFacts readFrom;
+		Map<String, Object> diagnostics;
+	}
+
+	private final String project;
+	private final Snapshot.Ide ide;
+	private final Client client;
+	private final Map<String, Buffer> buffers = new LinkedHashMap<>();
+	/** Other project windows: their project path and the file each shows (null: none). */
+	private final Map<String, String> otherWindows = new LinkedHashMap<>();
+	private final List<String> messages = Collections.synchronizedList(new ArrayList<String>());
+	private String active;
+	private Text.HostPosition cursor = new Text.HostPosition(0, 0);
+	private Text.HostPosition anchor;
+	private Text.HostPosition head;
+
+	Driver(String project, String product, String version, long pid, Path dir) {
+		this.project = project;
+		this.ide = new Snapshot.Ide(pid, product, version);
+		this.client = new Client(pid, dir, StateDir.ownUid(), this, System::currentTimeMillis);
+	}
+
+	public static void main(String[] args) throws Exception {
+		Map<String, String> options = new LinkedHashMap<>();
+		List<String> windowArgs = new ArrayList<>();
+		for (int i = 0; i + 1 < args.length; i += 2) {
+			if ("--window".equals(args[i])) windowArgs.add(args[i + 1]);
+			else options.put(args[i], args[i + 1]);
+		}
+		String project = options.get("--project");
+		if (project == null) {
+			System.err.println("usage: java -jar core.jar --project DIR [--file FILE] [--cursor L:C] [--select L:C-L:C]"
+					+ " [--product NAME] [--version V]");
+			System.exit(2);
+		}
+		Path dir = StateDir.resolve(System.getenv());
+		Driver driver = new Driver(Paths.get(project).toAbsolutePath().normalize().toString(),
+				options.getOrDefault("--product", "IntelliJ IDEA"), options.getOrDefault("--version", "2025.2"), StateDir.ownPid(), dir);
+		PrintStream out = new PrintStream(System.out, true, "UTF-8");
+		synchronized (driver) {
+			for (String window : windowArgs) {
+				int eq = window.indexOf('=');
+				String dirOf = eq < 0 ? window : window.substring(0, eq);
+				driver.otherWindows.put(Paths.get(dirOf).toAbsolutePath().normalize().toString(),
+						eq < 0 ? null : Paths.get(window.substring(eq + 1)).toAbsolutePath().normalize().toString());
+			}
+			if (options.containsKey("--file")) driver.open(options.get("--file"));
+			if (options.containsKey("--cursor")) driver.cursor = driver.host(position(options.get("--cursor")));
+			if (options.containsKey("--select")) {
+				String[] ends = options.get("--select").split("-");
+				driver.select(position(ends[0]), position(ends[1]));
+			}
+			driver.publish(true);
+		}
+		driver.client.flush();
+		driver.client.listen();
+		Map<String, Object> ready = new LinkedHashMap<>();
+		ready.put("ready", true);
+		ready.put("pid", driver.ide.pid);
+		ready.put("state_file", driver.client.stateFile().toString());
+		out.println(Json.write(ready));
+		BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+		String line;
+		while ((line = in.readLine()) != null) {
+			if (line.trim().isEmpty()) continue;
+			Map<String, Object> reply;
+			try {
+				reply = driver.command(line);
+			} catch (Exception e) {
+				reply = new LinkedHashMap<>();
+				reply.put("ok", false);
+				reply.put("error", String.valueOf(e));
+			}
+			out.println(Json.write(reply));
+			if ("quit".equals(reply.get("done"))) break;
+		}
+		driver.client.dispose();
+		System.exit(0);
+	}
+
+	static Text.Position position(String text) {
+		String[] parts = text.split(":");
+		return new Text.Position(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+	}
+
+	private Text.Position position(Object raw) {
+		Map<?, ?> m = (Map<?, ?>) raw;
+		return new Text.Position(((Number) m.get("line")).intValue(), ((Number) m.get("column")).intValue());
+	}
+
+	/** A wire position to the host's (0-based line, UTF-16 offset), in the active buffer. */
+	private Text.HostPosition host(Text.Position p) {
+		Text.Lines lines = new FrozenLines(activeBuffer().text);
+		int line = Math.max(0, Math.min(p.line - 1, lines.count() - 1));
+		return new Text.HostPosition(line, Text.characterOf(lines.text(line), p.column));
+	}
+
+	private Buffer activeBuffer() {
+		Buffer b = buffers.get(active);
+		if (b == null) throw new IllegalStateException("no file is open");
+		return b;
+	}
+
+	/** Inclusive end: the selection runs to just past the character at end. */
+	private void select(Text.Position start, Text.Position end) {
+		anchor = host(start);
+		Text.HostPosition last = host(end);
+		String line = new FrozenLines(activeBuffer().text).text(last.line);
+		int width = last.character < line.length() && Character.isHighSurrogate(line.charAt(last.character)) ? 2 : 1;
+		head = new Text.HostPosition(last.line, Math.min(line.length(), last.character + width));
+		cursor = last;
+	}
+
+	private void open(String file) throws IOException {
+		String path = Paths.get(file).toAbsolutePath().normalize().toString();
+		if (!buffers.containsKey(path)) {
+			Buffer b = new Buffer();
+			b.readFrom = PathFacts.of(Paths.get(path));
+			b.text = Files.exists(Paths.get(path)) ? new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.UTF_8) : "";
+			buffers.put(path, b);
+		}
+		active = path;
+		cursor = new Text.HostPosition(0, 0);
+		anchor = null;
+		head = null;
+	}
+
+	/** Hand the current state to the client, as the plugin's listeners do. */
+	private synchronized void publish(boolean urgent) {
+		Snapshot.Document document = null;
+		if (active != null) {
+			Buffer b = buffers.get(active);
+			document = new Snapshot.Document(project + ":" + active, active, Paths.get(active).getFileName().toString(),
+					new FrozenLines(b.text), cursor, anchor, head, b.modified, b.version, b.diagnostics);
+		}
+		List<Snapshot.Window> windows = new ArrayList<>();
+		windows.add(new Snapshot.Window(project, document, null));
+		for (Map.Entry<String, String> other : otherWindows.entrySet()) {
+			Snapshot.Document shown = null;
+			if (other.getValue() != null) {
+				String text;
+				try {
+					text = new String(Files.readAllBytes(Paths.get(other.getValue())), StandardCharsets.UTF_8);
+				} catch (IOException e) {
+					text = "";
+				}
+				shown = new Snapshot.Document(other.getKey() + ":" + other.getValue(), other.getValue(),
+						Paths.get(other.getValue()).getFileName().toString(), new FrozenLines(text),
+						new Text.HostPosition(0, 0), null, null, false, 1L, null);
+			}
+			windows.add(new Snapshot.Window(other.getKey(), shown, null));
+		}
+		client.update(new Snapshot.State(ide, windows, null, null), urgent);
+	}
+
+	@SuppressWarnings("unchecked")
+	synchronized Map<String, Object> command(String line) throws Exception {
+		Map<String, Object> c = (Map<String, Object>) Json.parse(line);
+		Map<String, Object> reply = new LinkedHashMap<>();
+		reply.put("ok", true);
+		String file = c.get("file") instanceof String ? Paths.get((String) c.get("file")).toAbsolutePath().normalize().toString() : null;
+		switch (String.valueOf(c.get("cmd"))) {
+			case "open":
+				open(file);
+				publish(true);
+				break;
+			case "cursor":
+				cursor = host(position(c));
+				anchor = null;
+				head = null;
+				publish(false);
+				break;
+			case "select":
+				select(position(c.get("start")), position(c.get("end")));
+				publish(true);
+				break;
+			case "clear":
+				anchor = null;
+				head = null;
+				publish(true);
+				break;
+			case "setLines": {
+				Buffer b = buffers.get(file);
+				if (b == null) throw new IllegalArgumentException("not open: " + file);
+				b.text = String.join("\n", (List<String>) c.get("lines")) + "\n";
+				b.modified = true;
+				b.version++;
+				publish(false);
+				break;
+			}
+			case "save": {
+				Buffer b = buffers.get(file);
+				if (b == null) throw new IllegalArgumentException("not open: " + file);
+				Files.write(Paths.get(file), b.text.getBytes(StandardCharsets.UTF_8));
+				b.modified = false;
+				b.readFrom = PathFacts.of(Paths.get(file));
+				publish(true);
+				break;
+			}
+			case "buffer": {
+				Buffer b = buffers.get(file);
+				if (b != null) {
+					Map<String, Object> m = new LinkedHashMap<>();
+					m.put("text", b.text);
+					m.put("modified", b.modified);
+					reply.put("buffer", m);
+				} else {
+					reply.put("buffer", null);
+				}
+				break;
+			}
+			case "loaded":
+				reply.put("files", new ArrayList<Object>(buffers.keySet()));
+				break;
+			case "diagnostics": {
+				Buffer b = buffers.get(file);
+				if (b == null) throw new IllegalArgumentException("not open: " + file);
+				List<Diagnostics.Item> items = new ArrayList<>();
+				for (Object raw : (List<Object>) c.get("items")) {
+					Map<String, Object> d = (Map<String, Object>) raw;
+					items.add(new Diagnostics.Item((String) d.get("severity"), ((Number) d.get("line")).intValue(),
+							((Number) d.get("column")).intValue(), null, null, (String) d.get("message"),
+							(String) d.get("source"), null));
+				}
+				b.diagnostics = Diagnostics.summarize(items, b.version);
+				client.diagnosticsChanged(this);
+				publish(true);
+				break;
+			}
+			case "messages":
+				reply.put("messages", new ArrayList<Object>(messages));
+				break;
+			case "flush":
+				client.flush();
+				break;
+			case "quit":
+				reply.put("done", "quit");
+				break;
+			default:
+				throw new IllegalArgumentException("unknown command: " + c.get("cmd"));
+		}
+		return reply;
+	}
+
+	// ---- Client.Listener ----
+
+	public void warn(String message) {
+		messages.add(message);
+		System.err.println(message);
+	}
+
+	public void onMessage(PiMessage message) {
+		client.handle(message, this);
+		publish(true);
+	}
+
+	// ---- Inbox.Host: the plugin's decisions over plain buffers ----
+
+	public synchronized Reload.Facts facts(String file) {
+		Buffer b = buffers.get(file);
+		if (b == null) return new Reload.Facts(false, false, Reload.PathKind.UNKNOWN, null, Reload.PathKind.UNKNOWN, null, false);
+		PathFacts now = PathFacts.of(Paths.get(file));
+		boolean same = false;
+		if (!b.modified && (now.kind == Reload.PathKind.REGULAR || now.kind == Reload.PathKind.LINK_TO_REGULAR)) {
+			try {
+				same = b.text.equals(new String(Files.readAllBytes(Paths.get(now.realPath)), StandardCharsets.UTF_8));
+			} catch (IOException e) {
+				same = false;
+			}
+		}
+		return new Reload.Facts(true, b.modified, b.readFrom.kind, b.readFrom.realPath, now.kind, now.realPath, same);
+	}
+
+	public synchronized void reload(String file) {
+		Buffer b = buffers.get(file);
+		try {
+			PathFacts now = PathFacts.of(Paths.get(file));
+			b.text = new String(Files.readAllBytes(Paths.get(now.realPath)), StandardCharsets.UTF_8);
+			b.version++;
+			b.readFrom = now;
+		} catch (IOException | RuntimeException e) {
+			warn("pi-ide-context: cannot reload " + file + ": " + e);
+		}
+	}
+
+	public synchronized Long version(String file) {
+		Buffer b = buffers.get(file);
+		return b == null ? null : b.version;
+	}
+
+	public boolean diagnosticsExpected(String file) {
+		return false;
+	}
+
+	public synchronized Map<String, Object> diagnostics(String file) {
+		Buffer b = buffers.get(file);
+		return b == null ? null : b.diagnostics;
+	}
+
+	public void notifyModified(String file, String notice) {
+		messages.add(notice);
+	}
+}

@@ -1,0 +1,83 @@
+package pi.ide.driver;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import pi.ide.core.Json;
+import pi.ide.core.PiMessage;
+import pi.ide.core.PiReader;
+import pi.ide.core.StateDir;
+import pi.ide.core.Text;
+
+/**
+ * The client's state-dir and message-name rules one operation at a time, for the repository's shared case
+ * tables (test/fixtures/state-dir-cases.ts), and its selection rules for the differential test against the
+ * TypeScript clients' (test/jetbrains/selection-differential.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
+ * "uid":1000}), one JSON line out ({"problem":null}). Run: java -cp core.jar pi.ide.driver.Ops
+ */
+public final class Ops {
+	private Ops() {}
+
+	private static Text.HostPosition host(Object raw) {
+		Map<?, ?> m = (Map<?, ?>) raw;
+		return new Text.HostPosition(((Number) m.get("line")).intValue(), ((Number) m.get("character")).intValue());
+	}
+
+	@SuppressWarnings("unchecked")
+	public static void main(String[] args) throws Exception {
+		PrintStream out = new PrintStream(System.out, true, "UTF-8");
+		BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+		String line;
+		while ((line = in.readLine()) != null) {
+			Map<String, Object> c = (Map<String, Object>) Json.parse(line);
+			Map<String, Object> reply = new LinkedHashMap<>();
+			String op = (String) c.get("op");
+			if ("pi-name".equals(op)) {
+				long pid = PiMessage.pidOfName((String) c.get("name"));
+				reply.put("pid", pid < 0 ? null : (Object) pid);
+			} else if ("describe".equals(op)) {
+				// the selection and cursor rules, for the differential test against editors/shared/state.ts
+				Text.Lines lines = Text.linesOf((String) c.get("text"));
+				Text.Range r = Text.describeSelection(lines, host(c.get("anchor")), host(c.get("head")));
+				Text.Position cursor = Text.toWire(lines, host(c.get("head")));
+				reply.put("cursor", cursor.signature());
+				if (r == null) {
+					reply.put("selection", null);
+				} else {
+					Map<String, Object> sel = new LinkedHashMap<>();
+					sel.put("start", r.start.signature());
+					sel.put("end", r.end.signature());
+					sel.put("text", r.text);
+					sel.put("truncated", r.truncated);
+					reply.put("selection", sel);
+				}
+				reply.put("lines_total", Text.countLines(lines));
+			} else if ("pi-read".equals(op)) {
+				PiReader.Verdict v = PiReader.read(Paths.get((String) c.get("dir")), (String) c.get("name"),
+						((Number) c.get("uid")).longValue(), PiReader.systemProbe(((Number) c.get("uid")).longValue()));
+				reply.put("kind", v.kind);
+				reply.put("problem", v.problem);
+			} else {
+				Path dir = Paths.get((String) c.get("dir"));
+				long uid = ((Number) c.get("uid")).longValue();
+				String name = StateDir.stateFileName(((Number) c.get("pid")).longValue());
+				StateDir.Result r;
+				switch (op) {
+					case "check": r = StateDir.check(dir, uid); break;
+					case "create": r = StateDir.create(dir, uid); break;
+					case "write": r = StateDir.write(dir, name, ((String) c.get("content")).getBytes(StandardCharsets.UTF_8), uid); break;
+					case "remove": r = StateDir.remove(dir, name, uid); break;
+					default: throw new IllegalArgumentException("unknown op " + op);
+				}
+				reply.put("problem", r.problem);
+				reply.put("message", r.message);
+			}
+			out.println(Json.write(reply));
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package pi.ide.plugin;
+
+import com.intellij.openapi.Disposable;
+import com.intellij.openapi.application.Application;
+import com.intellij.openapi.application.ApplicationInfo;
+import com.intellij.openapi.application.ApplicationManager;
+import com.intellij.openapi.application.ApplicationNamesInfo;
+import com.intellij.openapi.application.ModalityState;
+import com.intellij.openapi.diagnostic.Logger;
+import com.intellij.openapi.editor.Document;
+import com.intellij.openapi.editor.Editor;
+import com.intellij.openapi.editor.EditorFactory;
+import com.intellij.openapi.editor.EditorKind;
+import com.intellij.openapi.editor.event.EditorEventMulticaster;
+import com.intellij.openapi.fileEditor.FileDocumentManager;
+import com.intellij.openapi.project.Project;
+import com.intellij.openapi.vfs.StandardFileSystems;
+import com.intellij.openapi.vfs.VirtualFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import pi.ide.core.Client;
+import pi.ide.core.Inbox;
+import pi.ide.core.PathFacts;
+import pi.ide.core.PiMessage;
+import pi.ide.core.Reload;
+import pi.ide.core.Snapshot;
+import pi.ide.core.StateDir;
+
+/**
+ * The plugin's one application service: the IDE's events in, {@link Client} (the core's writer and pi's
+ * messages) out. Listeners are registered with this service as their parent Disposable, so they and the state
+ * file go when the IDE exits (the platform disposes services on exit); a project window's state goes when its
+ * project is disposed (see {@link PiIdeStartup}). On the event thread it only reads editor state; building,
+ * writing and reading pi's messages run on the client's own thread.
+ */
+public final class PiIdeService implements Disposable, EditorEvents.Sink, Client.Listener, Inbox.Host {
+	private static final Logger LOG = Logger.getInstance(PiIdeService.class);
+
+	private final Windows windows = new Windows();
+	private final Snapshot.Ide ide;
+	private final Client client;
+	/** What each open document's path was when read (the reload rule's record). */
+	private final Map<String, PathFacts> readFrom = new HashMap<>();
+	private boolean listening;
+
+	public PiIdeService() {
+		ApplicationInfo info = ApplicationInfo.getInstance();
+		ide = new Snapshot.Ide(StateDir.ownPid(), ApplicationNamesInfo.getInstance().getFullProductName(),
+				info.getFullVersion());
+		client = new Client(ide.pid, StateDir.resolve(System.getenv()), StateDir.ownUid(), this, System::currentTimeMillis);
+	}
+
+	/** A project window opened: start listening (once), track the window until its project is disposed. */
+	void projectOpened(Project project) {
+		String path = project.getBasePath();
+		if (path == null) return;
+		synchronized (this) {
+			if (!listening) {
+				listening = true;
+				EditorEvents events = new EditorEvents(this);
+				EditorEventMulticaster multicaster = EditorFactory.getInstance().getEventMulticaster();
+				multicaster.addCaretListener(events, this);
+				multicaster.addSelectionListener(events, this);
+				multicaster.addDocumentListener(events, this);
+				EditorFactory.getInstance().addEditorFactoryListener(events, this);
+				client.listen();
+			}
+		}
+		// On IDE exit this service's dispose removes the file first; a project disposed after that writes nothing.
+		windows.openUntilDisposed(path, project, () -> publish(true));
+		publish(true);
+	}
+
+	private void publish(boolean urgent) {
+		client.update(new Snapshot.State(ide, windows.snapshot(), null, null), urgent);
+	}
+
+	private static String keyOf(String projectPath, Document document, String path) {
+		return projectPath + "\n" + (path != null ? path : "doc@" + System.identityHashCode(document));
+	}
+
+	// ---- EditorEvents.Sink: on the event thread, reading editor state only ----
+
+	public void editorTouched(Editor editor, boolean urgent) {
+		Project project = editor.getProject();
+		if (project == null || project.isDisposed() || project.getBasePath() == null) return;
+		if (editor.getEditorKind() != EditorKind.MAIN_EDITOR) return;
+		Document document = editor.getDocument();
+		String path = DocumentCapture.IDE.pathOf(document);
+		if (path != null) recordReadFrom(path);
+		int caret = editor.getCaretModel().getOffset();
+		int start = editor.getSelectionModel().getSelectionStart();
+		int end = editor.getSelectionModel().getSelectionEnd();
+		windows.touch(project.getBasePath(), DocumentCapture.capture(DocumentCapture.IDE,
+				keyOf(project.getBasePath(), document, path), "[No Name]", document, caret, start, end));
+		publish(urgent);
+	}
+
+	private synchronized void recordReadFrom(String path) {
+		if (!readFrom.containsKey(path)) readFrom.put(path, PathFacts.of(Paths.get(path)));
+	}
+
+	public void documentChanged(Document document) {
+		// The caret event that follows a typed character carries the new state; a change without one (an
+		// undo in another window, a reload) is picked up by the window's next event or by pi's next read.
+		for (Editor editor : EditorFactory.getInstance().getEditors(document)) {
+			if (editor.getContentComponent().hasFocus()) {
+				editorTouched(editor, false);
+				return;
+			}
+		}
+	}
+
+	public void editorReleased(Editor editor) {
+		Project project = editor.getProject();
+		if (project == null || project.getBasePath() == null) return;
+		Document document = editor.getDocument();
+		windows.forget(project.getBasePath(), keyOf(project.getBasePath(), document, DocumentCapture.IDE.pathOf(document)));
+		publish(true);
+	}
+
+	public void failed(String where, Throwable error) {
+		warn("pi-ide-context: " + where + " event: " + error);
+	}
+
+	// ---- Client.Listener ----
+
+	public void warn(String message) {
+		LOG.warn(message);
+	}
+
+	public void onMessage(PiMessage message) {
+		client.handle(message, this);
+	}
+
+	// ---- Inbox.Host: on the client's thread; document state is read and changed on the event thread ----
+
+	private static <T> T onEventThread(java.util.function.Supplier<T> read) {
+		AtomicReference<T> result = new AtomicReference<>();
+		Application app = ApplicationManager.getApplication();
+		app.invokeAndWait(() -> result.set(read.get()), ModalityState.defaultModalityState());
+		return result.get();
+	}
+
+	private static Document cachedDocument(String file) {
+		VirtualFile vfile = StandardFileSystems.local().findFileByPath(file);
+		return vfile == null ? null : FileDocumentManager.getInstance().getCachedDocument(vfile);
+	}
+
+	public Reload.Facts facts(String file) {
+		// Document state on the event thread; the disk (lstat, realpath, the new content) here, off it.
+		final Object[] doc = onEventThread(() -> {
+			Document d = cachedDocument(file);
+			return d == null ? null : new Object[] {FileDocumentManager.getInstance().isDocumentUnsaved(d), d.getText()};
+		});
+		if (doc == null) {
+			return new Reload.Facts(false, false, Reload.PathKind.UNKNOWN, null, Reload.PathKind.UNKNOWN, null, false);
+		}
+		boolean modified = (Boolean) doc[0];
+		PathFacts recorded;
+		synchronized (this) {
+			recorded = readFrom.get(file);
+		}
+		PathFacts now = PathFacts.of(Paths.get(file));
+		boolean same = false;
+		if (!modified && now.realPath != null) {
+			try {
+				// A Document holds \n line ends; compare with the disk's text normalised the same way.
+				String disk = new String(Files.readAllBytes(Paths.get(now.realPath)), StandardCharsets.UTF_8);
+				same = disk.replace("\r\n", "\n").replace('\r', '\n').equals(doc[1]);
+			} catch (java.io.IOException | RuntimeException e) {
+				same = false;
+			}
+		}
+		return new Reload.Facts(true, modified, recorded == null ? Reload.PathKind.UNKNOWN : recorded.kind,
+				recorded == null ? null : recorded.realPath, now.kind, now.realPath, same);
+	}
+
+	public void reload(String file) {
+		onEventThread(() -> {
+			Document d = cachedDocument(file);
+			// Decided off the event thread: check again here, where nothing can change in between.
+			if (d == null || FileDocumentManager.getInstance().isDocumentUnsaved(d)) return null;
+			VirtualFile vfile = FileDocumentManager.getInstance().getFile(d);
+			if (vfile != null) vfile.refresh(false, false);
+			FileDocumentManager.getInstance().reloadFromDisk(d);
+			return null;
+		});
+		synchronized (this) {
+			readFrom.put(file, PathFacts.of(Paths.get(file)));
+		}
+	}
+
+	public Long version(String file) {
+		return onEventThread(() -> {
+			Document d = cachedDocument(file);
+			return d == null ? null : d.getModificationStamp();
+		});
+	}
+
+	public boolean diagnosticsExpected(String file) {
+		// Diagnostics are not bound to the IDE's highlighting in this build (editors/jetbrains/README.md).
+		return false;
+	}
+
+	public Map<String, Object> diagnostics(String file) {
+		return null;
+	}
+
+	public void notifyModified(String file, String notice) {
+		// The platform's notification and diff APIs are not in the IntelliJ 183 jars this plugin is compiled
+		// against (editors/jetbrains/README.md): the notice goes to idea.log, once per change.
+		LOG.warn(notice);
+	}
+
+	@Override
+	public void dispose() {
+		client.dispose();
+	}
+}

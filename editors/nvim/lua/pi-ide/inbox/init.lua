@@ -1,0 +1,576 @@
+--- pi-ide.inbox: protocol v0.3, pi -> editor. pi writes `<state dir>/pi-<pid>.json` naming the editor it is
+--- connected to and the files its tools changed. This module watches the state directory (one libuv
+--- fs_event: no polling), reads those files (pi-ide.inbox.read) and checks them (pi-ide.inbox.message), and
+--- for a live pi of ours that names this Neovim (pi-ide.inbox.pis), acts on the changed files this Neovim
+--- already has loaded:
+---
+--- * unmodified buffer: reloaded from disk when its path is still what it was read from
+---   (pi-ide.inbox.reload);
+--- * buffer with unsaved changes: never touched; the user is told once per conflict (until the buffer is
+---   written or read again), in one line naming the file (pi-ide.notice), and :PiIde says how to
+---   compare or reload.
+---
+--- It never opens, runs or deletes anything because a message said so. Each outcome becomes a `files` report
+--- in our state file (with the buffer's diagnostics), and `pi` says which message was handled last.
+--- Malformed, oversized or foreign messages are ignored with one diagnostic (in :PiIde), never an error.
+---@module 'pi-ide.inbox'
+local compat = require("pi-ide.compat")
+local diagnostics = require("pi-ide.diagnostics")
+local message = require("pi-ide.inbox.message")
+local notice = require("pi-ide.notice")
+local pis = require("pi-ide.inbox.pis")
+local read = require("pi-ide.inbox.read")
+local reload = require("pi-ide.inbox.reload")
+local uv = compat.uv
+
+local M = {}
+
+--- `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
+--- each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
+--- them: pi waits at most 2 s after its tool ends (PROTOCOL.md), so HOLD_S after the report was made. pi
+--- writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
+M.MAX_REPORTS = 200
+M.KEPT_REPORTS = 20
+M.HOLD_S = 5
+--- New unsaved conflicts within this long of each other are told in one notice.
+M.CONFLICT_DEBOUNCE_MS = 150
+
+local H = {
+  dir = nil, ---@type string|nil
+  handle = nil, ---@type userdata|nil the fs_event
+  queued = {}, ---@type table<string, boolean> file names waiting to be read
+  flush_armed = false,
+  on_report = nil, ---@type fun()|nil asks init.lua for a prompt state write
+  on_lost = nil, ---@type fun()|nil the watched directory was deleted or replaced: start over (pi-ide.v03)
+  watched = nil, ---@type { dev: integer, ino: integer }|nil the directory the watcher is on
+  dir_check_armed = false,
+  reports = {}, ---@type table[] newest last, at most MAX_REPORTS
+  last = nil, ---@type { pid: integer, seq: integer }|nil
+  problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
+  told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
+  conflicts_armed = false, -- a notice naming every unsaved conflict is due
+  status_drawn = "", -- what statusline() last returned, i.e. what statuslines show
+  alive_timer = nil, ---@type userdata|nil while a pi is recorded: is it still running?
+}
+
+--- For the benchmark: when the last reload happened (uv.hrtime()), per file.
+M._reloaded_at = {}
+
+--- Say once per file name why a message was ignored (rate-limited: see notice.warn); keep it (whole) for
+--- :PiIde.
+local function problem(name, why)
+  if H.problems[name] == why then
+    return
+  end
+  H.problems[name] = why
+  notice.warn({ { "(pi-ide) ignoring ", ": " .. why }, { "(pi-ide) ignoring ", " (why: :PiIde)" } }, name)
+end
+
+--- :PiIde diff shows the file on disk beside the buffer (pi-ide.inbox.compare), never reloading it.
+local HOW_TO_RESOLVE = "Compare: :PiIde diff   Take pi's version: :e!"
+
+--- Longest first: the whole story when the message line is wide enough, else the file and :PiIde.
+local MODIFIED_NOTICE = {
+  { "(pi-ide) pi changed ", " on disk; your buffer has unsaved changes and was not reloaded. " .. HOW_TO_RESOLVE },
+  { "(pi-ide) pi changed ", "; unsaved buffer kept, see :PiIde diff" },
+  { "(pi-ide) pi changed ", "; unsaved, kept (:PiIde)" },
+}
+
+--- The same for several files, `%d` their number and the names a list.
+local CONFLICTS_NOTICE = {
+  { "(pi-ide) pi changed %d files you have unsaved edits in: ", " — :PiIde diff" },
+  { "(pi-ide) pi changed %d unsaved files: ", " (:PiIde)" },
+}
+
+--- The buffers in conflict now (told, still unsaved), by buffer number.
+local function open_conflicts()
+  local bufs = {}
+  for buf in pairs(H.told) do
+    if vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+      bufs[#bufs + 1] = buf
+    end
+  end
+  table.sort(bufs)
+  return bufs
+end
+
+local function show_conflicts()
+  H.conflicts_armed = false
+  local bufs = open_conflicts()
+  if #bufs == 1 then
+    notice.show(MODIFIED_NOTICE, H.told[bufs[1]])
+  elseif #bufs > 1 then
+    local names = vim.tbl_map(function(buf)
+      return H.told[buf]
+    end, bufs)
+    local variants = vim.tbl_map(function(v)
+      return { v[1]:format(#bufs), v[2] }
+    end, CONFLICTS_NOTICE)
+    notice.show(variants, table.concat(names, ", "))
+  end
+end
+
+--- Once per conflict: until the buffer is written or read again (M.buffer_synced), further changes by pi
+--- to the same unsaved buffer are the same conflict. New conflicts of one run (pi writing several files)
+--- are said together: one notice, shortly after the last, naming every unsaved file pi changed. A notice
+--- per file would leave only the last one on screen.
+local function tell_modified(buf, file)
+  if H.told[buf] then
+    return
+  end
+  H.told[buf] = vim.fn.fnamemodify(file, ":~:.")
+  if not H.conflicts_armed then
+    H.conflicts_armed = true
+    vim.defer_fn(function()
+      pcall(show_conflicts)
+    end, M.CONFLICT_DEBOUNCE_MS)
+  end
+end
+
+--- Handle one change: find the buffer, decide, act. Returns the report.
+local function handle_change(change, pi_pid)
+  local file = change.file
+  local report = {
+    file = file,
+    seq = change.seq,
+    pi_pid = pi_pid,
+    status = "not-open",
+    version = vim.NIL,
+    modified = false,
+    diagnostics_expected = false,
+    diagnostics = vim.NIL,
+  }
+  local buf = reload.find_buffer(file)
+  if not buf then
+    return report
+  end
+  report.buf = buf
+  report.modified = vim.bo[buf].modified
+  local verdict = reload.verdict(buf)
+  if verdict ~= "reload" then
+    report.status = verdict
+  elseif report.modified then
+    report.status = "modified"
+    tell_modified(buf, file)
+  else
+    H.told[buf] = nil
+    report.status = reload.reload(buf)
+    if report.status == "reloaded" then
+      M._reloaded_at[file] = uv.hrtime()
+    end
+  end
+  if vim.api.nvim_buf_is_valid(buf) then
+    report.version = vim.api.nvim_buf_get_var(buf, "changedtick")
+    report.diagnostics_expected = diagnostics.expected(buf)
+  end
+  return report
+end
+
+--- Pure: which of `reports` (newest last, each with `at`, its time) to keep at `now`: per pi its newest
+--- KEPT_REPORTS, and any younger than HOLD_S; at most MAX_REPORTS, the newest.
+---@param reports table[]
+---@param now number
+---@return table[]
+function M.retain(reports, now)
+  local kept, per_pi = {}, {}
+  for i = #reports, 1, -1 do
+    local r = reports[i]
+    local pi = r.pi_pid or 0
+    per_pi[pi] = (per_pi[pi] or 0) + 1
+    if per_pi[pi] <= M.KEPT_REPORTS or now - r.at < M.HOLD_S then
+      table.insert(kept, 1, r)
+    end
+  end
+  while #kept > M.MAX_REPORTS do
+    table.remove(kept, 1)
+  end
+  return kept
+end
+
+--- Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see retain).
+local function remember(report)
+  report.at = compat.now()
+  for i = #H.reports, 1, -1 do
+    if H.reports[i].file == report.file and H.reports[i].pi_pid == report.pi_pid then
+      table.remove(H.reports, i)
+    end
+  end
+  H.reports[#H.reports + 1] = report
+  H.reports = M.retain(H.reports, report.at)
+end
+
+--- Act on one pi message (already validated) from a live pi.
+local function handle_message(msg)
+  local me = vim.fn.getpid()
+  if msg.editor_pid ~= me then
+    -- Not (or no longer) connected to us: forget it, act on nothing.
+    pis.forget(msg.pid)
+    return false
+  end
+  local handled = pis.handled(msg.pid)
+  pis.record(msg)
+  -- Newest change per file, in seq order.
+  local newest = {}
+  for _, c in ipairs(msg.changed) do
+    if c.seq > handled and (not newest[c.file] or newest[c.file].seq < c.seq) then
+      newest[c.file] = c
+    end
+  end
+  local todo = vim.tbl_values(newest)
+  table.sort(todo, function(a, b)
+    return a.seq < b.seq
+  end)
+  for _, c in ipairs(todo) do
+    remember(handle_change(c, msg.pid))
+  end
+  H.last = { pid = msg.pid, seq = msg.seq }
+  -- v0.4: pi wrote its change set before this message; marks go on the buffers as reloaded above.
+  local why = require("pi-ide.review").load(H.dir, msg.pid)
+  if why then
+    problem(("pi-%d.review.json"):format(msg.pid), why)
+  end
+  return true
+end
+
+--- Read and handle `<dir>/<name>` (a `pi-<digits>.json`).
+function M._process(name)
+  local pid = message.pid_of_name(name)
+  if not pid or not H.dir then
+    return false
+  end
+  -- The directory itself may have been swapped or opened up since the watch began.
+  if not require("pi-ide.writer").check(H.dir) then
+    return false
+  end
+  local text, why = read.read_file(H.dir .. "/" .. name)
+  if not text then
+    if why then
+      problem(name, why)
+    else
+      pis.forget(pid) -- pi exited and removed its file
+      H.problems[name] = nil
+    end
+    return false
+  end
+  local ok, msg = pcall(vim.json.decode, text)
+  if not ok then
+    problem(name, "not valid JSON")
+    return false
+  end
+  local bad = message.validate(msg, pid)
+  if bad then
+    problem(name, bad)
+    return false
+  end
+  local life = pis.liveness(pid)
+  if life ~= "alive" then
+    if life == "foreign" then
+      problem(name, ("pid %d belongs to another user"):format(pid))
+    end
+    pis.forget(pid)
+    return false
+  end
+  H.problems[name] = nil
+  return handle_message(msg)
+end
+
+--- Statuslines are evaluated only when Neovim redraws them: when a message changed what statusline() says,
+--- ask for that redraw (flush runs from vim.schedule, never in a fast event, where redrawing is not allowed).
+local function redraw_statusline_if_changed()
+  local text = pis.status_text()
+  if text ~= H.status_drawn then
+    H.status_drawn = text
+    vim.cmd("redrawstatus!")
+  end
+end
+
+--- While a pi is recorded, check every CHECK_EVERY_S that it still runs: a pi killed (SIGKILL, a crash)
+--- leaves its message file, and no event says it went. Stops once no pi is left: nothing runs without a pi.
+local function watch_pis_alive()
+  if H.alive_timer or not pis.any() then
+    return
+  end
+  H.alive_timer = uv.new_timer()
+  local every = pis.CHECK_EVERY_S * 1000
+  H.alive_timer:start(
+    every,
+    every,
+    vim.schedule_wrap(function()
+      pcall(redraw_statusline_if_changed)
+      if not pis.any() and H.alive_timer then
+        H.alive_timer:stop()
+        H.alive_timer:close()
+        H.alive_timer = nil
+      end
+    end)
+  )
+end
+
+local function flush()
+  H.flush_armed = false
+  local names = vim.tbl_keys(H.queued)
+  H.queued = {}
+  local acted = false
+  for _, name in ipairs(names) do
+    local ok, res = pcall(M._process, name)
+    if not ok then
+      problem(name, "internal error: " .. tostring(res))
+    elseif res then
+      acted = true
+    end
+  end
+  -- Also after a pi went away: the statusline and :PiIde should follow.
+  if acted or #names > 0 then
+    pcall(redraw_statusline_if_changed)
+    pcall(watch_pis_alive)
+    if H.on_report then
+      H.on_report()
+    end
+  end
+end
+
+local function queue(name)
+  if not message.pid_of_name(name) then
+    return
+  end
+  H.queued[name] = true
+  if not H.flush_armed then
+    H.flush_armed = true
+    vim.schedule(flush)
+  end
+end
+
+--- The directory at `dir` as (dev, ino), nil when it is not a directory.
+local function dir_identity(dir)
+  local st = uv.fs_lstat(dir)
+  return st and st.type == "directory" and { dev = st.dev, ino = st.ino } or nil
+end
+
+--- Is the watcher on the directory that is at the state dir's path now? The directory deleted (the README's
+--- advice for a stale one) or replaced leaves a watcher on a dead directory, which hears nothing.
+---@return boolean
+function M.watching()
+  if not H.handle or not H.dir or not H.watched then
+    return false
+  end
+  local now = dir_identity(H.dir)
+  return now ~= nil and now.dev == H.watched.dev and now.ino == H.watched.ino
+end
+
+--- After a watcher event (a deleted directory sends one, as the watch ends) and before each state write:
+--- if the watched directory is no longer the one at the path, start over (on_lost).
+function M.check_dir()
+  if H.handle and H.on_lost and not M.watching() then
+    H.on_lost()
+  end
+end
+
+local function arm_dir_check()
+  if not H.dir_check_armed then
+    H.dir_check_armed = true
+    vim.schedule(function()
+      H.dir_check_armed = false
+      pcall(M.check_dir)
+    end)
+  end
+end
+
+--- Start watching `dir` (already checked and created by the writer). `on_report` asks for a prompt write;
+--- `on_lost` is called when the directory is deleted or replaced (see check_dir).
+---@param dir string
+---@param on_report fun()
+---@param on_lost fun()|nil
+---@return boolean ok
+---@return string|nil err
+function M.start(dir, on_report, on_lost)
+  M.stop()
+  H.dir, H.on_report, H.on_lost = dir, on_report, on_lost
+  H.watched = dir_identity(dir)
+  require("pi-ide.review").on_change = on_report
+  local handle = uv.new_fs_event()
+  if not handle then
+    return false, "cannot create a file watcher"
+  end
+  local ok, err = handle:start(dir, {}, function(werr, filename)
+    arm_dir_check()
+    if not werr then
+      queue(filename)
+    end
+  end)
+  if not ok then
+    handle:close()
+    return false, ("cannot watch %s: %s"):format(dir, tostring(err))
+  end
+  H.handle = handle
+  -- A pi that wrote before this Neovim started.
+  local scan = uv.fs_scandir(dir)
+  while scan do
+    local name = uv.fs_scandir_next(scan)
+    if not name then
+      break
+    end
+    queue(name)
+  end
+  return true
+end
+
+function M.stop()
+  if H.alive_timer then
+    H.alive_timer:stop()
+    H.alive_timer:close()
+    H.alive_timer = nil
+  end
+  -- Not listening any more: no pi is connected, whatever it last said (the statusline and :PiIde follow).
+  pis.reset()
+  vim.schedule(function()
+    pcall(redraw_statusline_if_changed)
+  end)
+  if H.handle then
+    if not H.handle:is_closing() then
+      H.handle:stop()
+      H.handle:close()
+    end
+    H.handle = nil
+  end
+  H.queued, H.flush_armed = {}, false
+end
+
+--- DiagnosticChanged & co. Returns true when the state file should be rewritten now.
+---@param buf integer
+---@param data table|nil the event's args.data (see diagnostics.on_changed)
+---@return boolean
+function M.diagnostics_changed(buf, data)
+  diagnostics.on_changed(buf, data)
+  if buf == vim.api.nvim_get_current_buf() then
+    return true
+  end
+  for _, r in ipairs(H.reports) do
+    if r.buf == buf then
+      return true
+    end
+  end
+  return false
+end
+
+function M.forget(buf)
+  diagnostics.forget(buf)
+  H.told[buf] = nil
+  reload.forget(buf)
+  require("pi-ide.review").forget_buffer(buf)
+end
+
+--- BufWritePost, BufReadPost: the buffer and its file agree again, so a conflict with pi's next change is a
+--- new one and is told again.
+---@param buf integer
+function M.buffer_synced(buf)
+  H.told[buf] = nil
+end
+
+--- BufReadPost: see pi-ide.inbox.reload.buffer_read; and a later conflict with pi is told again.
+---@param buf integer
+function M.buffer_read(buf)
+  M.buffer_synced(buf)
+  reload.buffer_read(buf)
+  require("pi-ide.review").buffer_read(buf)
+end
+
+--- Add the v0.3 fields to a state payload: the protocol version, the active buffer's version and
+--- diagnostics, the reports on pi's changes and the last pi message handled.
+---@param payload table from state.build()
+---@param buf integer the active buffer
+function M.annotate(payload, buf)
+  payload.protocol = "0.3"
+  local b = payload.active_buffer
+  b.version = vim.api.nvim_buf_get_var(buf, "changedtick")
+  b.diagnostics = diagnostics.collect(buf)
+  H.reports = M.retain(H.reports, compat.now())
+  if #H.reports > 0 then
+    local files = {}
+    for i, r in ipairs(H.reports) do
+      local d = vim.NIL
+      if r.buf and vim.api.nvim_buf_is_valid(r.buf) then
+        d = diagnostics.collect(r.buf)
+      end
+      files[i] = {
+        file = r.file,
+        seq = r.seq,
+        status = r.status,
+        version = r.version,
+        modified = r.modified,
+        diagnostics_expected = r.diagnostics_expected,
+        diagnostics = d,
+        pi_pid = r.pi_pid,
+      }
+    end
+    payload.files = files
+  end
+  payload.pi = H.last and { pid = H.last.pid, seq = H.last.seq } or vim.NIL
+  payload.reverted = require("pi-ide.review").report() -- v0.4; nil leaves the field out
+end
+
+--- For statuslines: "" without a connected pi, "pi" with one, "pi +N" when its last turn changed N files.
+---@return string
+function M.statusline()
+  H.status_drawn = pis.status_text()
+  return H.status_drawn
+end
+
+--- :PiIde diff: the current buffer (else the first unsaved one pi changed) beside its file on disk.
+---@return string|nil problem
+function M.compare()
+  return require("pi-ide.inbox.compare").open(open_conflicts())
+end
+
+--- :PiIde lists this many ignored messages, then counts the rest: a flood of them must not fill the screen.
+M.MAX_PROBLEM_LINES = 5
+
+--- Lines for :PiIde. Everything from pi's messages is made inert (notice.inert): a line break in a cwd or a
+--- file name must not break the listing.
+---@return string[]
+function M.summary_lines()
+  local inert = notice.inert
+  local lines = {}
+  local pi = pis.connected()
+  if pi then
+    lines[#lines + 1] = ("pi: connected, pid %d, cwd %s"):format(pi.pid, inert(pi.cwd))
+    if #pi.last_turn > 0 then
+      local names = {}
+      for i, f in ipairs(pi.last_turn) do
+        names[i] = inert(vim.fn.fnamemodify(f, ":~:."))
+      end
+      lines[#lines + 1] = "pi changed in its last turn: " .. table.concat(names, ", ")
+    else
+      lines[#lines + 1] = "pi changed no files in its last turn"
+    end
+  else
+    lines[#lines + 1] = "pi: none connected"
+  end
+  if H.dir and not M.watching() then
+    lines[#lines + 1] = ("not watching %s for pi's messages (missing, or replaced since the watch began)"):format(
+      inert(H.dir)
+    )
+  end
+  for _, buf in ipairs(open_conflicts()) do
+    lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
+      inert(H.told[buf]),
+      HOW_TO_RESOLVE
+    )
+  end
+  local names = vim.tbl_keys(H.problems)
+  table.sort(names)
+  for i, name in ipairs(names) do
+    if i > M.MAX_PROBLEM_LINES then
+      lines[#lines + 1] = ("ignored %d more pi message files (malformed or not ours)"):format(#names - i + 1)
+      break
+    end
+    lines[#lines + 1] = ("ignored %s: %s"):format(inert(name), inert(H.problems[name]))
+  end
+  return lines
+end
+
+--- For tests.
+function M._state()
+  return { reports = H.reports, last = H.last, problems = H.problems, watching = M.watching() }
+end
+
+return M

@@ -1,0 +1,374 @@
+--- pi-ide.inbox.reload: re-reading a buffer from disk after pi changed its file, and the rule that decides
+--- whether it may be re-read at all:
+---
+--- * unmodified buffer: reloaded from disk by Neovim's own :checktime (marks, folds and undo history kept,
+---   never a prompt), cursor and view of every window kept, when what Neovim read is what a read of the
+---   recorded file (one fd, checked) holds; else put back as it was and refused;
+--- * the buffer's file gone, or no longer what the buffer was read from (a regular file now a symlink, a
+---   symlink now pointing elsewhere, not a regular file): not reloaded. A buffer read through a symlink
+---   (a dotfile linked from a dotfiles repository) reloads while the link still resolves to the same file.
+---@module 'pi-ide.inbox.reload'
+local compat = require("pi-ide.compat")
+local uv = compat.uv
+local diagnostics = require("pi-ide.diagnostics")
+local linemap = require("pi-ide.linemap")
+
+local M = {}
+
+local H = {
+  read_as = {}, ---@type table<integer, table> buffer -> its path when it was read (M.buffer_read)
+  reloading = {}, ---@type table<integer, boolean> buffers being reloaded by M.reload (whose BufReadPost is ours)
+}
+
+--- The loaded file buffer showing `file`, if any (by name, then by real path).
+---@param file string
+---@return integer|nil
+function M.find_buffer(file)
+  local real = uv.fs_realpath(file)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(buf)
+      if name ~= "" then
+        if name == file or vim.fn.fnamemodify(name, ":p") == file then
+          return buf
+        end
+        if real and uv.fs_realpath(name) == real then
+          return buf
+        end
+      end
+    end
+  end
+  return nil
+end
+
+--- The buffer's file name as an absolute path, nil for a buffer without one.
+---@param buf integer
+---@return string|nil
+function M.buffer_path(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  return name ~= "" and vim.fn.fnamemodify(name, ":p") or nil
+end
+
+--- What `path` is on disk, for the reload rule: its own type (lstat: "file", "link", ...), its real path,
+--- the type of what that resolves to, and that file's identity (dev, ino). nil when nothing is at `path`.
+---@return { type: string, real: string|nil, resolves_to: string|nil, dev: integer|nil, ino: integer|nil }|nil
+local function path_identity(path)
+  local st = uv.fs_lstat(path)
+  if not st then
+    return nil
+  end
+  local target = st.type == "link" and uv.fs_stat(path) or st
+  return {
+    type = st.type,
+    real = uv.fs_realpath(path),
+    resolves_to = target and target.type or nil,
+    dev = target and target.dev or nil,
+    ino = target and target.ino or nil,
+  }
+end
+
+--- Pure: may a buffer be re-read from its path, which was `was` when the buffer was read (nil: read before
+--- the client saw it) and is `now` (nil: gone)? "reload", "gone" or "refused". The threat: a path replaced
+--- between pi's write and the reload (a symlink planted in a shared directory) must not read another file
+--- into a buffer the user trusts, and on to the model. So the path must still be what it was: a regular
+--- file then and now, or a symlink then and now that resolves to the same real path, a regular file.
+--- Without a record, a symlink is refused. (Neovim names a buffer by its directory's real path, so a
+--- re-pointed symlinked directory makes pi's path another file, not this buffer's.) This is the check before
+--- the read; M.reload also checks the file it opened (is_recorded_file) and what Neovim read.
+---@param was { name: string, type: string, real: string, dev: integer|nil, ino: integer|nil }|nil
+---@param now { type: string, real: string|nil, resolves_to: string|nil, dev: integer|nil, ino: integer|nil }|nil
+---@return "reload"|"gone"|"refused"
+function M.reload_verdict(was, now)
+  if not now then
+    return "gone"
+  end
+  if now.resolves_to ~= "file" or (now.type ~= "file" and now.type ~= "link") then
+    return "refused"
+  end
+  if not was then
+    return now.type == "file" and "reload" or "refused"
+  end
+  if was.type ~= now.type or (now.type == "link" and was.real ~= now.real) then
+    return "refused"
+  end
+  return "reload"
+end
+
+--- The record of `buf`'s read, if it is still about the buffer's path (not renamed since: :saveas, :file).
+local function record_of(buf, path)
+  local was = H.read_as[buf]
+  return (was and was.name == path) and was or nil
+end
+
+--- The verdict for re-reading `buf` from its path now (see reload_verdict).
+---@param buf integer
+---@return "reload"|"gone"|"refused"
+function M.verdict(buf)
+  -- Decided on the path the reload reads, the buffer's own: pi's path may be another name for it.
+  local path = M.buffer_path(buf)
+  return M.reload_verdict(path and record_of(buf, path), path and path_identity(path))
+end
+
+--- For tests: called between the path check (M.verdict) and the open, and between the verified read and
+--- Neovim's own read of the path, to swap the file deterministically.
+---@type fun(path: string)|nil
+M._between_check_and_open = nil
+---@type fun(path: string)|nil
+M._between_verify_and_reload = nil
+
+--- All of an open file, from its start.
+local function read_all(fd)
+  local parts, offset = {}, 0
+  while true do
+    local chunk = uv.fs_read(fd, 65536, offset)
+    if not chunk or chunk == "" then
+      return chunk and table.concat(parts) or nil
+    end
+    parts[#parts + 1] = chunk
+    offset = offset + #chunk
+  end
+end
+
+--- Pure: is the file opened for a reload (`opened`, its fstat) the one the buffer was read from (`was`, the
+--- record; nil: read before the client saw it)? The file recorded (dev, inode); or, once replaced (deleted
+--- and written anew, renamed over by a formatter), a regular file with a single link: for a regular-file
+--- record it was opened without following a symlink, so it is what is at the path; for a symlink record it
+--- must be the file at the recorded real path (`at_real`, its lstat), not whatever the link points to now. A
+--- file with more links could be any file of yours hard-linked into a shared directory: refused.
+---@param was { type: string, dev: integer|nil, ino: integer|nil }|nil
+---@param opened { type: string, dev: integer, ino: integer, nlink: integer }
+---@param at_real { type: string, dev: integer, ino: integer }|nil
+---@return boolean
+function M.is_recorded_file(was, opened, at_real)
+  if opened.type ~= "file" then
+    return false
+  end
+  if not was or (was.dev ~= nil and opened.dev == was.dev and opened.ino == was.ino) then
+    return true
+  end
+  if opened.nlink ~= 1 then
+    return false
+  end
+  if was.type == "link" then
+    return at_real ~= nil and at_real.type == "file" and at_real.dev == opened.dev and at_real.ino == opened.ino
+  end
+  return true
+end
+
+--- Open `path` as the buffer's record says it was read (never following a symlink at a regular file's path,
+--- never blocking on a FIFO) and read it if the opened file is the one recorded (is_recorded_file). Returns
+--- its text and stat, or nil.
+---@return string|nil text
+---@return table|nil stat
+local function read_verified(path, was)
+  local through_link = was ~= nil and was.type == "link"
+  if M._between_check_and_open then
+    M._between_check_and_open(path)
+  end
+  local fd = uv.fs_open(path, compat.open_flags_untrusted(through_link), 0)
+  if not fd then
+    return nil
+  end
+  local st = uv.fs_fstat(fd)
+  local text
+  if st and M.is_recorded_file(was, st, through_link and uv.fs_lstat(was.real) or nil) then
+    text = read_all(fd)
+  end
+  uv.fs_close(fd)
+  return text, st
+end
+
+--- What a reload of `buf` would read: the text of its file through the same checks (verdict, then one
+--- verified fd), or nil when the file is gone or not the one the buffer was read from. For :PiIde diff.
+---@param buf integer
+---@return string|nil
+function M.read_disk(buf)
+  local path = M.buffer_path(buf)
+  if not path or M.verdict(buf) ~= "reload" then
+    return nil
+  end
+  return (read_verified(path, record_of(buf, path)))
+end
+
+local NEWLINE = { unix = "\n", dos = "\r\n", mac = "\r" }
+
+--- Pure: the 'fileformat' Neovim detects for `text` under 'fileformats' `formats` ("unix,dos"): dos when
+--- every line ends in CR-LF, unix when some line ends in a bare LF; nil (keep the buffer's) for text without
+--- a line break or formats that allow neither. A reload keeps the buffer's old format otherwise (Neovim's
+--- reload forces it), so a file pi converted would be written back in the old one.
+---@param text string
+---@param formats string
+---@return "unix"|"dos"|nil
+function M.fileformat_of(text, formats)
+  local allowed = "," .. formats .. ","
+  local lf = select(2, text:gsub("\n", ""))
+  if lf == 0 then
+    return nil
+  end
+  local crlf = select(2, text:gsub("\r\n", ""))
+  if crlf == lf and allowed:find(",dos,", 1, true) then
+    return "dos"
+  end
+  return allowed:find(",unix,", 1, true) and "unix" or nil
+end
+
+--- The bytes `buf` holds as Neovim reads and writes them: its lines joined by its 'fileformat', the last
+--- line break as 'endofline' says, a BOM as 'bomb' says, in its 'fileencoding'. nil when it cannot say.
+local function buffer_bytes(buf)
+  local bo = vim.bo[buf]
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if #lines == 1 and lines[1] == "" then
+    -- An empty buffer: what an empty file or a lone line break reads as.
+    return nil
+  end
+  local nl = NEWLINE[bo.fileformat] or "\n"
+  local text = table.concat(lines, nl) .. (bo.endofline and nl or "")
+  local enc = bo.fileencoding
+  if enc ~= "" and enc ~= "utf-8" then
+    local converted = vim.fn.iconv(text, "utf-8", enc)
+    if converted == "" then
+      return nil
+    end
+    text = converted
+  end
+  return (bo.bomb and enc:match("^utf%-8") and "\239\187\191" or "") .. text
+end
+
+--- Does `buf` now hold `text`, the bytes of the verified read?
+local function holds(buf, text)
+  local bytes = buffer_bytes(buf)
+  if bytes == nil then
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    return #lines == 1 and lines[1] == "" and (text == "" or text == "\n" or text == "\r\n")
+  end
+  return bytes == text
+end
+
+--- Put `lines` back into `buf` as if the reload never happened, and drop the undo history that holds what
+--- Neovim read (the idiom of :help clear-undo: a change made with 'undolevels' at -1).
+local function put_back(buf, lines)
+  local levels = vim.bo[buf].undolevels
+  vim.bo[buf].undolevels = -1
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].undolevels = levels
+  vim.bo[buf].modified = false
+end
+
+--- Let Neovim re-read `buf` from its file (its :checktime, which keeps marks, folds and the undo history),
+--- answering its "file changed" question with "reload" for this buffer only: 'autoread' is never touched,
+--- so a user's `setlocal noautoread` stays and nothing is left set. 'undoreload' at -1 for the reload keeps
+--- the undo history of a buffer of any size.
+local function checktime(buf)
+  local answer = vim.api.nvim_create_autocmd("FileChangedShell", {
+    buffer = buf,
+    desc = "pi-ide: reload this buffer for pi, without a prompt",
+    callback = function()
+      vim.v.fcs_choice = "reload"
+    end,
+  })
+  local undoreload = vim.o.undoreload
+  vim.o.undoreload = -1
+  H.reloading[buf] = true
+  local ok, err = pcall(vim.cmd, ("silent! checktime %d"):format(buf))
+  H.reloading[buf] = nil
+  vim.o.undoreload = undoreload
+  pcall(vim.api.nvim_del_autocmd, answer)
+  if not ok then
+    error(err)
+  end
+end
+
+--- Reload an unmodified buffer from disk, keeping every window's view, if what Neovim reads is what a read
+--- verified to be the buffer's file (read_verified) holds: Neovim reads by path, and another user may swap
+--- the path between any check and that read, so the check is on what was read. Returns "reloaded",
+--- "unchanged" or "refused" (and the buffer as it was).
+---@param buf integer
+---@return "reloaded"|"unchanged"|"refused"
+function M.reload(buf)
+  local path = M.buffer_path(buf)
+  local was = path and record_of(buf, path)
+  local text, st = nil, nil
+  if path then
+    text, st = read_verified(path, was)
+  end
+  if not text or not st then
+    return "refused"
+  end
+  if M._between_verify_and_reload then
+    M._between_verify_and_reload(path)
+  end
+  local views = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf then
+      views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+    end
+  end
+  local before = vim.api.nvim_buf_get_var(buf, "changedtick")
+  local old = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local format = M.fileformat_of(text, vim.o.fileformats)
+  if format and format ~= vim.bo[buf].fileformat then
+    vim.bo[buf].fileformat = format
+    vim.bo[buf].modified = false -- a format change alone marks the buffer modified, which blocks the reload
+  end
+  local ok, err = pcall(checktime, buf)
+  local verified = vim.api.nvim_buf_is_valid(buf) and holds(buf, text)
+  if vim.api.nvim_buf_is_valid(buf) and not verified then
+    put_back(buf, old)
+  end
+  -- Every window's cursor and view stay on the text they were on: mapped through the change (a line pi
+  -- inserted above the cursor moves it down with its text), not kept at the same line number.
+  local hunks = verified and linemap.hunks(old, vim.api.nvim_buf_get_lines(buf, 0, -1, false)) or {}
+  for win, view in pairs(views) do
+    if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == buf then
+      view.lnum = linemap.map_line(hunks, view.lnum)
+      view.topline = linemap.map_line(hunks, view.topline)
+      vim.api.nvim_win_call(win, function()
+        vim.fn.winrestview(view)
+      end)
+    end
+  end
+  if not ok then
+    error(err)
+  end
+  if not verified then
+    return "refused"
+  end
+  -- The record stays the file verified, whatever is at the path now.
+  H.read_as[buf] = {
+    name = path,
+    type = was and was.type or "file",
+    real = was and was.real or uv.fs_realpath(path) or path,
+    dev = st.dev,
+    ino = st.ino,
+  }
+  local changed = vim.api.nvim_buf_get_var(buf, "changedtick") ~= before
+  if changed then
+    -- Servers answer the reload asynchronously, so this is in time for their first publish.
+    diagnostics.on_reload(buf)
+  end
+  return changed and "reloaded" or "unchanged"
+end
+
+--- BufReadPost: the buffer was read from its path; remember what that path was (see reload_verdict), so a
+--- later reload for pi reads only the same file. At read time, not when pi's message comes: by then the
+--- path may already have been swapped. Three syscalls per read, nothing per keystroke.
+---@param buf integer
+function M.buffer_read(buf)
+  if H.reloading[buf] then
+    return -- our own reload: M.reload records the file it verified, not what is at the path now
+  end
+  local path = vim.bo[buf].buftype == "" and M.buffer_path(buf) or nil
+  local now = path and path_identity(path)
+  if now and now.real and now.resolves_to == "file" then
+    H.read_as[buf] = { name = path, type = now.type, real = now.real, dev = now.dev, ino = now.ino }
+  else
+    H.read_as[buf] = nil
+  end
+end
+
+---@param buf integer
+function M.forget(buf)
+  H.read_as[buf] = nil
+end
+
+return M

@@ -1,0 +1,410 @@
+--- pi-ide.review: protocol v0.4, pi's change set (`pi-<pid>.review.json`) in Neovim. Passive by default: the
+--- buffers of files pi changed mark pi's hunks in the sign column (extmarks, so the marks move with edits);
+--- nothing opens, moves the cursor or takes focus unless the user asks:
+---   :PiIde hunks    pi's hunks of its last run into the quickfix list
+---   :PiIde review   the current buffer beside pi's baseline (a read-only scratch buffer, diff mode)
+---   :PiIde revert [file|run]   put the baseline's lines back in the buffer for the hunk under the cursor, the
+---                   buffer's file, or every open buffer of the run: the buffer changes, not the disk (one `u`
+---                   brings pi's version back; the user saves when they choose). A hunk whose lines differ
+---                   from what pi left (the user edited them) is refused, never overwritten.
+--- The change set is read only for a pi whose message names this Neovim, through the same checks as pi's
+--- message; only buffers already loaded are marked or changed. What was reverted goes into the state file
+--- (`reverted`), so pi can tell its model.
+---@module 'pi-ide.review'
+local M = {}
+
+--- Asks init.lua for a prompt state write (set by pi-ide.inbox.start).
+---@type fun()|nil
+M.on_change = nil
+
+--- PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
+M.MAX_BYTES = 8 * 1024 * 1024
+M.MAX_REVERTED = 50
+
+local H = {
+  ns = vim.api.nvim_create_namespace("pi-ide-review"),
+  --- pi pid -> { runs = decoded runs } (only pis connected to this Neovim)
+  sets = {},
+  --- buf -> { [extmark id] = { pid, run, file, hunk } }
+  marks = {},
+  --- newest last: { pi_pid, run, id, file, line, lines }
+  reverted = {},
+  hl_defined = false,
+}
+
+local function define_highlights()
+  if H.hl_defined then
+    return
+  end
+  H.hl_defined = true
+  local links = { PiIdeReviewAdd = "DiffAdd", PiIdeReviewChange = "DiffChange", PiIdeReviewDelete = "DiffDelete" }
+  for name, link in pairs(links) do
+    pcall(vim.api.nvim_set_hl, 0, name, { link = link, default = true })
+  end
+end
+
+local function is_list(v)
+  return type(v) == "table" and (next(v) == nil or v[1] ~= nil)
+end
+
+local function is_count(v)
+  return type(v) == "number" and v >= 0 and v == math.floor(v)
+end
+
+local function is_lines(v)
+  if not is_list(v) then
+    return false
+  end
+  for _, line in ipairs(v) do
+    if type(line) ~= "string" then
+      return false
+    end
+  end
+  return true
+end
+
+--- Pure: the runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
+---@param msg any
+---@param pid integer
+---@return table|nil runs
+---@return string|nil problem
+function M.validate(msg, pid)
+  if type(msg) ~= "table" or msg.kind ~= "pi-review" then
+    return nil, "not a pi change set"
+  end
+  if msg.pid ~= pid then
+    return nil, ("its pid (%s) is not the one in its name"):format(tostring(msg.pid))
+  end
+  if not is_list(msg.runs) then
+    return nil, "runs: not a list"
+  end
+  local runs = {}
+  for _, run in ipairs(msg.runs) do
+    if type(run) == "table" and is_count(run.run) and is_list(run.files) then
+      local files = {}
+      for _, f in ipairs(run.files) do
+        if type(f) == "table" and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
+          local hunks = {}
+          for _, h in ipairs(f.hunks) do
+            if
+              type(h) == "table"
+              and type(h.id) == "string"
+              and #h.id <= 64
+              and is_count(h.old_start)
+              and is_count(h.new_start)
+              and is_lines(h.old_text)
+              and is_lines(h.new_text)
+            then
+              hunks[#hunks + 1] = h
+            end
+          end
+          local baseline = type(f.baseline) == "string" and f.baseline or nil
+          files[#files + 1] = { file = f.file, baseline = baseline, hunks = hunks }
+        end
+      end
+      runs[#runs + 1] = { run = run.run, files = files }
+    end
+  end
+  return runs
+end
+
+--- The newest run's entry for `file` among all connected pis: pid, run number, file entry.
+local function newest_entry(file)
+  local best
+  for pid, set in pairs(H.sets) do
+    for _, run in ipairs(set.runs) do
+      for _, f in ipairs(run.files) do
+        if f.file == file and (not best or run.run > best.run) then
+          best = { pid = pid, run = run.run, entry = f }
+        end
+      end
+    end
+  end
+  return best
+end
+
+local function lines_equal(a, b)
+  if #a ~= #b then
+    return false
+  end
+  for i = 1, #a do
+    if a[i] ~= b[i] then
+      return false
+    end
+  end
+  return true
+end
+
+--- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's.
+local function mark_buffer(buf, file)
+  vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
+  H.marks[buf] = nil
+  local found = newest_entry(file)
+  if not found or require("pi-ide").option("review_marks") == false then
+    return
+  end
+  define_highlights()
+  local count = vim.api.nvim_buf_line_count(buf)
+  local marks = {}
+  for _, h in ipairs(found.entry.hunks) do
+    local row = h.new_start - 1
+    local n = #h.new_text
+    local opts
+    if n > 0 and row + n <= count then
+      if lines_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text) then
+        local group = #h.old_text == 0 and "PiIdeReviewAdd" or "PiIdeReviewChange"
+        opts = { end_row = row + n - 1, sign_text = "┃", sign_hl_group = group, priority = 8 }
+      end
+    elseif n == 0 and count > 0 then
+      -- A deletion: marked on the line that now follows it (or the last line, for a deletion at the end).
+      row = math.min(row, count - 1)
+      opts = { sign_text = "▁", sign_hl_group = "PiIdeReviewDelete", priority = 8 }
+    end
+    if opts then
+      local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
+      if ok then
+        marks[id] = { pid = found.pid, run = found.run, file = file, hunk = h, at_end = n == 0 and h.new_start > count }
+      end
+    end
+  end
+  H.marks[buf] = marks
+end
+
+--- Re-mark every loaded file buffer (after a change set arrived or a pi went away).
+function M.refresh()
+  local reload = require("pi-ide.inbox.reload")
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local file = reload.buffer_path(buf)
+      if file and (H.marks[buf] or newest_entry(file)) then
+        mark_buffer(buf, file)
+      end
+    end
+  end
+end
+
+--- Read `<dir>/pi-<pid>.review.json` (pi `pid` names this Neovim). Returns nil, or why it was not used (a
+--- missing file is no problem: pi has changed nothing yet, or is older than v0.4).
+---@param dir string
+---@param pid integer
+---@return string|nil problem
+function M.load(dir, pid)
+  local name = ("pi-%d.review.json"):format(pid)
+  local text, why = require("pi-ide.inbox.read").read_file(dir .. "/" .. name, M.MAX_BYTES)
+  if not text then
+    if not why and H.sets[pid] then
+      H.sets[pid] = nil
+      M.refresh()
+    end
+    return why
+  end
+  local ok, msg = pcall(vim.json.decode, text)
+  if not ok then
+    return "not valid JSON"
+  end
+  local runs, bad = M.validate(msg, pid)
+  if not runs then
+    return bad
+  end
+  H.sets[pid] = { runs = runs }
+  M.refresh()
+  return nil
+end
+
+--- pi `pid` is gone or no longer connected to this Neovim: its marks go.
+---@param pid integer
+function M.forget(pid)
+  if H.sets[pid] then
+    H.sets[pid] = nil
+    M.refresh()
+  end
+end
+
+--- The marks of `buf` as { row, end_row, info } (0-based rows, current positions), top to bottom.
+local function current_marks(buf)
+  local out = {}
+  local marks = H.marks[buf] or {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, H.ns, 0, -1, { details = true })) do
+    local info = marks[m[1]]
+    if info then
+      out[#out + 1] = { id = m[1], row = m[2], end_row = (m[4] and m[4].end_row) or m[2], info = info }
+    end
+  end
+  return out
+end
+
+local function record_revert(info, line)
+  H.reverted[#H.reverted + 1] = {
+    pi_pid = info.pid,
+    run = info.run,
+    id = info.hunk.id,
+    file = info.file,
+    line = line,
+    lines = #info.hunk.new_text,
+  }
+  while #H.reverted > M.MAX_REVERTED do
+    table.remove(H.reverted, 1)
+  end
+end
+
+--- Put one marked hunk's baseline lines back in `buf`, or return why not.
+local function revert_mark(buf, mark)
+  local h = mark.info.hunk
+  local n = #h.new_text
+  if n > 0 then
+    local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
+    if mark.end_row - mark.row + 1 ~= n or not lines_equal(now, h.new_text) then
+      -- Lines replaced under a mark can leave it past the end: name the last line then.
+      local line = math.min(mark.row + 1, vim.api.nvim_buf_line_count(buf))
+      return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
+    end
+    vim.api.nvim_buf_set_lines(buf, mark.row, mark.row + n, false, h.old_text)
+  else
+    local at = mark.info.at_end and mark.row + 1 or mark.row
+    vim.api.nvim_buf_set_lines(buf, at, at, false, h.old_text)
+  end
+  vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
+  H.marks[buf][mark.id] = nil
+  record_revert(mark.info, mark.row + 1)
+  return nil
+end
+
+--- Revert marked hunks of `buf` (all of them, or the one under the cursor), bottom up so rows stay valid.
+--- Returns how many, and the problems.
+local function revert_in(buf, under_cursor)
+  local marks = current_marks(buf)
+  local chosen = {}
+  if under_cursor then
+    local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+    for _, m in ipairs(marks) do
+      if row >= m.row and row <= m.end_row then
+        chosen[#chosen + 1] = m
+      end
+    end
+  else
+    chosen = marks
+  end
+  local done, problems = 0, {}
+  for i = #chosen, 1, -1 do
+    local problem = revert_mark(buf, chosen[i])
+    if problem then
+      problems[#problems + 1] = problem
+    else
+      done = done + 1
+    end
+  end
+  return done, problems, #chosen
+end
+
+--- :PiIde revert [file|run]. Returns a one-line message for the user.
+---@param scope string|nil nil (the hunk under the cursor), "file" or "run"
+---@return string
+function M.revert(scope)
+  local buf = vim.api.nvim_get_current_buf()
+  local done, problems, seen = 0, {}, 0
+  local undo_note = " (in the buffer; `u` undoes, `:w` saves)"
+  if scope == "run" then
+    for b in pairs(H.marks) do
+      if vim.api.nvim_buf_is_valid(b) then
+        local d, p, s = revert_in(b, false)
+        done, seen = done + d, seen + s
+        vim.list_extend(problems, p)
+      end
+    end
+    undo_note = " (in the buffers; `u` in each undoes, `:wa` saves)"
+  else
+    done, problems, seen = revert_in(buf, scope ~= "file")
+  end
+  if seen == 0 then
+    return scope and "(pi-ide) no hunks of pi's to revert here"
+      or "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
+  end
+  if done > 0 and M.on_change then
+    M.on_change()
+  end
+  local msg = ("(pi-ide) reverted %d of pi's hunks%s"):format(done, done > 0 and undo_note or "")
+  if #problems > 0 then
+    msg = ("%s; %d refused: %s"):format(msg, #problems, problems[1])
+  end
+  return msg
+end
+
+--- :PiIde hunks: pi's hunks of its newest run, every file, into the quickfix list. Returns how many.
+---@return integer
+function M.to_quickfix()
+  local newest
+  for pid, set in pairs(H.sets) do
+    local run = set.runs[#set.runs]
+    if run and (not newest or run.run > newest.run.run) then
+      newest = { pid = pid, run = run }
+    end
+  end
+  local items = {}
+  for _, f in ipairs(newest and newest.run.files or {}) do
+    for _, h in ipairs(f.hunks) do
+      local what = ("+%d -%d"):format(#h.new_text, #h.old_text)
+      local first = h.new_text[1] or h.old_text[1] or ""
+      local text = ("pi %s  %s"):format(what, first)
+      items[#items + 1] = { filename = f.file, lnum = math.max(1, h.new_start), text = text }
+    end
+  end
+  vim.fn.setqflist({}, " ", { title = "pi's changes", items = items })
+  return #items
+end
+
+--- :PiIde review: the current buffer beside pi's baseline for its file. Returns nil or why not.
+---@return string|nil problem
+function M.show_baseline()
+  local buf = vim.api.nvim_get_current_buf()
+  local file = require("pi-ide.inbox.reload").buffer_path(buf)
+  local found = file and newest_entry(file)
+  if not found then
+    return "(pi-ide) pi has not changed this buffer's file in its last runs"
+  end
+  if not found.entry.baseline and #found.entry.hunks == 0 then
+    return "(pi-ide) pi's change set carries no baseline for this file (binary or too large)"
+  end
+  local lines = require("pi-ide.inbox.compare").lines_of(found.entry.baseline or "", "unix")
+  require("pi-ide.inbox.compare").show_beside(buf, lines, "pi-ide://baseline" .. file)
+  return nil
+end
+
+--- The state file's `reverted` list (v0.4), or nil when nothing was reverted.
+---@return table|nil
+function M.report()
+  if #H.reverted == 0 then
+    return nil
+  end
+  return vim.deepcopy(H.reverted)
+end
+
+--- BufReadPost: a file pi changed, opened after its change set arrived, gets its marks.
+---@param buf integer
+function M.buffer_read(buf)
+  local file = require("pi-ide.inbox.reload").buffer_path(buf)
+  if file and newest_entry(file) then
+    mark_buffer(buf, file)
+  end
+end
+
+--- A buffer was wiped: drop its marks.
+---@param buf integer
+function M.forget_buffer(buf)
+  H.marks[buf] = nil
+end
+
+--- For tests.
+function M._state()
+  return H
+end
+
+function M._reset()
+  for b in pairs(H.marks) do
+    if vim.api.nvim_buf_is_valid(b) then
+      vim.api.nvim_buf_clear_namespace(b, H.ns, 0, -1)
+    end
+  end
+  H.sets, H.marks, H.reverted = {}, {}, {}
+end
+
+return M

@@ -1,0 +1,530 @@
+vim9script
+# pi_ide/inbox.vim: protocol v0.3, pi -> editor. pi writes `<state dir>/pi-<pid>.json` naming the editor
+# it is connected to and the files its tools changed. Vim has no file-system watcher, so a 500 ms timer
+# lists the state directory (one readdirex(), no reads) and reads a pi file only when its listing changed
+# or it was written in the last two seconds (Vim's file times have one-second resolution: a rewrite within
+# the same second with the same size shows no change in the listing). For a live pi of ours that names
+# this Vim, the changed files this Vim has loaded are handled:
+#
+# * unmodified buffer: reloaded from disk (:checktime, answered by a FileChangedShell autocmd that exists
+#   only during that call, so there is never a prompt), every window's view kept;
+# * buffer with unsaved changes: never touched; the user is told once per conflict, in one line;
+# * the file gone, or no longer what the buffer was read from (now a symlink, re-pointed, not a regular
+#   file): not reloaded.
+#
+# It never opens, runs or deletes anything because a message said so. Each outcome becomes a `files` report
+# in our state file, and `pi` says which message was handled last. Malformed, oversized or foreign messages
+# are ignored with one notice (and a line in :PiIde), never an error.
+
+import autoload 'pi_ide/writer.vim'
+
+export const MAX_BYTES = 64 * 1024
+export const MAX_CHANGED = 50
+export const MAX_LAST_TURN = 50
+# The newest reports kept (PROTOCOL.md's KEPT_FILE_REPORTS); this client keeps no more while pi waits.
+export const KEPT_REPORTS = 20
+export const POLL_MS = 500
+
+var dir = ''
+var poll_timer = 0
+var OnReport: func = () => 0
+# Per pi file name: {fp: its listing, text: what was last read}.
+var seen: dict<dict<any>> = {}
+# Per pi pid (string): {message, handled, at}.
+var pis: dict<dict<any>> = {}
+var reports: list<dict<any>> = []
+var last: dict<number> = {}
+var problems: dict<string> = {}
+# Buffer (string) -> file name, for the "unsaved, not reloaded" already said.
+var told: dict<string> = {}
+# Buffer (string) -> what its path was when it was read ({name, type, real}).
+var read_as: dict<dict<any>> = {}
+var alive_at: dict<number> = {}
+var status_drawn = ''
+
+def IsInteger(v: any, min: number = 0): bool
+  return type(v) == v:t_number && v >= min
+enddef
+
+# Pure: why `msg` (decoded JSON) is not a well-formed pi message from `pi-<name_pid>.json`, or ''.
+export def Validate(msg: any, name_pid: number): string
+  if type(msg) != v:t_dict
+    return 'not a JSON object'
+  endif
+  if type(get(msg, 'kind', 0)) != v:t_string || msg.kind != 'pi'
+    return 'kind is not "pi"'
+  endif
+  if type(get(msg, 'protocol', 0)) != v:t_string
+    return 'no protocol version'
+  endif
+  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != name_pid
+    return printf('pid field %s does not match the file name', string(get(msg, 'pid', v:null)))
+  endif
+  var ed = get(msg, 'editor_pid', v:null)
+  if type(ed) != v:t_none && !IsInteger(ed, 1)
+    return 'editor_pid is not a pid'
+  endif
+  if !IsInteger(get(msg, 'seq', v:null))
+    return 'seq is not an integer'
+  endif
+  var changed = get(msg, 'changed', v:null)
+  if type(changed) != v:t_list || len(changed) > MAX_CHANGED
+    return printf('changed is not a list of at most %d entries', MAX_CHANGED)
+  endif
+  for c in changed
+    if type(c) != v:t_dict || type(get(c, 'file', 0)) != v:t_string || c.file !~ '^/'
+        || !IsInteger(get(c, 'seq', v:null), 1)
+      return 'a changed entry is not {file = absolute path, seq = integer}'
+    endif
+  endfor
+  var lt = get(msg, 'last_turn', [])
+  if type(lt) != v:t_list || len(lt) > MAX_LAST_TURN
+    return printf('last_turn is not a list of at most %d paths', MAX_LAST_TURN)
+  endif
+  for f in lt
+    if type(f) != v:t_string
+      return 'last_turn holds a non-string'
+    endif
+  endfor
+  return ''
+enddef
+
+# The pid of `pi-<pid>.json` (canonical decimal, as for state files), or 0.
+export def PidOfName(name: string): number
+  return name =~# '^pi-' ? writer.PidOfName(strpart(name, 3)) : 0
+enddef
+
+# Say once per file name why a message was ignored; keep it for :PiIde.
+def Problem(name: string, why: string)
+  if get(problems, name, '') == why
+    return
+  endif
+  problems[name] = why
+  pi_ide#Notice(printf('(pi-ide) ignoring %s: %s', name, why))
+enddef
+
+# "alive", "dead" or "foreign": from /proc (Linux). Without /proc the file's presence is all there is
+# (pi removes it when it exits), so a pi counts as alive.
+def Liveness(pid: number): string
+  if !isdirectory('/proc/self')
+    return 'alive'
+  endif
+  var proc = '/proc/' .. pid
+  if getftype(proc) != 'dir'
+    return 'dead'
+  endif
+  return get(writer.Entry(proc), 'user', '') == writer.Me() ? 'alive' : 'foreign'
+enddef
+
+# Read `<dir>/<name>` (listed as `e`) only if it is a regular file, ours, without group/other bits and at
+# most MAX_BYTES; getftype() right before readfile() makes sure no FIFO or link is opened. Vim cannot open
+# a file and then check what it opened, so a swap between that check and the read is not excluded (see
+# editors/vim/README.md). Returns [text, problem]; both '' when the file is simply gone.
+export def ReadFile(path: string, e: dict<any>): list<string>
+  if e.type != 'file'
+    return ['', printf('is a %s, not a regular file', e.type)]
+  endif
+  if e.user != writer.Me() || e.user == ''
+    return ['', printf('belongs to %s, not to you', writer.OwnerName(e.user))]
+  endif
+  if e.perm[3 : ] != '------'
+    return ['', printf('has group/other permissions (%s)', e.perm)]
+  endif
+  if e.size > MAX_BYTES
+    return ['', printf('is %d bytes, over the %d-byte limit', e.size, MAX_BYTES)]
+  endif
+  if getftype(path) != 'file' || getfsize(path) > MAX_BYTES
+    return ['', '']
+  endif
+  var text = join(readfile(path, 'b', MAX_BYTES + 1), "\n")
+  if strlen(text) > MAX_BYTES
+    return ['', printf('grew over the %d-byte limit', MAX_BYTES)]
+  endif
+  return [text, '']
+enddef
+
+# The loaded file buffer showing `file`, or 0 (by name, then by real path).
+def FindBuffer(file: string): number
+  var real = resolve(file)
+  for info in getbufinfo({bufloaded: 1})
+    if info.name == '' || getbufvar(info.bufnr, '&buftype') != ''
+      continue
+    endif
+    var p = fnamemodify(info.name, ':p')
+    if p == file || resolve(p) == real
+      return info.bufnr
+    endif
+  endfor
+  return 0
+enddef
+
+# What `path` is on disk: its own type ("file", "link", ...), its real path, the type of what it
+# resolves to; {} when nothing is there.
+def Identity(path: string): dict<any>
+  var t = getftype(path)
+  if t == ''
+    return {}
+  endif
+  var real = resolve(path)
+  return {type: t, real: real, resolves_to: getftype(real)}
+enddef
+
+# Pure: may a buffer be re-read from its path, which was `was` when it was read ({} = read before the
+# client saw it) and is `now` ({} = gone)? "reload", "gone" or "refused" (PROTOCOL.md: a regular file then
+# and now, or a symlink then and now resolving to the same real path, a regular file).
+export def ReloadVerdict(was: dict<any>, now: dict<any>): string
+  if empty(now)
+    return 'gone'
+  endif
+  if now.resolves_to != 'file' || (now.type != 'file' && now.type != 'link')
+    return 'refused'
+  endif
+  if empty(was)
+    return now.type == 'file' ? 'reload' : 'refused'
+  endif
+  if was.type != now.type || (now.type == 'link' && was.real != now.real)
+    return 'refused'
+  endif
+  return 'reload'
+enddef
+
+# Re-read an unmodified buffer, keeping every window's view. True when its content changed.
+def Reload(buf: number): bool
+  var views: dict<dict<number>> = {}
+  for w in win_findbuf(buf)
+    win_execute(w, 'g:pi_ide_view = winsaveview()')
+    views[string(w)] = g:pi_ide_view
+  endfor
+  var before = getbufvar(buf, 'changedtick')
+  # Only for this call: the reload needs no question (the buffer is unmodified and pi changed the file).
+  augroup PiIdeReload
+    autocmd!
+    execute printf('autocmd FileChangedShell <buffer=%d> v:fcs_choice = "reload"', buf)
+  augroup END
+  try
+    execute 'silent! checktime ' .. buf
+  finally
+    augroup PiIdeReload
+      autocmd!
+    augroup END
+    augroup! PiIdeReload
+  endtry
+  for [w, view] in items(views)
+    if winbufnr(str2nr(w)) == buf
+      g:pi_ide_view = view
+      win_execute(str2nr(w), 'winrestview(g:pi_ide_view)')
+    endif
+  endfor
+  return bufexists(buf) && getbufvar(buf, 'changedtick') != before
+enddef
+
+const HOW_TO_RESOLVE = "Compare: :w !diff % -   Take pi's version: :e!"
+
+def TellModified(buf: number, file: string)
+  if has_key(told, string(buf))
+    return
+  endif
+  var name = fnamemodify(file, ':~:.')
+  told[string(buf)] = name
+  pi_ide#Notice(printf('(pi-ide) pi changed %s; unsaved buffer kept, see :PiIde', name))
+enddef
+
+def HandleChange(change: dict<any>, pi_pid: number): dict<any>
+  var report: dict<any> = {file: change.file, seq: change.seq, pi_pid: pi_pid, status: 'not-open',
+    version: v:null, modified: v:false, diagnostics_expected: v:false, diagnostics: v:null}
+  var buf = FindBuffer(change.file)
+  if buf == 0
+    return report
+  endif
+  report.buf = buf
+  report.modified = getbufvar(buf, '&modified') ? v:true : v:false
+  # Decided on the path the reload reads, the buffer's own: pi's path may be another name for it.
+  var path = fnamemodify(bufname(buf), ':p')
+  var was = get(read_as, string(buf), {})
+  if !empty(was) && was.name != path
+    was = {}
+  endif
+  var verdict = ReloadVerdict(was, Identity(path))
+  if verdict != 'reload'
+    report.status = verdict
+  elseif report.modified
+    report.status = 'modified'
+    TellModified(buf, change.file)
+  else
+    if has_key(told, string(buf))
+      remove(told, string(buf))
+    endif
+    report.status = Reload(buf) ? 'reloaded' : 'unchanged'
+  endif
+  if bufexists(buf)
+    report.version = getbufvar(buf, 'changedtick')
+  endif
+  return report
+enddef
+
+def Remember(report: dict<any>)
+  filter(reports, (_, r) => r.file != report.file)
+  reports->add(report)
+  if len(reports) > KEPT_REPORTS
+    remove(reports, 0, len(reports) - KEPT_REPORTS - 1)
+  endif
+enddef
+
+def HandleMessage(msg: dict<any>): bool
+  var key = string(msg.pid)
+  var ed = get(msg, 'editor_pid', v:null)
+  if type(ed) != v:t_number || ed != getpid()
+    if has_key(pis, key)
+      remove(pis, key)
+    endif
+    return false
+  endif
+  var handled = get(get(pis, key, {}), 'handled', 0)
+  pis[key] = {message: msg, handled: max([handled, msg.seq]), at: localtime()}
+  var newest: dict<dict<any>> = {}
+  for c in msg.changed
+    if c.seq > handled && (!has_key(newest, c.file) || newest[c.file].seq < c.seq)
+      newest[c.file] = c
+    endif
+  endfor
+  for c in sort(values(newest), (a, b) => a.seq - b.seq)
+    Remember(HandleChange(c, msg.pid))
+  endfor
+  last = {pid: msg.pid, seq: msg.seq}
+  return true
+enddef
+
+# Read and handle one listed pi file. True when it was a message for us.
+def Process(e: dict<any>, pid: number): bool
+  var path = dir .. '/' .. e.name
+  var [text, why] = ReadFile(path, e)
+  if text == ''
+    if why != ''
+      Problem(e.name, why)
+    endif
+    return false
+  endif
+  if get(get(seen, e.name, {}), 'text', '') ==# text
+    return false
+  endif
+  seen[e.name].text = text
+  var msg: any
+  try
+    msg = json_decode(text)
+  catch
+    Problem(e.name, 'not valid JSON')
+    return false
+  endtry
+  var bad = Validate(msg, pid)
+  if bad != ''
+    Problem(e.name, bad)
+    return false
+  endif
+  var life = Liveness(pid)
+  if life != 'alive'
+    if life == 'foreign'
+      Problem(e.name, printf('pid %d belongs to another user', pid))
+    endif
+    if has_key(pis, string(pid))
+      remove(pis, string(pid))
+    endif
+    return false
+  endif
+  alive_at[string(pid)] = localtime()
+  if has_key(problems, e.name)
+    remove(problems, e.name)
+  endif
+  return HandleMessage(msg)
+enddef
+
+# One tick of the poll: list the directory, read what may have changed.
+export def Poll()
+  if dir == '' || !empty(writer.CheckCached(dir, writer.Me()))
+    return
+  endif
+  var entries = readdirex(dir, (e) => e.name =~# '^pi-', {sort: 'none'})
+  var now = localtime()
+  var present: dict<bool> = {}
+  var acted = false
+  var touched = false
+  for e in entries
+    var pid = PidOfName(e.name)
+    if pid == 0
+      continue
+    endif
+    present[e.name] = true
+    var fp = printf('%s %s %s %d %d', e.type, e.user, e.perm, e.size, e.time)
+    var old = get(seen, e.name, {})
+    if !empty(old) && old.fp ==# fp && now - e.time > 2
+      continue
+    endif
+    if empty(old)
+      seen[e.name] = {fp: fp, text: ''}
+    endif
+    seen[e.name].fp = fp
+    touched = true
+    if Process(e, pid)
+      acted = true
+    endif
+  endfor
+  for name in keys(seen)
+    if !has_key(present, name)
+      seen->remove(name)
+      var gone_pid = string(PidOfName(name))
+      if has_key(pis, gone_pid)
+        remove(pis, gone_pid)
+      endif
+      touched = true
+    endif
+  endfor
+  if touched
+    RedrawStatusIfChanged()
+  endif
+  if acted
+    OnReport()
+  endif
+enddef
+
+def OnPoll(_: number)
+  try
+    Poll()
+  catch
+    pi_ide#WarnOnce('inbox', '(pi-ide) internal error reading pi''s messages, please report it: ' .. v:exception)
+  endtry
+enddef
+
+# Start polling `dir`. `On_report` asks for a prompt state write.
+export def Start(state_dir: string, On_report: func)
+  Stop()
+  dir = state_dir
+  OnReport = On_report
+  poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
+  # A pi that wrote before this Vim started.
+  timer_start(0, OnPoll)
+enddef
+
+export def Stop()
+  if poll_timer != 0
+    timer_stop(poll_timer)
+    poll_timer = 0
+  endif
+enddef
+
+export def Forget(buf: number)
+  if has_key(told, string(buf))
+    remove(told, string(buf))
+  endif
+  if has_key(read_as, string(buf))
+    remove(read_as, string(buf))
+  endif
+enddef
+
+# BufReadPost, BufWritePost: the buffer and its file agree; remember what its path was when read (at read
+# time: by the time pi's message comes, the path may already have been swapped).
+export def BufferRead(buf: number)
+  if has_key(told, string(buf))
+    remove(told, string(buf))
+  endif
+  if getbufvar(buf, '&buftype') != '' || bufname(buf) == ''
+    if has_key(read_as, string(buf))
+      remove(read_as, string(buf))
+    endif
+    return
+  endif
+  var path = fnamemodify(bufname(buf), ':p')
+  var id = Identity(path)
+  if !empty(id) && id.resolves_to == 'file'
+    read_as[string(buf)] = {name: path, type: id.type, real: id.real}
+  else
+    if has_key(read_as, string(buf))
+      remove(read_as, string(buf))
+    endif
+  endif
+enddef
+
+# Add the v0.3 fields to a state payload. Diagnostics are not collected by this client (see its README):
+# null means unknown, never "clean".
+export def Annotate(payload: dict<any>, buf: number)
+  payload.protocol = '0.3'
+  payload.active_buffer.version = getbufvar(buf, 'changedtick')
+  payload.active_buffer.diagnostics = v:null
+  if !empty(reports)
+    payload.files = mapnew(reports, (_, r) => ({file: r.file, seq: r.seq, status: r.status,
+      version: r.version, modified: r.modified, diagnostics_expected: r.diagnostics_expected,
+      diagnostics: r.diagnostics, pi_pid: r.pi_pid}))
+  endif
+  payload.pi = empty(last) ? v:null : {pid: last.pid, seq: last.seq}
+enddef
+
+# The pi connected to this Vim: the most recent live pi whose message names us, or {}.
+export def Connected(): dict<any>
+  var best: dict<any> = {}
+  var now = localtime()
+  for [pid, p] in items(pis)
+    # The liveness check at most every 2 s: statuslines ask on every redraw.
+    if now - get(alive_at, pid, 0) > 2
+      if Liveness(str2nr(pid)) == 'alive'
+        alive_at[pid] = now
+      else
+        pis->remove(pid)
+        continue
+      endif
+    endif
+    if empty(best) || p.at > best.at
+      best = p
+    endif
+  endfor
+  if empty(best)
+    return {}
+  endif
+  var m = best.message
+  return {pid: m.pid, cwd: type(get(m, 'cwd', 0)) == v:t_string ? m.cwd : '', last_turn: get(m, 'last_turn', [])}
+enddef
+
+def StatusText(): string
+  var pi = Connected()
+  if empty(pi)
+    return ''
+  endif
+  return empty(pi.last_turn) ? 'pi' : printf('pi +%d', len(pi.last_turn))
+enddef
+
+def RedrawStatusIfChanged()
+  var text = StatusText()
+  if text != status_drawn
+    status_drawn = text
+    redrawstatus!
+  endif
+enddef
+
+export def Statusline(): string
+  status_drawn = StatusText()
+  return status_drawn
+enddef
+
+export def SummaryLines(): list<string>
+  var lines: list<string> = []
+  var pi = Connected()
+  if !empty(pi)
+    lines->add(printf('pi: connected, pid %d, cwd %s', pi.pid, pi.cwd))
+    lines->add(empty(pi.last_turn) ? 'pi changed no files in its last turn'
+      : 'pi changed in its last turn: ' .. join(mapnew(pi.last_turn, (_, f) => fnamemodify(f, ':~:.')), ', '))
+  else
+    lines->add('pi: none connected')
+  endif
+  for [buf, name] in items(told)
+    if bufexists(str2nr(buf)) && getbufvar(str2nr(buf), '&modified')
+      lines->add(printf('not reloaded: pi changed %s on disk, your unsaved changes were kept. %s', name,
+        HOW_TO_RESOLVE))
+    endif
+  endfor
+  for name in sort(keys(problems))
+    lines->add(printf('ignored %s: %s', name, problems[name]))
+  endfor
+  return lines
+enddef
+
+# For tests.
+export def Debug(): dict<any>
+  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0}
+enddef

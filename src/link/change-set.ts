@@ -1,0 +1,345 @@
+/**
+ * pi's change set (protocol v0.4, review): for each agent run, the files pi's tools changed, each with its content
+ * from before pi first touched it in that run (the baseline) and the hunks between that baseline and what pi left,
+ * with ids that stay the same while a hunk's text does. Baselines come from pi's own before and after, never from
+ * git. Pure: the shell reads the files (before the tool runs, after it succeeded) and hands in their text; hunks
+ * come from the `diff` package's line diff (jsdiff), not a diff of our own.
+ */
+import { createHash } from "node:crypto";
+import { diffArrays } from "diff";
+import {
+	MAX_REVIEW_BYTES,
+	MAX_REVIEW_FILE_BYTES,
+	MAX_REVIEW_HUNKS_PER_FILE,
+	MAX_REVIEW_RUNS,
+} from "../protocol/limits.ts";
+
+export { MAX_REVIEW_BYTES, MAX_REVIEW_FILE_BYTES, MAX_REVIEW_HUNKS_PER_FILE, MAX_REVIEW_RUNS };
+
+/** A file's content as the shell read it: its text, absent (no such file), or why its text is not carried. */
+export type FileContent = { kind: "text"; text: string } | { kind: "absent" } | { kind: "note"; note: ReviewNote };
+
+/** Why a file's content is not in the change set. */
+export type ReviewNote = "binary" | "too large" | "unreadable";
+
+/** One hunk: baseline lines `old_text` at `old_start` became `new_text` at `new_start` in pi's version. */
+export interface ReviewHunk {
+	/** Stable while the hunk's file and text stay the same: `h` and 10 hex digits. */
+	id: string;
+	/** 1-based. With `old_lines` 0, the baseline line before which pi inserted. */
+	old_start: number;
+	old_lines: number;
+	/** 1-based. With `new_lines` 0, the line of pi's version before which pi deleted. */
+	new_start: number;
+	new_lines: number;
+	old_text: string[];
+	new_text: string[];
+}
+
+export interface ReviewFile {
+	/** Absolute path, resolved as pi's write/edit tools resolve theirs. */
+	file: string;
+	/** The content before pi first touched the file in this run; null when it did not exist or is not carried. */
+	baseline: string | null;
+	/** Why the contents are not carried (then there are no hunks). */
+	note: ReviewNote | null;
+	hunks: ReviewHunk[];
+	/** Hunks in all, when more than MAX_REVIEW_HUNKS_PER_FILE. */
+	hunks_total: number;
+}
+
+export interface ReviewRun {
+	/** The seq of the run's first change: unique and growing for the life of the pi process. */
+	run: number;
+	files: ReviewFile[];
+}
+
+/** `pi-<pid>.review.json`. */
+export interface ReviewMessage {
+	protocol: "0.4";
+	kind: "pi-review";
+	pid: number;
+	editor_pid: number | null;
+	timestamp: number;
+	runs: ReviewRun[];
+}
+
+/** Lines of a text, without the terminator of the last one (so "a\n" and "a" are both ["a"]). */
+export function splitLines(text: string): string[] {
+	if (text === "") return [];
+	const lines = text.split("\n");
+	if (lines[lines.length - 1] === "") lines.pop();
+	return lines;
+}
+
+function hunkId(file: string, oldText: string[], newText: string[], occurrence: number): string {
+	const hash = createHash("sha1");
+	hash.update(file);
+	for (const part of [oldText.join("\n"), newText.join("\n"), String(occurrence)]) hash.update(`\0${part}`);
+	return `h${hash.digest("hex").slice(0, 10)}`;
+}
+
+/** A hunk before it has its id. */
+type RawHunk = Omit<ReviewHunk, "id">;
+
+/**
+ * The hunks between `oldLines` and `newLines` (no context lines), their line numbers shifted by `oldBase` and
+ * `newBase` (where the two slices start in their files, 0-based).
+ */
+function diffHunks(oldLines: string[], newLines: string[], oldBase = 0, newBase = 0): RawHunk[] {
+	// Most edits touch one region of a long file: the lines both share at either end are no one's hunk, and
+	// leaving them out of the diff makes a 10,000-line file cost what its changed region costs.
+	let head = 0;
+	while (head < oldLines.length && head < newLines.length && oldLines[head] === newLines[head]) head++;
+	let tail = 0;
+	while (
+		tail < oldLines.length - head &&
+		tail < newLines.length - head &&
+		oldLines[oldLines.length - 1 - tail] === newLines[newLines.length - 1 - tail]
+	)
+		tail++;
+	const hunks: RawHunk[] = [];
+	let oldAt = oldBase + head + 1;
+	let newAt = newBase + head + 1;
+	let open: RawHunk | undefined;
+	const middle = diffArrays(oldLines.slice(head, oldLines.length - tail), newLines.slice(head, newLines.length - tail));
+	for (const part of middle) {
+		const lines = part.value as string[];
+		if (!part.added && !part.removed) {
+			if (open) hunks.push(open);
+			open = undefined;
+			oldAt += lines.length;
+			newAt += lines.length;
+			continue;
+		}
+		open ??= { old_start: oldAt, old_lines: 0, new_start: newAt, new_lines: 0, old_text: [], new_text: [] };
+		if (part.removed) {
+			open.old_text.push(...lines);
+			open.old_lines += lines.length;
+			oldAt += lines.length;
+		} else {
+			open.new_text.push(...lines);
+			open.new_lines += lines.length;
+			newAt += lines.length;
+		}
+	}
+	if (open) hunks.push(open);
+	return hunks;
+}
+
+/** Ids for `raw`: from the file, each hunk's text and its occurrence among hunks of the same text. */
+function withIds(file: string, raw: RawHunk[]): ReviewHunk[] {
+	const seen = new Map<string, number>();
+	return raw.map((h) => {
+		const key = `${h.old_text.join("\n")}\0${h.new_text.join("\n")}`;
+		const occurrence = seen.get(key) ?? 0;
+		seen.set(key, occurrence + 1);
+		return { id: hunkId(file, h.old_text, h.new_text, occurrence), ...h };
+	});
+}
+
+/** The hunks between `before` and `after` (no context lines), with stable ids. */
+export function computeHunks(file: string, before: string, after: string): ReviewHunk[] {
+	return withIds(file, diffHunks(splitLines(before), splitLines(after)));
+}
+
+/**
+ * The hunks from `base` to `next`, given those from `base` to `prev` (`hunks`): only the region where `next`
+ * differs from `prev`, widened to the hunks it touches, is diffed again; the hunks before it stay and those
+ * after it move by the change in length. pi's next edit of a long file costs what its region costs, not the
+ * whole file (a file with hunks far apart would otherwise be diffed end to end on every edit).
+ */
+export function updateHunks(base: string[], prev: string[], hunks: RawHunk[], next: string[]): RawHunk[] {
+	let p = 0;
+	while (p < prev.length && p < next.length && prev[p] === next[p]) p++;
+	let s = 0;
+	while (s < prev.length - p && s < next.length - p && prev[prev.length - 1 - s] === next[next.length - 1 - s]) s++;
+	if (p === prev.length && p === next.length) return hunks;
+	// The changed region in `prev`, 0-based [from, to), widened to every hunk it touches (a boundary counts),
+	// until no hunk outside it touches it.
+	let from = p;
+	let to = prev.length - s;
+	const span = (h: RawHunk) => [h.new_start - 1, h.new_start - 1 + h.new_lines] as const;
+	for (let widened = true; widened; ) {
+		widened = false;
+		for (const h of hunks) {
+			const [hs, he] = span(h);
+			if (he < from || hs > to) continue;
+			if (hs < from || he > to) widened = true;
+			from = Math.min(from, hs);
+			to = Math.max(to, he);
+		}
+	}
+	const before = hunks.filter((h) => span(h)[1] < from);
+	const after = hunks.filter((h) => span(h)[0] > to);
+	const shift = (list: RawHunk[]) => list.reduce((sum, h) => sum + h.new_lines - h.old_lines, 0);
+	const shiftBefore = shift(before);
+	const shiftInside = shift(hunks.filter((h) => span(h)[1] >= from && span(h)[0] <= to));
+	const baseFrom = from - shiftBefore;
+	const baseTo = to - shiftBefore - shiftInside;
+	const grow = next.length - prev.length;
+	const inside = diffHunks(base.slice(baseFrom, baseTo), next.slice(from, to + grow), baseFrom, from);
+	return [...before, ...inside, ...after.map((h) => ({ ...h, new_start: h.new_start + grow }))];
+}
+
+function describe(file: string, tracked: TrackedFile): ReviewFile {
+	const { before, after } = tracked;
+	const note = before.kind === "note" ? before.note : after?.kind === "note" ? after.note : null;
+	const baseline = before.kind === "text" && note === null ? before.text : null;
+	const left = after?.kind === "text" && note === null ? after.text : null;
+	let raw: RawHunk[] = [];
+	if (note === null) {
+		const base = (tracked.baseLines ??= splitLines(baseline ?? ""));
+		const next = splitLines(left ?? "");
+		raw = tracked.lines && tracked.raw ? updateHunks(base, tracked.lines, tracked.raw, next) : diffHunks(base, next);
+		tracked.lines = next;
+		tracked.raw = raw;
+	}
+	const hunks = withIds(file, raw);
+	return {
+		file,
+		baseline,
+		note,
+		hunks: hunks.slice(0, MAX_REVIEW_HUNKS_PER_FILE),
+		hunks_total: hunks.length,
+	};
+}
+
+interface TrackedFile {
+	before: FileContent;
+	after: FileContent | undefined;
+	/** The baseline's lines, the lines of the last `after` described, and its hunks: the next update starts there. */
+	baseLines?: string[];
+	lines?: string[];
+	raw?: RawHunk[];
+	/** The file as described by the last `runs()`, until `after` changes it. */
+	described?: ReviewFile | null;
+}
+
+/**
+ * The change sets of the last few runs. `startRun` opens a run; `before` is called ahead of each write/edit
+ * (only the first call for a file in a run counts: that is the baseline), `after` once the tool succeeded.
+ */
+export class ChangeSet {
+	readonly #runs: { run: number; files: Map<string, TrackedFile> }[] = [];
+	#open = false;
+
+	/** A prompt's run begins: the next change opens a new run. */
+	startRun(): void {
+		this.#open = false;
+	}
+
+	/** The runs kept (their numbers), with or without changed files. */
+	runIds(): Set<number> {
+		return new Set(this.#runs.map((r) => r.run));
+	}
+
+	/** Whether `file` already has a baseline in the current run (the shell then need not read it). */
+	hasBaseline(file: string): boolean {
+		return this.#open && (this.#runs.at(-1)?.files.has(file) ?? false);
+	}
+
+	/** Ahead of a tool writing `file`: its content now, the baseline when this is pi's first touch in the run. */
+	before(file: string, content: FileContent, seq: number): void {
+		if (!this.#open) {
+			this.#runs.push({ run: seq, files: new Map() });
+			if (this.#runs.length > MAX_REVIEW_RUNS) this.#runs.splice(0, this.#runs.length - MAX_REVIEW_RUNS);
+			this.#open = true;
+		}
+		const files = this.#runs.at(-1)?.files;
+		if (files && !files.has(file)) files.set(file, { before: content, after: undefined });
+	}
+
+	/** After the tool succeeded: what pi left in `file`. Ignored for a file without a baseline. */
+	after(file: string, content: FileContent): boolean {
+		const tracked = this.#open ? this.#runs.at(-1)?.files.get(file) : undefined;
+		if (!tracked) return false;
+		tracked.after = content;
+		tracked.described = undefined;
+		return true;
+	}
+
+	/** The runs, newest last, with files that pi changed (a tool that failed or left the file as it was drops out). */
+	runs(): ReviewRun[] {
+		const runs: ReviewRun[] = [];
+		for (const { run, files } of this.#runs) {
+			const described: ReviewFile[] = [];
+			for (const [file, tracked] of files) {
+				const { before, after } = tracked;
+				if (!after) continue;
+				if (tracked.described === undefined) {
+					const entry = describe(file, tracked);
+					const same = entry.note === null && entry.hunks_total === 0 && before.kind === after.kind;
+					tracked.described = same ? null : entry;
+				}
+				if (tracked.described) described.push(tracked.described);
+			}
+			if (described.length > 0) runs.push({ run, files: described });
+		}
+		return runs;
+	}
+}
+
+/** Each file's JSON, encoded once: a run's files are re-sent with every change, but only the changed one is new. */
+const encodedFiles = new WeakMap<ReviewFile, string>();
+/** A baseline's JSON string, by its text: the same for every change of the file in a run, so encoded once. */
+let lastBaseline: { text: string; json: string } | undefined;
+
+function encodeBaseline(baseline: string | null): string {
+	if (baseline === null) return "null";
+	if (lastBaseline?.text !== baseline) lastBaseline = { text: baseline, json: JSON.stringify(baseline) };
+	return lastBaseline.json;
+}
+
+function encodeFile(file: ReviewFile): string {
+	let text = encodedFiles.get(file);
+	if (text === undefined) {
+		const { baseline, ...rest } = file;
+		text = `{"baseline":${encodeBaseline(baseline)},${JSON.stringify(rest).slice(1)}`;
+		encodedFiles.set(file, text);
+	}
+	return text;
+}
+
+/**
+ * The change set as written to `pi-<pid>.review.json`, kept under MAX_REVIEW_BYTES: the oldest runs go first,
+ * then the largest files of what is left lose their contents and hunks (note "too large").
+ */
+export function encodeReviewMessage(message: ReviewMessage, maxBytes = MAX_REVIEW_BYTES): string {
+	const runs = message.runs.map((run) => ({ run: run.run, files: [...run.files] }));
+	const { runs: _, ...head } = message;
+	const encode = () =>
+		`${JSON.stringify(head).slice(0, -1)},"runs":[${runs
+			.map((run) => `{"run":${run.run},"files":[${run.files.map(encodeFile).join(",")}]}`)
+			.join(",")}]}`;
+	let text = encode();
+	while (Buffer.byteLength(text) > maxBytes) {
+		if (runs.length > 1) runs.shift();
+		else {
+			const files = runs[0]?.files ?? [];
+			let largest = -1;
+			let largestSize = -1;
+			for (const [index, f] of files.entries()) {
+				const size = encodeFile(f).length;
+				if (f.note === null && size > largestSize) [largest, largestSize] = [index, size];
+			}
+			const f = files[largest];
+			if (!f) break;
+			files[largest] = { ...f, baseline: null, note: "too large", hunks: [] };
+		}
+		text = encode();
+	}
+	return text;
+}
+
+/** How the shell turns bytes read from disk into a FileContent: NUL bytes or invalid UTF-8 are binary. */
+export function contentOf(bytes: Uint8Array | undefined, maxBytes = MAX_REVIEW_FILE_BYTES): FileContent {
+	if (bytes === undefined) return { kind: "absent" };
+	if (bytes.byteLength > maxBytes) return { kind: "note", note: "too large" };
+	if (bytes.includes(0)) return { kind: "note", note: "binary" };
+	try {
+		return { kind: "text", text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+	} catch {
+		return { kind: "note", note: "binary" };
+	}
+}

@@ -1,0 +1,84 @@
+/**
+ * The conformance kit's adapter for the Emacs client (editors/emacs): a real `emacs --daemon` (Debian 12's
+ * Emacs 28) with a tty client frame in tmux as its UI, driven through test/helpers/emacs.ts. A "command" is a
+ * form evaluated in the UI frame's selected window followed by `post-command-hook`, as the command loop runs
+ * it; diagnostics come from a Flymake backend of the test driver (test/emacs/driver.el), which reports what
+ * the case publishes for the buffer's current content.
+ */
+import { execFileSync } from "node:child_process";
+import { EMACS_BIN, type Emacs, elispString, startEmacs } from "../../helpers/emacs.ts";
+import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+
+/** "28" for Emacs 28.2: the major version, for the adapter's name. */
+function emacsMajor(): string {
+	try {
+		const first = execFileSync(EMACS_BIN, ["--version"], { encoding: "utf8" }).split("\n")[0] ?? "";
+		return /GNU Emacs (\d+)/.exec(first)?.[1] ?? "?";
+	} catch {
+		return "?";
+	}
+}
+
+const buffer = (file: string) => `(find-buffer-visiting ${elispString(file)})`;
+
+function session(e: Emacs): ClientSession {
+	return {
+		pid: e.pid,
+		open: (file) => e.act(`(find-file ${elispString(file)})`),
+		moveCursor: (to: Position) =>
+			e.act(`(progn (deactivate-mark) (goto-char (pi-ide-test-pos ${to.line} ${to.column})))`),
+		select: (start, end) => e.act(`(pi-ide-test-select ${start.line} ${start.column} ${end.line} ${end.column})`),
+		clearSelection: () => e.act("(deactivate-mark)"),
+		setLines: (file, lines) =>
+			e.act(
+				`(with-current-buffer ${buffer(file)} (let ((inhibit-read-only t)) (erase-buffer) (insert ${elispString(`${lines.join("\n")}\n`)})))`,
+			),
+		save: (file) => e.act(`(with-current-buffer ${buffer(file)} (save-buffer))`),
+		buffer: async (file) => {
+			const b = await e.json<{ text: string; modified: boolean } | null>(
+				`(let ((b ${buffer(file)})) (and b (with-current-buffer b (list :text (buffer-string) :modified (if (buffer-modified-p) t :false)))))`,
+			);
+			return b ?? undefined;
+		},
+		loadedFiles: async () =>
+			(await e.json<string[] | null>("(vconcat (delq nil (mapcar #'buffer-file-name (buffer-list))))")) ?? [],
+		setDiagnostics: async (file, items: KitDiagnostic[]) => {
+			const list = items
+				.map((d) => `(${d.line} ${d.column} ${elispString(d.severity)} ${elispString(d.message)})`)
+				.join(" ");
+			await e.eval(`(pi-ide-test-set-diagnostics ${elispString(file)} '(${list}))`);
+		},
+		messages: () => e.messages(),
+		attachUi: () => e.attachUi(),
+		quit: () => e.quit(),
+		dispose: () => e.dispose(),
+	};
+}
+
+const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
+	"selection",
+	"edit",
+	"reload",
+	"diagnostics",
+	"ui-gate",
+]);
+
+export const adapters: ClientAdapter[] = [
+	{
+		name: `emacs ${emacsMajor()}`,
+		app: "emacs",
+		capabilities: CAPABILITIES,
+		missing: {},
+		start: async (options: StartOptions): Promise<ClientSession> => {
+			const e = await startEmacs(undefined, {
+				cwd: options.cwd,
+				env: options.env,
+				runtimeDir: options.env["XDG_RUNTIME_DIR"] ?? null,
+				ui: !options.headless,
+				file: options.file,
+			});
+			if (options.file && options.headless) await e.act(`(find-file ${elispString(options.file)})`);
+			return session(e);
+		},
+	},
+];

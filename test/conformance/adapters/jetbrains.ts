@@ -1,0 +1,69 @@
+/**
+ * The conformance kit's adapter for the JetBrains client (editors/jetbrains). No JetBrains IDE can run here, so
+ * it drives the client's documented headless driver (editors/jetbrains/README.md): the client's own core, writer
+ * and v0.3 inbox, for one project window, with plain text buffers where the IDE's documents would be. Each
+ * session method is one command on the driver's stdin, answered on its stdout.
+ */
+import { startJetBrainsDriver } from "../../helpers/jetbrains.ts";
+import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+
+function expectOk(reply: { ok?: boolean; error?: string }, what: string): void {
+	if (reply.ok !== true) throw new Error(`jetbrains driver: ${what} failed: ${reply.error ?? JSON.stringify(reply)}`);
+}
+
+const jetbrains: ClientAdapter = {
+	name: "jetbrains (headless)",
+	app: "jetbrains",
+	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics"]),
+	missing: {
+		"ui-gate":
+			"a JetBrains IDE always has its UI; the headless driver writes from its start, as the plugin does once a project window opens",
+	},
+	async start(options: StartOptions): Promise<ClientSession> {
+		if (options.headless) throw new Error("jetbrains driver: no headless mode (capability ui-gate is missing)");
+		const driver = await startJetBrainsDriver({
+			project: options.cwd,
+			env: options.env,
+			...(options.file === undefined ? {} : { file: options.file }),
+		});
+		const run = async (cmd: Record<string, unknown>, what: string) => {
+			const reply = await driver.command(cmd);
+			expectOk(reply, what);
+			return reply;
+		};
+		return {
+			pid: driver.pid,
+			open: async (file: string) => {
+				await run({ cmd: "open", file }, "open");
+			},
+			moveCursor: async (to: Position) => {
+				await run({ cmd: "cursor", line: to.line, column: to.column }, "moveCursor");
+			},
+			select: async (start: Position, end: Position) => {
+				await run({ cmd: "select", start, end }, "select");
+			},
+			clearSelection: async () => {
+				await run({ cmd: "clear" }, "clearSelection");
+			},
+			setLines: async (file: string, lines: string[]) => {
+				await run({ cmd: "setLines", file, lines }, "setLines");
+			},
+			save: async (file: string) => {
+				await run({ cmd: "save", file }, "save");
+			},
+			buffer: async (file: string) => {
+				const reply = await run({ cmd: "buffer", file }, "buffer");
+				return (reply["buffer"] as { text: string; modified: boolean } | null) ?? undefined;
+			},
+			loadedFiles: async () => (await run({ cmd: "loaded" }, "loadedFiles"))["files"] as string[],
+			setDiagnostics: async (file: string, items: KitDiagnostic[]) => {
+				await run({ cmd: "diagnostics", file, items }, "setDiagnostics");
+			},
+			messages: async () => (await run({ cmd: "messages" }, "messages"))["messages"] as string[],
+			quit: () => driver.quit(),
+			dispose: () => driver.kill(),
+		};
+	},
+};
+
+export const adapters: ClientAdapter[] = [jetbrains];

@@ -1,0 +1,122 @@
+/**
+ * The Obsidian plugin (editors/obsidian) in the conformance kit. Obsidian is a closed-source desktop app
+ * that cannot run here: the plugin's own class runs in the kit's process against the fake of Obsidian's API
+ * its unit test uses (test/helpers/obsidian-host.ts), with the real CodeMirror packages, the shared state
+ * writer and the real file system. The vault is the kit's project dir; the state file is
+ * `<kit's pid>.json`, so the kit runs this adapter one session at a time (`inProcess`). A note opened here
+ * is a Markdown view of the file's text; a selection is CodeMirror's, dispatched as its update listener.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
+import { dom, fake, PiIdeContextPlugin } from "../../helpers/obsidian-host.ts";
+import type { ClientAdapter, ClientSession, Position, StartOptions } from "../client.ts";
+import { utf16Span } from "../kit.ts";
+
+type FakeView = InstanceType<typeof fake.MarkdownView>;
+type FakePlugin = InstanceType<typeof fake.Plugin>;
+
+async function start(options: StartOptions): Promise<ClientSession> {
+	const vault = options.cwd;
+	const app = new fake.App(new fake.FileSystemAdapter(vault));
+	const plugin = new PiIdeContextPlugin(app as never, { id: "pi-ide-context" } as never);
+	const host = plugin as unknown as FakePlugin;
+	const noticesFrom = fake.Notice.shown.length;
+	dom.selection = null;
+	// The plugin reads the state dir from the environment when it loads: the kit's, for this session only.
+	const saved = process.env["XDG_RUNTIME_DIR"];
+	process.env["XDG_RUNTIME_DIR"] = options.env["XDG_RUNTIME_DIR"];
+	try {
+		await plugin.onload();
+	} finally {
+		if (saved === undefined) delete process.env["XDG_RUNTIME_DIR"];
+		else process.env["XDG_RUNTIME_DIR"] = saved;
+	}
+	// The plugin's developer-console log (failed writes, each time): not a notice to the user, and noise here.
+	const logged: unknown[][] = [];
+	const consoleWarn = console.warn;
+	console.warn = (...args: unknown[]) => void logged.push(args);
+	const views = new Map<string, FakeView>();
+	const active = (): FakeView => {
+		const view = app.workspace.activeView;
+		if (!view) throw new Error("no note is open");
+		return view;
+	};
+	const open = (file: string) => {
+		const view =
+			views.get(file) ?? new fake.MarkdownView(new fake.TFile(relative(vault, file)), readFileSync(file, "utf8"));
+		views.set(file, view);
+		app.workspace.activeView = view;
+		app.workspace.trigger("file-open", view.file);
+	};
+	const select = (anchor: Position, head: Position, inclusive: boolean) => {
+		const editor = active().editor;
+		const from = utf16Span(editor.getLine(anchor.line - 1), anchor.column).start;
+		const to = utf16Span(editor.getLine(head.line - 1), head.column);
+		editor.setSelection(
+			{ line: anchor.line - 1, ch: from },
+			{ line: head.line - 1, ch: inclusive ? to.end : to.start },
+		);
+		host.dispatchEditorUpdate({ selectionSet: true });
+	};
+	let unloaded = false;
+	const unload = () => {
+		if (unloaded) return;
+		unloaded = true;
+		try {
+			host.unload();
+		} finally {
+			console.warn = consoleWarn;
+		}
+	};
+	if (options.file !== undefined) open(options.file);
+	return {
+		pid: process.pid,
+		open: async (file) => open(file),
+		moveCursor: async (to) => select(to, to, false),
+		select: async (from, to) => select(from, to, true),
+		clearSelection: async () => {
+			const head = active().editor.getCursor("head");
+			active().editor.setSelection(head);
+			host.dispatchEditorUpdate({ selectionSet: true });
+		},
+		// The selection is made once select returns.
+		endSelecting: async () => {},
+		setLines: async (file, lines) => {
+			const view = views.get(file);
+			if (!view) throw new Error(`${file} is not open`);
+			view.editor.lines = [...lines];
+			app.workspace.trigger("editor-change", view.editor, view);
+		},
+		save: async (file) => {
+			const view = views.get(file);
+			if (!view) throw new Error(`${file} is not open`);
+			writeFileSync(file, view.getViewData());
+		},
+		buffer: async (file) => {
+			const view = views.get(file);
+			return view ? { text: view.getViewData(), modified: false } : undefined;
+		},
+		loadedFiles: async () => [...views.keys()],
+		setDiagnostics: async () => {
+			throw new Error("Obsidian has no diagnostics");
+		},
+		messages: async () => fake.Notice.shown.slice(noticesFrom),
+		quit: async () => unload(),
+		dispose: async () => unload(),
+	};
+}
+
+export const adapters: ClientAdapter[] = [
+	{
+		name: "obsidian (plugin code, fake Obsidian)",
+		app: "obsidian",
+		capabilities: new Set(["selection", "edit"]),
+		missing: {
+			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",
+			diagnostics: "Obsidian has no checkers whose diagnostics the plugin could report",
+			"ui-gate": "Obsidian is a desktop app: the plugin only ever runs with its window",
+		},
+		inProcess: true,
+		start,
+	},
+];

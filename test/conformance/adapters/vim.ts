@@ -1,0 +1,161 @@
+/**
+ * The conformance kit's adapter for the Vim 9 client (editors/vim), driving real Vim (Debian 12's vim-nox)
+ * through the test driver of test/vim (test/helpers/vim.ts): Vim in tmux, the user's acts typed as keys
+ * (`{byte offset}go` moves to a protocol position exactly, multibyte included), questions and edits through a
+ * JSON channel.
+ *
+ * Selections: `select` leaves Vim in visual mode (a live selection, `selected_at` = now); `clearSelection`
+ * presses Escape. As PROTOCOL.md says for marks, Vim then keeps reporting the last selection with the time the
+ * user left visual mode (the Neovim client does the same); it is "none" only once its text is deleted or replaced.
+ */
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startVim, type Vim, vimString } from "../../helpers/vim.ts";
+import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+
+async function offset(vim: Vim, to: Position): Promise<number> {
+	return Number(await vim.expr(`line2byte(${to.line}) + ${to.column} - 1`));
+}
+
+/**
+ * Type the keys that put the cursor at `to` (from normal or visual mode) and wait until it is there: on the
+ * character holding that byte (Vim puts the cursor on a character's first byte).
+ */
+async function goTo(vim: Vim, to: Position): Promise<void> {
+	await vim.keys(`${await offset(vim, to)}go`);
+	const line = `getline(${to.line})`;
+	const column = `(${line} ==# '' ? 1 : byteidx(${line}, charidx(${line}, ${to.column - 1})) + 1)`;
+	await vim.waitExpr(`line('.') == ${to.line} && col('.') == ${column}`);
+}
+
+const bufExpr = (file: string) => `bufnr(${vimString(file)})`;
+
+class VimSession implements ClientSession {
+	private readonly vim: Vim;
+	/** The adapter's own files (vimrc, tmux socket), removed by dispose(). */
+	private readonly root: string;
+
+	constructor(vim: Vim, root: string) {
+		this.vim = vim;
+		this.root = root;
+	}
+
+	get pid(): number {
+		return this.vim.pid;
+	}
+
+	async open(file: string): Promise<void> {
+		await this.vim.ex(`execute 'edit ' . fnameescape(${vimString(file)})`);
+	}
+
+	private async normal(): Promise<void> {
+		if ((await this.vim.expr("mode()")) !== "n") {
+			await this.vim.keys("Escape");
+			await this.vim.waitExpr("mode() ==# 'n'");
+		}
+	}
+
+	async moveCursor(to: Position): Promise<void> {
+		await this.normal();
+		await goTo(this.vim, to);
+	}
+
+	async select(start: Position, end: Position): Promise<void> {
+		await this.normal();
+		await goTo(this.vim, start);
+		await this.vim.keys("v");
+		await this.vim.waitExpr("mode() ==# 'v'");
+		await goTo(this.vim, end);
+	}
+
+	async clearSelection(): Promise<void> {
+		await this.normal();
+	}
+
+	async setLines(file: string, lines: string[]): Promise<void> {
+		const buf = bufExpr(file);
+		await this.vim.ex(`call deletebufline(${buf}, 1, '$') | call setbufline(${buf}, 1, ${JSON.stringify(lines)})`);
+		// TextChanged fires when Vim's main loop turns after a command: a redraw (CTRL-L) is a harmless one.
+		await this.vim.keys("C-l");
+	}
+
+	async save(file: string): Promise<void> {
+		await this.vim.ex(
+			`let s:w = win_findbuf(${bufExpr(file)}) | if empty(s:w) | execute 'buffer' ${bufExpr(file)} | silent write | else | call win_execute(s:w[0], 'silent write') | endif`,
+		);
+	}
+
+	async buffer(file: string): Promise<{ text: string; modified: boolean } | undefined> {
+		const b = await this.vim.expr<{ text: string; modified: number } | "">(
+			`bufloaded(${bufExpr(file)}) ? {'text': join(getbufline(${bufExpr(file)}, 1, '$'), "\\n") . "\\n", 'modified': getbufvar(${bufExpr(file)}, '&modified')} : ''`,
+		);
+		return b === "" ? undefined : { text: b.text, modified: b.modified === 1 };
+	}
+
+	loadedFiles(): Promise<string[]> {
+		return this.vim.expr<string[]>(
+			"map(filter(getbufinfo({'bufloaded': 1}), {_, b -> b.name !=# '' && getbufvar(b.bufnr, '&buftype') ==# ''}), {_, b -> b.name})",
+		);
+	}
+
+	setDiagnostics(_file: string, _items: KitDiagnostic[]): Promise<void> {
+		return Promise.reject(new Error("the Vim client does not collect diagnostics (editors/vim/README.md)"));
+	}
+
+	/** The client's notices (they start with its name) and any error line: "one notice, never an error". */
+	async messages(): Promise<string[]> {
+		const text = await this.vim.expr<string>("execute('messages')");
+		return text
+			.split("\n")
+			.map((l) => l.trim())
+			.filter((l) => l.startsWith("(pi-ide)") || /E\d{2,4}:|Error/.test(l));
+	}
+
+	async quit(): Promise<void> {
+		await this.vim.quit();
+	}
+
+	async dispose(): Promise<void> {
+		this.vim.kill();
+		rmSync(this.root, { recursive: true, force: true });
+	}
+}
+
+const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(["selection", "edit", "reload"]);
+
+export const adapters: ClientAdapter[] = [
+	{
+		name: "vim 9",
+		app: "vim",
+		capabilities: CAPABILITIES,
+		missing: {
+			diagnostics:
+				"the Vim client does not collect diagnostics yet: ALE and lsp keep no buffer version for them (editors/vim/README.md)",
+			"ui-gate":
+				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
+		},
+		async start(options: StartOptions): Promise<ClientSession> {
+			const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-ide-vim-kit-")));
+			const run = options.env["XDG_RUNTIME_DIR"] ?? join(root, "run");
+			const dirs = {
+				root,
+				run,
+				home: options.env["HOME"] ?? root,
+				work: options.cwd,
+				stateDir: join(run, "pi-ide"),
+			};
+			let vim: Vim;
+			try {
+				// 'hidden': an opened file keeps earlier ones loaded, as the other clients' editors do.
+				vim = await startVim(null, { dirs, env: options.env, cwd: options.cwd, vimrc: ["set hidden"] });
+			} catch (error) {
+				rmSync(root, { recursive: true, force: true });
+				throw error;
+			}
+			const session = new VimSession(vim, root);
+			if (options.file) await session.open(options.file);
+			return session;
+		},
+	},
+];

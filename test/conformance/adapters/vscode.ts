@@ -1,0 +1,123 @@
+/**
+ * The VS Code extension (editors/vscode) in the conformance kit: its own shell (src/extension.ts, activate and
+ * deactivate) with the shared client code it wires (editors/shared: the state writer, pi's message watcher)
+ * and its pi-sync, run in the kit's process against a fake of VS Code's API (test/helpers/fake-vscode.ts,
+ * mapped onto the `vscode` import with a module hook). The kit checks this code, not VS Code: code-server
+ * for every case would take minutes, and what only the real VS Code can show (its extension host pid, the
+ * packaged .vsix, real selections, typing, diagnostics from its JSON checker, reload by its own file watcher)
+ * is test/vscode/vscode.test.ts's job. The fake reloads documents without unsaved changes when their file
+ * changes, as VS Code's watcher does; the extension only reports on that.
+ */
+import { registerHooks } from "node:module";
+import { resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+import { utf16Span } from "../kit.ts";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const FAKE = pathToFileURL(resolve(HERE, "../../helpers/fake-vscode.ts")).href;
+registerHooks({
+	resolve: (specifier, context, nextResolve) =>
+		specifier === "vscode" ? { url: FAKE, shortCircuit: true } : nextResolve(specifier, context),
+});
+const vscode = await import("../../helpers/fake-vscode.ts");
+const extension = await import("../../../editors/vscode/src/extension.ts");
+
+/** vscode.DiagnosticSeverity's numbers. */
+const SEVERITY = { error: 0, warning: 1, info: 2, hint: 3 } as const;
+
+/** What the extension tells about bad input: its warnings, and the lines its output channel gives a pi message. */
+const isNotice = (line: string) => / pi message: /.test(line);
+
+async function start(options: StartOptions): Promise<ClientSession> {
+	const bench = new vscode.Workbench(options.cwd);
+	vscode.useWorkbench(bench);
+	const context = vscode.makeContext();
+	// The extension reads the state dir from the environment when it activates: the kit's, for this session.
+	const saved = process.env["XDG_RUNTIME_DIR"];
+	process.env["XDG_RUNTIME_DIR"] = options.env["XDG_RUNTIME_DIR"];
+	try {
+		extension.activate(context as never);
+	} finally {
+		if (saved === undefined) delete process.env["XDG_RUNTIME_DIR"];
+		else process.env["XDG_RUNTIME_DIR"] = saved;
+	}
+	const documentOf = (file: string) => {
+		const document = bench.documents.find((d) => d.fileName === file && !d.isClosed);
+		if (!document) throw new Error(`${file} is not open`);
+		return document;
+	};
+	const toHost = (position: Position, after: boolean) => {
+		const editor = bench.activeTextEditor;
+		if (!editor) throw new Error("no active editor");
+		const span = utf16Span(editor.document.lineAt(position.line - 1).text, position.column);
+		return { line: position.line - 1, character: after ? span.end : span.start };
+	};
+	let active = true;
+	const deactivate = () => {
+		if (!active) return;
+		active = false;
+		try {
+			extension.deactivate();
+			for (const subscription of context.subscriptions) subscription.dispose();
+		} finally {
+			bench.dispose();
+			vscode.useWorkbench(undefined);
+		}
+	};
+	if (options.file !== undefined) bench.open(options.file);
+	return {
+		pid: process.pid,
+		open: async (file) => void bench.open(file),
+		moveCursor: async (to) => {
+			const at = toHost(to, false);
+			bench.select(at, at);
+		},
+		select: async (from, to) => bench.select(toHost(from, false), toHost(to, true)),
+		clearSelection: async () => {
+			const at = bench.activeTextEditor?.selection.active ?? { line: 0, character: 0 };
+			bench.select(at, at);
+		},
+		// The selection is made once select returns.
+		endSelecting: async () => {},
+		setLines: async (file, lines) => bench.edit(documentOf(file), `${lines.join("\n")}\n`),
+		save: async (file) => bench.save(documentOf(file)),
+		buffer: async (file) => {
+			const document = bench.documents.find((d) => d.fileName === file && !d.isClosed);
+			return document ? { text: document.getText(), modified: document.isDirty } : undefined;
+		},
+		loadedFiles: async () => bench.documents.filter((d) => !d.isClosed).map((d) => d.fileName),
+		setDiagnostics: async (file, items: KitDiagnostic[]) => {
+			const document = documentOf(file);
+			bench.setDiagnostics(
+				document,
+				items.map((d) => {
+					const at = { line: d.line - 1, character: utf16Span(document.lineAt(d.line - 1).text, d.column).start };
+					return {
+						severity: SEVERITY[d.severity],
+						range: { start: at, end: at },
+						message: d.message,
+						source: d.source ?? "kit",
+					};
+				}),
+			);
+		},
+		messages: async () => [...bench.shown, ...bench.output.filter(isNotice)],
+		quit: async () => deactivate(),
+		dispose: async () => deactivate(),
+	};
+}
+
+export const adapters: ClientAdapter[] = [
+	{
+		name: "vscode (extension code, fake VS Code API)",
+		app: "vscode",
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
+		missing: {
+			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
+		},
+		inProcess: true,
+		hostReloads: true,
+		start,
+	},
+];

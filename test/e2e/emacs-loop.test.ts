@@ -1,0 +1,70 @@
+/**
+ * The Emacs client end to end with the real pi: a real `emacs --daemon` with a tty client frame in tmux,
+ * pi in print mode with the fake model. The model receives the block built from Emacs's state file (file,
+ * cursor, the fresh region as the selection); pi's `write` tool reloads the open buffer, cursor kept, Emacs
+ * reports it and pi appends the buffer's Flymake diagnostics for the new content to the tool result.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { elispString, startEmacs } from "../helpers/emacs.ts";
+import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
+import { runPrint } from "../helpers/pi-env.ts";
+import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
+
+const ORIGINAL = Array.from({ length: 12 }, (_, i) => `v${i + 1} = ${i + 1}  # line ${i + 1}`);
+
+describe("emacs + pi end to end", { concurrency: 2 }, () => {
+	it("the model gets the Emacs block with the region's text", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/app.py", `${ORIGINAL.join("\n")}\n`);
+		const e = await startEmacs(t, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await e.act(`(find-file ${elispString(file)})`);
+		await e.act("(pi-ide-test-select 3 1 4 5)");
+		await e.until((s) => (s?.active_buffer.selection?.end.line === 4 ? true : undefined), "the region is written");
+		const block = theBlock(await promptOnce(env));
+		assert.match(block, /^The user's editor \(Emacs\) shows this file:$/m);
+		assert.match(block, new RegExp(`^File: ${file.replaceAll("/", "\\/")}$`, "m"));
+		assert.match(block, /^Language: python$/m);
+		assert.match(block, /^Selection \(lines 3-4, made \d+ s ago\):$/m);
+		assert.ok(block.includes(`${ORIGINAL[2]}\n${ORIGINAL[3]}`), block);
+	});
+
+	it("pi's write reloads the buffer, cursor kept; the tool result carries Emacs's diagnostics", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/app.py", `${ORIGINAL.join("\n")}\n`);
+		const e = await startEmacs(t, {
+			runtimeDir: env.runtimeDir,
+			cwd: env.workDir,
+			preEval: ["(setq flymake-no-changes-timeout 0.1)"],
+		});
+		await e.act(`(find-file ${elispString(file)})`);
+		await e.eval(`(pi-ide-test-set-diagnostics ${elispString(file)} '((1 1 "error" "v1 is not allowed")))`);
+		await e.act("(progn (goto-char (point-min)) (forward-line 9) (forward-char 3))");
+		await e.until(
+			(s) => (s?.active_buffer.diagnostics && s.active_buffer.cursor.line === 10 ? true : undefined),
+			"Emacs reports the file, its diagnostics and the cursor",
+		);
+		const next = ORIGINAL.map((l, i) => (i === 4 ? "v5 = 'changed by pi'" : l));
+		env.model.respond = (_request, index): FakeReply =>
+			index === 0
+				? { toolCalls: [{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }] }
+				: { text: DEFAULT_REPLY };
+		const result = await runPrint(env, [PROMPT]);
+		assert.equal(result.code, 0, result.stderr);
+		const toolText = toolResults(env.model.requests[1]).join("\n");
+		assert.match(toolText, /Successfully wrote/);
+		assert.match(toolText, /error 1:1 v1 is not allowed/, toolText);
+		assert.equal(
+			await e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))`),
+			readFileSync(file, "utf8"),
+		);
+		const s = await e.until(
+			(s) => (s?.files?.find((f) => f.file === file) ? s : undefined),
+			"Emacs's report on the file",
+		);
+		assert.equal(s.files?.find((f) => f.file === file)?.status, "reloaded");
+		assert.deepEqual(s.active_buffer.cursor, { line: 10, column: 4 });
+		assert.equal(s.active_buffer.modified, false);
+	});
+});

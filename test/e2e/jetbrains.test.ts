@@ -1,0 +1,119 @@
+/**
+ * The JetBrains client end to end, without an IDE: its headless driver (editors/jetbrains, the client's own
+ * core and writer, the plugin's reload decisions over plain buffers) writes the state file, and a real pi with
+ * the fake model reads it; pi's `write` tool then reaches the driver through pi's v0.3 message, and the
+ * driver's report reaches pi's tool result.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it, type TestContext } from "node:test";
+import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
+import { type JetBrainsDriver, startJetBrainsDriver } from "../helpers/jetbrains.ts";
+import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { pollUntil } from "../helpers/poll.ts";
+import { envFor, fileLine, firstFence, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
+
+const KOTLIN = 'fun main() {\n    val greeting = "héllo"\n    println(greeting)\n}\n';
+
+async function driverIn(t: TestContext, env: PiEnv, options: { cursor?: string; select?: string } = {}) {
+	const file = touch(env.workDir, "src/Main.kt", KOTLIN);
+	const driver = await startJetBrainsDriver({
+		project: env.workDir,
+		env: env.env,
+		file,
+		product: "IntelliJ IDEA",
+		...options,
+	});
+	t.after(() => driver.kill());
+	return { driver, file };
+}
+
+interface StateFile {
+	files?: { file: string; status: string; seq: number }[];
+	active_buffer: { file: string };
+}
+
+const readState = (driver: JetBrainsDriver): StateFile => JSON.parse(readFileSync(driver.stateFile, "utf8"));
+
+async function runWrite(env: PiEnv, path: string, content: string): Promise<string> {
+	env.model.respond = (_request, index): FakeReply =>
+		index === 0 ? { toolCalls: [{ name: "write", arguments: { path, content } }] } : { text: DEFAULT_REPLY };
+	const result = await runPrint(env, [PROMPT]);
+	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+	return toolResults(env.model.requests[1]).join("\n");
+}
+
+describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
+	it("pi reads the driver's state file: the file, Kotlin, the cursor and the fresh selection reach the model", async (t) => {
+		const env = await envFor(t);
+		const { driver, file } = await driverIn(t, env, { cursor: "2:9", select: "2:5-3:11" });
+		assert.equal(readState(driver).active_buffer.file, file);
+		const block = theBlock(await promptOnce(env));
+		assert.equal(fileLine(block), file);
+		assert.match(block, /kotlin/);
+		assert.match(block, /IntelliJ IDEA/);
+		assert.match(block, /\b3\b/);
+		assert.equal(firstFence(block)?.body, '    val greeting = "héllo"\n    println(greeting)');
+	});
+
+	it("pi's write reloads the unmodified buffer and the driver reports it; an unsaved buffer is kept and pi says so", async (t) => {
+		const env = await envFor(t);
+		const { driver, file } = await driverIn(t, env);
+		await runWrite(env, file, "fun main() = println(1)\n");
+		await pollUntil(
+			async () => {
+				const reply = await driver.command({ cmd: "buffer", file });
+				return (reply["buffer"] as { text: string }).text === "fun main() = println(1)\n" ? true : undefined;
+			},
+			() => "the driver's buffer shows pi's write",
+		);
+		const reloaded = await pollUntil(
+			() => readState(driver).files?.find((f) => f.file === file),
+			() => "a report on the file",
+		);
+		assert.equal(reloaded.status, "reloaded");
+
+		await driver.command({ cmd: "setLines", file, lines: ["// the user's unsaved line"] });
+		env.model.requests.length = 0;
+		const toolText = await runWrite(env, file, "fun main() = println(2)\n");
+		assert.match(toolText, /unsaved/i, toolText);
+		const kept = await driver.command({ cmd: "buffer", file });
+		assert.deepEqual(kept["buffer"], { text: "// the user's unsaved line\n", modified: true });
+		assert.equal(readState(driver).files?.find((f) => f.file === file)?.status, "modified");
+		const messages = await driver.command({ cmd: "messages" });
+		assert.equal((messages["messages"] as string[]).filter((m) => m.includes(file)).length, 1, "told once");
+	});
+
+	it("several project windows: pi in one project gets that window's file, though another was touched last", async (t) => {
+		const env = await envFor(t);
+		const other = join(env.root, "other-project");
+		const otherFile = touch(other, "build.gradle", "plugins {}\n");
+		const mine = touch(env.workDir, "src/App.py", "print(1)\n");
+		// The window touched last is the other project; pi's project is open in a second window.
+		const driver = await startJetBrainsDriver({
+			project: other,
+			env: env.env,
+			file: otherFile,
+			windows: [`${env.workDir}=${mine}`],
+		});
+		t.after(() => driver.kill());
+		const state = JSON.parse(readFileSync(driver.stateFile, "utf8")) as { cwd: string; windows?: { cwd: string }[] };
+		assert.equal(state.cwd, other);
+		assert.deepEqual(
+			state.windows?.map((w) => w.cwd),
+			[env.workDir],
+		);
+		const block = theBlock(await promptOnce(env));
+		assert.equal(fileLine(block), mine);
+		assert.match(block, /python/);
+	});
+
+	it("quitting removes the state file", async (t) => {
+		const env = await envFor(t);
+		const { driver } = await driverIn(t, env);
+		assert.ok(readState(driver));
+		await driver.quit();
+		assert.throws(() => readFileSync(driver.stateFile), /ENOENT/);
+	});
+});

@@ -1,0 +1,76 @@
+;;; driver.el --- Test-side helpers for driving pi-ide in a real Emacs -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Loaded into the daemon by test/helpers/emacs.ts.  Nothing here is part of the client: it finds the tty
+;; client frame, runs a "command" there, and is a Flymake backend whose diagnostics a test sets.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'flymake)
+
+(defun pi-ide-test-ui-frame ()
+  "The client's tty frame, or nil."
+  (cl-find-if (lambda (f) (not (equal (terminal-name (frame-terminal f)) "initial_terminal")))
+              (frame-list)))
+
+(defun pi-ide-test-act (fn)
+  "Call FN in the UI frame's selected window as a command, then run `post-command-hook'."
+  (let ((frame (pi-ide-test-ui-frame)))
+    (when frame (select-frame frame))
+    (with-current-buffer (window-buffer (selected-window))
+      (let ((this-command 'pi-ide-test-act))
+        (funcall fn)))
+    ;; The command loop runs the hook in the selected window's buffer.
+    (with-current-buffer (window-buffer (selected-window))
+      (run-hooks 'post-command-hook))
+    nil))
+
+(defun pi-ide-test-pos (line column)
+  "The position of LINE and byte COLUMN (both 1-based) in the current buffer."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (forward-line (1- line))
+      (min (line-end-position)
+           (or (byte-to-position (+ (position-bytes (line-beginning-position)) (1- column))) (point-max))))))
+
+(defun pi-ide-test-select (start-line start-col end-line end-col)
+  "Make the region from START-LINE/START-COL to END-LINE/END-COL, both inclusive."
+  (let ((beg (pi-ide-test-pos start-line start-col))
+        (end (save-excursion (goto-char (pi-ide-test-pos end-line end-col))
+                             (min (point-max) (1+ (point))))))
+    (goto-char beg)
+    (push-mark beg t t)
+    (goto-char end)))
+
+(defun pi-ide-test-messages ()
+  "The lines of *Messages*, as a vector."
+  (vconcat (split-string (with-current-buffer (messages-buffer) (buffer-string)) "\n" t)))
+
+(defvar-local pi-ide-test--diagnostics nil
+  "The diagnostics the test backend reports: a list of (LINE COLUMN SEVERITY MESSAGE).")
+
+(defun pi-ide-test-flymake-backend (report-fn &rest _)
+  "A Flymake backend reporting `pi-ide-test--diagnostics' through REPORT-FN at once."
+  (funcall report-fn
+           (mapcar (lambda (d)
+                     (let ((beg (pi-ide-test-pos (nth 0 d) (nth 1 d))))
+                       (flymake-make-diagnostic (current-buffer) beg (min (point-max) (1+ beg))
+                                                (pcase (nth 2 d) ("error" :error) ("warning" :warning) (_ :note))
+                                                (nth 3 d))))
+                   pi-ide-test--diagnostics)))
+
+(defun pi-ide-test-set-diagnostics (file items)
+  "Have the test backend report ITEMS for the buffer visiting FILE, for its content now."
+  (with-current-buffer (find-buffer-visiting file)
+    (setq pi-ide-test--diagnostics items)
+    (add-hook 'flymake-diagnostic-functions #'pi-ide-test-flymake-backend nil t)
+    (unless flymake-mode (flymake-mode 1))
+    (flymake-start)
+    nil))
+
+(provide 'pi-ide-test-driver)
+;;; driver.el ends here

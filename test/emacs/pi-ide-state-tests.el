@@ -1,0 +1,257 @@
+;;; pi-ide-state-tests.el --- ERT tables for pi-ide's pure builders -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by test/emacs/batch.test.ts in `emacs --batch'.  Tables of cases, one `ert-deftest' per rule; the
+;; expected values are the Neovim client's for the same situation (editors/nvim/lua/pi-ide/state.lua,
+;; selection.lua, inbox.lua) and PROTOCOL.md's.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'pi-ide-state)
+
+(defun pi-ide-tests--lines (text)
+  "A line reader over TEXT for `pi-ide-state-region-selection'."
+  (let ((lines (split-string text "\n")))
+    (lambda (first last)
+      (cl-subseq lines (1- first) (min last (length lines))))))
+
+(ert-deftest pi-ide-state-test-pid-of-name ()
+  "Canonical decimal pids only, the table of test/fixtures/state-dir-cases.ts."
+  (dolist (c '(("42.json" nil 42) ("1.json" nil 1) ("2147483647.json" nil 2147483647)
+               ("2147483648.json" nil nil) ("042.json" nil nil) ("0.json" nil nil) ("+1.json" nil nil)
+               ("-1.json" nil nil) ("42.json.tmp" nil nil) ("42.JSON" nil nil) ("1e3.json" nil nil)
+               ("12a.json" nil nil) (".json" nil nil) (" 42.json" nil nil) ("99999999999.json" nil nil)
+               ("pi-42.json" "pi-" 42) ("pi-042.json" "pi-" nil) ("pi-.json" "pi-" nil)
+               ("PI-42.json" "pi-" nil) ("pi-pi-42.json" "pi-" nil) ("42.json" "pi-" nil)
+               ("pi-42.json\n" "pi-" nil)))
+    (should (equal (list (car c) (pi-ide-state-pid-of-name (nth 0 c) (nth 1 c)))
+                   (list (car c) (nth 2 c))))))
+
+(ert-deftest pi-ide-state-test-language ()
+  "Major modes map to the ids the other clients send; derived modes inherit; unknown is nil."
+  (define-derived-mode pi-ide-tests-my-python-mode python-mode "MyPy")
+  (dolist (c '((python-mode "python") (typescript-mode "typescript") (tsx-ts-mode "typescriptreact")
+               (js-mode "javascript") (lua-mode "lua") (js-json-mode "json") (json-mode "json")
+               (markdown-mode "markdown") (emacs-lisp-mode "lisp") (sh-mode "sh") (c++-mode "cpp")
+               (rust-mode "rust") (go-mode "go") (yaml-mode "yaml") (pi-ide-tests-my-python-mode "python")
+               (fundamental-mode nil) (no-such-mode nil)))
+    (should (equal (list (car c) (pi-ide-state-language (car c))) c))))
+
+(ert-deftest pi-ide-state-test-filter-argv ()
+  "Daemon plumbing goes, everything the user typed stays."
+  (dolist (c '((("src/main.ts") ("src/main.ts"))
+               (("--daemon") ())
+               (("--daemon=work" "-nw" "a.txt") ("-nw" "a.txt"))
+               (("--fg-daemon" "--bg-daemon=x" "--eval" "(foo)") ("--eval" "(foo)"))
+               (("--daemonic") ("--daemonic"))))
+    (should (equal (pi-ide-state-filter-argv (car c)) (cadr c)))))
+
+(ert-deftest pi-ide-state-test-fit ()
+  "The encoded size is capped at a character boundary, escaping included."
+  (dolist (c '(("abc" 10 "abc" nil)
+               ("abcdef" 3 "abc" t)
+               ("a\"b" 2 "a" t)                    ; \" takes 2 bytes
+               ("\u0001\u0001" 6 "\u0001" t)       ; \u0001 takes 6
+               ("éé" 3 "é" t)                      ; 2 bytes each, never half of one
+               ("日本語" 6 "日本" t)
+               ("" 0 "" nil)))
+    (let ((got (pi-ide-state-fit (nth 0 c) (nth 1 c))))
+      (should (equal (list (nth 0 c) (car got) (cdr got)) (list (nth 0 c) (nth 2 c) (nth 3 c))))
+      (should (<= (pi-ide-state-encoded-size (car got)) (nth 1 c))))))
+
+(ert-deftest pi-ide-state-test-fit-random ()
+  "Seeded: the cut is the longest prefix within the cap (oracle: a linear scan)."
+  (let ((alphabet (vconcat "ab\"\\\n\t/" (list ?é ?日 ?\u0001 ?\U0001F600))))
+    (random "pi-ide")
+    (dotimes (_ 200)
+      (let* ((s (apply #'string (cl-loop repeat (random 30) collect (aref alphabet (random (length alphabet))))))
+             (max (random 60))
+             (got (car (pi-ide-state-fit s max)))
+             (oracle (cl-loop for n downfrom (length s) to 0
+                              when (<= (pi-ide-state-encoded-size (substring s 0 n)) max)
+                              return (substring s 0 n))))
+        (should (equal (list s max got) (list s max oracle)))))))
+
+(ert-deftest pi-ide-state-test-sanitize ()
+  "Raw bytes and surrogates become U+FFFD so `json-serialize' never fails."
+  (dolist (c `(("plain" "plain")
+               (,(string ?a (unibyte-char-to-multibyte #xC8) ?b) "a\uFFFDb")
+               (,(string #xD800) "\uFFFD")))
+    (should (equal (pi-ide-state-sanitize (car c)) (cadr c)))
+    (should (stringp (json-serialize (pi-ide-state-sanitize (car c)))))))
+
+(ert-deftest pi-ide-state-test-region-selection ()
+  "Regions (0-based char columns, end exclusive) become the protocol's selection."
+  (let ((text "def f():\n    return 1\n\nété ok\nlast"))
+    (dolist (c '(;; name, beg-line beg-col end-line end-col -> start end text
+                 ("one line, exact range" (1 4 1 5) (1 . 5) (1 . 5) "f")
+                 ("one line, a word" (2 4 2 10) (2 . 5) (2 . 10) "return")
+                 ("multi-line: whole lines, edge columns" (1 4 2 6) (1 . 5) (2 . 6) "def f():\n    return 1")
+                 ("ending at a line start ends on the line before" (1 0 3 0) (1 . 1) (2 . 12) "def f():\n    return 1")
+                 ("UTF-8 byte columns, last byte of the last char" (4 0 4 3) (4 . 1) (4 . 5) "été")
+                 ("after a multibyte character" (4 1 4 2) (4 . 3) (4 . 3) "t")
+                 ("an empty line inside" (2 0 4 2) (2 . 1) (4 . 3) "    return 1\n\nété ok")
+                 ("ending on an empty line" (2 4 3 0) (2 . 5) (2 . 12) "return 1")
+                 ("last line without newline" (5 0 5 4) (5 . 1) (5 . 4) "last")))
+      (pcase-let* ((`(,name (,bl ,bc ,el ,ec) ,start ,end ,want) c)
+                   (sel (pi-ide-state-region-selection (pi-ide-tests--lines text) bl bc el ec 99 1000)))
+        (should (equal (list name (plist-get sel :start) (plist-get sel :end) (plist-get sel :text)
+                             (plist-get sel :at))
+                       (list name start end want 99)))))))
+
+(ert-deftest pi-ide-state-test-region-none ()
+  "An empty region, or one holding only a newline, selects nothing."
+  (dolist (c '((1 3 1 3) (1 8 2 0)))
+    (should-not (apply #'pi-ide-state-region-selection (pi-ide-tests--lines "def f():\nx") (append c '(1 100))))))
+
+(ert-deftest pi-ide-state-test-region-read-cap ()
+  "A huge multi-line region is read only up to the cap and marked cut."
+  (let* ((text (mapconcat (lambda (i) (format "line %d" i)) (number-sequence 1 5000) "\n"))
+         (sel (pi-ide-state-region-selection (pi-ide-tests--lines text) 1 0 5000 3 nil 100)))
+    (should (<= (string-bytes (plist-get sel :text)) 100))
+    (should (plist-get sel :read-cut))
+    (should (equal (plist-get sel :end) '(5000 . 3)))))
+
+(defun pi-ide-tests--snap (&rest overrides)
+  "A snapshot plist with OVERRIDES."
+  (let ((snap (list :pid 4242 :cwd "/home/u/p" :argv '("a.py") :file "/home/u/p/a.py" :name "a.py"
+                    :language "python" :line 3 :column 5 :selection nil :modified nil :lines-total 10)))
+    (while overrides
+      (setq snap (plist-put snap (pop overrides) (pop overrides))))
+    snap))
+
+(ert-deftest pi-ide-state-test-build ()
+  "The payload's shape: nulls, booleans, the selection object."
+  (let* ((p (json-parse-string (json-serialize (pi-ide-state-build (pi-ide-tests--snap))) :object-type 'alist))
+         (b (alist-get 'active_buffer p)))
+    (should (equal (alist-get 'app p) "emacs"))
+    (should (equal (alist-get 'argv p) ["a.py"]))
+    (should (equal (alist-get 'selection b) :null))
+    (should (equal (alist-get 'modified b) :false))
+    (should (equal (alist-get 'cursor b) '((line . 3) (column . 5)))))
+  (let* ((sel (list :start '(1 . 1) :end '(2 . 3) :text "ab\ncde" :at 1700000000.5))
+         (p (json-parse-string (json-serialize (pi-ide-state-build (pi-ide-tests--snap :file nil :name "*scratch*"
+                                                                                       :language nil :modified t
+                                                                                       :selection sel)))
+                               :object-type 'alist))
+         (b (alist-get 'active_buffer p)))
+    (should (equal (alist-get 'file b) :null))
+    (should (equal (alist-get 'language b) :null))
+    (should (eq (alist-get 'modified b) t))
+    (should (equal (alist-get 'selection b)
+                   '((start (line . 1) (column . 1)) (end (line . 2) (column . 3)) (text . "ab\ncde")
+                     (selected_at . 1700000000.5))))))
+
+(ert-deftest pi-ide-state-test-selection-cap ()
+  "The encoded selection is capped with `truncated'; the range describes the whole selection."
+  (dolist (c '(("small" 10 "0123456789" nil) ("cut" 4 "0123456789" t) ("escapes count" 4 "\"\"\"" t)))
+    (let ((sel (pi-ide-state-selection (list :start '(1 . 1) :end '(1 . 10) :text (nth 2 c) :at nil)
+                                       (nth 1 c))))
+      (should (equal (list (car c) (alist-get 'truncated sel) (alist-get 'selected_at sel))
+                     (list (car c) (nth 3 c) :null)))
+      (should (<= (pi-ide-state-encoded-size (alist-get 'text sel)) (nth 1 c)))))
+  (let ((sel (pi-ide-state-selection (list :start '(1 . 1) :end '(9 . 9) :text "x" :read-cut t :at 5) 100)))
+    (should (eq (alist-get 'truncated sel) t))))
+
+(ert-deftest pi-ide-state-test-encode ()
+  "The timestamp is spliced in front; content without it is what unchanged writes compare."
+  (let* ((enc (pi-ide-state-encode (pi-ide-state-build (pi-ide-tests--snap)) 1700000000.25)))
+    (should (string-prefix-p "{\"timestamp\":1700000000.250,\"pid\":4242," (cdr enc)))
+    (should (equal (json-parse-string (car enc) :object-type 'alist)
+                   (assq-delete-all 'timestamp (json-parse-string (cdr enc) :object-type 'alist))))))
+
+(ert-deftest pi-ide-state-test-encode-file-cap ()
+  "Long paths make room: the selection is cut further; when nothing helps, nothing is written."
+  (let* ((long (make-string (* 900 1024) ?x))
+         (sel (list :start '(1 . 1) :end '(1 . 9) :text (make-string (* 250 1024) ?y) :at 1))
+         (enc (pi-ide-state-encode (pi-ide-state-build (pi-ide-tests--snap :cwd long :selection sel)) 1.0)))
+    (should (car enc))
+    (should (<= (string-bytes (cdr enc)) pi-ide-state-max-file-bytes))
+    (should (eq t (alist-get 'truncated (alist-get 'selection (alist-get 'active_buffer
+                                                                          (json-parse-string (cdr enc) :object-type 'alist)))))))
+  (let ((enc (pi-ide-state-encode (pi-ide-state-build (pi-ide-tests--snap :cwd (make-string (* 1100 1024) ?x))) 1.0)))
+    (should-not (car enc))
+    (should (string-match-p "over pi's limit" (cdr enc)))))
+
+(ert-deftest pi-ide-state-test-validate-message ()
+  "pi's messages: each malformed field has its reason; a good one passes."
+  (let ((good '((protocol . "0.3") (kind . "pi") (pid . 42) (cwd . "/p") (editor_pid . 7) (seq . 3)
+                (changed ((file . "/p/a") (seq . 3) (tool . "edit"))) (last_turn "/p/a"))))
+    (should-not (pi-ide-state-validate-message good 42))
+    (dolist (c `(("not an object" ["x"] "not a JSON object")
+                 ("wrong kind" ((kind . "vim")) "kind is not")
+                 ("no protocol" ,(assq-delete-all 'protocol (copy-alist good)) "no protocol")
+                 ("pid mismatch" ,(cons '(pid . 43) good) "does not match")
+                 ("editor_pid a string" ,(cons '(editor_pid . "7") good) "editor_pid")
+                 ("seq negative" ,(cons '(seq . -1) good) "seq")
+                 ("seq a float" ,(cons '(seq . 1.5) good) "seq")
+                 ("changed missing" ,(assq-delete-all 'changed (copy-alist good)) "changed is not")
+                 ("changed too long" ,(cons (cons 'changed (make-list 51 '((file . "/a") (seq . 1)))) good)
+                  "changed is not")
+                 ("relative file" ,(cons '(changed ((file . "a") (seq . 1))) good) "changed entry")
+                 ("seq 0 in changed" ,(cons '(changed ((file . "/a") (seq . 0))) good) "changed entry")
+                 ("last_turn not strings" ,(cons '(last_turn 1 2) good) "last_turn")))
+      (let ((why (pi-ide-state-validate-message (nth 1 c) 42)))
+        (should (equal (list (car c) (and why (string-match-p (regexp-quote (nth 2 c)) why) t))
+                       (list (car c) t)))))
+    (should-not (pi-ide-state-validate-message (cons '(editor_pid . :null) good) 42))))
+
+(ert-deftest pi-ide-state-test-reload-verdict ()
+  "The reload rule of PROTOCOL.md v0.3, the table of the Neovim client's test."
+  (let ((file '(:type file :real "/r/a" :resolves-to file))
+        (link '(:type link :real "/r/a" :resolves-to file))
+        (link-elsewhere '(:type link :real "/r/b" :resolves-to file))
+        (dir '(:type dir :real "/r/a" :resolves-to dir))
+        (fifo '(:type fifo :real "/r/a" :resolves-to fifo))
+        (link-to-dir '(:type link :real "/r/d" :resolves-to dir)))
+    (dolist (c `(("gone" (:type file :real "/r/a") nil "gone")
+                 ("a file then and now" (:type file :real "/r/a") ,file "reload")
+                 ("no record, a file" nil ,file "reload")
+                 ("no record, a symlink" nil ,link "refused")
+                 ("a file now a symlink" (:type file :real "/r/a") ,link "refused")
+                 ("a symlink then and now, same target" (:type link :real "/r/a") ,link "reload")
+                 ("a symlink re-pointed" (:type link :real "/r/a") ,link-elsewhere "refused")
+                 ("a symlink now a file" (:type link :real "/r/a") ,file "refused")
+                 ("now a directory" (:type file :real "/r/a") ,dir "refused")
+                 ("now a FIFO" (:type file :real "/r/a") ,fifo "refused")
+                 ("a symlink to a directory" (:type link :real "/r/d") ,link-to-dir "refused")))
+      (should (equal (list (car c) (pi-ide-state-reload-verdict (nth 1 c) (nth 2 c)))
+                     (list (car c) (nth 3 c)))))))
+
+(ert-deftest pi-ide-state-test-newest-changes ()
+  "The newest change per file above the handled seq, in seq order."
+  (let ((changed '(((file . "/a") (seq . 1)) ((file . "/b") (seq . 2)) ((file . "/a") (seq . 3))
+                   ((file . "/c") (seq . 4)))))
+    (dolist (c '((0 (("/b" . 2) ("/a" . 3) ("/c" . 4))) (2 (("/a" . 3) ("/c" . 4))) (4 ())))
+      (should (equal (mapcar (lambda (x) (cons (alist-get 'file x) (alist-get 'seq x)))
+                             (pi-ide-state-newest-changes changed (car c)))
+                     (cadr c))))))
+
+(ert-deftest pi-ide-state-test-remember-report ()
+  "One report per file, newest last, at most 20."
+  (let ((reports nil))
+    (dotimes (i 25)
+      (setq reports (pi-ide-state-remember-report reports `((file . ,(format "/f%d" (% i 22))) (seq . ,i)))))
+    (should (= (length reports) 20))
+    (should (equal (alist-get 'seq (car (last reports))) 24))
+    (should (= 1 (cl-count "/f1" reports :key (lambda (r) (alist-get 'file r)) :test #'equal)))))
+
+(ert-deftest pi-ide-state-test-diagnostics ()
+  "Errors first, then by line; capped at 100 with the total; messages cut to 500 characters."
+  (let* ((items (append (cl-loop for i from 1 to 150
+                                 collect `((severity . "warning") (line . ,i) (column . 1) (message . "w")))
+                        `(((severity . "error") (line . 200) (column . 2) (message . ,(make-string 600 ?e)))
+                          ((severity . "error") (line . 3) (column . 1) (message . "first")))))
+         (d (pi-ide-state-diagnostics items 17))
+         (listed (alist-get 'items d)))
+    (should (equal (alist-get 'version d) 17))
+    (should (equal (alist-get 'total d) 152))
+    (should (= (length listed) 100))
+    (should (equal (mapcar (lambda (x) (alist-get 'line x)) (cl-subseq listed 0 3)) '(3 200 1)))
+    (should (= (length (alist-get 'message (aref listed 1))) 500))))
+
+(provide 'pi-ide-state-tests)
+;;; pi-ide-state-tests.el ends here

@@ -1,0 +1,270 @@
+/**
+ * A small fake of the parts of VS Code's API the extension's shell (editors/vscode/src/extension.ts) uses,
+ * for the conformance kit's VS Code adapter (test/conformance/adapters/vscode.ts maps the `vscode` import to
+ * this file with a module hook). It behaves as VS Code does where the client depends on it: documents count
+ * lines as VS Code does (a final newline makes an empty last line), versions grow with every change and
+ * reload, an edit makes a document dirty and a save clean, and VS Code's own file watcher reloads a document
+ * without unsaved changes when its file changes on disk (read through any symlink, as VS Code reads).
+ * Events fire synchronously; `Workbench` is the test's handle on the whole window.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
+
+export interface Disposable {
+	dispose(): void;
+}
+
+type Listener<T> = (event: T) => unknown;
+
+export class EventEmitter<T> {
+	readonly #listeners = new Set<Listener<T>>();
+	readonly event = (listener: Listener<T>): Disposable => {
+		this.#listeners.add(listener);
+		return { dispose: () => this.#listeners.delete(listener) };
+	};
+	fire(event: T): void {
+		for (const listener of [...this.#listeners]) listener(event);
+	}
+}
+
+export const StatusBarAlignment = { Left: 1, Right: 2 } as const;
+export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 } as const;
+
+export class Uri {
+	readonly scheme: string;
+	readonly path: string;
+	readonly query: string;
+	private constructor(scheme: string, path: string, query = "") {
+		this.scheme = scheme;
+		this.path = path;
+		this.query = query;
+	}
+	static file(path: string): Uri {
+		return new Uri("file", path);
+	}
+	static from(parts: { scheme: string; path: string; query?: string }): Uri {
+		return new Uri(parts.scheme, parts.path, parts.query);
+	}
+	get fsPath(): string {
+		return this.path;
+	}
+	toString(): string {
+		return `${this.scheme}://${this.path}${this.query ? `?${this.query}` : ""}`;
+	}
+}
+
+export interface Position {
+	line: number;
+	character: number;
+}
+
+export class TextDocument {
+	readonly uri: Uri;
+	readonly fileName: string;
+	readonly isUntitled = false;
+	readonly languageId: string;
+	version = 1;
+	isDirty = false;
+	isClosed = false;
+	#text: string;
+	#lines: string[];
+	constructor(file: string, text: string, languageId: string) {
+		this.uri = Uri.file(file);
+		this.fileName = file;
+		this.#text = text;
+		this.#lines = text.split("\n");
+		this.languageId = languageId;
+	}
+	get lineCount(): number {
+		return this.#lines.length;
+	}
+	lineAt(line: number): { text: string } {
+		return { text: this.#lines[line] ?? "" };
+	}
+	getText(): string {
+		return this.#text;
+	}
+	/** An edit or a reload: a new version. */
+	setText(text: string): void {
+		this.#text = text;
+		this.#lines = text.split("\n");
+		this.version += 1;
+	}
+}
+
+export interface TextEditor {
+	document: TextDocument;
+	selection: { anchor: Position; active: Position };
+}
+
+export interface Diagnostic {
+	severity: number;
+	range: { start: Position; end: Position };
+	message: string;
+	source?: string;
+}
+
+/** The extension's view of a window: everything `vscode.*` returns lives here. */
+export class Workbench {
+	readonly onDidChangeActiveTextEditor = new EventEmitter<TextEditor | undefined>();
+	readonly onDidChangeTextEditorSelection = new EventEmitter<{ textEditor: TextEditor }>();
+	readonly onDidChangeWindowState = new EventEmitter<{ focused: boolean }>();
+	readonly onDidChangeTextDocument = new EventEmitter<{ document: TextDocument }>();
+	readonly onDidSaveTextDocument = new EventEmitter<TextDocument>();
+	readonly onDidOpenTextDocument = new EventEmitter<TextDocument>();
+	readonly onDidCloseTextDocument = new EventEmitter<TextDocument>();
+	readonly onDidChangeWorkspaceFolders = new EventEmitter<unknown>();
+	readonly onDidChangeConfiguration = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
+	readonly onDidChangeDiagnostics = new EventEmitter<{ uris: Uri[] }>();
+	readonly documents: TextDocument[] = [];
+	readonly diagnostics = new Map<string, Diagnostic[]>();
+	/** What the extension showed the user, and what it wrote to its output channel. */
+	readonly shown: string[] = [];
+	readonly output: string[] = [];
+	activeTextEditor: TextEditor | undefined;
+	readonly folder: string;
+	readonly #watcher: ReturnType<typeof setInterval>;
+
+	constructor(folder: string) {
+		this.folder = folder;
+		// VS Code's file watcher: a document without unsaved changes follows its file on disk.
+		this.#watcher = setInterval(() => this.#watchFiles(), 20);
+	}
+
+	/** Open `file` in the active editor (VS Code's quick open): one document per file. */
+	open(file: string, languageId = "plaintext"): TextEditor {
+		let document = this.documents.find((d) => d.fileName === file);
+		if (!document) {
+			document = new TextDocument(file, readFileSync(file, "utf8"), languageId);
+			this.documents.push(document);
+			this.onDidOpenTextDocument.fire(document);
+		}
+		const start = { line: 0, character: 0 };
+		this.activeTextEditor = { document, selection: { anchor: start, active: start } };
+		this.onDidChangeActiveTextEditor.fire(this.activeTextEditor);
+		return this.activeTextEditor;
+	}
+
+	select(anchor: Position, active: Position): void {
+		const editor = this.activeTextEditor;
+		if (!editor) throw new Error("no active editor");
+		editor.selection = { anchor, active };
+		this.onDidChangeTextEditorSelection.fire({ textEditor: editor });
+	}
+
+	edit(document: TextDocument, text: string): void {
+		document.setText(text);
+		document.isDirty = true;
+		this.onDidChangeTextDocument.fire({ document });
+	}
+
+	save(document: TextDocument): void {
+		writeFileSync(document.fileName, document.getText());
+		document.isDirty = false;
+		this.onDidSaveTextDocument.fire(document);
+	}
+
+	setDiagnostics(document: TextDocument, items: Diagnostic[]): void {
+		this.diagnostics.set(document.uri.toString(), items);
+		this.onDidChangeDiagnostics.fire({ uris: [document.uri] });
+	}
+
+	dispose(): void {
+		clearInterval(this.#watcher);
+	}
+
+	#watchFiles(): void {
+		for (const document of this.documents) {
+			if (document.isDirty || document.isClosed) continue;
+			let disk: string;
+			try {
+				disk = readFileSync(document.fileName, "utf8");
+			} catch {
+				continue; // deleted: VS Code keeps the document as it is
+			}
+			if (disk === document.getText()) continue;
+			document.setText(disk);
+			this.onDidChangeTextDocument.fire({ document });
+		}
+	}
+}
+
+let bench: Workbench | undefined;
+
+/** Make `workbench` the window the `vscode` API below answers for (one at a time). */
+export function useWorkbench(workbench: Workbench | undefined): void {
+	bench = workbench;
+}
+
+function current(): Workbench {
+	if (!bench) throw new Error("fake vscode: no workbench in use");
+	return bench;
+}
+
+const statusBarItem = () => ({ text: "", tooltip: "", command: "", show() {}, hide() {}, dispose() {} });
+
+export const window = {
+	get activeTextEditor() {
+		return current().activeTextEditor;
+	},
+	createOutputChannel: (_name: string) => ({
+		appendLine: (line: string) => void current().output.push(line),
+		dispose() {},
+	}),
+	createStatusBarItem: (_alignment: number, _priority: number) => statusBarItem(),
+	onDidChangeActiveTextEditor: (l: Listener<TextEditor | undefined>) => current().onDidChangeActiveTextEditor.event(l),
+	onDidChangeTextEditorSelection: (l: Listener<{ textEditor: TextEditor }>) =>
+		current().onDidChangeTextEditorSelection.event(l),
+	onDidChangeWindowState: (l: Listener<{ focused: boolean }>) => current().onDidChangeWindowState.event(l),
+	showWarningMessage: (message: string, ..._items: string[]) => {
+		current().shown.push(message);
+		return Promise.resolve(undefined);
+	},
+	showInformationMessage: (message: string, ..._items: string[]) => {
+		current().shown.push(message);
+		return Promise.resolve(undefined);
+	},
+};
+
+export const workspace = {
+	get textDocuments() {
+		return current().documents;
+	},
+	get workspaceFolders() {
+		return [{ uri: Uri.file(current().folder) }];
+	},
+	workspaceFile: undefined,
+	asRelativePath: (path: string, _includeFolder: boolean) => relative(current().folder, path),
+	getConfiguration: (_section: string) => ({
+		get: <T>(_key: string, fallback: T): T => fallback,
+		update: () => Promise.resolve(),
+	}),
+	onDidChangeTextDocument: (l: Listener<{ document: TextDocument }>) => current().onDidChangeTextDocument.event(l),
+	onDidSaveTextDocument: (l: Listener<TextDocument>) => current().onDidSaveTextDocument.event(l),
+	onDidOpenTextDocument: (l: Listener<TextDocument>) => current().onDidOpenTextDocument.event(l),
+	onDidCloseTextDocument: (l: Listener<TextDocument>) => current().onDidCloseTextDocument.event(l),
+	onDidChangeWorkspaceFolders: (l: Listener<unknown>) => current().onDidChangeWorkspaceFolders.event(l),
+	onDidChangeConfiguration: (l: Listener<{ affectsConfiguration(section: string): boolean }>) =>
+		current().onDidChangeConfiguration.event(l),
+	registerTextDocumentContentProvider: (_scheme: string, _provider: unknown): Disposable => ({ dispose() {} }),
+};
+
+export const languages = {
+	getDiagnostics: (uri: Uri): Diagnostic[] => current().diagnostics.get(uri.toString()) ?? [],
+	onDidChangeDiagnostics: (l: Listener<{ uris: Uri[] }>) => current().onDidChangeDiagnostics.event(l),
+};
+
+export const commands = {
+	registerCommand: (_id: string, _fn: (...args: unknown[]) => unknown): Disposable => ({ dispose() {} }),
+	executeCommand: (_id: string, ..._args: unknown[]) => Promise.resolve(undefined),
+};
+
+export const env = { clipboard: { writeText: (_text: string) => Promise.resolve() } };
+
+/** An ExtensionContext: the subscriptions VS Code disposes on deactivation, the terminal environment. */
+export function makeContext(): { subscriptions: Disposable[]; environmentVariableCollection: object } {
+	return {
+		subscriptions: [],
+		environmentVariableCollection: { persistent: true, description: "", replace() {}, delete() {} },
+	};
+}

@@ -1,0 +1,41 @@
+/**
+ * The Obsidian plugin (editors/obsidian/src/main.ts) loaded against the fake of Obsidian's API
+ * (editors/obsidian/test/fake-obsidian.ts, mapped onto the `obsidian` import with a module hook) with the real
+ * CodeMirror packages, and the browser globals it uses (`document` for selectionchange, window focus,
+ * `getSelection`). Obsidian itself cannot run here. Used by test/unit/obsidian-plugin.test.ts and the
+ * conformance kit's adapter (test/conformance/adapters/obsidian.ts).
+ */
+import { registerHooks } from "node:module";
+import { resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const FAKE = pathToFileURL(resolve(HERE, "../../editors/obsidian/test/fake-obsidian.ts")).href;
+// `obsidian` is the fake. CodeMirror is provided by the host in Obsidian, one instance for everyone: the
+// bundle's require() of it gets the same ESM instance the fake and the sources use.
+registerHooks({
+	resolve: (specifier, context, nextResolve) => {
+		if (specifier === "obsidian") return { url: FAKE, shortCircuit: true };
+		if (specifier.startsWith("@codemirror/"))
+			return nextResolve(specifier, { ...context, conditions: ["node", "import"] });
+		return nextResolve(specifier, context);
+	},
+});
+
+// Before the globals below: CodeMirror reads `document` when it loads and wants a real one or none.
+export const fake = await import("../../editors/obsidian/test/fake-obsidian.ts");
+export const { default: PiIdeContextPlugin } = await import("../../editors/obsidian/src/main.ts");
+
+export interface FakeSelection {
+	anchorNode: unknown;
+	toString(): string;
+}
+
+/** The browser globals the plugin uses: `document` (selectionchange), `window` focus, `getSelection`. */
+export const dom = { document: new EventTarget(), window: new EventTarget(), selection: null as FakeSelection | null };
+Object.assign(globalThis, {
+	document: dom.document,
+	addEventListener: dom.window.addEventListener.bind(dom.window),
+	removeEventListener: dom.window.removeEventListener.bind(dom.window),
+	getSelection: () => dom.selection,
+});

@@ -1,0 +1,82 @@
+/**
+ * What a reload for pi leaves in the buffer besides its text: the line endings of the new content
+ * ('fileformat'), the user's 'autoread' as it was (a buffer-local `noautoread` kept, nothing buffer-local
+ * left behind), and the undo history, also for a file over 'undoreload'.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { after, describe, it } from "node:test";
+import { killAllEditors } from "../helpers/editors.ts";
+import { forEachNvim } from "../helpers/nvim.ts";
+import { assertNoErrors, lines, message, send, type World, world } from "../helpers/nvim-inbox.ts";
+
+after(killAllEditors);
+
+/** pi writes `text` to a.txt and says so; resolves once the client has handled it. */
+async function piWrites(w: World, text: string): Promise<void> {
+	writeFileSync(w.file, text);
+	const msg = message(w);
+	send(w, msg);
+	const state = await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+	assert.equal(state.files?.find((f) => f.file === w.file)?.status, "reloaded");
+}
+
+/** 'autoread' as the buffer has it: its local value (-1 or nil: none) and the one in effect. */
+const AUTOREAD = `return { l = vim.api.nvim_eval("&l:autoread"), effective = vim.api.nvim_get_option_value("autoread", {}) }`;
+
+forEachNvim((flavour) => {
+	describe(`nvim ${flavour.name}: what a reload keeps and takes`, () => {
+		const ENDINGS = [
+			{ name: "CRLF to LF", from: "a\r\nb\r\n", to: "x\ny\n", fileformat: "unix" },
+			{ name: "LF to CRLF", from: "a\nb\n", to: "x\r\ny\r\n", fileformat: "dos" },
+			{ name: "CRLF stays", from: "a\r\nb\r\n", to: "x\r\ny\r\n", fileformat: "dos" },
+			{ name: "mixed stays unix, the CR kept in the line", from: "a\nb\n", to: "x\r\ny\n", fileformat: "unix" },
+		];
+		for (const c of ENDINGS) {
+			it(`'fileformat' follows the new content: ${c.name}; a :w writes pi's bytes back unchanged`, async (t) => {
+				const w = await world(t, flavour);
+				writeFileSync(w.file, c.from);
+				await w.nv.command("edit!");
+				await piWrites(w, c.to);
+				assert.equal(await w.nv.lua("return vim.bo.fileformat"), c.fileformat);
+				assert.equal(await w.nv.lua("return vim.bo.modified"), false);
+				await w.nv.command("write");
+				assert.equal(readFileSync(w.file, "utf8"), c.to);
+				await assertNoErrors(w.nv);
+			});
+		}
+
+		it("a buffer-local noautoread stays; under a global noautoread nothing buffer-local is left", async (t) => {
+			const w = await world(t, flavour);
+			await w.nv.command("setlocal noautoread");
+			const before = await w.nv.lua<{ l: number }>(AUTOREAD);
+			await piWrites(w, "one\n");
+			assert.deepEqual(await lines(w.nv), ["one"]);
+			assert.deepEqual(await w.nv.lua(AUTOREAD), before, "setlocal noautoread kept");
+
+			await w.nv.command("set noautoread"); // global, and (':set') no local value
+			const unset = await w.nv.lua<{ l: unknown; effective: boolean }>(AUTOREAD);
+			assert.equal(unset.effective, false);
+			await piWrites(w, "two\n");
+			assert.deepEqual(await lines(w.nv), ["two"]);
+			assert.deepEqual(await w.nv.lua(AUTOREAD), unset, "no buffer-local 'autoread' left set");
+		});
+
+		it("the undo history survives a reload, also of a file over 'undoreload' (which is left as it was)", async (t) => {
+			const w = await world(t, flavour);
+			await w.nv.command("set undoreload=5");
+			const long = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+			writeFileSync(w.file, `${long.join("\n")}\n`);
+			await w.nv.command("edit!");
+			await w.nv.input("ggOtyped<Esc>");
+			await w.nv.command("write");
+			await piWrites(w, "pi's version\n");
+			assert.deepEqual(await lines(w.nv), ["pi's version"]);
+			await w.nv.command("undo");
+			assert.deepEqual(await lines(w.nv), ["typed", ...long], "undo brings back the text before pi's change");
+			await w.nv.command("undo");
+			assert.deepEqual(await lines(w.nv), long, "and the user's own change before it");
+			assert.equal(await w.nv.lua("return vim.o.undoreload"), 5);
+		});
+	});
+});

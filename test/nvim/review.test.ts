@@ -1,0 +1,238 @@
+/**
+ * Protocol v0.4 in Neovim (pi-ide.review): pi's change set, built by pi's own code (src/link/change-set.ts) and
+ * written as pi writes it, marks pi's hunks in the buffers it reloaded, fills the quickfix list, shows the
+ * baseline beside an unsaved buffer without a W12 prompt, and reverts a hunk in the buffer (never on disk),
+ * refusing one the user edited since; what was reverted reaches the state file. Bad change sets: one notice,
+ * no marks, no error.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { ChangeSet, encodeReviewMessage } from "../../src/link/change-set.ts";
+import { killAllEditors, writeRawStateFile } from "../helpers/editors.ts";
+import { forEachNvim, startNvim } from "../helpers/nvim.ts";
+import {
+	assertNoErrors,
+	CONTENT,
+	lines,
+	luaWithoutPrompt,
+	message,
+	pollPiIde,
+	send,
+	type World,
+	world,
+} from "../helpers/nvim-inbox.ts";
+
+after(killAllEditors);
+
+const PI_VERSION = "one\nTWO\nthree\nfour\n";
+
+/** The change set pi writes for one run that changed `file` from `before` to `after`. */
+function reviewText(w: World, file: string, before: string, after: string): string {
+	const set = new ChangeSet();
+	set.startRun();
+	set.before(file, { kind: "text", text: before }, 1);
+	set.after(file, { kind: "text", text: after });
+	return encodeReviewMessage({
+		protocol: "0.4",
+		kind: "pi-review",
+		pid: w.piPid,
+		editor_pid: w.nv.pid,
+		timestamp: Date.now() / 1000,
+		runs: set.runs(),
+	});
+}
+
+/** pi changes a.txt to its version, writes its change set (`review` overrides the text), then its message. */
+async function piChanges(w: World, review?: { raw: string; mode?: number }): Promise<void> {
+	writeFileSync(w.file, PI_VERSION);
+	writeRawStateFile(
+		w.nv.stateDir,
+		`pi-${w.piPid}.review.json`,
+		review?.raw ?? reviewText(w, w.file, CONTENT, PI_VERSION),
+		review?.mode,
+	);
+	const msg = message(w);
+	send(w, msg);
+	await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+}
+
+/** The review marks of the current buffer: [first line, last line] (1-based). */
+const MARKS = `local ns = vim.api.nvim_create_namespace("pi-ide-review")
+	local out = {}
+	for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })) do
+		out[#out + 1] = { m[2] + 1, (m[4].end_row or m[2]) + 1 }
+	end
+	return out`;
+
+/** The sign column as drawn, screen rows 1 to 4 (the only window starts at the top). */
+const SIGNS = `vim.cmd("redraw")
+	local out = {}
+	for row = 1, 4 do out[row] = vim.trim(vim.fn.screenstring(row, 1)) end
+	return out`;
+
+forEachNvim((flavour) => {
+	describe(`nvim ${flavour.name}: reviewing pi's change set (v0.4)`, () => {
+		it("marks pi's hunks on the reloaded buffer and lists them in the quickfix list", async (t) => {
+			const w = await world(t, flavour);
+			await piChanges(w);
+			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three", "four"]);
+			assert.deepEqual(await w.nv.lua(MARKS), [
+				[2, 2],
+				[4, 4],
+			]);
+			assert.deepEqual(await w.nv.lua(SIGNS), ["", "┃", "", "┃"], "drawn in the sign column");
+			await w.nv.command("PiIde hunks");
+			const items = await w.nv.lua<{ lnum: number; text: string }[]>(
+				"return vim.tbl_map(function(i) return { lnum = i.lnum, text = i.text } end, vim.fn.getqflist())",
+			);
+			assert.deepEqual(
+				items.map((i) => [i.lnum, i.text]),
+				[
+					[2, "pi +1 -1  TWO"],
+					[4, "pi +1 -0  four"],
+				],
+			);
+			await assertNoErrors(w.nv);
+		});
+
+		it("revert: the hunk under the cursor goes back in the buffer, not on disk; `u` brings pi's back; pi is told", async (t) => {
+			const w = await world(t, flavour);
+			await piChanges(w);
+			await w.nv.command("call cursor(2, 1)");
+			await w.nv.command("PiIde revert");
+			assert.deepEqual(await lines(w.nv), ["one", "two", "three", "four"]);
+			assert.equal(readFileSync(w.file, "utf8"), PI_VERSION, "the disk keeps pi's version");
+			assert.equal(await w.nv.lua("return vim.bo.modified"), true);
+			const state = await w.nv.until(
+				(s) => Array.isArray((s as { reverted?: unknown[] }).reverted),
+				"the state file lists the revert",
+			);
+			const reverted = (state as unknown as { reverted: Record<string, unknown>[] }).reverted;
+			assert.deepEqual(
+				reverted.map((r) => [r["pi_pid"], r["file"], r["line"], r["lines"]]),
+				[[w.piPid, w.file, 2, 1]],
+			);
+			assert.match(String(reverted[0]?.["id"]), /^h[0-9a-f]{10}$/);
+			await w.nv.command("undo");
+			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three", "four"]);
+			await assertNoErrors(w.nv);
+		});
+
+		it("revert file: a hunk the user edited since is refused, the others go back", async (t) => {
+			const w = await world(t, flavour);
+			await piChanges(w);
+			await w.nv.lua('vim.api.nvim_buf_set_lines(0, 3, 4, false, { "FOUR, mine" })');
+			await w.nv.command("PiIde revert file");
+			assert.deepEqual(await lines(w.nv), ["one", "two", "three", "FOUR, mine"]);
+			assert.match(await w.nv.exec("messages"), /reverted 1 of pi's hunks.*1 refused: line 4: you changed these lines/);
+		});
+
+		it("review: pi's baseline beside the buffer, unsaved text kept, no W12 prompt", async (t) => {
+			const w = await world(t, flavour, { answerPrompts: false });
+			await piChanges(w);
+			await w.nv.lua('vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine, unsaved" })');
+			await luaWithoutPrompt(w.nv, 'vim.cmd("PiIde review")');
+			const view = await luaWithoutPrompt<{ wins: number; other: string[]; diff: boolean; mine: string[] }>(
+				w.nv,
+				`local other
+				for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+					if vim.api.nvim_win_get_buf(win) ~= vim.api.nvim_get_current_buf() then
+						other = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+					end
+				end
+				return { wins = #vim.api.nvim_tabpage_list_wins(0), other = other, diff = vim.wo.diff,
+					mine = vim.api.nvim_buf_get_lines(0, 0, -1, false) }`,
+			);
+			assert.deepEqual(view, {
+				wins: 2,
+				other: ["one", "two", "three"],
+				diff: true,
+				mine: ["mine, unsaved", "TWO", "three", "four"],
+			});
+			await luaWithoutPrompt(w.nv, 'vim.cmd("checktime")');
+			assert.deepEqual(await lines(w.nv), ["mine, unsaved", "TWO", "three", "four"]);
+		});
+
+		it("a reload keeps each window's cursor and view on their text when pi adds lines above them", async (t) => {
+			const w = await world(t, flavour);
+			const long = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`);
+			writeFileSync(w.file, `${long.join("\n")}\n`);
+			await w.nv.command("edit!");
+			await w.nv.command("call cursor(40, 3)");
+			await w.nv.command("normal! zt");
+			writeFileSync(w.file, `${["new 1", "new 2", "new 3", ...long.slice(0, 10), ...long.slice(12)].join("\n")}\n`);
+			const msg = message(w);
+			send(w, msg);
+			await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+			const view = await w.nv.lua<{ line: string; col: number; top: string }>(
+				`local v = vim.fn.winsaveview()
+				return { line = vim.api.nvim_get_current_line(), col = v.col + 1, top = vim.fn.getline(v.topline) }`,
+			);
+			assert.deepEqual(view, { line: "line 40", col: 3, top: "line 40" });
+		});
+
+		it("the line map: where an old line is after a change (table)", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const CASES: { old: string[]; new: string[]; line: number; want: number }[] = [
+				{ old: ["a", "b", "c"], new: ["x", "a", "b", "c"], line: 2, want: 3 },
+				{ old: ["a", "b", "c"], new: ["a", "c"], line: 3, want: 2 },
+				{ old: ["a", "b", "c"], new: ["a", "c"], line: 2, want: 2 },
+				{ old: ["a", "b", "c"], new: ["a", "B1", "B2", "c"], line: 2, want: 2 },
+				{ old: ["a", "b1", "b2", "c"], new: ["a", "B", "c"], line: 3, want: 2 },
+				{ old: ["a", "b", "c"], new: ["a", "b", "c", "d"], line: 3, want: 3 },
+				{ old: ["a", "b"], new: [], line: 2, want: 1 },
+			];
+			const got = await nv.lua<number[]>(
+				`local lm = require("pi-ide.linemap")
+				local out = {}
+				for i, c in ipairs(...) do out[i] = lm.map_line(lm.hunks(c.old, c.new), c.line) end
+				return out`,
+				CASES.map((c) => ({ old: c.old, new: c.new, line: c.line })),
+			);
+			assert.deepEqual(
+				got,
+				CASES.map((c) => c.want),
+			);
+		});
+
+		const BAD: { name: string; review: (w: World) => { raw: string; mode?: number }; why: RegExp }[] = [
+			{ name: "malformed JSON", review: () => ({ raw: "{ not json" }), why: /not valid JSON/ },
+			{
+				name: "another pi's pid inside",
+				review: (w) => ({ raw: reviewText(w, w.file, CONTENT, PI_VERSION).replace(`"pid":${w.piPid}`, '"pid":1') }),
+				why: /pid .* not the one in its name/,
+			},
+			{
+				name: "group-readable",
+				review: (w) => ({ raw: reviewText(w, w.file, CONTENT, PI_VERSION), mode: 0o640 }),
+				why: /group\/other permissions/,
+			},
+			{ name: "not a change set", review: () => ({ raw: '{"kind":"pi"}' }), why: /not a pi change set/ },
+		];
+		for (const c of BAD) {
+			it(`a bad change set (${c.name}): no marks, one notice, no error`, async (t) => {
+				const w = await world(t, flavour);
+				await piChanges(w, c.review(w));
+				assert.deepEqual(await lines(w.nv), ["one", "TWO", "three", "four"], "the reload itself happens");
+				assert.deepEqual(await w.nv.lua(MARKS), []);
+				await pollPiIde(w.nv, c.why);
+				await assertNoErrors(w.nv);
+			});
+		}
+
+		it("a change set behind a symlink is not read", async (t) => {
+			const w = await world(t, flavour);
+			const elsewhere = join(w.nv.tmp, "planted.json");
+			writeFileSync(elsewhere, reviewText(w, w.file, CONTENT, PI_VERSION), { mode: 0o600 });
+			symlinkSync(elsewhere, join(w.nv.stateDir, `pi-${w.piPid}.review.json`));
+			writeFileSync(w.file, PI_VERSION);
+			const msg = message(w);
+			send(w, msg);
+			await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+			assert.deepEqual(await w.nv.lua(MARKS), []);
+			await pollPiIde(w.nv, /is a link, not a regular file|symbolic link|not a regular file/);
+		});
+	});
+});

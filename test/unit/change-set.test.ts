@@ -1,0 +1,262 @@
+/**
+ * pi's change set (src/link/change-set.ts): hunks between the baseline and what pi left, their stable ids, the
+ * runs kept, and the size cap of the encoded message. A seeded randomised check replays every hunk list on the
+ * baseline (an independent oracle: applying the hunks must give pi's version, and reverting them the baseline).
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+	ChangeSet,
+	computeHunks,
+	contentOf,
+	encodeReviewMessage,
+	MAX_REVIEW_RUNS,
+	type ReviewHunk,
+	type ReviewMessage,
+	splitLines,
+} from "../../src/link/change-set.ts";
+
+const text = (t: string) => ({ kind: "text" as const, text: t });
+const pick = (h: ReviewHunk) => [h.old_start, h.old_lines, h.new_start, h.new_lines, h.old_text, h.new_text];
+
+describe("computeHunks", () => {
+	const cases: { name: string; before: string; after: string; hunks: unknown[] }[] = [
+		{ name: "no change", before: "a\nb\n", after: "a\nb\n", hunks: [] },
+		{ name: "one line replaced", before: "a\nb\nc\n", after: "a\nB\nc\n", hunks: [[2, 1, 2, 1, ["b"], ["B"]]] },
+		{ name: "lines inserted", before: "a\nc\n", after: "a\nb1\nb2\nc\n", hunks: [[2, 0, 2, 2, [], ["b1", "b2"]]] },
+		{ name: "lines deleted", before: "a\nb\nc\n", after: "a\n", hunks: [[2, 2, 2, 0, ["b", "c"], []]] },
+		{
+			name: "two hunks",
+			before: "1\n2\n3\n4\n5\n",
+			after: "one\n2\n3\n4\nfive\n",
+			hunks: [
+				[1, 1, 1, 1, ["1"], ["one"]],
+				[5, 1, 5, 1, ["5"], ["five"]],
+			],
+		},
+		{ name: "new file", before: "", after: "x\ny\n", hunks: [[1, 0, 1, 2, [], ["x", "y"]]] },
+		{ name: "emptied", before: "x\n", after: "", hunks: [[1, 1, 1, 0, ["x"], []]] },
+		{ name: "final newline only", before: "a", after: "a\n", hunks: [] },
+	];
+	for (const c of cases) {
+		test(c.name, () => assert.deepEqual(computeHunks("/p/f", c.before, c.after).map(pick), c.hunks));
+	}
+
+	test("ids: stable for the same text, different per file and per repeated hunk", () => {
+		const one = computeHunks("/p/f", "a\nx\nb\nx\n", "a\ny\nb\ny\n");
+		const again = computeHunks("/p/f", "a\nx\nb\nx\n", "a\ny\nb\ny\n");
+		const other = computeHunks("/p/g", "a\nx\nb\nx\n", "a\ny\nb\ny\n");
+		assert.equal(one.length, 2);
+		assert.deepEqual(
+			one.map((h) => h.id),
+			again.map((h) => h.id),
+		);
+		assert.notEqual(one[0]?.id, one[1]?.id);
+		assert.notEqual(one[0]?.id, other[0]?.id);
+		assert.match(one[0]?.id ?? "", /^h[0-9a-f]{10}$/);
+	});
+
+	test("an edit elsewhere keeps the ids of the hunks it does not touch", () => {
+		const first = computeHunks("/p/f", "a\nb\nc\nd\n", "A\nb\nc\nd\n");
+		const second = computeHunks("/p/f", "a\nb\nc\nd\n", "A\nb\nc\nD\n");
+		assert.equal(second[0]?.id, first[0]?.id);
+	});
+});
+
+/** Apply `hunks` to `before` (the oracle: a plain splice, independent of the diff that made them). */
+function apply(before: string[], hunks: ReviewHunk[]): string[] {
+	const out = [...before];
+	for (const h of [...hunks].reverse()) out.splice(h.old_start - 1, h.old_lines, ...h.new_text);
+	return out;
+}
+function revert(after: string[], hunks: ReviewHunk[]): string[] {
+	const out = [...after];
+	for (const h of [...hunks].reverse()) out.splice(h.new_start - 1, h.new_lines, ...h.old_text);
+	return out;
+}
+
+test("randomised: applying the hunks to the baseline gives pi's version, reverting them gives the baseline", () => {
+	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 20261202);
+	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 300);
+	let state = seed >>> 0;
+	const rand = (n: number) => {
+		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+		return state % n;
+	};
+	for (let round = 0; round < rounds; round++) {
+		const before = Array.from({ length: rand(30) }, () => `l${rand(8)}`);
+		const after = [...before];
+		for (let edits = rand(5); edits > 0; edits--) {
+			const at = rand(after.length + 1);
+			const op = rand(3);
+			if (op === 0) after.splice(at, 0, ...Array.from({ length: 1 + rand(3) }, () => `n${rand(8)}`));
+			else if (op === 1) after.splice(at, 1 + rand(3));
+			else after.splice(at, 1, `c${rand(8)}`);
+		}
+		const join = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
+		const hunks = computeHunks("/p/f", join(before), join(after));
+		const where = `seed ${seed}, round ${round}`;
+		assert.deepEqual(apply(before, hunks), after, where);
+		assert.deepEqual(revert(after, hunks), before, where);
+		for (const [i, h] of hunks.entries()) {
+			const next = hunks[i + 1];
+			if (next) assert.ok(next.old_start >= h.old_start + h.old_lines, `${where}: hunks overlap`);
+		}
+	}
+});
+
+describe("ChangeSet", () => {
+	test("the baseline is the content before pi's first touch in the run; after is the last", () => {
+		const set = new ChangeSet();
+		set.startRun();
+		set.before("/p/a", text("v1\n"), 1);
+		set.after("/p/a", text("v2\n"));
+		assert.equal(set.hasBaseline("/p/a"), true);
+		set.before("/p/a", text("v2\n"), 2);
+		set.after("/p/a", text("v3\n"));
+		const [run] = set.runs();
+		assert.equal(run?.run, 1);
+		assert.equal(run?.files[0]?.baseline, "v1\n");
+		assert.deepEqual(run?.files[0]?.hunks.map(pick), [[1, 1, 1, 1, ["v1"], ["v3"]]]);
+	});
+
+	test("a new run starts a new baseline; only the last runs are kept", () => {
+		const set = new ChangeSet();
+		for (let run = 1; run <= MAX_REVIEW_RUNS + 2; run++) {
+			set.startRun();
+			set.before("/p/a", text(`v${run}\n`), run * 10);
+			set.after("/p/a", text(`v${run + 1}\n`));
+		}
+		const runs = set.runs();
+		assert.equal(runs.length, MAX_REVIEW_RUNS);
+		assert.deepEqual(
+			runs.map((r) => r.run),
+			[30, 40, 50],
+		);
+		assert.equal(runs.at(-1)?.files[0]?.baseline, "v5\n");
+	});
+
+	test("a tool that failed (no after) or changed nothing leaves no file; a deleted-then-absent file stays out", () => {
+		const set = new ChangeSet();
+		set.startRun();
+		set.before("/p/failed", text("x\n"), 1);
+		set.before("/p/same", text("x\n"), 2);
+		set.after("/p/same", text("x\n"));
+		set.before("/p/new", { kind: "absent" }, 3);
+		set.after("/p/new", text("fresh\n"));
+		assert.deepEqual(
+			set.runs()[0]?.files.map((f) => [f.file, f.baseline]),
+			[["/p/new", null]],
+		);
+	});
+
+	test("binary or too large: a note, no contents, no hunks", () => {
+		const set = new ChangeSet();
+		set.startRun();
+		set.before("/p/bin", { kind: "note", note: "binary" }, 1);
+		set.after("/p/bin", text("now text\n"));
+		const [file] = set.runs()[0]?.files ?? [];
+		assert.deepEqual([file?.note, file?.baseline, file?.hunks], ["binary", null, []]);
+	});
+});
+
+describe("contentOf", () => {
+	const cases: { name: string; bytes: Uint8Array | undefined; max?: number; kind: string; note?: string }[] = [
+		{ name: "absent", bytes: undefined, kind: "absent" },
+		{ name: "utf-8 text", bytes: new TextEncoder().encode("héllo\n"), kind: "text" },
+		{ name: "a NUL byte", bytes: Uint8Array.of(0x61, 0, 0x62), kind: "note", note: "binary" },
+		{ name: "invalid UTF-8", bytes: Uint8Array.of(0xff, 0xfe, 0x41), kind: "note", note: "binary" },
+		{ name: "over the cap", bytes: new Uint8Array(11).fill(0x61), max: 10, kind: "note", note: "too large" },
+	];
+	for (const c of cases) {
+		test(c.name, () => {
+			const content = contentOf(c.bytes, c.max);
+			assert.equal(content.kind, c.kind);
+			if (content.kind === "note") assert.equal(content.note, c.note);
+		});
+	}
+	test("text round-trips", () => assert.deepEqual(contentOf(new TextEncoder().encode("a\nb")), text("a\nb")));
+});
+
+describe("encodeReviewMessage", () => {
+	const message = (runs: ReviewMessage["runs"]): ReviewMessage => ({
+		protocol: "0.4",
+		kind: "pi-review",
+		pid: 7,
+		editor_pid: 9,
+		timestamp: 1,
+		runs,
+	});
+	const file = (name: string, size: number) => ({
+		file: name,
+		baseline: "x".repeat(size),
+		note: null,
+		hunks: computeHunks(name, "x".repeat(size), "y".repeat(size)),
+		hunks_total: 1,
+	});
+
+	test("under the cap: written as it is", () => {
+		const m = message([{ run: 1, files: [file("/p/a", 10)] }]);
+		assert.deepEqual(JSON.parse(encodeReviewMessage(m)), m);
+	});
+
+	test("over the cap: older runs go first, then the largest file becomes a note", () => {
+		const m = message([
+			{ run: 1, files: [file("/p/old", 400)] },
+			{ run: 2, files: [file("/p/big", 600), file("/p/small", 10)] },
+		]);
+		const decoded = JSON.parse(encodeReviewMessage(m, 2000)) as ReviewMessage;
+		assert.deepEqual(
+			decoded.runs.map((r) => r.run),
+			[2],
+		);
+		const [big, small] = decoded.runs[0]?.files ?? [];
+		assert.deepEqual([big?.note, big?.baseline, big?.hunks.length], ["too large", null, 0]);
+		assert.equal(small?.baseline, "x".repeat(10));
+		assert.ok(Buffer.byteLength(encodeReviewMessage(m, 2000)) <= 2000);
+	});
+
+	test("splitLines drops only the last terminator", () => {
+		assert.deepEqual(splitLines("a\n\nb\n"), ["a", "", "b"]);
+		assert.deepEqual(splitLines(""), []);
+		assert.deepEqual(splitLines("\n"), [""]);
+	});
+});
+
+test("randomised: a run of several edits (hunks updated region by region) still applies and reverts exactly", () => {
+	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 7);
+	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 200);
+	let state = seed >>> 0;
+	const rand = (n: number) => {
+		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+		return state % n;
+	};
+	const join = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
+	for (let round = 0; round < rounds; round++) {
+		const before = Array.from({ length: rand(40) }, () => `l${rand(6)}`);
+		const set = new ChangeSet();
+		set.startRun();
+		set.before("/p/f", text(join(before)), 1);
+		const after = [...before];
+		for (let step = 0; step < 1 + rand(6); step++) {
+			for (let edits = 1 + rand(3); edits > 0; edits--) {
+				const at = rand(after.length + 1);
+				const op = rand(3);
+				if (op === 0) after.splice(at, 0, ...Array.from({ length: 1 + rand(3) }, () => `n${rand(6)}`));
+				else if (op === 1) after.splice(at, 1 + rand(3));
+				else after.splice(at, 1, `c${rand(6)}`);
+			}
+			set.after("/p/f", text(join(after)));
+			const hunks = set.runs()[0]?.files[0]?.hunks ?? [];
+			const where = `seed ${seed}, round ${round}, step ${step}`;
+			assert.deepEqual(apply(before, hunks), after, where);
+			assert.deepEqual(revert(after, hunks), before, where);
+			for (const [i, h] of hunks.entries()) {
+				assert.equal(h.old_text.length, h.old_lines, where);
+				assert.equal(h.new_text.length, h.new_lines, where);
+				const next = hunks[i + 1];
+				if (next) assert.ok(next.new_start >= h.new_start + h.new_lines, `${where}: hunks overlap`);
+			}
+		}
+	}
+});

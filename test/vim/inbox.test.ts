@@ -1,0 +1,355 @@
+/**
+ * The Vim client's side of protocol v0.3 (editors/vim/autoload/pi_ide/inbox.vim) in real Vim under tmux,
+ * against the input the Neovim client is tested with (test/nvim/inbox.test.ts): pi messages that are
+ * malformed, oversized, not ours, from a dead pi, for another editor, for a file Vim does not have open, for a
+ * file deleted or swapped for a symlink; a buffer with unsaved changes; every window's view. Each bad message
+ * is ignored with one notice that fits the message line (never an error, never a hit-enter prompt), and each
+ * negative ends with a positive control in the same Vim. The "pi" is a live process of ours.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chownSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, it, type TestContext } from "node:test";
+import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
+import { pollUntil } from "../helpers/poll.ts";
+import { startVim, type Vim, type VimOptions, vimString } from "../helpers/vim.ts";
+
+after(killAllEditors);
+
+const CONTENT = "one\ntwo\nthree\n";
+
+interface World {
+	vim: Vim;
+	file: string;
+	piPid: number;
+}
+
+interface Report {
+	file: string;
+	seq: number;
+	status: string;
+	version: number | null;
+	modified: boolean;
+	diagnostics_expected: boolean;
+	pi_pid: number;
+}
+const files = (s: Record<string, unknown>) => (s["files"] as Report[] | undefined) ?? [];
+const piOf = (s: Record<string, unknown>) => s["pi"] as { pid: number; seq: number } | null | undefined;
+
+async function world(t: TestContext, options: VimOptions = {}): Promise<World> {
+	const vim = await startVim(t, options);
+	const file = join(vim.dirs.work, "a.txt");
+	writeFileSync(file, CONTENT);
+	await vim.ex("edit a.txt");
+	await vim.until((s) => (s["active_buffer"] as { file: string }).file === file, "a.txt open");
+	const pi = await spawnLiveEditor();
+	return { vim, file, piPid: pi.pid };
+}
+
+let seqs = 0;
+function message(w: World, overrides: Record<string, unknown> = {}, file = w.file): Record<string, unknown> {
+	seqs += 1;
+	return {
+		protocol: "0.3",
+		kind: "pi",
+		pid: w.piPid,
+		cwd: w.vim.dirs.work,
+		timestamp: Date.now() / 1000,
+		editor_pid: w.vim.pid,
+		seq: seqs,
+		changed: [{ file, seq: seqs, tool: "write" }],
+		last_turn: [file],
+		...overrides,
+	};
+}
+
+function send(w: World, msg: unknown, options: { pid?: number; mode?: number; raw?: string } = {}): string {
+	const pid = options.pid ?? w.piPid;
+	return writeRawStateFile(w.vim.dirs.stateDir, `pi-${pid}.json`, options.raw ?? JSON.stringify(msg), options.mode);
+}
+
+const lines = (vim: Vim) => vim.expr<string[]>("getline(1, '$')");
+const messages = (vim: Vim) => vim.expr<string>("execute('messages')");
+
+/** Positive control: a good message from a (new) live pi reloads the buffer. */
+async function assertStillWorks(w: World): Promise<void> {
+	writeFileSync(w.file, "control\n");
+	const pi = await spawnLiveEditor();
+	const w2 = { ...w, piPid: pi.pid };
+	send(w2, message(w2), { pid: pi.pid });
+	await w.vim.until(
+		(s) => piOf(s)?.pid === pi.pid && files(s).some((f) => f.file === w.file && f.status === "reloaded"),
+		"the control message is handled",
+	);
+	assert.deepEqual(await lines(w.vim), ["control"]);
+}
+
+async function assertNoErrors(vim: Vim): Promise<void> {
+	const said = await messages(vim);
+	assert.doesNotMatch(said, /E\d{2,4}:|Error|internal error/, said);
+	assert.doesNotMatch(await vim.capture(), /Press ENTER/);
+}
+
+const BAD: { name: string; write: (w: World) => void; why: RegExp }[] = [
+	{ name: "malformed JSON", write: (w) => void send(w, null, { raw: "{not json" }), why: /not valid JSON/ },
+	{
+		name: "oversized",
+		write: (w) => void send(w, message(w, { padding: "x".repeat(70 * 1024) })),
+		why: /over the 65536-byte limit/,
+	},
+	{ name: "of another kind", write: (w) => void send(w, message(w, { kind: "editor" })), why: /kind is not "pi"/ },
+	{
+		name: "misnamed (pid field not the file's)",
+		write: (w) => void send(w, message(w, { pid: w.piPid + 1 })),
+		why: /does not match the file name/,
+	},
+	{
+		name: "over the 50-change cap",
+		write: (w) =>
+			void send(
+				w,
+				message(w, { changed: Array.from({ length: 51 }, (_, i) => ({ file: w.file, seq: i + 1, tool: "write" })) }),
+			),
+		why: /at most 50/,
+	},
+	{
+		name: "a change with a relative path",
+		write: (w) => void send(w, message(w, { changed: [{ file: "a.txt", seq: 1, tool: "write" }] })),
+		why: /absolute path/,
+	},
+	{ name: "group/other-readable", write: (w) => void send(w, message(w), { mode: 0o644 }), why: /group\/other/ },
+	{
+		name: "owned by another user",
+		write: (w) => {
+			const path = join(w.vim.dirs.root, "foreign.json");
+			writeFileSync(path, JSON.stringify(message(w)), { mode: 0o600 });
+			chownSync(path, 4242, 4242);
+			renameSync(path, join(w.vim.dirs.stateDir, `pi-${w.piPid}.json`));
+		},
+		why: /belongs to (a user without a name|\S+), not to you/,
+	},
+	{
+		name: "a FIFO (reading it would block Vim)",
+		write: (w) => void execFileSync("mkfifo", ["-m", "600", join(w.vim.dirs.stateDir, `pi-${w.piPid}.json`)]),
+		why: /is a fifo, not a regular file/,
+	},
+	{
+		name: "a symlink",
+		write: (w) => {
+			const target = join(w.vim.dirs.root, "elsewhere.json");
+			writeFileSync(target, JSON.stringify(message(w)), { mode: 0o600 });
+			symlinkSync(target, join(w.vim.dirs.stateDir, `pi-${w.piPid}.json`));
+		},
+		why: /is a link, not a regular file/,
+	},
+];
+
+describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
+	for (const bad of BAD) {
+		it(`a pi message that is ${bad.name} is ignored with one notice, never an error`, async (t) => {
+			const w = await world(t);
+			writeFileSync(w.file, "pi's version\n");
+			bad.write(w);
+			await w.vim.waitExpr("execute('messages') =~# 'ignoring pi-'");
+			const said = await messages(w.vim);
+			assert.match(said, bad.why);
+			assert.equal(said.match(/ignoring pi-/g)?.length, 1, said);
+			assert.deepEqual(await lines(w.vim), CONTENT.trimEnd().split("\n"), "not reloaded");
+			assert.equal(piOf(w.vim.state() ?? {}) ?? null, null, "no message was handled");
+			await assertNoErrors(w.vim);
+			await assertStillWorks(w);
+		});
+	}
+
+	it("two bad messages in one poll: no hit-enter prompt, :PiIde names both", async (t) => {
+		const w = await world(t, { cols: 80, rows: 24 });
+		const other = await spawnLiveEditor();
+		send(w, null, { raw: "{not json" });
+		send({ ...w, piPid: other.pid }, message({ ...w, piPid: other.pid }, { kind: "editor" }), { pid: other.pid });
+		await w.vim.waitExpr("execute('messages') =~# 'notices\\|ignoring'");
+		await w.vim.waitExpr("len(filter(pi_ide#Summary(), {_, l -> l =~# '^ignored pi-'})) == 2");
+		const summary = await w.vim.expr<string[]>("pi_ide#Summary()");
+		assert.ok(
+			summary.some((l) => /ignored pi-\d+\.json: not valid JSON/.test(l)),
+			summary.join("\n"),
+		);
+		assert.ok(
+			summary.some((l) => /ignored pi-\d+\.json: kind is not "pi"/.test(l)),
+			summary.join("\n"),
+		);
+		await assertNoErrors(w.vim);
+		await assertStillWorks(w);
+	});
+
+	it(":PiIde shows the state file, the buffer and the connected pi without an error", async (t) => {
+		const w = await world(t);
+		send(w, message(w, { last_turn: [] }));
+		await w.vim.until((s) => piOf(s)?.pid === w.piPid, "the message is handled");
+		const out = String(await w.vim.expr("execute('PiIde')"));
+		assert.match(out, new RegExp(`state file: ${w.vim.stateFile} \\(present\\)`));
+		assert.match(out, new RegExp(`buffer: ${w.file} \\[text\\] line 1 col 1 of 3`));
+		assert.match(out, new RegExp(`pi: connected, pid ${w.piPid}`));
+		assert.match(out, /selection: none/);
+		await assertNoErrors(w.vim);
+	});
+
+	it("an unmodified buffer is reloaded, cursor kept, and reported with its new version", async (t) => {
+		const w = await world(t);
+		await w.vim.keys("2G", "l");
+		await w.vim.waitExpr("line('.') == 2 && col('.') == 2");
+		const before = Number(await w.vim.expr("b:changedtick"));
+		writeFileSync(w.file, "ONE\nTWO\nTHREE\nFOUR\n");
+		const msg = message(w);
+		send(w, msg);
+		const s = await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "the message is handled");
+		const report = files(s).find((f) => f.file === w.file);
+		assert.ok(report);
+		const version = Number(await w.vim.expr("b:changedtick"));
+		assert.ok(version > before);
+		assert.deepEqual(report, {
+			file: w.file,
+			seq: msg["seq"],
+			status: "reloaded",
+			version,
+			modified: false,
+			diagnostics_expected: false,
+			diagnostics: null,
+			pi_pid: w.piPid,
+		});
+		assert.deepEqual(piOf(s), { pid: w.piPid, seq: msg["seq"] });
+		assert.deepEqual(await lines(w.vim), ["ONE", "TWO", "THREE", "FOUR"]);
+		assert.deepEqual(await w.vim.expr("[line('.'), col('.')]"), [2, 2]);
+		assert.equal(await w.vim.expr("pi_ide#Statusline()"), "pi +1");
+		await assertNoErrors(w.vim);
+	});
+
+	it("a buffer with unsaved changes is never touched; told once in one line, no prompt", async (t) => {
+		const w = await world(t, { cols: 80, rows: 24 });
+		await w.vim.keys("O", "USER-TEXT", "Escape");
+		await w.vim.waitExpr("&modified && mode() ==# 'n'");
+		writeFileSync(w.file, "pi's version\n");
+		for (let i = 0; i < 2; i++) {
+			const msg = message(w);
+			send(w, msg);
+			const s = await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "the message is handled");
+			assert.equal(files(s).find((f) => f.file === w.file)?.status, "modified");
+			assert.equal(files(s).find((f) => f.file === w.file)?.modified, true);
+		}
+		assert.deepEqual(await lines(w.vim), ["USER-TEXT", ...CONTENT.trimEnd().split("\n")]);
+		const said = await messages(w.vim);
+		assert.equal(said.match(/pi changed/g)?.length, 1, said);
+		assert.match(String(await w.vim.expr('join(pi_ide#Summary(), "\\n")')), /:w !diff % -/);
+		await assertNoErrors(w.vim);
+	});
+
+	it("a message from a pi that has exited is ignored", async (t) => {
+		const w = await world(t);
+		const pi = await spawnLiveEditor();
+		await pi.kill();
+		const dead = { ...w, piPid: pi.pid };
+		writeFileSync(w.file, "from the dead\n");
+		send(dead, message(dead), { pid: pi.pid });
+		await assertStillWorks(w);
+		assert.ok(!files(w.vim.state() ?? {}).some((f) => f.pi_pid === pi.pid));
+	});
+
+	it("a message for another editor, or under a non-canonical name, changes nothing here", async (t) => {
+		const w = await world(t);
+		writeFileSync(w.file, "not for us\n");
+		send(w, message(w, { editor_pid: w.vim.pid + 100000 }));
+		writeRawStateFile(w.vim.dirs.stateDir, `pi-0${w.piPid}.json`, JSON.stringify(message(w)));
+		await pollUntil(() => undefined, "", 1200).catch(() => undefined);
+		assert.deepEqual(await lines(w.vim), CONTENT.trimEnd().split("\n"));
+		assert.equal(piOf(w.vim.state() ?? {}) ?? null, null);
+		await assertStillWorks(w);
+	});
+
+	it("a file Vim does not have open is reported not-open and not opened", async (t) => {
+		const w = await world(t);
+		const other = join(w.vim.dirs.work, "other.txt");
+		writeFileSync(other, "x\n");
+		send(w, message(w, {}, other));
+		const s = await w.vim.until((s) => files(s).some((f) => f.file === other), "a report");
+		assert.equal(files(s).find((f) => f.file === other)?.status, "not-open");
+		assert.equal(await w.vim.expr(`bufexists(${vimString(other)})`), 0, "no buffer was created");
+		await assertStillWorks(w);
+	});
+
+	it("a file deleted before the reload is reported gone; the buffer keeps its text", async (t) => {
+		const w = await world(t);
+		unlinkSync(w.file);
+		send(w, message(w));
+		const s = await w.vim.until((s) => files(s).some((f) => f.file === w.file), "a report");
+		assert.equal(files(s).find((f) => f.file === w.file)?.status, "gone");
+		assert.deepEqual(await lines(w.vim), CONTENT.trimEnd().split("\n"));
+		await assertNoErrors(w.vim);
+		await assertStillWorks(w);
+	});
+
+	it("a file replaced by a symlink before the reload is refused, never read through", async (t) => {
+		const w = await world(t);
+		const secret = join(w.vim.dirs.work, "secret.txt");
+		writeFileSync(secret, "SECRET\n");
+		unlinkSync(w.file);
+		symlinkSync(secret, w.file);
+		send(w, message(w));
+		const s = await w.vim.until((s) => files(s).some((f) => f.file === w.file), "a report");
+		assert.equal(files(s).find((f) => f.file === w.file)?.status, "refused");
+		assert.deepEqual(await lines(w.vim), CONTENT.trimEnd().split("\n"));
+		rmSync(w.file);
+		await assertStillWorks(w);
+	});
+
+	it("a dotfile read through a symlink reloads while the link still points at the same file", async (t) => {
+		const w = await world(t);
+		const target = join(w.vim.dirs.work, "target.txt");
+		const link = join(w.vim.dirs.work, "link.txt");
+		writeFileSync(target, CONTENT);
+		symlinkSync(target, link);
+		await w.vim.ex("edit link.txt");
+		writeFileSync(link, "new\n");
+		const msg = message(w, {}, link);
+		send(w, msg);
+		const s = await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "handled");
+		assert.equal(files(s).find((f) => f.file === link)?.status, "reloaded");
+		assert.deepEqual(await lines(w.vim), ["new"]);
+	});
+
+	it("every window on the buffer keeps its view; a hidden loaded buffer reloads too", async (t) => {
+		const w = await world(t);
+		const long = Array.from({ length: 300 }, (_, i) => `line ${i + 1}`);
+		writeFileSync(w.file, `${long.join("\n")}\n`);
+		await w.vim.ex("edit!");
+		await w.vim.ex("split | 200 | normal! zt");
+		await w.vim.ex("wincmd w | 50 | normal! zt");
+		const hidden = join(w.vim.dirs.work, "b.txt");
+		writeFileSync(hidden, "b\n");
+		await w.vim.ex(`call bufload(bufadd(${vimString(hidden)}))`);
+		const views = "map(win_findbuf(bufnr('a.txt')), {_, id -> getwininfo(id)[0].topline})";
+		const before = await w.vim.expr<number[]>(views);
+		writeFileSync(w.file, `${long.map((l) => l.toUpperCase()).join("\n")}\n`);
+		writeFileSync(hidden, "B\n");
+		const msg = message(w, {
+			changed: [
+				{ file: w.file, seq: seqs + 1, tool: "edit" },
+				{ file: hidden, seq: seqs + 2, tool: "edit" },
+			],
+			seq: seqs + 2,
+		});
+		seqs += 2;
+		send(w, msg);
+		const s = await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "handled");
+		assert.deepEqual(
+			files(s).map((f) => [f.file, f.status]),
+			[
+				[w.file, "reloaded"],
+				[hidden, "reloaded"],
+			],
+		);
+		assert.deepEqual(await w.vim.expr<number[]>(views), before);
+		assert.equal(await w.vim.expr("getline(50)"), "LINE 50");
+		assert.deepEqual(await w.vim.expr(`getbufline(bufnr(${vimString(hidden)}), 1, '$')`), ["B"]);
+		await assertNoErrors(w.vim);
+	});
+});

@@ -1,0 +1,32 @@
+/**
+ * The protocol's limits are written once for TypeScript (src/protocol/limits.ts); the Vim client keeps Vim9
+ * copies. This reads them in a real Vim and fails when one drifts (the Neovim twin: test/nvim/limits-agree.test.ts).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { it } from "node:test";
+import * as limits from "../../src/protocol/limits.ts";
+import { makeVimDirs, runVimScript, vimString } from "../helpers/vim.ts";
+
+const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
+	{ name: "state file size", vim: "pi_ide#state#MAX_FILE_BYTES", limit: limits.MAX_STATE_FILE_BYTES },
+	{ name: "encoded selection cap", vim: "pi_ide#state#MAX_SELECTION_BYTES", limit: limits.MAX_SELECTION_TEXT_BYTES },
+	{ name: "pi message size", vim: "pi_ide#inbox#MAX_BYTES", limit: limits.MAX_PI_MESSAGE_BYTES },
+	{ name: "pi message changed list", vim: "pi_ide#inbox#MAX_CHANGED", limit: limits.MAX_PI_CHANGED },
+	{ name: "pi message last_turn list", vim: "pi_ide#inbox#MAX_LAST_TURN", limit: limits.MAX_PI_LAST_TURN },
+	{ name: "files reports kept", vim: "pi_ide#inbox#KEPT_REPORTS", limit: limits.KEPT_FILE_REPORTS },
+];
+
+it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {
+	const dirs = makeVimDirs(t);
+	const out = join(dirs.root, "limits.json");
+	runVimScript(dirs, [
+		`call writefile([json_encode([${AGREEMENTS.map((a) => a.vim).join(", ")}])], ${vimString(out)})`,
+	]);
+	const values = JSON.parse(readFileSync(out, "utf8")) as number[];
+	assert.deepEqual(
+		AGREEMENTS.map((a, i) => ({ name: a.name, value: values[i] })),
+		AGREEMENTS.map((a) => ({ name: a.name, value: a.limit })),
+	);
+});

@@ -1,0 +1,95 @@
+/**
+ * The Vim client's writer (editors/vim/autoload/pi_ide/writer.vim) against the same table of state dir cases
+ * as src/protocol/state-dir.ts and the Neovim client (test/fixtures/state-dir-cases.ts): the three cannot
+ * drift apart unnoticed. One `vim -es` runs every case (the write's atomic replace is a job, awaited there).
+ * `owner: "other"` passes a user name that is not the directory's owner.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { it } from "node:test";
+import {
+	CONTENT,
+	expectedFor,
+	observeCase,
+	PID,
+	type PreparedCase,
+	type Problem,
+	prepareCase,
+	removeCase,
+	STATE_DIR_CASES,
+} from "../fixtures/state-dir-cases.ts";
+import { makeVimDirs, runVimScript, vimString } from "../helpers/vim.ts";
+
+/** Runs each case of `cases.json` the way the client does and writes the problem names (or "") to out.json. */
+const RUN_CASES = `vim9script
+import autoload 'pi_ide/writer.vim'
+def Run(c: dict<any>): string
+  var user = c.other ? 'not-' .. writer.Me() : writer.Me()
+  var problem: list<string> = []
+  if c.op == 'check'
+    problem = writer.Check(c.dir, user)
+  elseif c.op == 'create'
+    problem = writer.EnsureDir(c.dir, user)
+  elseif c.op == 'write'
+    problem = writer.EnsureDir(c.dir, user)
+    if empty(problem)
+      var done: list<list<string>> = []
+      var job = writer.Write(c.dir, c.pid, c.content, user, (r) => {
+        done->add(r)
+      })
+      var waited = 0
+      while empty(done) && waited < 10000
+        if type(job) == v:t_job
+          job_status(job)
+        endif
+        sleep 5m
+        waited += 5
+      endwhile
+      problem = empty(done) ? ['the write did not finish', 'timeout'] : done[0]
+    endif
+  elseif c.op == 'remove'
+    problem = writer.Remove(c.dir, c.pid, user)
+  endif
+  if empty(problem)
+    return ''
+  endif
+  return problem[0] == '' ? '(no message)' : problem[1]
+enddef
+var results: list<string> = []
+for c in json_decode(join(readfile(g:cases), "\\n"))
+  results->add(Run(c))
+endfor
+writefile([json_encode(results)], g:out)
+`;
+
+it("vim: writer.vim against the state dir table", (t) => {
+	const dirs = makeVimDirs(t);
+	const prepared: PreparedCase[] = STATE_DIR_CASES.map((c) => prepareCase(c, dirs.root));
+	t.after(() => {
+		for (const p of prepared) removeCase(p);
+	});
+	const cases = STATE_DIR_CASES.map((c, i) => ({
+		op: c.op,
+		dir: prepared[i]?.dir,
+		other: c.owner === "other",
+		pid: PID,
+		content: CONTENT,
+	}));
+	const script = join(dirs.root, "run-cases.vim");
+	writeFileSync(script, RUN_CASES);
+	writeFileSync(join(dirs.root, "cases.json"), JSON.stringify(cases));
+	const out = join(dirs.root, "out.json");
+	runVimScript(dirs, [
+		`let g:cases = ${vimString(join(dirs.root, "cases.json"))}`,
+		`let g:out = ${vimString(out)}`,
+		`source ${script}`,
+	]);
+	const results = JSON.parse(readFileSync(out, "utf8")) as string[];
+	STATE_DIR_CASES.forEach((c, i) => {
+		const p = prepared[i];
+		assert.ok(p);
+		const problem = results[i] === "" ? null : (results[i] as Problem);
+		assert.deepEqual(observeCase(c, p, problem), expectedFor(c), `${c.op}: ${c.name}`);
+	});
+});
