@@ -189,7 +189,8 @@ function describe(file: string, tracked: TrackedFile): ReviewFile {
 	const left = after?.kind === "text" && note === null ? after.text : null;
 	let raw: RawHunk[] = [];
 	if (note === null) {
-		const base = (tracked.baseLines ??= splitLines(baseline ?? ""));
+		tracked.baseLines ??= splitLines(baseline ?? "");
+		const base = tracked.baseLines;
 		const next = splitLines(left ?? "");
 		raw = tracked.lines && tracked.raw ? updateHunks(base, tracked.lines, tracked.raw, next) : diffHunks(base, next);
 		tracked.lines = next;
