@@ -120,6 +120,8 @@ const DISCONNECTED_STALE: Readonly<Record<DisconnectedWhy, StaleReason>> = {
 };
 
 /** `window`: the cwd of the project window picked, for an editor that lists several (PROTOCOL.md, windows). */
+type CompiledRules = { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules };
+
 export type PickerAction = { kind: "connect"; pid: number; window?: string } | { kind: "disconnect" };
 
 export class IdeController {
@@ -154,6 +156,8 @@ export class IdeController {
 	/** A state seen through its window for pi's project, per state object (so the tier memo above keeps working). */
 	readonly #focused = new WeakMap<EditorState, { prefer: string | undefined; record: EditorRecord }>();
 	#stopped = false;
+	/** The ignore rules last compiled, by the files' texts and the project's trust. */
+	#compiledRules: { key: string; result: CompiledRules } | undefined;
 	#choices: ChoicesFile = EMPTY_CHOICES;
 	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
 	#choicesSignature: string | null | undefined;
@@ -536,7 +540,7 @@ export class IdeController {
 	 * The ignore rules for this prompt; `ifTrusted`: the same files with the project's negations kept, when the
 	 * project is not trusted and its file exists (to tell the user why a negation did not apply).
 	 */
-	#loadRules(): { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules } | { ok: false; message: string } {
+	#loadRules(): CompiledRules | { ok: false; message: string } {
 		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
 		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
 		const global = readRulesFile(globalPath);
@@ -545,9 +549,16 @@ export class IdeController {
 		if (!project.ok) return project;
 		// Trust is asked only when there are project rules to judge (it reads pi's trust store).
 		const trusted = project.file !== null && this.#options.isProjectTrusted();
+		// The files are read fresh every prompt; compiling them again is only needed when they or the trust changed.
+		const key = JSON.stringify([global.file?.text ?? null, project.file?.text ?? null, trusted]);
+		if (this.#compiledRules?.key === key) return this.#compiledRules.result;
 		const rules = compileIgnoreRules(global.file, project.file, { projectTrusted: trusted });
-		if (trusted || project.file === null) return { ok: true, rules };
-		return { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
+		const result: CompiledRules =
+			trusted || project.file === null
+				? { ok: true, rules }
+				: { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
+		this.#compiledRules = { key, result };
+		return result;
 	}
 
 	/**
