@@ -500,10 +500,15 @@ export class IdeController {
 	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
 	 * `nextPrompt` says what the next prompt sends given what the model already has (context-memory.ts).
 	 */
-	statusReport(nextPrompt?: (block: ContextBlock) => { why: string; text: string }): string {
+	statusReport(
+		nextPrompt?: (block: ContextBlock) => { why: string; text: string },
+		staleNotice?: (reason: StaleReason) => { why: string; text: string },
+	): string {
 		const injection = this.prepareInjection();
 		const view = this.#view;
 		const decided = injection.kind === "inject" ? nextPrompt?.(injection.block) : undefined;
+		// Nothing to describe, but the model may be told its editor context is out of date: say so, not "nothing".
+		const notice = injection.kind === "skip" ? staleNotice?.(injection.stale) : undefined;
 		return formatStatusReport({
 			now: this.#nowMs() / 1000,
 			health: view.health,
@@ -518,7 +523,9 @@ export class IdeController {
 			choicesPath: this.choicesPath,
 			next:
 				injection.kind === "skip"
-					? injection
+					? notice?.text
+						? { kind: "inject", text: notice.text, selection: null, why: `${notice.why}; ${injection.reason}` }
+						: injection
 					: {
 							kind: "inject",
 							text: decided ? decided.text : injection.block.text,

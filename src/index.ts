@@ -313,7 +313,10 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				const sub = args.trim();
 				if (sub === "status")
 					ctx.ui.notify(
-						controller.statusReport((block) => decideFor(block, ctx)),
+						controller.statusReport(
+							(block) => decideFor(block, ctx),
+							(reason) => decideStale(reason, modelView(sessionContext(ctx)), { id: "status" }),
+						),
 						"info",
 					);
 				else if (sub === "off") {

@@ -503,7 +503,12 @@ describe("silence is not 'unchanged': the model is told when its editor context 
 		const rpc = await rpcFor(t, env);
 		await send(rpc, env, "one");
 		switchBuffer(env, editor, { file: null });
+		assert.match(
+			await ideStatus(rpc),
+			/^Next prompt sends a notice that the model's editor context is out of date \(no-file\); .*:\nEditor context out of date: /m,
+		);
 		assert.ok((await send(rpc, env, "two"))[0]?.startsWith(NOTICE));
+		assert.match(await ideStatus(rpc), /^Next prompt: nothing injected/m, "told once");
 		switchBuffer(env, editor, { file, cursor: { line: 42, column: 10 } });
 		const three = (await send(rpc, env, "three")).join("\n");
 		assert.equal(fileLine(three), file, "a whole block, not an update on the one marked out of date");
