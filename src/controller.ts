@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
+import type { StaleReason } from "./context/context-memory.ts";
 import { appendPromptDiagnostics } from "./context/diagnostics.ts";
 import {
 	checkIgnored,
@@ -26,7 +27,12 @@ import {
 	type RememberedResolution,
 	resolveRemembered,
 } from "./discovery/choices.ts";
-import { type Connection, type ConnectionMode, decideConnection } from "./discovery/connection.ts";
+import {
+	type Connection,
+	type ConnectionMode,
+	type DisconnectedWhy,
+	decideConnection,
+} from "./discovery/connection.ts";
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
 import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
@@ -102,9 +108,20 @@ export interface View {
 
 export type Injection =
 	| { kind: "inject"; block: ContextBlock; editor: EditorRecord }
-	| { kind: "skip"; reason: string };
+	/** `reason` names things for /ide status; `stale` is the general reason the model may be told. */
+	| { kind: "skip"; reason: string; stale: StaleReason };
+
+/** Why the model's editor context is out of date when pi is not connected. */
+const DISCONNECTED_STALE: Readonly<Record<DisconnectedWhy, StaleReason>> = {
+	off: "off",
+	"remembered off": "off",
+	"no editor": "gone",
+	"several candidates": "choose",
+};
 
 /** `window`: the cwd of the project window picked, for an editor that lists several (PROTOCOL.md, windows). */
+type CompiledRules = { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules };
+
 export type PickerAction = { kind: "connect"; pid: number; window?: string } | { kind: "disconnect" };
 
 export class IdeController {
@@ -139,6 +156,8 @@ export class IdeController {
 	/** A state seen through its window for pi's project, per state object (so the tier memo above keeps working). */
 	readonly #focused = new WeakMap<EditorState, { prefer: string | undefined; record: EditorRecord }>();
 	#stopped = false;
+	/** The ignore rules last compiled, by the files' texts and the project's trust. */
+	#compiledRules: { key: string; result: CompiledRules } | undefined;
 	#choices: ChoicesFile = EMPTY_CHOICES;
 	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
 	#choicesSignature: string | null | undefined;
@@ -306,26 +325,32 @@ export class IdeController {
 		try {
 			this.refresh();
 			const view = this.#view;
-			if (!view.health.ok) return { kind: "skip", reason: `state dir ${view.health.dir} ${view.health.reason}` };
+			if (!view.health.ok)
+				return { kind: "skip", reason: `state dir ${view.health.dir} ${view.health.reason}`, stale: "unreadable" };
 			const connection = view.connection;
-			if (!connection.connected) return { kind: "skip", reason: describeDisconnected(connection) };
+			if (!connection.connected)
+				return { kind: "skip", reason: describeDisconnected(connection), stale: DISCONNECTED_STALE[connection.why] };
 			const fresh = this.#scanner.readOne(connection.pid);
-			if (fresh.kind !== "editor") return { kind: "skip", reason: "the connected editor's state file is gone" };
+			if (fresh.kind !== "editor")
+				return { kind: "skip", reason: "the connected editor's state file is gone", stale: "gone" };
 			const editor = this.#focusWindow(fresh.record);
 			const state = editor.state;
 			if (state.database) {
 				const block = formatContextBlock(state, null, this.#blockOptions());
-				return block ? { kind: "inject", block, editor } : { kind: "skip", reason: "empty database view" };
+				return block
+					? { kind: "inject", block, editor }
+					: { kind: "skip", reason: "empty database view", stale: "no-file" };
 			}
 			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
-			if (file === null) return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)" };
+			if (file === null)
+				return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)", stale: "no-file" };
 			const rules = this.#loadRules();
 			if (!rules.ok) {
 				this.#options.ui?.notify(
 					`pi-ide-context: ${rules.message}; no editor context sent with this prompt`,
 					"warning",
 				);
-				return { kind: "skip", reason: rules.message };
+				return { kind: "skip", reason: rules.message, stale: "unreadable" };
 			}
 			const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
 			if (verdict.ignored) {
@@ -337,13 +362,14 @@ export class IdeController {
 					reason: untrusted
 						? `${reason}; the project's negation re-includes it only in a project you trust (/trust, or pi --approve)`
 						: reason,
+					stale: "ignored",
 				};
 			}
 			const block = formatContextBlock(state, file, this.#blockOptions());
-			if (!block) return { kind: "skip", reason: "nothing to describe" };
+			if (!block) return { kind: "skip", reason: "nothing to describe", stale: "no-file" };
 			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
 		} catch (error) {
-			return { kind: "skip", reason: `internal error: ${String(error)}` };
+			return { kind: "skip", reason: `internal error: ${String(error)}`, stale: "unreadable" };
 		}
 	}
 
@@ -474,10 +500,15 @@ export class IdeController {
 	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
 	 * `nextPrompt` says what the next prompt sends given what the model already has (context-memory.ts).
 	 */
-	statusReport(nextPrompt?: (block: ContextBlock) => { why: string; text: string }): string {
+	statusReport(
+		nextPrompt?: (block: ContextBlock) => { why: string; text: string },
+		staleNotice?: (reason: StaleReason) => { why: string; text: string },
+	): string {
 		const injection = this.prepareInjection();
 		const view = this.#view;
 		const decided = injection.kind === "inject" ? nextPrompt?.(injection.block) : undefined;
+		// Nothing to describe, but the model may be told its editor context is out of date: say so, not "nothing".
+		const notice = injection.kind === "skip" ? staleNotice?.(injection.stale) : undefined;
 		return formatStatusReport({
 			now: this.#nowMs() / 1000,
 			health: view.health,
@@ -492,7 +523,9 @@ export class IdeController {
 			choicesPath: this.choicesPath,
 			next:
 				injection.kind === "skip"
-					? injection
+					? notice?.text
+						? { kind: "inject", text: notice.text, selection: null, why: `${notice.why}; ${injection.reason}` }
+						: injection
 					: {
 							kind: "inject",
 							text: decided ? decided.text : injection.block.text,
@@ -514,7 +547,7 @@ export class IdeController {
 	 * The ignore rules for this prompt; `ifTrusted`: the same files with the project's negations kept, when the
 	 * project is not trusted and its file exists (to tell the user why a negation did not apply).
 	 */
-	#loadRules(): { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules } | { ok: false; message: string } {
+	#loadRules(): CompiledRules | { ok: false; message: string } {
 		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
 		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
 		const global = readRulesFile(globalPath);
@@ -523,9 +556,16 @@ export class IdeController {
 		if (!project.ok) return project;
 		// Trust is asked only when there are project rules to judge (it reads pi's trust store).
 		const trusted = project.file !== null && this.#options.isProjectTrusted();
+		// The files are read fresh every prompt; compiling them again is only needed when they or the trust changed.
+		const key = JSON.stringify([global.file?.text ?? null, project.file?.text ?? null, trusted]);
+		if (this.#compiledRules?.key === key) return this.#compiledRules.result;
 		const rules = compileIgnoreRules(global.file, project.file, { projectTrusted: trusted });
-		if (trusted || project.file === null) return { ok: true, rules };
-		return { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
+		const result: CompiledRules =
+			trusted || project.file === null
+				? { ok: true, rules }
+				: { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
+		this.#compiledRules = { key, result };
+		return result;
 	}
 
 	/**

@@ -21,15 +21,20 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
-import { type ContextBlock, type ContextDetails, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
+import { type ContextBlock, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
 import {
 	type Decision,
 	decide,
+	decideStale,
+	type MemoryDetails,
 	type ModelView,
 	modelView,
 	type ReadMessage,
 	type RequestMessage,
+	repairPayload,
 	repairRequest,
+	SUPERSEDED,
+	supersededIn,
 	withRunContext,
 } from "./context/context-memory.ts";
 import { IdeController, type UiPort } from "./controller.ts";
@@ -150,24 +155,47 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		controller = undefined;
 	});
 
+	/**
+	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
+	 * that the model's editor context is out of date, or nothing.
+	 */
+	const contextMessage = (ctx: ExtensionContext) => {
+		if (!controller) return undefined;
+		const injection = controller.prepareInjection();
+		const decision =
+			injection.kind === "inject"
+				? decideFor(injection.block, ctx)
+				: decideStale(injection.stale, modelView(sessionContext(ctx)), { id: randomUUID() });
+		if (decision.kind === "none" || !decision.details) return undefined;
+		const { text, details } = decision;
+		// The quote and the entry come from the same snapshot as the injected text; a selection only
+		// referred to (the model has it already) is not quoted again.
+		if (details.selection) pi.appendEntry(SELECTION_ENTRY_TYPE, details.selection);
+		return { customType: MESSAGE_TYPE, content: text, display: true, details };
+	};
+
 	pi.on("before_agent_start", async (event, ctx) => {
 		try {
-			if (event.messageType !== "user" || !controller) return undefined;
-			const injection = controller.prepareInjection();
-			if (injection.kind !== "inject") return undefined;
-			const decision = decideFor(injection.block, ctx);
-			if (decision.kind === "none" || !decision.details) return undefined;
-			const { text, details } = decision;
-			// The quote and the entry come from the same snapshot as the injected text; a selection only
-			// referred to (the model has it already) is not quoted again.
-			if (details.selection) pi.appendEntry(SELECTION_ENTRY_TYPE, details.selection);
-			return {
-				message: { customType: MESSAGE_TYPE, content: text, display: details.selection !== undefined, details },
-			};
+			if (event.messageType !== "user") return undefined;
+			const message = contextMessage(ctx);
+			return message ? { message } : undefined;
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);
 			return undefined;
 		}
+	});
+
+	// A message typed while pi works (steering, follow-up) is a prompt too: the editor news since goes with it.
+	pi.on("input", async (event, ctx) => {
+		try {
+			const deliverAs = event.streamingBehavior;
+			if (!deliverAs) return undefined; // An idle prompt: before_agent_start sends its editor context.
+			const message = contextMessage(ctx);
+			if (message) pi.sendMessage(message, { deliverAs });
+		} catch (error) {
+			reportError(ctx, "input", error);
+		}
+		return undefined;
 	});
 
 	// v0.4 review: with a prompt, the model learns once which of pi's hunks the user reverted in the editor, so it
@@ -219,32 +247,58 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			// Bookkeeping only.
 		}
 	});
-	// Before each model request, after every other extension changed it (context_with_system runs after every
-	// `context` handler, so a pruner loaded after this one is seen too): the request must carry the editor context
-	// the session says the model has. When it lost it, or a block it builds on (pi compacted in the middle of a
-	// run, an extension pruned), one self-contained block takes its place. The system head stays at index 0.
+	/** What the request check put into the current request: the payload check finds it by its text. */
+	let repaired: ReadMessage[] = [];
+	// Before each model request, after every `context` handler (context_with_system runs after all of them): the
+	// request must carry the editor context the session says the model has. When it lost it, or a block it builds
+	// on (pi compacted in the middle of a run, an extension pruned), one self-contained block takes its place. The
+	// system head stays at index 0. A context_with_system handler of an extension loaded later runs after this
+	// one: before_provider_request checks the payload once more.
 	pi.on("context_with_system", async (event, ctx) => {
+		repaired = [];
 		try {
-			const session = withRunContext(sessionContext(ctx), runContext(ctx));
-			const repair = repairRequest(event.messages.map(requestMessage), session);
-			if (!repair) return undefined;
+			const { session, branch } = sessionFacts(ctx);
+			const repair = repairRequest(event.messages.map(requestMessage), session, branch);
 			const messages = [...event.messages];
-			const at = messages[repair.index];
-			if (!repair.replace) {
+			const at = repair && messages[repair.index];
+			if (repair && !repair.replace) {
 				const block = { role: "custom" as const, customType: MESSAGE_TYPE, content: repair.text, display: false };
 				messages.splice(repair.index, 0, { ...block, details: repair.details, timestamp: Date.now() });
-			} else if (at?.role === "custom") messages[repair.index] = { ...at, content: repair.text };
-			else return undefined; // Not ours to replace (repairRequest only points at ours): leave the request be.
+				repaired = [{ details: repair.details, content: repair.text }];
+			} else if (repair && at?.role === "custom") {
+				// repairRequest only points at ours; anything else is left be.
+				messages[repair.index] = { ...at, content: repair.text, details: repair.details };
+				repaired = [{ details: repair.details, content: repair.text }];
+			}
+			// An older editor context whose basis is gone no longer says anything true: it reads as superseded.
+			const superseded = supersededIn(messages.map(requestMessage), session);
+			for (const index of superseded) {
+				const message = messages[index];
+				if (message?.role === "custom") messages[index] = { ...message, content: SUPERSEDED, details: {} };
+			}
+			if (!repair && superseded.length === 0) return undefined;
 			return { messages };
 		} catch {
 			return undefined;
 		}
 	});
+	pi.on("before_provider_request", async (event, ctx) => {
+		try {
+			const { session, branch, prompt } = sessionFacts(ctx);
+			const payload = repairPayload(event.payload, { session, branch, prompt, repaired });
+			return payload === undefined ? undefined : payload;
+		} catch {
+			return undefined;
+		}
+	});
 
-	pi.registerMessageRenderer<ContextDetails>(MESSAGE_TYPE, (message, options, theme) => {
+	// One line under the prompt for what pi sent: the selection's quote, or what else the model was told.
+	pi.registerMessageRenderer<MemoryDetails>(MESSAGE_TYPE, (message, options, theme) => {
 		const selection = message.details?.selection;
-		if (!selection) return undefined;
-		return quoteLine(theme.fg("muted", formatQuote(selection)), options.outputPad);
+		const sent = message.details?.sent;
+		if (selection) return quoteLine(theme.fg("muted", formatQuote(selection)), options.outputPad);
+		if (typeof sent !== "string") return undefined;
+		return quoteLine(theme.fg("muted", `↳ ${oneLine(sent, 300)}`), options.outputPad);
 	});
 
 	pi.registerCommand("ide", {
@@ -259,7 +313,10 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				const sub = args.trim();
 				if (sub === "status")
 					ctx.ui.notify(
-						controller.statusReport((block) => decideFor(block, ctx)),
+						controller.statusReport(
+							(block) => decideFor(block, ctx),
+							(reason) => decideStale(reason, modelView(sessionContext(ctx)), { id: "status" }),
+						),
 						"info",
 					);
 				else if (sub === "off") {
@@ -316,42 +373,65 @@ function describeConnection(controller: IdeController): string {
  * compaction and context edits applied), so compaction, /tree, /fork and /resume are all accounted for.
  */
 function visibleContext(ctx: ExtensionContext): ModelView {
-	return modelView(sessionContext(ctx));
+	return modelView(sessionFacts(ctx).projected);
 }
 
-/** The ide-context messages of the session's projection, oldest first. Unreadable: as if none (the full block goes out). */
+/**
+ * The ide-context messages of the session's projection, oldest first, plus the branch's newest one when a
+ * compaction summarised it away (see withRunContext): what the model should have. Unreadable: as if none.
+ */
 function sessionContext(ctx: ExtensionContext): ReadMessage[] {
+	return sessionFacts(ctx).session;
+}
+
+interface SessionFacts {
+	/** The ide-context messages of the projection: what the model has (a prompt decides on these). */
+	projected: ReadMessage[];
+	/** What the model should have (see sessionContext). */
+	session: ReadMessage[];
+	/** Every ide-context message of the branch not removed by a context edit: where a selection's text is found. */
+	branch: ReadMessage[];
+	/** The branch's last user prompt, as text. */
+	prompt: string | undefined;
+}
+
+function sessionFacts(ctx: ExtensionContext): SessionFacts {
 	try {
-		return ctx.sessionManager
+		const projected = ctx.sessionManager
 			.buildSessionProjection()
 			.messages.flatMap((m) =>
 				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ details: m.details, content: m.content }] : [],
 			);
+		const entries = ctx.sessionManager.getBranch();
+		const edited = new Set<string>();
+		for (const entry of entries) if (entry.type === "context_edit") edited.add(entry.targetId);
+		const branch: ReadMessage[] = [];
+		let newestEdited = false;
+		let prompt: string | undefined;
+		for (const entry of entries) {
+			if (entry.type === "message" && entry.message.role === "user") prompt = userText(entry.message.content);
+			if (entry.type === "custom_message" && entry.customType === MESSAGE_TYPE) {
+				newestEdited = edited.has(entry.id);
+				if (!newestEdited) branch.push({ details: entry.details, content: entry.content });
+			}
+		}
+		// A context_edit that changed the newest block says what the model has: the projection, as it is.
+		const newest = newestEdited ? undefined : branch.at(-1);
+		return { projected, session: withRunContext(projected, newest), branch, prompt };
 	} catch {
-		return [];
+		return { projected: [], session: [], branch: [], prompt: undefined };
 	}
 }
 
-/**
- * The block this run started with: the ide-context entry after the branch's last user prompt (before_agent_start
- * puts it right after the prompt). Undefined when the run has none, or a context_edit changed it (the projection
- * then says what the model has).
- */
-function runContext(ctx: ExtensionContext): ReadMessage | undefined {
-	try {
-		const branch = ctx.sessionManager.getBranch();
-		const edited = new Set<string>();
-		for (let i = branch.length - 1; i >= 0; i--) {
-			const entry = branch[i];
-			if (!entry || (entry.type === "message" && entry.message.role === "user")) return undefined;
-			if (entry.type === "context_edit") edited.add(entry.targetId);
-			if (entry.type === "custom_message" && entry.customType === MESSAGE_TYPE)
-				return edited.has(entry.id) ? undefined : { details: entry.details, content: entry.content };
-		}
-		return undefined;
-	} catch {
-		return undefined;
-	}
+function userText(content: unknown): string | undefined {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return undefined;
+	const texts = content.flatMap((part: unknown) =>
+		typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
+			? [String((part as { text?: unknown }).text)]
+			: [],
+	);
+	return texts.length === 1 ? texts[0] : undefined;
 }
 
 /** A message of a model request, as the request-time check reads it. */

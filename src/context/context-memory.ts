@@ -16,10 +16,27 @@
  * details, and a record is only believed while the content still matches it.
  */
 import { createHash, hash } from "node:crypto";
+import { basename } from "node:path";
 import type { ContextBlock, ContextDetails } from "./blocks.ts";
 
-/** What the next prompt sends. */
-export type SendKind = "full" | "update" | "none";
+/** What the next prompt sends: the whole block, the changed sections, nothing, or that the picture is out of date. */
+export type SendKind = "full" | "update" | "none" | "stale";
+
+/**
+ * Why pi cannot describe the editor now. Said to the model in general terms: an ignored file is never named or
+ * described, only that the active file is one the user excluded.
+ */
+export type StaleReason = "ignored" | "no-file" | "off" | "gone" | "choose" | "unreadable";
+
+/** What the model reads for each reason (one table: the notice and /ide status both use it). */
+export const STALE_WORDING: Readonly<Record<StaleReason, string>> = {
+	ignored: "the file now active in the editor is one the user excluded from what pi may send",
+	"no-file": "the editor now shows something that is not a file pi can describe (an unnamed or special buffer)",
+	off: "the user turned pi's editor connection off (/ide off)",
+	gone: "the editor pi was connected to is no longer running or no longer connected",
+	choose: "several editors are open in this project and pi waits for the user to pick one (/ide)",
+	unreadable: "pi cannot read the editor's state or its own rules right now",
+};
 
 /**
  * Version of the record kept in a message's details; another version is not trusted as a baseline. 2 added
@@ -47,7 +64,8 @@ export interface SelectionIdentity {
 export interface MemoryRecord {
 	v: typeof MEMORY_VERSION;
 	id: string;
-	kind: "full" | "update";
+	/** "stale": a notice that the editor context before it is out of date (it stands alone, like a full block). */
+	kind: "full" | "update" | "stale";
 	/** The message this update applies to (null for a full block). */
 	prev: string | null;
 	state: CanonicalState;
@@ -61,6 +79,8 @@ export interface MemoryRecord {
 /** `ContextDetails` plus the memory record (older sessions' messages have no memory). */
 export interface MemoryDetails extends ContextDetails {
 	memory?: MemoryRecord;
+	/** One line for pi's screen: what this message told the model (the quote line says it for a selection). */
+	sent?: string;
 }
 
 /** An ide-context message as the model reads it (the session's projection, or a request), reduced to what this module reads. */
@@ -74,11 +94,26 @@ export interface ReadMessage {
 export interface ModelView {
 	/** The last editor context the model sees, when every message it builds on is visible too. */
 	latest: MemoryRecord | null;
+	/**
+	 * The last editor context the model sees, whole or not: what the request check restores, so what a notice
+	 * must mark out of date when pi cannot describe the editor any more.
+	 */
+	newest: MemoryRecord | null;
 	/** Why there is no usable `latest` (for /ide status). */
 	why: string;
 	/** Keys (`selectionKey`) of the selections whose text the model sees. */
 	selections: ReadonlySet<string>;
+	/** Messages in the chain of `latest` (its full block and the updates on it). */
+	chain?: number;
+	/** How many messages back the last copy of a selection's text is (undefined: none). */
+	distance?: (key: string) => number | undefined;
 }
+
+/**
+ * Most messages in a chain of updates: the next one is a whole block again. It keeps the part of the session the
+ * request check must compare short whatever the session's length (and costs one block per this many updates).
+ */
+export const MAX_UPDATE_CHAIN = 32;
 
 export interface Decision {
 	kind: SendKind;
@@ -105,7 +140,7 @@ const LOST_CONTEXT =
 
 /** Read the model's view from the ide-context messages it will see, oldest first. Never throws on odd details. */
 export function modelView(messages: readonly ReadMessage[]): ModelView {
-	return viewOf(readRecords(messages));
+	return viewOfFold(foldOf(messages));
 }
 
 /** A message the model reads, with its record: null for one without a usable record (an older version's). */
@@ -119,36 +154,178 @@ interface ReadRecord {
  * with (a `context_edit` replaced it, another extension rewrote it): the model does not read what that record says.
  */
 function readRecords(messages: readonly ReadMessage[], checked?: readonly ReadRecord[]): ReadRecord[] {
-	// A text equal to one already checked (the request's copy of a session message) needs no second hash.
+	// A request's copy of a session message (same record id, same text) needs no second hash.
 	const known = new Map<string, string>(
 		checked?.flatMap((r) => (r.record ? [[r.record.id, contentText(r.message.content)]] : [])),
 	);
-	return messages.flatMap((message): ReadRecord[] => {
-		const record = readMemory(message.details);
-		if (!record) return [{ message, record }];
-		const text = contentText(message.content);
-		if (known.get(record.id) !== text && record.textHash !== textHash(text)) return [];
-		return [{ message, record }];
-	});
+	const out: ReadRecord[] = [];
+	for (const message of messages) {
+		const id = known.size > 0 ? memoryId(message.details) : undefined;
+		if (id !== undefined && known.get(id) === contentText(message.content)) {
+			const record = readMemory(message.details);
+			if (record) {
+				out.push({ message, record });
+				continue;
+			}
+		}
+		const read = readChecked(message);
+		if (read !== undefined) out.push({ message, record: read });
+	}
+	return out;
+}
+
+/** The request's last `count` ide-context messages (fewer when it has fewer), read from its end. */
+function lastOurs(request: readonly RequestMessage[], count: number): Array<{ message: ReadMessage }> {
+	const out: Array<{ message: ReadMessage }> = [];
+	for (let i = request.length - 1; i >= 0 && out.length < count; i--) {
+		const message = request[i] as RequestMessage;
+		if (message.kind === "ide-context") out.push({ message });
+	}
+	return out.reverse();
+}
+
+/** Where the part of the session that the newest record depends on starts: its chain and its selection's text. */
+function tailStart(fold: Fold, target: MemoryRecord): number {
+	const holder = target.selection ? fold.holders.get(selectionKey(target.selection)) : undefined;
+	return Math.min(fold.chainStart, holder ?? fold.chainStart);
+}
+
+/**
+ * The request ends with the session's messages from `from` on, as they are (the same record ids with the same
+ * texts, in the same order: pi's copies). Older messages do not matter: nothing the newest one says rests on them.
+ */
+function sameTail(
+	ours: ReadonlyArray<{ message: ReadMessage }>,
+	session: readonly ReadMessage[],
+	from: number,
+): boolean {
+	const n = session.length - from;
+	if (from < 0 || ours.length < n) return false;
+	const offset = ours.length - n;
+	for (let i = 0; i < n; i++) {
+		const x = (ours[offset + i] as { message: ReadMessage }).message;
+		const y = session[from + i] as ReadMessage;
+		const id = memoryId(x.details);
+		if (id === undefined || id !== memoryId(y.details) || contentText(x.content) !== contentText(y.content))
+			return false;
+	}
+	return true;
+}
+
+function memoryId(details: unknown): string | undefined {
+	if (!isRecord(details)) return undefined;
+	const memory = details["memory"];
+	return isRecord(memory) && typeof memory["id"] === "string" ? memory["id"] : undefined;
+}
+
+/**
+ * Per details object (pi keeps one per session entry, and a request's copy of it shares it): its record and the
+ * text that record was last found to match. A session is read at every prompt and every model request; each
+ * message's record is parsed and its text hashed once, not every time (the cost would grow with the session).
+ */
+const checkedRecords = new WeakMap<object, { record: MemoryRecord | null; text: string | null }>();
+
+/** The message's record; null: it has none (an older version's); undefined: its content is not what it records. */
+function readChecked(message: ReadMessage): MemoryRecord | null | undefined {
+	const details = message.details;
+	const cacheable = typeof details === "object" && details !== null;
+	let entry = cacheable ? checkedRecords.get(details) : undefined;
+	if (!entry) {
+		entry = { record: readMemory(details), text: null };
+		if (cacheable) checkedRecords.set(details, entry);
+	}
+	const record = entry.record;
+	if (!record) return null;
+	const text = contentText(message.content);
+	if (text === entry.text) return record;
+	if (record.textHash !== textHash(text)) return undefined;
+	entry.text = text;
+	return record;
+}
+
+/**
+ * What a list of messages amounts to, read oldest first: the selections whose text it holds, its last record
+ * (undefined: none yet; null: one of an older version) and whether that record stands (a full block or a notice,
+ * or an update whose every link back to its full block is the message right before it).
+ */
+interface Fold {
+	selections: ReadonlySet<string>;
+	/** Where (message index) the text of each selection is, the last copy. */
+	holders: ReadonlyMap<string, number>;
+	last: MemoryRecord | null | undefined;
+	stands: boolean;
+	/** Index of the last message read, and of the first message of its chain (its full block or notice). */
+	at: number;
+	chainStart: number;
+}
+
+const EMPTY_FOLD: Fold = {
+	selections: new Set(),
+	holders: new Map(),
+	last: undefined,
+	stands: false,
+	at: -1,
+	chainStart: -1,
+};
+
+function step(fold: Fold, record: MemoryRecord | null, at: number): Fold {
+	if (!record) return { ...fold, last: null, stands: false, at, chainStart: at };
+	let { selections, holders } = fold;
+	if (record.selection && record.selectionSent) {
+		const key = selectionKey(record.selection);
+		// Copied only when they change: a fold is shared by the cache and every list that extends it.
+		if (!selections.has(key)) selections = new Set(selections).add(key);
+		holders = new Map(holders).set(key, at);
+	}
+	const extends_ = record.kind === "update" && fold.last?.id === record.prev && fold.stands;
+	const stands = record.kind !== "update" || extends_;
+	return { selections, holders, last: record, stands, at, chainStart: extends_ ? fold.chainStart : at };
+}
+
+function foldRecords(read: readonly ReadRecord[]): Fold {
+	return read.reduce((fold, r, i) => step(fold, r.record, i), EMPTY_FOLD);
+}
+
+/**
+ * Messages read back from the newest: a chain is never longer than MAX_UPDATE_CHAIN and a selection further back
+ * is sent again, so nothing a decision or the request check rests on is older. Reading only these keeps both
+ * as fast in a session of 5,000 messages as in one of 50 (a longer chain, from elsewhere, reads as lost: the
+ * whole block goes out again).
+ */
+const READ_BACK = 2 * MAX_UPDATE_CHAIN;
+
+/** The fold of the last READ_BACK messages (each message's record is parsed and checked once, see readChecked). */
+function foldOf(messages: readonly ReadMessage[]): Fold {
+	let fold = EMPTY_FOLD;
+	for (let i = Math.max(0, messages.length - READ_BACK); i < messages.length; i++) {
+		const record = readChecked(messages[i] as ReadMessage);
+		if (record !== undefined) fold = step(fold, record, i);
+	}
+	return fold;
+}
+
+function viewOfFold(fold: Fold): ModelView {
+	const { selections: all, last } = fold;
+	const selections: ReadonlySet<string> = all;
+	const distance = (key: string) => {
+		const at = fold.holders.get(key);
+		return at === undefined ? undefined : fold.at - at;
+	};
+	if (last === undefined) return { latest: null, newest: null, why: NO_CONTEXT, selections };
+	if (last === null)
+		return {
+			latest: null,
+			newest: null,
+			why: "the last editor context the model has predates this version",
+			selections,
+		};
+	// An update is only as good as every message it builds on.
+	if (!fold.stands) return { latest: null, newest: last, why: LOST_CONTEXT, selections, distance };
+	return { latest: last, newest: last, why: "", selections, chain: fold.at - fold.chainStart + 1, distance };
 }
 
 function viewOf(read: readonly ReadRecord[]): ModelView {
-	const selections = new Set<string>();
-	const records = read.map((r) => r.record);
-	for (const record of records) {
-		if (record?.selection && record.selectionSent) selections.add(selectionKey(record.selection));
-	}
-	if (records.length === 0) return { latest: null, why: NO_CONTEXT, selections };
-	const latest = records.at(-1) ?? null;
-	if (!latest) return { latest: null, why: "the last editor context the model has predates this version", selections };
-	// An update is only as good as every message it builds on: walk the chain back to its full block.
-	let current = latest;
-	for (let i = records.length - 2; current.kind === "update"; i--) {
-		const before = i >= 0 ? records[i] : null;
-		if (!before || before.id !== current.prev) return { latest: null, why: LOST_CONTEXT, selections };
-		current = before;
-	}
-	return { latest, why: "", selections };
+	return viewOfFold(foldRecords(read));
 }
 
 /** Decide what this prompt sends for `block`, given what the model has. */
@@ -156,7 +333,9 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	const parsed = parseBlock(block.text);
 	const selection = selectionIdentity(block.details, parsed);
 	const state = canonicalState(parsed, selection);
-	const known = selection !== null && view.selections.has(selectionKey(selection));
+	// A copy far back is sent again: what the request check compares stays short (see MAX_UPDATE_CHAIN).
+	const key = selection && selectionKey(selection);
+	const known = key !== null && view.selections.has(key) && (view.distance?.(key) ?? 0) < MAX_UPDATE_CHAIN;
 	const record = (kind: MemoryRecord["kind"], prev: string | null, sent: boolean, text: string): MemoryDetails => {
 		const { selection: injected, ...rest } = block.details;
 		const details: MemoryDetails = { ...rest };
@@ -171,6 +350,7 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			selectionSent: sent,
 			textHash: textHash(text),
 		};
+		details.sent = sentLine(kind, text, block.details);
 		return details;
 	};
 	const full = (reason: string): Decision => {
@@ -188,6 +368,8 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	if (options.always) return full("ideContext.sendUnchanged is on: a block with every prompt");
 	const base = view.latest;
 	if (!base) return full(view.why);
+	if (base.kind === "stale") return full("the editor context the model has is marked out of date");
+	if ((view.chain ?? 0) >= MAX_UPDATE_CHAIN) return full(`${MAX_UPDATE_CHAIN} updates in a row`);
 	if (base.state.header !== state.header) return full("the editor or what it shows changed");
 	const before = new Map(base.state.sections);
 	const after = new Map(state.sections);
@@ -224,6 +406,61 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 }
 
 /**
+ * What a prompt sends when pi cannot describe the editor (`reason`): once, a notice that the editor context the
+ * model has is out of date, and why in general terms; again only when the reason changes. Nothing when the model
+ * has no editor context to be misled by.
+ */
+export function decideStale(reason: StaleReason, view: ModelView, options: Pick<DecideOptions, "id">): Decision {
+	const header = staleHeader(reason);
+	const newest = view.newest;
+	if (!newest)
+		return {
+			kind: "none",
+			text: "",
+			details: undefined,
+			why: "nothing (the model has no editor context)",
+			selectionReferenced: false,
+		};
+	if (newest.kind === "stale" && newest.state.header === header)
+		return {
+			kind: "none",
+			text: "",
+			details: undefined,
+			why: "nothing (the model was told already that its editor context is out of date)",
+			selectionReferenced: false,
+		};
+	const text = `Editor context out of date: ${STALE_WORDING[reason]}. The editor context earlier in this conversation may no longer match what the user sees; do not rely on its file, cursor, selection or diagnostics.`;
+	const details: MemoryDetails = {
+		pid: 0,
+		editor: "",
+		file: null,
+		language: null,
+		sent: `editor context marked out of date: ${STALE_WORDING[reason]}`,
+		memory: {
+			v: MEMORY_VERSION,
+			id: options.id,
+			kind: "stale",
+			prev: null,
+			state: { header, sections: [] },
+			selection: null,
+			selectionSent: false,
+			textHash: textHash(text),
+		},
+	};
+	return {
+		kind: "stale",
+		text,
+		details,
+		why: `a notice that the model's editor context is out of date (${reason})`,
+		selectionReferenced: false,
+	};
+}
+
+function staleHeader(reason: StaleReason): string {
+	return `out of date: ${reason}`;
+}
+
+/**
  * The session's editor context for the request check: the projection's ide-context messages, plus `run`, the
  * block this run started with, when the projection no longer has it (a compaction in the middle of the run
  * summarised it away: the run still works on that editor context).
@@ -247,12 +484,12 @@ export interface RequestRepair {
 	/** True: it replaces the ide-context message at `index`; false: it is inserted before the message there. */
 	replace: boolean;
 	text: string;
-	/** The details of the session's message it stands for. */
+	/**
+	 * Details for the message that carries `text`: the session's message's, with a record of its own (standing
+	 * alone, its own text hash), so a later check of the same request trusts it and needs no second repair.
+	 */
 	details: unknown;
 }
-
-const SELECTION_GONE =
-	"Selection: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).";
 
 /**
  * The last resort, for the request itself (after every other extension changed it): the newest editor context of
@@ -260,17 +497,28 @@ const SELECTION_GONE =
  * read. When the request lacks it, or a message it builds on (pi compacted in the middle of a run, another
  * extension pruned), the request gets one self-contained block for it instead: in place of the last ide-context
  * message it still has, or before the last user prompt when it has none. Undefined when the request holds it
- * (or the session has no editor context of this version): the request is then left untouched.
+ * (or the session has no editor context of this version): the request is then left untouched. `branch` (default
+ * `session`): every ide-context message of the session's branch, compacted or not, where a selection's text is
+ * looked for when the request no longer holds it.
  */
 export function repairRequest(
 	request: readonly RequestMessage[],
 	session: readonly ReadMessage[],
+	branch: readonly ReadMessage[] = session,
 ): RequestRepair | undefined {
-	const fromSession = readRecords(session);
-	const newest = fromSession.at(-1);
-	const target = newest?.record;
-	if (!newest || !target) return undefined;
+	const sessionFold = foldOf(session);
+	const target = sessionFold.last;
+	if (!target) return undefined;
+	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
+	// it reads as the session does, without reading a record again (and without reading the rest of the request).
+	const from = tailStart(sessionFold, target);
+	if (sameTail(lastOurs(request, session.length - from), session, from)) {
+		if (sessionFold.stands && (!target.selection || sessionFold.selections.has(selectionKey(target.selection))))
+			return undefined;
+	}
 	const ours = request.flatMap((message, index) => (message.kind === "ide-context" ? [{ index, message }] : []));
+	const fromSession = readRecords(session);
+	const newest = fromSession.findLast((r) => r.record === target) as ReadRecord;
 	const inRequest = readRecords(
 		ours.map((o) => o.message),
 		fromSession,
@@ -285,35 +533,213 @@ export function repairRequest(
 	const replaced = ours.at(-1);
 	// The selections the request still holds once the replaced message is gone.
 	const kept = viewOf(inRequest.filter((r) => r.message !== replaced?.message)).selections;
-	const text = selfContainedText({ record: target, content: newest.message.content }, kept, fromSession);
-	if (replaced) return { index: replaced.index, replace: true, text, details: newest.message.details };
+	const holders = branch === session ? fromSession : readRecords(branch);
+	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders);
+	const details = standAlone(newest.message.details, target, whole);
+	if (replaced) return { index: replaced.index, replace: true, text: whole.text, details };
 	// Before the prompt it came with; with no prompt left, first after the system head (which stays first).
 	const lastUser = request.findLastIndex((m) => m.kind === "user");
 	const afterSystem = request.findIndex((m) => m.kind !== "system");
 	const index = lastUser >= 0 ? lastUser : afterSystem >= 0 ? afterSystem : request.length;
-	return { index, replace: false, text, details: newest.message.details };
+	return { index, replace: false, text: whole.text, details };
+}
+
+/** What an older editor context of a request reads as when what it refers to is no longer in the request. */
+export const SUPERSEDED =
+	"(An earlier editor context stood here; what it built on is no longer in this conversation, and a later editor context replaces it.)";
+
+/**
+ * Older editor contexts of a request (its last READ_BACK) that refer to something the request no longer holds:
+ * an update whose block was pruned or compacted away ("the rest as before"), a selection "not repeated" with no
+ * copy before it. Their indices, oldest first; the newest editor context is repairRequest's. Each is to read
+ * SUPERSEDED: a reference must resolve within the request that carries it.
+ */
+export function supersededIn(request: readonly RequestMessage[], session: readonly ReadMessage[]): number[] {
+	const known = new Map<string, { record: MemoryRecord | null | undefined; text: string }>();
+	for (let i = Math.max(0, session.length - READ_BACK); i < session.length; i++) {
+		const m = session[i] as ReadMessage;
+		const id = memoryId(m.details);
+		if (id !== undefined) known.set(id, { record: readChecked(m), text: contentText(m.content) });
+	}
+	const ours: number[] = [];
+	for (let i = request.length - 1; i >= 0 && ours.length < READ_BACK; i--)
+		if ((request[i] as RequestMessage).kind === "ide-context") ours.unshift(i);
+	ours.pop(); // the newest: repairRequest's
+	const out: number[] = [];
+	let fold = EMPTY_FOLD;
+	for (const index of ours) {
+		const message = request[index] as RequestMessage;
+		const text = contentText(message.content);
+		const id = memoryId(message.details);
+		const same = id === undefined ? undefined : known.get(id);
+		const record = same && same.text === text ? same.record : readChecked(message);
+		if (!record) continue;
+		const brokenChain = record.kind === "update" && !(fold.stands && fold.last?.id === record.prev);
+		const brokenReference =
+			record.selection !== null &&
+			!record.selectionSent &&
+			!fold.selections.has(selectionKey(record.selection)) &&
+			text.includes(REFERENCE_WORDS);
+		if (brokenChain || brokenReference) out.push(index);
+		else fold = step(fold, record, index);
+	}
+	return out;
+}
+
+/** What the payload check knows besides the payload: the session's editor context and the request's prompt. */
+export interface PayloadFacts {
+	/** The session's editor context (as for repairRequest). */
+	session: readonly ReadMessage[];
+	/** Every ide-context message of the branch (as for repairRequest). */
+	branch: readonly ReadMessage[];
+	/** The text of the branch's last user prompt: where a block goes when the request has none left. */
+	prompt: string | undefined;
+	/** Blocks the request check put into this request's messages (text and details), found by their text. */
+	repaired: readonly ReadMessage[];
+}
+
+/** A string in a provider payload, and where it is. */
+interface Leaf {
+	path: Array<string | number>;
+	text: string;
+}
+
+/**
+ * The same check once more, on the provider's payload: a `context_with_system` handler of an extension loaded
+ * after this one runs after this one's, so only the payload shows what the request finally holds. Provider
+ * formats differ, so the payload is read generically: every string in its top-level arrays that is exactly the
+ * text of an ide-context message (or the prompt) is that message; a repair replaces that string, or puts a copy
+ * of the prompt's part (or message) holding the block before the prompt's. Undefined: the payload is fine, or
+ * there is nothing safe to change (no ide-context text and no prompt left in it: the model then has no editor
+ * context at all, which is not a stale one).
+ */
+export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
+	if (!isRecord(payload)) return undefined;
+	const known = new Map<string, ReadMessage>();
+	for (const m of [...facts.session, ...facts.repaired]) known.set(contentText(m.content), m);
+	if (known.size === 0) return undefined;
+	for (const [key, value] of Object.entries(payload)) {
+		if (!Array.isArray(value)) continue;
+		const leaves: Leaf[] = [];
+		collectLeaves(value, [key], leaves, 0);
+		const found: Array<{ leaf: Leaf; message: RequestMessage }> = [];
+		for (const leaf of leaves) {
+			const ours = known.get(leaf.text);
+			if (ours) found.push({ leaf, message: { kind: "ide-context", details: ours.details, content: leaf.text } });
+			else if (leaf.text === facts.prompt)
+				found.push({ leaf, message: { kind: "user", details: undefined, content: leaf.text } });
+		}
+		if (found.length === 0) continue;
+		const messages = found.map((f) => f.message);
+		const repair = repairRequest(messages, facts.session, facts.branch);
+		const at = repair && found[repair.index];
+		let out: unknown = payload;
+		if (repair && at) {
+			const repaired: RequestMessage = { kind: "ide-context", details: repair.details, content: repair.text };
+			if (repair.replace) {
+				out = withLeaf(payload, at.leaf.path, repair.text);
+				messages[repair.index] = repaired;
+			} else if (at.message.kind === "user") {
+				out = withCopyBefore(payload, at.leaf.path, repair.text);
+				messages.splice(repair.index, 0, repaired);
+			}
+		}
+		// Older references left dangling; they sit before any insertion, so their paths are unchanged.
+		for (const index of supersededIn(messages, facts.session)) {
+			const leaf = found[index]?.leaf;
+			if (leaf && isRecord(out)) out = withLeaf(out, leaf.path, SUPERSEDED);
+		}
+		return out === payload ? undefined : out;
+	}
+	return undefined;
+}
+
+const MAX_PAYLOAD_DEPTH = 8;
+
+function collectLeaves(value: unknown, path: Array<string | number>, out: Leaf[], depth: number): void {
+	if (typeof value === "string") {
+		out.push({ path, text: value });
+		return;
+	}
+	if (depth >= MAX_PAYLOAD_DEPTH || typeof value !== "object" || value === null) return;
+	if (Array.isArray(value)) {
+		for (const [i, item] of value.entries()) collectLeaves(item, [...path, i], out, depth + 1);
+	} else for (const [k, v] of Object.entries(value)) collectLeaves(v, [...path, k], out, depth + 1);
+}
+
+/** `root` with the string at `path` replaced (the containers on the way copied, the rest shared). */
+function withLeaf(root: Record<string, unknown>, path: ReadonlyArray<string | number>, text: string): unknown {
+	const set = (node: unknown, i: number): unknown => {
+		if (i === path.length) return text;
+		const step = path[i] as string | number;
+		if (Array.isArray(node)) return node.map((item, j) => (j === step ? set(item, i + 1) : item));
+		if (isRecord(node)) return { ...node, [step]: set(node[step], i + 1) };
+		return node;
+	};
+	return set(root, 0);
+}
+
+/**
+ * `root` with a copy of the item holding the string at `path` put before it, in the innermost array on the way
+ * (a message's content part, or the message itself when its content is one string): the copy holds `text`
+ * in place of that string, and only that part.
+ */
+function withCopyBefore(root: Record<string, unknown>, path: ReadonlyArray<string | number>, text: string): unknown {
+	const last = path.findLastIndex((step) => typeof step === "number");
+	if (last < 0) return undefined;
+	const itemPath = path.slice(0, last + 1);
+	let item: unknown = root;
+	for (const step of itemPath) item = isRecord(item) || Array.isArray(item) ? (item as never)[step] : undefined;
+	const copy = withLeaf({ item } as Record<string, unknown>, ["item", ...path.slice(last + 1)], text) as {
+		item: unknown;
+	};
+	const index = path[last] as number;
+	const insert = (node: unknown, i: number): unknown => {
+		if (i === last) return Array.isArray(node) ? [...node.slice(0, index), copy.item, ...node.slice(index)] : node;
+		const step = path[i] as string | number;
+		if (Array.isArray(node)) return node.map((x, j) => (j === step ? insert(x, i + 1) : x));
+		if (isRecord(node)) return { ...node, [step]: insert(node[step], i + 1) };
+		return node;
+	};
+	return insert(root, 0);
+}
+
+/** `details` with a record for the self-contained text: a full block (or the same notice), its own hash. */
+function standAlone(details: unknown, record: MemoryRecord, whole: { text: string; selectionSent: boolean }): unknown {
+	const memory: MemoryRecord = {
+		...record,
+		kind: record.kind === "stale" ? "stale" : "full",
+		prev: null,
+		selectionSent: whole.selectionSent,
+		textHash: textHash(whole.text),
+	};
+	return { ...(isRecord(details) ? details : {}), memory };
 }
 
 /**
  * The editor context `target` records, standing on its own: the state it records, its own lines where it has
  * them. Its selection: the text when it carries it; a reference when `requestSelections` (what the request
- * still holds) has the text; the text put back from the session message that carries it; only then "gone".
+ * still holds) has the text; the text put back from the branch's message that carries it; only then "gone".
  */
-function selfContainedText(
+function selfContained(
 	target: { record: MemoryRecord; content: unknown },
 	requestSelections: ReadonlySet<string>,
-	session: readonly ReadRecord[],
-): string {
+	holders: readonly ReadRecord[],
+): { text: string; selectionSent: boolean } {
 	const { record } = target;
+	if (record.kind === "stale") return { text: contentText(target.content), selectionSent: false };
 	const own = new Map(parseBlock(contentText(target.content)).sections.map((s) => [s.key, s]));
 	const lines = [record.state.header];
+	let selectionSent = false;
 	for (const [key, value] of record.state.sections) {
 		const mine = own.get(key);
-		if (key === SELECTION_KEY && record.selection)
-			lines.push(...selectionLines(record, record.selection, mine, requestSelections, session));
-		else lines.push(...(mine?.lines ?? [value]));
+		if (key === SELECTION_KEY && record.selection) {
+			const part = selectionLines(record, record.selection, mine, requestSelections, holders);
+			selectionSent = part.sent;
+			lines.push(...part.lines);
+		} else lines.push(...(mine?.lines ?? [value]));
 	}
-	return lines.join("\n");
+	return { text: lines.join("\n"), selectionSent };
 }
 
 function selectionLines(
@@ -321,19 +747,29 @@ function selectionLines(
 	selection: SelectionIdentity,
 	own: Section | undefined,
 	requestSelections: ReadonlySet<string>,
-	session: readonly ReadRecord[],
-): string[] {
-	if (own && record.selectionSent) return own.lines;
+	holders: readonly ReadRecord[],
+): { lines: string[]; sent: boolean } {
+	if (own && record.selectionSent) return { lines: own.lines, sent: true };
 	const key = selectionKey(selection);
-	const holder = session.findLast(
+	const holder = holders.findLast(
 		(r) => r.record?.selectionSent && r.record.selection && selectionKey(r.record.selection) === key,
 	);
 	const held = holder && parseBlock(contentText(holder.message.content)).sections.find((s) => s.key === SELECTION_KEY);
 	if (requestSelections.has(key)) {
 		// `own` is then already the reference line ("... the same selection as in an earlier editor context ...").
-		return own ? own.lines : [selectionReference(held ?? { key: SELECTION_KEY, lines: ["Selection:"] })];
+		return {
+			lines: own ? own.lines : [selectionReference(held ?? { key: SELECTION_KEY, lines: ["Selection:"] })],
+			sent: false,
+		};
 	}
-	return held ? held.lines : [SELECTION_GONE];
+	if (held) return { lines: held.lines, sent: true };
+	return { lines: [selectionGone(own)], sent: false };
+}
+
+/** The selection's own head (its range) kept, its text said to be gone: nothing in the request holds it. */
+function selectionGone(own: Section | undefined): string {
+	const head = /^Selection \([^)]*\)/.exec(own?.lines[0] ?? "")?.[0] ?? SELECTION_KEY;
+	return `${head}: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).`;
 }
 
 /** The short hash a record keeps of the text its message was sent with (one-shot `hash`: checked per message). */
@@ -360,6 +796,7 @@ export function selectionKey(selection: SelectionIdentity): string {
 // Blocks as sections
 
 const SELECTION_KEY = "Selection";
+const REFERENCE_WORDS = "the same selection as in an earlier editor context";
 const SELECTION_REFERENCED = "the selection was sent already, not repeated";
 /** A change in one of these means another file or table: the model gets the whole block again. */
 const IDENTITY_KEYS = ["File", "Table"];
@@ -447,7 +884,7 @@ function selectionIdentity(details: ContextDetails, parsed: ParsedBlock): Select
 /** The selection section's first line, turned into a reference to the copy the model already has. */
 function selectionReference(section: Section): string {
 	const head = (section.lines[0] ?? "Selection:").replace(/:\s*$/, "");
-	return `${head}: the same selection as in an earlier editor context of this conversation; not repeated.`;
+	return `${head}: ${REFERENCE_WORDS} of this conversation; not repeated.`;
 }
 
 function renderSection(section: Section, referenceSelection: boolean): string[] {
@@ -470,8 +907,35 @@ function renderUpdate(
 	for (const section of parsed.sections) {
 		if (changed.includes(section.key)) lines.push(...renderSection(section, selectionKnown));
 	}
-	for (const key of removed) lines.push(`${displayKey(key)}: none now`);
+	for (const key of removed) lines.push(REMOVED_WORDING[displayKey(key)] ?? `${displayKey(key)}: none now`);
 	return lines.join("\n");
+}
+
+/**
+ * A section the new block no longer has, in words that cannot be mistaken for another state: no Diagnostics
+ * section means the editor sends none for the current content (unknown), never that the checker found none
+ * (that is `Diagnostics: none`, a section of its own).
+ */
+const REMOVED_WORDING: Readonly<Record<string, string>> = {
+	Diagnostics: "Diagnostics: unknown now; earlier ones may not apply",
+};
+
+/** Sections a full block's screen line leaves out: the file names itself, the rest is not news to the user. */
+const UNSHOWN_KEYS = new Set(["File", "Language", "Buffer", "Table", SELECTION_KEY]);
+
+/**
+ * The line pi shows under the prompt for what it sent: the file (or table) and the first line of each section
+ * worth a glance (cursor, diagnostics), or an update's changed sections. Every part came from the block, which
+ * already made the editor's text inert.
+ */
+function sentLine(kind: MemoryRecord["kind"], text: string, details: ContextDetails): string {
+	const { sections } = parseBlock(text);
+	const firstLines = (keep: (key: string) => boolean) =>
+		sections.filter((s) => keep(displayKey(s.key))).map((s) => (s.lines[0] ?? "").replace(/:$/, ""));
+	if (kind === "update")
+		return `editor update: ${firstLines((key) => key !== SELECTION_KEY).join(" · ") || "selection"}`;
+	const name = details.table ?? (details.file ? basename(details.file) : details.editor);
+	return [`editor context: ${name}`, ...firstLines((key) => !UNSHOWN_KEYS.has(key))].join(" · ");
 }
 
 function displayKey(key: string): string {
@@ -486,7 +950,7 @@ function readMemory(details: unknown): MemoryRecord | null {
 	const memory = details["memory"];
 	if (!isRecord(memory) || memory["v"] !== MEMORY_VERSION) return null;
 	const { id, kind, prev, state, selection, selectionSent, textHash } = memory;
-	if (typeof id !== "string" || (kind !== "full" && kind !== "update")) return null;
+	if (typeof id !== "string" || (kind !== "full" && kind !== "update" && kind !== "stale")) return null;
 	if (prev !== null && typeof prev !== "string") return null;
 	if (!isState(state) || typeof selectionSent !== "boolean" || typeof textHash !== "string") return null;
 	if (selection !== null && !isSelection(selection)) return null;

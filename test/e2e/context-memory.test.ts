@@ -4,6 +4,7 @@
  * earlier one out of the model's view (compaction, /tree, /fork, /new and /resume).
  */
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { killAllEditors, makeSelection } from "../helpers/editors.ts";
@@ -23,6 +24,7 @@ import {
 const TREE_EXTENSION = join(REPO, "test/fixtures/tree-extension.ts");
 const PRUNE_EXTENSION = join(REPO, "test/fixtures/prune-context-extension.ts");
 const DROP_EXTENSION = join(REPO, "test/fixtures/drop-context-extension.ts");
+const WINDOW_EXTENSION = join(REPO, "test/fixtures/window-context-extension.ts");
 
 /** No Neovim-link notify; compaction keeps as little as it can, so `compact` summarises the earlier prompts. */
 const envFor = (
@@ -307,6 +309,15 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 			name: "a pruner loaded after this extension (its context handler runs later)",
 			around: { after: PRUNE_EXTENSION },
 		},
+		{
+			name: "a context_with_system window loaded before this extension",
+			around: { before: WINDOW_EXTENSION },
+		},
+		{
+			// Its context_with_system handler runs after this extension's: only the payload check sees what it left.
+			name: "a context_with_system window loaded after this extension",
+			around: { after: WINDOW_EXTENSION },
+		},
 	];
 	for (const { name, around } of pruners) {
 		test(`${name} drops the block an update builds on: the update is made whole`, async (t) => {
@@ -317,6 +328,7 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 			moveCursor(env, editor, 50);
 			const two = (await send(rpc, env, "two")).join("\n");
 			assert.equal(count(contextText(requestFor(env, "two")), "File: "), 1, "the first block was pruned");
+			assert.doesNotMatch(contextText(requestFor(env, "two")), /the rest as before/, "no dangling update");
 			assert.match(two, /^The user's editor \(Neovim\) shows this file:$/m);
 			assert.equal(fileLine(two), join(env.workDir, "src/main.ts"));
 			assert.match(two, /^Cursor: line 50, column 5$/m);
@@ -403,6 +415,149 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		for (let i = 1; i <= 3; i++) await send(rpc, env, `prompt ${i}`);
 		assert.equal(count(contextText(requestFor(env, "prompt 3")), MARKER), 3);
 		assert.match(await ideStatus(rpc), /Next prompt sends a new block \(ideContext.sendUnchanged is on/);
+	});
+});
+
+const NOTICE = "Editor context out of date: ";
+
+/** The ide-context notices of a request (the model is told its editor context is out of date). */
+function notices(request: RecordedRequest | undefined): string[] {
+	return requestMessages(request)
+		.map(messageText)
+		.filter((text) => text.startsWith(NOTICE));
+}
+
+describe("silence is not 'unchanged': the model is told when its editor context is out of date", {
+	concurrency: 3,
+}, () => {
+	after(killAllEditors);
+
+	interface StaleCase {
+		name: string;
+		/** What happens after the first prompt (which sent the block). */
+		change(env: PiEnv, rpc: RpcPi, editor: PlacedEditor): Promise<void>;
+		/** The notice's reason, in its words. */
+		reason: RegExp;
+	}
+	const cases: StaleCase[] = [
+		{
+			name: "the active file is now one the ignore rules exclude (never named)",
+			change: async (env, _rpc, editor) => {
+				writeFileSync(join(env.agentDir, "ide-context.ignore"), "secret-plans.ts\n");
+				switchBuffer(env, editor, { file: touch(env.workDir, "src/secret-plans.ts"), cursor: { line: 3, column: 1 } });
+			},
+			reason: /excluded/,
+		},
+		{
+			name: "an unnamed buffer",
+			change: async (env, _rpc, editor) => switchBuffer(env, editor, { file: null }),
+			reason: /not a file/,
+		},
+		{
+			name: "/ide off, then a move",
+			change: async (env, rpc, editor) => {
+				await rpc.prompt("/ide off");
+				moveCursor(env, editor, 99);
+			},
+			reason: /\/ide off/,
+		},
+		{
+			name: "the editor died",
+			change: async (_env, _rpc, editor) => editor.kill(),
+			reason: /no longer running/,
+		},
+		{
+			name: "the editor died and two others tie: pi waits for a pick",
+			change: async (env, _rpc, editor) => {
+				await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/b.ts") } });
+				await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/c.ts") } });
+				await editor.kill();
+			},
+			reason: /pick one/,
+		},
+	];
+	for (const { name, change, reason } of cases) {
+		test(`${name}: one notice, in general terms, then nothing until it changes`, async (t) => {
+			const env = await envFor(t);
+			const editor = await placeEditor(env, {
+				active_buffer: { file: touch(env.workDir, "src/main.ts"), selection: makeSelection("const a = 1;") },
+			});
+			const rpc = await rpcFor(t, env);
+			assert.equal(fileLine((await send(rpc, env, "one")).join("\n")), join(env.workDir, "src/main.ts"));
+			await change(env, rpc, editor);
+			const two = await send(rpc, env, "two");
+			assert.equal(two.length, 1, JSON.stringify(two));
+			assert.ok(two[0]?.startsWith(NOTICE), two[0]);
+			assert.match(two[0] as string, reason);
+			assert.doesNotMatch(two[0] as string, /secret|main\.ts|const a/, "general terms only");
+			await send(rpc, env, "three");
+			assert.equal(notices(requestFor(env, "three")).length, 1, "said once");
+			assert.doesNotMatch(contextText(requestFor(env, "three")), /secret-plans/);
+		});
+	}
+
+	test("back on a file after a notice: the whole block again", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/main.ts");
+		const editor = await placeEditor(env, { active_buffer: { file } });
+		const rpc = await rpcFor(t, env);
+		await send(rpc, env, "one");
+		switchBuffer(env, editor, { file: null });
+		assert.match(
+			await ideStatus(rpc),
+			/^Next prompt sends a notice that the model's editor context is out of date \(no-file\); .*:\nEditor context out of date: /m,
+		);
+		assert.ok((await send(rpc, env, "two"))[0]?.startsWith(NOTICE));
+		assert.match(await ideStatus(rpc), /^Next prompt: nothing injected/m, "told once");
+		switchBuffer(env, editor, { file, cursor: { line: 42, column: 10 } });
+		const three = (await send(rpc, env, "three")).join("\n");
+		assert.equal(fileLine(three), file, "a whole block, not an update on the one marked out of date");
+	});
+
+	test("a compaction in the middle of a run whose prompt sent nothing: the run keeps its editor context", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/main.ts");
+		await placeEditor(env, { active_buffer: { file } });
+		const rpc = await rpcFor(t, env);
+		await send(rpc, env, "one");
+		// The prompt "two" sends nothing (unchanged); the model's tool call reports a nearly full context, so pi
+		// compacts before the run's next request (the summariser's request gets the plain reply).
+		env.model.respond = (request) =>
+			requestMessages(request).some((m) => m.role === "user" && messageText(m) === "two") &&
+			!requestMessages(request).some((m) => m.role === "tool")
+				? { toolCalls: [{ name: "read", arguments: { path: file } }], promptTokens: 127_000 }
+				: undefined;
+		await rpc.prompt("two");
+		const compacted = rpc.records.filter((r) => r.type === "compaction_end");
+		assert.ok(compacted.length >= 1, "pi compacted in the middle of the run");
+		const afterTool = env.model.requests.findLast((r) => requestMessages(r).some((m) => m.role === "tool"));
+		const context = contextText(afterTool);
+		assert.ok(!requestMessages(afterTool).some((m) => messageText(m) === "one"), "the first block was summarised");
+		assert.equal(count(context, "File: "), 1, context);
+		assert.equal(fileLine(context), file);
+	});
+
+	test("a steering message typed while pi works brings the editor news with it", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/main.ts");
+		const editor = await placeEditor(env, { active_buffer: { file } });
+		const rpc = await rpcFor(t, env);
+		env.model.respond = (request) =>
+			requestMessages(request).some((m) => m.role === "tool")
+				? undefined
+				: { toolCalls: [{ name: "read", arguments: { path: file } }] };
+		env.model.beforeReply = async (_request, index) => {
+			if (index !== 0) return;
+			moveCursor(env, editor, 77);
+			const steered = await rpc.command({ type: "steer", message: "look at line 77 instead" });
+			assert.equal(steered.success, true, JSON.stringify(steered));
+		};
+		await rpc.prompt("work");
+		const afterSteer = env.model.requests.find((r) =>
+			requestMessages(r).some((m) => messageText(m) === "look at line 77 instead"),
+		);
+		assert.ok(afterSteer, "the steering message reached the model");
+		assert.match(contextText(afterSteer), /^Cursor: line 77, column 5$/m);
 	});
 });
 

@@ -300,7 +300,14 @@ describe("RPC mode", { concurrency: 4 }, () => {
 		assert.equal(fileLine((await injectedFor(rpc, env, "first"))[0] ?? ""), file);
 		mkdirSync(join(env.workDir, ".pi"), { recursive: true });
 		writeFileSync(join(env.agentDir, "ide-context.ignore"), "src/\n");
-		assert.deepEqual(await injectedFor(rpc, env, "second"), []);
+		// Excluded now: no block, only the notice that the model's editor context is out of date (never naming it).
+		const second = await injectedFor(rpc, env, "second");
+		assert.equal(second.length, 1, JSON.stringify(second));
+		assert.match(
+			second[0] ?? "",
+			/^Editor context out of date: the file now active in the editor is one the user excluded/,
+		);
+		assert.doesNotMatch(second[0] ?? "", /main\.ts/);
 		writeFileSync(join(env.agentDir, "ide-context.ignore"), "# nothing\n");
 		assert.equal(fileLine((await injectedFor(rpc, env, "third"))[0] ?? ""), file);
 	});

@@ -42,8 +42,13 @@ export interface FakeModel {
 	close(): Promise<void>;
 }
 
-/** A scripted reply: plain text, or tool calls (name + arguments object), streamed as pi's provider expects. */
-export type FakeReply = { text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] };
+/**
+ * A scripted reply: plain text, or tool calls (name + arguments object), streamed as pi's provider expects.
+ * `promptTokens`: the context size the reply reports (default 10): a large one makes pi compact before its next turn.
+ */
+export type FakeReply = ({ text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }) & {
+	promptTokens?: number;
+};
 
 export interface FakeModelOptions {
 	reply?: string;
@@ -106,6 +111,10 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 				return;
 			}
 			const scripted = fake?.respond?.(record, index);
+			if (scripted?.promptTokens !== undefined) {
+				usage.prompt_tokens = scripted.promptTokens;
+				usage.total_tokens = scripted.promptTokens + usage.completion_tokens;
+			}
 			res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 			const chunk = (delta: object, finishReason: string | null = null) =>
 				`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;

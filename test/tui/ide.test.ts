@@ -9,7 +9,7 @@ import { killAllEditors, makeSelection, nowSeconds } from "../helpers/editors.ts
 import { injectedAfter } from "../helpers/fake-llm.ts";
 import { GLYPH_DISCONNECTED, PILL_NVIM_TS, runSlash, waitForPill } from "../helpers/ide.ts";
 import { PRODUCT_EXTENSION, piArgs } from "../helpers/pi-env.ts";
-import { envFor, fileLine, placeEditor, touch } from "../helpers/scenario.ts";
+import { envFor, fileLine, placeEditor, switchBuffer, touch } from "../helpers/scenario.ts";
 import { startTui } from "../helpers/tmux.ts";
 
 describe("TUI /ide and the selection quote", { concurrency: 3 }, () => {
@@ -112,9 +112,9 @@ describe("TUI /ide and the selection quote", { concurrency: 3 }, () => {
 		assertQuoteUnderPrompt(resumed, "explain this selection", quote);
 	});
 
-	test("stale selection: no quote line", async (t) => {
+	test("stale selection: no quote line; the line for what was sent instead, and for an update", async (t) => {
 		const env = await envFor(t);
-		await placeEditor(env, {
+		const editor = await placeEditor(env, {
 			active_buffer: {
 				file: touch(env.workDir, "src/main.ts"),
 				selection: makeSelection("const old = 1;", { ageSeconds: 300 }),
@@ -125,13 +125,20 @@ describe("TUI /ide and the selection quote", { concurrency: 3 }, () => {
 		await waitForPill(tui, PILL_NVIM_TS);
 		await tui.sendText("no quote please");
 		await tui.sendKey("Enter");
-		const pane = await tui.waitFor(/FAKE-REPLY-OK/);
-		assert.doesNotMatch(pane, /↳/);
+		const sent = /↳ editor context: main\.ts · Cursor: line 42, column 10$/m;
+		const pane = await tui.waitFor((p) => /FAKE-REPLY-OK/.test(p) && sent.test(p));
+		assert.doesNotMatch(pane, /↳ main\.ts:/, "no quote: the selection was not sent");
+		assertQuoteUnderPrompt(pane, "no quote please", sent);
 		assert.equal(
 			injectedAfter(env.model.requests.at(-1), "no quote please").length,
 			1,
 			"the file block is still injected",
 		);
+		switchBuffer(env, editor, { ...editor.state.active_buffer, selection: null, cursor: { line: 77, column: 5 } });
+		await tui.sendText("and now?");
+		await tui.sendKey("Enter");
+		const update = /↳ editor update: Cursor: line 77, column 5$/m;
+		assertQuoteUnderPrompt(await tui.waitFor(update), "and now?", update);
 	});
 });
 

@@ -5,12 +5,17 @@ import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.
 import {
 	type Decision,
 	decide,
+	decideStale,
 	type MemoryDetails,
 	modelView,
 	parseBlock,
 	type ReadMessage,
 	type RequestMessage,
+	repairPayload,
 	repairRequest,
+	STALE_WORDING,
+	type StaleReason,
+	supersededIn,
 	withRunContext,
 } from "../../src/context/context-memory.ts";
 import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
@@ -217,7 +222,8 @@ describe("decide: what each prompt of a conversation sends", () => {
 		assert.equal(changed.kind, "update");
 		assert.deepEqual(changed.text.split("\n").slice(1), diagnostics(2));
 		const cleared = c.send(blockOf(state(), NOW + 12));
-		assert.deepEqual(cleared.text.split("\n").slice(1), ["Diagnostics: none now"]);
+		// No Diagnostics section: the editor reports none now (unknown), which must not read like "Diagnostics: none".
+		assert.deepEqual(cleared.text.split("\n").slice(1), ["Diagnostics: unknown now; earlier ones may not apply"]);
 	});
 
 	it("ages elsewhere in the block ('updated 3 s ago') are not news", () => {
@@ -591,7 +597,9 @@ describe("repairRequest: the request carries the editor context the session says
 			conversation: referencedSelection,
 			request: (c) => without(c.request, "m1", "m3"),
 			session: (c) => c.messages.slice(1),
-			selection: /^Selection: made earlier in this conversation; its text is no longer in the model's context/m,
+			// The range stays: the model still learns where the selection is, only not its text.
+			selection:
+				/^Selection \(lines 40-42, made \d+ s ago\): made earlier in this conversation; its text is no longer in the model's context/m,
 			copies: 0,
 		},
 		{
@@ -690,4 +698,222 @@ describe("diagnostics between prompts, in the format the controller injects", ()
 		assert.equal(d.kind, "update");
 		assert.match(d.text, /^Diagnostics: 1 reported for an earlier version of the buffer \(3, now 4\)/m);
 	});
+});
+
+describe("decideStale: silence is not 'unchanged'", () => {
+	const reasons: StaleReason[] = ["ignored", "no-file", "off", "gone", "choose", "unreadable"];
+	/** A conversation with one block, then prompts pi cannot describe the editor for. */
+	const stale = (c: Conversation, reason: StaleReason) => {
+		const d = decideStale(reason, modelView(c.messages), { id: `s${c.messages.length + 1}` });
+		c.request.push({ kind: "user", details: undefined, content: `prompt s${c.messages.length + 1}` });
+		if (d.kind !== "none") {
+			c.messages.push({ details: d.details, content: d.text });
+			c.request.push({ kind: "ide-context", details: d.details, content: d.text });
+		}
+		return d;
+	};
+	for (const reason of reasons) {
+		it(`${reason}: told once, in general terms; nothing more while the reason stays`, () => {
+			const c = new Conversation();
+			c.send(blockOf(state({ selection: selection() }), NOW));
+			const first = stale(c, reason);
+			assert.equal(first.kind, "stale");
+			assert.match(first.text, /^Editor context out of date: /);
+			assert.ok(first.text.includes(STALE_WORDING[reason]));
+			assert.doesNotMatch(first.text, /main\.ts|\/home\/u/, "never names the file");
+			assert.equal(stale(c, reason).kind, "none");
+			assert.equal(stale(c, reason).kind, "none");
+		});
+	}
+
+	it("told again when the reason changes; back on a file: the whole block, not an update", () => {
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		assert.equal(stale(c, "ignored").kind, "stale");
+		assert.equal(stale(c, "off").kind, "stale");
+		assert.equal(stale(c, "off").kind, "none");
+		const back = c.send(blockOf(state(), NOW + 5));
+		assert.equal(back.kind, "full");
+		assert.match(back.why, /marked out of date/);
+		assert.equal(c.send(blockOf(state(), NOW + 10)).kind, "none");
+	});
+
+	it("nothing when the model has no editor context to be misled by", () => {
+		assert.equal(decideStale("gone", modelView([]), { id: "s1" }).kind, "none");
+	});
+
+	it("a notice the request lost (a pruner) is put back into the request, as it was", () => {
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		const notice = stale(c, "gone");
+		const request = [...c.request, { kind: "user" as const, details: undefined, content: "next" }];
+		const texts = ideTexts(repaired(without(request, "s2"), c.messages));
+		assert.equal(texts.length, 1, "the notice replaces the block it marks out of date");
+		assert.equal(texts.at(-1), notice.text);
+		assert.equal(repairRequest(request, c.messages), undefined, "the intact request is left alone");
+	});
+});
+
+describe("repairRequest: what it puts in stands on its own", () => {
+	it("a repaired request needs no second repair (its block carries a record of its own)", () => {
+		const c = new Conversation();
+		c.send(blockOf(state({ selection: selection() }), NOW));
+		c.send(blockOf(state({ selection: selection(), cursor: { line: 50, column: 2 } }), NOW + 5));
+		const once = repaired(without(c.request, "m1"), c.messages);
+		assert.notDeepEqual(once, without(c.request, "m1"), "the pruned request was repaired");
+		assert.equal(repairRequest(once, c.messages), undefined);
+	});
+
+	it("a selection's text compacted out of the projection is put back from the branch", () => {
+		const c = new Conversation();
+		c.send(blockOf(state({ selection: selection() }), NOW));
+		c.send(blockOf(state({ selection: selection(), cursor: { line: 50, column: 2 } }), NOW + 5));
+		const [m1, m2] = c.messages as [ReadMessage, ReadMessage];
+		// After a compaction: the projection lost both; the run's own (newest) message came back by withRunContext.
+		const request: RequestMessage[] = [
+			{ kind: "system", details: undefined, content: "" },
+			{ kind: "user", details: undefined, content: "go on" },
+		];
+		const withoutBranch = ideTexts(repaired(request, [m2])).join("\n");
+		assert.match(withoutBranch, /no longer in the model's context/, "the projection alone cannot put it back");
+		const repair = repairRequest(request, [m2], [m1, m2]);
+		assert.ok(repair);
+		assert.equal(repair.text.split("return run(argv);").length - 1, 1, repair.text);
+		assert.match(repair.text, /^Cursor: line 50, column 2$/m);
+	});
+});
+
+describe("repairPayload: the check once more, on the provider's payload", () => {
+	const c = new Conversation();
+	c.send(blockOf(state(), NOW));
+	c.send(blockOf(state({ cursor: { line: 50, column: 2 } }), NOW + 5));
+	const [full, update] = c.messages.map((m) => String(m.content)) as [string, string];
+	const facts = { session: c.messages, branch: c.messages, prompt: "two", repaired: [] };
+	const parts = (text: string) => [{ type: "text", text }];
+	const cases: Array<{ name: string; messages: object[]; after: object[] | undefined }> = [
+		{
+			name: "intact: untouched",
+			messages: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: parts("one") },
+				{ role: "user", content: parts(full) },
+				{ role: "user", content: parts("two") },
+				{ role: "user", content: parts(update) },
+			],
+			after: undefined,
+		},
+		{
+			name: "a later pruner left the update alone: it becomes the whole state",
+			messages: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: parts("two") },
+				{ role: "user", content: parts(update) },
+			],
+			after: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: parts("two") },
+				{ role: "user", content: parts("WHOLE") },
+			],
+		},
+		{
+			name: "no editor context left: a copy of the prompt's part goes before it (content parts)",
+			messages: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: [...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
+			],
+			after: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: [...parts("WHOLE"), ...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
+			],
+		},
+		{
+			name: "no editor context left, the prompt one string: a copy of the prompt's message before it",
+			messages: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: "two" },
+			],
+			after: [
+				{ role: "system", content: "sys" },
+				{ role: "user", content: "WHOLE" },
+				{ role: "user", content: "two" },
+			],
+		},
+		{
+			name: "neither the prompt nor any editor context left: nothing safe to change",
+			messages: [
+				{ role: "system", content: "sys" },
+				{ role: "assistant", content: "thinking" },
+			],
+			after: undefined,
+		},
+	];
+	for (const { name, messages, after } of cases) {
+		it(name, () => {
+			const out = repairPayload({ model: "m", messages, tools: [{ name: "read" }] }, facts) as
+				| { messages: object[] }
+				| undefined;
+			if (after === undefined) return assert.equal(out, undefined);
+			assert.ok(out);
+			const whole = JSON.stringify(out.messages).match(/"(The user's editor[^"]*)"/)?.[1] ?? "";
+			assert.match(JSON.parse(`"${whole}"`), /^Cursor: line 50, column 2$/m);
+			assert.deepEqual(JSON.parse(JSON.stringify(out.messages).replace(`"${whole}"`, '"WHOLE"')), after);
+		});
+	}
+	it("what the request check put in is trusted when the payload still has it", () => {
+		const repair = repairRequest(
+			[
+				{ kind: "system", details: undefined, content: "" },
+				{ kind: "user", details: undefined, content: "two" },
+			],
+			c.messages,
+		);
+		assert.ok(repair);
+		const payload = {
+			messages: [
+				{ role: "user", content: repair.text },
+				{ role: "user", content: "two" },
+			],
+		};
+		const withRepair = { ...facts, repaired: [{ details: repair.details, content: repair.text }] };
+		assert.equal(repairPayload(payload, withRepair), undefined);
+	});
+});
+
+describe("the line pi shows for what it sent", () => {
+	const sent = (d: Decision) => (d.details as MemoryDetails).sent;
+	it("a full block, an update, diagnostics and a notice each leave one line", () => {
+		const c = new Conversation();
+		const first = c.send(blockOf(state(), NOW, ["Diagnostics (2 errors):", "- error 3:1 x"]));
+		assert.equal(sent(first), "editor context: main.ts · Cursor: line 42, column 10 · Diagnostics (2 errors)");
+		const moved = c.send(blockOf(state({ cursor: { line: 50, column: 2 } }), NOW + 5, ["Diagnostics: none"]));
+		assert.equal(sent(moved), "editor update: Cursor: line 50, column 2 · Diagnostics: none");
+		const notice = decideStale("ignored", modelView(c.messages), { id: "s" });
+		assert.match(sent(notice) ?? "", /^editor context marked out of date: the file now active/);
+	});
+});
+
+describe("supersededIn: older references that no longer resolve within the request", () => {
+	const c = new Conversation();
+	c.send(blockOf(state({ selection: selection() }), NOW)); // m1: block + selection text
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 50, column: 2 } }), NOW + 5)); // m2: update
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 60, column: 2 } }), NOW + 10)); // m3: update
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 70, column: 2 } }), NOW + 15)); // m4: update
+	const idsOf = (request: RequestMessage[], indices: number[]) =>
+		indices.map((i) => (request[i]?.details as MemoryDetails | undefined)?.memory?.id);
+	const cases: Array<{ name: string; request: () => RequestMessage[]; superseded: string[] }> = [
+		{ name: "intact: none", request: () => c.request, superseded: [] },
+		{
+			name: "the block pruned: every older update on it",
+			request: () => without(c.request, "m1"),
+			superseded: ["m2", "m3"],
+		},
+		{ name: "a middle update pruned: the ones after it", request: () => without(c.request, "m2"), superseded: ["m3"] },
+		{ name: "only the newest pruned: none (repairRequest's)", request: () => without(c.request, "m4"), superseded: [] },
+	];
+	for (const { name, request, superseded } of cases) {
+		it(name, () => {
+			const r = request();
+			assert.deepEqual(idsOf(r, supersededIn(r, c.messages)), superseded);
+		});
+	}
 });
