@@ -25,7 +25,10 @@ const SETUP_ERRORS: [string, string][] = [
 		"(pi-ide) `max_selection_bytes` should be a whole number of bytes between 1 and 524288 (pi reads state files up to 1 MiB), not 0",
 	],
 	["{ enabled = 'yes' }", "(pi-ide) `enabled` should be a boolean, not string"],
-	["{ debounc_ms = 10 }", "(pi-ide) unknown option `debounc_ms` (known: debounce_ms, enabled, max_selection_bytes, review_marks)"],
+	[
+		"{ debounc_ms = 10 }",
+		"(pi-ide) unknown option `debounc_ms` (known: debounce_ms, enabled, max_selection_bytes, review_marks)",
+	],
 	["'fast'", "(pi-ide) `setup()` expects a table of options, not string"],
 ];
 
