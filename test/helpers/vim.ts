@@ -66,6 +66,9 @@ export function vimEnv(dirs: VimDirs, extra: Record<string, string> = {}): Recor
 		PATH: process.env["PATH"] ?? "/usr/bin:/bin",
 		HOME: dirs.home,
 		XDG_RUNTIME_DIR: dirs.run,
+		// Vim's own temp directory (tempname()) goes in the test's dir, removed with it: a Vim the test kills
+		// would leave it in /tmp.
+		TMPDIR: dirs.root,
 		TERM: "tmux-256color",
 		LANG: "C.UTF-8",
 		LC_ALL: "C.UTF-8",
