@@ -21,6 +21,7 @@ import { STATUS_KEY } from "../helpers/ide.ts";
 import { type PiEnv, PRODUCT_EXTENSION, REPO, WAIT_MS } from "../helpers/pi-env.ts";
 import { type RpcPi, startRpc } from "../helpers/rpc.ts";
 import { envFor, type PlacedEditor, placeEditor, switchBuffer, touch } from "../helpers/scenario.ts";
+import { mulberry32 as prng } from "../helpers/seeded.ts";
 import { makeSelection } from "../helpers/state-files.ts";
 
 const SEQUENCES = Number(process.env["PI_IDE_STALE_SEQUENCES"] ?? 4);
@@ -42,18 +43,6 @@ const AROUND: ReadonlyArray<{ name: string; before: boolean } | null> = [
 	{ name: "prune-context-extension", before: true },
 	{ name: "drop-context-extension", before: false },
 ];
-
-/** Seeded PRNG (mulberry32): the same seed, the same sequence. */
-function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 // ---------------------------------------------------------------------------
 // The oracle: the editors, the connection, and what must hold of a request.

@@ -11,23 +11,12 @@ import { after, before, it } from "node:test";
 import { countLines, describeSelection, linesOf, toWirePosition } from "../../editors/shared/state.ts";
 import { buildJetBrains } from "../helpers/jetbrains.ts";
 import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { mulberry32 as random } from "../helpers/seeded.ts";
 
 interface Reply {
 	cursor: string;
 	selection: { start: string; end: string; text: string; truncated: boolean } | null;
 	lines_total: number;
-}
-
-/** mulberry32: small, seedable, good enough to spread cases. */
-function random(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
 }
 
 const PIECES = ["a", "Z", " ", "é", "€", "😀", '"', "\\", "\t", "\u0001", "ß", "中", "\u2028", "x"];

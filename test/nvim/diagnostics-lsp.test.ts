@@ -16,6 +16,7 @@ import type { EditorState } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, pollUntil, startNvim } from "../helpers/nvim.ts";
+import { mulberry32 as random } from "../helpers/seeded.ts";
 
 after(killAllEditors);
 
@@ -200,18 +201,6 @@ type Step = "type" | "lsp-current" | "lsp-old" | "lint" | "write" | "write-forma
 const STEPS: Step[] = ["type", "lsp-current", "lsp-old", "lint", "write", "write-formatting"];
 const SEEDS = [1, 2, 3];
 const STEPS_PER_SEED = 24;
-
-/** mulberry32: a small seeded generator, so a failing sequence replays exactly. */
-function random(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 interface Report {
 	diagnostics: { version: number; total: number; items: { message: string; source: string | null }[] } | null;

@@ -15,6 +15,7 @@ import {
 	type ReviewMessage,
 	splitLines,
 } from "../../src/link/change-set.ts";
+import { seededInts } from "../helpers/seeded.ts";
 
 const text = (t: string) => ({ kind: "text" as const, text: t });
 const pick = (h: ReviewHunk) => [h.old_start, h.old_lines, h.new_start, h.new_lines, h.old_text, h.new_text];
@@ -78,11 +79,7 @@ function revert(after: string[], hunks: ReviewHunk[]): string[] {
 test("randomised: applying the hunks to the baseline gives pi's version, reverting them gives the baseline", () => {
 	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 20261202);
 	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 300);
-	let state = seed >>> 0;
-	const rand = (n: number) => {
-		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-		return state % n;
-	};
+	const rand = seededInts(seed);
 	for (let round = 0; round < rounds; round++) {
 		const before = Array.from({ length: rand(30) }, () => `l${rand(8)}`);
 		const after = [...before];
@@ -226,11 +223,7 @@ describe("encodeReviewMessage", () => {
 test("randomised: a run of several edits (hunks updated region by region) still applies and reverts exactly", () => {
 	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 7);
 	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 200);
-	let state = seed >>> 0;
-	const rand = (n: number) => {
-		state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-		return state % n;
-	};
+	const rand = seededInts(seed);
 	const join = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
 	for (let round = 0; round < rounds; round++) {
 		const before = Array.from({ length: rand(40) }, () => `l${rand(6)}`);

@@ -15,22 +15,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { checkIgnored, compileIgnoreRules } from "../../src/context/ignore-rules.ts";
+import { mulberry32 as createRandom } from "../helpers/seeded.ts";
 
 const RULE_SETS = 300;
 const PATHS_PER_SET = 60;
 const SEED = 0x1de_c0de;
-
-/** mulberry32: a tiny deterministic PRNG, so every run checks the same cases. */
-function createRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const DIRS = ["a", "b", "src", "build", "node_modules", ".git-like", ".hidden", "Docs", "ab", "a b", "x.d"];
 const FILES = [

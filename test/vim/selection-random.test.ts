@@ -12,19 +12,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import { pollUntil } from "../helpers/poll.ts";
+import { seededInts as random } from "../helpers/seeded.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
-
-/** mulberry32: a small seeded generator, so a walk replays exactly. */
-function random(seed: number): (n: number) => number {
-	let a = seed >>> 0;
-	return (n) => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-	};
-}
 
 interface Model {
 	lines: string[];
