@@ -20,9 +20,10 @@ export const PI_VERSION = "1.6.0";
 /**
  * Default deadline for anything awaited in a pi test (a process start, a record, a pane change). Waits poll,
  * so a generous deadline costs nothing when things work; it only has to survive a loaded 2-core machine,
- * where a pi start can take ten times its quiet ~0.7 s.
+ * where a pi start can take ten times its quiet ~0.7 s, and over 30 s while four suites that each start
+ * editors, language servers and pis run at once (seen in CI).
  */
-export const WAIT_MS = 30_000;
+export const WAIT_MS = 60_000;
 /**
  * Compile caches shared by every run (Node's module compile cache for pi's bundle; jiti's transpile cache for
  * the extension, which lives in TMPDIR): each env would otherwise start cold and pay ~0.4 s of CPU per pi start. Both caches are
@@ -156,7 +157,9 @@ export async function createPiEnv(options: PiEnvOptions = {}): Promise<PiEnv> {
 		writeSettings,
 		cleanup: async () => {
 			await model.close();
-			rmSync(root, { recursive: true, force: true });
+			// An editor or language server of the test may still be writing in the dir while it goes (ENOTEMPTY):
+			// retry, so this cleanup never fails and the cleanups registered after it (killing those processes) run.
+			rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 		},
 	};
 }
