@@ -201,11 +201,19 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 		await openFile(e, file, "c\n");
 		const dir = e.stateDir;
 		const good = (pid: number) => JSON.stringify(makePiMessage({ pid, editor_pid: e.pid, changed: [] }));
+		// Each bad message appears whole, with its mode and owner already set (through a temp name and a rename):
+		// a write in place can be read half-written or before its chmod, which are other reasons than the case's.
+		const place = (p: string, text: string, mode = 0o600, owner?: number) => {
+			writeFileSync(`${p}.tmp`, text);
+			chmodSync(`${p}.tmp`, mode);
+			if (owner !== undefined) chownSync(`${p}.tmp`, owner, owner);
+			renameSync(`${p}.tmp`, p);
+		};
 		const cases: { name: string; make: (path: string, pid: number) => void; why: RegExp }[] = [
-			{ name: "malformed JSON", make: (p) => writeFileSync(p, "{not json", { mode: 0o600 }), why: /not valid JSON/ },
+			{ name: "malformed JSON", make: (p) => place(p, "{not json"), why: /not valid JSON/ },
 			{
 				name: "oversized",
-				make: (p, pid) => writeFileSync(p, good(pid).padEnd(64 * 1024 + 1, " "), { mode: 0o600 }),
+				make: (p, pid) => place(p, good(pid).padEnd(64 * 1024 + 1, " ")),
 				why: /over the 65536-byte limit/,
 			},
 			{
@@ -219,35 +227,25 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 			{ name: "a FIFO", make: (p) => execFileSync("mkfifo", ["-m", "600", p]), why: /is a fifo, not a regular file/ },
 			{
 				name: "group-readable",
-				make: (p, pid) => {
-					// Put in place with its mode already set: a write then chmod in place shows Emacs the file twice
-					// (0644, then 0640), which are two different reasons.
-					writeFileSync(`${p}.tmp`, good(pid));
-					chmodSync(`${p}.tmp`, 0o640);
-					renameSync(`${p}.tmp`, p);
-				},
+				make: (p, pid) => place(p, good(pid), 0o640),
 				why: /group\/other permissions/,
 			},
 			{
 				name: "pid field not the name's",
-				make: (p, pid) => writeFileSync(p, good(pid + 1), { mode: 0o600 }),
+				make: (p, pid) => place(p, good(pid + 1)),
 				why: /does not match the file name/,
 			},
 			{
 				name: "a field of the wrong type",
-				make: (p, pid) =>
-					writeFileSync(p, JSON.stringify({ ...JSON.parse(good(pid)), changed: "all" }), { mode: 0o600 }),
+				make: (p, pid) => place(p, JSON.stringify({ ...JSON.parse(good(pid)), changed: "all" })),
 				why: /changed is not a list/,
 			},
-			{ name: "not an object", make: (p) => writeFileSync(p, "[1,2]", { mode: 0o600 }), why: /not a JSON object/ },
+			{ name: "not an object", make: (p) => place(p, "[1,2]"), why: /not a JSON object/ },
 		];
 		if (process.getuid?.() === 0) {
 			cases.push({
 				name: "another user's file",
-				make: (p, pid) => {
-					writeFileSync(p, good(pid), { mode: 0o600 });
-					chownSync(p, 65534, 65534);
-				},
+				make: (p, pid) => place(p, good(pid), 0o600, 65534),
 				why: /belongs to uid 65534/,
 			});
 		}

@@ -159,7 +159,11 @@ export async function createPiEnv(options: PiEnvOptions = {}): Promise<PiEnv> {
 			await model.close();
 			// An editor or language server of the test may still be writing in the dir while it goes (ENOTEMPTY):
 			// retry, so this cleanup never fails and the cleanups registered after it (killing those processes) run.
-			rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+			try {
+				rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+			} catch {
+				// Left in /tmp rather than failing here: a throwing cleanup would keep the later ones from running.
+			}
 		},
 	};
 }
