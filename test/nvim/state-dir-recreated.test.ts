@@ -21,9 +21,19 @@ const CASES = [
 		name: "replaced by a new directory (0700)",
 		replace: (dir: string) => {
 			mkdirSync(`${dir}.new`, { mode: 0o700 });
-			renameSync(dir, `${dir}.old`);
-			renameSync(`${dir}.new`, dir);
-			rmSync(`${dir}.old`, { recursive: true, force: true });
+			// The client may make the directory again between the two renames (it hears the first): then its
+			// directory moves aside too and the new one is put in place again, until it is ours.
+			for (let attempt = 0; ; attempt++) {
+				renameSync(dir, `${dir}.old${attempt}`);
+				try {
+					renameSync(`${dir}.new`, dir);
+					break;
+				} catch (error) {
+					const code = (error as NodeJS.ErrnoException).code;
+					if ((code !== "ENOTEMPTY" && code !== "EEXIST") || attempt >= 20) throw error;
+				}
+			}
+			for (let attempt = 0; attempt <= 20; attempt++) rmSync(`${dir}.old${attempt}`, { recursive: true, force: true });
 		},
 	},
 ];
