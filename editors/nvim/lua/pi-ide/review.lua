@@ -123,18 +123,6 @@ local function newest_entry(file)
   return best
 end
 
-local function lines_equal(a, b)
-  if #a ~= #b then
-    return false
-  end
-  for i = 1, #a do
-    if a[i] ~= b[i] then
-      return false
-    end
-  end
-  return true
-end
-
 --- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's.
 local function mark_buffer(buf, file)
   vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
@@ -151,7 +139,7 @@ local function mark_buffer(buf, file)
     local n = #h.new_text
     local opts
     if n > 0 and row + n <= count then
-      if lines_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text) then
+      if vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text) then
         local group = #h.old_text == 0 and "PiIdeReviewAdd" or "PiIdeReviewChange"
         opts = { end_row = row + n - 1, sign_text = "┃", sign_hl_group = group, priority = 8 }
       end
@@ -253,7 +241,7 @@ local function revert_mark(buf, mark)
   local n = #h.new_text
   if n > 0 then
     local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
-    if mark.end_row - mark.row + 1 ~= n or not lines_equal(now, h.new_text) then
+    if mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text) then
       -- Lines replaced under a mark can leave it past the end: name the last line then.
       local line = math.min(mark.row + 1, vim.api.nvim_buf_line_count(buf))
       return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
