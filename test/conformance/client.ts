@@ -29,7 +29,13 @@ export type Capability =
 	/** A checker's diagnostics can be published for a buffer, and the client writes them dated with its version. */
 	| "diagnostics"
 	/** The editor can start without a UI (it must write nothing) and gain one later (it starts writing). */
-	| "ui-gate";
+	| "ui-gate"
+	/**
+	 * Editors start cheaply enough for a table that starts one of its own per row (the state dir's 21 rows,
+	 * the 12 kinds of bad message). An adapter whose editor takes seconds to start (a browser window with a
+	 * whole workbench) leaves such tables to a faster adapter of the same client, and says which.
+	 */
+	| "editor-per-row";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {
@@ -96,6 +102,11 @@ export interface ClientAdapter {
 	/** For each capability it lacks, why (one line), shown in the kit's report. */
 	readonly missing: Partial<Record<Capability, string>>;
 	start(options: StartOptions): Promise<ClientSession>;
+	/**
+	 * Release what the adapter shares among its sessions (a server, a browser); the kit calls it once, after the
+	 * adapter's last case and the dispose of every session.
+	 */
+	close?(): Promise<void>;
 	/**
 	 * The client runs inside the kit's own process (its code driven through a fake of the host's API), so its
 	 * sessions share the process's pid and environment: the kit runs such adapters one at a time, never beside

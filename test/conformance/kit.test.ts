@@ -58,7 +58,11 @@ function suiteFor(adapter: ClientAdapter): void {
 	describe(`conformance: ${adapter.name}`, { concurrency: 1 }, () => {
 		let shared: Promise<{ editor: Editor; dispose: () => Promise<void> }> | undefined;
 		after(async () => {
-			if (shared) await (await shared).dispose();
+			try {
+				if (shared) await (await shared).dispose();
+			} finally {
+				await adapter.close?.();
+			}
 		});
 		for (const c of cases) {
 			const why = reasonNotRun(c, adapter);

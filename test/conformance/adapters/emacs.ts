@@ -61,6 +61,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"reload",
 	"diagnostics",
 	"ui-gate",
+	"editor-per-row",
 ]);
 
 export const adapters: ClientAdapter[] = [

@@ -14,7 +14,7 @@ function expectOk(reply: { ok?: boolean; error?: string }, what: string): void {
 const jetbrains: ClientAdapter = {
 	name: "jetbrains (headless)",
 	app: "jetbrains",
-	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics"]),
+	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
 	missing: {
 		"ui-gate":
 			"a JetBrains IDE always has its UI; the headless driver writes from its start, as the plugin does once a project window opens",

@@ -7,7 +7,14 @@
 import { attachUi, forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../../helpers/nvim.ts";
 import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
 
-const CAPABILITIES: ReadonlySet<Capability> = new Set(["selection", "edit", "reload", "diagnostics", "ui-gate"]);
+const CAPABILITIES: ReadonlySet<Capability> = new Set([
+	"selection",
+	"edit",
+	"reload",
+	"diagnostics",
+	"ui-gate",
+	"editor-per-row",
+]);
 
 /** vim.diagnostic.severity's numbers. */
 const SEVERITY = { error: 1, warning: 2, info: 3, hint: 4 } as const;

@@ -110,7 +110,7 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "obsidian (plugin code, fake Obsidian)",
 		app: "obsidian",
-		capabilities: new Set(["selection", "edit"]),
+		capabilities: new Set(["selection", "edit", "editor-per-row"]),
 		missing: {
 			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",
 			diagnostics: "Obsidian has no checkers whose diagnostics the plugin could report",

@@ -122,7 +122,7 @@ class VimSession implements ClientSession {
 	}
 }
 
-const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(["selection", "edit", "reload"]);
+const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(["selection", "edit", "reload", "editor-per-row"]);
 
 export const adapters: ClientAdapter[] = [
 	{

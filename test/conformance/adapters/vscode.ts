@@ -112,7 +112,7 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (extension code, fake VS Code API)",
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
 		missing: {
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
 		},

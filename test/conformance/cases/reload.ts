@@ -343,7 +343,7 @@ export const cases: KitCase[] = [
 	...BAD.map(
 		(bad): KitCase => ({
 			name: `v0.3: a message ${bad.name} is ignored (${bad.notice} notice, nothing touched), and the next good one handled`,
-			needs: ["reload"],
+			needs: ["reload", "editor-per-row"],
 			...(bad.unavailable ? { unavailable: bad.unavailable } : {}),
 			run: async (kit) => {
 				// An editor of its own: a client may rate-limit its notices (Neovim: three in ten seconds, then one

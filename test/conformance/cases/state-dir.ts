@@ -128,6 +128,7 @@ async function runRow(kit: Kit, c: StateDirCase): Promise<void> {
 export const cases: KitCase[] = ROWS.map(
 	(c): KitCase => ({
 		name: `state dir (${c.op} row): ${c.name}`,
+		needs: ["editor-per-row"],
 		...(c.owner === "other"
 			? { unavailable: () => (isRoot ? undefined : "a dir of another owner needs root to chown") }
 			: {}),
