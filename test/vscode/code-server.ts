@@ -4,7 +4,7 @@
  * Debian's chromium through playwright-core. Recipe and facts: shared/notes/testing-with-real-vscode.md.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import playwright from "../../editors/vscode/node_modules/playwright-core/index.js";
@@ -30,16 +30,90 @@ export function assertInstalled(): void {
 	}
 }
 
-/** Build and package the extension; returns the .vsix path. */
-export function packageExtension(): string {
-	const dir = join(REPO, "editors/vscode");
-	const result = spawnSync("npm", ["run", "--silent", "package"], {
-		cwd: dir,
-		encoding: "utf8",
-		env: { ...process.env, PATH: `${join(REPO, "node_modules/.bin")}:${process.env["PATH"] ?? ""}` },
-	});
-	if (result.status !== 0) throw new Error(`npm run package failed:\n${result.stdout}\n${result.stderr}`);
-	return join(dir, "dist/pi-ide-context.vsix");
+const EXTENSION_DIR = join(REPO, "editors/vscode");
+/** The extension's tools (esbuild, vsce) with the repository's Node first on PATH. */
+const toolEnv = () => ({
+	...process.env,
+	PATH: `${join(EXTENSION_DIR, "node_modules/.bin")}:${join(REPO, "node_modules/.bin")}:${process.env["PATH"] ?? ""}`,
+});
+
+/** The packaged extension's id (publisher.name), as `vscode.extensions.getExtension` takes it. */
+export const EXTENSION_ID = "pi-ide-context.pi-ide-context";
+
+/** Run `command` in `cwd` with the extension's tools; fail with its output. */
+function runTool(command: string, args: string[], cwd: string): void {
+	const result = spawnSync(command, args, { cwd, encoding: "utf8", env: toolEnv() });
+	if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+/**
+ * Build and package the extension into `dir` (a private copy: test files packaging at the same time never
+ * share a file), with the commands of its own `build` and `package` scripts; returns the .vsix path.
+ */
+export function packageExtension(dir: string): string {
+	const stage = join(dir, "pi-ide-context");
+	mkdirSync(join(stage, "dist"), { recursive: true });
+	const manifest = JSON.parse(readFileSync(join(EXTENSION_DIR, "package.json"), "utf8")) as {
+		scripts: { build: string; package: string };
+	};
+	const quote = (path: string) => `'${path.replaceAll("'", "'\\''")}'`;
+	/** `script` with its output option pointed into `dir`; fails when the script no longer has one. */
+	const redirect = (script: string | undefined, option: RegExp, value: string) => {
+		if (script === undefined || !option.test(script))
+			throw new Error(`editors/vscode/package.json: ${option} not in ${script}`);
+		return script.replace(option, value);
+	};
+	runTool(
+		"sh",
+		["-c", redirect(manifest.scripts.build, /--outfile=\S+/, `--outfile=${quote(join(stage, "dist/extension.js"))}`)],
+		EXTENSION_DIR,
+	);
+	for (const file of ["package.json", "README.md", ".vscodeignore"]) {
+		copyFileSync(join(EXTENSION_DIR, file), join(stage, file));
+	}
+	const vsix = join(dir, "pi-ide-context.vsix");
+	const vsce = redirect(manifest.scripts.package.split("&&").at(-1), /--out \S+/, `--out ${quote(vsix)}`);
+	runTool("sh", ["-c", vsce], stage);
+	return vsix;
+}
+
+/**
+ * Build and package the test driver extension (test/vscode/driver-extension.ts) in `dir`; returns the .vsix
+ * path. It activates at start-up ("*") and listens only when the window's extension environment names its
+ * directory (`PI_IDE_KIT_DRIVER_DIR`, through `windowUrl`'s env).
+ */
+export function packageDriver(dir: string): string {
+	mkdirSync(join(dir, "dist"), { recursive: true });
+	const manifest = {
+		name: "pi-ide-kit-driver",
+		displayName: "pi IDE kit driver (tests only)",
+		description: "Drives this VS Code for the pi-ide-context tests.",
+		version: "0.0.1",
+		publisher: "pi-ide-context-tests",
+		license: "MIT",
+		private: true,
+		engines: { vscode: "^1.90.0" },
+		activationEvents: ["*"],
+		main: "./dist/extension.js",
+	};
+	writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2));
+	writeFileSync(join(dir, "README.md"), "Test driver for pi-ide-context; not for use.\n");
+	runTool(
+		"esbuild",
+		[
+			join(REPO, "test/vscode/driver-extension.ts"),
+			"--bundle",
+			"--platform=node",
+			"--format=cjs",
+			"--target=node20",
+			"--external:vscode",
+			`--outfile=${join(dir, "dist/extension.js")}`,
+		],
+		dir,
+	);
+	const vsix = join(dir, "driver.vsix");
+	runTool("vsce", ["package", "--no-dependencies", "--skip-license", "--allow-missing-repository", "--out", vsix], dir);
+	return vsix;
 }
 
 async function freePort(): Promise<number> {
@@ -101,15 +175,25 @@ export interface CodeServer {
 	stop(): Promise<void>;
 }
 
+export interface CodeServerOptions {
+	/**
+	 * Let each window give its extension host an environment of its own (`windowUrl`'s `env`): VS Code honours
+	 * the URL's `payload` (its `extensionEnvironment`) only with the smoke-test driver enabled. For many
+	 * windows of one code-server, each with its own state dir.
+	 */
+	perWindowEnv?: boolean;
+}
+
 /**
- * Install `vsix` and start code-server on `folder` with `root` as its private world; `env` is added to
- * its environment (it reaches the extension host).
+ * Install `vsix` (one or more) and start code-server on `folder` with `root` as its private world; `env` is
+ * added to its environment (it reaches every extension host).
  */
 export async function startCodeServer(
 	root: string,
-	vsix: string,
+	vsix: string | string[],
 	folder: string,
 	env: Record<string, string>,
+	options: CodeServerOptions = {},
 ): Promise<CodeServer> {
 	const dirs = { home: join(root, "home"), ud: join(root, "ud"), exts: join(root, "exts"), tmp: join(root, "tmp") };
 	for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
@@ -127,7 +211,8 @@ export async function startCodeServer(
 		...env,
 	};
 	const common = ["--user-data-dir", dirs.ud, "--extensions-dir", dirs.exts];
-	const install = spawnSync(node, [ENTRY, ...common, "--install-extension", vsix], { env: fullEnv, encoding: "utf8" });
+	const installs = [vsix].flat().flatMap((path) => ["--install-extension", path]);
+	const install = spawnSync(node, [ENTRY, ...common, ...installs], { env: fullEnv, encoding: "utf8" });
 	if (install.status !== 0) throw new Error(`--install-extension failed:\n${install.stdout}\n${install.stderr}`);
 
 	const port = await freePort();
@@ -144,6 +229,7 @@ export async function startCodeServer(
 		"--disable-workspace-trust",
 		"--disable-getting-started-override",
 		"--ignore-last-opened",
+		...(options.perWindowEnv ? ["--vscode-option", "enable-smoke-test-driver"] : []),
 		...common,
 		folder,
 	];
@@ -184,6 +270,16 @@ export async function startCodeServer(
 		throw error;
 	}
 	return server;
+}
+
+/**
+ * The address of a window on `folder`; with `env` (code-server started with `perWindowEnv`), the window's
+ * extension host gets it on top of code-server's environment.
+ */
+export function windowUrl(server: CodeServer, folder: string, env?: Record<string, string>): string {
+	const query = new URLSearchParams({ folder });
+	if (env !== undefined) query.set("payload", JSON.stringify([["extensionEnvironment", JSON.stringify(env)]]));
+	return `${server.url}/?${query}`;
 }
 
 export type Browser = Awaited<ReturnType<typeof playwright.chromium.launchPersistentContext>>;

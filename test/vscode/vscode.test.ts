@@ -35,6 +35,7 @@ import {
 	packageExtension,
 	startCodeServer,
 	waitFor,
+	windowUrl,
 } from "./code-server.ts";
 
 const LINES = [
@@ -92,7 +93,7 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 		writeFileSync(join(workspace, "src/hello.ts"), `${LINES.join("\n")}\n`);
 		writeFileSync(join(workspace, "data.json"), BROKEN_JSON);
 		writeFileSync(join(workspace, "other.json"), "{}\n");
-		const vsix = packageExtension();
+		const vsix = packageExtension(join(root, "package"));
 		server = await startCodeServer(root, vsix, workspace, { XDG_RUNTIME_DIR: env.runtimeDir, SHELL: "/bin/bash" });
 		({ browser, page } = await openBrowser(join(root, "chromium")));
 	});
@@ -111,7 +112,7 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 	});
 
 	test("1. the workspace opens: an unnamed buffer, cwd and argv = the folder, 0700 dir, 0600 file", async () => {
-		await page.goto(`${server?.url}/?folder=${encodeURIComponent(workspace)}`);
+		await page.goto(windowUrl(server as CodeServer, workspace));
 		// Generous waits: under `npm test` this shares 2 cores with the other suites.
 		await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 60_000 });
 		const state = await waitForState("first write", () => true, 60_000);

@@ -1,0 +1,177 @@
+/**
+ * A test-only VS Code extension that lets a test drive the real VS Code through its own API, as the Neovim
+ * tests drive Neovim over msgpack-RPC: it runs in the same extension host as the pi extension (so its pid is
+ * the one that names the state file) and answers JSON requests on 127.0.0.1. Packaged by `packageDriver()`
+ * (test/vscode/code-server.ts) and installed beside the real .vsix; it does nothing unless the window's
+ * extension environment names a directory for it (`PI_IDE_KIT_DRIVER_DIR`), where it writes
+ * `driver.json` (its pid, port, token and log directory). Requests carry that token: another local user who
+ * finds the port cannot use it.
+ *
+ * Positions here are VS Code's (0-based lines, UTF-16 characters); the test converts the protocol's.
+ */
+import { randomBytes } from "node:crypto";
+import { renameSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { dirname, join } from "node:path";
+import * as vscode from "vscode";
+
+/** What a request may ask; each answers with JSON. */
+export type DriverRequest =
+	| { op: "ready"; extension: string }
+	| { op: "open"; file: string }
+	/** A line's text in `file`, or in the active editor's document. */
+	| { op: "line"; file?: string; line: number }
+	| { op: "select"; anchor: HostPosition; active: HostPosition }
+	| { op: "selection" }
+	| { op: "replace"; file: string; from: number; to: number; text: string }
+	| { op: "save"; file: string }
+	| { op: "buffer"; file: string }
+	| { op: "loaded" }
+	| { op: "diagnostics"; file: string; items: HostDiagnostic[] }
+	| { op: "command"; command: string };
+
+export interface HostPosition {
+	line: number;
+	character: number;
+}
+
+export interface HostDiagnostic {
+	at: HostPosition;
+	/** vscode.DiagnosticSeverity: 0 error, 1 warning, 2 information, 3 hint. */
+	severity: number;
+	message: string;
+	source: string;
+}
+
+/** What `driver.json` holds. */
+export interface DriverInfo {
+	pid: number;
+	port: number;
+	token: string;
+	/** This extension host's log directory (its output channels' files are below it). */
+	logDir: string;
+}
+
+const documentOf = (file: string): vscode.TextDocument | undefined =>
+	vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === file && !d.isClosed);
+
+function mustDocument(file: string): vscode.TextDocument {
+	const document = documentOf(file);
+	if (!document) throw new Error(`${file} is not open`);
+	return document;
+}
+
+function mustEditor(): vscode.TextEditor {
+	const editor = vscode.window.activeTextEditor;
+	if (!editor) throw new Error("no active editor");
+	return editor;
+}
+
+const position = (at: HostPosition) => new vscode.Position(at.line, at.character);
+
+async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticCollection): Promise<unknown> {
+	switch (request.op) {
+		case "ready":
+			return vscode.extensions.getExtension(request.extension)?.isActive === true;
+		case "open": {
+			const document = await vscode.workspace.openTextDocument(vscode.Uri.file(request.file));
+			await vscode.window.showTextDocument(document, { preview: false });
+			return null;
+		}
+		case "line":
+			return (request.file === undefined ? mustEditor().document : mustDocument(request.file)).lineAt(request.line)
+				.text;
+		case "select": {
+			const editor = mustEditor();
+			editor.selection = new vscode.Selection(position(request.anchor), position(request.active));
+			editor.revealRange(editor.selection);
+			return null;
+		}
+		case "selection": {
+			const { anchor, active } = mustEditor().selection;
+			return { anchor, active };
+		}
+		case "replace": {
+			// Lines [from, to) give way to `text`: what a user's edit of those lines does, the rest untouched.
+			const document = mustDocument(request.file);
+			const edit = new vscode.WorkspaceEdit();
+			edit.replace(document.uri, new vscode.Range(request.from, 0, request.to, 0), request.text);
+			return vscode.workspace.applyEdit(edit);
+		}
+		case "save":
+			return mustDocument(request.file).save();
+		case "buffer": {
+			const document = documentOf(request.file);
+			return document ? { text: document.getText(), modified: document.isDirty } : null;
+		}
+		case "loaded":
+			return vscode.workspace.textDocuments
+				.filter((d) => d.uri.scheme === "file" && !d.isClosed)
+				.map((d) => d.uri.fsPath);
+		case "diagnostics": {
+			const document = mustDocument(request.file);
+			diagnostics.set(
+				document.uri,
+				request.items.map((d) => {
+					const item = new vscode.Diagnostic(
+						new vscode.Range(position(d.at), position(d.at)),
+						d.message,
+						d.severity as vscode.DiagnosticSeverity,
+					);
+					item.source = d.source;
+					return item;
+				}),
+			);
+			return null;
+		}
+		case "command":
+			await vscode.commands.executeCommand(request.command);
+			return null;
+	}
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+	return new Promise((resolve, reject) => {
+		let body = "";
+		request.setEncoding("utf8");
+		request.on("data", (chunk: string) => {
+			body += chunk;
+		});
+		request.on("end", () => resolve(body));
+		request.on("error", reject);
+	});
+}
+
+function reply(response: ServerResponse, status: number, value: unknown): void {
+	response.writeHead(status, { "content-type": "application/json" });
+	response.end(JSON.stringify(value ?? null));
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+	const dir = process.env["PI_IDE_KIT_DRIVER_DIR"];
+	if (dir === undefined) return;
+	const token = randomBytes(16).toString("hex");
+	const diagnostics = vscode.languages.createDiagnosticCollection("kit");
+	const server = createServer((request, response) => {
+		readBody(request)
+			.then(async (body) => {
+				const { token: given, ...rest } = JSON.parse(body) as DriverRequest & { token: string };
+				if (given !== token) return reply(response, 403, { error: "bad token" });
+				return reply(response, 200, { value: await handle(rest as DriverRequest, diagnostics) });
+			})
+			.catch((error: unknown) =>
+				reply(response, 500, { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+			);
+	});
+	server.listen(0, "127.0.0.1", () => {
+		const address = server.address();
+		if (typeof address !== "object" || address === null) return;
+		const info: DriverInfo = { pid: process.pid, port: address.port, token, logDir: dirname(context.logUri.fsPath) };
+		const path = join(dir, "driver.json");
+		writeFileSync(`${path}.tmp`, JSON.stringify(info), { mode: 0o600 });
+		renameSync(`${path}.tmp`, path);
+	});
+	context.subscriptions.push(diagnostics, { dispose: () => server.close() });
+}
+
+export function deactivate(): void {}
