@@ -1,0 +1,275 @@
+/**
+ * The VS Code extension in a real VS Code, for the conformance kit: the packaged .vsix in code-server
+ * (test/vscode/code-server.ts), one code-server and one chromium for all of the adapter's sessions, and a
+ * window of its own per session: a browser page on the session's project folder whose extension host gets
+ * the session's environment (its state dir) and is the pid that names the state file. The window is driven
+ * through VS Code's own API by a test extension in the same extension host (test/vscode/driver-extension.ts),
+ * as the Neovim adapter drives Neovim over RPC: files opened, selections set, edits applied and saved by
+ * VS Code; diagnostics published by a diagnostic collection, as any checker publishes them; reloads done by
+ * VS Code's own file watcher. The client's notices are what the window shows: the notification center's
+ * entries from the extension (or any error) and the lines its output channel gives a pi message.
+ *
+ * A window takes seconds to start, so the tables that start an editor per row are left to the fake-API
+ * adapter (adapters/vscode.ts), which runs the same extension code on them.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { pollUntil } from "../../helpers/poll.ts";
+import {
+	assertInstalled,
+	type Browser,
+	type CodeServer,
+	EXTENSION_ID,
+	openBrowser,
+	type Page,
+	packageDriver,
+	packageExtension,
+	startCodeServer,
+	windowUrl,
+} from "../../vscode/code-server.ts";
+import type { DriverInfo, DriverRequest, HostPosition } from "../../vscode/driver-extension.ts";
+import type { ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+import { makeTempDir, utf16Span } from "../kit.ts";
+
+/** vscode.DiagnosticSeverity's numbers. */
+const SEVERITY = { error: 0, warning: 1, info: 2, hint: 3 } as const;
+
+/** The extension's display name: the source VS Code shows on its notifications. */
+const SOURCE = "pi IDE context";
+
+/** A window starts within this, even on two loaded cores (most of it is the workbench and onStartupFinished). */
+const WINDOW_START_MS = 90_000;
+
+/** The code-server and browser every session of the adapter shares, started by the first session. */
+interface World {
+	root: string;
+	server: CodeServer;
+	browser: Browser;
+}
+
+let world: Promise<World> | undefined;
+
+async function startWorld(): Promise<World> {
+	assertInstalled();
+	const root = makeTempDir();
+	try {
+		const vsix = packageExtension(join(root, "package"));
+		const driver = packageDriver(join(root, "driver"));
+		// code-server's own folder is never opened: each window names its project.
+		const idle = join(root, "idle");
+		mkdirSync(idle);
+		const server = await startCodeServer(join(root, "server"), [vsix, driver], idle, {}, { perWindowEnv: true });
+		try {
+			const { browser } = await openBrowser(join(root, "chromium"));
+			return { root, server, browser };
+		} catch (error) {
+			await server.stop();
+			throw error;
+		}
+	} catch (error) {
+		rmSync(root, { recursive: true, force: true });
+		throw error;
+	}
+}
+
+async function closeWorld(): Promise<void> {
+	const ending = world;
+	world = undefined;
+	if (!ending) return;
+	const { root, server, browser } = await ending;
+	try {
+		await browser.close();
+	} finally {
+		await server.stop();
+		rmSync(root, { recursive: true, force: true });
+	}
+}
+
+/** The lines (0-based from, to) to replace, and their new text, to turn `old` into `next` (both end with "\n"). */
+export function changedLines(old: string, next: string): { from: number; to: number; text: string } {
+	const a = old.split("\n");
+	const b = next.split("\n");
+	let tail = 0;
+	while (tail < a.length && tail < b.length && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+	let head = 0;
+	while (head < a.length - tail && head < b.length - tail && a[head] === b[head]) head++;
+	return {
+		from: head,
+		to: a.length - tail,
+		text: b
+			.slice(head, b.length - tail)
+			.map((line) => `${line}\n`)
+			.join(""),
+	};
+}
+
+const isAlive = (pid: number) => {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+};
+
+/** The lines the extension's output channel gives a pi message, in the extension host's log dir. */
+function outputNotices(logDir: string): string[] {
+	const lines: string[] = [];
+	for (const dir of readdirSync(logDir).filter((name) => name.startsWith("output_logging_"))) {
+		for (const file of readdirSync(join(logDir, dir)).filter((name) => name.endsWith(`-${SOURCE}.log`))) {
+			lines.push(...readFileSync(join(logDir, dir, file), "utf8").split("\n"));
+		}
+	}
+	return lines.filter((line) => / pi message: /.test(line));
+}
+
+/**
+ * The notification center's entries from the extension, and every error, oldest first. A row's aria-label
+ * names its severity and source ("Warning: <message>, source: pi IDE context, notification, ..."); the
+ * center lists the newest first and renders only the rows it shows, so more than it shows fail the case.
+ */
+async function shownNotices(page: Page): Promise<string[]> {
+	const rows = page.locator(".notifications-center .monaco-list-row");
+	const count = await rows.count();
+	const listed = Number(
+		(await rows
+			.first()
+			.getAttribute("aria-setsize")
+			.catch(() => null)) ?? 0,
+	);
+	if (listed > count) throw new Error(`${listed} notifications, more than the ${count} the center shows`);
+	const shown: string[] = [];
+	for (let i = 0; i < count; i++) {
+		const row = rows.nth(i);
+		const label = (await row.getAttribute("aria-label")) ?? "";
+		if (label.includes(`, source: ${SOURCE},`) || label.startsWith("Error: ")) {
+			shown.push((await row.locator(".notification-list-item-message").textContent()) ?? label);
+		}
+	}
+	return shown.reverse();
+}
+
+async function start(options: StartOptions): Promise<ClientSession> {
+	if (options.headless) throw new Error("a VS Code extension host always has a window (no ui-gate)");
+	world ??= startWorld();
+	const { root, server, browser } = await world;
+	const driverDir = mkdtempSync(join(root, "window-"));
+	const page = await browser.newPage();
+	let pid: number | undefined;
+	const dispose = async () => {
+		if (!page.isClosed()) await page.close().catch(() => {});
+		// A window closed without its extension host stopping: end it by its pid (ours, from the driver).
+		if (pid !== undefined && isAlive(pid)) {
+			const id = pid;
+			await pollUntil(() => (isAlive(id) ? undefined : true), "the extension host exits", 10_000).catch(() =>
+				process.kill(id, "SIGKILL"),
+			);
+		}
+		rmSync(driverDir, { recursive: true, force: true });
+	};
+	try {
+		await page.goto(windowUrl(server, options.cwd, { ...options.env, PI_IDE_KIT_DRIVER_DIR: driverDir }));
+		const info = await pollUntil(
+			() => {
+				try {
+					return JSON.parse(readFileSync(join(driverDir, "driver.json"), "utf8")) as DriverInfo;
+				} catch {
+					return undefined;
+				}
+			},
+			"the window's extension host (the driver's driver.json)",
+			{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
+		);
+		pid = info.pid;
+		const call = async <T>(request: DriverRequest): Promise<T> => {
+			const response = await fetch(`http://127.0.0.1:${info.port}/`, {
+				method: "POST",
+				body: JSON.stringify({ ...request, token: info.token }),
+			});
+			const answer = (await response.json()) as { value?: T; error?: string };
+			if (!response.ok) throw new Error(`driver ${request.op}: ${answer.error}`);
+			return answer.value as T;
+		};
+		await pollUntil(
+			async () => ((await call<boolean>({ op: "ready", extension: EXTENSION_ID })) ? true : undefined),
+			"the pi extension activates (onStartupFinished)",
+			{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
+		);
+		// With the notification center open every notification stays listed there, none fades as a toast does.
+		await call({ op: "command", command: "notifications.showList" });
+		if (options.file !== undefined) await call({ op: "open", file: options.file });
+
+		/** A protocol position as VS Code's, in the active editor's document. */
+		const toHost = async (at: Position, after: boolean): Promise<HostPosition> => {
+			const span = utf16Span(await call<string>({ op: "line", line: at.line - 1 }), at.column);
+			return { line: at.line - 1, character: after ? span.end : span.start };
+		};
+		const select = (anchor: HostPosition, head: HostPosition) => call({ op: "select", anchor, active: head });
+		return {
+			pid: info.pid,
+			open: async (file) => void (await call({ op: "open", file })),
+			moveCursor: async (to) => {
+				const at = await toHost(to, false);
+				await select(at, at);
+			},
+			select: async (from, to) => void (await select(await toHost(from, false), await toHost(to, true))),
+			clearSelection: async () => {
+				const { active: at } = await call<{ active: HostPosition }>({ op: "selection" });
+				await select(at, at);
+			},
+			// The selection is made once select returns.
+			endSelecting: async () => {},
+			setLines: async (file, lines) => {
+				const buffer = await call<{ text: string } | null>({ op: "buffer", file });
+				if (!buffer) throw new Error(`${file} is not open`);
+				await call({ op: "replace", file, ...changedLines(buffer.text, `${lines.join("\n")}\n`) });
+			},
+			save: async (file) => void (await call({ op: "save", file })),
+			buffer: async (file) =>
+				(await call<{ text: string; modified: boolean } | null>({ op: "buffer", file })) ?? undefined,
+			loadedFiles: () => call<string[]>({ op: "loaded" }),
+			setDiagnostics: async (file, items: KitDiagnostic[]) => {
+				const lines = new Map<number, string>();
+				for (const line of new Set(items.map((d) => d.line - 1))) {
+					lines.set(line, await call<string>({ op: "line", file, line }));
+				}
+				await call({
+					op: "diagnostics",
+					file,
+					items: items.map((d) => ({
+						at: { line: d.line - 1, character: utf16Span(lines.get(d.line - 1) ?? "", d.column).start },
+						severity: SEVERITY[d.severity],
+						message: d.message,
+						source: d.source ?? "kit",
+					})),
+				});
+			},
+			messages: async () => [...(await shownNotices(page)), ...outputNotices(info.logDir)],
+			// Closing the window stops its extension host, which deactivates the extension.
+			quit: async () => {
+				await page.close();
+			},
+			dispose,
+		};
+	} catch (error) {
+		await dispose();
+		throw error;
+	}
+}
+
+export const adapters: ClientAdapter[] = [
+	{
+		name: "vscode (code-server)",
+		app: "vscode",
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
+		missing: {
+			"ui-gate":
+				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
+			"editor-per-row":
+				"a code-server window takes 5-15 s to start here, so 33 more would add minutes; adapters/vscode.ts runs these rows on the same extension code",
+		},
+		hostReloads: true,
+		start,
+		close: closeWorld,
+	},
+];
