@@ -2,10 +2,9 @@
  * The VS Code extension (editors/vscode) in the conformance kit: its own shell (src/extension.ts, activate and
  * deactivate) with the shared client code it wires (editors/shared: the state writer, pi's message watcher)
  * and its pi-sync, run in the kit's process against a fake of VS Code's API (test/helpers/fake-vscode.ts,
- * mapped onto the `vscode` import with a module hook). The kit checks this code, not VS Code: code-server
- * for every case would take minutes, and what only the real VS Code can show (its extension host pid, the
- * packaged .vsix, real selections, typing, diagnostics from its JSON checker, reload by its own file watcher)
- * is test/vscode/vscode.test.ts's job. The fake reloads documents without unsaved changes when their file
+ * mapped onto the `vscode` import with a module hook). The kit checks this code, not VS Code; real VS Code
+ * is adapters/vscode-code-server.ts, which leaves out the tables that start an editor per row (a window takes
+ * seconds): this adapter runs them. The fake reloads documents without unsaved changes when their file
  * changes, as VS Code's watcher does; the extension only reports on that.
  */
 import { registerHooks } from "node:module";
