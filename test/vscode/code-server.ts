@@ -182,6 +182,12 @@ export interface CodeServerOptions {
 	 * windows of one code-server, each with its own state dir.
 	 */
 	perWindowEnv?: boolean;
+	/**
+	 * How long a window's extension host outlives the window's connection (code-server's reconnection grace
+	 * time, 3 hours by default). A closed page does not always get its last message out; after this the
+	 * extension host ends by itself, deactivating its extensions, as it does when that message arrives.
+	 */
+	graceSeconds?: number;
 }
 
 /**
@@ -230,6 +236,7 @@ export async function startCodeServer(
 		"--disable-getting-started-override",
 		"--ignore-last-opened",
 		...(options.perWindowEnv ? ["--vscode-option", "enable-smoke-test-driver"] : []),
+		...(options.graceSeconds === undefined ? [] : ["--reconnection-grace-time", String(options.graceSeconds)]),
 		...common,
 		folder,
 	];

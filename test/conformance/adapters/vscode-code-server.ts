@@ -40,6 +40,15 @@ const SOURCE = "pi IDE context";
 /** A window starts within this, even on two loaded cores (most of it is the workbench and onStartupFinished). */
 const WINDOW_START_MS = 90_000;
 
+/**
+ * A closed window's extension host ends this long after its connection does, at the latest (a page closing
+ * does not always get its last message out), deactivating the extension as a clean exit does.
+ */
+const GRACE_SECONDS = 3;
+
+/** A closed window's extension host deactivates its extensions and exits within this. */
+const EXIT_MS = 30_000;
+
 /** The code-server and browser every session of the adapter shares, started by the first session. */
 interface World {
 	root: string;
@@ -58,7 +67,16 @@ async function startWorld(): Promise<World> {
 		// code-server's own folder is never opened: each window names its project.
 		const idle = join(root, "idle");
 		mkdirSync(idle);
-		const server = await startCodeServer(join(root, "server"), [vsix, driver], idle, {}, { perWindowEnv: true });
+		const server = await startCodeServer(
+			join(root, "server"),
+			[vsix, driver],
+			idle,
+			{},
+			{
+				perWindowEnv: true,
+				graceSeconds: GRACE_SECONDS,
+			},
+		);
 		try {
 			const { browser } = await openBrowser(join(root, "chromium"));
 			return { root, server, browser };
@@ -103,14 +121,15 @@ export function changedLines(old: string, next: string): { from: number; to: num
 	};
 }
 
-const isAlive = (pid: number) => {
+/** Whether `pid` runs (an exited process its parent has not reaped yet, a zombie, does not). */
+function isAlive(pid: number): boolean {
 	try {
-		process.kill(pid, 0);
-		return true;
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
 	} catch {
 		return false;
 	}
-};
+}
 
 /** The lines the extension's output channel gives a pi message, in the extension host's log dir. */
 function outputNotices(logDir: string): string[] {
@@ -161,7 +180,7 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		// A window closed without its extension host stopping: end it by its pid (ours, from the driver).
 		if (pid !== undefined && isAlive(pid)) {
 			const id = pid;
-			await pollUntil(() => (isAlive(id) ? undefined : true), "the extension host exits", 10_000).catch(() =>
+			await pollUntil(() => (isAlive(id) ? undefined : true), "the extension host exits", EXIT_MS).catch(() =>
 				process.kill(id, "SIGKILL"),
 			);
 		}
@@ -195,8 +214,6 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			"the pi extension activates (onStartupFinished)",
 			{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
 		);
-		// With the notification center open every notification stays listed there, none fades as a toast does.
-		await call({ op: "command", command: "notifications.showList" });
 		if (options.file !== undefined) await call({ op: "open", file: options.file });
 
 		/** A protocol position as VS Code's, in the active editor's document. */
@@ -244,10 +261,23 @@ async function start(options: StartOptions): Promise<ClientSession> {
 					})),
 				});
 			},
-			messages: async () => [...(await shownNotices(page)), ...outputNotices(info.logDir)],
-			// Closing the window stops its extension host, which deactivates the extension.
+			messages: async () => {
+				// The center shows every notification of the window while open; reopen it if anything closed it.
+				if ((await page.locator(".notifications-center.visible").count()) === 0) {
+					await call({ op: "command", command: "notifications.showList" });
+					await page.locator(".notifications-center.visible").waitFor();
+				}
+				return [...(await shownNotices(page)), ...outputNotices(info.logDir)];
+			},
+			// Closing the window stops its extension host, which deactivates the extension first: quitting is
+			// done when that process has exited (as `:qa` is done when Neovim has).
 			quit: async () => {
 				await page.close();
+				await pollUntil(
+					() => (isAlive(info.pid) ? undefined : true),
+					"the extension host exits after its window closed",
+					{ timeoutMs: EXIT_MS, intervalMs: 50 },
+				);
 			},
 			dispose,
 		};
