@@ -107,10 +107,12 @@ async function closeWorld(): Promise<void> {
 export function changedLines(old: string, next: string): { from: number; to: number; text: string } {
 	const a = old.split("\n");
 	const b = next.split("\n");
-	let tail = 0;
-	while (tail < a.length && tail < b.length && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+	// Both end with "" (the text after the last newline): the head never takes it, so the tail always does,
+	// and the range ends on a line the document has.
 	let head = 0;
-	while (head < a.length - tail && head < b.length - tail && a[head] === b[head]) head++;
+	while (head < a.length - 1 && head < b.length - 1 && a[head] === b[head]) head++;
+	let tail = 0;
+	while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
 	return {
 		from: head,
 		to: a.length - tail,
