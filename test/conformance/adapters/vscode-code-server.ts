@@ -298,7 +298,7 @@ export const adapters: ClientAdapter[] = [
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":
-				"a code-server window takes 5-15 s to start here, so 33 more would add minutes; adapters/vscode.ts runs these rows on the same extension code",
+				"a code-server window (a whole workbench in chromium) took 20-50 s to start on two loaded cores, so 33 more would add minutes to npm test; adapters/vscode.ts runs these rows on the same extension code",
 		},
 		hostReloads: true,
 		start,
