@@ -15,6 +15,8 @@ command -v nvim >/dev/null || need+=(neovim)
 command -v luacheck >/dev/null || need+=(lua-check)
 command -v tmux >/dev/null || need+=(tmux)
 [ -x /usr/bin/vim.nox ] || need+=(vim-nox)
+# ALE, the linter engine the Vim client reads diagnostics from (Debian installs it as an optional package: `packadd ale`).
+[ -d /usr/share/vim-ale ] || need+=(vim-ale)
 command -v emacs >/dev/null || need+=(emacs-nox)
 command -v git >/dev/null || need+=(git)
 command -v chromium >/dev/null || need+=(chromium)

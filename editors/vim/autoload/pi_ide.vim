@@ -337,6 +337,16 @@ export def Schedule(urgent: bool)
   endif
 enddef
 
+# ALE has new results for `buf` (pi_ide/diagnostics.vim): the state and the reports on pi's edits carry them
+# at once (pi waits for them after its edits). A write that would change nothing is skipped.
+export def DiagnosticsChanged(_buf: number)
+  try
+    Schedule(true)
+  catch
+    Internal('diagnostics')
+  endtry
+enddef
+
 # CursorMoved and friends: the per-keystroke path, kept to a comparison and at most one timer_start.
 export def Moved()
   try

@@ -1,0 +1,91 @@
+/**
+ * A real ALE (Debian's vim-ale 3.3.0, loaded as a user does: `packadd ale`) with a linter the test defines,
+ * `pikit`, for Vim tests of the client's diagnostics. The linter is a small shell script run by ALE as a job
+ * on the buffer's lines (stdin): it reports `bad` as an error and `meh` as a warning, wherever they stand;
+ * or, when `<dir>/items` exists, exactly the problems listed there (`line:col:TYPE:message`, TYPE one of
+ * ALE's E, W, I, with an S for style: ES, WS, IS). `<dir>/slow` holding a number of seconds makes it sleep
+ * that long first (a lint still running while the user edits). No network, no tool beyond sh and awk.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { KitDiagnostic } from "../conformance/client.ts";
+import { type Vim, vimString } from "./vim.ts";
+
+/** Where Debian's vim-ale puts ALE; `packadd ale` finds it through 'packpath' (/usr/share/vim/vimfiles). */
+export const ALE_DIR = "/usr/share/vim-ale";
+
+/** Fail (never skip) with instructions when ALE is missing. */
+export function requireAle(): void {
+	if (!existsSync(ALE_DIR)) {
+		throw new Error(`ALE is missing at ${ALE_DIR}: apt-get install vim-ale (scripts/setup-test-env.sh does it)`);
+	}
+}
+
+const SCRIPT = `# pikit: a checker for tests (test/helpers/vim-ale.ts)
+input=$(cat)
+dir=$(dirname "$0")
+if [ -s "$dir/slow" ]; then sleep "$(cat "$dir/slow")"; fi
+if [ -e "$dir/items" ]; then cat "$dir/items"; exit 0; fi
+printf '%s\\n' "$input" | awk '{ i = index($0, "bad"); if (i) print NR ":" i ":E:found bad"; j = index($0, "meh"); if (j) print NR ":" j ":W:found meh" }'
+`;
+
+/**
+ * vimrc lines that load ALE and define `pikit` for `filetypes` (only it: `g:ale_linters_explicit`), with the
+ * checker's files in `dir` (made here). `*.pk` files get the filetype `pikit` (Vim's own is poke).
+ */
+export function aleVimrc(dir: string, filetypes: string[] = ["pikit"]): string[] {
+	requireAle();
+	mkdirSync(dir, { recursive: true });
+	const script = join(dir, "pikit.sh");
+	writeFileSync(script, SCRIPT);
+	const linters = filetypes.map((ft) => `'${ft}': ['pikit']`).join(", ");
+	return [
+		"packadd ale",
+		"let g:ale_echo_cursor = 0",
+		"let g:ale_virtualtext_cursor = 'disabled'",
+		"let g:ale_linters_explicit = 1",
+		`let g:ale_linters = {${linters}}`,
+		"autocmd BufRead,BufNewFile *.pk set filetype=pikit",
+		"function! PiKitHandle(buffer, lines) abort",
+		"  let l:out = []",
+		"  for l:line in a:lines",
+		"    let l:m = matchlist(l:line, '^\\(\\d\\+\\):\\(\\d\\+\\):\\([EWI]\\)\\(S\\=\\):\\(.*\\)$')",
+		"    if !empty(l:m)",
+		"      let l:item = {'lnum': l:m[1] + 0, 'col': l:m[2] + 0, 'type': l:m[3], 'text': l:m[5]}",
+		"      if l:m[4] ==# 'S' | let l:item.sub_type = 'style' | endif",
+		"      call add(l:out, l:item)",
+		"    endif",
+		"  endfor",
+		"  return l:out",
+		"endfunction",
+		...filetypes.map(
+			(ft) =>
+				`call ale#linter#Define('${ft}', {'name': 'pikit', 'executable': 'sh', 'command': 'sh ' . ${vimString(script)}, 'callback': 'PiKitHandle'})`,
+		),
+	];
+}
+
+const TYPES: Record<KitDiagnostic["severity"], string> = { error: "E", warning: "W", info: "I", hint: "IS" };
+
+/** The checker reports exactly `items` from now on (undefined: back to its `bad`/`meh` rule). */
+export function setAleItems(dir: string, items: KitDiagnostic[] | undefined): void {
+	const path = join(dir, "items");
+	if (items === undefined) rmSync(path, { force: true });
+	else writeFileSync(path, items.map((d) => `${d.line}:${d.column}:${TYPES[d.severity]}:${d.message}\n`).join(""));
+}
+
+/** The checker sleeps `seconds` before answering (0: answers at once). */
+export function setAleSlow(dir: string, seconds: number): void {
+	writeFileSync(join(dir, "slow"), seconds > 0 ? String(seconds) : "");
+}
+
+/** Make ALE lint the buffer of `file` now and wait until that lint is done (b:ale_linted moved). */
+export async function aleLint(vim: Vim, file: string, timeoutMs = 10_000): Promise<void> {
+	const buf = `bufnr(${vimString(file)})`;
+	const before = await vim.expr<number>(`getbufvar(${buf}, 'ale_linted', 0)`);
+	await vim.ex(`call ale#Queue(0, 'lint_file', ${buf})`);
+	await vim.waitExpr(
+		`getbufvar(${buf}, 'ale_linted', 0) > ${before} && !ale#engine#IsCheckingBuffer(${buf})`,
+		timeoutMs,
+	);
+}
