@@ -1,13 +1,14 @@
 /**
  * A real ALE (Debian's vim-ale 3.3.0, loaded as a user does: `packadd ale`) with a linter the test defines,
  * `pikit`, for Vim tests of the client's diagnostics. The linter is a small shell script run by ALE as a job
- * on the buffer's lines (stdin): it reports `bad` as an error and `meh` as a warning, wherever they stand;
- * or, when `<dir>/items` exists, exactly the problems listed there (`line:col:TYPE:message`, TYPE one of
- * ALE's E, W, I, with an S for style: ES, WS, IS). `<dir>/slow` holding a number of seconds makes it sleep
- * that long first (a lint still running while the user edits). No network, no tool beyond sh and awk.
+ * on the buffer's lines (stdin), given the buffer's file name: for a file with an items file
+ * (`setAleItems`) it reports exactly the problems listed there (`line:col:TYPE:message`, TYPE one of ALE's
+ * E, W, I, with an S for style: ES, WS, IS); otherwise, with the word rule on, `bad` as an error and `meh` as
+ * a warning, wherever they stand; else nothing. `<dir>/slow` holding a number of seconds makes it sleep that
+ * long first (a lint still running while the user edits). No network, no tool beyond sh and awk.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { KitDiagnostic } from "../conformance/client.ts";
 import { type Vim, vimString } from "./vim.ts";
 
@@ -25,7 +26,8 @@ const SCRIPT = `# pikit: a checker for tests (test/helpers/vim-ale.ts)
 input=$(cat)
 dir=$(dirname "$0")
 if [ -s "$dir/slow" ]; then sleep "$(cat "$dir/slow")"; fi
-if [ -e "$dir/items" ]; then cat "$dir/items"; exit 0; fi
+if [ -e "$dir/items$1" ]; then cat "$dir/items$1"; exit 0; fi
+[ -e "$dir/word-rule" ] || exit 0
 printf '%s\\n' "$input" | awk '{ i = index($0, "bad"); if (i) print NR ":" i ":E:found bad"; j = index($0, "meh"); if (j) print NR ":" j ":W:found meh" }'
 `;
 
@@ -33,11 +35,12 @@ printf '%s\\n' "$input" | awk '{ i = index($0, "bad"); if (i) print NR ":" i ":E
  * vimrc lines that load ALE and define `pikit` for `filetypes` (only it: `g:ale_linters_explicit`), with the
  * checker's files in `dir` (made here). `*.pk` files get the filetype `pikit` (Vim's own is poke).
  */
-export function aleVimrc(dir: string, filetypes: string[] = ["pikit"]): string[] {
+export function aleVimrc(dir: string, filetypes: string[] = ["pikit"], wordRule = true): string[] {
 	requireAle();
 	mkdirSync(dir, { recursive: true });
 	const script = join(dir, "pikit.sh");
 	writeFileSync(script, SCRIPT);
+	if (wordRule) writeFileSync(join(dir, "word-rule"), "");
 	const linters = filetypes.map((ft) => `'${ft}': ['pikit']`).join(", ");
 	return [
 		"packadd ale",
@@ -60,18 +63,22 @@ export function aleVimrc(dir: string, filetypes: string[] = ["pikit"]): string[]
 		"endfunction",
 		...filetypes.map(
 			(ft) =>
-				`call ale#linter#Define('${ft}', {'name': 'pikit', 'executable': 'sh', 'command': 'sh ' . ${vimString(script)}, 'callback': 'PiKitHandle'})`,
+				`call ale#linter#Define('${ft}', {'name': 'pikit', 'executable': 'sh', 'command': {b -> 'sh ' . shellescape(${vimString(script)}) . ' ' . shellescape(fnamemodify(bufname(b), ':p'))}, 'callback': 'PiKitHandle'})`,
 		),
 	];
 }
 
 const TYPES: Record<KitDiagnostic["severity"], string> = { error: "E", warning: "W", info: "I", hint: "IS" };
 
-/** The checker reports exactly `items` from now on (undefined: back to its `bad`/`meh` rule). */
-export function setAleItems(dir: string, items: KitDiagnostic[] | undefined): void {
-	const path = join(dir, "items");
-	if (items === undefined) rmSync(path, { force: true });
-	else writeFileSync(path, items.map((d) => `${d.line}:${d.column}:${TYPES[d.severity]}:${d.message}\n`).join(""));
+/** The checker reports exactly `items` for `file` from now on (undefined: back to its word rule). */
+export function setAleItems(dir: string, file: string, items: KitDiagnostic[] | undefined): void {
+	const path = join(dir, "items", file);
+	if (items === undefined) {
+		rmSync(path, { force: true });
+		return;
+	}
+	mkdirSync(dirname(path), { recursive: true });
+	writeFileSync(path, items.map((d) => `${d.line}:${d.column}:${TYPES[d.severity]}:${d.message}\n`).join(""));
 }
 
 /** The checker sleeps `seconds` before answering (0: answers at once). */

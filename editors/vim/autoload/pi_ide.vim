@@ -513,6 +513,7 @@ export def Status(): dict<any>
   s.enabled = enabled
   s.ui = ui
   s.writing = writing
+  s.pending = pending != ''
   s.now = localtime()
   return s
 enddef
