@@ -33,15 +33,19 @@ printf '%s\\n' "$input" | awk '{ i = index($0, "bad"); if (i) print NR ":" i ":E
 
 /**
  * vimrc lines that load ALE and define `pikit` for `filetypes` (only it: `g:ale_linters_explicit`), with the
- * checker's files in `dir` (made here). `*.pk` files get the filetype `pikit` (Vim's own is poke).
+ * checker's files in `dir` (made here). `*.pk` files get the filetype `pikit` (Vim's own is poke). With
+ * `fileLinter`, a second linter, `pikitdisk`, reads the file on disk (ALE's `lint_file`: run on save and on
+ * entering the buffer, never on an unsaved edit) and reports `bad` there as a warning, "disk bad".
  */
-export function aleVimrc(dir: string, filetypes: string[] = ["pikit"], wordRule = true): string[] {
+export function aleVimrc(dir: string, filetypes: string[] = ["pikit"], wordRule = true, fileLinter = false): string[] {
 	requireAle();
 	mkdirSync(dir, { recursive: true });
 	const script = join(dir, "pikit.sh");
 	writeFileSync(script, SCRIPT);
 	if (wordRule) writeFileSync(join(dir, "word-rule"), "");
-	const linters = filetypes.map((ft) => `'${ft}': ['pikit']`).join(", ");
+	const names = fileLinter ? "['pikit', 'pikitdisk']" : "['pikit']";
+	const linters = filetypes.map((ft) => `'${ft}': ${names}`).join(", ");
+	const disk = `awk '{ i = index($0, "bad"); if (i) print NR ":" i ":W:disk bad" }' %s`;
 	return [
 		"packadd ale",
 		"let g:ale_echo_cursor = 0",
@@ -65,6 +69,12 @@ export function aleVimrc(dir: string, filetypes: string[] = ["pikit"], wordRule 
 			(ft) =>
 				`call ale#linter#Define('${ft}', {'name': 'pikit', 'executable': 'sh', 'command': {b -> 'sh ' . shellescape(${vimString(script)}) . ' ' . shellescape(fnamemodify(bufname(b), ':p'))}, 'callback': 'PiKitHandle'})`,
 		),
+		...(fileLinter
+			? filetypes.map(
+					(ft) =>
+						`call ale#linter#Define('${ft}', {'name': 'pikitdisk', 'executable': 'awk', 'lint_file': 1, 'command': ${vimString(disk)}, 'callback': 'PiKitHandle'})`,
+				)
+			: []),
 	];
 }
 

@@ -51,11 +51,12 @@ const files = (s: Record<string, unknown>) => (s["files"] as Report[] | undefine
 async function withFile(
 	t: TestContext,
 	text: string,
-	options: { ale?: boolean; vimrc?: string[]; name?: string } = {},
+	options: { ale?: boolean; vimrc?: string[]; name?: string; fileLinter?: boolean } = {},
 ): Promise<{ vim: Vim; file: string; checker: string }> {
 	const dirs = makeVimDirs(t);
 	const checker = join(dirs.root, "checker");
-	const vimrc = [...(options.ale === false ? [] : aleVimrc(checker)), ...(options.vimrc ?? [])];
+	const ale = options.ale === false ? [] : aleVimrc(checker, ["pikit"], true, options.fileLinter ?? false);
+	const vimrc = [...ale, ...(options.vimrc ?? [])];
 	const vim = await startVim(t, { dirs, vimrc });
 	const name = options.name ?? "a.pk";
 	const file = join(vim.dirs.work, name);
@@ -135,6 +136,42 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		await aleLint(vim, file);
 		const now = await vim.until((x) => buf(x).diagnostics?.total === 0, "the next lint");
 		assert.equal(buf(now).diagnostics?.version, edited);
+		await assertNoErrors(vim);
+	});
+
+	it("a lint_file linter is left out after an edit until it runs again (on save); run on unsaved content it is dated 0", async (t) => {
+		const { vim, file } = await withFile(t, "fine\nbad\n", { fileLinter: true });
+		const sources = (x: Record<string, unknown>) =>
+			(buf(x).diagnostics?.items ?? []).map((d) => `${d.source}: ${d.message}`);
+		const both = ["pikit: found bad", "pikitdisk: disk bad"];
+		const opened = await vim.until((x) => sources(x).length === 2, "both linters' items");
+		assert.deepEqual(sources(opened).sort(), both);
+		assert.equal(buf(opened).diagnostics?.version, buf(opened).version);
+		// An unsaved edit: ALE lints the buffer (pikit) on the text change; pikitdisk, which reads the file on
+		// disk, does not run, and its item, about other content, is left out (neither listed nor counted).
+		await vim.ex("call setline(1, 'meh')");
+		await vim.keys("C-l");
+		const edited = await vim.until(
+			(x) => buf(x).diagnostics?.version === buf(x).version && sources(x).includes("pikit: found meh"),
+			"the buffer linter's result on the edit",
+		);
+		assert.deepEqual(sources(edited), ["pikit: found bad", "pikit: found meh"]);
+		assert.equal(buf(edited).diagnostics?.total, 2);
+		// A full lint while unsaved: pikitdisk runs on the file on disk, not on this content: dated 0, left out.
+		await aleLint(vim, file);
+		const debug = await vim.expr<{ dates: Record<string, Record<string, number>> }>("pi_ide#diagnostics#Debug()");
+		assert.equal(Object.values(debug.dates)[0]?.["pikitdisk"], 0);
+		assert.deepEqual(sources(await vim.until((x) => buf(x).diagnostics?.version === buf(x).version, "current")), [
+			"pikit: found bad",
+			"pikit: found meh",
+		]);
+		// Saved: ALE lints the file (both linters), and both are current again.
+		await vim.ex("silent write");
+		const saved = await vim.until(
+			(x) => sources(x).length === 3 && buf(x).diagnostics?.version === buf(x).version,
+			"both linters after the save",
+		);
+		assert.deepEqual(sources(saved).sort(), ["pikit: found bad", "pikit: found meh", "pikitdisk: disk bad"]);
 		await assertNoErrors(vim);
 	});
 
