@@ -4,8 +4,10 @@
  * on the buffer's lines (stdin), given the buffer's file name: for a file with an items file
  * (`setAleItems`) it reports exactly the problems listed there (`line:col:TYPE:message`, TYPE one of ALE's
  * E, W, I, with an S for style: ES, WS, IS); otherwise, with the word rule on, `bad` as an error and `meh` as
- * a warning, wherever they stand; else nothing. `<dir>/slow` holding a number of seconds makes it sleep that
- * long first (a lint still running while the user edits). No network, no tool beyond sh and awk.
+ * a warning, wherever they stand; else nothing. With `<dir>/echo` present it instead reports one info item whose
+ * message is the content it read, its lines joined with `|` (an oracle can tell which content a result is
+ * for). `<dir>/slow` holding a number of seconds makes it sleep that long first (a lint still running while
+ * the user edits). No network, no tool beyond sh and awk.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -27,6 +29,7 @@ input=$(cat)
 dir=$(dirname "$0")
 if [ -s "$dir/slow" ]; then sleep "$(cat "$dir/slow")"; fi
 if [ -e "$dir/items$1" ]; then cat "$dir/items$1"; exit 0; fi
+if [ -e "$dir/echo" ]; then printf '1:1:I:%s\n' "$(printf '%s' "$input" | tr '\n' '|')"; exit 0; fi
 [ -e "$dir/word-rule" ] || exit 0
 printf '%s\\n' "$input" | awk '{ i = index($0, "bad"); if (i) print NR ":" i ":E:found bad"; j = index($0, "meh"); if (j) print NR ":" j ":W:found meh" }'
 `;
@@ -89,6 +92,11 @@ export function setAleItems(dir: string, file: string, items: KitDiagnostic[] | 
 	}
 	mkdirSync(dirname(path), { recursive: true });
 	writeFileSync(path, items.map((d) => `${d.line}:${d.column}:${TYPES[d.severity]}:${d.message}\n`).join(""));
+}
+
+/** The checker reports the content it read (see above) instead of its word rule. */
+export function setAleEcho(dir: string): void {
+	writeFileSync(join(dir, "echo"), "");
 }
 
 /** The checker sleeps `seconds` before answering (0: answers at once). */
