@@ -175,6 +175,34 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		await assertNoErrors(vim);
 	});
 
+	it("a write moves changedtick, not the content: diagnostics current before it stay current (ALE not linting on save)", async (t) => {
+		const { vim, file } = await withFile(t, "this is bad\n", {
+			vimrc: ["let g:ale_lint_on_save = 0", "let g:ale_lint_on_text_changed = 'never'"],
+		});
+		await vim.ex("call setline(1, 'still bad')");
+		await aleLint(vim, file);
+		const edited = await vim.until(
+			(x) => buf(x).diagnostics?.version === buf(x).version && buf(x).diagnostics?.total === 1 && buf(x).version > 4,
+			"the edit linted",
+		);
+		await vim.ex("silent write");
+		const saved = await vim.until((x) => buf(x).version > buf(edited).version, "the write");
+		assert.equal(buf(saved).diagnostics?.version, buf(saved).version, "still current");
+		assert.equal(buf(saved).diagnostics?.items[0]?.message, "found bad");
+		// A change during the write (what a fixer on save does) makes them old: they are for the content before.
+		await vim.ex("call setline(1, 'bad once more')");
+		await aleLint(vim, file);
+		const again = await vim.until(
+			(x) => buf(x).diagnostics?.version === buf(x).version && buf(x).version > buf(saved).version,
+			"the second edit linted",
+		);
+		await vim.ex("autocmd BufWritePre <buffer> call setline(2, 'added by a fixer')");
+		await vim.ex("silent write");
+		const fixed = await vim.until((x) => buf(x).version > buf(again).version + 1, "the write with a fixer");
+		assert.ok((buf(fixed).diagnostics?.version ?? 0) < buf(fixed).version, "old: the content changed in the write");
+		await assertNoErrors(vim);
+	});
+
 	it("an empty result is 'none' (total 0, current), not unknown", async (t) => {
 		const { vim } = await withFile(t, "all fine\n");
 		const s = await vim.until((x) => buf(x).diagnostics !== null, "ALE's verdict");

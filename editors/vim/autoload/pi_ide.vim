@@ -11,6 +11,7 @@ vim9script
 import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/state.vim'
 import autoload 'pi_ide/inbox.vim'
+import autoload 'pi_ide/diagnostics.vim'
 
 var enabled = false
 var ui = false
@@ -423,6 +424,8 @@ def CreateAutocmds()
     autocmd BufLeave,WinLeave * Left()
     autocmd BufWipeout * Wiped(str2nr(expand('<abuf>')))
     autocmd BufReadPost,BufWritePost * inbox.BufferRead(str2nr(expand('<abuf>')))
+    autocmd BufWritePre * diagnostics.OnWritePre(str2nr(expand('<abuf>')))
+    autocmd BufWritePost * diagnostics.OnWritePost(str2nr(expand('<abuf>')))
     autocmd VimLeavePre * Stop(true)
   augroup END
 enddef

@@ -291,9 +291,43 @@ export def Expected(buf: number): bool
   endtry
 enddef
 
+# A write moves changedtick (by one, when the buffer had unsaved changes) but not the content: results current
+# before it stay current after it, unless the content changed during the write (a fixer on save), which moves
+# changedtick further. Per buffer: {tick, modified} at BufWritePre.
+var writing: dict<dict<any>> = {}
+
+export def OnWritePre(buf: number)
+  try
+    writing[string(buf)] = {tick: getbufvar(buf, 'changedtick'), modified: getbufvar(buf, '&modified') ? 1 : 0}
+  catch
+    Internal()
+  endtry
+enddef
+
+export def OnWritePost(buf: number)
+  try
+    var key = string(buf)
+    var before = get(writing, key, {})
+    if empty(before)
+      return
+    endif
+    remove(writing, key)
+    var now = getbufvar(buf, 'changedtick')
+    if now != before.tick + before.modified || now == before.tick || !has_key(dates, key)
+      return
+    endif
+    map(dates[key], (_, t) => t == before.tick ? now : t)
+    if has_key(reported, key) && reported[key].version == before.tick
+      Publish(buf)
+    endif
+  catch
+    Internal()
+  endtry
+enddef
+
 export def Forget(buf: number)
   var key = string(buf)
-  for d in [cycles, dates, linted, reported]
+  for d in [cycles, dates, linted, reported, writing]
     if has_key(d, key)
       remove(d, key)
     endif
