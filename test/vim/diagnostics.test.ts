@@ -81,6 +81,10 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		const b = buf(s);
 		assert.equal(b.diagnostics?.version, b.version, "current: dated with the content's changedtick");
 		assert.equal(b.version, await tick(vim));
+		assert.match(
+			String(await vim.expr("execute('PiIde')")),
+			/^diagnostics \(ALE\): 1 error, 1 warning, for this content$/m,
+		);
 		assert.deepEqual(b.diagnostics?.items, [
 			{
 				severity: "error",
@@ -131,6 +135,10 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		assert.equal(buf(s).diagnostics?.version, started, "dated with the tick the lint read");
 		assert.equal(buf(s).version, edited);
 		assert.ok((buf(s).diagnostics?.version ?? 0) < buf(s).version, "older than the content: not current");
+		assert.match(
+			String(await vim.expr("execute('PiIde')")),
+			new RegExp(`^diagnostics \\(ALE\\): 1 error, for an earlier version \\(${started}, now ${edited}\\)$`, "m"),
+		);
 		// The next lint reads the current content: none, dated with it.
 		setAleSlow(checker, 0);
 		await aleLint(vim, file);
@@ -219,6 +227,7 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		const report = files(s)[0];
 		assert.equal(report?.diagnostics_expected, false);
 		assert.equal(report?.diagnostics, null);
+		assert.match(String(await vim.expr("execute('PiIde')")), /^diagnostics: none \(ALE is not loaded/m);
 		await assertNoErrors(vim);
 	});
 

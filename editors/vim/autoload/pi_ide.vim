@@ -560,6 +560,7 @@ export def Summary(): list<string>
     else
       lines->add('selection: none')
     endif
+    lines->add(diagnostics.Describe(get(b, 'diagnostics', v:null), get(b, 'version', 0)))
     lines->add('cwd: ' .. s.last_payload.cwd)
   else
     lines->add('last write: none yet')

@@ -185,6 +185,25 @@ def Internal()
     .. v:exception)
 enddef
 
+# The :PiIde line on the described buffer's diagnostics `d` (as written), the buffer being at `version`.
+export def Describe(d: any, version: number): string
+  if type(d) != v:t_dict
+    return AleLoaded() ? 'diagnostics: ALE has not reported for this buffer'
+      : 'diagnostics: none (ALE is not loaded, see :help pi-ide-diagnostics)'
+  endif
+  var counts: dict<number> = {}
+  for item in d.items
+    counts[item.severity] = get(counts, item.severity, 0) + 1
+  endfor
+  var parts = mapnew(filter(['error', 'warning', 'info', 'hint'], (_, k) => has_key(counts, k)),
+    (_, k) => printf('%d %s', counts[k], k))
+  if d.total > len(d.items)
+    parts->add(printf('%d more not listed', d.total - len(d.items)))
+  endif
+  return printf('diagnostics (ALE): %s, %s', empty(parts) ? 'none' : join(parts, ', '),
+    d.version >= version ? 'for this content' : printf('for an earlier version (%d, now %d)', d.version, version))
+enddef
+
 # Lines for :PiIde.
 export def SummaryLines(): list<string>
   return last_error == '' ? [] : ['diagnostics: internal error, please report it: ' .. last_error]
