@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
-import { makeVimDirs, startVim, type Vim, vimString } from "../helpers/vim.ts";
+import { makeVimDirs, REPO, startVim, type Vim, vimString } from "../helpers/vim.ts";
 import { aleLint, aleVimrc, setAleSlow } from "../helpers/vim-ale.ts";
 
 after(killAllEditors);
@@ -208,6 +208,26 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		await vim.ex("silent write");
 		const fixed = await vim.until((x) => buf(x).version > buf(again).version + 1, "the write with a fixer");
 		assert.ok((buf(fixed).diagnostics?.version ?? 0) < buf(fixed).version, "old: the content changed in the write");
+		await assertNoErrors(vim);
+	});
+
+	it("a language server run by ALE is not read (no version to date its answers): its items left out, not expected", async (t) => {
+		const server = join(REPO, "node_modules/.bin/vscode-json-language-server");
+		const lsp = `call ale#linter#Define('json', {'name': 'jsonls', 'lsp': 'stdio', 'executable': ${vimString(server)}, 'command': '%e --stdio', 'project_root': getcwd()})`;
+		const { vim, file } = await withFile(t, '{\n  "a": 1,\n}\n', {
+			name: "c.json",
+			vimrc: ["let g:ale_linters = {'json': ['jsonls']}", lsp],
+		});
+		// ALE has the server's answer (a trailing comma)...
+		await vim.waitExpr(
+			`!empty(filter(copy(ale#engine#GetLoclist(bufnr(${vimString(file)}))), {_, i -> i.linter_name ==# 'jsonls'}))`,
+			30_000,
+		);
+		// ...and the state file written after it says nothing of it: unknown, not expected.
+		await vim.ex("call pi_ide#WriteForTest()");
+		await vim.waitExpr("!pi_ide#Status().writing");
+		assert.equal(buf(vim.state() as Record<string, unknown>).diagnostics, null);
+		assert.equal(await vim.expr(`pi_ide#diagnostics#Expected(bufnr(${vimString(file)}))`), false);
 		await assertNoErrors(vim);
 	});
 

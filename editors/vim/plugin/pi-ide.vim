@@ -25,7 +25,7 @@ if !get(g:, 'pi_ide_disable', false)
     autocmd!
     autocmd User ALEWantResults diagnostics.OnWantResults()
     autocmd User ALELintPre diagnostics.OnLintPre()
-    autocmd User ALEJobStarted,ALELSPStarted diagnostics.OnStarted()
+    autocmd User ALEJobStarted diagnostics.OnStarted()
     autocmd User ALELintPost diagnostics.OnLintPost()
   augroup END
   if v:vim_did_enter

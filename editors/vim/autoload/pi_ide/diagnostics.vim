@@ -13,8 +13,8 @@ vim9script
 #   start: dated with this older tick, which only makes them read as old). Jobs still running from an
 #   earlier cycle (ALE keeps the lint_file ones) are in `active_linter_list` at that moment; those keep the
 #   date of the cycle that started them.
-# * Each linter that becomes active during the cycle (`ALEJobStarted`, `ALELSPStarted`, and a check once the
-#   synchronous start is over) is dated with the cycle's tick; a linter that reads the file on disk
+# * Each linter that becomes active during the cycle (`ALEJobStarted`, and a check once the synchronous start
+#   is over) is dated with the cycle's tick (language servers excepted: see IsLsp); a linter that reads the file on disk
 #   (lint_file, or not read_buffer) while the buffer has unsaved changes is dated 0: its results are for
 #   other content.
 # * `ALELintPost` fires when the buffer's lint is done, right after ALE counted it in `b:ale_linted`: the
@@ -141,6 +141,13 @@ def Rest(d: dict<any>): string
   return json_encode([d.end_line, d.end_column, d.message, d.source, d.code])
 enddef
 
+# A language server run by ALE: its answers come whenever the server sends them, and ALE keeps no document
+# version with them (an answer for older content cannot be told apart), so they are never dated: left out.
+def IsLsp(linter: dict<any>): bool
+  var lsp = get(linter, 'lsp', '')
+  return type(lsp) != v:t_string || lsp != ''
+enddef
+
 # Does `linter` read the file on disk rather than the buffer's lines?
 def ReadsFile(linter: dict<any>): bool
   var lint_file = get(linter, 'lint_file', 0)
@@ -159,6 +166,7 @@ def DateStarted(key: string)
   for linter in get(AleInfo(buf), 'active_linter_list', [])
     var name = type(linter) == v:t_dict ? get(linter, 'name', '') : ''
     if type(name) != v:t_string || name == '' || has_key(cycle.carry, name) || has_key(cycle.seen, name)
+        || IsLsp(linter)
       continue
     endif
     cycle.seen[name] = true
@@ -258,7 +266,7 @@ export def OnLintPre()
   endtry
 enddef
 
-# User ALEJobStarted, ALELSPStarted: a linter became active in some buffer's cycle.
+# User ALEJobStarted: a linter became active in some buffer's cycle.
 export def OnStarted()
   try
     DateAllStarted()
@@ -316,7 +324,8 @@ export def Collect(buf: number): any
 enddef
 
 # Will ALE report diagnostics for this buffer? It has reported for it, or it is enabled there and has
-# linters for its filetype; or the user says so (b:pi_ide_diagnostics_expected, as for Neovim).
+# linters for its filetype (language servers do not count: see IsLsp); or the user says so
+# (b:pi_ide_diagnostics_expected, as for Neovim).
 export def Expected(buf: number): bool
   var flag = getbufvar(buf, 'pi_ide_diagnostics_expected', 0)
   if (type(flag) == v:t_bool && flag) || (type(flag) == v:t_number && flag == 1)
@@ -333,7 +342,8 @@ export def Expected(buf: number): bool
     return false
   endif
   try
-    return !empty(ale#linter#RemoveIgnored(buf, ft, ale#linter#Get(ft)))
+    return !empty(filter(ale#linter#RemoveIgnored(buf, ft, ale#linter#Get(ft)),
+      (_, l) => type(l) == v:t_dict && !IsLsp(l)))
   catch
     return false
   endtry
