@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything `npm test` needs beyond `npm ci`, installed idempotently (it runs as `pretest`):
 #   - Debian packages: neovim (0.7.2 on Debian 12, 0.10 on Debian 13), lua-check (luacheck, run by
-#     `npm run check` on the Neovim client), tmux, git, emacs-nox (the Emacs client's tests), and for the real
+#     `npm run check` on the Neovim client), tmux, git, vim-nox and vim-ale (the Vim client and the ALE it reads
+#     diagnostics from), emacs-nox (the Emacs client's tests), and for the real
 #     VS Code test chromium + libkrb5-dev (code-server's kerberos add-on builds from source), for the
 #     JetBrains client a JDK, the IntelliJ platform 183 jars and JUnit 5;
 #   - Neovim 0.10 unpacked from Debian 13 into .cache/nvim-0.10 (the version matrix runs 0.7.2 and 0.10);

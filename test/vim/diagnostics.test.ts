@@ -81,6 +81,8 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		const b = buf(s);
 		assert.equal(b.diagnostics?.version, b.version, "current: dated with the content's changedtick");
 		assert.equal(b.version, await tick(vim));
+		// :PiIde describes the last write Vim saw complete (the file may be in place a moment before).
+		await vim.waitExpr("!pi_ide#Status().writing");
 		assert.match(
 			String(await vim.expr("execute('PiIde')")),
 			/^diagnostics \(ALE\): 1 error, 1 warning, for this content$/m,
@@ -135,6 +137,8 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		assert.equal(buf(s).diagnostics?.version, started, "dated with the tick the lint read");
 		assert.equal(buf(s).version, edited);
 		assert.ok((buf(s).diagnostics?.version ?? 0) < buf(s).version, "older than the content: not current");
+		// :PiIde describes the last write Vim saw complete (the file may be in place a moment before).
+		await vim.waitExpr("!pi_ide#Status().writing");
 		assert.match(
 			String(await vim.expr("execute('PiIde')")),
 			new RegExp(`^diagnostics \\(ALE\\): 1 error, for an earlier version \\(${started}, now ${edited}\\)$`, "m"),
@@ -247,6 +251,7 @@ describe("vim + ALE: diagnostics dated with the buffer version", { concurrency: 
 		const report = files(s)[0];
 		assert.equal(report?.diagnostics_expected, false);
 		assert.equal(report?.diagnostics, null);
+		await vim.waitExpr("!pi_ide#Status().writing");
 		assert.match(String(await vim.expr("execute('PiIde')")), /^diagnostics: none \(ALE is not loaded/m);
 		await assertNoErrors(vim);
 	});

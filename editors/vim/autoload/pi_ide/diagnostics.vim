@@ -8,15 +8,15 @@ vim9script
 #   linters of that buffer; the `ALELintPre` that follows in the same call is that buffer's. A later
 #   `ALELintPre` with no `ALEWantResults` before it (ALE's cleanup of a buffer, a deferred start) is not taken
 #   for any buffer.
-# * At `ALELintPre` the buffer's changedtick is the content the cycle's linters read: read_buffer linters get
-#   the buffer's lines when their job starts, in this same call (or later, on newer content, for a deferred
-#   start: dated with this older tick, which only makes them read as old). Jobs still running from an
-#   earlier cycle (ALE keeps the lint_file ones) are in `active_linter_list` at that moment; those keep the
-#   date of the cycle that started them.
+# * At `ALELintPre` the buffer's changedtick is the content the cycle's linters read: ALE hands a job the
+#   buffer's lines (stdin, or a temp file for %t) when it starts it, in this same call (or later, on newer
+#   content, for a deferred start: dated with this older tick, which only makes them read as old). Jobs
+#   still running from an earlier cycle (ALE keeps the lint_file ones) are in `active_linter_list` at that
+#   moment; those keep the date of the cycle that started them.
 # * Each linter that becomes active during the cycle (`ALEJobStarted`, and a check once the synchronous start
-#   is over) is dated with the cycle's tick (language servers excepted: see IsLsp); a linter that reads the file on disk
-#   (lint_file, or not read_buffer) while the buffer has unsaved changes is dated 0: its results are for
-#   other content.
+#   is over) is dated with the cycle's tick (language servers excepted: see IsLsp); a linter that reads the
+#   file on disk (lint_file) while the buffer has unsaved changes is dated 0: its results are for other
+#   content.
 # * `ALELintPost` fires when the buffer's lint is done, right after ALE counted it in `b:ale_linted`: the
 #   buffer whose count moved is the one. Its results are read from `g:ale_buffer_info` (ALE's public
 #   record, also behind ale#engine#GetLoclist) and reported with the newest linter date; only the items of
@@ -32,7 +32,7 @@ import autoload 'pi_ide/state.vim'
 export const MAX_ITEMS = 100
 export const MAX_MESSAGE = 500
 
-# The buffer whose lint ALE is about to start ({buf, tick}), between ALEWantResults and ALELintPre.
+# The buffer whose lint ALE is about to start ({buf}), between ALEWantResults and ALELintPre.
 var want: dict<number> = {}
 # Per buffer (string): the cycle under way {tick, carry: names active at its start, seen: names dated}.
 var cycles: dict<dict<any>> = {}
@@ -148,11 +148,12 @@ def IsLsp(linter: dict<any>): bool
   return type(lsp) != v:t_string || lsp != ''
 enddef
 
-# Does `linter` read the file on disk rather than the buffer's lines?
+# Does `linter` read the file on disk rather than the buffer's lines? ALE's `lint_file` (a function: it may).
+# A linter without read_buffer still gets the buffer's lines, in a temp file (%t).
 def ReadsFile(linter: dict<any>): bool
   var lint_file = get(linter, 'lint_file', 0)
   return type(lint_file) == v:t_func || (type(lint_file) == v:t_number && lint_file != 0)
-    || (type(lint_file) == v:t_bool && lint_file) || !get(linter, 'read_buffer', 1)
+    || (type(lint_file) == v:t_bool && lint_file)
 enddef
 
 # Date the linters that started in `buf`'s cycle under way.
@@ -224,7 +225,7 @@ export def OnWantResults()
     if type(buf) != v:t_number || !bufexists(buf)
       return
     endif
-    want = {buf: buf, tick: getbufvar(buf, 'changedtick')}
+    want = {buf: buf}
     # The ALELintPre of this buffer comes in the same call, or not at all: forget it once that call is over.
     timer_start(0, (_) => {
       want = {}
