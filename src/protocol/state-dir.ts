@@ -105,7 +105,11 @@ export type DirInfo =
 	| { exists: true; type: "directory" | "link" | "file" | "other"; uid: number; perm: number };
 
 export function inspectStateDir(dir: string): DirInfo {
-	const stats = lstatSync(dir, { throwIfNoEntry: false });
+	return dirInfoOf(lstatSync(dir, { throwIfNoEntry: false }));
+}
+
+/** What an lstat result (undefined: no such file) says of a would-be state dir. */
+export function dirInfoOf(stats: Stats | undefined): DirInfo {
 	return stats ? infoOf(stats) : { exists: false };
 }
 
