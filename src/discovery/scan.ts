@@ -56,6 +56,13 @@ export interface ScanResult {
 
 type FileVerdict = { kind: "editor"; record: EditorRecord } | { kind: "problem"; message: string } | { kind: "gone" };
 
+/** A state file the last verifying scan refused (a problem), to look at again. */
+interface RefusedFile {
+	name: string;
+	path: string;
+	pid: number;
+}
+
 interface CacheEntry {
 	version: FileVersion;
 	/** The text the verdict was made of (none for a file refused before reading). */
@@ -73,7 +80,7 @@ export class StateDirScanner {
 	readonly uid: number;
 	readonly #cache = new Map<string, CacheEntry>();
 	/** What the last verifying scan found, and the directory's version then. */
-	#listing: { version: FileVersion; editors: EditorRecord[]; diagnostics: ScanDiagnostic[] } | undefined;
+	#listing: { version: FileVersion; editors: EditorRecord[]; refused: RefusedFile[] } | undefined;
 	/** Names a watcher reported since the last scan; `scan("changed")` checks only these (and new names). */
 	readonly #dirty = new Set<string>();
 
@@ -115,10 +122,20 @@ export class StateDirScanner {
 			return { health, editors: [], diagnostics: [] };
 		}
 		// Editors replace their files by rename (PROTOCOL.md, Writing), which changes the directory: while it stays
-		// as the last verifying scan saw it (settled) and no watcher event came, every file is as that scan judged.
+		// as the last verifying scan saw it (settled) and no watcher event came, every editor's file is as that scan
+		// judged. A refused file is looked at again all the same: the user's repair (a chown, a chmod) changes
+		// the file in place, and the next prompt must see it.
 		const listing = this.#listing;
-		if (this.#dirty.size === 0 && listing && isUnchanged(listing.version, dirStats))
-			return { health, editors: [...listing.editors], diagnostics: [...listing.diagnostics] };
+		if (this.#dirty.size === 0 && listing && isUnchanged(listing.version, dirStats)) {
+			const editors = [...listing.editors];
+			const diagnostics: ScanDiagnostic[] = [];
+			for (const { name, path, pid } of listing.refused) {
+				const verdict = this.#readCached(name, path, pid);
+				if (verdict.kind === "editor") editors.push(verdict.record);
+				else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
+			}
+			return { health, editors, diagnostics };
+		}
 		let names: string[];
 		try {
 			names = readdirSync(this.dir);
@@ -137,6 +154,7 @@ export class StateDirScanner {
 		}
 		const editors: EditorRecord[] = [];
 		const diagnostics: ScanDiagnostic[] = [];
+		const refused: RefusedFile[] = [];
 		const seen = new Set<string>();
 		for (const name of names) {
 			const pid = parseStateFileName(name);
@@ -147,16 +165,19 @@ export class StateDirScanner {
 			const cached = mode === "changed" && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
 			const verdict = cached ? cached.verdict : this.#readCached(name, path, pid);
 			if (verdict.kind === "editor") editors.push(verdict.record);
-			else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
+			else if (verdict.kind === "problem") {
+				diagnostics.push({ path, message: verdict.message });
+				refused.push({ name, path, pid });
+			}
 		}
 		for (const name of this.#cache.keys()) if (!seen.has(name)) this.#cache.delete(name);
 		this.#dirty.clear();
 		// Only a verifying scan looked at every file; a "changed" one took the watcher's word for the rest.
 		this.#listing =
 			mode === "verify"
-				? { version: versionOf(dirStats, readStartedMs, this.#racyWindowMs), editors, diagnostics }
+				? { version: versionOf(dirStats, readStartedMs, this.#racyWindowMs), editors, refused }
 				: undefined;
-		return { health, editors: [...editors], diagnostics: [...diagnostics] };
+		return { health, editors: [...editors], diagnostics };
 	}
 
 	/**

@@ -1,7 +1,8 @@
 /**
  * The scanner's reuse of what it read (src/protocol/file-version.ts): a file or a directory listing is used
  * again only when its version is unchanged and was settled when read; the directory's own version stands for
- * its files while editors replace them by rename, and a watcher's news always makes a full look.
+ * its files while editors replace them by rename (refused files excepted: a repair in place must be seen), and a
+ * watcher's news always makes a full look.
  */
 import assert from "node:assert/strict";
 import fs, { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
@@ -139,9 +140,21 @@ describe("scanner: the directory's version stands for its files while settled", 
 		scanner.markChanged("402.json");
 		assert.deepEqual(apps(scanner.scan()), { 400: "one", 401: "two", 402: "three" });
 
+		// A refused file is looked at again even then: the user's repair in place is seen with no watcher news.
+		fs.writeFileSync(join(dir, "402.json"), "not a state");
+		scanner.markChanged("402.json");
+		now = Date.now() + RACY_WINDOW_MS + 10;
+		assert.deepEqual(apps(scanner.scan()), { 400: "one", 401: "two" });
+		now = Date.now() + RACY_WINDOW_MS + 10;
+		scanner.scan();
+		fs.writeFileSync(join(dir, "402.json"), stateText(402, "fixed"));
+		const repaired = counting(dir, () => scanner.scan());
+		assert.deepEqual(apps(repaired.result), { 400: "one", 401: "two", 402: "fixed" });
+		assert.equal(repaired.lstats, 1, "only the refused file looked at");
+
 		unlinkSync(join(dir, "400.json"));
 		now = Date.now() + RACY_WINDOW_MS + 10;
-		assert.deepEqual(apps(scanner.scan()), { 401: "two", 402: "three" });
+		assert.deepEqual(apps(scanner.scan()), { 401: "two", 402: "fixed" });
 	});
 
 	it("a directory read within the window of its last change is listed again at the next scan", () => {
@@ -217,12 +230,20 @@ describe("scanner: seeded random sequences against a fresh read of the directory
 						fs.writeFileSync(path, stateText(pid, app));
 						scanner.markChanged(name);
 					} else if (op === 4) {
-						const inPlace = exists && int(2) === 0;
-						log.push(`broken ${pid}${inPlace ? " in place (watcher reports it)" : ""}`);
-						if (inPlace) {
+						const broken = exists && !readFileSync(path, "utf8").startsWith("{");
+						if (broken) {
+							// The user's repair in place, which a prompt must see without the watcher's word.
+							const app = nextApp();
+							log.push(`repair ${pid} in place ${app} (no watcher news)`);
+							fs.writeFileSync(path, stateText(pid, app));
+						} else if (exists && int(2) === 0) {
+							log.push(`broken ${pid} in place (watcher reports it)`);
 							fs.writeFileSync(path, "not a state");
 							scanner.markChanged(name);
-						} else writeStateFile(dir, {}, { name, text: "not a state" });
+						} else {
+							log.push(`broken ${pid}`);
+							writeStateFile(dir, {}, { name, text: "not a state" });
+						}
 					} else if (op === 5 || op === 6) {
 						// Mostly past the window: a settled directory is where reuse happens.
 						const ms = [0, 5, WINDOW_MS + 20, WINDOW_MS + 20][int(4)] as number;
