@@ -35,8 +35,8 @@ import {
 	repairRequest,
 	SUPERSEDED,
 	supersededIn,
-	withRunContext,
 } from "./context/context-memory.ts";
+import { type SessionFacts, SessionFactsCache } from "./context/session-facts.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
@@ -380,58 +380,21 @@ function visibleContext(ctx: ExtensionContext): ModelView {
  * The ide-context messages of the session's projection, oldest first, plus the branch's newest one when a
  * compaction summarised it away (see withRunContext): what the model should have. Unreadable: as if none.
  */
-function sessionContext(ctx: ExtensionContext): ReadMessage[] {
+function sessionContext(ctx: ExtensionContext): readonly ReadMessage[] {
 	return sessionFacts(ctx).session;
 }
 
-interface SessionFacts {
-	/** The ide-context messages of the projection: what the model has (a prompt decides on these). */
-	projected: ReadMessage[];
-	/** What the model should have (see sessionContext). */
-	session: ReadMessage[];
-	/** Every ide-context message of the branch not removed by a context edit: where a selection's text is found. */
-	branch: ReadMessage[];
-	/** The branch's last user prompt, as text. */
-	prompt: string | undefined;
-}
+/** One cache of the session's facts per session manager (src/context/session-facts.ts). */
+const factsCaches = new WeakMap<object, SessionFactsCache>();
 
 function sessionFacts(ctx: ExtensionContext): SessionFacts {
-	try {
-		const projected = ctx.sessionManager
-			.buildSessionProjection()
-			.messages.flatMap((m) =>
-				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ details: m.details, content: m.content }] : [],
-			);
-		const entries = ctx.sessionManager.getBranch();
-		const edited = new Set<string>();
-		for (const entry of entries) if (entry.type === "context_edit") edited.add(entry.targetId);
-		const branch: ReadMessage[] = [];
-		let newestEdited = false;
-		let prompt: string | undefined;
-		for (const entry of entries) {
-			if (entry.type === "message" && entry.message.role === "user") prompt = userText(entry.message.content);
-			if (entry.type === "custom_message" && entry.customType === MESSAGE_TYPE) {
-				newestEdited = edited.has(entry.id);
-				if (!newestEdited) branch.push({ details: entry.details, content: entry.content });
-			}
-		}
-		// A context_edit that changed the newest block says what the model has: the projection, as it is.
-		const newest = newestEdited ? undefined : branch.at(-1);
-		return { projected, session: withRunContext(projected, newest), branch, prompt };
-	} catch {
-		return { projected: [], session: [], branch: [], prompt: undefined };
+	const manager = ctx.sessionManager;
+	let cache = factsCaches.get(manager);
+	if (!cache) {
+		cache = new SessionFactsCache(MESSAGE_TYPE);
+		factsCaches.set(manager, cache);
 	}
-}
-
-function userText(content: unknown): string | undefined {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return undefined;
-	const texts = content.flatMap((part: unknown) =>
-		typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
-			? [String((part as { text?: unknown }).text)]
-			: [],
-	);
-	return texts.length === 1 ? texts[0] : undefined;
+	return cache.facts(manager);
 }
 
 /** A message of a model request, as the request-time check reads it. */
