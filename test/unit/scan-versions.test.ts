@@ -5,30 +5,18 @@
  * watcher's news always makes a full look.
  */
 import assert from "node:assert/strict";
-import fs, { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import fs, { readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { StateDirScanner } from "../../src/discovery/scan.ts";
 import { RACY_WINDOW_MS } from "../../src/protocol/file-version.ts";
 import { seededInts } from "../helpers/seeded.ts";
-import { makeState, writeStateFile } from "../helpers/state-files.ts";
+import { makeState, privateStateDirs, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;
-const roots: string[] = [];
-after(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-function privateDir(): string {
-	const root = mkdtempSync(join(tmpdir(), "pi-ide-scan-versions-"));
-	roots.push(root);
-	const dir = join(root, "pi-ide");
-	mkdirSync(dir, { mode: 0o700 });
-	return dir;
-}
+const privateDir = privateStateDirs("pi-ide-scan-versions-");
 
 /** The state file of editor `pid` whose `app` says which version it is (same length for same-length apps). */
 function stateText(pid: number, app: string): string {
