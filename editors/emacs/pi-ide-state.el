@@ -357,8 +357,12 @@ record a symlink is refused (PROTOCOL.md, v0.3)."
 ITEMS are alists with severity line column end_line end_column message source
 code.  Errors first, then by line and column; at most
 `pi-ide-state-max-diagnostics' listed, messages cut to
-`pi-ide-state-max-diagnostic-message' characters; `total' counts them all."
-  (let* ((rank (lambda (d) (or (cdr (assoc (alist-get 'severity d) pi-ide-state--severity-rank)) 4)))
+`pi-ide-state-max-diagnostic-message' characters; `total' counts them all.
+Exact duplicates (every field equal, source and code included: two
+backends or checkers reporting one problem under one name) are listed and
+counted once, as PROTOCOL.md asks."
+  (let* ((items (delete-dups (copy-sequence items)))
+         (rank (lambda (d) (or (cdr (assoc (alist-get 'severity d) pi-ide-state--severity-rank)) 4)))
          (sorted (sort (copy-sequence items)
                        (lambda (a b)
                          (let ((ra (funcall rank a)) (rb (funcall rank b)))

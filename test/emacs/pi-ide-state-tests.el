@@ -253,5 +253,20 @@
     (should (equal (mapcar (lambda (x) (alist-get 'line x)) (cl-subseq listed 0 3)) '(3 200 1)))
     (should (= (length (alist-get 'message (aref listed 1))) 500))))
 
+(ert-deftest pi-ide-state-test-diagnostics-duplicates ()
+  "Exact duplicates are listed and counted once; any field that differs keeps both."
+  (let ((base '((severity . "error") (line . 2) (column . 3) (end_line . 2) (end_column . 5)
+                (message . "bad") (source . "flake8") (code . "E1"))))
+    (dolist (c `((,base 1)
+                 (((severity . "warning") ,@(cdr base)) 2)
+                 (((severity . "error") (line . 3) ,@(cddr base)) 2)
+                 (((severity . "error") (line . 2) (column . 4) ,@(nthcdr 3 base)) 2)
+                 (,(append (cl-subseq base 0 5) '((message . "other") (source . "flake8") (code . "E1"))) 2)
+                 (,(append (cl-subseq base 0 6) '((source . "pylint") (code . "E1"))) 2)
+                 (,(append (cl-subseq base 0 7) '((code . :null))) 2)))
+      (let ((d (pi-ide-state-diagnostics (list base (copy-tree (car c))) 5)))
+        (should (equal (list (car c) (alist-get 'total d) (length (alist-get 'items d)))
+                       (list (car c) (nth 1 c) (nth 1 c))))))))
+
 (provide 'pi-ide-state-tests)
 ;;; pi-ide-state-tests.el ends here
