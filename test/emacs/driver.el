@@ -3,7 +3,8 @@
 ;;; Commentary:
 
 ;; Loaded into the daemon by test/helpers/emacs.ts.  Nothing here is part of the client: it finds the tty
-;; client frame, runs a "command" there, and is a Flymake backend whose diagnostics a test sets.
+;; client frame, runs a "command" there, is a Flymake backend whose diagnostics a test sets, and defines a
+;; Flycheck checker running a real command (Flycheck is loaded only when a test asks for it).
 
 ;;; Code:
 
@@ -71,6 +72,28 @@
     (unless flymake-mode (flymake-mode 1))
     (flymake-start)
     nil))
+
+(defvar flycheck-checkers)
+(defvar flycheck-check-syntax-automatically)
+(declare-function flycheck-define-command-checker "flycheck" (symbol docstring &rest properties))
+
+(defun pi-ide-test-flycheck-setup (node script &optional automatic)
+  "Define `pi-ide-test-checker', a real command: NODE running SCRIPT on a copy of the buffer.
+SCRIPT is test/fixtures/marker-checker.ts.  The checker comes first in
+`flycheck-checkers'.  Flycheck checks when the mode is turned on and when
+the test calls `flycheck-buffer'; with AUTOMATIC, also as it does by
+default (after a save, a new line, an idle change)."
+  (require 'flycheck)
+  (flycheck-define-command-checker 'pi-ide-test-checker
+    "Reports the markers of the text (test/fixtures/marker-checker.ts)."
+    :command (list node script 'source)
+    :error-patterns '((error line-start (file-name) ":" line ":" column ": error: " (message) line-end)
+                      (warning line-start (file-name) ":" line ":" column ": warning: " (message) line-end)
+                      (info line-start (file-name) ":" line ":" column ": info: " (message) line-end))
+    :modes '(text-mode python-mode))
+  (add-to-list 'flycheck-checkers 'pi-ide-test-checker)
+  (unless automatic (setq flycheck-check-syntax-automatically '(mode-enabled)))
+  nil)
 
 (provide 'pi-ide-test-driver)
 ;;; driver.el ends here
