@@ -64,9 +64,10 @@
   "Called with a buffer whose diagnostics changed (pi-ide.el asks for a write).")
 
 (defvar-local pi-ide-diagnostics-expected nil
-  "Non-nil when a checker is attached to this buffer that Flymake does not show.
+  "Non-nil when a checker neither Flymake nor Flycheck shows is attached here.
 pi waits for diagnostics after its edit only where one is expected; a buffer
-in `flymake-mode' with a backend counts without this.")
+in `flymake-mode' with a backend, or in `flycheck-mode' with a checker that
+applies, counts without this.")
 
 (defvar-local pi-ide-diagnostics--started nil
   "Alist: Flymake backend -> the buffer version when its current run started.")

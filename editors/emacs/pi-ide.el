@@ -15,8 +15,8 @@
 ;; to <$XDG_RUNTIME_DIR or /tmp>/pi-ide/<emacs pid>.json, where the pi coding agent's pi-ide-context
 ;; extension reads it (PROTOCOL.md in the repository is the contract).  With protocol v0.3 it also
 ;; reloads files pi's tools changed (never a buffer with unsaved changes) and reports back, with the
-;; buffer's Flymake diagnostics.  pi started in `term', `ansi-term', `vterm' or `eshell' connects to this
-;; Emacs (PI_IDE_EDITOR_PID).
+;; buffer's Flymake or Flycheck diagnostics.  pi started in `term', `ansi-term', `vterm' or `eshell'
+;; connects to this Emacs (PI_IDE_EDITOR_PID).
 ;;
 ;; Shape: one global minor mode that adds its hooks and removes the same ones, one debounce timer.  Hooks
 ;; only note what changed and arm the timer; the snapshot, the encoding and the write happen when it
