@@ -212,8 +212,10 @@ describe("emacs: Flycheck diagnostics", { concurrency: 2 }, () => {
 		);
 	});
 
-	it("turning Flycheck off leaves no diagnostics of its own (unknown again)", async (t) => {
-		const e = await startWithFlycheck(t);
+	it("Flycheck loaded after pi-ide-mode (as an autoload loads it) is followed; turned off, its answer is left out", async (t) => {
+		const e = await startEmacs(t, { sitePackages: true });
+		assert.equal(await e.eval("(featurep 'flycheck)"), "nil");
+		await e.eval(`(pi-ide-test-flycheck-setup ${elispString(process.execPath)} ${elispString(CHECKER)})`);
 		const file = join(e.dir, "f.txt");
 		await open(e, file, "!info note\n");
 		await e.act("(flycheck-mode 1)");
