@@ -98,6 +98,24 @@ describe("emacs: Flycheck diagnostics", { concurrency: 2 }, () => {
 		);
 	});
 
+	it("an interrupted check leaves the last answer, dated with the content it was for", async (t) => {
+		const e = await startWithFlycheck(t);
+		const file = join(e.dir, "h.txt");
+		const before = await open(e, file, "!error kept\n");
+		await e.act("(flycheck-mode 1)");
+		await e.until((s) => (s?.active_buffer.diagnostics?.total === 1 ? true : undefined), "the first answer");
+		await e.eval('(setenv "PI_IDE_TEST_CHECK_DELAY_MS" "3000")');
+		await e.act('(progn (goto-char (point-max)) (insert "!warning never checked\n") (flycheck-buffer))');
+		await e.act("(flycheck-stop)");
+		const s = await e.until((s) => (s && (s.active_buffer.version ?? 0) > before ? s : undefined), "the edit written");
+		assert.equal(await e.eval("(flycheck-running-p)"), "nil", "the check was stopped");
+		assert.equal(s.active_buffer.diagnostics?.version, before);
+		assert.deepEqual(
+			s.active_buffer.diagnostics?.items.map((i) => i.message),
+			["kept"],
+		);
+	});
+
 	it("an empty answer is none (not unknown); after pi's edit the report expects and gets the new content's", async (t) => {
 		// Flycheck as a user has it by default: pi's reload changes the text, Flycheck checks again when idle.
 		const e = await startWithFlycheck(t, true);
