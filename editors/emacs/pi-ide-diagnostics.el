@@ -255,5 +255,12 @@ with the version they last reported for; the newest wins."
                        (and flycheck (= (car flycheck) version) (cdr flycheck)))))
           (pi-ide-state-diagnostics items version))))))
 
+(defun pi-ide-diagnostics-followed (buffer)
+  "Which checkers BUFFER's diagnostics come from, a list of strings.
+\"Flymake\", \"Flycheck\", both or none."
+  (with-current-buffer buffer
+    (delq nil (list (and (bound-and-true-p flymake-mode) pi-ide-diagnostics--stamps "Flymake")
+                    (and (bound-and-true-p flycheck-mode) pi-ide-diagnostics--flycheck "Flycheck")))))
+
 (provide 'pi-ide-diagnostics)
 ;;; pi-ide-diagnostics.el ends here

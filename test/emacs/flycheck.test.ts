@@ -67,6 +67,7 @@ describe("emacs: Flycheck diagnostics", { concurrency: 2 }, () => {
 			["error", 1, 10, 1, 11, "bad é", SOURCE, null],
 			["warning", 2, 3, 2, 4, "careful", SOURCE, null],
 		]);
+		assert.match(await e.eval("(pi-ide-status)"), /diagnostics: 2 from Flycheck, for the current content/);
 	});
 
 	it("an edit during the check dates its answer old; the next check is current", async (t) => {
@@ -83,6 +84,12 @@ describe("emacs: Flycheck diagnostics", { concurrency: 2 }, () => {
 		assert.deepEqual(
 			old.active_buffer.diagnostics?.items.map((i) => i.message),
 			["first"],
+		);
+		assert.match(
+			await e.eval("(pi-ide-status)"),
+			new RegExp(
+				`diagnostics: 1 from Flycheck, for older content \\(version ${before}, the buffer is at ${old.active_buffer.version}\\)`,
+			),
 		);
 		await e.eval('(setenv "PI_IDE_TEST_CHECK_DELAY_MS" nil)');
 		await e.act("(flycheck-buffer)");
