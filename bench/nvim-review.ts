@@ -40,7 +40,7 @@ function reviewText(file: string, before: string, after: string, editorPid: numb
 		editor_pid: editorPid,
 		timestamp: Date.now() / 1000,
 		runs: set.runs(),
-	});
+	}).toString();
 }
 
 /** `n` loads of the change set into the current buffer: milliseconds each, and the marks placed by the last. */

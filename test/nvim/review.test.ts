@@ -41,7 +41,7 @@ function reviewText(w: World, file: string, before: string, after: string): stri
 		editor_pid: w.nv.pid,
 		timestamp: Date.now() / 1000,
 		runs: set.runs(),
-	});
+	}).toString();
 }
 
 /** pi changes a.txt to its version, writes its change set (`review` overrides the text), then its message. */
