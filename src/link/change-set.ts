@@ -108,20 +108,20 @@ export function splitLinesAfter(prev: string, prevLines: string[], next: string)
 	// lie in the common prefix (suffix).
 	const starts = new Array<number>(prevLines.length);
 	let at = 0;
-	for (const [i, line] of prevLines.entries()) {
+	for (let i = 0; i < prevLines.length; i++) {
 		starts[i] = at;
-		at += line.length + 1;
+		at += (prevLines[i]?.length ?? 0) + 1;
 	}
 	let head = 0;
 	while (head < prevLines.length && (starts[head] ?? 0) + (prevLines[head]?.length ?? 0) + 1 <= prefix) head++;
 	let tail = prevLines.length;
 	while (tail > head && (starts[tail - 1] ?? 0) - 1 >= prev.length - suffix) tail--;
 	const middleFrom = head < prevLines.length ? (starts[head] ?? 0) : prev.length;
-	if (tail === prevLines.length) return [...prevLines.slice(0, head), ...splitLines(next.slice(middleFrom))];
+	if (tail === prevLines.length) return prevLines.slice(0, head).concat(splitLines(next.slice(middleFrom)));
 	// The shared tail starts right after a newline in the common suffix, past the common prefix: it ends the
 	// middle's last line (so the middle has at least one line, maybe empty).
 	const middleTo = (starts[tail] ?? 0) - prev.length + next.length - 1;
-	return [...prevLines.slice(0, head), ...next.slice(middleFrom, middleTo).split("\n"), ...prevLines.slice(tail)];
+	return prevLines.slice(0, head).concat(next.slice(middleFrom, middleTo).split("\n"), prevLines.slice(tail));
 }
 
 function hunkId(file: string, oldText: string[], newText: string[], occurrence: number): string {
@@ -346,24 +346,35 @@ export class ChangeSet {
  * encoding the joined string copied and scanned all of it on every change; chunks are summed and concatenated.
  */
 const encodedFiles = new WeakMap<ReviewFile, Buffer[]>();
-/** A baseline's JSON bytes, by its text: the same for every change of the file in a run, so encoded once. */
-let lastBaseline: { text: string; json: Buffer } | undefined;
+/**
+ * Each baseline's JSON bytes, by run and file: the same for every change of the file in a run, so encoded once
+ * (a model editing two long files in turn would otherwise re-encode one of them with every change). Kept only for
+ * the files of the last message encoded.
+ */
+const baselines = new Map<string, { text: string; json: Buffer }>();
 const NULL_JSON = Buffer.from("null");
 const COMMA = Buffer.from(",");
 /** Ends a run (its files, then the run) and the message (its runs, then the message). */
 const CLOSE_LIST_AND_OBJECT = Buffer.from("]}");
 
-function encodeBaseline(baseline: string | null): Buffer {
+const baselineKey = (run: number, file: string) => `${run}\0${file}`;
+
+function encodeBaseline(key: string, baseline: string | null): Buffer {
 	if (baseline === null) return NULL_JSON;
-	if (lastBaseline?.text !== baseline) lastBaseline = { text: baseline, json: Buffer.from(JSON.stringify(baseline)) };
-	return lastBaseline.json;
+	let cached = baselines.get(key);
+	if (cached?.text !== baseline) {
+		cached = { text: baseline, json: Buffer.from(JSON.stringify(baseline)) };
+		baselines.set(key, cached);
+	}
+	return cached.json;
 }
 
-function encodeFile(file: ReviewFile): Buffer[] {
+function encodeFile(run: number, file: ReviewFile): Buffer[] {
 	let chunks = encodedFiles.get(file);
 	if (chunks === undefined) {
 		const { baseline, ...rest } = file;
-		chunks = [Buffer.from('{"baseline":'), encodeBaseline(baseline), Buffer.from(`,${JSON.stringify(rest).slice(1)}`)];
+		const json = encodeBaseline(baselineKey(run, file.file), baseline);
+		chunks = [Buffer.from('{"baseline":'), json, Buffer.from(`,${JSON.stringify(rest).slice(1)}`)];
 		encodedFiles.set(file, chunks);
 	}
 	return chunks;
@@ -385,7 +396,7 @@ export function encodeReviewChunks(message: ReviewMessage, maxBytes = MAX_REVIEW
 			chunks.push(Buffer.from(`${r > 0 ? "," : ""}{"run":${run.run},"files":[`));
 			for (const [f, file] of run.files.entries()) {
 				if (f > 0) chunks.push(COMMA);
-				chunks.push(...encodeFile(file));
+				chunks.push(...encodeFile(run.run, file));
 			}
 			chunks.push(CLOSE_LIST_AND_OBJECT);
 		}
@@ -400,7 +411,7 @@ export function encodeReviewChunks(message: ReviewMessage, maxBytes = MAX_REVIEW
 			let largest = -1;
 			let largestSize = -1;
 			for (const [index, f] of files.entries()) {
-				const size = byteSize(encodeFile(f));
+				const size = byteSize(encodeFile(runs[0]?.run ?? 0, f));
 				if (f.note === null && size > largestSize) [largest, largestSize] = [index, size];
 			}
 			const f = files[largest];
@@ -409,6 +420,8 @@ export function encodeReviewChunks(message: ReviewMessage, maxBytes = MAX_REVIEW
 		}
 		chunks = encode();
 	}
+	const kept = new Set(runs.flatMap((run) => run.files.map((f) => baselineKey(run.run, f.file))));
+	for (const key of baselines.keys()) if (!kept.has(key)) baselines.delete(key);
 	return chunks;
 }
 
