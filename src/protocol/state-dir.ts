@@ -171,6 +171,10 @@ export function checkStateDir(dir: string, uid: number | undefined = process.get
  * directory and nobody else claims the name first) and every client call this.
  */
 export function createStateDir(dir: string, uid: number | undefined = process.getuid?.()): DirHealth {
+	// Checked first: nearly every call finds the directory there, and a mkdir that fails with EEXIST costs an
+	// exception per write (pi writes two files per tool call).
+	const health = checkStateDir(dir, uid);
+	if (health.ok || health.problem !== "missing") return health;
 	try {
 		mkdirSync(dir, { mode: 0o700 });
 		// The umask filters mkdir's mode; a dir we have just made is ours to set exactly.
