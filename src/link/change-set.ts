@@ -343,7 +343,8 @@ export class ChangeSet {
 /**
  * Each file's JSON as UTF-8 bytes, encoded once: a run's files are re-sent with every change, but only the changed
  * one is new. Bytes, not strings: the message is a few MB of baselines, and joining strings then measuring and
- * encoding the joined string copied and scanned all of it on every change; chunks are summed and concatenated.
+ * encoding the joined string copied and scanned all of it on every change; chunks' sizes are summed, and they are
+ * written as they are.
  */
 const encodedFiles = new WeakMap<ReviewFile, Buffer[]>();
 /**
