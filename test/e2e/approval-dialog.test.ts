@@ -86,6 +86,22 @@ describe("pi + approval through pi's dialog (RPC), no editor", () => {
 			assert.match(toolResult(env.model.requests[1]), c.told);
 		});
 
+	it("pi's abort while it waits: not applied, pi still answers", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+		const file = touch(env.workDir, "notes.txt", ORIGINAL);
+		env.model.respond = editOnce(file);
+		const rpc = await startRpc(env);
+		t.after(() => rpc.close());
+		const since = rpc.records.length;
+		const prompted = rpc.prompt("change beta");
+		await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select", undefined, since);
+		await rpc.command({ type: "abort" });
+		await prompted;
+		assert.equal(readFileSync(file, "utf8"), ORIGINAL);
+		const state = await rpc.command({ type: "get_state" });
+		assert.equal(state.success, true, "pi is alive and answers");
+	});
+
 	it("approval off (the default): no dialog, the edit applies, nothing added", async (t) => {
 		const env = await envFor(t);
 		const file = touch(env.workDir, "notes.txt", ORIGINAL);

@@ -7,11 +7,12 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
+import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
 import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
-import { WAIT_MS } from "../helpers/pi-env.ts";
+import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
-import { startRpc } from "../helpers/rpc.ts";
+import { startRpc, type UiRequest } from "../helpers/rpc.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
 
 const ORIGINAL = "alpha\nbeta\ngamma\n";
@@ -29,7 +30,16 @@ const PENDING = `local n = 0
 
 forEachNvim((flavour) => {
 	describe(`nvim ${flavour.name} + pi: approving pi's edits (v0.4)`, () => {
-		const cases: { name: string; command: string | null; timeoutS: number; content: string; told: RegExp }[] = [
+		const cases: {
+			name: string;
+			command: string | null;
+			dialog?: boolean;
+			abort?: boolean;
+			timeoutS: number;
+			content: string;
+			/** What the model reads in the tool result; null: the run was stopped, the model is not asked again. */
+			told: RegExp | null;
+		}[] = [
 			{
 				name: ":PiIde approve: the edit applies, the model is told it was approved in Neovim",
 				command: "PiIde approve",
@@ -43,6 +53,22 @@ forEachNvim((flavour) => {
 				timeoutS: 60,
 				content: ORIGINAL,
 				told: /The user rejected this change in Neovim: notes\.txt is unchanged\. Do not make it again/,
+			},
+			{
+				name: "pi's dialog answers first: the edit applies, the request leaves Neovim",
+				command: null,
+				dialog: true,
+				timeoutS: 60,
+				content: EDITED,
+				told: /the user approved this change to notes\.txt in pi's approval dialog/,
+			},
+			{
+				name: "pi's abort (Esc) while it waits: not applied, the request leaves Neovim",
+				command: null,
+				abort: true,
+				timeoutS: 60,
+				content: ORIGINAL,
+				told: null,
 			},
 			{
 				name: "no answer: the timeout, not a rejection; the request leaves Neovim",
@@ -81,17 +107,47 @@ forEachNvim((flavour) => {
 				);
 				assert.equal(await nv.lua("return require('pi-ide').statusline()"), "pi approve?");
 				// pi's dialog asks at the same time (the editor's answer dismisses it).
-				await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select", undefined, since);
+				const dialog = await rpc.waitFor<UiRequest>(
+					(r) => r.type === "extension_ui_request" && r.method === "select",
+					undefined,
+					since,
+				);
 				assert.equal(readFileSync(file, "utf8"), ORIGINAL, "nothing written while pi waits");
 				if (c.command) await nv.command(c.command);
+				if (c.dialog) rpc.respond(dialog.id, { value: DIALOG_ACCEPT });
+				if (c.abort) await rpc.command({ type: "abort" });
 				await prompted;
 				assert.equal(readFileSync(file, "utf8"), c.content);
-				assert.match(toolResult(env.model.requests[1]), c.told);
+				if (c.told) assert.match(toolResult(env.model.requests[1]), c.told);
+				else assert.equal(env.model.requests.length, 1, "a stopped run asks the model nothing more");
 				await pollUntil(async () => ((await nv.lua<number>(PENDING)) === 0 ? true : undefined), "the request is gone");
 				if (c.content === EDITED) {
 					const buffer = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
 					assert.deepEqual(buffer, ["alpha", "beta, by pi", "gamma"], "the approved edit reloads the buffer");
 				}
 			});
+
+		it("pi -p (no UI): Neovim alone is asked, and :PiIde approve applies the edit", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
+					: { text: DEFAULT_REPLY };
+			const ran = runPrint(env, ["rewrite notes"]);
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			await nv.command("PiIde approve");
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), "written by pi\n");
+			assert.match(toolResult(env.model.requests[1]), /approved this change to notes\.txt in Neovim/);
+		});
 	});
 });
