@@ -149,5 +149,31 @@ forEachNvim((flavour) => {
 			assert.equal(readFileSync(file, "utf8"), "written by pi\n");
 			assert.match(toolResult(env.model.requests[1]), /approved this change to notes\.txt in Neovim/);
 		});
+
+		it("pi -p (no UI), Neovim quits while pi waits: not applied, not a rejection, the model told", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
+					: { text: DEFAULT_REPLY };
+			const ran = runPrint(env, ["rewrite notes"]);
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			await nv.quit();
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), ORIGINAL);
+			assert.match(
+				toolResult(env.model.requests[1]),
+				/Neovim closed while this change waited for approval: the change was not applied.*This is not a rejection/,
+			);
+		});
 	});
 });
