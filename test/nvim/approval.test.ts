@@ -28,7 +28,7 @@ after(killAllEditors);
 const PROPOSED = "one\nTWO\nthree\nfour\n";
 const ID = "req-1";
 
-function request(w: World, overrides: Partial<ApprovalMessage> = {}): ApprovalMessage {
+function request(w: World, overrides: Partial<ApprovalMessage> = {}, file = w.file): ApprovalMessage {
 	const now = Date.now() / 1000;
 	return {
 		protocol: "0.4",
@@ -39,7 +39,7 @@ function request(w: World, overrides: Partial<ApprovalMessage> = {}): ApprovalMe
 		request: buildRequest({
 			id: ID,
 			tool: "edit",
-			file: w.file,
+			file,
 			before: { kind: "text", text: CONTENT },
 			after: PROPOSED,
 			timeoutS: 120,
@@ -125,6 +125,17 @@ forEachNvim((flavour) => {
 				assert.match(await w.nv.exec("PiIde approve"), /pi is not waiting for your approval/);
 				await assertNoErrors(w.nv);
 			});
+
+		it("a file opened after the request arrived gets its marks", async (t) => {
+			const w = await world(t, flavour);
+			const other = join(w.nv.tmp, "b.txt");
+			writeFileSync(other, CONTENT);
+			ask(w, encodeApprovalMessage(request(w, {}, other)));
+			await waitPending(w, 1);
+			assert.deepEqual(await w.nv.lua(MARKS), { signs: [], virt: [] }, "a.txt is not the file");
+			await w.nv.command("edit b.txt");
+			assert.deepEqual(await w.nv.lua(MARKS), { signs: ["two", "three"], virt: ["+ TWO", "+ four"] });
+		});
 
 		it("pi removes its request (decided elsewhere, timed out): nothing pending, marks gone", async (t) => {
 			const w = await world(t, flavour);
