@@ -16,13 +16,12 @@ import { fileURLToPath } from "node:url";
 import {
 	CONFIG_DIR_NAME,
 	type ContextWithSystemEvent,
-	createEditTool,
-	type EditToolInput,
 	type ExtensionAPI,
 	type ExtensionContext,
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
+import { askApproval, proposeContent } from "./approval-shell.ts";
 import { type ContextBlock, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
 import {
 	type Decision,
@@ -43,7 +42,6 @@ import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
-import { DIALOG_ACCEPT, DIALOG_REJECT } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
@@ -393,50 +391,6 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			}
 		},
 	});
-}
-
-/**
- * What a write/edit would leave in its file, given the file's text now (null: no such file), or null when the tool
- * would fail. The edit is pi's own edit tool, run on the text in memory (its matching rules, line endings and
- * errors, not a copy of them); nothing is written.
- */
-async function proposeContent(
-	toolName: string,
-	input: unknown,
-	current: string | null,
-	cwd: string,
-): Promise<string | null> {
-	if (toolName === "write") {
-		const content = input && typeof input === "object" ? (input as { content?: unknown }).content : undefined;
-		return typeof content === "string" ? content : null;
-	}
-	if (toolName !== "edit" || current === null) return null;
-	let written: string | null = null;
-	const dryRun = createEditTool(cwd, {
-		operations: {
-			readFile: async () => Buffer.from(current, "utf8"),
-			writeFile: async (_path, content) => {
-				written = content;
-			},
-			access: async () => {},
-		},
-	});
-	try {
-		await dryRun.execute("pi-ide-approval", input as EditToolInput);
-	} catch {
-		return null;
-	}
-	return written;
-}
-
-/** pi's approval dialog (the TUI's, or an RPC client's): dismissed through `signal` when the editor answers first. */
-async function askApproval(
-	ctx: ExtensionContext,
-	title: string,
-	signal: AbortSignal,
-): Promise<"accept" | "reject" | undefined> {
-	const choice = await ctx.ui.select(title, [DIALOG_ACCEPT, DIALOG_REJECT], { signal });
-	return choice === DIALOG_ACCEPT ? "accept" : choice === DIALOG_REJECT ? "reject" : undefined;
 }
 
 async function pickEditor(controller: IdeController, ctx: ExtensionContext): Promise<void> {
