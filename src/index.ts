@@ -171,6 +171,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			editorLink = undefined;
 			approval?.close();
 			approval = undefined;
+			approvalNotes.clear();
 			await controller?.stop();
 		} catch {
 			// Shutting down: nothing useful left to report to.
