@@ -180,6 +180,11 @@ export class EditorLink {
 		return formatRevertNote(fresh, this.#options.cwd);
 	}
 
+	/** The state file of editor `pid`, read fresh and watched: the v0.4 approval (approval-desk.ts) waits on it too. */
+	editorPorts(pid: number): WaitPorts {
+		return this.#ports(pid);
+	}
+
 	close(): void {
 		this.#closed = true;
 		this.#writer.remove();

@@ -65,6 +65,19 @@ local function is_lines(v)
   return true
 end
 
+--- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too)?
+---@param h any
+---@return boolean
+function M.valid_hunk(h)
+  return type(h) == "table"
+    and type(h.id) == "string"
+    and #h.id <= 64
+    and is_count(h.old_start)
+    and is_count(h.new_start)
+    and is_lines(h.old_text)
+    and is_lines(h.new_text)
+end
+
 --- Pure: the runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
 ---@param msg any
 ---@param pid integer
@@ -88,15 +101,7 @@ function M.validate(msg, pid)
         if type(f) == "table" and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
           local hunks = {}
           for _, h in ipairs(f.hunks) do
-            if
-              type(h) == "table"
-              and type(h.id) == "string"
-              and #h.id <= 64
-              and is_count(h.old_start)
-              and is_count(h.new_start)
-              and is_lines(h.old_text)
-              and is_lines(h.new_text)
-            then
+            if M.valid_hunk(h) then
               hunks[#hunks + 1] = h
             end
           end
