@@ -439,7 +439,12 @@ export class ReviewBook {
 			this.sync(file, document);
 			return;
 		}
-		this.#marks.set(file, placeUnplaced(shiftMarks(marks, changes), found, document));
+		const moved = placeUnplaced(shiftMarks(marks, changes), found, document);
+		// A revert undone: the hunk is pi's again, and a later edit of it makes it edited, not reverted.
+		this.#marks.set(
+			file,
+			moved.map((m) => (m.reverted && markStatus(m, document) === "pi" ? { ...m, reverted: false } : m)),
+		);
 	}
 
 	closed(file: string): void {

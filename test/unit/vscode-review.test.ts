@@ -410,6 +410,30 @@ describe("planRevert and ReviewBook", () => {
 		assert.deepEqual(b.reverted, [{ pi_pid: 7, run: 3, id: plan.marks[0]?.hunk.id, file: FILE, line: 7, lines: 2 }]);
 	});
 
+	test("reverted, undone, then edited: refused as edited, not as already reverted", () => {
+		const b = book();
+		b.sync(FILE, docOf(PI));
+		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
+		const edit = plan.edits[0] as TextEdit;
+		const change = (e: TextEdit): LineChange => ({
+			startLine: e.start.line,
+			endLine: e.end.line,
+			endCharacter: e.end.character,
+			text: e.text,
+		});
+		const reverted = applyEdit(PI, edit);
+		b.edited(FILE, [change(edit)], docOf(reverted));
+		b.markReverted(FILE, plan.marks);
+		// Undo: pi's line back, then the user types on it.
+		const undo: TextEdit = { start: { line: 1, character: 0 }, end: { line: 2, character: 0 }, text: "B\n" };
+		b.edited(FILE, [change(undo)], docOf(PI));
+		const typed = PI.replace("B\n", "B!\n");
+		b.edited(FILE, [{ startLine: 1, endLine: 1, endCharacter: 1, text: "!" }], docOf(typed));
+		assert.deepEqual(planRevert(b.marks(FILE), docOf(typed), "\n", { cursor: 1 }).problems, [
+			"line 2: you changed these lines after pi's edit; not reverted",
+		]);
+	});
+
 	test("a file pi no longer lists loses its marks; a forgotten pi takes its change set along", () => {
 		const b = book();
 		b.sync(FILE, docOf(PI));
