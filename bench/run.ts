@@ -12,6 +12,7 @@ import { runPiBench } from "./pi.ts";
 import { runReviewBench } from "./review.ts";
 import { runTrustBench } from "./trust.ts";
 import { runVimBench } from "./vim.ts";
+import { runVscodeReviewBench } from "./vscode-review.ts";
 
 await runPiBench();
 await runTrustBench();
@@ -20,5 +21,6 @@ await runNvimBench();
 await runVimBench();
 await runLoopBench();
 await runReviewBench();
+runVscodeReviewBench();
 await runEmacsBench();
 await runJetBrainsBench();

@@ -127,7 +127,7 @@ export class ReviewView implements vscode.Disposable {
 			vscode.window.onDidChangeVisibleTextEditors(guard(() => this.redraw())),
 			vscode.commands.registerCommand(
 				"piIdeContext.reviewList",
-				guard(() => void this.#list()),
+				this.#command(() => this.#list()),
 			),
 			vscode.commands.registerCommand(
 				"piIdeContext.reviewCompare",
@@ -135,15 +135,15 @@ export class ReviewView implements vscode.Disposable {
 			),
 			vscode.commands.registerCommand(
 				"piIdeContext.revertHunk",
-				guard(() => void this.#revertActive("hunk")),
+				this.#command(() => this.#revertActive("hunk")),
 			),
 			vscode.commands.registerCommand(
 				"piIdeContext.revertFile",
-				guard(() => void this.#revertActive("file")),
+				this.#command(() => this.#revertActive("file")),
 			),
 			vscode.commands.registerCommand(
 				"piIdeContext.revertRun",
-				guard(() => void this.#revertRun()),
+				this.#command(() => this.#revertRun()),
 			),
 		);
 	}
@@ -224,6 +224,14 @@ export class ReviewView implements vscode.Disposable {
 	dispose(): void {
 		this.#scm?.dispose();
 		for (const each of this.#disposables) each.dispose();
+	}
+
+	/** An async command that never rejects into the host: a failure is a line in the output channel. */
+	#command(fn: () => Promise<void>): () => Promise<void> {
+		return () =>
+			fn().catch((error: unknown) => {
+				this.#host.log(`command failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+			});
 	}
 
 	#problem(pid: number, problem: string): void {
