@@ -119,11 +119,11 @@ export function activate(context: vscode.ExtensionContext): void {
 			sync.handleMessage(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
 			if (message.editor_pid === process.pid) review.load(message.pid);
-			else review.forget(message.pid);
+			else review.forget(message.pid, "elsewhere");
 		},
 		onGone: (pid) => {
 			sync.forgetPi(pid);
-			review.forget(pid);
+			review.forget(pid, "gone");
 		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
 	});

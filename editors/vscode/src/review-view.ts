@@ -173,10 +173,16 @@ export class ReviewView implements vscode.Disposable {
 		this.#refresh();
 	}
 
-	/** pi `pid` exited, or names another editor: its marks and quick diff go. */
-	forget(pid: number): void {
+	/**
+	 * pi `pid` exited (`why` "gone") or names another editor ("elsewhere"): its marks and quick diff go, with one
+	 * line in the output channel when it had a change set here (a stale one is never read again).
+	 */
+	forget(pid: number, why: "gone" | "elsewhere"): void {
 		this.#reported.delete(pid);
-		if (this.#book.forget(pid)) this.#refresh();
+		if (!this.#book.forget(pid)) return;
+		const reason = why === "gone" ? "pi has exited" : "pi is connected to another editor";
+		this.#host.log(`pi-${pid}.review.json: ${reason}: its changes are no longer shown`);
+		this.#refresh();
 	}
 
 	documentOpened(document: vscode.TextDocument): void {
