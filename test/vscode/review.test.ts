@@ -290,7 +290,9 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 
 	test("7b. the reviewMarks setting off hides the marks, VS Code's quick diff stays; on brings them back", async () => {
 		// As a user does it: the Settings editor, searched for the setting, its checkbox clicked.
-		const flip = async (on: boolean) => {
+		// The Settings editor writes a change a moment after the click, and a change pending when it closes can be
+		// lost: it stays open until the marks (drawn in the editor behind it) show the setting took effect.
+		const flip = async (on: boolean, marked: number[]) => {
 			await runCommand("Preferences: Open User Settings");
 			const settings = page.locator(".settings-editor");
 			await settings.waitFor({ timeout: 20_000 });
@@ -298,21 +300,17 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 			await page.keyboard.type("piIdeContext.reviewMarks");
 			const item = page.locator(".settings-editor .setting-item-bool", { hasText: "Review Marks" });
 			await item.locator(".setting-value-checkbox").first().click({ timeout: 20_000 });
-			// Written to the user settings (not only ticked) before the Settings editor closes.
 			await item.locator(`.setting-value-checkbox[aria-checked="${on}"]`).first().waitFor({ timeout: 20_000 });
-			await page
-				.locator('.settings-editor .setting-item-contents.is-configured[data-key="piIdeContext.reviewMarks"]')
-				.waitFor({ timeout: 20_000 });
+			await linesMarked(OURS, marked);
 			await waitFor("the Settings editor closed", async () => {
 				if (!(await settings.isVisible())) return true;
 				await page.keyboard.press("Escape");
 				return undefined;
 			});
 		};
-		await flip(false);
-		await linesMarked(OURS, []);
-		assert.deepEqual(await marginLines(QUICK_DIFF), [9, 10]);
-		await flip(true);
+		await flip(false, []);
+		assert.deepEqual(await marginLines(QUICK_DIFF), [9, 10], "VS Code's quick diff stays");
+		await flip(true, [9, 10]);
 		await linesMarked(OURS, [9, 10]);
 	});
 
@@ -458,6 +456,9 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		assert.deepEqual(state.reverted?.[1], { pi_pid: me, run: 999, id: "h00000000aa", file, line: 1, lines: 1 });
 		rmSync(join(env.stateDir, `pi-${me}.json`));
 		await linesMarked(OURS, []);
+		await waitFor("one line says the gone pi's change set is dropped", () =>
+			outputLog().includes(`pi-${me}.review.json: pi has exited: its changes are no longer shown`) ? true : undefined,
+		);
 		rmSync(reviewPath(me), { force: true });
 		rmSync(reviewPath(dead), { force: true });
 		rmSync(join(env.stateDir, `pi-${dead}.json`), { force: true });
