@@ -302,11 +302,10 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 			await item.locator(".setting-value-checkbox").first().click({ timeout: 20_000 });
 			await item.locator(`.setting-value-checkbox[aria-checked="${on}"]`).first().waitFor({ timeout: 20_000 });
 			await linesMarked(OURS, marked);
-			await waitFor("the Settings editor closed", async () => {
-				if (!(await settings.isVisible())) return true;
-				await page.keyboard.press("Escape");
-				return undefined;
-			});
+			// Closed as an editor (it has the focus); once, then waited for: a second press would close notes.txt.
+			await item.locator(".setting-value-checkbox").first().focus();
+			await page.keyboard.press("Control+W");
+			await settings.waitFor({ state: "hidden", timeout: 20_000 });
 		};
 		await flip(false, []);
 		assert.deepEqual(await marginLines(QUICK_DIFF), [9, 10], "VS Code's quick diff stays");
