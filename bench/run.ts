@@ -13,6 +13,7 @@ import { runPiBench } from "./pi.ts";
 import { runReviewBench } from "./review.ts";
 import { runTrustBench } from "./trust.ts";
 import { runVimBench } from "./vim.ts";
+import { runVscodeReviewBench } from "./vscode-review.ts";
 
 await runPiBench();
 await runTrustBench();
@@ -22,5 +23,6 @@ await runVimBench();
 await runLoopBench();
 await runReviewBench();
 await runNvimReviewBench();
+runVscodeReviewBench();
 await runEmacsBench();
 await runJetBrainsBench();
