@@ -5,6 +5,7 @@
  * only what the model does not have (the default).
  */
 import { fileURLToPath } from "node:url";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { formatContextBlock } from "../src/context/blocks.ts";
 import {
 	decide,
@@ -13,6 +14,7 @@ import {
 	type RequestMessage,
 	repairRequest,
 } from "../src/context/context-memory.ts";
+import { SessionFactsCache } from "../src/context/session-facts.ts";
 import type { EditorState } from "../src/protocol/protocol.ts";
 import { killAllEditors, makeSelection } from "../test/helpers/editors.ts";
 import { injectedAfter, messageText, requestMessages } from "../test/helpers/fake-llm.ts";
@@ -128,6 +130,55 @@ export async function runContextTokensBench(): Promise<void> {
 	}
 	benchDecision(500, 200);
 	benchDecision(5000, 200);
+	benchSessionFacts(500, 300);
+	benchSessionFacts(5000, 300);
+}
+
+/**
+ * What reading the session costs per model request (src/context/session-facts.ts) in a real SessionManager of
+ * `entries` entries (a third of them ide-context messages): a reply appended, then the facts asked twice, as
+ * context_with_system and before_provider_request do; beside it, the same facts computed whole (pi's projection
+ * and the branch walk), which is what every request cost before.
+ */
+export function benchSessionFacts(entries: number, iterations: number): void {
+	const session = SessionManager.inMemory("/tmp/bench-project");
+	const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+	const reply = (i: number) =>
+		({
+			role: "assistant",
+			content: [{ type: "text", text: `reply ${i}` }],
+			api: "openai-completions",
+			provider: "fake",
+			model: "fake",
+			usage: { ...zero, totalTokens: 0, cost: { ...zero, total: 0 } },
+			stopReason: "stop",
+			timestamp: i,
+		}) as never;
+	for (let i = 0; i < entries; i++) {
+		if (i % 3 === 0) session.appendMessage({ role: "user", content: `prompt ${i}`, timestamp: i });
+		else if (i % 3 === 1)
+			session.appendCustomMessageEntry("ide-context", `File: a.ts\nCursor: line ${i}`, true, {
+				memory: { v: 1, id: `b${i}` },
+			});
+		else session.appendMessage(reply(i));
+	}
+	const cache = new SessionFactsCache("ide-context");
+	cache.facts(session);
+	const carried: number[] = [];
+	const whole: number[] = [];
+	for (let i = 0; i < iterations; i++) {
+		session.appendMessage(reply(entries + i));
+		const start = performance.now();
+		cache.facts(session);
+		cache.facts(session);
+		carried.push(performance.now() - start);
+		const again = performance.now();
+		new SessionFactsCache("ide-context").facts(session);
+		whole.push(performance.now() - again);
+	}
+	console.log(
+		`Session read per model request, ${entries} entries: carried forward p50 ${percentile(carried, 0.5).toFixed(3)} ms (both handlers), computed whole p50 ${percentile(whole, 0.5).toFixed(3)} ms (each handler, before)`,
+	);
 }
 
 /**

@@ -49,6 +49,19 @@ def g:PiBenchWrite(n: number): list<list<float>>
   endfor
   return out
 enddef
+# Per call, in ms: ALE's results for one buffer (\`n\` loclist items, errors and warnings spread over lines,
+# every tenth a duplicate) turned into the protocol's diagnostics, as at each ALELintPost.
+def g:PiBenchBuild(n: number, calls: number): list<float>
+  var items = mapnew(range(n), (i, _) => ({lnum: i % 10 == 9 ? i : i + 1, col: 1, type: i % 3 == 0 ? 'E' : 'W',
+    text: i % 10 == 9 ? 'message ' .. (i - 1) : 'message ' .. i, linter_name: 'bench', nr: -1}))
+  var out: list<float> = []
+  for c in range(calls)
+    var start = reltime()
+    pi_ide#diagnostics#Build(items, 1)
+    out->add(reltimefloat(reltime(start)) * 1000.0)
+  endfor
+  return out
+enddef
 `;
 
 export async function runVimBench(): Promise<void> {
@@ -81,6 +94,12 @@ export async function runVimBench(): Promise<void> {
 		row("write, main-thread part (median of 50)", `${write.toFixed(3)} ms`, "(info)", true);
 		const inPlace = median(writes.map((w) => w[1]));
 		row("  until the file is in place (the mv job's end noticed)", `${inPlace.toFixed(1)} ms`, "(info)", true);
+
+		for (const n of [20, 500]) {
+			const build = median(await vim.expr<number[]>(`g:PiBenchBuild(${n}, 20)`));
+			// No target in the issue: ALE's results are mapped once per finished lint, not per keystroke.
+			row(`ALE results -> diagnostics, ${n} items (median of 20)`, `${build.toFixed(2)} ms`, "(info)", true);
+		}
 
 		// Continuous movement: j typed for 3 s (one line down per key, never back to a state already written),
 		// as fast as tmux delivers keys.

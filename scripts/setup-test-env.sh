@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Everything `npm test` needs beyond `npm ci`, installed idempotently (it runs as `pretest`):
 #   - Debian packages: neovim (0.7.2 on Debian 12, 0.10 on Debian 13), lua-check (luacheck, run by
-#     `npm run check` on the Neovim client), tmux, git, emacs-nox (the Emacs client's tests), and for the real
-#     VS Code test chromium + libkrb5-dev (code-server's kerberos add-on builds from source), for the
-#     JetBrains client a JDK, the IntelliJ platform 183 jars and JUnit 5;
+#     `npm run check` on the Neovim client), tmux, git, vim-nox and vim-ale (the Vim client and the ALE it reads
+#     diagnostics from), emacs-nox with elpa-flycheck and elpa-vterm (the Emacs client's tests, Flycheck and
+#     vterm as Debian ships them), and for the real VS Code test chromium + libkrb5-dev (code-server's kerberos
+#     add-on builds from source), for the JetBrains client a JDK, the IntelliJ platform 183 jars and JUnit 5;
 #   - Neovim 0.10 unpacked from Debian 13 into .cache/nvim-0.10 (the version matrix runs 0.7.2 and 0.10);
 #   - code-server in .cache/vscode-test for the real VS Code test.
 # A second run with everything present takes well under a second.
@@ -15,7 +16,11 @@ command -v nvim >/dev/null || need+=(neovim)
 command -v luacheck >/dev/null || need+=(lua-check)
 command -v tmux >/dev/null || need+=(tmux)
 [ -x /usr/bin/vim.nox ] || need+=(vim-nox)
+# ALE, the linter engine the Vim client reads diagnostics from (Debian installs it as an optional package: `packadd ale`).
+[ -d /usr/share/vim-ale ] || need+=(vim-ale)
 command -v emacs >/dev/null || need+=(emacs-nox)
+dpkg -s elpa-flycheck >/dev/null 2>&1 || need+=(elpa-flycheck)
+dpkg -s elpa-vterm >/dev/null 2>&1 || need+=(elpa-vterm)
 command -v git >/dev/null || need+=(git)
 command -v chromium >/dev/null || need+=(chromium)
 dpkg -s libkrb5-dev >/dev/null 2>&1 || need+=(libkrb5-dev)

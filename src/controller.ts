@@ -6,7 +6,7 @@
  * become diagnostics or warnings, never exceptions (one unhandled rejection in
  * an extension ends the user's pi session).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
 import type { StaleReason } from "./context/context-memory.ts";
@@ -47,6 +47,7 @@ import {
 	withWindow,
 } from "./discovery/tiers.ts";
 import { StateDirWatcher } from "./discovery/watcher.ts";
+import { type FileVersion, isUnchanged, versionOf } from "./protocol/file-version.ts";
 import { nodePathProbe } from "./protocol/path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
 import type { EditorState } from "./protocol/protocol.ts";
@@ -157,7 +158,12 @@ export class IdeController {
 	readonly #focused = new WeakMap<EditorState, { prefer: string | undefined; record: EditorRecord }>();
 	#stopped = false;
 	/** The ignore rules last compiled, by the files' texts and the project's trust. */
-	#compiledRules: { key: string; result: CompiledRules } | undefined;
+	#compiledRules:
+		| { global: RulesFile | null; project: RulesFile | null; trusted: boolean; result: CompiledRules }
+		| undefined;
+	readonly #rulesFiles = new RulesFileReader();
+	/** The ignore verdict for a state's file under the rules compiled last (a new state or new rules: judged anew). */
+	readonly #ignoreVerdicts = new WeakMap<EditorState, { rules: CompiledRules; skip: Injection | null }>();
 	#choices: ChoicesFile = EMPTY_CHOICES;
 	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
 	#choicesSignature: string | null | undefined;
@@ -240,12 +246,14 @@ export class IdeController {
 					if (leftover) diagnostics.push(leftover);
 					continue;
 				}
-				const liveness = this.#probePid(record.pid);
+				// A process the start clock already follows and that still runs needs no kill(pid, 0) as well.
+				const known = clock?.known?.(record.pid);
+				const liveness = known !== undefined ? "alive" : this.#probePid(record.pid);
 				if (liveness === "dead") {
 					// A killed editor's leftover: not worth a diagnostic.
 					this.#dropLeftover(record, null, diagnostics);
 				} else if (liveness === "alive") {
-					const started = clock ? clock.startedAt(record.pid) : null;
+					const started = known !== undefined ? known : clock ? clock.startedAt(record.pid) : null;
 					if (isPidReused(started, record.writtenAt)) {
 						// The pid is another process's now: the editor that wrote the file was killed.
 						this.#dropLeftover(
@@ -318,8 +326,8 @@ export class IdeController {
 	}
 
 	/**
-	 * What to inject for a user prompt right now. Rescans first, then re-reads the
-	 * connected editor's file so the block reflects the latest write.
+	 * What to inject for a user prompt right now. Rescans first (a verifying scan: every file is looked at, and
+	 * read again when it changed), so the block reflects the latest write.
 	 */
 	prepareInjection(): Injection {
 		try {
@@ -330,10 +338,9 @@ export class IdeController {
 			const connection = view.connection;
 			if (!connection.connected)
 				return { kind: "skip", reason: describeDisconnected(connection), stale: DISCONNECTED_STALE[connection.why] };
-			const fresh = this.#scanner.readOne(connection.pid);
-			if (fresh.kind !== "editor")
-				return { kind: "skip", reason: "the connected editor's state file is gone", stale: "gone" };
-			const editor = this.#focusWindow(fresh.record);
+			// The verifying scan above has just looked at every file (re-reading any that changed): no second read.
+			const editor = this.connectedEditor()?.record;
+			if (!editor) return { kind: "skip", reason: "the connected editor's state file is gone", stale: "gone" };
 			const state = editor.state;
 			if (state.database) {
 				const block = formatContextBlock(state, null, this.#blockOptions());
@@ -352,19 +359,8 @@ export class IdeController {
 				);
 				return { kind: "skip", reason: rules.message, stale: "unreadable" };
 			}
-			const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
-			if (verdict.ignored) {
-				const reason = `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})`;
-				// Say so when only the project's trust stands between the file and its re-inclusion.
-				const untrusted = rules.ifTrusted && !this.#checkIgnored(rules.ifTrusted, file, state.cwd).ignored;
-				return {
-					kind: "skip",
-					reason: untrusted
-						? `${reason}; the project's negation re-includes it only in a project you trust (/trust, or pi --approve)`
-						: reason,
-					stale: "ignored",
-				};
-			}
+			const skip = this.#ignoreSkip(state, file, rules);
+			if (skip) return skip;
 			const block = formatContextBlock(state, file, this.#blockOptions());
 			if (!block) return { kind: "skip", reason: "nothing to describe", stale: "no-file" };
 			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
@@ -550,22 +546,50 @@ export class IdeController {
 	#loadRules(): CompiledRules | { ok: false; message: string } {
 		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
 		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
-		const global = readRulesFile(globalPath);
+		const global = this.#rulesFiles.read(globalPath);
 		if (!global.ok) return global;
-		const project = readRulesFile(projectPath);
+		const project = this.#rulesFiles.read(projectPath);
 		if (!project.ok) return project;
 		// Trust is asked only when there are project rules to judge (it reads pi's trust store).
 		const trusted = project.file !== null && this.#options.isProjectTrusted();
-		// The files are read fresh every prompt; compiling them again is only needed when they or the trust changed.
-		const key = JSON.stringify([global.file?.text ?? null, project.file?.text ?? null, trusted]);
-		if (this.#compiledRules?.key === key) return this.#compiledRules.result;
+		// The files are looked at every prompt (a read only when changed, the same object otherwise); compiling them
+		// again is only needed when they or the trust changed.
+		const known = this.#compiledRules;
+		if (known && known.global === global.file && known.project === project.file && known.trusted === trusted)
+			return known.result;
 		const rules = compileIgnoreRules(global.file, project.file, { projectTrusted: trusted });
 		const result: CompiledRules =
 			trusted || project.file === null
 				? { ok: true, rules }
 				: { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
-		this.#compiledRules = { key, result };
+		this.#compiledRules = { global: global.file, project: project.file, trusted, result };
 		return result;
+	}
+
+	/**
+	 * The skip for a file the ignore rules exclude (null: not excluded), judged once per state object and rules:
+	 * the real paths it needs cost more than the rest of a prompt, and neither changes without a new state or new
+	 * rules (the tiers are memoised on the same terms).
+	 */
+	#ignoreSkip(state: EditorState, file: string, rules: CompiledRules): Injection | null {
+		const known = this.#ignoreVerdicts.get(state);
+		if (known?.rules === rules) return known.skip;
+		let skip: Injection | null = null;
+		const verdict = this.#checkIgnored(rules.rules, file, state.cwd);
+		if (verdict.ignored) {
+			const reason = `${file} is ignored by ${verdict.rulesFile} (${verdict.pattern})`;
+			// Say so when only the project's trust stands between the file and its re-inclusion.
+			const untrusted = rules.ifTrusted && !this.#checkIgnored(rules.ifTrusted, file, state.cwd).ignored;
+			skip = {
+				kind: "skip",
+				reason: untrusted
+					? `${reason}; the project's negation re-includes it only in a project you trust (/trust, or pi --approve)`
+					: reason,
+				stale: "ignored",
+			};
+		}
+		this.#ignoreVerdicts.set(state, { rules, skip });
+		return skip;
 	}
 
 	/**
@@ -639,12 +663,33 @@ export class IdeController {
 	}
 }
 
-function readRulesFile(path: string): { ok: true; file: RulesFile | null } | { ok: false; message: string } {
-	try {
-		return { ok: true, file: { path, text: readFileSync(path, "utf8") } };
-	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT" || code === "ENOTDIR") return { ok: true, file: null };
-		return { ok: false, message: `cannot read ignore rules ${path}: ${code ?? String(error)}` };
+/**
+ * An ignore-rules file as it is now: one stat per prompt, a read only when it changed (file-version.ts). It is
+ * stat'ed, not lstat'ed: a rules file may be a link into the user's dotfiles, and its target is what counts.
+ */
+class RulesFileReader {
+	readonly #known = new Map<string, { version: FileVersion; file: RulesFile | null }>();
+
+	read(path: string): { ok: true; file: RulesFile | null } | { ok: false; message: string } {
+		try {
+			const readStartedMs = Date.now();
+			const stats = statSync(path, { throwIfNoEntry: false });
+			if (!stats) {
+				this.#known.delete(path);
+				return { ok: true, file: null };
+			}
+			const known = this.#known.get(path);
+			if (known && isUnchanged(known.version, stats)) return { ok: true, file: known.file };
+			const text = readFileSync(path, "utf8");
+			// Read again only to settle it, and found as before: the same object, so the rules are not compiled anew.
+			const file = known?.file?.text === text ? known.file : { path, text };
+			this.#known.set(path, { version: versionOf(stats, readStartedMs), file });
+			return { ok: true, file };
+		} catch (error) {
+			this.#known.delete(path);
+			const code = (error as NodeJS.ErrnoException).code;
+			if (code === "ENOENT" || code === "ENOTDIR") return { ok: true, file: null };
+			return { ok: false, message: `cannot read ignore rules ${path}: ${code ?? String(error)}` };
+		}
 	}
 }

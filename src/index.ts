@@ -21,6 +21,7 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
+import { askApproval, proposeContent } from "./approval-shell.ts";
 import { type ContextBlock, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
 import {
 	type Decision,
@@ -35,17 +36,18 @@ import {
 	repairRequest,
 	SUPERSEDED,
 	supersededIn,
-	withRunContext,
 } from "./context/context-memory.ts";
+import { type SessionFacts, SessionFactsCache } from "./context/session-facts.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
+import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
-import { parseSettings } from "./ui/settings.ts";
+import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
 import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
 
 export const STATUS_KEY = "ide-context";
@@ -71,6 +73,12 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	let editorLink: EditorLink | undefined;
 	/** ideContext.sendUnchanged: a full block with every prompt. */
 	let sendUnchanged = false;
+	/** ideContext.approve and approveTimeoutSeconds (v0.4): write/edit wait for the user's approval. */
+	let approval: ApprovalDesk | undefined;
+	let approve = DEFAULT_SETTINGS.approve;
+	let approveTimeoutS = DEFAULT_SETTINGS.approveTimeoutSeconds;
+	/** What the model is told with an approved tool's result, by tool call id (until that result). */
+	const approvalNotes = new Map<string, string>();
 	/** What this prompt sends, given what the model already has (decided from the session, never from memory). */
 	const decideFor = (block: ContextBlock, ctx: ExtensionContext): Decision =>
 		decide(block, visibleContext(ctx), { always: sendUnchanged, id: randomUUID() });
@@ -83,6 +91,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			const home = homedir();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
+			approve = settings.approve;
+			approveTimeoutS = settings.approveTimeoutSeconds;
 			controller = new IdeController({
 				piCwd: ctx.cwd,
 				stateDir: resolveStateDir(process.env),
@@ -118,6 +128,17 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				warn: (message) => ui?.notify(message, "warning"),
 			});
 			editorLink = published;
+			approval?.close();
+			approval = new ApprovalDesk({
+				stateDir: resolveStateDir(process.env),
+				uid: process.getuid?.() ?? -1,
+				pid: process.pid,
+				cwd: ctx.cwd,
+				home,
+				connected: () => current.connectedEditor()?.record,
+				editorPorts: (pid) => published.editorPorts(pid),
+				warn: (message) => ui?.notify(message, "warning"),
+			});
 			current.onPill = () => published.sync();
 			void controller.start();
 			published.sync();
@@ -148,6 +169,9 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		try {
 			editorLink?.close();
 			editorLink = undefined;
+			approval?.close();
+			approval = undefined;
+			approvalNotes.clear();
 			await controller?.stop();
 		} catch {
 			// Shutting down: nothing useful left to report to.
@@ -211,6 +235,35 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		}
 	});
 
+	// v0.4 approval (off by default): a write/edit waits for the user's decision in the editor or pi's dialog, and
+	// the model is told what happened. Registered before the baseline below: a blocked tool records nothing, and
+	// an approved one's baseline is the file as it is once the user decided.
+	pi.on("tool_call", async (event, ctx) => {
+		if (approve === "off" || !approval) return undefined;
+		try {
+			const reviewed = await approval.review({
+				toolName: event.toolName,
+				input: event.input,
+				id: randomUUID(),
+				timeoutS: approveTimeoutS,
+				propose: (current) => proposeContent(event.toolName, event.input, current, ctx.cwd),
+				dialog: ctx.hasUI ? (title, signal) => askApproval(ctx, title, signal) : undefined,
+				signal: ctx.signal,
+			});
+			if (!reviewed) return undefined;
+			if (reviewed.words.block) return { block: true, reason: reviewed.words.block };
+			if (reviewed.words.note) approvalNotes.set(event.toolCallId, reviewed.words.note);
+			return undefined;
+		} catch (error) {
+			// Approval is on: a change nobody could be asked about is not made behind the user's back.
+			reportError(ctx, "approval", error);
+			return {
+				block: true,
+				reason: `pi could not ask the user to approve this change (${oneLine(String(error), 200)}): it was not applied. Ask the user.`,
+			};
+		}
+	});
+
 	// v0.4 review: before a write/edit runs, keep the file's content as the run's baseline. A tool_call handler
 	// that throws blocks the tool, so this one never does.
 	pi.on("tool_call", async (event) => {
@@ -224,8 +277,11 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
 	pi.on("tool_result", async (event, ctx) => {
 		try {
+			const approved = approvalNotes.get(event.toolCallId);
+			approvalNotes.delete(event.toolCallId);
 			if (event.isError) return undefined;
-			const note = await editorLink?.afterTool(event.toolName, event.input, ctx.signal);
+			const editorNote = await editorLink?.afterTool(event.toolName, event.input, ctx.signal);
+			const note = [approved, editorNote].filter(Boolean).join("\n");
 			if (!note) return undefined;
 			return { content: [...event.content, { type: "text" as const, text: `\n${note}` }] };
 		} catch (error) {
@@ -380,58 +436,21 @@ function visibleContext(ctx: ExtensionContext): ModelView {
  * The ide-context messages of the session's projection, oldest first, plus the branch's newest one when a
  * compaction summarised it away (see withRunContext): what the model should have. Unreadable: as if none.
  */
-function sessionContext(ctx: ExtensionContext): ReadMessage[] {
+function sessionContext(ctx: ExtensionContext): readonly ReadMessage[] {
 	return sessionFacts(ctx).session;
 }
 
-interface SessionFacts {
-	/** The ide-context messages of the projection: what the model has (a prompt decides on these). */
-	projected: ReadMessage[];
-	/** What the model should have (see sessionContext). */
-	session: ReadMessage[];
-	/** Every ide-context message of the branch not removed by a context edit: where a selection's text is found. */
-	branch: ReadMessage[];
-	/** The branch's last user prompt, as text. */
-	prompt: string | undefined;
-}
+/** One cache of the session's facts per session manager (src/context/session-facts.ts). */
+const factsCaches = new WeakMap<object, SessionFactsCache>();
 
 function sessionFacts(ctx: ExtensionContext): SessionFacts {
-	try {
-		const projected = ctx.sessionManager
-			.buildSessionProjection()
-			.messages.flatMap((m) =>
-				m.role === "custom" && m.customType === MESSAGE_TYPE ? [{ details: m.details, content: m.content }] : [],
-			);
-		const entries = ctx.sessionManager.getBranch();
-		const edited = new Set<string>();
-		for (const entry of entries) if (entry.type === "context_edit") edited.add(entry.targetId);
-		const branch: ReadMessage[] = [];
-		let newestEdited = false;
-		let prompt: string | undefined;
-		for (const entry of entries) {
-			if (entry.type === "message" && entry.message.role === "user") prompt = userText(entry.message.content);
-			if (entry.type === "custom_message" && entry.customType === MESSAGE_TYPE) {
-				newestEdited = edited.has(entry.id);
-				if (!newestEdited) branch.push({ details: entry.details, content: entry.content });
-			}
-		}
-		// A context_edit that changed the newest block says what the model has: the projection, as it is.
-		const newest = newestEdited ? undefined : branch.at(-1);
-		return { projected, session: withRunContext(projected, newest), branch, prompt };
-	} catch {
-		return { projected: [], session: [], branch: [], prompt: undefined };
+	const manager = ctx.sessionManager;
+	let cache = factsCaches.get(manager);
+	if (!cache) {
+		cache = new SessionFactsCache(MESSAGE_TYPE);
+		factsCaches.set(manager, cache);
 	}
-}
-
-function userText(content: unknown): string | undefined {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return undefined;
-	const texts = content.flatMap((part: unknown) =>
-		typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
-			? [String((part as { text?: unknown }).text)]
-			: [],
-	);
-	return texts.length === 1 ? texts[0] : undefined;
+	return cache.facts(manager);
 }
 
 /** A message of a model request, as the request-time check reads it. */

@@ -3,10 +3,12 @@
  * through pi's own API (its trust-requiring resources check, its trust store, its global settings), for the
  * rule there to decide whether the project's ignore-rule negations apply.
  */
+
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { type DefaultProjectTrust, isTrustedByUser, trustOverrideFromArgv } from "./context/project-trust.ts";
+import { readKey } from "./protocol/file-version.ts";
 
 export interface TrustSources {
 	/** pi's cwd: the project. */
@@ -59,8 +61,7 @@ export function savedTrustReader(agentDir: string): (cwd: string) => boolean | n
 	return (cwd) => {
 		let signature = "absent";
 		try {
-			const stat = lstatSync(trustFile, { bigint: true });
-			signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+			signature = readKey(lstatSync(trustFile));
 		} catch {
 			// Missing (no decision saved yet) or unreadable: the store says which.
 		}

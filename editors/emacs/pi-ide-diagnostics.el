@@ -1,11 +1,11 @@
-;;; pi-ide-diagnostics.el --- Flymake diagnostics for pi-ide, dated -*- lexical-binding: t; -*-
+;;; pi-ide-diagnostics.el --- Flymake and Flycheck diagnostics for pi-ide, dated -*- lexical-binding: t; -*-
 
 ;; Copyright (C) 2026 The pi-ide-context authors
 ;; SPDX-License-Identifier: MIT
 
 ;;; Commentary:
 
-;; A buffer's Flymake diagnostics as protocol v0.3 reports them, dated with the buffer version they were
+;; A buffer's Flymake (and Flycheck) diagnostics as protocol v0.3 reports them, dated with the buffer version they were
 ;; computed for, so pi can tell current diagnostics from stale ones.
 ;;
 ;; The buffer version is `buffer-chars-modified-tick': it moves with every insertion and deletion and
@@ -23,8 +23,18 @@
 ;; `pi-ide-diagnostics-disable' removes.  Should a later Flymake rename them, no report is ever seen: the
 ;; buffer's diagnostics are then null (unknown), never stale ones presented as current.
 ;;
-;; Flycheck is not supported: it cannot be installed offline here, and code that was never run against it
-;; would be a guess.
+;; Flycheck, when the user has it, is followed through its public hooks: `flycheck-before-syntax-check-hook'
+;; runs as a check starts, on the content of that moment (a command checker gets a copy of it), and
+;; `flycheck-after-syntax-check-hook' once every checker of the chain has reported; the errors then in
+;; `flycheck-current-errors' are kept with the tick from the start of that check, so an answer for content
+;; edited during the check reads as old.  A chained checker that starts after an edit checks newer content
+;; than the first one; the whole answer is still dated with the start, never later than what it describes.
+;; A check that fails or is interrupted keeps the last answer, with its old version.  Flycheck stays
+;; optional: nothing here loads it, and without it the hooks are never run.
+;;
+;; A buffer with both Flymake and Flycheck on merges them as one more backend: the newest version any of
+;; them reported for wins, and only those that reported for it are listed; an exact duplicate (the same
+;; problem from both) is listed and counted once (`pi-ide-state-diagnostics').
 
 ;;; Code:
 
@@ -39,20 +49,38 @@
 (declare-function flymake-diagnostic-text "flymake" (diag))
 (defvar flymake-mode)
 (defvar flymake-diagnostic-functions)
+(declare-function flycheck-error-region-for-mode "flycheck" (err mode))
+(declare-function flycheck-error-filename "flycheck" (err))
+(declare-function flycheck-error-level "flycheck" (err))
+(declare-function flycheck-error-message "flycheck" (err))
+(declare-function flycheck-error-checker "flycheck" (err))
+(declare-function flycheck-error-id "flycheck" (err))
+(declare-function flycheck-same-files-p "flycheck" (file-a file-b))
+(declare-function flycheck-get-checker-for-buffer "flycheck" ())
+(defvar flycheck-mode)
+(defvar flycheck-current-errors)
 
 (defvar pi-ide-diagnostics-changed-function #'ignore
   "Called with a buffer whose diagnostics changed (pi-ide.el asks for a write).")
 
 (defvar-local pi-ide-diagnostics-expected nil
-  "Non-nil when a checker is attached to this buffer that Flymake does not show.
+  "Non-nil when a checker neither Flymake nor Flycheck shows is attached here.
 pi waits for diagnostics after its edit only where one is expected; a buffer
-in `flymake-mode' with a backend counts without this.")
+in `flymake-mode' with a backend, or in `flycheck-mode' with a checker that
+applies, counts without this.")
 
 (defvar-local pi-ide-diagnostics--started nil
   "Alist: Flymake backend -> the buffer version when its current run started.")
 
 (defvar-local pi-ide-diagnostics--stamps nil
   "Alist: Flymake backend -> the version its reported diagnostics belong to.")
+
+(defvar-local pi-ide-diagnostics--flycheck-started nil
+  "The buffer version when the running (or last) Flycheck check started.")
+
+(defvar-local pi-ide-diagnostics--flycheck nil
+  "(VERSION . ITEMS): the last finished Flycheck check.
+VERSION is the buffer version when it started, ITEMS the protocol's items.")
 
 (defun pi-ide-diagnostics--version ()
   "This buffer's content version."
@@ -82,8 +110,12 @@ Advice before `flymake--run-backend'."
   "Non-nil while Flymake is followed (checked when Flymake loads later).")
 
 (defun pi-ide-diagnostics-enable ()
-  "Follow Flymake (each backend's start and report), now or once it is loaded."
+  "Follow Flymake (each backend's start and report) and Flycheck (each check's).
+Now or once either is loaded."
   (setq pi-ide-diagnostics--enabled t)
+  ;; Flycheck's hooks are plain hooks: adding to them does not load Flycheck, and without it they never run.
+  (add-hook 'flycheck-before-syntax-check-hook #'pi-ide-diagnostics--flycheck-before)
+  (add-hook 'flycheck-after-syntax-check-hook #'pi-ide-diagnostics--flycheck-after)
   (with-eval-after-load 'flymake
     (when (and pi-ide-diagnostics--enabled
                (fboundp 'flymake--run-backend) (fboundp 'flymake--handle-report))
@@ -91,17 +123,26 @@ Advice before `flymake--run-backend'."
       (advice-add 'flymake--handle-report :after #'pi-ide-diagnostics--handle-report))))
 
 (defun pi-ide-diagnostics-disable ()
-  "Stop following Flymake."
+  "Stop following Flymake and Flycheck."
   (setq pi-ide-diagnostics--enabled nil)
+  (remove-hook 'flycheck-before-syntax-check-hook #'pi-ide-diagnostics--flycheck-before)
+  (remove-hook 'flycheck-after-syntax-check-hook #'pi-ide-diagnostics--flycheck-after)
   (advice-remove 'flymake--run-backend #'pi-ide-diagnostics--run-backend)
   (advice-remove 'flymake--handle-report #'pi-ide-diagnostics--handle-report))
 
 (defun pi-ide-diagnostics-expected-p (buffer)
-  "Is a checker attached to BUFFER?"
+  "Is a checker attached to BUFFER?
+A Flymake backend with `flymake-mode' on, or a Flycheck checker that applies
+to it with `flycheck-mode' on."
   (with-current-buffer buffer
     (or (and pi-ide-diagnostics-expected t)
         (and (bound-and-true-p flymake-mode)
              (cl-some #'functionp (remq t flymake-diagnostic-functions))
+             t)
+        (and (bound-and-true-p flycheck-mode)
+             (fboundp 'flycheck-get-checker-for-buffer)
+             ;; Runs the checkers' predicates: a user's may fail, which means no checker.
+             (ignore-errors (flycheck-get-checker-for-buffer))
              t))))
 
 (defun pi-ide-diagnostics--severity (type)
@@ -113,38 +154,113 @@ Advice before `flymake--run-backend'."
      (t "info"))))
 
 (defun pi-ide-diagnostics--position (pos)
-  "(LINE . BYTE-COLUMN), both 1-based, of POS in the current buffer."
+  "(LINE . BYTE-COLUMN), both 1-based, of POS in the current buffer.
+POS is clamped into the buffer: a checker's end may lie past it."
   (save-excursion
+    (setq pos (max (point-min) (min pos (point-max))))
     (goto-char pos)
     (cons (line-number-at-pos pos t)
           (1+ (- (position-bytes pos) (position-bytes (line-beginning-position)))))))
 
+(defun pi-ide-diagnostics--make-item (severity beg end message source code)
+  "The protocol's item: SEVERITY from buffer positions BEG to END, MESSAGE.
+SOURCE and CODE are strings or :null.  One shape for Flymake's and Flycheck's,
+so that the same problem from both is an exact duplicate."
+  (let ((b (pi-ide-diagnostics--position beg))
+        (e (pi-ide-diagnostics--position end)))
+    `((severity . ,severity)
+      (line . ,(car b)) (column . ,(cdr b))
+      (end_line . ,(car e)) (end_column . ,(cdr e))
+      (message . ,(format "%s" message))
+      (source . ,source)
+      (code . ,code))))
+
 (defun pi-ide-diagnostics--item (d)
   "The protocol's item for Flymake diagnostic D."
-  (let ((beg (pi-ide-diagnostics--position (flymake-diagnostic-beg d)))
-        (end (pi-ide-diagnostics--position (flymake-diagnostic-end d)))
-        (backend (flymake-diagnostic-backend d)))
-    `((severity . ,(pi-ide-diagnostics--severity (flymake-diagnostic-type d)))
-      (line . ,(car beg)) (column . ,(cdr beg))
-      (end_line . ,(car end)) (end_column . ,(cdr end))
-      (message . ,(format "%s" (flymake-diagnostic-text d)))
-      (source . ,(if (symbolp backend) (symbol-name backend) :null))
-      (code . :null))))
+  (let ((backend (flymake-diagnostic-backend d)))
+    (pi-ide-diagnostics--make-item (pi-ide-diagnostics--severity (flymake-diagnostic-type d))
+                                   (flymake-diagnostic-beg d) (flymake-diagnostic-end d)
+                                   (flymake-diagnostic-text d)
+                                   (if (symbolp backend) (symbol-name backend) :null)
+                                   :null)))
+
+;;;; Flycheck
+
+(defun pi-ide-diagnostics--flycheck-severity (level)
+  "The protocol's severity for a Flycheck error LEVEL.
+By its compilation level, which every level has (`flycheck-define-error-level'):
+2 error, 1 warning, else info."
+  (pcase (get level 'flycheck-compilation-level)
+    (2 "error")
+    (1 "warning")
+    (_ "info")))
+
+(defun pi-ide-diagnostics--flycheck-item (err)
+  "The protocol's item for Flycheck error ERR of the current buffer, or nil.
+Its region is Flycheck's own (as it highlights it); an error about another
+file (a header, an imported module) is not this buffer's and gives nil."
+  (let ((file (flycheck-error-filename err)))
+    (when (or (null file) (and buffer-file-name (flycheck-same-files-p file buffer-file-name)))
+      (let ((region (flycheck-error-region-for-mode err 'columns))
+            (id (flycheck-error-id err))
+            (checker (flycheck-error-checker err)))
+        (pi-ide-diagnostics--make-item (pi-ide-diagnostics--flycheck-severity (flycheck-error-level err))
+                                       (car region) (cdr region)
+                                       (or (flycheck-error-message err) "")
+                                       (if (and checker (symbolp checker)) (symbol-name checker) :null)
+                                       (if id (format "%s" id) :null))))))
+
+(defun pi-ide-diagnostics--flycheck-before ()
+  "Note the version of the current buffer as a Flycheck check begins on it.
+In `flycheck-before-syntax-check-hook'."
+  (condition-case nil
+      (setq pi-ide-diagnostics--flycheck-started (pi-ide-diagnostics--version))
+    (error nil)))
+
+(defun pi-ide-diagnostics--flycheck-after ()
+  "A Flycheck check finished: keep its errors, dated with its start.
+In `flycheck-after-syntax-check-hook'."
+  (condition-case nil
+      (when pi-ide-diagnostics--flycheck-started
+        (setq pi-ide-diagnostics--flycheck
+              (cons pi-ide-diagnostics--flycheck-started
+                    (save-restriction
+                      (widen)
+                      (delq nil (mapcar #'pi-ide-diagnostics--flycheck-item flycheck-current-errors)))))
+        (funcall pi-ide-diagnostics-changed-function (current-buffer)))
+    (error nil)))
+
+;;;; Both
 
 (defun pi-ide-diagnostics-collect (buffer)
   "BUFFER's diagnostics object, or :null when no checker has reported.
-Null means unknown, not clean."
+Null means unknown, not clean.  Flymake's backends and Flycheck each count
+with the version they last reported for; the newest wins."
   (with-current-buffer buffer
-    (if (not (and (bound-and-true-p flymake-mode) pi-ide-diagnostics--stamps (fboundp 'flymake-diagnostics)))
-        :null
-      (let* ((version (apply #'max (mapcar #'cdr pi-ide-diagnostics--stamps)))
-             (current (cl-loop for (b . v) in pi-ide-diagnostics--stamps when (= v version) collect b))
-             (items (save-restriction
-                      (widen)
-                      (cl-loop for d in (flymake-diagnostics)
-                               when (memq (flymake-diagnostic-backend d) current)
-                               collect (pi-ide-diagnostics--item d)))))
-        (pi-ide-state-diagnostics items version)))))
+    (let* ((flymake (and (bound-and-true-p flymake-mode) (fboundp 'flymake-diagnostics)
+                         pi-ide-diagnostics--stamps))
+           (flycheck (and (bound-and-true-p flycheck-mode) pi-ide-diagnostics--flycheck))
+           (versions (append (mapcar #'cdr flymake) (and flycheck (list (car flycheck))))))
+      (if (null versions)
+          :null
+        (let* ((version (apply #'max versions))
+               (current (cl-loop for (b . v) in flymake when (= v version) collect b))
+               (items (append
+                       (and current
+                            (save-restriction
+                              (widen)
+                              (cl-loop for d in (flymake-diagnostics)
+                                       when (memq (flymake-diagnostic-backend d) current)
+                                       collect (pi-ide-diagnostics--item d))))
+                       (and flycheck (= (car flycheck) version) (cdr flycheck)))))
+          (pi-ide-state-diagnostics items version))))))
+
+(defun pi-ide-diagnostics-followed (buffer)
+  "Which checkers BUFFER's diagnostics come from, a list of strings.
+\"Flymake\", \"Flycheck\", both or none."
+  (with-current-buffer buffer
+    (delq nil (list (and (bound-and-true-p flymake-mode) pi-ide-diagnostics--stamps "Flymake")
+                    (and (bound-and-true-p flycheck-mode) pi-ide-diagnostics--flycheck "Flycheck")))))
 
 (provide 'pi-ide-diagnostics)
 ;;; pi-ide-diagnostics.el ends here

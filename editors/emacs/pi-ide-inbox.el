@@ -43,7 +43,8 @@ pi-ide.el asks for a prompt write.")
 (defvar pi-ide-inbox--queued nil "File names waiting to be read.")
 (defvar pi-ide-inbox--flush-timer nil "The timer that reads the queued names.")
 (defvar pi-ide-inbox--pis nil "Alist: pi pid -> plist :message :handled :at.")
-(defvar pi-ide-inbox--reports nil "Reports on pi's changes, newest last (alists with a `buffer' key).")
+(defvar pi-ide-inbox--reports nil
+  "Reports on pi's changes, newest last (alists with `buffer' and `at' keys).")
 (defvar pi-ide-inbox--last nil "(PID . SEQ) of the last pi message handled.")
 (defvar pi-ide-inbox--problems nil "Alist: file name -> why it was ignored (each said once).")
 (defvar pi-ide-inbox--told nil "Alist: buffer -> file name, for the \"unsaved, not reloaded\" said.")
@@ -186,7 +187,8 @@ Non-nil when it names this Emacs."
               (list :message msg :handled (max handled (alist-get 'seq msg)) :at (float-time)))
         (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
           (setq pi-ide-inbox--reports
-                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c pid))))
+                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c pid)
+                                              (float-time))))
         (setq pi-ide-inbox--last (cons pid (alist-get 'seq msg)))
         t))))
 
@@ -306,6 +308,8 @@ Returns the method used: `file-notify' or `timer'."
 (defun pi-ide-inbox-annotate (payload buffer)
   "PAYLOAD (from `pi-ide-state-build') with the v0.3 fields.
 BUFFER is the active one."
+  ;; Reports older than the hold go once each pi's newest are all that is left to keep.
+  (setq pi-ide-inbox--reports (pi-ide-state-retain-reports pi-ide-inbox--reports (float-time)))
   (let ((b (alist-get 'active_buffer payload)))
     (nconc b `((version . ,(with-current-buffer buffer (buffer-chars-modified-tick)))
                (diagnostics . ,(pi-ide-diagnostics-collect buffer))))
@@ -315,7 +319,7 @@ BUFFER is the active one."
                     `((files . ,(vconcat
                                  (mapcar (lambda (r)
                                            (let ((buf (alist-get 'buffer r)))
-                                             (append (assq-delete-all 'buffer (copy-sequence r))
+                                             (append (assq-delete-all 'at (assq-delete-all 'buffer (copy-sequence r)))
                                                      `((diagnostics . ,(if (buffer-live-p buf)
                                                                            (pi-ide-diagnostics-collect buf)
                                                                          :null))))))

@@ -27,8 +27,17 @@
 (defconst pi-ide-state-max-changed 50
   "Most `changed' entries a pi message may hold.")
 
-(defconst pi-ide-state-max-reports 20
-  "Most `files' reports a state file holds.")
+(defconst pi-ide-state-max-reports 200
+  "Most `files' reports a state file holds.
+pi reads no more (PROTOCOL.md, \"Limits\").")
+
+(defconst pi-ide-state-kept-reports 20
+  "Each pi's newest reports, kept at all times.")
+
+(defconst pi-ide-state-report-hold 5.0
+  "Seconds an older report is kept after it was made.
+pi waits at most 2 s after its tool ends for the answer (PROTOCOL.md): a pi
+writing 200 files at once finds every one, as with the Neovim client.")
 
 (defconst pi-ide-state-max-diagnostics 100
   "Most diagnostics listed per buffer.")
@@ -206,8 +215,9 @@ nil) :line :column (1-based, byte column) :selection (see
 Returns (CONTENT . TEXT): CONTENT is everything but `timestamp' (compared to
 skip writes that would change nothing), TEXT the file with `timestamp' spliced
 in front.  When the file would exceed `pi-ide-state-max-file-bytes' the
-selection is cut further; when even that cannot help, returns (nil . WHY): a
-file pi refuses would make this editor vanish from pi."
+selection is cut further, then the oldest `files' reports are dropped; when
+even that cannot help, returns (nil . WHY): a file pi refuses would make this
+editor vanish from pi."
   (let* ((content (json-serialize payload))
          (prefix (format "{\"timestamp\":%.3f," timestamp))
          (over (lambda () (- (+ (string-bytes prefix) (string-bytes content) -1) pi-ide-state-max-file-bytes)))
@@ -220,6 +230,19 @@ file pi refuses would make this editor vanish from pi."
         (setf (alist-get 'text (cdr cell)) (car (pi-ide-state-fit text room)))
         (setf (alist-get 'truncated (cdr cell)) t)
         (setq content (json-serialize payload))))
+    ;; Many reports with many diagnostics (pi writing 200 files at once): the oldest go first, pi has most
+    ;; likely read them already.  Each report is measured once, so one more encode makes it fit.
+    (let* ((files-cell (assq 'files payload))
+           (files (cdr files-cell)))
+      (when (and (> (funcall over) 0) (vectorp files) (> (length files) 0))
+        (let ((excess (funcall over)) (drop 0))
+          (while (and (> excess 0) (< drop (length files)))
+            (setq excess (- excess (string-bytes (json-serialize (aref files drop))) 1)
+                  drop (1+ drop)))
+          (if (< drop (length files))
+              (setcdr files-cell (substring files drop))
+            (setq payload (assq-delete-all 'files payload)))
+          (setq content (json-serialize payload)))))
     (if (> (funcall over) 0)
         (cons nil (format "the state would take %d bytes, over pi's limit of %d; not written"
                           (+ (string-bytes prefix) (string-bytes content) -1) pi-ide-state-max-file-bytes))
@@ -341,12 +364,32 @@ record a symlink is refused (PROTOCOL.md, v0.3)."
           (setq newest (cons (cons file c) (assoc-delete-all file newest))))))
     (sort (mapcar #'cdr newest) (lambda (a b) (< (alist-get 'seq a) (alist-get 'seq b))))))
 
-(defun pi-ide-state-remember-report (reports report)
-  "REPORTS (newest last) with REPORT added, replacing one on the same file, capped."
-  (let* ((file (alist-get 'file report))
-         (kept (append (cl-remove-if (lambda (r) (equal (alist-get 'file r) file)) reports)
-                       (list report))))
+(defun pi-ide-state-retain-reports (reports now)
+  "Which of REPORTS (newest last, each with `at', when it was made) to keep at NOW.
+Each pi's newest `pi-ide-state-kept-reports', and any younger than
+`pi-ide-state-report-hold' seconds; at most `pi-ide-state-max-reports', the
+newest.  A second pi's reports never push out the first's newest."
+  (let ((per-pi nil) (kept nil))
+    (dolist (r (reverse reports))
+      (let* ((pi-pid (or (alist-get 'pi_pid r) 0))
+             (n (1+ (or (alist-get pi-pid per-pi) 0))))
+        (setf (alist-get pi-pid per-pi) n)
+        (when (or (<= n pi-ide-state-kept-reports)
+                  (let ((at (alist-get 'at r))) (and (numberp at) (< (- now at) pi-ide-state-report-hold))))
+          (push r kept))))
     (last kept pi-ide-state-max-reports)))
+
+(defun pi-ide-state-remember-report (reports report now)
+  "REPORTS (newest last) with REPORT added at NOW, then retained.
+REPORT replaces this pi's earlier report on the same file (another pi's
+stays); `at' is set to NOW; see `pi-ide-state-retain-reports'."
+  (let ((file (alist-get 'file report))
+        (pi-pid (alist-get 'pi_pid report)))
+    (pi-ide-state-retain-reports
+     (append (cl-remove-if (lambda (r) (and (equal (alist-get 'file r) file) (eql (alist-get 'pi_pid r) pi-pid)))
+                           reports)
+             (list (cons (cons 'at now) (assq-delete-all 'at (copy-sequence report)))))
+     now)))
 
 ;;;; Diagnostics
 
@@ -357,8 +400,12 @@ record a symlink is refused (PROTOCOL.md, v0.3)."
 ITEMS are alists with severity line column end_line end_column message source
 code.  Errors first, then by line and column; at most
 `pi-ide-state-max-diagnostics' listed, messages cut to
-`pi-ide-state-max-diagnostic-message' characters; `total' counts them all."
-  (let* ((rank (lambda (d) (or (cdr (assoc (alist-get 'severity d) pi-ide-state--severity-rank)) 4)))
+`pi-ide-state-max-diagnostic-message' characters; `total' counts them all.
+Exact duplicates (every field equal, source and code included: two
+backends or checkers reporting one problem under one name) are listed and
+counted once, as PROTOCOL.md asks."
+  (let* ((items (delete-dups (copy-sequence items)))
+         (rank (lambda (d) (or (cdr (assoc (alist-get 'severity d) pi-ide-state--severity-rank)) 4)))
          (sorted (sort (copy-sequence items)
                        (lambda (a b)
                          (let ((ra (funcall rank a)) (rb (funcall rank b)))

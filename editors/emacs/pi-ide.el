@@ -15,8 +15,8 @@
 ;; to <$XDG_RUNTIME_DIR or /tmp>/pi-ide/<emacs pid>.json, where the pi coding agent's pi-ide-context
 ;; extension reads it (PROTOCOL.md in the repository is the contract).  With protocol v0.3 it also
 ;; reloads files pi's tools changed (never a buffer with unsaved changes) and reports back, with the
-;; buffer's Flymake diagnostics.  pi started in `term', `ansi-term', `vterm' or `eshell' connects to this
-;; Emacs (PI_IDE_EDITOR_PID).
+;; buffer's Flymake or Flycheck diagnostics.  pi started in `term', `ansi-term', `vterm' or `eshell'
+;; connects to this Emacs (PI_IDE_EDITOR_PID).
 ;;
 ;; Shape: one global minor mode that adds its hooks and removes the same ones, one debounce timer.  Hooks
 ;; only note what changed and arm the timer; the snapshot, the encoding and the write happen when it
@@ -444,6 +444,16 @@ connected (\" pi+N\" when its last turn changed N files)."
           ((< d 3600) (format "%dm%02ds ago" (floor d 60) (mod (floor d) 60)))
           (t (format "%dh%02dm ago" (floor d 3600) (mod (floor d 60) 60))))))
 
+(defun pi-ide--diagnostics-line (diagnostics version checkers)
+  "The status line for DIAGNOSTICS written with buffer VERSION, from CHECKERS."
+  (if (not (consp diagnostics))
+      "diagnostics: unknown (no Flymake or Flycheck report for this buffer)"
+    (let ((at (alist-get 'version diagnostics)))
+      (format "diagnostics: %d from %s, %s" (alist-get 'total diagnostics)
+              (if checkers (mapconcat #'identity checkers ", ") "a checker")
+              (if (eql at version) "for the current content"
+                (format "for older content (version %s, the buffer is at %s)" at version))))))
+
 (defun pi-ide-summary ()
   "Lines for `pi-ide-status'."
   (let* ((now (float-time))
@@ -488,6 +498,9 @@ connected (\" pi+N\" when its last turn changed N files)."
                             (if (alist-get 'truncated sel) " (cut to pi-ide-max-selection-bytes)" "")
                             (pi-ide--age now (alist-get 'selected_at sel)))
                   "selection: none")
+                lines)
+          (push (pi-ide--diagnostics-line (alist-get 'diagnostics b) (alist-get 'version b)
+                                          (pi-ide-diagnostics-followed (car (pi-ide--target))))
                 lines)
           (push (concat "cwd: " (alist-get 'cwd p)) lines))))
     (append (nreverse lines) (pi-ide-inbox-summary-lines))))

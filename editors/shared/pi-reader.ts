@@ -2,13 +2,15 @@
  * Reading pi's messages (`<state dir>/pi-<pid>.json`, protocol v0.3) with the same distrust pi applies to
  * editor files: only a regular file (lstat, then open with O_NOFOLLOW and check the opened file is the one
  * lstat saw), owned by us, without any group/other permission bit, at most 64 KiB, whose `pid` matches its
- * name and belongs to a live process of ours. Every failure is a value, never an exception.
+ * name and belongs to a live process of ours. pi's change set (`pi-<pid>.review.json`, v0.4) is read through
+ * the same checks, with its own 8 MiB cap. Every failure is a value, never an exception.
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { type Liveness, probePid } from "../../src/discovery/liveness.ts";
 import { oversize, readPrivateFile } from "../../src/protocol/state-dir.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
+import { MAX_REVIEW_BYTES, parseReview, piReviewName, type ReviewRun } from "./review.ts";
 
 /** Is pi `pid` running, and is it ours? pi's own probe (src/discovery/liveness.ts) unless a test injects one. */
 export type PidProbe = (pid: number) => Liveness;
@@ -35,21 +37,20 @@ function describe(error: unknown): string {
 	return e.code ? `${e.code} (${e.message})` : String(error);
 }
 
-function refuse(stats: Stats, uid: number | undefined): string | undefined {
+function refuse(stats: Stats, uid: number | undefined, maxBytes: number): string | undefined {
 	if (stats.isSymbolicLink()) return "is a symbolic link: refused";
 	if (!stats.isFile()) return "is not a regular file: refused";
 	if (uid !== undefined && stats.uid !== uid) return `is owned by uid ${stats.uid}, not by you: refused`;
 	if ((stats.mode & 0o077) !== 0) {
 		return `has mode 0${(stats.mode & 0o777).toString(8)}, readable or writable by others: refused`;
 	}
-	return oversize(stats.size, MAX_PI_MESSAGE_BYTES);
+	return oversize(stats.size, maxBytes);
 }
 
-/** Read and check `<dir>/<name>`; `name` must be `pi-<digits>.json`. */
-export function readPiMessage(dir: string, name: string, options: ReadOptions = {}): PiMessageVerdict {
-	const pidFromName = piMessagePid(name);
-	if (pidFromName === undefined) return { kind: "problem", problem: "is not named pi-<pid>.json" };
-	const uid = options.uid ?? process.getuid?.();
+type TrustedRead = { kind: "text"; text: string } | { kind: "gone" } | { kind: "problem"; problem: string };
+
+/** `<dir>/<name>` if it passes the checks above (lstat first, then again on the opened file), at most `maxBytes`. */
+function readTrusted(dir: string, name: string, uid: number | undefined, maxBytes: number): TrustedRead {
 	const path = join(dir, name);
 	let stats: Stats | undefined;
 	try {
@@ -58,14 +59,19 @@ export function readPiMessage(dir: string, name: string, options: ReadOptions = 
 		return { kind: "problem", problem: `cannot inspect: ${describe(error)}` };
 	}
 	if (!stats) return { kind: "gone" };
-	const refused = refuse(stats, uid);
+	const refused = refuse(stats, uid, maxBytes);
 	if (refused) return { kind: "problem", problem: refused };
-	const read = readPrivateFile(path, stats, {
-		maxBytes: MAX_PI_MESSAGE_BYTES,
-		refuse: (opened) => refuse(opened, uid),
-	});
-	if (read.kind === "gone") return read;
-	if (read.kind === "problem") return { kind: "problem", problem: read.message };
+	const read = readPrivateFile(path, stats, { maxBytes, refuse: (opened) => refuse(opened, uid, maxBytes) });
+	return read.kind === "problem" ? { kind: "problem", problem: read.message } : read;
+}
+
+/** Read and check `<dir>/<name>`; `name` must be `pi-<digits>.json`. */
+export function readPiMessage(dir: string, name: string, options: ReadOptions = {}): PiMessageVerdict {
+	const pidFromName = piMessagePid(name);
+	if (pidFromName === undefined) return { kind: "problem", problem: "is not named pi-<pid>.json" };
+	const uid = options.uid ?? process.getuid?.();
+	const read = readTrusted(dir, name, uid, MAX_PI_MESSAGE_BYTES);
+	if (read.kind !== "text") return read;
 	const parsed = parsePiMessage(read.text);
 	if (!parsed.ok) return { kind: "problem", problem: `invalid message: ${parsed.problem}` };
 	if (parsed.message.pid !== pidFromName) {
@@ -76,4 +82,22 @@ export function readPiMessage(dir: string, name: string, options: ReadOptions = 
 	if (liveness === "dead") return { kind: "dead", pid: pidFromName };
 	if (liveness === "foreign") return { kind: "problem", problem: "its pid belongs to another user's process: refused" };
 	return { kind: "problem", problem: `cannot tell whether its pi is running (${liveness.unknown}): ignored` };
+}
+
+export type PiReviewVerdict =
+	| { kind: "review"; runs: ReviewRun[]; dropped: number }
+	/** No change set (pi changed nothing yet, or is older than v0.4), or it was replaced while being read. */
+	| { kind: "gone" }
+	| { kind: "problem"; problem: string };
+
+/**
+ * Read and check pi `pid`'s change set, `<dir>/pi-<pid>.review.json`. The caller reads it only for a pi whose
+ * message (already read, live) names this editor as connected (PROTOCOL.md "v0.4").
+ */
+export function readPiReview(dir: string, pid: number, options: Pick<ReadOptions, "uid"> = {}): PiReviewVerdict {
+	const read = readTrusted(dir, piReviewName(pid), options.uid ?? process.getuid?.(), MAX_REVIEW_BYTES);
+	if (read.kind !== "text") return read;
+	const parsed = parseReview(read.text, pid);
+	if (!parsed.ok) return { kind: "problem", problem: `invalid change set: ${parsed.problem}` };
+	return { kind: "review", runs: parsed.runs, dropped: parsed.dropped };
 }

@@ -6,7 +6,7 @@
  * (`src/protocol/protocol.ts`), imported as types only so the bundles carry no schema library.
  */
 import { MAX_SELECTION_TEXT_BYTES } from "../../src/protocol/limits.ts";
-import type { ActiveBuffer, EditorState, Position, Selection } from "../../src/protocol/protocol.ts";
+import type { ActiveBuffer, EditorState, Position, RevertedHunk, Selection } from "../../src/protocol/protocol.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 import type { FileReport, HandledMessage } from "./pi-message.ts";
 import { isHighSurrogate, isLowSurrogate, utf8Length } from "./utf16.ts";
@@ -19,6 +19,8 @@ export interface StateV03 {
 	files?: FileReport[];
 	pi?: HandledMessage | null;
 	active_buffer: ActiveBuffer & { version?: number; diagnostics?: DiagnosticsReport };
+	/** v0.4: pi's hunks the user reverted here, newest last. */
+	reverted?: RevertedHunk[];
 }
 
 /** A position as editor APIs report it: 0-based line, 0-based UTF-16 code unit offset in that line. */
@@ -62,6 +64,8 @@ export interface HostSnapshot {
 	protocol?: string;
 	files?: FileReport[];
 	pi?: HandledMessage | null;
+	/** v0.4, written only when the user reverted something. */
+	reverted?: RevertedHunk[];
 }
 
 /** A normalized, non-empty selection before its `selected_at` stamp. */
@@ -287,6 +291,7 @@ export function buildEditorState(snapshot: HostSnapshot, context: StateContext):
 		active_buffer: buildActiveBuffer(snapshot.document, context),
 		...(snapshot.files === undefined ? {} : { files: snapshot.files }),
 		...(snapshot.pi === undefined ? {} : { pi: snapshot.pi }),
+		...(snapshot.reverted === undefined || snapshot.reverted.length === 0 ? {} : { reverted: snapshot.reverted }),
 	};
 }
 

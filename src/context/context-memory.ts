@@ -467,7 +467,10 @@ function staleHeader(reason: StaleReason): string {
  */
 export function withRunContext(projected: readonly ReadMessage[], run: ReadMessage | undefined): ReadMessage[] {
 	const id = run && readMemory(run.details)?.id;
-	if (!run || id === undefined || projected.some((m) => readMemory(m.details)?.id === id)) return [...projected];
+	if (!run || id === undefined) return [...projected];
+	// From the end: while the run's block is in view it is the projection's newest (the usual case, one look).
+	for (let i = projected.length - 1; i >= 0; i--)
+		if (readMemory(projected[i]?.details)?.id === id) return [...projected];
 	return [...projected, run];
 }
 

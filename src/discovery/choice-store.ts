@@ -7,8 +7,10 @@
  * size limit, and parsed as untrusted input (choices.ts). Nothing here throws:
  * problems are returned.
  */
+
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
+import { readKey } from "../protocol/file-version.ts";
 import { oversize, readPrivateFile, writePrivateFile } from "../protocol/state-dir.ts";
 import {
 	type ChoicesFile,
@@ -47,13 +49,13 @@ export class ChoiceStore {
 	}
 
 	/**
-	 * What the file looks like now (inode, size, mtime), without reading it: a change means another pi
+	 * What the file looks like now, without reading it (src/protocol/file-version.ts): a change means another pi
 	 * session remembered a choice. null when it does not exist.
 	 */
 	signature(): string | null {
 		try {
 			const stats = lstatSync(this.path, { throwIfNoEntry: false });
-			return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : null;
+			return stats ? readKey(stats) : null;
 		} catch {
 			return null;
 		}

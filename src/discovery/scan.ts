@@ -5,19 +5,24 @@
  * exceptions: a file that vanishes mid-scan is normal (an editor just exited or
  * renamed its temp file over it), and one bad file never hides the good ones.
  *
- * A small cache keyed by (inode, size, mtime, ctime) means a verifying rescan
- * costs one readdir plus one lstat per file; only files that changed are opened
- * again. While a watcher reports every change, a rescan may skip even the lstat
- * of files no event named (`scan("changed")`).
+ * A small cache keyed by each file's version (src/protocol/file-version.ts: its
+ * lstat signature, trusted once settled) means a verifying rescan costs one
+ * readdir plus one lstat per file; only files that changed, or were read too soon
+ * after a write to tell the next one apart, are opened again. While a watcher
+ * reports every change, a rescan may skip even the lstat of files no event named
+ * (`scan("changed")`).
  *
  * Where the directory is and when it may be trusted: src/protocol/state-dir.ts.
  */
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { type FileVersion, isUnchanged, RACY_WINDOW_MS, signatureOf, versionOf } from "../protocol/file-version.ts";
 import { type EditorState, parseEditorState } from "../protocol/protocol.ts";
 import {
 	checkStateDir,
 	type DirHealth,
+	dirInfoOf,
+	judgeStateDir,
 	MAX_STATE_FILE_BYTES,
 	oversize,
 	parseStateFileName,
@@ -51,8 +56,17 @@ export interface ScanResult {
 
 type FileVerdict = { kind: "editor"; record: EditorRecord } | { kind: "problem"; message: string } | { kind: "gone" };
 
+/** A state file the last verifying scan refused (a problem), to look at again. */
+interface RefusedFile {
+	name: string;
+	path: string;
+	pid: number;
+}
+
 interface CacheEntry {
-	signature: string;
+	version: FileVersion;
+	/** The text the verdict was made of (none for a file refused before reading). */
+	text: string | undefined;
 	verdict: FileVerdict;
 }
 
@@ -65,12 +79,20 @@ export class StateDirScanner {
 	readonly dir: string;
 	readonly uid: number;
 	readonly #cache = new Map<string, CacheEntry>();
+	/** What the last verifying scan found, and the directory's version then. */
+	#listing: { version: FileVersion; editors: EditorRecord[]; refused: RefusedFile[] } | undefined;
 	/** Names a watcher reported since the last scan; `scan("changed")` checks only these (and new names). */
 	readonly #dirty = new Set<string>();
 
-	constructor(dir: string, uid: number) {
+	readonly #nowMs: () => number;
+	readonly #racyWindowMs: number;
+
+	/** `clock`: tests set the time reads are stamped with, and scale the racy window (file-version.ts). */
+	constructor(dir: string, uid: number, clock: { nowMs?: () => number; racyWindowMs?: number } = {}) {
 		this.dir = dir;
 		this.uid = uid;
+		this.#nowMs = clock.nowMs ?? Date.now;
+		this.#racyWindowMs = clock.racyWindowMs ?? RACY_WINDOW_MS;
 	}
 
 	/** A watcher saw `name` change. */
@@ -84,10 +106,35 @@ export class StateDirScanner {
 	 * a live watcher reports every change.
 	 */
 	scan(mode: ScanMode = "verify"): ScanResult {
-		const health = checkStateDir(this.dir, this.uid);
-		if (!health.ok) {
+		// Taken before the lstat: the listing that follows began no earlier (see file-version.ts).
+		const readStartedMs = this.#nowMs();
+		let dirStats: Stats | undefined;
+		let health: DirHealth;
+		try {
+			dirStats = lstatSync(this.dir, { throwIfNoEntry: false });
+			health = judgeStateDir(this.dir, dirInfoOf(dirStats), this.uid);
+		} catch {
+			health = checkStateDir(this.dir, this.uid); // says why it cannot be inspected
+		}
+		if (!health.ok || !dirStats) {
 			this.#cache.clear();
+			this.#listing = undefined;
 			return { health, editors: [], diagnostics: [] };
+		}
+		// Editors replace their files by rename (PROTOCOL.md, Writing), which changes the directory: while it stays
+		// as the last verifying scan saw it (settled) and no watcher event came, every editor's file is as that scan
+		// judged. A refused file is looked at again all the same: the user's repair (a chown, a chmod) changes
+		// the file in place, and the next prompt must see it.
+		const listing = this.#listing;
+		if (this.#dirty.size === 0 && listing && isUnchanged(listing.version, dirStats)) {
+			const editors = [...listing.editors];
+			const diagnostics: ScanDiagnostic[] = [];
+			for (const { name, path, pid } of listing.refused) {
+				const verdict = this.#readCached(name, path, pid);
+				if (verdict.kind === "editor") editors.push(verdict.record);
+				else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
+			}
+			return { health, editors, diagnostics };
 		}
 		let names: string[];
 		try {
@@ -107,6 +154,7 @@ export class StateDirScanner {
 		}
 		const editors: EditorRecord[] = [];
 		const diagnostics: ScanDiagnostic[] = [];
+		const refused: RefusedFile[] = [];
 		const seen = new Set<string>();
 		for (const name of names) {
 			const pid = parseStateFileName(name);
@@ -117,17 +165,27 @@ export class StateDirScanner {
 			const cached = mode === "changed" && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
 			const verdict = cached ? cached.verdict : this.#readCached(name, path, pid);
 			if (verdict.kind === "editor") editors.push(verdict.record);
-			else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
+			else if (verdict.kind === "problem") {
+				diagnostics.push({ path, message: verdict.message });
+				refused.push({ name, path, pid });
+			}
 		}
 		for (const name of this.#cache.keys()) if (!seen.has(name)) this.#cache.delete(name);
 		this.#dirty.clear();
-		return { health, editors, diagnostics };
+		// Only a verifying scan looked at every file; a "changed" one took the watcher's word for the rest.
+		this.#listing =
+			mode === "verify"
+				? { version: versionOf(dirStats, readStartedMs, this.#racyWindowMs), editors, refused }
+				: undefined;
+		return { health, editors: [...editors], diagnostics };
 	}
 
-	/** Re-read one state file, bypassing the cache (the connected editor, right before injecting). */
+	/**
+	 * Look at one state file now: one lstat, and a read only when it changed since the last (settled) read, as a
+	 * verifying scan does for every file.
+	 */
 	readOne(pid: number): FileVerdict {
 		const name = stateFileName(pid);
-		this.#cache.delete(name);
 		if (!checkStateDir(this.dir, this.uid).ok) return { kind: "gone" };
 		return this.#readCached(name, join(this.dir, name), pid);
 	}
@@ -156,6 +214,8 @@ export class StateDirScanner {
 		// the open makes the read see another inode ("gone"). That is a newer state, not a vanished editor: look
 		// again, a few times, so a busy editor never drops out of a scan (or out of the read before injecting).
 		for (let attempt = 1; ; attempt++) {
+			// Taken before the lstat: the read that follows began no earlier (see file-version.ts).
+			const readStartedMs = this.#nowMs();
 			let stats: Stats | undefined;
 			try {
 				stats = lstatSync(path, { throwIfNoEntry: false });
@@ -166,12 +226,20 @@ export class StateDirScanner {
 				this.#cache.delete(name);
 				return { kind: "gone" };
 			}
-			const signature = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}:${stats.uid}`;
 			const cached = this.#cache.get(name);
-			if (cached && cached.signature === signature) return cached.verdict;
-			const verdict = this.#judge(path, stats, pidFromName);
-			if (verdict.kind !== "gone") {
-				this.#cache.set(name, { signature, verdict });
+			if (isUnchanged(cached?.version, stats)) return (cached as CacheEntry).verdict;
+			const judged = this.#judge(path, stats, pidFromName);
+			if (judged.verdict.kind !== "gone") {
+				// Read again only to settle it, and found as before: keep the verdict (and its state object, which the
+				// controller's memos of tiers and ignore verdicts are keyed by).
+				const same =
+					cached !== undefined && cached.text === judged.text && cached.version.signature === signatureOf(stats);
+				const verdict = same ? cached.verdict : judged.verdict;
+				this.#cache.set(name, {
+					version: versionOf(stats, readStartedMs, this.#racyWindowMs),
+					text: judged.text,
+					verdict,
+				});
 				return verdict;
 			}
 			if (attempt === MAX_READ_ATTEMPTS) {
@@ -180,17 +248,22 @@ export class StateDirScanner {
 		}
 	}
 
-	#judge(path: string, stats: Stats, pidFromName: number): FileVerdict {
+	#judge(path: string, stats: Stats, pidFromName: number): { verdict: FileVerdict; text?: string } {
 		const refused = this.#refuse(stats);
-		if (refused) return { kind: "problem", message: refused };
+		if (refused) return { verdict: { kind: "problem", message: refused } };
 		const read = readPrivateFile(path, stats, { maxBytes: MAX_STATE_FILE_BYTES });
-		if (read.kind !== "text") return read;
-		const parsed = parseEditorState(read.text);
-		if (!parsed.ok) return { kind: "problem", message: `invalid state file: ${parsed.problems.join("; ")}` };
+		if (read.kind !== "text") return { verdict: read };
+		const text = read.text;
+		const parsed = parseEditorState(text);
+		if (!parsed.ok)
+			return { verdict: { kind: "problem", message: `invalid state file: ${parsed.problems.join("; ")}` }, text };
 		if (parsed.state.pid !== pidFromName) {
 			return {
-				kind: "problem",
-				message: `pid field ${parsed.state.pid} does not match the file name ${pidFromName}.json`,
+				verdict: {
+					kind: "problem",
+					message: `pid field ${parsed.state.pid} does not match the file name ${pidFromName}.json`,
+				},
+				text,
 			};
 		}
 		const record: EditorRecord = {
@@ -201,7 +274,7 @@ export class StateDirScanner {
 			ino: stats.ino,
 		};
 		if (parsed.warnings) record.warnings = parsed.warnings;
-		return { kind: "editor", record };
+		return { verdict: { kind: "editor", record }, text };
 	}
 
 	#refuse(stats: Stats): string | undefined {

@@ -72,6 +72,58 @@ export function splitLines(text: string): string[] {
 	return lines;
 }
 
+/** The length of the longest common prefix of `a` and `b`, found by halving with native compares. */
+function commonPrefixLength(a: string, b: string): number {
+	let lo = 0;
+	let hi = Math.min(a.length, b.length);
+	while (lo < hi) {
+		const mid = (lo + hi + 1) >>> 1;
+		if (a.slice(lo, mid) === b.slice(lo, mid)) lo = mid;
+		else hi = mid - 1;
+	}
+	return lo;
+}
+
+/** The length of the longest common suffix of `a` and `b`, at most `max`. */
+function commonSuffixLength(a: string, b: string, max: number): number {
+	let lo = 0;
+	let hi = Math.min(a.length, b.length, max);
+	while (lo < hi) {
+		const mid = (lo + hi + 1) >>> 1;
+		if (a.slice(a.length - mid, a.length - lo) === b.slice(b.length - mid, b.length - lo)) lo = mid;
+		else hi = mid - 1;
+	}
+	return lo;
+}
+
+/**
+ * `splitLines(next)`, given `prevLines = splitLines(prev)`: the lines `next` shares whole with `prev` at either
+ * end are `prev`'s own strings, and only the region between them is split. An edit of a long file then costs
+ * what its region costs, and the line compares that follow (updateHunks) find the shared lines identical at once.
+ */
+export function splitLinesAfter(prev: string, prevLines: string[], next: string): string[] {
+	const prefix = commonPrefixLength(prev, next);
+	const suffix = commonSuffixLength(prev, next, Math.min(prev.length, next.length) - prefix);
+	// Where each line of prev starts; a line is shared when it and the newline after it (before it, at the end)
+	// lie in the common prefix (suffix).
+	const starts = new Array<number>(prevLines.length);
+	let at = 0;
+	for (let i = 0; i < prevLines.length; i++) {
+		starts[i] = at;
+		at += (prevLines[i]?.length ?? 0) + 1;
+	}
+	let head = 0;
+	while (head < prevLines.length && (starts[head] ?? 0) + (prevLines[head]?.length ?? 0) + 1 <= prefix) head++;
+	let tail = prevLines.length;
+	while (tail > head && (starts[tail - 1] ?? 0) - 1 >= prev.length - suffix) tail--;
+	const middleFrom = head < prevLines.length ? (starts[head] ?? 0) : prev.length;
+	if (tail === prevLines.length) return prevLines.slice(0, head).concat(splitLines(next.slice(middleFrom)));
+	// The shared tail starts right after a newline in the common suffix, past the common prefix: it ends the
+	// middle's last line (so the middle has at least one line, maybe empty).
+	const middleTo = (starts[tail] ?? 0) - prev.length + next.length - 1;
+	return prevLines.slice(0, head).concat(next.slice(middleFrom, middleTo).split("\n"), prevLines.slice(tail));
+}
+
 function hunkId(file: string, oldText: string[], newText: string[], occurrence: number): string {
 	const hash = createHash("sha1");
 	hash.update(file);
@@ -191,9 +243,14 @@ function describe(file: string, tracked: TrackedFile): ReviewFile {
 	if (note === null) {
 		tracked.baseLines ??= splitLines(baseline ?? "");
 		const base = tracked.baseLines;
-		const next = splitLines(left ?? "");
+		const text = left ?? "";
+		const next =
+			tracked.text !== undefined && tracked.lines
+				? splitLinesAfter(tracked.text, tracked.lines, text)
+				: splitLines(text);
 		raw = tracked.lines && tracked.raw ? updateHunks(base, tracked.lines, tracked.raw, next) : diffHunks(base, next);
 		tracked.lines = next;
+		tracked.text = text;
 		tracked.raw = raw;
 	}
 	const hunks = withIds(file, raw);
@@ -212,6 +269,8 @@ interface TrackedFile {
 	/** The baseline's lines, the lines of the last `after` described, and its hunks: the next update starts there. */
 	baseLines?: string[];
 	lines?: string[];
+	/** The text `lines` were split from. */
+	text?: string;
 	raw?: RawHunk[];
 	/** The file as described by the last `runs()`, until `after` changes it. */
 	described?: ReviewFile | null;
@@ -281,56 +340,95 @@ export class ChangeSet {
 	}
 }
 
-/** Each file's JSON, encoded once: a run's files are re-sent with every change, but only the changed one is new. */
-const encodedFiles = new WeakMap<ReviewFile, string>();
-/** A baseline's JSON string, by its text: the same for every change of the file in a run, so encoded once. */
-let lastBaseline: { text: string; json: string } | undefined;
+/**
+ * Each file's JSON as UTF-8 bytes, encoded once: a run's files are re-sent with every change, but only the changed
+ * one is new. Bytes, not strings: the message is a few MB of baselines, and joining strings then measuring and
+ * encoding the joined string copied and scanned all of it on every change; chunks' sizes are summed, and they are
+ * written as they are.
+ */
+const encodedFiles = new WeakMap<ReviewFile, Buffer[]>();
+/**
+ * Each baseline's JSON bytes, by run and file: the same for every change of the file in a run, so encoded once
+ * (a model editing two long files in turn would otherwise re-encode one of them with every change). Kept only for
+ * the files of the last message encoded.
+ */
+const baselines = new Map<string, { text: string; json: Buffer }>();
+const NULL_JSON = Buffer.from("null");
+const COMMA = Buffer.from(",");
+/** Ends a run (its files, then the run) and the message (its runs, then the message). */
+const CLOSE_LIST_AND_OBJECT = Buffer.from("]}");
 
-function encodeBaseline(baseline: string | null): string {
-	if (baseline === null) return "null";
-	if (lastBaseline?.text !== baseline) lastBaseline = { text: baseline, json: JSON.stringify(baseline) };
-	return lastBaseline.json;
-}
+const baselineKey = (run: number, file: string) => `${run}\0${file}`;
 
-function encodeFile(file: ReviewFile): string {
-	let text = encodedFiles.get(file);
-	if (text === undefined) {
-		const { baseline, ...rest } = file;
-		text = `{"baseline":${encodeBaseline(baseline)},${JSON.stringify(rest).slice(1)}`;
-		encodedFiles.set(file, text);
+function encodeBaseline(key: string, baseline: string | null): Buffer {
+	if (baseline === null) return NULL_JSON;
+	let cached = baselines.get(key);
+	if (cached?.text !== baseline) {
+		cached = { text: baseline, json: Buffer.from(JSON.stringify(baseline)) };
+		baselines.set(key, cached);
 	}
-	return text;
+	return cached.json;
 }
+
+function encodeFile(run: number, file: ReviewFile): Buffer[] {
+	let chunks = encodedFiles.get(file);
+	if (chunks === undefined) {
+		const { baseline, ...rest } = file;
+		const json = encodeBaseline(baselineKey(run, file.file), baseline);
+		chunks = [Buffer.from('{"baseline":'), json, Buffer.from(`,${JSON.stringify(rest).slice(1)}`)];
+		encodedFiles.set(file, chunks);
+	}
+	return chunks;
+}
+
+const byteSize = (chunks: Buffer[]) => chunks.reduce((sum, chunk) => sum + chunk.length, 0);
 
 /**
- * The change set as written to `pi-<pid>.review.json`, kept under MAX_REVIEW_BYTES: the oldest runs go first,
- * then the largest files of what is left lose their contents and hunks (note "too large").
+ * The change set as written to `pi-<pid>.review.json` (UTF-8, in chunks to be written one after the other),
+ * kept under MAX_REVIEW_BYTES: the oldest runs go first, then the largest files of what is left lose their
+ * contents and hunks (note "too large").
  */
-export function encodeReviewMessage(message: ReviewMessage, maxBytes = MAX_REVIEW_BYTES): string {
+export function encodeReviewChunks(message: ReviewMessage, maxBytes = MAX_REVIEW_BYTES): Buffer[] {
 	const runs = message.runs.map((run) => ({ run: run.run, files: [...run.files] }));
 	const { runs: _, ...head } = message;
-	const encode = () =>
-		`${JSON.stringify(head).slice(0, -1)},"runs":[${runs
-			.map((run) => `{"run":${run.run},"files":[${run.files.map(encodeFile).join(",")}]}`)
-			.join(",")}]}`;
-	let text = encode();
-	while (Buffer.byteLength(text) > maxBytes) {
+	const encode = () => {
+		const chunks: Buffer[] = [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"runs":[`)];
+		for (const [r, run] of runs.entries()) {
+			chunks.push(Buffer.from(`${r > 0 ? "," : ""}{"run":${run.run},"files":[`));
+			for (const [f, file] of run.files.entries()) {
+				if (f > 0) chunks.push(COMMA);
+				chunks.push(...encodeFile(run.run, file));
+			}
+			chunks.push(CLOSE_LIST_AND_OBJECT);
+		}
+		chunks.push(CLOSE_LIST_AND_OBJECT);
+		return chunks;
+	};
+	let chunks = encode();
+	while (byteSize(chunks) > maxBytes) {
 		if (runs.length > 1) runs.shift();
 		else {
 			const files = runs[0]?.files ?? [];
 			let largest = -1;
 			let largestSize = -1;
 			for (const [index, f] of files.entries()) {
-				const size = encodeFile(f).length;
+				const size = byteSize(encodeFile(runs[0]?.run ?? 0, f));
 				if (f.note === null && size > largestSize) [largest, largestSize] = [index, size];
 			}
 			const f = files[largest];
 			if (!f) break;
 			files[largest] = { ...f, baseline: null, note: "too large", hunks: [] };
 		}
-		text = encode();
+		chunks = encode();
 	}
-	return text;
+	const kept = new Set(runs.flatMap((run) => run.files.map((f) => baselineKey(run.run, f.file))));
+	for (const key of baselines.keys()) if (!kept.has(key)) baselines.delete(key);
+	return chunks;
+}
+
+/** `encodeReviewChunks`, joined. */
+export function encodeReviewMessage(message: ReviewMessage, maxBytes = MAX_REVIEW_BYTES): Buffer {
+	return Buffer.concat(encodeReviewChunks(message, maxBytes));
 }
 
 /** How the shell turns bytes read from disk into a FileContent: NUL bytes or invalid UTF-8 are binary. */

@@ -9,7 +9,7 @@ import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
 import { piReviewFileName } from "../protocol/protocol.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
-import { ChangeSet, contentOf, encodeReviewMessage, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
+import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
 	buildPiMessage,
 	ChangeLog,
@@ -71,7 +71,8 @@ export function readForReview(path: string, maxBytes = MAX_REVIEW_FILE_BYTES): F
 		const stat = fstatSync(fd);
 		if (!stat.isFile()) return { kind: "note", note: "unreadable" };
 		if (stat.size > maxBytes) return { kind: "note", note: "too large" };
-		const bytes = Buffer.alloc(Math.min(stat.size + 1, maxBytes + 1));
+		// Unzeroed: only the bytes read are used.
+		const bytes = Buffer.allocUnsafe(Math.min(stat.size + 1, maxBytes + 1));
 		let length = 0;
 		for (let n = 1; n > 0 && length < bytes.length; length += n)
 			n = readSync(fd, bytes, length, bytes.length - length, null);
@@ -179,6 +180,11 @@ export class EditorLink {
 		return formatRevertNote(fresh, this.#options.cwd);
 	}
 
+	/** The state file of editor `pid`, read fresh and watched: the v0.4 approval (approval-desk.ts) waits on it too. */
+	editorPorts(pid: number): WaitPorts {
+		return this.#ports(pid);
+	}
+
 	close(): void {
 		this.#closed = true;
 		this.#writer.remove();
@@ -216,7 +222,7 @@ export class EditorLink {
 	}
 
 	#publishReview(): void {
-		const text = encodeReviewMessage({
+		const chunks = encodeReviewChunks({
 			protocol: "0.4",
 			kind: "pi-review",
 			pid: this.#options.pid,
@@ -224,7 +230,8 @@ export class EditorLink {
 			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
 			runs: this.changes.runs(),
 		});
-		const outcome = this.#reviewWriter.write(text, text);
+		// Never skipped: its timestamp changes with every publish anyway.
+		const outcome = this.#reviewWriter.write(null, chunks);
 		if (!outcome.ok && outcome.message !== this.#lastWarning) {
 			this.#lastWarning = outcome.message;
 			this.#options.warn?.(`pi-ide-context: ${outcome.message}`);

@@ -15,7 +15,7 @@ export class PiMessageWriter {
 	readonly #dir: string;
 	readonly #name: string;
 	readonly #uid: number;
-	#lastContent: string | undefined;
+	#lastContent: string | null | undefined;
 	#written = false;
 
 	/** `name`: the file's name in `dir`; default pi's message, `pi-<pid>.json` (the change set passes its own). */
@@ -26,9 +26,12 @@ export class PiMessageWriter {
 		this.path = join(dir, this.#name);
 	}
 
-	/** Replace the file with `text` unless `content` (the text minus volatile fields) is what it already holds. */
-	write(content: string, text: string): WriteOutcome {
-		if (this.#written && content === this.#lastContent) return { ok: true, skipped: true };
+	/**
+	 * Replace the file with `text` unless `content` (the text minus volatile fields) is what it already holds;
+	 * a null `content` always writes.
+	 */
+	write(content: string | null, text: string | Uint8Array | readonly Uint8Array[]): WriteOutcome {
+		if (this.#written && content !== null && content === this.#lastContent) return { ok: true, skipped: true };
 		try {
 			const result = writePrivateFile(this.#dir, this.#name, text, this.#uid);
 			if (!result.ok) return { ok: false, message: result.error };

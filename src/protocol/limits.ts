@@ -43,3 +43,9 @@ export const MAX_REVIEW_HUNKS_PER_FILE = 500;
 export const MAX_REVIEW_BYTES = 8 * 1024 * 1024;
 /** v0.4 `reverted`: the editor's newest reports of hunks the user took back. */
 export const MAX_REVERTED_REPORTS = 50;
+/**
+ * v0.4 approval (`pi-<pid>.approval.json`): the largest file (pi drops the hunks' text, with a note, to stay
+ * under it; editors ignore a larger one, unread), and the editor's newest `decisions` read.
+ */
+export const MAX_APPROVAL_BYTES = 1024 * 1024;
+export const MAX_DECISIONS = 20;

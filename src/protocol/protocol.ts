@@ -12,6 +12,7 @@
 import { type Static, Type } from "typebox";
 import { Compile } from "typebox/compile";
 import {
+	MAX_DECISIONS,
 	MAX_DIAGNOSTIC_ITEMS,
 	MAX_DIAGNOSTIC_MESSAGE_CHARS,
 	MAX_FILE_REPORTS,
@@ -200,6 +201,13 @@ export const RevertedHunkSchema = Type.Object({
 	lines: Type.Integer({ minimum: 0 }),
 });
 
+/** v0.4 approval: the user's decision on one of pi's proposed edits (`pi-<pid>.approval.json`). */
+export const ApprovalDecisionSchema = Type.Object({
+	pi_pid: Type.Integer({ minimum: 1 }),
+	id: Type.String({ minLength: 1, maxLength: 64 }),
+	decision: Type.Union([Type.Literal("accept"), Type.Literal("reject")]),
+});
+
 /** The whole v0.3 editor state: v0.2 plus optional fields. */
 export const EditorStateSchema = Type.Object({
 	...EditorStateV02Schema.properties,
@@ -209,6 +217,7 @@ export const EditorStateSchema = Type.Object({
 	pi: Type.Optional(Nullable(PiSeenSchema)),
 	windows: Type.Optional(Type.Array(WindowSchema)),
 	reverted: Type.Optional(Type.Array(RevertedHunkSchema)),
+	decisions: Type.Optional(Type.Array(ApprovalDecisionSchema)),
 });
 
 export type Position = Static<typeof PositionSchema>;
@@ -225,6 +234,7 @@ export type EditorWindow = Static<typeof WindowSchema>;
 /** Most other windows read from one state file (a writer lists at most 8; more are dropped, not refused). */
 export const MAX_WINDOWS = 16;
 export type RevertedHunk = Static<typeof RevertedHunkSchema>;
+export type ApprovalDecision = Static<typeof ApprovalDecisionSchema>;
 
 const editorStateValidator = Compile(EditorStateV02Schema);
 const versionValidator = Compile(Type.Integer({ minimum: 0 }));
@@ -233,6 +243,7 @@ const fileReportValidator = Compile(FileReportSchema);
 const piSeenValidator = Compile(Nullable(PiSeenSchema));
 const windowValidator = Compile(WindowSchema);
 const revertedValidator = Compile(RevertedHunkSchema);
+const decisionValidator = Compile(ApprovalDecisionSchema);
 
 /** `warnings`: v0.3 fields that were present but malformed, and were dropped. */
 export type ParseResult = { ok: true; state: EditorState; warnings?: string[] } | { ok: false; problems: string[] };
@@ -359,6 +370,18 @@ function checkV03Fields(state: EditorState): ParseResult {
 			warnings.push("/reverted: not an array, ignored");
 		}
 	}
+	if ("decisions" in state) {
+		const decisions: unknown = state.decisions;
+		if (Array.isArray(decisions)) {
+			const good = decisions.filter((d) => decisionValidator.Check(d)) as ApprovalDecision[];
+			if (good.length < decisions.length)
+				warnings.push(`/decisions: ${decisions.length - good.length} malformed entries ignored`);
+			state.decisions = good.slice(-MAX_DECISIONS);
+		} else {
+			delete state.decisions;
+			warnings.push("/decisions: not an array, ignored");
+		}
+	}
 	return warnings.length > 0 ? { ok: true, state, warnings } : { ok: true, state };
 }
 
@@ -406,6 +429,11 @@ export type PiMessage = Static<typeof PiMessageSchema>;
  */
 export function piMessageFileName(pid: number): string {
 	return `pi-${pid}.json`;
+}
+
+/** pi's edit waiting for the user's approval (v0.4): `pi-<pid>.approval.json`, beside the change set. */
+export function piApprovalFileName(pid: number): string {
+	return `pi-${pid}.approval.json`;
 }
 
 /** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */

@@ -105,7 +105,11 @@ export type DirInfo =
 	| { exists: true; type: "directory" | "link" | "file" | "other"; uid: number; perm: number };
 
 export function inspectStateDir(dir: string): DirInfo {
-	const stats = lstatSync(dir, { throwIfNoEntry: false });
+	return dirInfoOf(lstatSync(dir, { throwIfNoEntry: false }));
+}
+
+/** What an lstat result (undefined: no such file) says of a would-be state dir. */
+export function dirInfoOf(stats: Stats | undefined): DirInfo {
 	return stats ? infoOf(stats) : { exists: false };
 }
 
@@ -171,6 +175,10 @@ export function checkStateDir(dir: string, uid: number | undefined = process.get
  * directory and nobody else claims the name first) and every client call this.
  */
 export function createStateDir(dir: string, uid: number | undefined = process.getuid?.()): DirHealth {
+	// Checked first: nearly every call finds the directory there, and a mkdir that fails with EEXIST costs an
+	// exception per write (pi writes two files per tool call).
+	const health = checkStateDir(dir, uid);
+	if (health.ok || health.problem !== "missing") return health;
 	try {
 		mkdirSync(dir, { mode: 0o700 });
 		// The umask filters mkdir's mode; a dir we have just made is ours to set exactly.
@@ -197,12 +205,13 @@ export function formatDirHealth(health: DirHealth): string {
 
 /**
  * Atomically replace `<dir>/<name>` with `content` (0600), after `createStateDir`: exclusive temp file,
- * full write, fchmod, close, rename. On failure the temp file is removed and the old file stays.
+ * full write, fchmod, close, rename. On failure the temp file is removed and the old file stays. `content`
+ * may come in chunks, written one after the other (a large file built from cached parts is not joined first).
  */
 export function writePrivateFile(
 	dir: string,
 	name: string,
-	content: string | Uint8Array,
+	content: string | Uint8Array | readonly Uint8Array[],
 	uid: number | undefined = process.getuid?.(),
 ): WriteResult {
 	const health = createStateDir(dir, uid);
@@ -213,12 +222,19 @@ export function writePrivateFile(
 	if (!opened.ok) return opened;
 	try {
 		try {
-			const data = typeof content === "string" ? Buffer.from(content, "utf8") : content;
-			let written = 0;
-			while (written < data.length) {
-				const n = writeSync(opened.fd, data, written, data.length - written);
-				if (n === 0) throw new Error("write returned 0 bytes");
-				written += n;
+			const chunks =
+				typeof content === "string"
+					? [Buffer.from(content, "utf8")]
+					: content instanceof Uint8Array
+						? [content]
+						: content;
+			for (const data of chunks) {
+				let written = 0;
+				while (written < data.length) {
+					const n = writeSync(opened.fd, data, written, data.length - written);
+					if (n === 0) throw new Error("write returned 0 bytes");
+					written += n;
+				}
 			}
 			fchmodSync(opened.fd, 0o600); // the open mode is filtered by the umask
 		} finally {

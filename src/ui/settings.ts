@@ -23,6 +23,10 @@ export interface IdeSettings {
 	 * sends only what the model does not already have (see context-memory.ts).
 	 */
 	sendUnchanged: boolean;
+	/** "edits": pi's write/edit wait for the user's approval in the editor or pi's dialog (v0.4); "off": they do not. */
+	approve: "off" | "edits";
+	/** How long a write/edit waits for approval; then it is not applied (and the model is told to ask). */
+	approveTimeoutSeconds: number;
 }
 
 export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
@@ -33,6 +37,8 @@ export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
 	linkNvim: true,
 	linkVim: true,
 	sendUnchanged: false,
+	approve: "off",
+	approveTimeoutSeconds: 120,
 };
 
 export interface SettingsResult {
@@ -45,6 +51,10 @@ type Reader<T> = (value: unknown) => T | undefined;
 const readBoolean: Reader<boolean> = (v) => (typeof v === "boolean" ? v : undefined);
 const readPositiveInt: Reader<number> = (v) =>
 	typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+const readApprove: Reader<IdeSettings["approve"]> = (v) => (v === "off" || v === "edits" ? v : undefined);
+/** At most an hour: a tool call waiting longer than that is a stuck session, not a review. */
+const readTimeout: Reader<number> = (v) =>
+	typeof v === "number" && Number.isSafeInteger(v) && v > 0 && v <= 3600 ? v : undefined;
 const readGlyphs: Reader<IdeSettings["glyphs"]> = (v) => (v === "nerd" || v === "plain" ? v : undefined);
 
 const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expected: string } } = {
@@ -55,6 +65,8 @@ const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expec
 	linkNvim: { read: readBoolean, expected: "true or false" },
 	linkVim: { read: readBoolean, expected: "true or false" },
 	sendUnchanged: { read: readBoolean, expected: "true or false" },
+	approve: { read: readApprove, expected: '"off" or "edits"' },
+	approveTimeoutSeconds: { read: readTimeout, expected: "a whole number of seconds from 1 to 3600" },
 };
 
 /** Parse `settings.ideContext` (unknown JSON) and the environment into settings. */

@@ -2,16 +2,20 @@
  * The Emacs client end to end with the real pi: a real `emacs --daemon` with a tty client frame in tmux,
  * pi in print mode with the fake model. The model receives the block built from Emacs's state file (file,
  * cursor, the fresh region as the selection); pi's `write` tool reloads the open buffer, cursor kept, Emacs
- * reports it and pi appends the buffer's Flymake diagnostics for the new content to the tool result.
+ * reports it and pi appends the buffer's Flymake diagnostics for the new content to the tool result; the same
+ * with Debian's Flycheck and a real command checker (test/fixtures/marker-checker.ts), checking the reloaded
+ * content as Flycheck does by default.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { elispString, startEmacs } from "../helpers/emacs.ts";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
 import { runPrint } from "../helpers/pi-env.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
+const CHECKER = fileURLToPath(new URL("../fixtures/marker-checker.ts", import.meta.url));
 const ORIGINAL = Array.from({ length: 12 }, (_, i) => `v${i + 1} = ${i + 1}  # line ${i + 1}`);
 
 describe("emacs + pi end to end", { concurrency: 2 }, () => {
@@ -66,5 +70,34 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 		assert.equal(s.files?.find((f) => f.file === file)?.status, "reloaded");
 		assert.deepEqual(s.active_buffer.cursor, { line: 10, column: 4 });
 		assert.equal(s.active_buffer.modified, false);
+	});
+
+	it("with Flycheck: the tool result carries the checker's errors for pi's content", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/app.py", `${ORIGINAL.join("\n")}\n`);
+		const e = await startEmacs(t, {
+			runtimeDir: env.runtimeDir,
+			cwd: env.workDir,
+			sitePackages: true,
+			preEval: [
+				`(pi-ide-test-flycheck-setup ${elispString(process.execPath)} ${elispString(CHECKER)} t)`,
+				"(setq flycheck-idle-change-delay 0.1)",
+			],
+		});
+		await e.act(`(progn (find-file ${elispString(file)}) (flycheck-mode 1))`);
+		await e.until(
+			(s) => (s?.active_buffer.diagnostics?.total === 0 ? true : undefined),
+			"Flycheck's clean answer for the original",
+		);
+		const next = ORIGINAL.map((l, i) => (i === 4 ? "v5 = 5  !error pi broke v5" : l));
+		env.model.respond = (_request, index): FakeReply =>
+			index === 0
+				? { toolCalls: [{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }] }
+				: { text: DEFAULT_REPLY };
+		const result = await runPrint(env, [PROMPT]);
+		assert.equal(result.code, 0, result.stderr);
+		const toolText = toolResults(env.model.requests[1]).join("\n");
+		assert.match(toolText, /Successfully wrote/);
+		assert.match(toolText, /error 5:9 pi broke v5/, toolText);
 	});
 });

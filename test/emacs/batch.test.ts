@@ -96,23 +96,26 @@ describe("emacs --batch", () => {
 			   (let ((before (mapcar (lambda (h) (cons (car h) (and (boundp (car h)) (copy-sequence (default-value (car h)))))) pi-ide--hooks))
 			         (env-before (getenv "PI_IDE_EDITOR_PID")))
 			     (pi-ide-mode 1)
-			     (princ (format "on: hooks=%S advice=%S env=%S\n"
+			     (princ (format "on: hooks=%S advice=%S flycheck=%S env=%S\n"
 			                    (cl-every (lambda (h) (memq (cdr h) (default-value (car h)))) pi-ide--hooks)
 			                    (and (advice-member-p #'pi-ide-diagnostics--handle-report 'flymake--handle-report) t)
+			                    (and (memq #'pi-ide-diagnostics--flycheck-before (default-value 'flycheck-before-syntax-check-hook))
+			                         (memq #'pi-ide-diagnostics--flycheck-after (default-value 'flycheck-after-syntax-check-hook)) t)
 			                    (equal (getenv "PI_IDE_EDITOR_PID") (number-to-string (emacs-pid)))))
 			     (pi-ide-mode -1)
-			     (princ (format "off: same-hooks=%S advice=%S timer=%S watch=%S env=%S\n"
+			     (princ (format "off: same-hooks=%S advice=%S flycheck=%S timer=%S watch=%S env=%S\n"
 			                    (cl-every (lambda (h) (equal (default-value (car h)) (cdr (assq (car h) before)))) pi-ide--hooks)
 			                    (or (advice-member-p #'pi-ide-diagnostics--handle-report 'flymake--handle-report)
 			                        (advice-member-p #'pi-ide-diagnostics--run-backend 'flymake--run-backend))
+			                    (or (default-value 'flycheck-before-syntax-check-hook) (default-value 'flycheck-after-syntax-check-hook))
 			                    pi-ide--timer (pi-ide-inbox-method)
 			                    (equal (getenv "PI_IDE_EDITOR_PID") env-before)))))`,
 			],
 			{ XDG_RUNTIME_DIR: root },
 		);
 		assert.equal(r.code, 0, r.output);
-		assert.match(r.output, /on: hooks=t advice=t env=t/);
-		assert.match(r.output, /off: same-hooks=t advice=nil timer=nil watch=nil env=t/);
+		assert.match(r.output, /on: hooks=t advice=t flycheck=t env=t/);
+		assert.match(r.output, /off: same-hooks=t advice=nil flycheck=nil timer=nil watch=nil env=t/);
 	});
 
 	it("in --batch the mode turns on but writes nothing (no UI frame)", async () => {

@@ -178,6 +178,31 @@ describe("emacs: state file", { concurrency: 2 }, () => {
 		assert.equal(existsSync(e.statePath), false);
 	});
 
+	it("pi in M-x vterm (Debian's elpa-vterm) gets PI_IDE_EDITOR_PID; the state keeps the file", async (t) => {
+		const e = await startEmacs(t, { sitePackages: true, preEval: ['(setq vterm-shell "/bin/sh")'] });
+		const file = join(e.dir, "v.txt");
+		writeFileSync(file, "v\n");
+		await e.act(`(find-file ${elispString(file)})`);
+		await e.until((s) => (s?.active_buffer.file === file ? true : undefined), "the file open");
+		await e.keys("M-x", "vterm", "Enter");
+		await pollUntil(
+			async () =>
+				(await e.eval(
+					"(with-current-buffer (window-buffer (frame-selected-window (pi-ide-test-ui-frame))) major-mode)",
+				)) === "vterm-mode"
+					? true
+					: undefined,
+			"vterm selected",
+			{ timeoutMs: 20_000 },
+		);
+		// Typed into the shell vterm runs, through the tty frame, as a user types `pi`.
+		const out = join(e.dir, "vterm-env.txt");
+		await e.keys(`echo "pid=$PI_IDE_EDITOR_PID" > ${out}`, "Enter");
+		await pollUntil(() => (existsSync(out) && readFileSync(out, "utf8").trim() !== "" ? true : undefined), "vterm");
+		assert.equal(readFileSync(out, "utf8").trim(), `pid=${e.pid}`);
+		assert.equal(e.readState()?.active_buffer.file, file, "the terminal keeps describing the file");
+	});
+
 	it("unchanged content is not written again", async (t) => {
 		const e = await startEmacs(t);
 		await e.until((s) => (s ? true : undefined), "first write");

@@ -176,6 +176,27 @@
     (should-not (car enc))
     (should (string-match-p "over pi's limit" (cdr enc)))))
 
+(ert-deftest pi-ide-state-test-encode-reports-budget ()
+  "200 reports with many diagnostics: the oldest are dropped, as few as make the file fit 1 MiB."
+  (let* ((report (lambda (i)
+                   `((file . ,(format "/p/f%03d" i)) (seq . ,i) (pi_pid . 9) (status . "reloaded")
+                     (diagnostics . ((version . 1) (total . 100)
+                                     (items . ,(make-vector 100 `((severity . "error") (line . 1) (column . 1)
+                                                                  (message . ,(make-string 60 ?m))))))))))
+         (files (vconcat (cl-loop for i below 200 collect (funcall report i))))
+         (payload (lambda (files) (nconc (pi-ide-state-build (pi-ide-tests--snap)) `((files . ,files)))))
+         (enc (pi-ide-state-encode (funcall payload files) 1.0))
+         (kept (alist-get 'files (json-parse-string (cdr enc) :object-type 'alist :array-type 'list)))
+         (dropped (- 200 (length kept))))
+    (should (car enc))
+    (should (<= (string-bytes (cdr enc)) pi-ide-state-max-file-bytes))
+    (should (< 0 dropped 200))
+    (should (equal (mapcar (lambda (r) (alist-get 'seq r)) kept) (number-sequence dropped 199)))
+    ;; One report fewer dropped would not fit (the file is the content with "timestamp":1.000, spliced in).
+    (should (> (+ (string-bytes (json-serialize (funcall payload (substring files (1- dropped)))))
+                  (length "\"timestamp\":1.000,"))
+               pi-ide-state-max-file-bytes))))
+
 (ert-deftest pi-ide-state-test-validate-message ()
   "pi's messages: each malformed field has its reason; a good one passes."
   (let ((good '((protocol . "0.3") (kind . "pi") (pid . 42) (cwd . "/p") (editor_pid . 7) (seq . 3)
@@ -230,28 +251,84 @@
                              (pi-ide-state-newest-changes changed (car c)))
                      (cadr c))))))
 
-(ert-deftest pi-ide-state-test-remember-report ()
-  "One report per file, newest last, at most 20."
+(defun pi-ide-tests--remember-all (events)
+  "Reports after EVENTS, each (PI FILE AT), remembered in order; as (PI FILE AT) again."
   (let ((reports nil))
-    (dotimes (i 25)
-      (setq reports (pi-ide-state-remember-report reports `((file . ,(format "/f%d" (% i 22))) (seq . ,i)))))
-    (should (= (length reports) 20))
-    (should (equal (alist-get 'seq (car (last reports))) 24))
-    (should (= 1 (cl-count "/f1" reports :key (lambda (r) (alist-get 'file r)) :test #'equal)))))
+    (dolist (e events)
+      (setq reports (pi-ide-state-remember-report reports `((file . ,(nth 1 e)) (pi_pid . ,(nth 0 e)) (seq . 1))
+                                                  (nth 2 e))))
+    (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'file r) (alist-get 'at r))) reports)))
 
-(ert-deftest pi-ide-state-test-diagnostics ()
-  "Errors first, then by line; capped at 100 with the total; messages cut to 500 characters."
-  (let* ((items (append (cl-loop for i from 1 to 150
-                                 collect `((severity . "warning") (line . ,i) (column . 1) (message . "w")))
-                        `(((severity . "error") (line . 200) (column . 2) (message . ,(make-string 600 ?e)))
-                          ((severity . "error") (line . 3) (column . 1) (message . "first")))))
-         (d (pi-ide-state-diagnostics items 17))
-         (listed (alist-get 'items d)))
-    (should (equal (alist-get 'version d) 17))
-    (should (equal (alist-get 'total d) 152))
-    (should (= (length listed) 100))
-    (should (equal (mapcar (lambda (x) (alist-get 'line x)) (cl-subseq listed 0 3)) '(3 200 1)))
-    (should (= (length (alist-get 'message (aref listed 1))) 500))))
+(ert-deftest pi-ide-state-test-remember-report ()
+  "One report per pi and file, newest last; each pi's newest 20 always, older ones for 5 s; 200 at most."
+  (let* ((burst (lambda (pi-pid n at) (cl-loop for i below n collect (list pi-pid (format "/f%d" i) at))))
+         (cases
+          `(("a report replaces the same pi's on the same file, and moves to the end"
+             ((1 "/a" 0) (1 "/b" 0) (1 "/a" 1)) ((1 "/b" 0) (1 "/a" 1)))
+            ("another pi's report on the same file stays"
+             ((1 "/a" 0) (2 "/a" 1)) ((1 "/a" 0) (2 "/a" 1)))
+            ("within 5 s all of a burst of 30 stay" ,(funcall burst 1 30 0) ,(funcall burst 1 30 0))
+            ("5 s later the next report leaves that pi's newest 20"
+             (,@(funcall burst 1 30 0) (1 "/late" 5.0))
+             (,@(cl-subseq (funcall burst 1 30 0) 11) (1 "/late" 5.0)))
+            ("a second pi's burst never pushes out the first pi's newest 20"
+             (,@(funcall burst 1 25 0) ,@(funcall burst 2 25 10))
+             (,@(cl-subseq (funcall burst 1 25 0) 5) ,@(funcall burst 2 25 10)))
+            ("250 at once: the newest 200"
+             ,(funcall burst 1 250 0) ,(cl-subseq (funcall burst 1 250 0) 50)))))
+    (dolist (c cases)
+      (should (equal (list (car c) (pi-ide-tests--remember-all (nth 1 c))) (list (car c) (nth 2 c)))))))
+
+(ert-deftest pi-ide-state-test-retain-reports-expire ()
+  "A write after the hold leaves each pi its newest 20; a report without `at' counts as old."
+  (let* ((reports (cl-loop for i below 30 collect `((file . ,(format "/f%d" i)) (pi_pid . 7) (at . 100))))
+         (reports (append reports '(((file . "/no-at") (pi_pid . 8))))))
+    (should (= 31 (length (pi-ide-state-retain-reports reports 104.9))))
+    (should (equal (mapcar (lambda (r) (alist-get 'file r)) (pi-ide-state-retain-reports reports 105))
+                   (append (cl-loop for i from 10 below 30 collect (format "/f%d" i)) '("/no-at"))))))
+
+(defun pi-ide-tests--reports-oracle (history now)
+  "What must be kept at NOW after HISTORY, a list of (PI FILE AT), newest first.
+Built from the whole history, not step by step: the last report of each pi and
+file, and of those each pi's newest 20 and all younger than 5 s; oldest first."
+  (let ((seen (make-hash-table :test #'equal)) (per-pi (make-hash-table)) (out nil))
+    (dolist (e history)
+      (unless (gethash (cons (car e) (nth 1 e)) seen)
+        (puthash (cons (car e) (nth 1 e)) t seen)
+        (let ((n (1+ (gethash (car e) per-pi 0))))
+          (puthash (car e) n per-pi)
+          (when (or (<= n 20) (< (- now (nth 2 e)) 5.0))
+            (push e out)))))
+    out))
+
+(ert-deftest pi-ide-state-test-reports-random ()
+  "Seeded random report sequences (three pis, bursts and pauses) agree with a history-based oracle.
+Exactly the oracle's reports while it never asked for more than 200; once
+the cap has cut, only the oracle's and never more than 200."
+  (let ((seed (or (and (getenv "PI_IDE_SEED") (string-to-number (getenv "PI_IDE_SEED"))) 20261202)))
+    (dotimes (run 32)
+      (random (format "pi-ide-%d-%d" seed run))
+      (let ((reports nil) (history nil) (now 0.0) (capped nil))
+        (dotimes (step (if (= 3 (% run 4)) 400 (+ 20 (random 260))))
+          ;; Every fourth run is one long burst (pi writing hundreds of files at once): the cap cuts.
+          (setq now (+ now (if (and (/= 3 (% run 4)) (= 0 (random 8))) (* 0.5 (random 14)) (* 0.01 (random 3)))))
+          (let ((e (list (1+ (random 3)) (format "/f%d" (random (if (= 0 (% run 2)) 40 150))) now)))
+            (push e history)
+            (setq reports (pi-ide-state-remember-report reports `((file . ,(nth 1 e)) (pi_pid . ,(car e))) now)))
+          ;; Checked after every step, in the long bursts after every tenth (the oracle is what costs).
+          (when (or (/= 3 (% run 4)) (= 0 (% step 10)))
+            (let* ((got (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'file r) (alist-get 'at r)))
+                                reports))
+                   (want (pi-ide-tests--reports-oracle history now)))
+              (when (> (length want) 200) (setq capped t))
+              (unless (if capped
+                          (let ((wanted (make-hash-table :test #'equal)))
+                            (dolist (w want) (puthash w t wanted))
+                            (and (<= (length got) 200) (cl-every (lambda (g) (gethash g wanted)) got)))
+                        (equal got want))
+                (ert-fail (list :seed seed :run run :steps (length history) :capped capped
+                                :missing (cl-set-difference want got :test #'equal)
+                                :extra (cl-set-difference got want :test #'equal)))))))))))
 
 (provide 'pi-ide-state-tests)
 ;;; pi-ide-state-tests.el ends here

@@ -43,6 +43,12 @@ export interface EmacsOptions {
 	file?: string;
 	/** XDG_RUNTIME_DIR; null to unset it (the state dir is then /tmp/pi-ide). Default `<test dir>/run`. */
 	runtimeDir?: string | null;
+	/**
+	 * Start as a Debian user with an empty init file does (no `-Q`): site-lisp on the load path, site-start, and
+	 * the packages Debian installs under /usr/share/emacs/site-lisp/elpa (elpa-flycheck, elpa-vterm) activated
+	 * by Emacs's own `package-activate-all`. Default false: `-Q`, Emacs alone.
+	 */
+	sitePackages?: boolean;
 }
 
 export interface Emacs {
@@ -145,7 +151,8 @@ export async function startEmacs(
 	// No native compilation in the background (Debian's Emacs 28 would start compiling what it loads): two
 	// cores are shared by the whole suite.
 	const startup = `(progn (setq inhibit-startup-screen t native-comp-deferred-compilation nil) (add-to-list 'load-path ${elispString(EMACS_CLIENT_DIR)}) (load ${elispString(EMACS_TEST_DRIVER)} nil t) (require 'pi-ide) ${(options.preEval ?? []).join(" ")} ${enable})`;
-	await run(EMACS_BIN, ["-Q", `--daemon=${socket}`, "--eval", startup], {
+	const flags = options.sitePackages ? [] : ["-Q"];
+	await run(EMACS_BIN, [...flags, `--daemon=${socket}`, "--eval", startup], {
 		cwd: options.cwd ?? dir,
 		env,
 		timeout: 30_000,

@@ -25,7 +25,20 @@ export class EventEmitter<T> {
 	fire(event: T): void {
 		for (const listener of [...this.#listeners]) listener(event);
 	}
+	dispose(): void {
+		this.#listeners.clear();
+	}
 }
+
+/** The review shell's (editors/vscode/src/review-view.ts) decoration colours and places: inert values here. */
+export class ThemeColor {
+	readonly id: string;
+	constructor(id: string) {
+		this.id = id;
+	}
+}
+export const OverviewRulerLane = { Left: 1, Center: 2, Right: 4, Full: 7 } as const;
+export const EndOfLine = { LF: 1, CRLF: 2 } as const;
 
 export const StatusBarAlignment = { Left: 1, Right: 2 } as const;
 export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 } as const;
@@ -212,6 +225,12 @@ export const window = {
 		dispose() {},
 	}),
 	createStatusBarItem: (_alignment: number, _priority: number) => statusBarItem(),
+	createTextEditorDecorationType: (_options: object) => ({ dispose() {} }),
+	get visibleTextEditors() {
+		const editor = current().activeTextEditor;
+		return editor ? [{ ...editor, setDecorations() {} }] : [];
+	},
+	onDidChangeVisibleTextEditors: (_l: Listener<unknown>): Disposable => ({ dispose() {} }),
 	onDidChangeActiveTextEditor: (l: Listener<TextEditor | undefined>) => current().onDidChangeActiveTextEditor.event(l),
 	onDidChangeTextEditorSelection: (l: Listener<{ textEditor: TextEditor }>) =>
 		current().onDidChangeTextEditorSelection.event(l),

@@ -4,8 +4,10 @@
  * tmp + rename, 0600) or deliberately wrong (misnamed, malformed, oversized, mid-write, through a symlink,
  * with another mode). Pure apart from `node:fs`, so unit tests use it as well as the end-to-end ones.
  */
-import { chmodSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { after } from "node:test";
 import type { EditorState, Selection } from "../../src/protocol/protocol.ts";
 
 /** Unix seconds now, whole (as the fixtures' editors write them). */
@@ -100,4 +102,23 @@ export function writeStateFile(stateDir: string, state: EditorState | object, op
 	chmodSync(tmp, mode); // the umask filters writeFileSync's mode
 	renameSync(tmp, path);
 	return path;
+}
+
+/**
+ * A maker of private state dirs (`<tmp>/<prefix>XXXX/pi-ide`, mode 0700) for one test file, all removed when the
+ * file's tests end. Call it at the top of the file.
+ */
+export function privateStateDirs(prefix: string): () => string {
+	const roots: string[] = [];
+	after(() => {
+		for (const root of roots) rmSync(root, { recursive: true, force: true });
+	});
+	return () => {
+		const root = mkdtempSync(join(tmpdir(), prefix));
+		roots.push(root);
+		const dir = join(root, "pi-ide");
+		mkdirSync(dir);
+		chmodSync(dir, 0o700); // the umask filters mkdir's mode
+		return dir;
+	};
 }

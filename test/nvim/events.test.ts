@@ -40,11 +40,13 @@ forEachNvim((flavour) => {
 			});
 			assert.equal(s.protocol, "0.3");
 			assert.equal(s.pi, null);
+			assert.deepEqual(s.decisions, [], "v0.4: Neovim answers approvals");
 			assert.deepEqual(Object.keys(s).sort(), [
 				"active_buffer",
 				"app",
 				"argv",
 				"cwd",
+				"decisions",
 				"pi",
 				"pid",
 				"protocol",

@@ -33,6 +33,8 @@ const AGREEMENTS: Agreement[] = [
 	{ name: "files reports", lua: 'require("pi-ide.inbox").MAX_REPORTS', limit: limits.MAX_FILE_REPORTS },
 	{ name: "change set size", lua: 'require("pi-ide.review").MAX_BYTES', limit: limits.MAX_REVIEW_BYTES },
 	{ name: "reverted reports", lua: 'require("pi-ide.review").MAX_REVERTED', limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "approval request size", lua: 'require("pi-ide.approval").MAX_BYTES', limit: limits.MAX_APPROVAL_BYTES },
+	{ name: "decisions kept", lua: 'require("pi-ide.approval").MAX_DECISIONS', limit: limits.MAX_DECISIONS },
 	{ name: "files reports kept per pi", lua: 'require("pi-ide.inbox").KEPT_REPORTS', limit: limits.KEPT_FILE_REPORTS },
 ];
 

@@ -41,7 +41,7 @@ function reviewText(w: World, file: string, before: string, after: string): stri
 		editor_pid: w.nv.pid,
 		timestamp: Date.now() / 1000,
 		runs: set.runs(),
-	});
+	}).toString();
 }
 
 /** pi changes a.txt to its version, writes its change set (`review` overrides the text), then its message. */
@@ -119,6 +119,55 @@ forEachNvim((flavour) => {
 			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three", "four"]);
 			await assertNoErrors(w.nv);
 		});
+
+		// pi's change set is rewritten with every change of any file: a buffer whose entry is the same keeps its
+		// marks (no extmark placed again), one the user changed since is marked again from its lines.
+		const RELOADS = [
+			{
+				name: "the buffer as it was",
+				edit: null,
+				placed: 2,
+				marks: [
+					[2, 2],
+					[4, 4],
+				],
+			},
+			{
+				name: "the user changed another line",
+				edit: [0, "ONE"],
+				placed: 2,
+				marks: [
+					[2, 2],
+					[4, 4],
+				],
+			},
+			{ name: "the user changed one of pi's lines", edit: [3, "FOUR, mine"], placed: 1, marks: [[2, 2]] },
+		] as const;
+		for (const c of RELOADS) {
+			it(`the same change set read again, ${c.name}: ${c.edit ? `${c.placed} placed again` : "marks kept"}`, async (t) => {
+				const w = await world(t, flavour);
+				await piChanges(w);
+				if (c.edit)
+					await w.nv.lua(
+						"local row, text = ...; vim.api.nvim_buf_set_lines(0, row, row + 1, false, { text })",
+						...c.edit,
+					);
+				const [problem, placed] = await w.nv.lua<[unknown, number]>(
+					`local dir, pid = ...
+					local real, placed = vim.api.nvim_buf_set_extmark, 0
+					vim.api.nvim_buf_set_extmark = function(...) placed = placed + 1; return real(...) end
+					local ok, problem = pcall(require("pi-ide.review").load, dir, pid)
+					vim.api.nvim_buf_set_extmark = real
+					assert(ok, problem)
+					return { problem or vim.NIL, placed }`,
+					w.nv.stateDir,
+					w.piPid,
+				);
+				assert.deepEqual([problem, placed], [null, c.edit ? c.placed : 0]);
+				assert.deepEqual(await w.nv.lua(MARKS), c.marks);
+				await assertNoErrors(w.nv);
+			});
+		}
 
 		it("revert file: a hunk the user edited since is refused, the others go back", async (t) => {
 			const w = await world(t, flavour);

@@ -120,6 +120,9 @@ forEachNvim((flavour) => {
 				":PiIde",
 				"g:pi_ide_disable",
 				"pi-ide-health",
+				"pi-ide-approval",
+				":PiIde-approve",
+				":PiIde-proposal",
 			]) {
 				await nv.command(`help ${tag}`);
 				const name = await nv.call<string>("nvim_buf_get_name", 0);

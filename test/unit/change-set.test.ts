@@ -1,7 +1,9 @@
 /**
  * pi's change set (src/link/change-set.ts): hunks between the baseline and what pi left, their stable ids, the
  * runs kept, and the size cap of the encoded message. A seeded randomised check replays every hunk list on the
- * baseline (an independent oracle: applying the hunks must give pi's version, and reverting them the baseline).
+ * baseline (an independent oracle: applying the hunks must give pi's version, and reverting them the baseline);
+ * two more compare the cached paths (lines split only where a text changed, each file's JSON encoded once) with
+ * the plain computation (splitLines; JSON.stringify and the size cap applied from scratch).
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -13,7 +15,9 @@ import {
 	MAX_REVIEW_RUNS,
 	type ReviewHunk,
 	type ReviewMessage,
+	type ReviewRun,
 	splitLines,
+	splitLinesAfter,
 } from "../../src/link/change-set.ts";
 import { seededInts } from "../helpers/seeded.ts";
 
@@ -194,7 +198,7 @@ describe("encodeReviewMessage", () => {
 
 	test("under the cap: written as it is", () => {
 		const m = message([{ run: 1, files: [file("/p/a", 10)] }]);
-		assert.deepEqual(JSON.parse(encodeReviewMessage(m)), m);
+		assert.deepEqual(JSON.parse(encodeReviewMessage(m).toString()), m);
 	});
 
 	test("over the cap: older runs go first, then the largest file becomes a note", () => {
@@ -202,7 +206,7 @@ describe("encodeReviewMessage", () => {
 			{ run: 1, files: [file("/p/old", 400)] },
 			{ run: 2, files: [file("/p/big", 600), file("/p/small", 10)] },
 		]);
-		const decoded = JSON.parse(encodeReviewMessage(m, 2000)) as ReviewMessage;
+		const decoded = JSON.parse(encodeReviewMessage(m, 2000).toString()) as ReviewMessage;
 		assert.deepEqual(
 			decoded.runs.map((r) => r.run),
 			[2],
@@ -210,7 +214,7 @@ describe("encodeReviewMessage", () => {
 		const [big, small] = decoded.runs[0]?.files ?? [];
 		assert.deepEqual([big?.note, big?.baseline, big?.hunks.length], ["too large", null, 0]);
 		assert.equal(small?.baseline, "x".repeat(10));
-		assert.ok(Buffer.byteLength(encodeReviewMessage(m, 2000)) <= 2000);
+		assert.ok(encodeReviewMessage(m, 2000).length <= 2000);
 	});
 
 	test("splitLines drops only the last terminator", () => {
@@ -250,6 +254,69 @@ test("randomised: a run of several edits (hunks updated region by region) still 
 				const next = hunks[i + 1];
 				if (next) assert.ok(next.new_start >= h.new_start + h.new_lines, `${where}: hunks overlap`);
 			}
+		}
+	}
+});
+
+test("randomised: splitLinesAfter (only the changed region split) gives splitLines' lines", () => {
+	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 11);
+	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 2000);
+	const rand = seededInts(seed);
+	// Few distinct characters, newlines among them, so prefixes, suffixes and line ends collide often.
+	const chars = ["a", "b", "\n", "\n", "é"];
+	const randomText = (n: number) => Array.from({ length: n }, () => chars[rand(chars.length)]).join("");
+	for (let round = 0; round < rounds; round++) {
+		const prev = randomText(rand(24));
+		let next = prev;
+		for (let edits = 1 + rand(3); edits > 0; edits--) {
+			const at = rand(next.length + 1);
+			next = next.slice(0, at) + randomText(rand(4)) + next.slice(at + rand(4));
+		}
+		const where = `seed ${seed}, round ${round}: ${JSON.stringify(prev)} -> ${JSON.stringify(next)}`;
+		assert.deepEqual(splitLinesAfter(prev, splitLines(prev), next), splitLines(next), where);
+	}
+});
+
+test("randomised: the encoded change set (each file's JSON cached) is the plain JSON, with the same size cap", () => {
+	const seed = Number(process.env["CHANGE_SET_SEED"] ?? 13);
+	const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 60);
+	const rand = seededInts(seed);
+	const join = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
+	const head = { protocol: "0.4" as const, kind: "pi-review" as const, pid: 7, editor_pid: 9, timestamp: 1 };
+	// The oracle: the whole message through JSON.stringify; over the cap, drop the oldest run, then turn the
+	// largest carried file of the one left (by its JSON's bytes, the first of equals) into a note.
+	const plain = (runs: ReviewRun[], maxBytes: number): unknown => {
+		let kept = runs.map((r) => ({ run: r.run, files: [...r.files] }));
+		const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+		while (size({ ...head, runs: kept }) > maxBytes) {
+			if (kept.length > 1) kept = kept.slice(1);
+			else {
+				const files = kept[0]?.files ?? [];
+				const carried = files.filter((f) => f.note === null);
+				if (carried.length === 0) break;
+				const largest = carried.reduce((a, b) => (size(b) > size(a) ? b : a));
+				files[files.indexOf(largest)] = { ...largest, baseline: null, note: "too large", hunks: [] };
+			}
+		}
+		return { ...head, runs: kept };
+	};
+	for (let round = 0; round < rounds; round++) {
+		const set = new ChangeSet();
+		const contents = new Map<string, string[]>();
+		for (let step = 0; step < 1 + rand(12); step++) {
+			if (rand(4) === 0) set.startRun();
+			const file = `/p/f${rand(3)}`;
+			const lines = contents.get(file) ?? Array.from({ length: rand(20) }, () => `l${rand(5)} ${"é".repeat(rand(3))}`);
+			set.before(file, text(join(lines)), step + 1);
+			const after = [...lines];
+			after.splice(rand(after.length + 1), rand(3), ...Array.from({ length: rand(3) }, () => `n${rand(5)}`));
+			contents.set(file, after);
+			set.after(file, text(join(after)));
+			const runs = set.runs();
+			const maxBytes = rand(3) === 0 ? 300 + rand(900) : 1_000_000;
+			const where = `seed ${seed}, round ${round}, step ${step}, cap ${maxBytes}`;
+			const encoded = encodeReviewMessage({ ...head, runs }, maxBytes);
+			assert.deepEqual(JSON.parse(encoded.toString()), plain(runs, maxBytes), where);
 		}
 	}
 });

@@ -348,6 +348,8 @@ describe("parseSettings", () => {
 				linkNvim: true,
 				linkVim: true,
 				sendUnchanged: false,
+				approve: "off",
+				approveTimeoutSeconds: 120,
 			},
 		},
 		{ name: "plain glyphs", raw: { glyphs: "plain" }, expected: { glyphs: "plain" } },
@@ -379,6 +381,26 @@ describe("parseSettings", () => {
 			raw: { sendUnchanged: "yes" },
 			expected: { sendUnchanged: false },
 			problems: [/sendUnchanged should be true or false, not "yes"/],
+		},
+		{
+			name: "approval of edits, with a timeout of its own",
+			raw: { approve: "edits", approveTimeoutSeconds: 30 },
+			expected: { approve: "edits", approveTimeoutSeconds: 30 },
+		},
+		{
+			name: "approve takes only off or edits; the timeout only 1..3600 whole seconds",
+			raw: { approve: true, approveTimeoutSeconds: 0.5 },
+			expected: { approve: "off", approveTimeoutSeconds: 120 },
+			problems: [
+				/approve should be "off" or "edits", not true/,
+				/approveTimeoutSeconds should be a whole number of seconds from 1 to 3600, not 0.5/,
+			],
+		},
+		{
+			name: "a timeout over an hour is refused",
+			raw: { approveTimeoutSeconds: 7200 },
+			expected: { approveTimeoutSeconds: 120 },
+			problems: [/approveTimeoutSeconds should be a whole number of seconds from 1 to 3600, not 7200/],
 		},
 	];
 	for (const { name, raw, env = {}, expected, problems = [] } of cases) {

@@ -10,6 +10,7 @@ import {
 	mkdtempSync,
 	readFileSync,
 	rmSync,
+	symlinkSync,
 	utimesSync,
 	writeFileSync,
 } from "node:fs";
@@ -18,6 +19,8 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type ControllerOptions, IdeController } from "../../src/controller.ts";
 import { ChoiceStore } from "../../src/discovery/choice-store.ts";
+import { probePid } from "../../src/discovery/liveness.ts";
+import { ProcessClock } from "../../src/discovery/proc-info.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/ui/glyphs.ts";
 import { DEFAULT_SETTINGS } from "../../src/ui/settings.ts";
 import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
@@ -206,6 +209,59 @@ describe("IdeController", { concurrency: 4 }, () => {
 		const injection = f.controller.prepareInjection();
 		assert.ok(injection.kind === "skip" && /cannot read ignore rules .*EISDIR/.test(injection.reason));
 		assert.match(f.warnings.at(-1) ?? "", /no editor context sent with this prompt/);
+	});
+
+	it("a rules file changed, replaced by a link or deleted between prompts applies at the next prompt", async () => {
+		const f = fixture();
+		const rules = join(f.agentDir, "ide-context.ignore");
+		writeStateFile(
+			f.stateDir,
+			makeState({ pid: await liveEditorPid(), cwd: f.project, active_buffer: { file: join(f.project, "a.env") } }),
+		);
+		const kind = () => f.controller.prepareInjection().kind;
+		assert.equal(kind(), "inject");
+		// Each change lands within a moment of the last read, the same size where it can: read again all the same.
+		const steps: { what: string; change: () => void; expect: "inject" | "skip" }[] = [
+			{ what: "a rule added", change: () => writeFileSync(rules, "*.env\n"), expect: "skip" },
+			{ what: "the same size, another rule", change: () => writeFileSync(rules, "*.txt\n"), expect: "inject" },
+			{
+				what: "a link to the user's dotfiles",
+				change: () => {
+					writeFileSync(join(f.root, "dotfiles-ignore"), "a.env\n");
+					rmSync(rules);
+					symlinkSync(join(f.root, "dotfiles-ignore"), rules);
+				},
+				expect: "skip",
+			},
+			{ what: "deleted", change: () => rmSync(rules), expect: "inject" },
+		];
+		for (const { what, change, expect } of steps) {
+			change();
+			assert.equal(kind(), expect, what);
+		}
+	});
+
+	it("an editor the start clock follows is not probed with kill(pid, 0) again; once it dies, it is", async () => {
+		const probes: number[] = [];
+		const clock = new ProcessClock();
+		const f = fixture(undefined, {
+			startClock: clock,
+			probePid: (pid) => {
+				probes.push(pid);
+				return probePid(pid);
+			},
+		});
+		after(() => clock.close());
+		const editor = await spawnLiveEditor();
+		writeStateFile(f.stateDir, makeState({ pid: editor.pid, cwd: f.project }));
+		assert.equal(f.controller.prepareInjection().kind, "inject");
+		assert.deepEqual(probes, [editor.pid], "first seen: probed, then followed");
+		assert.equal(f.controller.prepareInjection().kind, "inject");
+		assert.deepEqual(probes, [editor.pid], "followed and running: no probe");
+		await editor.kill();
+		const gone = f.controller.prepareInjection();
+		assert.ok(gone.kind === "skip" && gone.stale === "gone", JSON.stringify(gone));
+		assert.deepEqual(probes, [editor.pid, editor.pid], "no longer followed: probed (dead)");
 	});
 
 	it("status explains several candidates, then the pick sticks until /ide off", async () => {

@@ -265,8 +265,10 @@ describe("the real /proc (Linux)", () => {
 		const child = spawn("sleep", ["30"], { stdio: "ignore" });
 		await new Promise((resolve) => child.once("spawn", resolve));
 		const pid = child.pid ?? 0;
+		assert.equal(clock.known(pid), undefined, "not followed yet");
 		const started = clock.startedAt(pid);
 		assert.ok(started !== null, "known on Linux");
+		assert.equal(clock.known(pid), started, "followed now: known without another look");
 		// boot time is whole seconds and ticks are 10 ms: within the reuse slack either way
 		assert.ok(Math.abs(started - before) < 2, `started ${started} vs spawned ${before}`);
 		assert.equal(isPidReused(started, before - 60), true, "a file last written a minute before the process");
@@ -276,6 +278,7 @@ describe("the real /proc (Linux)", () => {
 		assert.equal(clock.startedAt(pid), started);
 		child.kill("SIGKILL");
 		await new Promise((resolve) => child.once("exit", resolve));
+		assert.equal(clock.known(pid), undefined, "gone: no longer followed");
 		assert.equal(clock.startedAt(pid), null);
 		clock.close();
 	});

@@ -3,28 +3,13 @@
  * carries what it dropped on the record, for `/ide status` (PROTOCOL.md, v0.3). A real private state dir.
  */
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { StateDirScanner } from "../../src/discovery/scan.ts";
-import { makeState, writeStateFile } from "../helpers/state-files.ts";
+import { makeState, privateStateDirs, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;
 const PID = 4_000_011;
-const roots: string[] = [];
-after(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-function stateDir(): string {
-	const root = mkdtempSync(join(tmpdir(), "pi-ide-scan-v03-"));
-	roots.push(root);
-	const dir = join(root, "pi-ide");
-	mkdirSync(dir);
-	chmodSync(dir, 0o700);
-	return dir;
-}
+const stateDir = privateStateDirs("pi-ide-scan-v03-");
 
 describe("StateDirScanner: malformed v0.3 fields", () => {
 	interface Case {

@@ -1,26 +1,14 @@
 import assert from "node:assert/strict";
-import fs, { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import fs, { chmodSync, chownSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
-import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { StateDirScanner } from "../../src/discovery/scan.ts";
 import type { EditorState } from "../../src/protocol/protocol.ts";
-import { makeState, writeStateFile } from "../helpers/state-files.ts";
+import { makeState, privateStateDirs, writeStateFile } from "../helpers/state-files.ts";
 
 const UID = process.getuid?.() ?? 0;
-const roots: string[] = [];
-after(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-
-function privateDir(): string {
-	const root = mkdtempSync(join(tmpdir(), "pi-ide-scan-"));
-	roots.push(root);
-	const dir = join(root, "pi-ide");
-	mkdirSync(dir, { mode: 0o700 });
-	return dir;
-}
+const privateDir = privateStateDirs("pi-ide-scan-");
 
 /** A valid state of editor `pid` (plus any extra, unknown fields); see makeState. */
 function validState(pid: number, extra: Record<string, unknown> = {}): EditorState & Record<string, unknown> {

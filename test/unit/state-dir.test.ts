@@ -4,7 +4,16 @@
  * (test/nvim/state-dir.test.ts).
  */
 import assert from "node:assert/strict";
-import { lstatSync, mkdtempSync, renameSync, rmSync, type Stats, symlinkSync, writeFileSync } from "node:fs";
+import {
+	lstatSync,
+	mkdtempSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	type Stats,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -17,6 +26,7 @@ import {
 	readPrivateFile,
 	removeStateFile,
 	resolveStateDir,
+	writePrivateFile,
 	writeStateFile,
 } from "../../src/protocol/state-dir.ts";
 import {
@@ -152,6 +162,28 @@ describe("write under a restrictive or permissive umask", () => {
 			} finally {
 				process.umask(old);
 				removeCase(prepared);
+			}
+		});
+	}
+});
+
+describe("writePrivateFile: content as a string, bytes or chunks written in order", () => {
+	const cases: { name: string; content: string | Uint8Array | Uint8Array[]; expected: string }[] = [
+		{ name: "string", content: "héllo", expected: "héllo" },
+		{ name: "bytes", content: Buffer.from("héllo"), expected: "héllo" },
+		{ name: "chunks", content: [Buffer.from("hé"), Buffer.alloc(0), Buffer.from("llo")], expected: "héllo" },
+		{ name: "no chunks", content: [], expected: "" },
+	];
+	for (const { name, content, expected } of cases) {
+		it(name, () => {
+			const root = mkdtempSync(join(tmpdir(), "pi-ide-write-"));
+			try {
+				const dir = join(root, "pi-ide");
+				assert.deepEqual(writePrivateFile(dir, "f.json", content), { ok: true });
+				assert.equal(readFileSync(join(dir, "f.json"), "utf8"), expected);
+				assert.equal(lstatSync(join(dir, "f.json")).mode & 0o777, 0o600);
+			} finally {
+				rmSync(root, { recursive: true, force: true });
 			}
 		});
 	}

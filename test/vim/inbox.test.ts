@@ -353,3 +353,107 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
 		await assertNoErrors(w.vim);
 	});
 });
+
+/**
+ * The reports kept in `files` (PROTOCOL.md, v0.3 `files`: the Neovim client's rule): at most 200, each pi's
+ * newest 20 at all times and older ones for 5 s, one per file and pi; a file that would pass 1 MiB drops the
+ * oldest reports first.
+ */
+interface RetainCase {
+	name: string;
+	/** [pi_pid, age in seconds] per report, oldest first. */
+	reports: [number, number][];
+	/** Indices into `reports` that stay. */
+	kept: number[];
+}
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+const RETAIN: RetainCase[] = [
+	{ name: "one pi, all older than 5 s: its newest 20", reports: range(0, 25).map(() => [1, 60]), kept: range(5, 25) },
+	{ name: "one pi, all younger than 5 s: all 25", reports: range(0, 25).map(() => [1, 1]), kept: range(0, 25) },
+	{
+		name: "old ones beyond the newest 20 go, young ones stay",
+		reports: [
+			...range(0, 10).map((): [number, number] => [1, 60]),
+			...range(0, 15).map((): [number, number] => [1, 1]),
+		],
+		kept: range(5, 25),
+	},
+	{
+		name: "a second pi's reports never push out the first's",
+		reports: [
+			...range(0, 20).map((): [number, number] => [1, 60]),
+			...range(0, 20).map((): [number, number] => [2, 60]),
+		],
+		kept: range(0, 40),
+	},
+	{ name: "at most 200, the newest", reports: range(0, 250).map(() => [1, 1]), kept: range(50, 250) },
+];
+
+describe("vim: the reports kept in files", () => {
+	it("pi_ide#inbox#Retain: per pi the newest 20, older ones for 5 s, at most 200", async (t) => {
+		const vim = await startVim(t);
+		for (const c of RETAIN) {
+			const list = c.reports.map(([pi, age], i) => ({ i, pi_pid: pi, at: 1000 - age }));
+			const kept = await vim.expr<{ i: number }[]>(`pi_ide#inbox#Retain(${JSON.stringify(list)}, 1000.0)`);
+			assert.deepEqual(
+				kept.map((r) => r.i),
+				c.kept,
+				c.name,
+			);
+		}
+	});
+
+	it("pi changing 30 open files at once finds a report on each; two pis on one file get one each", async (t) => {
+		const w = await world(t);
+		const paths = range(0, 30).map((i) => join(w.vim.dirs.work, `f${i}.txt`));
+		for (const p of paths) {
+			writeFileSync(p, "old\n");
+			await w.vim.ex(`call bufload(bufadd(${vimString(p)}))`);
+		}
+		for (const p of paths) writeFileSync(p, "new\n");
+		const first = seqs + 1;
+		seqs += 30;
+		const msg = message(w, {
+			changed: paths.map((file, i) => ({ file, seq: first + i, tool: "write" })),
+			last_turn: paths,
+			seq: seqs,
+		});
+		send(w, msg);
+		const s = await w.vim.until((x) => piOf(x)?.seq === msg["seq"], "handled");
+		assert.deepEqual(
+			files(s).map((f) => [f.file, f.status]),
+			paths.map((p) => [p, "reloaded"]),
+		);
+		// A second pi changes one of them: its report is added, the first pi's stays.
+		const other = await spawnLiveEditor();
+		const w2 = { ...w, piPid: other.pid };
+		writeFileSync(paths[0] as string, "newer\n");
+		send(w2, message(w2, {}, paths[0]), { pid: other.pid });
+		const both = await w.vim.until((x) => piOf(x)?.pid === other.pid, "the second pi handled");
+		assert.deepEqual(
+			files(both)
+				.filter((f) => f.file === paths[0])
+				.map((f) => f.pi_pid),
+			[w.piPid, other.pid],
+		);
+		assert.equal(files(both).length, 31);
+		await assertNoErrors(w.vim);
+	});
+
+	it("pi_ide#state#Encode: a file that would pass 1 MiB drops the oldest reports first", async (t) => {
+		const vim = await startVim(t);
+		// Built in Vim: 1.2 MB of JSON is more than one channel message carries.
+		const reports =
+			"map(range(200), {i -> {'file': '/p/f' . i, 'seq': i + 1, 'status': 'reloaded', 'diagnostics': {'version': 1, 'total': 1, 'items': [{'message': repeat('x', 6000)}]}}})";
+		const payload = `{'pid': 1, 'cwd': '/p', 'app': 'vim', 'active_buffer': {'file': '/p/a', 'selection': v:null}, 'files': ${reports}}`;
+		const [content, text, error] = await vim.expr<[string, string, string]>(
+			`pi_ide#state#Encode(${payload}, 1700000000)`,
+		);
+		assert.equal(error, "");
+		assert.ok(content !== "");
+		assert.ok(Buffer.byteLength(text) <= 1024 * 1024, `${Buffer.byteLength(text)} bytes`);
+		const kept = (JSON.parse(text) as { files: { seq: number }[] }).files.map((f) => f.seq);
+		assert.ok(kept.length < 200 && kept.length > 150, `${kept.length} kept`);
+		assert.deepEqual(kept, range(201 - kept.length, 201), "the newest kept, the oldest dropped");
+	});
+});

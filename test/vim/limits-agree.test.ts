@@ -16,6 +16,9 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "pi message changed list", vim: "pi_ide#inbox#MAX_CHANGED", limit: limits.MAX_PI_CHANGED },
 	{ name: "pi message last_turn list", vim: "pi_ide#inbox#MAX_LAST_TURN", limit: limits.MAX_PI_LAST_TURN },
 	{ name: "files reports kept", vim: "pi_ide#inbox#KEPT_REPORTS", limit: limits.KEPT_FILE_REPORTS },
+	{ name: "files reports at most", vim: "pi_ide#inbox#MAX_REPORTS", limit: limits.MAX_FILE_REPORTS },
+	{ name: "diagnostic items", vim: "pi_ide#diagnostics#MAX_ITEMS", limit: limits.MAX_DIAGNOSTIC_ITEMS },
+	{ name: "diagnostic message", vim: "pi_ide#diagnostics#MAX_MESSAGE", limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

@@ -22,9 +22,9 @@ end, {
     if line:match("^%s*%S+%s+revert%s+") then
       return { "file", "run" }
     end
-    return { "status", "enable", "disable", "diff", "review", "hunks", "revert" }
+    return { "status", "enable", "disable", "diff", "review", "hunks", "revert", "approve", "reject", "proposal" }
   end,
-  desc = "pi-ide: status, enable/disable, diff a buffer with its file, or review/revert pi's changes",
+  desc = "pi-ide: status, on/off, diff a buffer with its file, review/revert pi's changes, approve/reject pi's edit",
 })
 
 -- Defaults work without setup(); `vim.g.pi_ide_disable = true` keeps it off. The start is deferred to the

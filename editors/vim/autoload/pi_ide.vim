@@ -11,6 +11,7 @@ vim9script
 import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/state.vim'
 import autoload 'pi_ide/inbox.vim'
+import autoload 'pi_ide/diagnostics.vim'
 
 var enabled = false
 var ui = false
@@ -337,6 +338,16 @@ export def Schedule(urgent: bool)
   endif
 enddef
 
+# ALE has new results for `buf` (pi_ide/diagnostics.vim): the state and the reports on pi's edits carry them
+# at once (pi waits for them after its edits). A write that would change nothing is skipped.
+export def DiagnosticsChanged(_buf: number)
+  try
+    Schedule(true)
+  catch
+    Internal('diagnostics')
+  endtry
+enddef
+
 # CursorMoved and friends: the per-keystroke path, kept to a comparison and at most one timer_start.
 export def Moved()
   try
@@ -413,6 +424,8 @@ def CreateAutocmds()
     autocmd BufLeave,WinLeave * Left()
     autocmd BufWipeout * Wiped(str2nr(expand('<abuf>')))
     autocmd BufReadPost,BufWritePost * inbox.BufferRead(str2nr(expand('<abuf>')))
+    autocmd BufWritePre * diagnostics.OnWritePre(str2nr(expand('<abuf>')))
+    autocmd BufWritePost * diagnostics.OnWritePost(str2nr(expand('<abuf>')))
     autocmd VimLeavePre * Stop(true)
   augroup END
 enddef
@@ -503,6 +516,7 @@ export def Status(): dict<any>
   s.enabled = enabled
   s.ui = ui
   s.writing = writing
+  s.pending = pending != ''
   s.now = localtime()
   return s
 enddef
@@ -546,6 +560,7 @@ export def Summary(): list<string>
     else
       lines->add('selection: none')
     endif
+    lines->add(diagnostics.Describe(get(b, 'diagnostics', v:null), get(b, 'version', 0)))
     lines->add('cwd: ' .. s.last_payload.cwd)
   else
     lines->add('last write: none yet')

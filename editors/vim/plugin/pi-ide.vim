@@ -14,8 +14,20 @@ g:loaded_pi_ide = 1
 
 command -nargs=? -complete=custom,pi_ide#Complete PiIde pi_ide#Command(<q-args>)
 
+import autoload 'pi_ide/diagnostics.vim'
+
 # `g:pi_ide_disable = 1` keeps it off.
 if !get(g:, 'pi_ide_disable', false)
+  # ALE's lint cycles, followed from the start: ALE lints the files given on the command line before
+  # VimEnter. User events of a plugin that is not installed never fire, so without ALE this costs nothing
+  # (pi_ide/diagnostics.vim loads at the first one).
+  augroup PiIdeAle
+    autocmd!
+    autocmd User ALEWantResults diagnostics.OnWantResults()
+    autocmd User ALELintPre diagnostics.OnLintPre()
+    autocmd User ALEJobStarted diagnostics.OnStarted()
+    autocmd User ALELintPost diagnostics.OnLintPost()
+  augroup END
   if v:vim_did_enter
     pi_ide#Autostart()
   else

@@ -4,7 +4,8 @@
  * `<state dir>/<extension host pid>.json` (protocol v0.3), and deletes it on deactivate; to the shared
  * `PiWatcher`, which reads pi's messages; and to `PiSync`, which decides what to report about the files pi
  * changed. Integrated terminals get `PI_IDE_EDITOR_PID`, so a pi started in one connects to this window.
- * A status bar item shows the path and a connected pi; `piIdeContext.enabled` turns all of it off.
+ * A status bar item shows the path and a connected pi; `piIdeContext.enabled` turns all of it off. pi's
+ * change set (v0.4) is marked, compared, listed and reverted by `ReviewView` (review-view.ts).
  * Nothing here throws into the extension host: failures become one warning and a line in the output channel.
  */
 import { realpathSync } from "node:fs";
@@ -19,6 +20,7 @@ import type { TextLines } from "../../shared/state.ts";
 import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.ts";
 import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
+import { ReviewView } from "./review-view.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
 
@@ -101,6 +103,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				diagnostics: (document) => diagnosticsOf(document as vscode.TextDocument),
 				files: sync.reports,
 				pi: sync.handled,
+				reverted: review.reverted,
 			}),
 		warn: (message) => {
 			void vscode.window.showWarningMessage(`pi IDE context: ${message}`);
@@ -112,8 +115,16 @@ export function activate(context: vscode.ExtensionContext): void {
 	const watcher = new PiWatcher({
 		dir,
 		ownPid: process.pid,
-		onMessage: (message) => sync.handleMessage(message),
-		onGone: (pid) => sync.forgetPi(pid),
+		onMessage: (message) => {
+			sync.handleMessage(message);
+			// v0.4: only a pi that names this window as its editor is reviewed here.
+			if (message.editor_pid === process.pid) review.load(message.pid);
+			else review.forget(message.pid, "elsewhere");
+		},
+		onGone: (pid) => {
+			sync.forgetPi(pid);
+			review.forget(pid, "gone");
+		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
 	});
 	cleanup = () => watcher.dispose();
@@ -163,6 +174,15 @@ export function activate(context: vscode.ExtensionContext): void {
 			}
 		};
 
+	const review = new ReviewView({
+		dir,
+		log,
+		changed: () => state.flush(),
+		marksEnabled: () => config().get<boolean>("reviewMarks", true),
+		guard,
+	});
+	context.subscriptions.push(review);
+
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
 	const isActive = (document: vscode.TextDocument) => document === vscode.window.activeTextEditor?.document;
@@ -177,6 +197,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			guard((e) => {
 				const file = fileOf(e.document);
 				if (file !== undefined) sync.documentChanged(file);
+				review.documentChanged(e);
 				if (isActive(e.document)) later();
 			}),
 		),
@@ -192,6 +213,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				// What its path is now, when VS Code has just read it: a later reload is judged against it.
 				const file = fileOf(d);
 				if (file !== undefined) sync.documentOpened(file);
+				review.documentOpened(d);
 			}),
 		),
 		vscode.workspace.onDidCloseTextDocument(
@@ -200,6 +222,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				diagnosticsVersion.delete(d.uri.toString());
 				const file = fileOf(d);
 				if (file !== undefined) sync.documentClosed(file);
+				review.documentClosed(d);
 			}),
 		),
 		vscode.languages.onDidChangeDiagnostics(
@@ -238,7 +261,13 @@ export function activate(context: vscode.ExtensionContext): void {
 				if (state.enabled) watcher.start(); // after a failure (the dir was removed), try again
 			}),
 		),
-		vscode.workspace.onDidChangeConfiguration(guard((e) => e.affectsConfiguration(SECTION) && applyConfig())),
+		vscode.workspace.onDidChangeConfiguration(
+			guard((e) => {
+				if (!e.affectsConfiguration(SECTION)) return;
+				applyConfig();
+				review.redraw();
+			}),
+		),
 		vscode.commands.registerCommand(`${SECTION}.showState`, guard(showState)),
 		vscode.commands.registerCommand(
 			`${SECTION}.toggle`,

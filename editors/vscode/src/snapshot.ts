@@ -7,6 +7,7 @@ import { dirname } from "node:path";
 import { isInside } from "../../../src/protocol/paths.ts";
 import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
 import type { FileReport, HandledMessage } from "../../shared/pi-message.ts";
+import type { RevertedHunk } from "../../shared/review.ts";
 import type { DocumentSnapshot, HostPosition, HostSnapshot } from "../../shared/state.ts";
 
 export interface UriLike {
@@ -85,12 +86,14 @@ function baseName(path: string): string {
 	return parts[parts.length - 1] || path;
 }
 
-/** The protocol v0.3 additions: the active document's diagnostics, and the reports on pi's changes. */
+/** The protocol v0.3 additions (the active document's diagnostics, the reports on pi's changes) and v0.4's. */
 export interface V03Extras {
 	/** The document's dated diagnostics, undefined while none can be dated. */
 	diagnostics(document: DocumentLike): DiagnosticsReport | undefined;
 	files: FileReport[];
 	pi: HandledMessage | null;
+	/** v0.4: pi's hunks the user reverted (review-view.ts). */
+	reverted?: RevertedHunk[];
 }
 
 /** The active editor as a snapshot, or undefined when it is not a user document (see FILE_SCHEMES). */
@@ -132,5 +135,6 @@ export function snapshotWindow(
 		argv: windowFingerprint(workspace),
 		document,
 		...(extras === undefined ? {} : { protocol: "0.3", files: extras.files, pi: extras.pi }),
+		...(extras?.reverted === undefined ? {} : { reverted: extras.reverted }),
 	};
 }

@@ -3,7 +3,10 @@
  * Emacs 28) with a tty client frame in tmux as its UI, driven through test/helpers/emacs.ts. A "command" is a
  * form evaluated in the UI frame's selected window followed by `post-command-hook`, as the command loop runs
  * it; diagnostics come from a Flymake backend of the test driver (test/emacs/driver.el), which reports what
- * the case publishes for the buffer's current content.
+ * the case publishes for the buffer's current content. `flycheckAdapter` is the same client started as a Debian
+ * user's Emacs starts (Debian's elpa-flycheck activated) with the diagnostics published through a Flycheck
+ * checker of the driver instead; it is not in `adapters` (the whole kit would run twice):
+ * test/emacs/kit-flycheck.test.ts runs the kit's diagnostics cases through it.
  */
 import { execFileSync } from "node:child_process";
 import { EMACS_BIN, type Emacs, elispString, startEmacs } from "../../helpers/emacs.ts";
@@ -21,7 +24,15 @@ function emacsMajor(): string {
 
 const buffer = (file: string) => `(find-buffer-visiting ${elispString(file)})`;
 
-function session(e: Emacs): ClientSession {
+/** How a variant publishes a case's diagnostics: the driver's Flymake backend, or its Flycheck checker. */
+const PUBLISH = {
+	flymake: "pi-ide-test-set-diagnostics",
+	flycheck: "pi-ide-test-flycheck-set-diagnostics",
+} as const;
+
+type Checker = keyof typeof PUBLISH;
+
+function session(e: Emacs, checker: Checker): ClientSession {
 	return {
 		pid: e.pid,
 		open: (file) => e.act(`(find-file ${elispString(file)})`),
@@ -46,7 +57,7 @@ function session(e: Emacs): ClientSession {
 			const list = items
 				.map((d) => `(${d.line} ${d.column} ${elispString(d.severity)} ${elispString(d.message)})`)
 				.join(" ");
-			await e.eval(`(pi-ide-test-set-diagnostics ${elispString(file)} '(${list}))`);
+			await e.eval(`(${PUBLISH[checker]} ${elispString(file)} '(${list}))`);
 		},
 		messages: () => e.messages(),
 		attachUi: () => e.attachUi(),
@@ -64,9 +75,9 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"editor-per-row",
 ]);
 
-export const adapters: ClientAdapter[] = [
-	{
-		name: `emacs ${emacsMajor()}`,
+function emacsAdapter(checker: Checker): ClientAdapter {
+	return {
+		name: checker === "flymake" ? `emacs ${emacsMajor()}` : `emacs ${emacsMajor()} + Flycheck`,
 		app: "emacs",
 		capabilities: CAPABILITIES,
 		missing: {},
@@ -77,9 +88,15 @@ export const adapters: ClientAdapter[] = [
 				runtimeDir: options.env["XDG_RUNTIME_DIR"] ?? null,
 				ui: !options.headless,
 				file: options.file,
+				...(checker === "flycheck" ? { sitePackages: true, preEval: ["(pi-ide-test-flycheck-kit-setup)"] } : {}),
 			});
 			if (options.file && options.headless) await e.act(`(find-file ${elispString(options.file)})`);
-			return session(e);
+			return session(e, checker);
 		},
-	},
-];
+	};
+}
+
+export const adapters: ClientAdapter[] = [emacsAdapter("flymake")];
+
+/** The diagnostics through Flycheck (see the header); run by test/emacs/kit-flycheck.test.ts. */
+export const flycheckAdapter: ClientAdapter = emacsAdapter("flycheck");

@@ -7,11 +7,16 @@
  * Selections: `select` leaves Vim in visual mode (a live selection, `selected_at` = now); `clearSelection`
  * presses Escape. As PROTOCOL.md says for marks, Vim then keeps reporting the last selection with the time the
  * user left visual mode (the Neovim client does the same); it is "none" only once its text is deleted or replaced.
+ *
+ * Diagnostics: through a real ALE (`packadd ale`) and a checker the adapter defines for every file it opens
+ * (test/helpers/vim-ale.ts): `setDiagnostics` makes the checker report exactly those items for that file and
+ * has ALE lint the buffer, as ALE does when the user saves or edits.
  */
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startVim, type Vim, vimString } from "../../helpers/vim.ts";
+import { aleLint, aleVimrc, setAleItems } from "../../helpers/vim-ale.ts";
 import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
 
 async function offset(vim: Vim, to: Position): Promise<number> {
@@ -35,10 +40,13 @@ class VimSession implements ClientSession {
 	private readonly vim: Vim;
 	/** The adapter's own files (vimrc, tmux socket), removed by dispose(). */
 	private readonly root: string;
+	/** The checker's files (test/helpers/vim-ale.ts). */
+	private readonly checker: string;
 
-	constructor(vim: Vim, root: string) {
+	constructor(vim: Vim, root: string, checker: string) {
 		this.vim = vim;
 		this.root = root;
+		this.checker = checker;
 	}
 
 	get pid(): number {
@@ -47,6 +55,11 @@ class VimSession implements ClientSession {
 
 	async open(file: string): Promise<void> {
 		await this.vim.ex(`execute 'edit ' . fnameescape(${vimString(file)})`);
+		// ALE lints a file it has a linter for as it opens; once its results are in, the client writes them.
+		// Wait for both, so a case's next step starts on a quiet editor (as after opening a file without ALE).
+		await this.vim.waitExpr(
+			"(empty(ale#linter#Get(&filetype)) || (get(b:, 'ale_linted', 0) > 0 && !ale#engine#IsCheckingBuffer(bufnr()))) && !pi_ide#Status().writing && !pi_ide#Status().pending",
+		);
 	}
 
 	private async normal(): Promise<void> {
@@ -99,8 +112,9 @@ class VimSession implements ClientSession {
 		);
 	}
 
-	setDiagnostics(_file: string, _items: KitDiagnostic[]): Promise<void> {
-		return Promise.reject(new Error("the Vim client does not collect diagnostics (editors/vim/README.md)"));
+	async setDiagnostics(file: string, items: KitDiagnostic[]): Promise<void> {
+		setAleItems(this.checker, file, items);
+		await aleLint(this.vim, file);
 	}
 
 	/** The client's notices (they start with its name) and any error line: "one notice, never an error". */
@@ -122,7 +136,13 @@ class VimSession implements ClientSession {
 	}
 }
 
-const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(["selection", "edit", "reload", "editor-per-row"]);
+const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
+	"selection",
+	"edit",
+	"reload",
+	"diagnostics",
+	"editor-per-row",
+]);
 
 export const adapters: ClientAdapter[] = [
 	{
@@ -130,8 +150,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			diagnostics:
-				"the Vim client does not collect diagnostics yet: ALE and lsp keep no buffer version for them (editors/vim/README.md)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},
@@ -145,15 +163,18 @@ export const adapters: ClientAdapter[] = [
 				work: options.cwd,
 				stateDir: join(run, "pi-ide"),
 			};
+			const checker = join(root, "checker");
 			let vim: Vim;
 			try {
-				// 'hidden': an opened file keeps earlier ones loaded, as the other clients' editors do.
-				vim = await startVim(null, { dirs, env: options.env, cwd: options.cwd, vimrc: ["set hidden"] });
+				// 'hidden': an opened file keeps earlier ones loaded, as the other clients' editors do. ALE's checker
+				// reports nothing for a file until setDiagnostics names its items.
+				const ale = aleVimrc(checker, ["typescript", "text", "markdown"], false);
+				vim = await startVim(null, { dirs, env: options.env, cwd: options.cwd, vimrc: ["set hidden", ...ale] });
 			} catch (error) {
 				rmSync(root, { recursive: true, force: true });
 				throw error;
 			}
-			const session = new VimSession(vim, root);
+			const session = new VimSession(vim, root, checker);
 			if (options.file) await session.open(options.file);
 			return session;
 		},

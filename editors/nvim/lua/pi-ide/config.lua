@@ -67,8 +67,9 @@ M.options = {
     summary = "mark pi's hunks in the sign column",
     doc = "Mark the lines pi's last change set touched in buffers you have open (the sign column, "
       .. "highlight groups `PiIdeReviewAdd`, `PiIdeReviewChange` and `PiIdeReviewDelete`, linked to the diff "
-      .. "groups). `false` shows no marks; `:PiIde hunks`, `:PiIde review` and `:PiIde revert` still work "
-      .. "from the quickfix list and the baseline view.",
+      .. "groups), and the hunks of a change pi waits for you to approve (`?`, with the proposed lines below). "
+      .. "`false` shows no marks; `:PiIde hunks`, `:PiIde review`, `:PiIde revert` and `:PiIde proposal` "
+      .. "still work.",
   },
 }
 

@@ -503,7 +503,7 @@ function M.review_command(sub, scope)
   return review.revert(scope)
 end
 
---- :PiIde [status|enable|disable|diff|review|hunks|revert]
+--- :PiIde [status|enable|disable|diff|review|hunks|revert|approve|reject|proposal]
 ---@param args string[]
 function M.command(args)
   local sub = args[1]
@@ -522,13 +522,28 @@ function M.command(args)
       require("pi-ide.notice").line(ok and said or ("(pi-ide) :PiIde %s failed: %s"):format(sub, tostring(said)))
     end
     return
+  elseif sub == "approve" or sub == "reject" or sub == "proposal" then
+    local approval = require("pi-ide.approval")
+    local ok, said = pcall(function()
+      if sub == "proposal" then
+        return approval.show()
+      end
+      return approval.decide(sub == "approve" and "accept" or "reject")
+    end)
+    if not ok or said then
+      -- One line, not a warning: a decision is news the user asked for.
+      local text = ok and said or ("(pi-ide) :PiIde %s failed: %s"):format(sub, tostring(said))
+      vim.api.nvim_echo({ { require("pi-ide.notice").inert(text) } }, false, {})
+    end
+    return
   elseif sub == "enable" then
     M.enable()
   elseif sub == "disable" then
     M.disable()
   elseif sub ~= "status" then
     vim.notify(
-      ("(pi-ide) unknown subcommand `%s` (use status, enable, disable, diff, review, hunks or revert)"):format(sub),
+      ("(pi-ide) unknown subcommand `%s` (use status, enable, disable, diff, review, hunks, revert, "
+        .. "approve, reject or proposal)"):format(sub),
       vim.log.levels.ERROR
     )
     return

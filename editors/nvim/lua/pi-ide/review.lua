@@ -27,6 +27,8 @@ local H = {
   sets = {},
   --- buf -> { [extmark id] = { pid, run, file, hunk } }
   marks = {},
+  --- buf -> what its marks were placed from (marks_source)
+  marked = {},
   --- newest last: { pi_pid, run, id, file, line, lines }
   reverted = {},
   hl_defined = false,
@@ -63,6 +65,19 @@ local function is_lines(v)
   return true
 end
 
+--- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too)?
+---@param h any
+---@return boolean
+function M.valid_hunk(h)
+  return type(h) == "table"
+    and type(h.id) == "string"
+    and #h.id <= 64
+    and is_count(h.old_start)
+    and is_count(h.new_start)
+    and is_lines(h.old_text)
+    and is_lines(h.new_text)
+end
+
 --- Pure: the runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
 ---@param msg any
 ---@param pid integer
@@ -86,15 +101,7 @@ function M.validate(msg, pid)
         if type(f) == "table" and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
           local hunks = {}
           for _, h in ipairs(f.hunks) do
-            if
-              type(h) == "table"
-              and type(h.id) == "string"
-              and #h.id <= 64
-              and is_count(h.old_start)
-              and is_count(h.new_start)
-              and is_lines(h.old_text)
-              and is_lines(h.new_text)
-            then
+            if M.valid_hunk(h) then
               hunks[#hunks + 1] = h
             end
           end
@@ -123,12 +130,32 @@ local function newest_entry(file)
   return best
 end
 
---- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's.
+--- What marks in `buf` would be placed from: pi, run, each hunk's id and place, and the buffer's changedtick
+--- (the marks check the buffer's lines). nil: no marks.
+local function marks_source(buf, found)
+  if not found or require("pi-ide").option("review_marks") == false then
+    return nil
+  end
+  local parts = { found.pid, found.run, vim.api.nvim_buf_get_changedtick(buf) }
+  for _, h in ipairs(found.entry.hunks) do
+    parts[#parts + 1] = h.id .. ":" .. h.new_start
+  end
+  return table.concat(parts, " ")
+end
+
+--- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's. Marks
+--- placed from the same source stay as they are: pi's change set is rewritten with every change of any file,
+--- and re-placing hundreds of extmarks in the buffers of the files it did not change is most of a load's cost.
 local function mark_buffer(buf, file)
+  local found = newest_entry(file)
+  local source = marks_source(buf, found)
+  if source ~= nil and source == H.marked[buf] then
+    return
+  end
   vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
   H.marks[buf] = nil
-  local found = newest_entry(file)
-  if not found or require("pi-ide").option("review_marks") == false then
+  H.marked[buf] = source
+  if source == nil then
     return
   end
   define_highlights()
@@ -379,6 +406,7 @@ end
 ---@param buf integer
 function M.forget_buffer(buf)
   H.marks[buf] = nil
+  H.marked[buf] = nil
 end
 
 --- For tests.
@@ -392,7 +420,7 @@ function M._reset()
       vim.api.nvim_buf_clear_namespace(b, H.ns, 0, -1)
     end
   end
-  H.sets, H.marks, H.reverted = {}, {}, {}
+  H.sets, H.marks, H.marked, H.reverted = {}, {}, {}, {}
 end
 
 return M

@@ -17,12 +17,19 @@ vim9script
 # are ignored with one notice (and a line in :PiIde), never an error.
 
 import autoload 'pi_ide/writer.vim'
+import autoload 'pi_ide/diagnostics.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
 export const MAX_LAST_TURN = 50
-# The newest reports kept (PROTOCOL.md's KEPT_FILE_REPORTS); this client keeps no more while pi waits.
+# `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
+# each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
+# them: pi waits at most 2 s after its tool ends (PROTOCOL.md), so HOLD_S after the report was made. pi
+# writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
+# The Neovim client's rule (editors/nvim/lua/pi-ide/inbox/init.lua).
+export const MAX_REPORTS = 200
 export const KEPT_REPORTS = 20
+export const HOLD_S = 5
 export const POLL_MS = 500
 
 var dir = ''
@@ -258,16 +265,38 @@ def HandleChange(change: dict<any>, pi_pid: number): dict<any>
   endif
   if bufexists(buf)
     report.version = getbufvar(buf, 'changedtick')
+    report.diagnostics_expected = diagnostics.Expected(buf) ? v:true : v:false
   endif
   return report
 enddef
 
+# Seconds, with a fraction: when a report was made.
+def Now(): float
+  return reltimefloat(reltime())
+enddef
+
+# Pure: which of `list` (newest last, each with `at`, its time) to keep at `now`: per pi its newest
+# KEPT_REPORTS, and any younger than HOLD_S; at most MAX_REPORTS, the newest.
+export def Retain(list: list<dict<any>>, now: float): list<dict<any>>
+  var kept: list<dict<any>> = []
+  var per_pi: dict<number> = {}
+  for r in reverse(copy(list))
+    var pi = string(get(r, 'pi_pid', 0))
+    per_pi[pi] = get(per_pi, pi, 0) + 1
+    if per_pi[pi] <= KEPT_REPORTS || now - r.at < HOLD_S
+      kept->add(r)
+    endif
+  endfor
+  reverse(kept)
+  return len(kept) > MAX_REPORTS ? kept[len(kept) - MAX_REPORTS :] : kept
+enddef
+
+# Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see Retain).
 def Remember(report: dict<any>)
-  filter(reports, (_, r) => r.file != report.file)
+  report.at = Now()
+  filter(reports, (_, r) => r.file != report.file || r.pi_pid != report.pi_pid)
   reports->add(report)
-  if len(reports) > KEPT_REPORTS
-    remove(reports, 0, len(reports) - KEPT_REPORTS - 1)
-  endif
+  reports = Retain(reports, report.at)
 enddef
 
 def HandleMessage(msg: dict<any>): bool
@@ -411,6 +440,7 @@ export def Stop()
 enddef
 
 export def Forget(buf: number)
+  diagnostics.Forget(buf)
   if has_key(told, string(buf))
     remove(told, string(buf))
   endif
@@ -442,16 +472,19 @@ export def BufferRead(buf: number)
   endif
 enddef
 
-# Add the v0.3 fields to a state payload. Diagnostics are not collected by this client (see its README):
-# null means unknown, never "clean".
+# Add the v0.3 fields to a state payload: the active buffer's version and diagnostics (ALE's, dated by
+# pi_ide/diagnostics.vim; null when unknown, never "clean"), and the reports on pi's changes, each with its
+# buffer's diagnostics as they are now (pi waits for those of the new content after its edit).
 export def Annotate(payload: dict<any>, buf: number)
   payload.protocol = '0.3'
   payload.active_buffer.version = getbufvar(buf, 'changedtick')
-  payload.active_buffer.diagnostics = v:null
+  payload.active_buffer.diagnostics = diagnostics.Collect(buf)
+  reports = Retain(reports, Now())
   if !empty(reports)
     payload.files = mapnew(reports, (_, r) => ({file: r.file, seq: r.seq, status: r.status,
       version: r.version, modified: r.modified, diagnostics_expected: r.diagnostics_expected,
-      diagnostics: r.diagnostics, pi_pid: r.pi_pid}))
+      diagnostics: has_key(r, 'buf') && bufexists(r.buf) ? diagnostics.Collect(r.buf) : v:null,
+      pi_pid: r.pi_pid}))
   endif
   payload.pi = empty(last) ? v:null : {pid: last.pid, seq: last.seq}
 enddef
@@ -521,7 +554,7 @@ export def SummaryLines(): list<string>
   for name in sort(keys(problems))
     lines->add(printf('ignored %s: %s', name, problems[name]))
   endfor
-  return lines
+  return lines + diagnostics.SummaryLines()
 enddef
 
 # For tests.

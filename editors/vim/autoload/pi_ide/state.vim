@@ -215,8 +215,8 @@ enddef
 
 # [content, text, error]: the JSON without `timestamp` (to skip writes that change nothing) and the file's
 # text with it. When the file would exceed MAX_FILE_BYTES, the selection is cut further (and marked
-# truncated); when even that cannot help, content is "" and error says why: a file pi refuses would make
-# this editor vanish from pi.
+# truncated), then the oldest `files` reports are dropped; when even that cannot help, content is "" and
+# error says why: a file pi refuses would make this editor vanish from pi.
 export def Encode(payload: dict<any>, timestamp: number): list<string>
   var content = json_encode(payload)
   var prefix = printf('{"timestamp":%d,', timestamp)
@@ -227,6 +227,23 @@ export def Encode(payload: dict<any>, timestamp: number): list<string>
     var room = EncodedSize(sel.text) - Over() - 32
     sel.text = Fit(sel.text, max([0, room]))[0]
     sel.truncated = true
+    content = json_encode(payload)
+  endif
+  # Many reports with many diagnostics (pi writing 200 files at once): the oldest reports go first, they are
+  # the ones pi has most likely read already. Each report's size once, so one more encode makes it fit.
+  var files = get(payload, 'files', [])
+  if Over() > 0 && type(files) == v:t_list && !empty(files)
+    var excess = Over()
+    var drop = 0
+    while excess > 0 && drop < len(files)
+      excess -= strlen(json_encode(files[drop])) + 1
+      drop += 1
+    endwhile
+    if drop >= len(files)
+      remove(payload, 'files')
+    else
+      payload.files = files[drop :]
+    endif
     content = json_encode(payload)
   endif
   if Over() > 0

@@ -205,6 +205,7 @@ local function handle_message(msg)
   if msg.editor_pid ~= me then
     -- Not (or no longer) connected to us: forget it, act on nothing.
     pis.forget(msg.pid)
+    require("pi-ide.approval").forget(msg.pid)
     return false
   end
   local handled = pis.handled(msg.pid)
@@ -232,9 +233,30 @@ local function handle_message(msg)
   return true
 end
 
---- Read and handle `<dir>/<name>` (a `pi-<digits>.json`).
+--- Read `<dir>/<name>`, a `pi-<digits>.approval.json` (v0.4): only a live pi of ours counts.
+local function process_approval(name, pid)
+  local approval = require("pi-ide.approval")
+  local life = pis.liveness(pid)
+  if life ~= "alive" then
+    if life == "foreign" then
+      problem(name, ("pid %d belongs to another user"):format(pid))
+    end
+    approval.forget(pid)
+    return true
+  end
+  local why = approval.load(H.dir, pid)
+  if why then
+    problem(name, why)
+  else
+    H.problems[name] = nil
+  end
+  return true
+end
+
+--- Read and handle `<dir>/<name>` (a `pi-<digits>.json`, or a `pi-<digits>.approval.json`).
 function M._process(name)
-  local pid = message.pid_of_name(name)
+  local approval_pid = require("pi-ide.approval").pid_of_name(name)
+  local pid = approval_pid or message.pid_of_name(name)
   if not pid or not H.dir then
     return false
   end
@@ -242,12 +264,16 @@ function M._process(name)
   if not require("pi-ide.writer").check(H.dir) then
     return false
   end
+  if approval_pid then
+    return process_approval(name, pid)
+  end
   local text, why = read.read_file(H.dir .. "/" .. name)
   if not text then
     if why then
       problem(name, why)
     else
       pis.forget(pid) -- pi exited and removed its file
+      require("pi-ide.approval").forget(pid)
       H.problems[name] = nil
     end
     return false
@@ -276,8 +302,18 @@ end
 
 --- Statuslines are evaluated only when Neovim redraws them: when a message changed what statusline() says,
 --- ask for that redraw (flush runs from vim.schedule, never in a fast event, where redrawing is not allowed).
-local function redraw_statusline_if_changed()
+--- The statusline's text: the connected pi (pi-ide.inbox.pis) and a request waiting for approval.
+local function status_text()
+  local waits = require("pi-ide.approval").status_text()
   local text = pis.status_text()
+  if waits == "" then
+    return text
+  end
+  return text == "" and waits or (text .. " " .. waits)
+end
+
+local function redraw_statusline_if_changed()
+  local text = status_text()
   if text ~= H.status_drawn then
     H.status_drawn = text
     vim.cmd("redrawstatus!")
@@ -330,7 +366,7 @@ local function flush()
 end
 
 local function queue(name)
-  if not message.pid_of_name(name) then
+  if not message.pid_of_name(name) and not require("pi-ide.approval").pid_of_name(name) then
     return
   end
   H.queued[name] = true
@@ -387,6 +423,10 @@ function M.start(dir, on_report, on_lost)
   H.dir, H.on_report, H.on_lost = dir, on_report, on_lost
   H.watched = dir_identity(dir)
   require("pi-ide.review").on_change = on_report
+  require("pi-ide.approval").on_change = function()
+    pcall(redraw_statusline_if_changed)
+    on_report()
+  end
   local handle = uv.new_fs_event()
   if not handle then
     return false, "cannot create a file watcher"
@@ -422,6 +462,7 @@ function M.stop()
   end
   -- Not listening any more: no pi is connected, whatever it last said (the statusline and :PiIde follow).
   pis.reset()
+  require("pi-ide.approval").reset()
   vim.schedule(function()
     pcall(redraw_statusline_if_changed)
   end)
@@ -472,6 +513,7 @@ function M.buffer_read(buf)
   M.buffer_synced(buf)
   reload.buffer_read(buf)
   require("pi-ide.review").buffer_read(buf)
+  require("pi-ide.approval").buffer_read(buf)
 end
 
 --- Add the v0.3 fields to a state payload: the protocol version, the active buffer's version and
@@ -506,12 +548,13 @@ function M.annotate(payload, buf)
   end
   payload.pi = H.last and { pid = H.last.pid, seq = H.last.seq } or vim.NIL
   payload.reverted = require("pi-ide.review").report() -- v0.4; nil leaves the field out
+  payload.decisions = require("pi-ide.approval").report() -- v0.4; always written: it says we answer approvals
 end
 
 --- For statuslines: "" without a connected pi, "pi" with one, "pi +N" when its last turn changed N files.
 ---@return string
 function M.statusline()
-  H.status_drawn = pis.status_text()
+  H.status_drawn = status_text()
   return H.status_drawn
 end
 
@@ -545,6 +588,7 @@ function M.summary_lines()
   else
     lines[#lines + 1] = "pi: none connected"
   end
+  vim.list_extend(lines, require("pi-ide.approval").summary_lines())
   if H.dir and not M.watching() then
     lines[#lines + 1] = ("not watching %s for pi's messages (missing, or replaced since the watch began)"):format(
       inert(H.dir)

@@ -1,0 +1,427 @@
+--- pi-ide.approval: protocol v0.4, optional approval. With `ideContext.approve: "edits"` pi's write/edit waits
+--- for the user's decision: pi writes `pi-<pid>.approval.json` (the proposed hunks against the file as it is)
+--- while it waits and removes it once decided. Passive, never blocking: a one-line notice, marks of the
+--- proposed hunks in the file's buffer if it is open (signs, and the proposed lines as virtual lines), the
+--- statusline and :PiIde; nothing opens or takes focus unless asked:
+---   :PiIde approve    let pi apply the change
+---   :PiIde reject     pi does not apply it (and tells its model the user rejected it)
+---   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+--- The decision goes into the state file (`decisions`); pi reads it. Doing nothing is not a rejection: pi's own
+--- dialog may answer, or its timeout ends the wait. Only a request of a live pi of this user naming this
+--- Neovim counts; it never changes a buffer or a file.
+---@module 'pi-ide.approval'
+local notice = require("pi-ide.notice")
+
+local M = {}
+
+--- Asks init.lua for a prompt state write (set by pi-ide.inbox.start).
+---@type fun()|nil
+M.on_change = nil
+
+--- PROTOCOL.md "v0.4": the largest request read, the decisions kept for pi, the proposed lines shown inline.
+M.MAX_BYTES = 1024 * 1024
+M.MAX_DECISIONS = 20
+M.MAX_VIRTUAL_LINES = 20
+
+local H = {
+  ns = vim.api.nvim_create_namespace("pi-ide-approval"),
+  --- pi pid -> the request it waits on
+  pending = {},
+  --- newest last: { pi_pid, id, decision }
+  decisions = {},
+  --- request id -> true, once its notice was shown
+  told = {},
+  hl_defined = false,
+}
+
+local function define_highlights()
+  if H.hl_defined then
+    return
+  end
+  H.hl_defined = true
+  local links = { PiIdeApproval = "DiffText", PiIdeApprovalAdd = "DiffAdd" }
+  for name, link in pairs(links) do
+    pcall(vim.api.nvim_set_hl, 0, name, { link = link, default = true })
+  end
+end
+
+--- `pi-<pid>.approval.json` -> pid, else nil (the same canonical decimal as every state file name).
+---@param name string
+---@return integer|nil
+function M.pid_of_name(name)
+  if type(name) ~= "string" then
+    return nil
+  end
+  local digits = name:match("^pi%-(%d+)%.approval%.json$")
+  return digits and require("pi-ide.writer").pid_of_name(digits .. ".json") or nil
+end
+
+local function is_integer(v, min)
+  return type(v) == "number" and v == math.floor(v) and v >= (min or 0) and v < 2 ^ 53
+end
+
+--- Pure: the request in a decoded approval file from pi `pid`, or nil and why it is refused.
+---@param msg any
+---@param pid integer
+---@return table|nil request
+---@return string|nil problem
+function M.validate(msg, pid)
+  if type(msg) ~= "table" or msg.kind ~= "pi-approval" then
+    return nil, "not a pi approval request"
+  end
+  if msg.pid ~= pid then
+    return nil, "its pid is not the one in its name"
+  end
+  if not is_integer(msg.editor_pid, 1) then
+    return nil, "editor_pid is not a pid"
+  end
+  local r = msg.request
+  if type(r) ~= "table" then
+    return nil, "request: not an object"
+  end
+  if type(r.id) ~= "string" or #r.id == 0 or #r.id > 64 then
+    return nil, "request.id: not a string of 1 to 64 characters"
+  end
+  if type(r.file) ~= "string" or r.file:sub(1, 1) ~= "/" then
+    return nil, "request.file: not an absolute path"
+  end
+  if type(r.tool) ~= "string" or not is_integer(r.timeout_s, 1) or type(r.expires) ~= "number" then
+    return nil, "request: tool, timeout_s or expires missing"
+  end
+  if type(r.hunks) ~= "table" then
+    return nil, "request.hunks: not a list"
+  end
+  local review = require("pi-ide.review")
+  local hunks = {}
+  for _, h in ipairs(r.hunks) do
+    if review.valid_hunk(h) then
+      hunks[#hunks + 1] = h
+    end
+  end
+  return {
+    pi_pid = pid,
+    editor_pid = msg.editor_pid,
+    id = r.id,
+    tool = r.tool,
+    file = r.file,
+    created = r.created == true,
+    note = type(r.note) == "string" and r.note or nil,
+    hunks = hunks,
+    hunks_total = is_integer(r.hunks_total) and r.hunks_total or #hunks,
+    timeout_s = r.timeout_s,
+    expires = r.expires,
+  }
+end
+
+--- The request shown first: the one that runs out first.
+local function current()
+  local best
+  for _, r in pairs(H.pending) do
+    if not best or r.expires < best.expires then
+      best = r
+    end
+  end
+  return best
+end
+
+local function buffer_of(file)
+  local reload = require("pi-ide.inbox.reload")
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" and reload.buffer_path(buf) == file then
+      return buf
+    end
+  end
+  return nil
+end
+
+--- Pure: do the hunks' old lines stand in `lines` where the request says (the buffer is the file pi read)?
+---@param lines string[]
+---@param hunks table[]
+---@return boolean
+function M.matches(lines, hunks)
+  for _, h in ipairs(hunks) do
+    for i, text in ipairs(h.old_text) do
+      if lines[h.old_start - 1 + i] ~= text then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+--- Pure: `lines` with the hunks applied (bottom up, so earlier line numbers stay right).
+---@param lines string[]
+---@param hunks table[]
+---@return string[]
+function M.apply(lines, hunks)
+  local out = vim.list_extend({}, lines)
+  local sorted = vim.list_extend({}, hunks)
+  table.sort(sorted, function(a, b)
+    return a.old_start > b.old_start
+  end)
+  for _, h in ipairs(sorted) do
+    local at = h.old_start - 1
+    for _ = 1, #h.old_text do
+      table.remove(out, at + 1)
+    end
+    for i, text in ipairs(h.new_text) do
+      table.insert(out, at + i, text)
+    end
+  end
+  return out
+end
+
+--- Mark the proposed hunks in the buffer of `file`, if it is loaded and still holds the lines pi read.
+local function mark(file)
+  local buf = buffer_of(file)
+  if not buf then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
+  local r
+  for _, p in pairs(H.pending) do
+    if p.file == file then
+      r = p
+    end
+  end
+  if not r or require("pi-ide").option("review_marks") == false then
+    return
+  end
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if not M.matches(lines, r.hunks) then
+    return
+  end
+  define_highlights()
+  local count = #lines
+  for _, h in ipairs(r.hunks) do
+    local virt = {}
+    for i, text in ipairs(h.new_text) do
+      if i > M.MAX_VIRTUAL_LINES then
+        virt[#virt + 1] = { { ("+ … %d more lines"):format(#h.new_text - i + 1), "PiIdeApprovalAdd" } }
+        break
+      end
+      virt[#virt + 1] = { { "+ " .. text, "PiIdeApprovalAdd" } }
+    end
+    -- Replaced lines carry the sign; the proposed lines follow them (an insertion: above its line).
+    local n = #h.old_text
+    local row = math.max(0, math.min(h.old_start - 1, count - 1))
+    local opts = { sign_text = "?", sign_hl_group = "PiIdeApproval", priority = 9 }
+    if n > 0 then
+      opts.end_row = row + n - 1
+      if #virt > 0 then
+        pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row + n - 1, 0, { virt_lines = virt })
+      end
+    elseif #virt > 0 then
+      opts.virt_lines = virt
+      opts.virt_lines_above = h.old_start - 1 < count
+    end
+    pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
+  end
+end
+
+local function unmark(file)
+  local buf = buffer_of(file)
+  if buf then
+    vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
+  end
+end
+
+local function describe(r)
+  local name = vim.fn.fnamemodify(r.file, ":~:.")
+  local what = r.note and ("(" .. r.note .. ")")
+    or ("%d %s"):format(r.hunks_total, r.hunks_total == 1 and "hunk" or "hunks")
+  return name, what
+end
+
+--- A request arrived: say so once, in one line that fits (no hit-enter prompt).
+local function tell(r)
+  if H.told[r.id] then
+    return
+  end
+  H.told[r.id] = true
+  local name, what = describe(r)
+  notice.show({
+    {
+      ("(pi-ide) pi waits for your approval (%s, %d s) of "):format(what, r.timeout_s),
+      ": :PiIde approve / reject / proposal",
+    },
+    { "(pi-ide) approve pi's change to ", "? :PiIde approve / reject" },
+    { "(pi-ide) pi waits: ", " (:PiIde)" },
+  }, name)
+end
+
+--- Read `<dir>/pi-<pid>.approval.json` (a live pi of ours). A missing file: pi waits on nothing (any longer).
+--- Returns nil, or why the file was not used.
+---@param dir string
+---@param pid integer
+---@return string|nil problem
+function M.load(dir, pid)
+  local text, why = require("pi-ide.inbox.read").read_file(
+    ("%s/pi-%d.approval.json"):format(dir, pid),
+    M.MAX_BYTES
+  )
+  if not text then
+    if not why then
+      M.forget(pid)
+    end
+    return why
+  end
+  local ok, msg = pcall(vim.json.decode, text)
+  if not ok then
+    return "not valid JSON"
+  end
+  local r, bad = M.validate(msg, pid)
+  if not r then
+    return bad
+  end
+  if r.editor_pid ~= vim.fn.getpid() then
+    M.forget(pid) -- asks another editor
+    return nil
+  end
+  local before = H.pending[pid]
+  if before and before.file ~= r.file then
+    unmark(before.file)
+  end
+  H.pending[pid] = r
+  mark(r.file)
+  tell(r)
+  return nil
+end
+
+--- pi `pid` waits on nothing any more (decided, gone, or asking another editor).
+---@param pid integer
+function M.forget(pid)
+  local r = H.pending[pid]
+  if r then
+    H.pending[pid] = nil
+    unmark(r.file)
+  end
+end
+
+--- Not listening any more: no request counts.
+function M.reset()
+  for pid in pairs(H.pending) do
+    M.forget(pid)
+  end
+end
+
+--- :PiIde approve | reject. Returns the one line to tell the user.
+---@param decision "accept"|"reject"
+---@return string
+function M.decide(decision)
+  local r = current()
+  if not r then
+    return "(pi-ide) pi is not waiting for your approval"
+  end
+  M.forget(r.pi_pid)
+  local name = describe(r)
+  if os.time() > r.expires then
+    return ("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it"):format(name, r.timeout_s)
+  end
+  H.decisions[#H.decisions + 1] = { pi_pid = r.pi_pid, id = r.id, decision = decision }
+  while #H.decisions > M.MAX_DECISIONS do
+    table.remove(H.decisions, 1)
+  end
+  if M.on_change then
+    M.on_change()
+  end
+  return decision == "accept" and ("(pi-ide) approved: pi applies its change to %s"):format(name)
+    or ("(pi-ide) rejected: pi leaves %s as it is"):format(name)
+end
+
+--- Pure: the request as a unified diff, for a file that is not open (or no longer holds pi's lines).
+---@param r table
+---@return string[]
+function M.diff_lines(r)
+  local out = { "--- " .. r.file, "+++ " .. r.file .. " (pi's proposal)" }
+  if r.note then
+    out[#out + 1] = ("(no preview: %s)"):format(r.note)
+  end
+  for _, h in ipairs(r.hunks) do
+    out[#out + 1] = ("@@ -%d,%d +%d,%d @@"):format(h.old_start, #h.old_text, h.new_start, #h.new_text)
+    for _, l in ipairs(h.old_text) do
+      out[#out + 1] = "-" .. l
+    end
+    for _, l in ipairs(h.new_text) do
+      out[#out + 1] = "+" .. l
+    end
+  end
+  return out
+end
+
+--- :PiIde proposal: the change pi waits on. The file's buffer, when it holds the lines pi read, beside the
+--- proposed text (pi-ide.inbox.compare: the buffer is never reloaded or written, no W12); else the hunks as a
+--- diff in a scratch window. Either way read-only, and the cursor comes back. Returns nil or why not.
+---@return string|nil problem
+function M.show()
+  local r = current()
+  if not r then
+    return "(pi-ide) pi is not waiting for your approval"
+  end
+  local compare = require("pi-ide.inbox.compare")
+  local buf = buffer_of(r.file)
+  if buf and not r.note then
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    if M.matches(lines, r.hunks) then
+      compare.show_beside(buf, M.apply(lines, r.hunks), "pi-ide://proposal" .. r.file)
+      return nil
+    end
+  end
+  vim.cmd("botright new")
+  local scratch = vim.api.nvim_get_current_buf()
+  local bo = vim.bo[scratch]
+  bo.buftype, bo.bufhidden, bo.swapfile = "nofile", "wipe", false
+  vim.api.nvim_buf_set_lines(scratch, 0, -1, false, M.diff_lines(r))
+  bo.modifiable, bo.readonly, bo.filetype = false, true, "diff"
+  pcall(vim.api.nvim_buf_set_name, scratch, "pi-ide://proposal.diff" .. r.file)
+  vim.cmd("wincmd p")
+  return nil
+end
+
+--- The state file's `decisions` (v0.4): always a list, empty included: it tells pi this Neovim answers.
+---@return table
+function M.report()
+  return vim.deepcopy(H.decisions)
+end
+
+--- For statuslines: "" or "approve?" while pi waits.
+---@return string
+function M.status_text()
+  return current() and "approve?" or ""
+end
+
+--- Lines for :PiIde.
+---@return string[]
+function M.summary_lines()
+  local r = current()
+  if not r then
+    return {}
+  end
+  local name, what = describe(r)
+  return {
+    ("pi waits for your approval: %s of %s (%s), %d s left. :PiIde approve / reject / proposal"):format(
+      r.created and "creation" or r.tool,
+      notice.inert(name),
+      what,
+      math.max(0, r.expires - os.time())
+    ),
+  }
+end
+
+--- BufReadPost: a file with a pending request, opened now, gets its marks.
+---@param buf integer
+function M.buffer_read(buf)
+  local file = require("pi-ide.inbox.reload").buffer_path(buf)
+  for _, r in pairs(H.pending) do
+    if r.file == file then
+      mark(file)
+    end
+  end
+end
+
+--- For tests.
+function M._state()
+  return H
+end
+
+return M

@@ -1,0 +1,469 @@
+/**
+ * Protocol v0.4, pi's change set (`pi-<pid>.review.json`) in a TypeScript editor, pure: the parser (untrusted
+ * JSON in, the runs or one problem out), which run's entry a file shows, and pi's hunks in an open document.
+ *
+ * An editor has no marks that move with the text by themselves (Neovim's extmarks), so a hunk's place is kept
+ * here: it is placed where pi's version has it (`new_start`) only when the document has pi's lines there, and
+ * from then on follows the user's edits (`shiftMarks`, from the document's change events). Whether a hunk is
+ * still pi's is never assumed: `markStatus` compares the lines at its place with pi's `new_text` each time,
+ * so a hunk the user edited is never shown or reverted as pi's. The file-system checks that come before
+ * parsing live in pi-reader.ts.
+ */
+import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/link/change-set.ts";
+import { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
+import type { RevertedHunk } from "../../src/protocol/protocol.ts";
+import type { TextLines } from "./state.ts";
+
+export type { RevertedHunk, ReviewFile, ReviewHunk, ReviewRun };
+// The caps are the protocol's (src/protocol/limits.ts).
+export { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES };
+
+/** `dropped`: entries (runs, files, hunks) that were malformed and left out. */
+export type ParsedReview = { ok: true; runs: ReviewRun[]; dropped: number } | { ok: false; problem: string };
+
+/**
+ * `pi-<pid>.review.json`: pi's name for it (src/protocol/protocol.ts `piReviewFileName`, checked equal by the unit
+ * tests), said again here because that module carries the schema library, which the editor bundles leave out.
+ */
+export const piReviewName = (pid: number): string => `pi-${pid}.review.json`;
+
+type Fields = Record<string, unknown>;
+const isObject = (value: unknown): value is Fields =>
+	typeof value === "object" && value !== null && !Array.isArray(value);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isLines = (value: unknown): value is string[] =>
+	Array.isArray(value) && value.every((line) => typeof line === "string");
+const NOTES = new Set(["binary", "too large", "unreadable"]);
+
+function parseHunk(raw: unknown): ReviewHunk | undefined {
+	if (!isObject(raw)) return undefined;
+	const { id, old_start, new_start, old_text, new_text } = raw;
+	if (typeof id !== "string" || id.length === 0 || id.length > 64) return undefined;
+	if (!isCount(old_start) || !isCount(new_start) || new_start < 1) return undefined;
+	if (!isLines(old_text) || !isLines(new_text)) return undefined;
+	// The texts are what the editor compares and puts back: the counts are taken from them.
+	return {
+		id,
+		old_start,
+		old_lines: old_text.length,
+		new_start,
+		new_lines: new_text.length,
+		old_text,
+		new_text,
+	};
+}
+
+function parseFile(raw: unknown, dropped: { n: number }): ReviewFile | undefined {
+	if (!isObject(raw)) return undefined;
+	const { file, baseline, note, hunks, hunks_total } = raw;
+	if (typeof file !== "string" || !file.startsWith("/") || file.length > 4096) return undefined;
+	if (baseline !== null && typeof baseline !== "string") return undefined;
+	if (note !== null && note !== undefined && !(typeof note === "string" && NOTES.has(note))) return undefined;
+	if (!Array.isArray(hunks)) return undefined;
+	const good: ReviewHunk[] = [];
+	for (const each of hunks.slice(0, MAX_REVIEW_HUNKS_PER_FILE)) {
+		const hunk = parseHunk(each);
+		if (hunk) good.push(hunk);
+		else dropped.n++;
+	}
+	return {
+		file,
+		baseline: note ? null : baseline,
+		note: (note as ReviewFile["note"] | undefined) ?? null,
+		hunks: note ? [] : good,
+		hunks_total: isCount(hunks_total) ? Math.max(hunks_total, good.length) : good.length,
+	};
+}
+
+/**
+ * Parse the text of pi `pid`'s change set. Never throws. The whole file is refused when it is not a change set of
+ * that pi; a malformed run, file or hunk is left out and counted (a newer pi's additions are ignored).
+ */
+export function parseReview(text: string, pid: number): ParsedReview {
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
+	if (raw["kind"] !== "pi-review") return { ok: false, problem: 'kind: not "pi-review"' };
+	if (raw["pid"] !== pid) return { ok: false, problem: `pid field ${String(raw["pid"])} does not match the file name` };
+	if (!Array.isArray(raw["runs"])) return { ok: false, problem: "runs: not a list" };
+	const dropped = { n: 0 };
+	const runs: ReviewRun[] = [];
+	for (const run of raw["runs"]) {
+		if (!isObject(run) || !isCount(run["run"]) || !Array.isArray(run["files"])) {
+			dropped.n++;
+			continue;
+		}
+		const files: ReviewFile[] = [];
+		for (const each of run["files"]) {
+			const file = parseFile(each, dropped);
+			if (file) files.push(file);
+			else dropped.n++;
+		}
+		runs.push({ run: run["run"], files });
+	}
+	return { ok: true, runs, dropped: dropped.n };
+}
+
+/** A file's entry in the newest run that changed it, among the change sets of all connected pis. */
+export interface ReviewEntry {
+	pid: number;
+	run: number;
+	entry: ReviewFile;
+}
+
+/** The newest run's entry for `file` (the Neovim client's rule: a later run's baseline has the earlier runs in it). */
+export function newestEntry(sets: ReadonlyMap<number, readonly ReviewRun[]>, file: string): ReviewEntry | undefined {
+	let best: ReviewEntry | undefined;
+	for (const [pid, runs] of sets) {
+		for (const run of runs) {
+			const entry = run.files.find((f) => f.file === file);
+			if (entry && (best === undefined || run.run > best.run)) best = { pid, run: run.run, entry };
+		}
+	}
+	return best;
+}
+
+/** The newest run among all connected pis (what "pi's changes" lists), with its pi. */
+export function newestRun(
+	sets: ReadonlyMap<number, readonly ReviewRun[]>,
+): { pid: number; run: ReviewRun } | undefined {
+	let best: { pid: number; run: ReviewRun } | undefined;
+	for (const [pid, runs] of sets) {
+		const run = runs[runs.length - 1];
+		if (run && (best === undefined || run.run > best.run.run)) best = { pid, run };
+	}
+	return best;
+}
+
+/** pi's lines without a CR (a CRLF file's hunks carry it; editors hand out lines without their terminator). */
+const bare = (line: string) => (line.endsWith("\r") ? line.slice(0, -1) : line);
+
+/** Does `document` have `lines` at 0-based line `at`? */
+export function hasLinesAt(document: TextLines, at: number, lines: readonly string[]): boolean {
+	if (at < 0 || at + lines.length > document.count) return false;
+	return lines.every((line, i) => document.text(at + i) === bare(line));
+}
+
+/**
+ * pi's version of the file (baseline with every hunk applied), or undefined when it cannot be known exactly (no
+ * baseline for an existing file, hunks left out at the cap).
+ */
+export function piVersion(entry: ReviewFile): string[] | undefined {
+	if (entry.note !== null || entry.hunks.length < entry.hunks_total) return undefined;
+	const lines = splitLines(entry.baseline ?? "");
+	const out: string[] = [];
+	let at = 0; // next baseline line (0-based) not yet copied
+	for (const hunk of entry.hunks) {
+		// With `old_lines` 0 pi inserted before baseline line `old_start`: the same index either way.
+		const start = hunk.old_start - 1;
+		if (start < at || start > lines.length) return undefined;
+		out.push(...lines.slice(at, start), ...hunk.new_text);
+		at = start + hunk.old_lines;
+	}
+	out.push(...lines.slice(at));
+	return out;
+}
+
+/** One of pi's hunks in an open document. */
+export interface Mark {
+	pid: number;
+	run: number;
+	file: string;
+	hunk: ReviewHunk;
+	/** Its first line in the document now (0-based; for a deletion, the line it stood before); undefined: not found. */
+	line: number | undefined;
+	/** Reverted here by the user (a deletion's or a pure addition's text alone cannot tell). */
+	reverted: boolean;
+}
+
+/** pi's lines are there; the user reverted it; the lines there are no longer pi's; never found in the document. */
+export type MarkStatus = "pi" | "reverted" | "edited" | "unplaced";
+
+/**
+ * Where pi's version has `hunk`, if the document has pi's lines there: the hunk's own lines, and for a deletion
+ * the lines around the place (from pi's version, when known), so it is never placed on a stranger's lines.
+ */
+function placeOf(hunk: ReviewHunk, document: TextLines, pi: string[] | undefined): number | undefined {
+	const at = hunk.new_start - 1;
+	if (hunk.new_text.length > 0) return hasLinesAt(document, at, hunk.new_text) ? at : undefined;
+	if (at > document.count) return undefined;
+	if (pi === undefined) return at;
+	const before = at > 0 ? [pi[at - 1] ?? ""] : [];
+	const after = at < pi.length ? [pi[at] ?? ""] : [];
+	return hasLinesAt(document, at - before.length, [...before, ...after]) ? at : undefined;
+}
+
+/**
+ * The marks of `entry` in `document`: a hunk already marked (same id, same run) keeps its place; the others are
+ * placed where pi's version has them, when the document has pi's lines there.
+ */
+export function placeMarks(previous: readonly Mark[], found: ReviewEntry, document: TextLines): Mark[] {
+	const kept = new Map(previous.filter((m) => m.run === found.run && m.pid === found.pid).map((m) => [m.hunk.id, m]));
+	const pi = piVersion(found.entry);
+	return found.entry.hunks.map((hunk) => {
+		const old = kept.get(hunk.id);
+		if (old && old.line !== undefined) return { ...old, hunk };
+		return {
+			pid: found.pid,
+			run: found.run,
+			file: found.entry.file,
+			hunk,
+			line: placeOf(hunk, document, pi),
+			reverted: false,
+		};
+	});
+}
+
+/** Marks not found yet, tried again (VS Code reloaded the document from disk after pi's change set arrived). */
+export function placeUnplaced(marks: readonly Mark[], found: ReviewEntry, document: TextLines): Mark[] {
+	if (marks.every((m) => m.line !== undefined)) return [...marks];
+	const pi = piVersion(found.entry);
+	return marks.map((m) => (m.line === undefined ? { ...m, line: placeOf(m.hunk, document, pi) } : m));
+}
+
+/**
+ * One change of a document, as VS Code's change event gives it (applied in order, each to the text the previous
+ * one left): lines `startLine`..`endLine` (0-based, the range ending at `endCharacter`) replaced by `text`.
+ */
+export interface LineChange {
+	startLine: number;
+	endLine: number;
+	endCharacter: number;
+	text: string;
+}
+
+const lineBreaks = (text: string): number => {
+	let n = 0;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (c === 10) n++;
+		else if (c === 13 && text.charCodeAt(i + 1) !== 10) n++;
+	}
+	return n;
+};
+
+/**
+ * Marks moved through the user's edits: an edit wholly above a mark's first line (ending on an earlier line, or
+ * ending at the start of it having replaced whole lines) moves it by the lines it added or removed; an edit that
+ * touches the mark's lines leaves it in place, and `markStatus` then says whether they are still pi's.
+ */
+export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[]): Mark[] {
+	return marks.map((mark) => {
+		let line = mark.line;
+		if (line === undefined) return mark;
+		for (const change of changes) {
+			const wholeLines = change.text === "" || change.text.endsWith("\n") || change.text.endsWith("\r");
+			const above = change.endLine < line || (change.endLine === line && change.endCharacter === 0 && wholeLines);
+			if (above) line += lineBreaks(change.text) - (change.endLine - change.startLine);
+		}
+		return line === mark.line ? mark : { ...mark, line: Math.max(0, line) };
+	});
+}
+
+/** What a mark is now in `document` (see MarkStatus). */
+export function markStatus(mark: Mark, document: TextLines): MarkStatus {
+	const { line, hunk } = mark;
+	if (line === undefined) return "unplaced";
+	if (hunk.new_text.length === 0) {
+		// A deletion put back sits just above the place (the insertion moved the place down past it).
+		if (mark.reverted && hasLinesAt(document, line - hunk.old_text.length, hunk.old_text)) return "reverted";
+		return line <= document.count ? "pi" : "edited";
+	}
+	if (hasLinesAt(document, line, hunk.new_text)) return "pi";
+	if (mark.reverted || (hunk.old_text.length > 0 && hasLinesAt(document, line, hunk.old_text))) return "reverted";
+	return "edited";
+}
+
+/** A text edit in an editor's terms: 0-based lines, UTF-16 characters. */
+export interface TextEdit {
+	start: { line: number; character: number };
+	end: { line: number; character: number };
+	text: string;
+}
+
+/** Why a hunk cannot be reverted, in the words the user reads; undefined when it can. */
+export function revertProblem(mark: Mark, document: TextLines): string | undefined {
+	const status = markStatus(mark, document);
+	const where = mark.line === undefined ? "" : `line ${Math.min(mark.line + 1, Math.max(document.count, 1))}: `;
+	if (status === "pi") return undefined;
+	if (status === "reverted") return `${where}already reverted`;
+	if (status === "unplaced") return "pi's lines are not in this document (it does not show pi's version)";
+	return `${where}you changed these lines after pi's edit; not reverted`;
+}
+
+/**
+ * The edit that puts the baseline's lines back for `mark` (status "pi"), with `eol` between lines: the buffer's
+ * lines replaced, never anything else. A hunk that ends at the last line of a document without a final line
+ * break keeps it that way.
+ */
+export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEdit {
+	const at = mark.line ?? 0;
+	const n = mark.hunk.new_text.length;
+	const old = mark.hunk.old_text.map(bare);
+	const endOfLine = (line: number) => ({ line, character: document.text(line).length });
+	if (n === 0) {
+		if (at < document.count) {
+			return {
+				start: { line: at, character: 0 },
+				end: { line: at, character: 0 },
+				text: old.map((l) => l + eol).join(""),
+			};
+		}
+		const last = endOfLine(document.count - 1);
+		return { start: last, end: last, text: old.map((l) => eol + l).join("") };
+	}
+	if (at + n < document.count) {
+		return {
+			start: { line: at, character: 0 },
+			end: { line: at + n, character: 0 },
+			text: old.map((l) => l + eol).join(""),
+		};
+	}
+	// The hunk runs to the document's last line, which has no line break after it.
+	const end = endOfLine(at + n - 1);
+	if (old.length > 0) return { start: { line: at, character: 0 }, end, text: old.join(eol) };
+	return { start: at > 0 ? endOfLine(at - 1) : { line: 0, character: 0 }, end, text: "" };
+}
+
+/** `reverted` with `mark` (reverted at its place now) added, newest last, capped. */
+export function addRevert(reverted: readonly RevertedHunk[], mark: Mark): RevertedHunk[] {
+	const entry: RevertedHunk = {
+		pi_pid: mark.pid,
+		run: mark.run,
+		id: mark.hunk.id,
+		file: mark.file,
+		line: (mark.line ?? 0) + 1,
+		lines: mark.hunk.new_text.length,
+	};
+	return [...reverted, entry].slice(-MAX_REVERTED_REPORTS);
+}
+
+/** Which of a document's marks a revert takes: the hunk under the cursor (0-based line), or all of them. */
+export type RevertScope = { cursor: number } | "all";
+
+/** A revert worked out for one document: the edits to apply together (one undo step), and what was refused. */
+export interface RevertPlan {
+	edits: TextEdit[];
+	/** The marks those edits revert, in the same order. */
+	marks: Mark[];
+	problems: string[];
+	/** Marks the scope took (0: nothing of pi's there). */
+	chosen: number;
+}
+
+const covers = (mark: Mark, line: number, document: TextLines): boolean => {
+	if (mark.line === undefined) return false;
+	const n = mark.hunk.new_text.length;
+	// A deletion is shown on the line that now follows it (the last line, for one at the end).
+	if (n === 0) return line === Math.min(mark.line, Math.max(document.count - 1, 0));
+	return line >= mark.line && line < mark.line + n;
+};
+
+/** The edits that revert `scope` of `marks` in `document`, refusing hunks whose lines are no longer pi's. */
+export function planRevert(marks: readonly Mark[], document: TextLines, eol: string, scope: RevertScope): RevertPlan {
+	// Reverted hunks are done; hunks never found are refused by name in a whole-file revert (they have no place).
+	const live = marks.filter((m) => markStatus(m, document) !== "reverted");
+	const chosen = scope === "all" ? live : live.filter((m) => covers(m, scope.cursor, document));
+	const plan: RevertPlan = { edits: [], marks: [], problems: [], chosen: chosen.length };
+	for (const mark of chosen) {
+		const problem = revertProblem(mark, document);
+		if (problem !== undefined) plan.problems.push(problem);
+		else {
+			plan.edits.push(revertEdit(mark, document, eol));
+			plan.marks.push(mark);
+		}
+	}
+	return plan;
+}
+
+/**
+ * What an editor knows of pi's change sets: the runs of each connected pi, pi's hunks in each open document of a
+ * changed file, and what the user reverted (the state file's `reverted`). Pure: the host hands in documents as
+ * lines and their changes; it reads the files and draws the marks.
+ */
+export class ReviewBook {
+	readonly #sets = new Map<number, ReviewRun[]>();
+	readonly #marks = new Map<string, Mark[]>();
+	#reverted: RevertedHunk[] = [];
+
+	get sets(): ReadonlyMap<number, readonly ReviewRun[]> {
+		return this.#sets;
+	}
+
+	/** The state file's `reverted`, newest last. */
+	get reverted(): RevertedHunk[] {
+		return this.#reverted;
+	}
+
+	/** Files of open documents with marks. */
+	get markedFiles(): string[] {
+		return [...this.#marks.keys()];
+	}
+
+	setRuns(pid: number, runs: ReviewRun[]): void {
+		this.#sets.set(pid, runs);
+	}
+
+	/** pi `pid` is gone or no longer connected; true when it had a change set. */
+	forget(pid: number): boolean {
+		return this.#sets.delete(pid);
+	}
+
+	entryFor(file: string): ReviewEntry | undefined {
+		return newestEntry(this.#sets, file);
+	}
+
+	newestRun(): { pid: number; run: ReviewRun } | undefined {
+		return newestRun(this.#sets);
+	}
+
+	/** The open document of `file` (its lines now): mark the hunks of its newest entry, or drop its marks. */
+	sync(file: string, document: TextLines): void {
+		const found = this.entryFor(file);
+		if (found === undefined) this.#marks.delete(file);
+		else this.#marks.set(file, placeMarks(this.#marks.get(file) ?? [], found, document));
+	}
+
+	/** The document of `file` changed (`changes`, in order), and now has `document`'s lines. */
+	edited(file: string, changes: readonly LineChange[] | undefined, document: TextLines): void {
+		const marks = this.#marks.get(file);
+		if (marks === undefined) return;
+		const found = this.entryFor(file);
+		if (found === undefined || changes === undefined) {
+			// Without the changes the places cannot be followed: placed again from pi's version.
+			this.#marks.set(file, []);
+			this.sync(file, document);
+			return;
+		}
+		const moved = placeUnplaced(shiftMarks(marks, changes), found, document);
+		// A revert undone: the hunk is pi's again, and a later edit of it makes it edited, not reverted.
+		this.#marks.set(
+			file,
+			moved.map((m) => (m.reverted && markStatus(m, document) === "pi" ? { ...m, reverted: false } : m)),
+		);
+	}
+
+	closed(file: string): void {
+		this.#marks.delete(file);
+	}
+
+	marks(file: string): readonly Mark[] {
+		return this.#marks.get(file) ?? [];
+	}
+
+	/** `marks` were reverted in the document of `file` (the edits of their plan applied): remember and report them. */
+	markReverted(file: string, marks: readonly Mark[]): void {
+		const ids = new Set(marks.map((m) => m.hunk.id));
+		const current = this.#marks.get(file);
+		if (current)
+			this.#marks.set(
+				file,
+				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true } : m)),
+			);
+		for (const mark of marks) this.#reverted = addRevert(this.#reverted, mark);
+	}
+}

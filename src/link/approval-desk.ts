@@ -1,0 +1,132 @@
+/**
+ * Optional approval (v0.4), the I/O half: reads the file a write/edit is about to change, publishes the proposal
+ * as `pi-<pid>.approval.json` (under the rules of pi's message: private dir, 0600, atomic, size cap) while it
+ * waits, and removes it once decided. The decisions and words are approval.ts's; the dry run of the tool is
+ * the pi shell's (src/index.ts), handed in. Never throws.
+ */
+import type { EditorRecord } from "../discovery/scan.ts";
+import { piApprovalFileName } from "../protocol/protocol.ts";
+import {
+	type ApprovalOutcome,
+	answersApprovals,
+	awaitDecision,
+	buildRequest,
+	type DecisionPorts,
+	describeOutcome,
+	dialogTitle,
+	editorName,
+	encodeApprovalMessage,
+	type OutcomeWords,
+} from "./approval.ts";
+import type { WaitPorts } from "./await-report.ts";
+import { readForReview } from "./editor-link.ts";
+import { FILE_WRITING_TOOLS, resolveToolPath } from "./pi-message.ts";
+import { PiMessageWriter } from "./pi-writer.ts";
+
+export interface ApprovalDeskOptions {
+	stateDir: string;
+	uid: number;
+	pid: number;
+	cwd: string;
+	home: string;
+	/** The editor pi is connected to now, if any. */
+	connected: () => EditorRecord | undefined;
+	/** The editor's state file, read fresh and watched (EditorLink's). */
+	editorPorts: (pid: number) => WaitPorts;
+	warn?: (message: string) => void;
+	nowMs?: () => number;
+}
+
+export interface ReviewCall {
+	toolName: string;
+	input: unknown;
+	/** A fresh id for the request. */
+	id: string;
+	timeoutS: number;
+	/**
+	 * What the tool would leave in the file, given its text now (null: no such file); null when the tool would
+	 * fail (an edit whose text is not found): then there is nothing to approve and the tool runs to its error.
+	 */
+	propose: (current: string | null) => Promise<string | null>;
+	/** pi's dialog, when pi has a UI. */
+	dialog?: (title: string, signal: AbortSignal) => Promise<"accept" | "reject" | undefined>;
+	signal?: AbortSignal;
+}
+
+export class ApprovalDesk {
+	readonly #options: ApprovalDeskOptions;
+	readonly #writer: PiMessageWriter;
+	#closed = false;
+
+	constructor(options: ApprovalDeskOptions) {
+		this.#options = options;
+		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid, piApprovalFileName(options.pid));
+	}
+
+	/** The outcome of asking about one write/edit and what the model is told, or null: nothing to approve. */
+	async review(call: ReviewCall): Promise<{ outcome: ApprovalOutcome; words: OutcomeWords } | null> {
+		if (this.#closed || !FILE_WRITING_TOOLS.has(call.toolName)) return null;
+		const { cwd, home, pid } = this.#options;
+		const path = call.input && typeof call.input === "object" ? (call.input as { path?: unknown }).path : undefined;
+		const file = typeof path === "string" && path !== "" ? resolveToolPath(path, cwd, home) : null;
+		if (file === null) return null;
+		const before = readForReview(file);
+		let after: string | null = null;
+		if (before.kind !== "note") {
+			after = await call.propose(before.kind === "text" ? before.text : null);
+			if (after === null || (before.kind === "text" && after === before.text)) return null;
+		}
+		const now = (this.#options.nowMs?.() ?? Date.now()) / 1000;
+		const request = buildRequest({
+			id: call.id,
+			tool: call.toolName,
+			file,
+			before,
+			after,
+			timeoutS: call.timeoutS,
+			now,
+		});
+		const editor = this.#options.connected();
+		const editorPorts = editor ? this.#options.editorPorts(editor.pid) : undefined;
+		const state = editorPorts?.read() ?? null;
+		const answering = editor && editorPorts && state && answersApprovals(state) ? editorPorts : undefined;
+		if (!answering && !call.dialog) {
+			const outcome: ApprovalOutcome = { kind: "unattended" };
+			return { outcome, words: describeOutcome(outcome, file, cwd) };
+		}
+		try {
+			if (answering && editor && state) {
+				const text = encodeApprovalMessage({
+					protocol: "0.4",
+					kind: "pi-approval",
+					pid,
+					editor_pid: editor.pid,
+					timestamp: now,
+					request,
+				});
+				const written = this.#writer.write(text, text);
+				if (!written.ok) this.#options.warn?.(`pi-ide-context: ${written.message}`);
+			}
+			const dialog = call.dialog;
+			const ports: DecisionPorts = {
+				...(answering && state
+					? { editor: { name: editorName(state), read: answering.read, subscribe: answering.subscribe } }
+					: {}),
+				...(dialog ? { dialog: (signal: AbortSignal) => dialog(dialogTitle(request, cwd), signal) } : {}),
+				setTimer: (fn, ms) => {
+					const timer = setTimeout(fn, ms);
+					return () => clearTimeout(timer);
+				},
+			};
+			const outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
+			return { outcome, words: describeOutcome(outcome, file, cwd) };
+		} finally {
+			this.#writer.remove();
+		}
+	}
+
+	close(): void {
+		this.#closed = true;
+		this.#writer.remove();
+	}
+}

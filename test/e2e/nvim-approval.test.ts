@@ -1,0 +1,179 @@
+/**
+ * Approval end to end (v0.4, `ideContext.approve: "edits"`): a real pi in RPC mode whose fake model edits a file,
+ * a real Neovim showing it. pi waits; Neovim marks the proposal and `:PiIde approve` or `:PiIde reject` decides
+ * (pi's own dialog, asked at the same time, is dismissed); with nobody answering the short timeout ends the wait.
+ * The model is told each outcome. Once per Neovim in the matrix.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
+import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
+import { forEachNvim, startNvim } from "../helpers/nvim.ts";
+import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
+import { pollUntil } from "../helpers/poll.ts";
+import { startRpc, type UiRequest } from "../helpers/rpc.ts";
+import { envFor, touch } from "../helpers/scenario.ts";
+
+const ORIGINAL = "alpha\nbeta\ngamma\n";
+const EDITED = "alpha\nbeta, by pi\ngamma\n";
+
+/** The tool result the model read in a request (the `tool` message), as text. */
+const toolResult = (request: RecordedRequest | undefined): string => {
+	const messages = (request?.body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
+	return JSON.stringify(messages.filter((m) => m.role === "tool").map((m) => m.content));
+};
+
+const PENDING = `local n = 0
+	for _ in pairs(require("pi-ide.approval")._state().pending) do n = n + 1 end
+	return n`;
+
+forEachNvim((flavour) => {
+	describe(`nvim ${flavour.name} + pi: approving pi's edits (v0.4)`, () => {
+		const cases: {
+			name: string;
+			command: string | null;
+			dialog?: boolean;
+			abort?: boolean;
+			timeoutS: number;
+			content: string;
+			/** What the model reads in the tool result; null: the run was stopped, the model is not asked again. */
+			told: RegExp | null;
+		}[] = [
+			{
+				name: ":PiIde approve: the edit applies, the model is told it was approved in Neovim",
+				command: "PiIde approve",
+				timeoutS: 60,
+				content: EDITED,
+				told: /the user approved this change to notes\.txt in Neovim/,
+			},
+			{
+				name: ":PiIde reject: the file is unchanged, the model is told the user rejected it",
+				command: "PiIde reject",
+				timeoutS: 60,
+				content: ORIGINAL,
+				told: /The user rejected this change in Neovim: notes\.txt is unchanged\. Do not make it again/,
+			},
+			{
+				name: "pi's dialog answers first: the edit applies, the request leaves Neovim",
+				command: null,
+				dialog: true,
+				timeoutS: 60,
+				content: EDITED,
+				told: /the user approved this change to notes\.txt in pi's approval dialog/,
+			},
+			{
+				name: "pi's abort (Esc) while it waits: not applied, the request leaves Neovim",
+				command: null,
+				abort: true,
+				timeoutS: 60,
+				content: ORIGINAL,
+				told: null,
+			},
+			{
+				name: "no answer: the timeout, not a rejection; the request leaves Neovim",
+				command: null,
+				timeoutS: 3,
+				content: ORIGINAL,
+				told: /No decision within 3 s .*notes\.txt is unchanged\. This is not a rejection: ask the user/,
+			},
+		];
+		for (const c of cases)
+			it(c.name, async (t) => {
+				const env = await envFor(t, {
+					settings: { ideContext: { approve: "edits", approveTimeoutSeconds: c.timeoutS } },
+				});
+				const file = touch(env.workDir, "notes.txt", ORIGINAL);
+				const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+				await nv.command("edit notes.txt");
+				await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+				const rpc = await startRpc(env);
+				t.after(() => rpc.close());
+				env.model.respond = (_request, index): FakeReply =>
+					index === 0
+						? {
+								toolCalls: [
+									{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
+								],
+							}
+						: { text: DEFAULT_REPLY };
+				const since = rpc.records.length;
+				const prompted = rpc.prompt("change beta");
+				// pi starts and the model answers first: that takes pi's own wait under load, not a Neovim one.
+				await pollUntil(
+					async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+					"Neovim has the request",
+					WAIT_MS,
+				);
+				assert.equal(await nv.lua("return require('pi-ide').statusline()"), "pi approve?");
+				// pi's dialog asks at the same time (the editor's answer dismisses it).
+				const dialog = await rpc.waitFor<UiRequest>(
+					(r) => r.type === "extension_ui_request" && r.method === "select",
+					undefined,
+					since,
+				);
+				assert.equal(readFileSync(file, "utf8"), ORIGINAL, "nothing written while pi waits");
+				if (c.command) await nv.command(c.command);
+				if (c.dialog) rpc.respond(dialog.id, { value: DIALOG_ACCEPT });
+				if (c.abort) await rpc.command({ type: "abort" });
+				await prompted;
+				assert.equal(readFileSync(file, "utf8"), c.content);
+				if (c.told) assert.match(toolResult(env.model.requests[1]), c.told);
+				else assert.equal(env.model.requests.length, 1, "a stopped run asks the model nothing more");
+				await pollUntil(async () => ((await nv.lua<number>(PENDING)) === 0 ? true : undefined), "the request is gone");
+				if (c.content === EDITED) {
+					const buffer = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
+					assert.deepEqual(buffer, ["alpha", "beta, by pi", "gamma"], "the approved edit reloads the buffer");
+				}
+			});
+
+		it("pi -p (no UI): Neovim alone is asked, and :PiIde approve applies the edit", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
+					: { text: DEFAULT_REPLY };
+			const ran = runPrint(env, ["rewrite notes"]);
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			await nv.command("PiIde approve");
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), "written by pi\n");
+			assert.match(toolResult(env.model.requests[1]), /approved this change to notes\.txt in Neovim/);
+		});
+
+		it("pi -p (no UI), Neovim quits while pi waits: not applied, not a rejection, the model told", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
+					: { text: DEFAULT_REPLY };
+			const ran = runPrint(env, ["rewrite notes"]);
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			await nv.quit();
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), ORIGINAL);
+			assert.match(
+				toolResult(env.model.requests[1]),
+				/Neovim closed while this change waited for approval: the change was not applied.*This is not a rejection/,
+			);
+		});
+	});
+});
