@@ -52,7 +52,14 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 		assert.ok(adapter);
 		assert.match(adapter.name, /^emacs \d+$/);
 		assert.equal(adapter.app, "emacs");
-		assert.deepEqual([...adapter.capabilities].sort(), ["diagnostics", "edit", "reload", "selection", "ui-gate"]);
+		assert.deepEqual([...adapter.capabilities].sort(), [
+			"diagnostics",
+			"edit",
+			"editor-per-row",
+			"reload",
+			"selection",
+			"ui-gate",
+		]);
 	});
 
 	it("start, open, move, select, clear, edit, quit: the state file follows", async (t) => {
