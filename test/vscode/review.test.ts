@@ -85,8 +85,18 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		);
 
 	const runCommand = async (title: string) => {
-		await page.keyboard.press("F1");
-		await page.locator(".quick-input-widget input").fill(`>${title}`);
+		// A busy window may drop the key: press again until the palette is up.
+		const input = page.locator(".quick-input-widget input");
+		for (let attempt = 1; ; attempt++) {
+			await page.keyboard.press("F1");
+			const shown = await input
+				.waitFor({ state: "visible", timeout: 5_000 })
+				.then(() => true)
+				.catch(() => false);
+			if (shown) break;
+			if (attempt === 4) throw new Error(`the command palette did not open for ${title}`);
+		}
+		await input.fill(`>${title}`);
 		await page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
 		await page.keyboard.press("Enter");
 	};
@@ -301,8 +311,21 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 			// The search box has the focus (a small editor of its own, not an <input>).
 			await page.keyboard.type("piIdeContext.reviewMarks");
 			const item = page.locator(".settings-editor .setting-item-bool", { hasText: "Review Marks" });
-			await item.locator(".setting-value-checkbox").first().click({ timeout: 20_000 });
-			await item.locator(`.setting-value-checkbox[aria-checked="${on}"]`).first().waitFor({ timeout: 20_000 });
+			// The list is rebuilt while the search settles, and a click on a row being replaced is lost: click again
+			// (only while the box still shows the other state) until it shows `on`.
+			const checkbox = item.locator(".setting-value-checkbox").first();
+			for (let attempt = 1; ; attempt++) {
+				if ((await checkbox.getAttribute("aria-checked", { timeout: 20_000 })) !== String(on))
+					await checkbox.click({ timeout: 20_000 });
+				const flipped = await item
+					.locator(`.setting-value-checkbox[aria-checked="${on}"]`)
+					.first()
+					.waitFor({ timeout: 5_000 })
+					.then(() => true)
+					.catch(() => false);
+				if (flipped) break;
+				if (attempt === 4) throw new Error(`the Review Marks checkbox did not turn ${on}`);
+			}
 			await linesMarked(OURS, marked);
 			// Closed as an editor (it has the focus); once, then waited for: a second press would close notes.txt.
 			await item.locator(".setting-value-checkbox").first().focus();
