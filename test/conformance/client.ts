@@ -114,6 +114,11 @@ export interface ClientAdapter {
 	 */
 	readonly inProcess?: boolean;
 	/**
+	 * About how long the kit takes on this client, in seconds, on this project's two-core CI (a scheduling hint:
+	 * the kit starts the longest first, so they overlap the short ones). Unset: short.
+	 */
+	readonly expectedSeconds?: number;
+	/**
 	 * The editor itself reloads a buffer without unsaved changes whenever its file changes on disk (VS Code's
 	 * file watcher), whatever pi's messages say: the kit then judges the client by its reports, not by the
 	 * text of such a buffer after a message it must ignore or refuse.

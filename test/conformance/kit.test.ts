@@ -109,7 +109,10 @@ function suiteFor(adapter: ClientAdapter): void {
 // Editors in processes of their own run three at a time (the machine's two cores wait on them, not on the
 // kit); in-process clients share the kit's pid and environment, so they take turns in one lane.
 describe("conformance kit", { concurrency: 3 }, () => {
-	for (const adapter of adapters.filter((a) => a.inProcess !== true)) suiteFor(adapter);
+	const longestFirst = adapters
+		.filter((a) => a.inProcess !== true)
+		.sort((a, b) => (b.expectedSeconds ?? 0) - (a.expectedSeconds ?? 0));
+	for (const adapter of longestFirst) suiteFor(adapter);
 	const inProcess = adapters.filter((a) => a.inProcess === true);
 	if (inProcess.length > 0) {
 		describe("in-process clients, one at a time", { concurrency: 1 }, () => {

@@ -78,6 +78,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 function emacsAdapter(checker: Checker): ClientAdapter {
 	return {
 		name: checker === "flymake" ? `emacs ${emacsMajor()}` : `emacs ${emacsMajor()} + Flycheck`,
+		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
 		missing: {},

@@ -13,6 +13,7 @@ function expectOk(reply: { ok?: boolean; error?: string }, what: string): void {
 
 const jetbrains: ClientAdapter = {
 	name: "jetbrains (headless)",
+	expectedSeconds: 180,
 	app: "jetbrains",
 	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
 	missing: {

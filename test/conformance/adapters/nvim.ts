@@ -145,6 +145,7 @@ return files`),
 function adapterFor(flavour: NvimFlavour): ClientAdapter {
 	return {
 		name: `nvim ${flavour.name}`,
+		expectedSeconds: 50,
 		app: "nvim",
 		capabilities: CAPABILITIES,
 		missing: {},

@@ -147,6 +147,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 export const adapters: ClientAdapter[] = [
 	{
 		name: "vim 9",
+		expectedSeconds: 110,
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {

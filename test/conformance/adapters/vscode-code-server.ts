@@ -292,6 +292,7 @@ async function start(options: StartOptions): Promise<ClientSession> {
 export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (code-server)",
+		expectedSeconds: 200,
 		app: "vscode",
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
