@@ -256,19 +256,12 @@ end
 ---@param pid integer
 ---@return string|nil problem
 function M.load(dir, pid)
-  local text, why = require("pi-ide.inbox.read").read_file(
-    ("%s/pi-%d.approval.json"):format(dir, pid),
-    M.MAX_BYTES
-  )
-  if not text then
-    if not why then
+  local ok, msg = require("pi-ide.inbox.read").read_json(("%s/pi-%d.approval.json"):format(dir, pid), M.MAX_BYTES)
+  if not ok then
+    if not msg then
       M.forget(pid)
     end
-    return why
-  end
-  local ok, msg = pcall(vim.json.decode, text)
-  if not ok then
-    return "not valid JSON"
+    return msg
   end
   local r, bad = M.validate(msg, pid)
   if not r then

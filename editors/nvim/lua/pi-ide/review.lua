@@ -205,17 +205,13 @@ end
 ---@return string|nil problem
 function M.load(dir, pid)
   local name = ("pi-%d.review.json"):format(pid)
-  local text, why = require("pi-ide.inbox.read").read_file(dir .. "/" .. name, M.MAX_BYTES)
-  if not text then
-    if not why and H.sets[pid] then
+  local ok, msg = require("pi-ide.inbox.read").read_json(dir .. "/" .. name, M.MAX_BYTES)
+  if not ok then
+    if not msg and H.sets[pid] then
       H.sets[pid] = nil
       M.refresh()
     end
-    return why
-  end
-  local ok, msg = pcall(vim.json.decode, text)
-  if not ok then
-    return "not valid JSON"
+    return msg
   end
   local runs, bad = M.validate(msg, pid)
   if not runs then

@@ -267,20 +267,15 @@ function M._process(name)
   if approval_pid then
     return process_approval(name, pid)
   end
-  local text, why = read.read_file(H.dir .. "/" .. name)
-  if not text then
-    if why then
-      problem(name, why)
+  local ok, msg = read.read_json(H.dir .. "/" .. name)
+  if not ok then
+    if msg then
+      problem(name, msg)
     else
       pis.forget(pid) -- pi exited and removed its file
       require("pi-ide.approval").forget(pid)
       H.problems[name] = nil
     end
-    return false
-  end
-  local ok, msg = pcall(vim.json.decode, text)
-  if not ok then
-    problem(name, "not valid JSON")
     return false
   end
   local bad = message.validate(msg, pid)

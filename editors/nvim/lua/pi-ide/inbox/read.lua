@@ -59,4 +59,21 @@ function M.read_file(path, max_bytes)
   return text
 end
 
+--- `read_file`, then JSON.
+---@param path string
+---@param max_bytes integer|nil
+---@return boolean ok
+---@return any value_or_problem the decoded value; or why it was refused (nil: the file is simply gone)
+function M.read_json(path, max_bytes)
+  local text, why = M.read_file(path, max_bytes)
+  if not text then
+    return false, why
+  end
+  local ok, value = pcall(vim.json.decode, text)
+  if not ok then
+    return false, "not valid JSON"
+  end
+  return true, value
+end
+
 return M
