@@ -19,9 +19,9 @@ import { StateDirScanner } from "../src/discovery/scan.ts";
 import { EditorLink } from "../src/link/editor-link.ts";
 import { DIAGNOSTICS_WAIT_MS } from "../src/link/pi-message.ts";
 import { type EditorState, parseEditorState } from "../src/protocol/protocol.ts";
-import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
+import { type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { BIN } from "../test/helpers/pi-env.ts";
-import { header, percentile, row, scope } from "./report.ts";
+import { forEachNvim, header, percentile, row, scope } from "./report.ts";
 
 const UID = process.getuid?.() ?? -1;
 const ROUNDS = 30;
@@ -283,14 +283,7 @@ function benchPromptCost(): void {
 export async function runLoopBench(): Promise<void> {
 	console.log("== Protocol v0.3: pi's edits and diagnostics ==");
 	benchPromptCost();
-	for (const flavour of NVIM_MATRIX) {
-		try {
-			await benchOne(flavour);
-		} catch (error) {
-			console.log(`Neovim ${flavour.name}: ${(error as Error).message}`);
-			process.exitCode = 1;
-		}
-	}
+	await forEachNvim(benchOne);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

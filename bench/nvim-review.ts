@@ -16,8 +16,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ChangeSet, encodeReviewMessage } from "../src/link/change-set.ts";
 import { writeRawStateFile } from "../test/helpers/editors.ts";
-import { NVIM_MATRIX, type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
-import { header, percentile, row, scope } from "./report.ts";
+import { type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
+import { forEachNvim, header, percentile, row, scope } from "./report.ts";
 
 /** Any pid works: `review.load` trusts its caller (the inbox) to have checked that this pi is live and ours. */
 const PI_PID = 999_997;
@@ -149,14 +149,7 @@ async function benchOne(flavour: NvimFlavour): Promise<void> {
 /** Print the review figures for every Neovim in the matrix. */
 export async function runNvimReviewBench(): Promise<void> {
 	console.log("\n== Neovim client: review (v0.4) ==");
-	for (const flavour of NVIM_MATRIX) {
-		try {
-			await benchOne(flavour);
-		} catch (error) {
-			console.log(`Neovim ${flavour.name}: ${(error as Error).message}`);
-			process.exitCode = 1;
-		}
-	}
+	await forEachNvim(benchOne);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

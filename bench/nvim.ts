@@ -13,14 +13,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
 	binaryishLines,
-	NVIM_MATRIX,
 	type NvimFlavour,
 	nvimVersion,
 	PLUGIN_DIR,
 	requireBin,
 	startNvim,
 } from "../test/helpers/nvim.ts";
-import { header, median, row, scope } from "./report.ts";
+import { forEachNvim, header, median, row, scope } from "./report.ts";
 
 /** In-process timing of the CursorMoved path, median over 10,000 calls, in microseconds. */
 const EVENT_COST = `
@@ -227,14 +226,7 @@ return (uv.hrtime() - t0) / 1e6`),
 /** Print the Neovim client's figures for every Neovim in the matrix. */
 export async function runNvimBench(): Promise<void> {
 	console.log("== Neovim client ==");
-	for (const flavour of NVIM_MATRIX) {
-		try {
-			await benchOne(flavour);
-		} catch (error) {
-			console.log(`Neovim ${flavour.name}: ${(error as Error).message}`);
-			process.exitCode = 1;
-		}
-	}
+	await forEachNvim(benchOne);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
