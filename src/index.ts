@@ -89,16 +89,19 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			const { settings, problems } = parseSettings(readIdeSettings(pi), process.env);
 			const ui = ctx.hasUI ? uiPort(ctx) : null;
 			const home = homedir();
+			// One state dir and one uid for the controller, pi's messages and the approval desk.
+			const stateDir = resolveStateDir(process.env);
+			const uid = process.getuid?.() ?? -1;
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
 			approve = settings.approve;
 			approveTimeoutS = settings.approveTimeoutSeconds;
 			controller = new IdeController({
 				piCwd: ctx.cwd,
-				stateDir: resolveStateDir(process.env),
+				stateDir,
 				agentDir: getAgentDir(),
 				configDirName: CONFIG_DIR_NAME,
-				uid: process.getuid?.() ?? -1,
+				uid,
 				home,
 				settings,
 				ui,
@@ -114,13 +117,13 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 					ancestors: process.platform === "linux" ? readAncestry() : [],
 				},
 				startClock: new ProcessClock(),
-				choiceStore: new ChoiceStore(getAgentDir(), process.getuid?.() ?? -1),
+				choiceStore: new ChoiceStore(getAgentDir(), uid),
 			});
 			editorLink?.close();
 			const current = controller;
 			const published = new EditorLink({
-				stateDir: resolveStateDir(process.env),
-				uid: process.getuid?.() ?? -1,
+				stateDir,
+				uid,
 				pid: process.pid,
 				cwd: ctx.cwd,
 				home,
@@ -130,8 +133,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			editorLink = published;
 			approval?.close();
 			approval = new ApprovalDesk({
-				stateDir: resolveStateDir(process.env),
-				uid: process.getuid?.() ?? -1,
+				stateDir,
+				uid,
 				pid: process.pid,
 				cwd: ctx.cwd,
 				home,
