@@ -43,7 +43,15 @@ export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[
 				const kit: Kit = {
 					adapter,
 					shared: async () => {
-						shared ??= startEditor(adapter);
+						// A start that failed fails its case; the next case starts the editor again rather than
+						// failing on the same error.
+						if (!shared) {
+							const starting = startEditor(adapter);
+							shared = starting;
+							starting.catch(() => {
+								if (shared === starting) shared = undefined;
+							});
+						}
 						return (await shared).editor;
 					},
 					start: async (options?: StartEditor) => {

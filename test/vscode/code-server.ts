@@ -292,6 +292,15 @@ export function windowUrl(server: CodeServer, folder: string, env?: Record<strin
 export type Browser = Awaited<ReturnType<typeof playwright.chromium.launchPersistentContext>>;
 export type Page = Browser["pages"] extends () => (infer P)[] ? P : never;
 
+/**
+ * Navigate `page` to a window (`windowUrl`), waiting only for the navigation to start: the workbench's page
+ * load (megabytes of scripts, the first window of a code-server on two loaded cores at the start of a CI run)
+ * can outlast playwright's 30 s. Callers wait for what they need next (a selector, the driver's driver.json).
+ */
+export async function gotoWindow(page: Page, url: string): Promise<void> {
+	await page.goto(url, { waitUntil: "commit", timeout: 90_000 });
+}
+
 /** Headless Debian chromium with a fresh profile, and its first page. */
 export async function openBrowser(profileDir: string): Promise<{ browser: Browser; page: Page }> {
 	const browser = await playwright.chromium.launchPersistentContext(profileDir, {

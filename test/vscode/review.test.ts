@@ -32,6 +32,7 @@ import {
 	assertInstalled,
 	type Browser,
 	type CodeServer,
+	gotoWindow,
 	openBrowser,
 	type Page,
 	packageExtension,
@@ -182,7 +183,7 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 	});
 
 	test("1. notes.txt open in VS Code; pi's model edits it over two runs", async () => {
-		await page.goto(`${server?.url}/?folder=${encodeURIComponent(env.workDir)}`);
+		await gotoWindow(page, `${server?.url}/?folder=${encodeURIComponent(env.workDir)}`);
 		// Generous waits: this shares 2 cores with other suites. The explorer's row opens the file (no search).
 		await waitForState("first write: the extension is up", () => true, 90_000);
 		await page

@@ -30,6 +30,7 @@ import {
 	assertInstalled,
 	type Browser,
 	type CodeServer,
+	gotoWindow,
 	openBrowser,
 	type Page,
 	packageExtension,
@@ -112,7 +113,7 @@ describe("VS Code client in a real VS Code", { timeout: 180_000 }, () => {
 	});
 
 	test("1. the workspace opens: an unnamed buffer, cwd and argv = the folder, 0700 dir, 0600 file", async () => {
-		await page.goto(windowUrl(server as CodeServer, workspace));
+		await gotoWindow(page, windowUrl(server as CodeServer, workspace));
 		// Generous waits: under `npm test` this shares 2 cores with the other suites.
 		await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: 60_000 });
 		const state = await waitForState("first write", () => true, 60_000);

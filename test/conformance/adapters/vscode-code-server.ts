@@ -20,6 +20,7 @@ import {
 	type Browser,
 	type CodeServer,
 	EXTENSION_ID,
+	gotoWindow,
 	openBrowser,
 	type Page,
 	packageDriver,
@@ -189,7 +190,7 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		rmSync(driverDir, { recursive: true, force: true });
 	};
 	try {
-		await page.goto(windowUrl(server, options.cwd, { ...options.env, PI_IDE_KIT_DRIVER_DIR: driverDir }));
+		await gotoWindow(page, windowUrl(server, options.cwd, { ...options.env, PI_IDE_KIT_DRIVER_DIR: driverDir }));
 		const info = await pollUntil(
 			() => {
 				try {
