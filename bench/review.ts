@@ -2,11 +2,13 @@
  * The v0.4 change set (issue: review and undo): pi's own cost per write/edit to record the change of a
  * 10,000-line file (430 KB): read the file before the tool (the baseline, once per run) and after it, update the
  * hunks (jsdiff over the changed region only), encode the change set (three runs kept, each with this file's
- * baseline: about 1.3 MB) and write `pi-<pid>.review.json` atomically, then pi's message. The tool's own write is
- * not timed. Figures: wall time p50/p95 (target p50 <= 5 ms) and the process's CPU time (user + system, so the
- * kernel's part of the write and rename counts; less sensitive to other processes on a loaded machine), with the
+ * baseline: about 1.3 MB) and hand it to libuv's thread pool, which writes `pi-<pid>.review.json` atomically and
+ * then pi's message. The tool's own write is not timed. Figures: the tool's wall time p50/p95, what the tool
+ * result waits for (target p50 <= 5 ms); the time until both files have landed (info: the tool result does not
+ * wait for it, an editor does); the process's CPU time, every thread's, until they landed (user + system, so the
+ * kernel's part of the write and rename counts; less sensitive to other processes on a loaded machine). With the
  * state dir on the temp dir's file system and, where there is one, on tmpfs (/dev/shm: what $XDG_RUNTIME_DIR,
- * the usual state dir on Linux, is).
+ * the usual state dir on Linux, is). Rounds never overlap: each waits for the last one's files.
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/review.ts`.
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -22,8 +24,8 @@ const ROUNDS = 200;
 /** Left out of the figures: the first runs (caches, JIT) until three runs of baselines are kept. */
 const WARMUP = 20;
 
-/** Wall and CPU milliseconds of each recorded edit, with the state dir under `base`. */
-async function measure(base: string): Promise<{ wall: number[]; cpu: number[] }> {
+/** Per recorded edit, with the state dir under `base`: the tool's wall ms, ms until the files landed, CPU ms. */
+async function measure(base: string): Promise<{ wall: number[]; landed: number[]; cpu: number[] }> {
 	const root = mkdtempSync(join(base, "pi-ide-bench-review-"));
 	try {
 		const dir = join(root, "pi-ide");
@@ -45,6 +47,7 @@ async function measure(base: string): Promise<{ wall: number[]; cpu: number[] }>
 			seqCounter: { last: 0 },
 		});
 		const wall: number[] = [];
+		const landed: number[] = [];
 		const cpu: number[] = [];
 		for (let round = 0; round < ROUNDS; round++) {
 			if (round % 5 === 0) link.startRun();
@@ -60,12 +63,15 @@ async function measure(base: string): Promise<{ wall: number[]; cpu: number[] }>
 			cpuStart = process.cpuUsage();
 			const resumed = performance.now();
 			await link.afterTool("edit", { path: file });
+			const returned = performance.now();
+			await link.flush();
 			const afterCpu = process.cpuUsage(cpuStart);
-			wall.push(toolEnded - started + (performance.now() - resumed));
+			wall.push(toolEnded - started + (returned - resumed));
+			landed.push(toolEnded - started + (performance.now() - resumed));
 			cpu.push((beforeCpu.user + beforeCpu.system + afterCpu.user + afterCpu.system) / 1000);
 		}
-		link.close();
-		return { wall: wall.slice(WARMUP), cpu: cpu.slice(WARMUP) };
+		await link.close();
+		return { wall: wall.slice(WARMUP), landed: landed.slice(WARMUP), cpu: cpu.slice(WARMUP) };
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}
@@ -77,20 +83,13 @@ export async function runReviewBench(): Promise<void> {
 	const places: [string, string][] = [[tmpdir(), tmpdir()]];
 	if (existsSync("/dev/shm")) places.push(["/dev/shm, tmpfs", "/dev/shm"]);
 	for (const [where, base] of places) {
-		const { wall, cpu } = await measure(base);
+		const { wall, landed, cpu } = await measure(base);
 		const p50 = percentile(wall, 0.5);
-		row(
-			`record an edit, 10,000-line file (dir: ${where})`,
-			`${p50.toFixed(2)} ms (p95 ${percentile(wall, 0.95).toFixed(2)})`,
-			"p50 <= 5 ms",
-			p50 <= 5,
-		);
-		row(
-			"  CPU time (user + system)",
-			`${percentile(cpu, 0.5).toFixed(2)} ms (p95 ${percentile(cpu, 0.95).toFixed(2)})`,
-			"(info)",
-			true,
-		);
+		const figure = (values: number[]) =>
+			`${percentile(values, 0.5).toFixed(2)} ms (p95 ${percentile(values, 0.95).toFixed(2)})`;
+		row(`record an edit, 10,000-line file (dir: ${where})`, figure(wall), "p50 <= 5 ms", p50 <= 5);
+		row("  until both files landed (off the tool's path)", figure(landed), "(info)", true);
+		row("  CPU time, all threads (user + system)", figure(cpu), "(info)", true);
 	}
 }
 

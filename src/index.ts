@@ -119,7 +119,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				startClock: new ProcessClock(),
 				choiceStore: new ChoiceStore(getAgentDir(), uid),
 			});
-			editorLink?.close();
+			await editorLink?.close();
 			const current = controller;
 			const published = new EditorLink({
 				stateDir,
@@ -170,7 +170,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 
 	pi.on("session_shutdown", async () => {
 		try {
-			editorLink?.close();
+			await editorLink?.close();
 			editorLink = undefined;
 			approval?.close();
 			approval = undefined;

@@ -96,6 +96,11 @@ export class EditorLink {
 	readonly #reviewWriter: PiMessageWriter;
 	readonly #scanner: StateDirScanner;
 	#editorPid: number | null = null;
+	/**
+	 * pi's writes for editors still under way, in order (null when none): the change set, written off pi's
+	 * thread, and each message that follows it. A message never lands before the change set it announces.
+	 */
+	#writing: Promise<void> | null = null;
 	#published = false;
 	#closed = false;
 	#lastWarning: string | undefined;
@@ -161,6 +166,8 @@ export class EditorLink {
 		}
 		this.#publish(recorded);
 		if (!speaksV03(editor.state)) return null;
+		// The editor answers the message: it must be out before the wait for the answer begins.
+		await this.flush();
 		const caps = this.#options.waitCaps ?? WAIT_CAPS;
 		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, caps, signal, this.#options.pid);
 		const latest = this.#read(editor.pid) ?? editor.state;
@@ -185,10 +192,26 @@ export class EditorLink {
 		return this.#ports(pid);
 	}
 
-	close(): void {
+	/** Once every write under way has landed (the change set and the messages after it). Never rejects. */
+	async flush(): Promise<void> {
+		while (this.#writing) await this.#writing;
+	}
+
+	/**
+	 * No more writes; pi's files are removed, at once when no write is under way, else once it has landed (a
+	 * removal before a pending rename would leave the file behind).
+	 */
+	close(): Promise<void> {
 		this.#closed = true;
-		this.#writer.remove();
-		this.#reviewWriter.remove();
+		const remove = () => {
+			this.#writer.remove();
+			this.#reviewWriter.remove();
+		};
+		if (!this.#writing) {
+			remove();
+			return Promise.resolve();
+		}
+		return this.flush().then(remove);
 	}
 
 	/** The absolute path a file-writing tool's input names, resolved as pi's tools do; null for other tools. */
@@ -199,26 +222,54 @@ export class EditorLink {
 		return resolveToolPath(path, this.#options.cwd, this.#options.home);
 	}
 
-	/** `withReview`: the change set changed too; it is written first, so an editor reloading on the message finds it. */
+	/**
+	 * `withReview`: the change set changed too. It is encoded now and written first, off pi's thread, so an
+	 * editor reloading on the message finds it; the message follows it. Without one under way the message is
+	 * written at once.
+	 */
 	#publish(withReview = false): void {
 		if (this.#closed) return;
 		if (withReview) this.#publishReview();
-		const message = buildPiMessage({
-			pid: this.#options.pid,
-			cwd: this.#options.cwd,
-			now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
-			editorPid: this.#editorPid,
-			log: this.log,
+		// Encoded now, with the change set above: a message built later could announce changes (a later tool's)
+		// whose change set is still on its way.
+		const { content, text } = encodePiMessage(
+			buildPiMessage({
+				pid: this.#options.pid,
+				cwd: this.#options.cwd,
+				now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
+				editorPid: this.#editorPid,
+				log: this.log,
+			}),
+		);
+		// Published from now on (landed or on its way): later changes of the connection must follow it.
+		this.#published = true;
+		const write = () => this.#writeMessage(content, text);
+		if (this.#writing) this.#afterWrites(write);
+		else write();
+	}
+
+	/** Run `step` once the writes under way have landed (at once in order with them, never concurrently). */
+	#afterWrites(step: () => void | Promise<void>): void {
+		const next = (this.#writing ?? Promise.resolve()).then(step).catch(() => {
+			// Each step reports its own failure (#warnOnce); nothing here may reject.
 		});
-		const { content, text } = encodePiMessage(message);
+		this.#writing = next;
+		void next.then(() => {
+			if (this.#writing === next) this.#writing = null;
+		});
+	}
+
+	#writeMessage(content: string, text: string): void {
+		if (this.#closed) return;
 		const outcome = this.#writer.write(content, text);
-		if (outcome.ok) {
-			this.#published = true;
-			this.#lastWarning = undefined;
-		} else if (outcome.message !== this.#lastWarning) {
-			this.#lastWarning = outcome.message;
-			this.#options.warn?.(`pi-ide-context: ${outcome.message}`);
-		}
+		if (outcome.ok) this.#lastWarning = undefined;
+		else this.#warnOnce(outcome.message);
+	}
+
+	#warnOnce(message: string): void {
+		if (message === this.#lastWarning) return;
+		this.#lastWarning = message;
+		this.#options.warn?.(`pi-ide-context: ${message}`);
 	}
 
 	#publishReview(): void {
@@ -230,12 +281,12 @@ export class EditorLink {
 			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
 			runs: this.changes.runs(),
 		});
-		// Never skipped: its timestamp changes with every publish anyway.
-		const outcome = this.#reviewWriter.write(null, chunks);
-		if (!outcome.ok && outcome.message !== this.#lastWarning) {
-			this.#lastWarning = outcome.message;
-			this.#options.warn?.(`pi-ide-context: ${outcome.message}`);
-		}
+		// Never skipped: its timestamp changes with every publish anyway. A megabyte or more: written off pi's
+		// thread (on ext4 the rename over the old file alone costs about 3 ms), after the writes under way.
+		this.#afterWrites(async () => {
+			const outcome = await this.#reviewWriter.writeAsync(chunks);
+			if (!outcome.ok) this.#warnOnce(outcome.message);
+		});
 	}
 
 	#read(pid: number) {

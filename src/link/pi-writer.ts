@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { piMessageFileName } from "../protocol/protocol.ts";
-import { removePrivateFile, writePrivateFile } from "../protocol/state-dir.ts";
+import { removePrivateFile, writePrivateFile, writePrivateFileAsync } from "../protocol/state-dir.ts";
 
 export type WriteOutcome = { ok: true; skipped: boolean } | { ok: false; message: string };
 
@@ -36,6 +36,22 @@ export class PiMessageWriter {
 			const result = writePrivateFile(this.#dir, this.#name, text, this.#uid);
 			if (!result.ok) return { ok: false, message: result.error };
 			this.#lastContent = content;
+			this.#written = true;
+			return { ok: true, skipped: false };
+		} catch (error) {
+			return { ok: false, message: `cannot write ${this.path}: ${String(error)}` };
+		}
+	}
+
+	/**
+	 * Replace the file with `text`, the bytes written and the rename done off pi's thread
+	 * (`writePrivateFileAsync`): for the change set, a megabyte or more. Always writes; one at a time.
+	 */
+	async writeAsync(text: string | Uint8Array | readonly Uint8Array[]): Promise<WriteOutcome> {
+		try {
+			const result = await writePrivateFileAsync(this.#dir, this.#name, text, this.#uid);
+			if (!result.ok) return { ok: false, message: result.error };
+			this.#lastContent = null;
 			this.#written = true;
 			return { ok: true, skipped: false };
 		} catch (error) {

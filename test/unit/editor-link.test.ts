@@ -4,7 +4,17 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -216,6 +226,7 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 		link.beforeTool("write", { path: "a.txt" });
 		writeFileSync(file, "one\nTWO\nthree\nfour\n");
 		await link.afterTool("write", { path: "a.txt" });
+		await link.flush();
 		const message = review(dir);
 		assert.deepEqual(
 			[message.kind, message.protocol, message.pid, message.editor_pid],
@@ -233,8 +244,46 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 			],
 		);
 		assert.equal(lstatSync(join(dir, `pi-${PI}.review.json`)).mode & 0o777, 0o600);
-		link.close();
+		await link.close();
 		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
+	});
+
+	it("is written off pi's thread, before the message that announces it; the tool's note does not wait for it", async () => {
+		const cwd = project();
+		const file = join(cwd, "a.txt");
+		writeFileSync(file, "one\n");
+		// A v0.2 editor: pi publishes for it and does not wait for an answer.
+		const { dir, link, message } = world(null, { cwd });
+		link.sync();
+		const announced = () => message().changed.map((c) => c.file);
+		assert.deepEqual(announced(), []);
+		link.startRun();
+		link.beforeTool("edit", { path: "a.txt" });
+		writeFileSync(file, "two\n");
+		assert.equal(await link.afterTool("edit", { path: "a.txt" }), null);
+		// The tool is done; the change set is still on its way, and the message waits for it.
+		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
+		assert.deepEqual(announced(), []);
+		await link.flush();
+		assert.deepEqual(announced(), [file]);
+		assert.equal(review(dir).runs[0].files[0].baseline, "one\n");
+		assert.equal(existsSync(join(dir, `pi-${PI}.review.json.tmp`)), false);
+		await link.close();
+	});
+
+	it("a close while the change set is being written waits for it, then removes pi's files", async () => {
+		const cwd = project();
+		writeFileSync(join(cwd, "a.txt"), "one\n");
+		const { dir, link } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("edit", { path: "a.txt" });
+		writeFileSync(join(cwd, "a.txt"), "two\n");
+		await link.afterTool("edit", { path: "a.txt" });
+		const closing = link.close();
+		link.sync(); // closed: writes nothing more
+		await closing;
+		await link.flush();
+		assert.deepEqual(readdirSync(dir), []);
 	});
 
 	it("a new file has a null baseline; a FIFO at the path is never read (no hang), it gets a note", async () => {
@@ -247,6 +296,7 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 		execFileSync("mkfifo", [join(cwd, "pipe")]);
 		link.beforeTool("write", { path: "pipe" });
 		await link.afterTool("write", { path: "pipe" });
+		await link.flush();
 		const files = review(dir).runs[0].files;
 		assert.deepEqual(
 			files.map((f: { file: string; baseline: string | null; note: string | null }) => [f.file, f.baseline, f.note]),
@@ -264,6 +314,7 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 		link.beforeTool("bash", { command: "touch x" });
 		writeFileSync(join(cwd, "b.txt"), "x\n");
 		await link.afterTool("write", { path: "b.txt" });
+		await link.flush();
 		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
 	});
 });

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
 	lstatSync,
 	mkdtempSync,
+	readdirSync,
 	readFileSync,
 	renameSync,
 	rmSync,
@@ -26,7 +27,9 @@ import {
 	readPrivateFile,
 	removeStateFile,
 	resolveStateDir,
+	stateFileName,
 	writePrivateFile,
+	writePrivateFileAsync,
 	writeStateFile,
 } from "../../src/protocol/state-dir.ts";
 import {
@@ -149,6 +152,22 @@ describe("the state dir table (shared with the Neovim writer)", () => {
 	}
 });
 
+describe("the state dir table's writes, off the caller's thread (writePrivateFileAsync): the same outcomes", () => {
+	for (const c of STATE_DIR_CASES.filter((x) => x.op === "write")) {
+		it(c.name, async () => {
+			const prepared = prepareCase(c);
+			try {
+				const result = await writePrivateFileAsync(prepared.dir, stateFileName(PID), CONTENT, prepared.uid);
+				if (!result.ok) assert.notEqual(result.problem, "uninspectable");
+				const problem = result.ok ? null : (result.problem as Problem);
+				assert.deepEqual(observeCase(c, prepared, problem), expectedFor(c));
+			} finally {
+				removeCase(prepared);
+			}
+		});
+	}
+});
+
 describe("write under a restrictive or permissive umask", () => {
 	for (const mask of [0o000, 0o077, 0o277]) {
 		it(`umask 0${mask.toString(8)}: dir 0700, file 0600`, () => {
@@ -175,17 +194,23 @@ describe("writePrivateFile: content as a string, bytes or chunks written in orde
 		{ name: "no chunks", content: [], expected: "" },
 	];
 	for (const { name, content, expected } of cases) {
-		it(name, () => {
-			const root = mkdtempSync(join(tmpdir(), "pi-ide-write-"));
-			try {
-				const dir = join(root, "pi-ide");
-				assert.deepEqual(writePrivateFile(dir, "f.json", content), { ok: true });
-				assert.equal(readFileSync(join(dir, "f.json"), "utf8"), expected);
-				assert.equal(lstatSync(join(dir, "f.json")).mode & 0o777, 0o600);
-			} finally {
-				rmSync(root, { recursive: true, force: true });
-			}
-		});
+		for (const [how, write] of [
+			["", async (dir: string) => writePrivateFile(dir, "f.json", content)],
+			[" (async)", (dir: string) => writePrivateFileAsync(dir, "f.json", content)],
+		] as const) {
+			it(`${name}${how}`, async () => {
+				const root = mkdtempSync(join(tmpdir(), "pi-ide-write-"));
+				try {
+					const dir = join(root, "pi-ide");
+					assert.deepEqual(await write(dir), { ok: true });
+					assert.equal(readFileSync(join(dir, "f.json"), "utf8"), expected);
+					assert.equal(lstatSync(join(dir, "f.json")).mode & 0o777, 0o600);
+					assert.deepEqual(readdirSync(dir), ["f.json"]);
+				} finally {
+					rmSync(root, { recursive: true, force: true });
+				}
+			});
+		}
 	}
 });
 
