@@ -55,7 +55,7 @@ import { createStateDir, type DirHealth } from "./protocol/state-dir.ts";
 import { formatPill } from "./ui/glyphs.ts";
 import { formatPickerRows } from "./ui/picker.ts";
 import type { IdeSettings } from "./ui/settings.ts";
-import { describeDisconnected, formatStatusReport } from "./ui/status-report.ts";
+import { describeDisconnected, formatStatusReport, type StatusFacts } from "./ui/status-report.ts";
 
 export const GLOBAL_RULES_FILE = "ide-context.ignore";
 export const PROJECT_RULES_FILE = "ide-context.local.ignore";
@@ -499,6 +499,7 @@ export class IdeController {
 	statusReport(
 		nextPrompt?: (block: ContextBlock) => { why: string; text: string },
 		staleNotice?: (reason: StaleReason) => { why: string; text: string },
+		session: Pick<StatusFacts, "changes" | "approval"> = {},
 	): string {
 		const injection = this.prepareInjection();
 		const view = this.#view;
@@ -506,6 +507,7 @@ export class IdeController {
 		// Nothing to describe, but the model may be told its editor context is out of date: say so, not "nothing".
 		const notice = injection.kind === "skip" ? staleNotice?.(injection.stale) : undefined;
 		return formatStatusReport({
+			...session,
 			now: this.#nowMs() / 1000,
 			health: view.health,
 			mode: this.#mode,

@@ -42,12 +42,14 @@ import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
+import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { userTrustCheck } from "./pi-trust.ts";
 import { resolveStateDir } from "./protocol/state-dir.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
+import type { StatusFacts } from "./ui/status-report.ts";
 import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
 
 export const STATUS_KEY = "ide-context";
@@ -186,6 +188,21 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
 	 * that the model's editor context is out of date, or nothing.
 	 */
+	/** What `/ide status` says of this session beyond the editors: pi's change set and the approval setting. */
+	const statusFacts = (current: IdeController, ctx: ExtensionContext): Pick<StatusFacts, "changes" | "approval"> => {
+		const state = current.connectedEditor()?.record.state;
+		return {
+			...(editorLink ? { changes: editorLink.changeSummary() } : {}),
+			approval: {
+				mode: approve,
+				timeoutS: approveTimeoutS,
+				answeringEditor: state && answersApprovals(state) ? editorName(state) : null,
+				dialog: ctx.hasUI,
+				pending: approval?.pending() ?? null,
+			},
+		};
+	};
+
 	const contextMessage = (ctx: ExtensionContext) => {
 		if (!controller) return undefined;
 		const injection = controller.prepareInjection();
@@ -375,6 +392,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 						controller.statusReport(
 							(block) => decideFor(block, ctx),
 							(reason) => decideStale(reason, modelView(sessionContext(ctx)), { id: "status" }),
+							statusFacts(controller, ctx),
 						),
 						"info",
 					);

@@ -57,6 +57,8 @@ export class ApprovalDesk {
 	readonly #options: ApprovalDeskOptions;
 	readonly #writer: PiMessageWriter;
 	#closed = false;
+	/** The write/edit waiting for a decision now (for `/ide status`). */
+	#pending: { tool: string; file: string; sinceMs: number } | null = null;
 
 	constructor(options: ApprovalDeskOptions) {
 		this.#options = options;
@@ -94,6 +96,7 @@ export class ApprovalDesk {
 			const outcome: ApprovalOutcome = { kind: "unattended" };
 			return { outcome, words: describeOutcome(outcome, file, cwd) };
 		}
+		this.#pending = { tool: call.toolName, file, sinceMs: now * 1000 };
 		try {
 			if (answering && editor && state) {
 				const text = encodeApprovalMessage({
@@ -121,8 +124,16 @@ export class ApprovalDesk {
 			const outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
 			return { outcome, words: describeOutcome(outcome, file, cwd) };
 		} finally {
+			this.#pending = null;
 			this.#writer.remove();
 		}
+	}
+
+	/** The write/edit waiting for a decision now, and how long it has waited, if any. */
+	pending(): { tool: string; file: string; waitedS: number } | null {
+		if (!this.#pending) return null;
+		const { tool, file, sinceMs } = this.#pending;
+		return { tool, file, waitedS: Math.max(0, ((this.#options.nowMs?.() ?? Date.now()) - sinceMs) / 1000) };
 	}
 
 	close(): void {

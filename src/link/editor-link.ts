@@ -187,6 +187,14 @@ export class EditorLink {
 		return formatRevertNote(fresh, this.#options.cwd);
 	}
 
+	/** For `/ide status`: the change set's runs, files and hunks, and how many reverts the model was told. */
+	changeSummary(): { runs: number; files: number; hunks: number; revertsTold: number } {
+		const runs = this.changes.runs().filter((r) => r.files.length > 0);
+		const files = runs.flatMap((r) => r.files);
+		const hunks = files.reduce((n, f) => n + f.hunks_total, 0);
+		return { runs: runs.length, files: files.length, hunks, revertsTold: this.#toldReverts.size };
+	}
+
 	/** The state file of editor `pid`, read fresh and watched: the v0.4 approval (approval-desk.ts) waits on it too. */
 	editorPorts(pid: number): WaitPorts {
 		return this.#ports(pid);

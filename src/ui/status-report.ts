@@ -44,6 +44,29 @@ export interface StatusFacts {
 	/** Where remembered choices are stored. */
 	choicesPath?: string | null;
 	next: NextPrompt;
+	/** pi's change set (v0.4 review), when the session has one to describe. */
+	changes?: ChangesFacts;
+	/** The approval setting and any request waiting now (v0.4), when the session has them. */
+	approval?: ApprovalFacts;
+}
+
+/** pi's change set as the editors see it: the runs kept, their files and hunks; reverts the model was told. */
+export interface ChangesFacts {
+	runs: number;
+	files: number;
+	hunks: number;
+	revertsTold: number;
+}
+
+export interface ApprovalFacts {
+	mode: "off" | "edits";
+	timeoutS: number;
+	/** The connected editor's name when it answers approvals (its state has `decisions`); null: it does not, or none. */
+	answeringEditor: string | null;
+	/** Whether pi has a dialog to ask in (a UI). */
+	dialog: boolean;
+	/** The write/edit waiting for a decision now. */
+	pending: { tool: string; file: string; waitedS: number } | null;
 }
 
 /** The report, one fact per line. */
@@ -86,6 +109,8 @@ export function formatStatusReport(facts: StatusFacts): string {
 			? `Connected: pid ${connection.pid} (${describeConnected(facts)})`
 			: `Not connected: ${describeDisconnected(connection)}`,
 	);
+	if (facts.changes) lines.push(describeChanges(facts.changes));
+	if (facts.approval) lines.push(...describeApproval(facts.approval));
 	const next = facts.next;
 	if (next.kind === "skip") {
 		// A colon, not brackets: the reason may carry its own (a rule's pattern, a dir's permissions).
@@ -98,6 +123,34 @@ export function formatStatusReport(facts: StatusFacts): string {
 		else lines.push(`Next prompt sends ${inert(next.why)}:`, inert(next.text, { lines: "keep" }));
 	}
 	return lines.join("\n");
+}
+
+/** One line: what pi's change set holds for the editors to review. */
+function describeChanges(changes: ChangesFacts): string {
+	if (changes.runs === 0) return "pi's changes: none yet (nothing to review)";
+	const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+	const told = changes.revertsTold > 0 ? `; ${plural(changes.revertsTold, "revert")} told to the model` : "";
+	return `pi's changes: ${plural(changes.files, "file")}, ${plural(changes.hunks, "hunk")} in the last ${plural(changes.runs, "run")}, published for review${told}`;
+}
+
+/** The approval setting, who is asked, and the write/edit waiting now. */
+function describeApproval(approval: ApprovalFacts): string[] {
+	if (approval.mode === "off") return ["Approval: off (pi's write/edit run without asking)"];
+	const askers = [
+		...(approval.answeringEditor === null ? [] : [oneLine(approval.answeringEditor)]),
+		...(approval.dialog ? ["pi's dialog"] : []),
+	];
+	const who =
+		askers.length > 0
+			? `asked in ${askers.join(" and ")}`
+			: "nobody can be asked (no editor that answers, no dialog): changes are applied and the model is told";
+	const lines = [`Approval: each write/edit waits up to ${approval.timeoutS} s; ${who}`];
+	const pending = approval.pending;
+	if (pending)
+		lines.push(
+			`  waiting: ${oneLine(pending.tool)} ${oneLine(pending.file)}, ${formatSeconds(pending.waitedS)} so far`,
+		);
+	return lines;
 }
 
 /** Why the editor's selection is not in the block, when it has one that is not sent. */

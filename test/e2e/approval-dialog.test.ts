@@ -33,9 +33,18 @@ const editOnce =
 type Answer = { value: string } | { cancelled: true } | null;
 
 describe("pi + approval through pi's dialog (RPC), no editor", () => {
-	const cases: { name: string; answer: Answer; timeoutS?: number; content: string; told: RegExp }[] = [
+	const cases: {
+		name: string;
+		answer: Answer;
+		timeoutS?: number;
+		content: string;
+		told: RegExp;
+		/** Also ask `/ide status` while the edit waits. */
+		status?: boolean;
+	}[] = [
 		{
-			name: "apply: the file changes, the model is told it was approved",
+			name: "apply: the file changes, the model is told it was approved; /ide status shows the wait",
+			status: true,
 			answer: { value: DIALOG_ACCEPT },
 			content: EDITED,
 			told: /the user approved this change to notes\.txt in pi's approval dialog/,
@@ -79,6 +88,28 @@ describe("pi + approval through pi's dialog (RPC), no editor", () => {
 			assert.match(String(dialog.title), /^pi wants to edit notes\.txt \(\+1 -1 in 1 hunk\)\. No answer within/);
 			assert.deepEqual(dialog.options, [DIALOG_ACCEPT, DIALOG_REJECT]);
 			assert.equal(readFileSync(file, "utf8"), ORIGINAL, "nothing written while pi waits");
+			if (c.status) {
+				// An extension command runs at once, even while pi works.
+				const asked = rpc.records.length;
+				rpc.send({ type: "prompt", message: "/ide status", id: "status" });
+				const report = String(
+					(
+						await rpc.waitFor<UiRequest>(
+							(r) =>
+								r.type === "extension_ui_request" && r.method === "notify" && /^State dir:/.test(String(r.message)),
+							undefined,
+							asked,
+						)
+					).message,
+				);
+				assert.match(report, /^Approval: each write\/edit waits up to 60 s; asked in pi's dialog$/m, report);
+				assert.match(
+					report,
+					new RegExp(`^  waiting: edit ${file.replaceAll(".", "\\.")}, \\d+ s so far$`, "m"),
+					report,
+				);
+				assert.match(report, /^pi's changes: none yet \(nothing to review\)$/m, report);
+			}
 			if (c.answer) rpc.respond(dialog.id, c.answer);
 			await prompted;
 			assert.equal(readFileSync(file, "utf8"), c.content);

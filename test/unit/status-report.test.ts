@@ -77,6 +77,50 @@ describe("formatStatusReport: what it says", () => {
 			],
 		],
 		[
+			"pi's change set: none yet; approval off",
+			facts({
+				changes: { runs: 0, files: 0, hunks: 0, revertsTold: 0 },
+				approval: { mode: "off", timeoutS: 120, answeringEditor: null, dialog: true, pending: null },
+			}),
+			["pi's changes: none yet (nothing to review)", "Approval: off (pi's write/edit run without asking)"],
+		],
+		[
+			"pi's change set with reverts told; approval asked in the editor and the dialog, one waiting",
+			facts({
+				changes: { runs: 2, files: 3, hunks: 7, revertsTold: 1 },
+				approval: {
+					mode: "edits",
+					timeoutS: 120,
+					answeringEditor: "Neovim",
+					dialog: true,
+					pending: { tool: "edit", file: "/p/src/a.ts", waitedS: 12 },
+				},
+			}),
+			[
+				"pi's changes: 3 files, 7 hunks in the last 2 runs, published for review; 1 revert told to the model",
+				"Approval: each write/edit waits up to 120 s; asked in Neovim and pi's dialog",
+				"  waiting: edit /p/src/a.ts, 12 s so far",
+			],
+		],
+		[
+			"one file, one hunk, one run; approval with only the dialog",
+			facts({
+				changes: { runs: 1, files: 1, hunks: 1, revertsTold: 0 },
+				approval: { mode: "edits", timeoutS: 30, answeringEditor: null, dialog: true, pending: null },
+			}),
+			[
+				"pi's changes: 1 file, 1 hunk in the last 1 run, published for review",
+				"Approval: each write/edit waits up to 30 s; asked in pi's dialog",
+			],
+		],
+		[
+			"approval with nobody to ask (print mode, no answering editor)",
+			facts({ approval: { mode: "edits", timeoutS: 120, answeringEditor: null, dialog: false, pending: null } }),
+			[
+				"Approval: each write/edit waits up to 120 s; nobody can be asked (no editor that answers, no dialog): changes are applied and the model is told",
+			],
+		],
+		[
 			"what the model already has: nothing to send",
 			facts({
 				editors: [{ state: one, tier: 0 }],
@@ -313,6 +357,13 @@ describe("formatStatusReport: editor-supplied text is inert", () => {
 			editors: [{ state: hostile, tier: 0 }],
 			diagnostics: [{ path: "/d/9.json", message: "invalid JSON: Unexpected token \u001b[31m in JSON\u2028x" }],
 			next: { kind: "inject", text: "File: x\n```\n\u001b[2Jcode\u202e\n```", selection: null },
+			approval: {
+				mode: "edits",
+				timeoutS: 120,
+				answeringEditor: "Evil\u009b2J\u2028Neovim",
+				dialog: false,
+				pending: { tool: "edit", file: "/p/\u001b[31mx\u202e.ts", waitedS: 1 },
+			},
 		}),
 	);
 	// [description, what must not appear raw]
