@@ -27,7 +27,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import type { PiMessage } from "../../editors/shared/pi-message.ts";
-import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
+import { buildRequest, DIALOG_ACCEPT } from "../../src/link/approval.ts";
 import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
 import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
 import { createPiEnv, type PiEnv } from "../helpers/pi-env.ts";
@@ -594,5 +594,74 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 			/pi is not waiting for an answer to that/.test(outputLog()) ? true : undefined,
 		);
 		assert.equal(readState()?.decisions?.length, 2, "no decision added");
+	});
+	test("13. bad requests are one line in the output channel, no notice: malformed, another editor's, run out", async (t) => {
+		const editorPid = readState()?.pid ?? 0;
+		/** Live processes of the user's, playing pis (a request is read only for a live pi). */
+		const pis = Array.from({ length: 4 }, () => spawn("sleep", ["600"], { stdio: "ignore" }));
+		t.after(() => {
+			for (const each of pis) each.kill("SIGKILL");
+		});
+		const [bad, other, late, good] = pis.map((p) => p.pid ?? 0);
+		const path = (pid: number | undefined) => join(env.stateDir, `pi-${pid}.approval.json`);
+		const plant = (pid: number | undefined, text: string) => {
+			writeFileSync(`${path(pid)}.tmp`, text, { mode: 0o600, flag: "wx" });
+			renameSync(`${path(pid)}.tmp`, path(pid));
+		};
+		/** A request to write `name` (in the project, not there yet): each case names its own file. */
+		const request = (pid: number | undefined, editor: number, name: string, now = Date.now() / 1000) =>
+			JSON.stringify({
+				protocol: "0.4",
+				kind: "pi-approval",
+				pid,
+				editor_pid: editor,
+				timestamp: now,
+				request: buildRequest({
+					id: `request-of-${pid}`,
+					tool: "write",
+					file: join(env.workDir, name),
+					before: { kind: "absent" },
+					after: "all new\n",
+					timeoutS: 60,
+					now,
+				}),
+			});
+		const ended = () =>
+			outputLog()
+				.split("\n")
+				.filter((l) => /request to change \S+\.txt ended/.test(l)).length;
+		const endedBefore = ended();
+		plant(bad, "{");
+		await waitFor("the malformed request named", () =>
+			outputLog().includes(`pi-${bad}.approval.json invalid request: invalid JSON`) ? true : undefined,
+		);
+		plant(bad, "{"); // read again: not logged again
+		plant(other, request(other, editorPid + 1, "other.txt"));
+		plant(late, request(late, editorPid, "late.txt", Date.now() / 1000 - 3600));
+		// Control: a good request for VS Code shows its notice; the files before it were read before it.
+		plant(good, request(good, editorPid, "good.txt"));
+		const toast = notice("pi wants to create good.txt: 1 hunk");
+		await toast.waitFor({ timeout: 20_000 });
+		assert.equal(
+			outputLog()
+				.split("\n")
+				.filter((l) => l.includes(`pi-${bad}.approval.json invalid request`)).length,
+			1,
+			"one line, not one per read",
+		);
+		assert.deepEqual(
+			(await toasts()).filter((text) => /other\.txt|late\.txt/.test(text)),
+			[],
+			"no notice for another editor's or a run-out request",
+		);
+		assert.equal(ended(), endedBefore, "nothing else was shown, so nothing else ended");
+		rmSync(path(good));
+		await waitFor("the request forgotten when its file goes", () => (ended() === endedBefore + 1 ? true : undefined));
+		assert.deepEqual(
+			["good.txt", "other.txt", "late.txt"].filter((name) => existsSync(join(env.workDir, name))),
+			[],
+			"nothing written",
+		);
+		for (const pid of [bad, other, late]) rmSync(path(pid), { force: true });
 	});
 });

@@ -209,6 +209,8 @@ export class ApprovalView implements vscode.Disposable {
 				else if (choice === REJECT) this.decide("reject", target);
 				else if (choice === SHOW) void this.#command(() => this.#show(target))();
 			}),
+			(error: unknown) =>
+				this.#host.log(`the notice failed: ${error instanceof Error ? error.message : String(error)}`),
 		);
 	}
 
