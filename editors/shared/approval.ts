@@ -120,6 +120,19 @@ export function proposalLines(request: PendingApproval, lines: readonly string[]
 	return applyHunks(lines, request.hunks);
 }
 
+/**
+ * The proposal as text, from a document's lines as editors hold them (`text.split(eol)`: an empty last line after a
+ * final line break), joined with `eol`; undefined as for proposalLines. pi's lines carry no final break, so the
+ * document's is kept, and added when the proposal ends in an empty line (a text cannot end in one without it).
+ */
+export function proposalText(request: PendingApproval, document: readonly string[], eol: string): string | undefined {
+	const hadBreak = document.length > 0 && document[document.length - 1] === "";
+	const proposal = proposalLines(request, hadBreak ? document.slice(0, -1) : document);
+	if (proposal === undefined) return undefined;
+	const endsEmpty = proposal.length > 0 && proposal[proposal.length - 1] === "";
+	return proposal.join(eol) + (proposal.length > 0 && (hadBreak || endsEmpty) ? eol : "");
+}
+
 /** The request as a unified diff, for when the proposal cannot be shown beside the file (the Neovim client's rule). */
 export function proposalDiff(request: PendingApproval): string[] {
 	const out = [`--- ${request.file}`, `+++ ${request.file} (pi's proposal)`];

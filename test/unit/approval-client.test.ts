@@ -3,7 +3,9 @@
  * PiWatcher): the parser, the file checks on a real temp dir (malformed, oversized, foreign owner, symlink, FIFO,
  * another editor's, run out, a dead or foreign pi), the proposal worked out in memory, the `decisions` list and its
  * cap, the inbox of waiting requests, the state file's `decisions` (always written once the client answers, also
- * while the active editor is a virtual document) and the watcher reporting requests as they come and go.
+ * while the active editor is a virtual document) and the watcher reporting requests as they come and go; then a
+ * seeded randomised test of the proposal against two independent oracles (pi's after-text itself; which lines pi
+ * read), shown to catch a planted defect.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -24,6 +26,7 @@ import {
 	piApprovalName,
 	proposalDiff,
 	proposalLines,
+	proposalText,
 } from "../../editors/shared/approval.ts";
 import { StateClient } from "../../editors/shared/client.ts";
 import { type PidProbe, readPiApproval } from "../../editors/shared/pi-reader.ts";
@@ -31,7 +34,9 @@ import { PiWatcher } from "../../editors/shared/pi-watcher.ts";
 import { buildEditorState, type HostSnapshot, SelectionClock } from "../../editors/shared/state.ts";
 import { type EditorLike, snapshotWindow, type V03Extras } from "../../editors/vscode/src/snapshot.ts";
 import { buildRequest } from "../../src/link/approval.ts";
+import { splitLines } from "../../src/link/change-set.ts";
 import { parseEditorState, piApprovalFileName } from "../../src/protocol/protocol.ts";
+import { seededInts } from "../helpers/seeded.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-approval-client-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -213,6 +218,23 @@ describe("the proposal, in memory", () => {
 		assert.deepEqual(proposalLines(parsed.request, []), ["one", "two"]);
 		assert.equal(describeApproval(parsed.request, "notes.txt"), "pi wants to create notes.txt: 1 hunk");
 	});
+	const texts: { name: string; document: string; expected: string | undefined }[] = [
+		{ name: "text: a document with a final line break keeps it", document: BEFORE, expected: AFTER },
+		{
+			name: "text: one without keeps that",
+			document: "alpha\nbeta\ngamma",
+			expected: "alpha\nbeta, by pi\ngamma\ndelta",
+		},
+		{ name: "text: the user's line under a hunk", document: "alpha\nBETA\ngamma\n", expected: undefined },
+	];
+	for (const c of texts) {
+		test(c.name, () => assert.equal(proposalText(parsedGood(), c.document.split("\n"), "\n"), c.expected));
+	}
+	test("text: CRLF lines joined with the document's line break", () =>
+		assert.equal(
+			proposalText(parsedGood(), ["alpha", "beta", "gamma", ""], "\r\n"),
+			"alpha\r\nbeta, by pi\r\ngamma\r\ndelta\r\n",
+		));
 	test("the unified diff shown when the proposal cannot be", () => {
 		assert.deepEqual(proposalDiff(parsedGood()), [
 			`--- ${FILE}`,
@@ -618,5 +640,80 @@ describe("PiWatcher with onApproval (real directory)", () => {
 		assert.equal((await next(5))[4], `approval ${pid} problem`);
 		assert.equal(events.filter((e) => e.startsWith("problem")).length, 1, "the same problem is reported once");
 		assert.deepEqual(silent, []);
+	});
+});
+
+describe("the proposal, seeded: pi's hunks on the text pi read give pi's text; a line the user changed under one gives none", () => {
+	/** A text of `n` lines from a small alphabet (repeats make the diff's choices ambiguous), with or without a final break. */
+	const text = (int: (n: number) => number, n: number) => {
+		const lines = Array.from({ length: n }, () => ["a", "b", "c", "", "dd"][int(5)] ?? "");
+		return lines.join("\n") + (n > 0 && int(3) > 0 ? "\n" : "");
+	};
+	/** What a change of line `i` (0-based, of the text pi read) does: it is under a hunk's old lines, or not. */
+	const underHunk = (request: PendingApproval, i: number) =>
+		request.hunks.some((h) => i >= h.old_start - 1 && i < h.old_start - 1 + h.old_text.length);
+
+	/** One seeded case; returns a failure, or undefined. `apply` is the rule under test (a planted defect swaps it). */
+	function check(seed: number, apply: typeof proposalText): string | undefined {
+		const int = seededInts(seed);
+		const before = text(int, int(12));
+		const after = text(int, int(12));
+		const parsed = parseApproval(
+			JSON.stringify({
+				...message(),
+				request: buildRequest({
+					id: "r",
+					tool: "write",
+					file: FILE,
+					before: { kind: "text", text: before },
+					after,
+					timeoutS: 5,
+					now: NOW,
+				}),
+			}),
+			PI,
+		);
+		if (!parsed.ok) return `seed ${seed}: ${parsed.problem}`;
+		const request = parsed.request;
+		// The document as VS Code holds it: split at every break (an empty last line after a final one).
+		const document = before.split("\n");
+		const proposal = apply(request, document, "\n");
+		// Oracle 1: pi's own after-text, line for line (pi's lines carry no final break: that alone may differ).
+		if (proposal === undefined || JSON.stringify(splitLines(proposal)) !== JSON.stringify(splitLines(after))) {
+			return `seed ${seed}: ${JSON.stringify(before)} -> ${JSON.stringify(after)} gave ${JSON.stringify(proposal)}`;
+		}
+		// Oracle 2: the user changes one of the lines pi read; the proposal is shown only when no hunk covers it.
+		const read = splitLines(before);
+		if (read.length === 0) return undefined;
+		const i = int(read.length);
+		const edited = document.map((line, k) => (k === i ? `${line} (yours)` : line));
+		const shown = apply(request, edited, "\n") !== undefined;
+		if (shown === underHunk(request, i)) {
+			return `seed ${seed}: line ${i + 1} changed under ${JSON.stringify(request.hunks)}: shown ${shown}`;
+		}
+		return undefined;
+	}
+
+	test("500 seeds", () => {
+		const failures: string[] = [];
+		for (let seed = 1; seed <= 500; seed++) {
+			const failure = check(seed, proposalText);
+			if (failure) failures.push(failure);
+		}
+		assert.deepEqual(failures.slice(0, 3), []);
+	});
+
+	test("a planted defect (hunks applied without checking the lines pi read) is caught", () => {
+		const unchecked: typeof proposalText = (request, lines, eol) =>
+			proposalText(
+				request,
+				lines.map((line, k) => {
+					const hunk = request.hunks.find((h) => k >= h.old_start - 1 && k < h.old_start - 1 + h.old_text.length);
+					return hunk ? (hunk.old_text[k - hunk.old_start + 1] ?? line) : line;
+				}),
+				eol,
+			);
+		const caught = Array.from({ length: 500 }, (_, i) => check(i + 1, unchecked)).filter(Boolean);
+		assert.ok(caught.length > 0, "the defect went unnoticed");
 	});
 });

@@ -21,7 +21,7 @@ import {
 	describeApproval,
 	type PendingApproval,
 	proposalDiff,
-	proposalLines,
+	proposalText,
 } from "../../shared/approval.ts";
 import type { PiApprovalVerdict } from "../../shared/pi-reader.ts";
 
@@ -269,7 +269,7 @@ export class ApprovalView implements vscode.Disposable {
 			lines = document ? Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text) : [];
 			if (document?.eol === vscode.EndOfLine.CRLF) eol = "\r\n";
 		}
-		const proposal = proposalLines(request, lines);
+		const proposal = proposalText(request, lines, eol);
 		if (proposal === undefined) {
 			const uri = this.#proposalUri(request, "diff");
 			this.#keep(uri, proposalDiff(request).join("\n"));
@@ -279,7 +279,7 @@ export class ApprovalView implements vscode.Disposable {
 			return;
 		}
 		const right = this.#proposalUri(request, "after");
-		this.#keep(right, proposal.join(eol));
+		this.#keep(right, proposal);
 		await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ ${name} (pi's proposal)`, {
 			preview: true,
 		});
