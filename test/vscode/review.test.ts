@@ -551,16 +551,26 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		await page.waitForSelector(".monaco-diff-editor", { state: "detached", timeout: 10_000 });
 	});
 
-	test("11. Reject in the notice: the file is unchanged and the model told it was rejected in VS Code", async () => {
+	test("11. plan.txt open: the line pi would replace is marked while pi waits; Reject in the notice leaves the file unchanged, the model told", async () => {
 		const pi = rpc;
 		assert.ok(pi);
+		await page
+			.locator(".explorer-folders-view .monaco-list-row", { hasText: "plan.txt" })
+			.first()
+			.dblclick({ timeout: 20_000 });
+		await waitForState("plan.txt active", (s) => s.active_buffer.file === plan);
+		// Line 2 carries the review's mark of the approved run (test 10).
+		await linesMarked(OURS, [2]);
 		editPlan("step 3\n", "step 3, by pi\n");
 		const asked = env.model.requests.length;
 		const prompted = pi.prompt("change step 3");
 		prompted.catch(() => {}); // awaited below; a failure before that must not be an unhandled rejection
 		const toast = notice("pi wants to edit plan.txt: 1 hunk");
-		await toast.locator(".monaco-button", { hasText: "Reject" }).click({ timeout: 60_000 });
+		await toast.waitFor({ timeout: 60_000 });
+		await linesMarked(OURS, [2, 3]);
+		await toast.locator(".monaco-button", { hasText: "Reject" }).click();
 		await prompted;
+		await linesMarked(OURS, [2]);
 		assert.equal(readFileSync(plan, "utf8"), "step 1\nstep 2, by pi\nstep 3\n");
 		assert.match(
 			toolResults(env.model.requests[asked + 1]),

@@ -4,6 +4,8 @@
  * - one non-modal notification per request ("pi wants to edit src/a.ts: 2 hunks", Accept / Reject / Show change),
  *   which never takes focus; a status bar item stays while the request waits (its menu has the same choices), and
  *   the commands "pi: Accept pi's proposed change" / "pi: Reject pi's proposed change" answer from the keyboard;
+ * - in a visible editor of the file, while it still holds the lines pi read, the lines pi would replace or delete
+ *   are marked, with a short note after each hunk's first line (the `reviewMarks` setting, as the Neovim client);
  * - "Show change" opens `vscode.diff` of the file as it is (the open document, unsaved text and all) against the
  *   proposal, worked out in memory and served read-only from `pi-proposal:` documents: no buffer or file is ever
  *   written for a proposal;
@@ -37,6 +39,8 @@ export const SHOW = "Show change";
 export interface ApprovalHost {
 	/** A line in the output channel. */
 	log(message: string): void;
+	/** Setting `reviewMarks`: the proposal is marked in editors of its file unless the user turned marks off. */
+	marksEnabled(): boolean;
 	/** `decisions` changed: write the state file now. */
 	changed(): void;
 	/** The open document pi's path names, if any. */
@@ -58,6 +62,36 @@ const WHY_ENDED: Record<"gone" | "dead" | "elsewhere" | "expired" | "problem" | 
 };
 type WhyEnded = keyof typeof WHY_ENDED;
 
+/**
+ * The marks of `request` in `document`: each hunk's old lines (an insertion: the line it goes before, or the last),
+ * with a note at their end of what pi proposes there; none unless the document still holds the lines pi read.
+ */
+function marksOf(request: PendingApproval, document: vscode.TextDocument): vscode.DecorationOptions[] {
+	const lines = Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text);
+	if (proposalText(request, lines, "\n") === undefined) return [];
+	const last = Math.max(document.lineCount - 1, 0);
+	return request.hunks.map((hunk) => {
+		const first = Math.min(hunk.old_start - 1, last);
+		const end = Math.min(first + Math.max(hunk.old_text.length, 1) - 1, last);
+		const what =
+			hunk.old_text.length === 0
+				? `adds ${hunk.new_text.length} ${hunk.new_text.length === 1 ? "line" : "lines"} ${hunk.old_start - 1 > last ? "after" : "before"} this`
+				: hunk.new_text.length === 0
+					? `deletes ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`}`
+					: `replaces ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`} with ${hunk.new_text.length}`;
+		return {
+			range: new vscode.Range(first, 0, end, document.lineAt(end).text.length),
+			renderOptions: {
+				after: {
+					contentText: `  pi proposes: ${what} (waiting for your approval)`,
+					color: new vscode.ThemeColor("editorCodeLens.foreground"),
+					margin: "0 0 0 2em",
+				},
+			},
+		};
+	});
+}
+
 export class ApprovalView implements vscode.Disposable {
 	readonly #host: ApprovalHost;
 	readonly #inbox = new ApprovalInbox();
@@ -65,15 +99,25 @@ export class ApprovalView implements vscode.Disposable {
 	readonly #proposals = new Map<string, string>();
 	readonly #told = new Set<string>();
 	readonly #disposables: vscode.Disposable[] = [];
+	readonly #marks: vscode.TextEditorDecorationType;
 	#expiry: ReturnType<typeof setTimeout> | undefined;
 
 	constructor(host: ApprovalHost) {
 		this.#host = host;
+		// The lines pi would take out, in the diff editor's colour for removed lines; the note in the code lens colour.
+		this.#marks = vscode.window.createTextEditorDecorationType({
+			isWholeLine: true,
+			backgroundColor: new vscode.ThemeColor("diffEditor.removedLineBackground"),
+			overviewRulerColor: new vscode.ThemeColor("editorOverviewRuler.modifiedForeground"),
+			overviewRulerLane: vscode.OverviewRulerLane.Left,
+		});
 		this.#status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 1);
 		this.#status.command = "piIdeContext.approvalActions";
 		const guard = host.guard;
 		this.#disposables.push(
 			this.#status,
+			this.#marks,
+			vscode.window.onDidChangeVisibleTextEditors(guard(() => this.redraw())),
 			vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, {
 				provideTextDocumentContent: (uri) =>
 					this.#proposals.get(uri.toString()) ?? "(pi no longer waits on this change)",
@@ -152,6 +196,26 @@ export class ApprovalView implements vscode.Disposable {
 		vscode.window.setStatusBarMessage(`pi: ${said}`, 5000);
 	}
 
+	/** Mark the proposal in every visible editor of a file pi waits on (none when the setting is off). */
+	redraw(): void {
+		const on = this.#host.marksEnabled();
+		for (const editor of vscode.window.visibleTextEditors) {
+			const { document } = editor;
+			const request =
+				on && document.uri.scheme === "file"
+					? this.#inbox.pending.find((r) => r.file === document.uri.fsPath)
+					: undefined;
+			editor.setDecorations(this.#marks, request ? marksOf(request, document) : []);
+		}
+	}
+
+	/** A document changed: its marks hold only while it still has the lines pi read. */
+	documentChanged(document: vscode.TextDocument): void {
+		if (document.uri.scheme === "file" && this.#inbox.pending.some((r) => r.file === document.uri.fsPath)) {
+			this.redraw();
+		}
+	}
+
 	dispose(): void {
 		if (this.#expiry !== undefined) clearTimeout(this.#expiry);
 		for (const each of this.#disposables) each.dispose();
@@ -173,8 +237,9 @@ export class ApprovalView implements vscode.Disposable {
 		this.#host.log(`pi's request to change ${this.#name(request)} ended: ${WHY_ENDED[why]}`);
 	}
 
-	/** The status item while a request waits, and a timer for the first to run out. */
+	/** The status item while a request waits, the marks, and a timer for the first to run out. */
 	#refresh(): void {
+		this.redraw();
 		const current = this.#inbox.current();
 		if (current === undefined) this.#status.hide();
 		else {

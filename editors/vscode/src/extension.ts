@@ -194,6 +194,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	const approval = new ApprovalView({
 		log,
+		marksEnabled: () => config().get<boolean>("reviewMarks", true),
 		changed: () => state.flush(),
 		findDocument,
 		guard,
@@ -216,6 +217,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				const file = fileOf(e.document);
 				if (file !== undefined) sync.documentChanged(file);
 				review.documentChanged(e);
+				approval.documentChanged(e.document);
 				if (isActive(e.document)) later();
 			}),
 		),
@@ -284,6 +286,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				if (!e.affectsConfiguration(SECTION)) return;
 				applyConfig();
 				review.redraw();
+				approval.redraw();
 			}),
 		),
 		vscode.commands.registerCommand(`${SECTION}.showState`, guard(showState)),
