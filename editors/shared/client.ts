@@ -7,7 +7,15 @@
  */
 
 import { MAX_STATE_FILE_BYTES, removeStateFile, stateFilePath, writeStateFile } from "../../src/protocol/state-dir.ts";
-import { buildEditorState, fitStateFile, type HostSnapshot, SelectionClock, stateKey } from "./state.ts";
+import {
+	buildEditorState,
+	type EditorState,
+	fitStateFile,
+	type HostSnapshot,
+	SelectionClock,
+	type StateV03,
+	stateKey,
+} from "./state.ts";
 
 export const DEBOUNCE_MS = 200;
 
@@ -20,7 +28,10 @@ export interface ClientOptions {
 	app: string;
 	pid: number;
 	dir: string;
-	/** The host's current state; `undefined` means "nothing to report now, keep the last file". */
+	/**
+	 * The host's current state; `undefined` means "nothing to report now, keep the last file", `keepDocument` "keep
+	 * the last file's document, write the rest" (nothing is written before a first state with a document).
+	 */
 	snapshot(): HostSnapshot | undefined;
 	/** Shown to the user, once per failure streak. */
 	warn(message: string): void;
@@ -47,6 +58,8 @@ export class StateClient {
 	readonly #timers: Timers;
 	#timer: unknown;
 	#lastKey: string | undefined;
+	/** The state last written: its document stays while the host reports `keepDocument`. */
+	#last: (EditorState & StateV03) | undefined;
 	#enabled = true;
 	#warned = false;
 	#lastError: string | undefined;
@@ -84,12 +97,18 @@ export class StateClient {
 			const snapshot = this.#options.snapshot();
 			if (snapshot === undefined) return "skipped";
 			const now = Math.floor((this.#options.now?.() ?? Date.now()) / 1000);
-			const state = buildEditorState(snapshot, {
+			const built = buildEditorState(snapshot, {
 				pid: this.#options.pid,
 				app: this.#options.app,
 				now,
 				clock: this.#clock,
 			});
+			const last = this.#last;
+			if (snapshot.keepDocument && last === undefined) return "skipped";
+			const state =
+				snapshot.keepDocument && last !== undefined
+					? { ...built, cwd: last.cwd, argv: last.argv, active_buffer: last.active_buffer }
+					: built;
 			const key = stateKey(state);
 			if (!options.force && key === this.#lastKey) return "unchanged";
 			const fitted = fitStateFile(state, MAX_STATE_FILE_BYTES);
@@ -101,6 +120,7 @@ export class StateClient {
 			const result = writeStateFile(this.#options.dir, this.#options.pid, fitted.content, this.#uid());
 			if (!result.ok) return this.#fail(result.error);
 			this.#lastKey = key;
+			this.#last = fitted.state;
 			this.#succeed();
 			return "written";
 		} catch (error) {
@@ -135,6 +155,7 @@ export class StateClient {
 		// Only a file this client wrote: never delete a same-named file in a dir we did not write into.
 		if (this.#lastKey === undefined) return;
 		this.#lastKey = undefined;
+		this.#last = undefined;
 		const result = removeStateFile(this.#options.dir, this.#options.pid, this.#uid());
 		if (!result.ok) this.#fail(result.error);
 	}

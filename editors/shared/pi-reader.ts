@@ -3,12 +3,14 @@
  * editor files: only a regular file (lstat, then open with O_NOFOLLOW and check the opened file is the one
  * lstat saw), owned by us, without any group/other permission bit, at most 64 KiB, whose `pid` matches its
  * name and belongs to a live process of ours. pi's change set (`pi-<pid>.review.json`, v0.4) is read through
- * the same checks, with its own 8 MiB cap. Every failure is a value, never an exception.
+ * the same checks, with its own 8 MiB cap, and so is a request for approval (`pi-<pid>.approval.json`, v0.4, 1 MiB).
+ * Every failure is a value, never an exception.
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { type Liveness, probePid } from "../../src/discovery/liveness.ts";
 import { oversize, readPrivateFile } from "../../src/protocol/state-dir.ts";
+import { isExpired, MAX_APPROVAL_BYTES, type PendingApproval, parseApproval, piApprovalName } from "./approval.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
 import { MAX_REVIEW_BYTES, parseReview, piReviewName, type ReviewRun } from "./review.ts";
 
@@ -100,4 +102,44 @@ export function readPiReview(dir: string, pid: number, options: Pick<ReadOptions
 	const parsed = parseReview(read.text, pid);
 	if (!parsed.ok) return { kind: "problem", problem: `invalid change set: ${parsed.problem}` };
 	return { kind: "review", runs: parsed.runs, dropped: parsed.dropped };
+}
+
+export type PiApprovalVerdict =
+	/** A request of a live pi of ours that asks this editor and has not run out. */
+	| { kind: "request"; request: PendingApproval; dropped: number }
+	/** No request (pi waits on nothing, or no longer), or it was replaced while being read. */
+	| { kind: "gone" }
+	/** The pi is no longer running (a leftover of a killed pi): its request is not read. */
+	| { kind: "dead" }
+	/** A good request that asks another editor: not this editor's to answer. */
+	| { kind: "elsewhere" }
+	/** Its time ran out: pi no longer waits on it. */
+	| { kind: "expired"; request: PendingApproval }
+	| { kind: "problem"; problem: string };
+
+export interface ApprovalReadOptions extends ReadOptions {
+	/** This editor's pid: only a request naming it is this editor's. */
+	ownPid: number;
+	/** Seconds since the epoch. */
+	now: number;
+}
+
+/**
+ * Read and check pi `pid`'s request for approval, `<dir>/pi-<pid>.approval.json` (PROTOCOL.md "Approval"): the
+ * pi is probed first (a dead or another user's pi's file is not read), then the file passes the checks above.
+ */
+export function readPiApproval(dir: string, pid: number, options: ApprovalReadOptions): PiApprovalVerdict {
+	const liveness = (options.probe ?? probePid)(pid);
+	if (liveness === "dead") return { kind: "dead" };
+	if (liveness === "foreign") return { kind: "problem", problem: "its pid belongs to another user's process: refused" };
+	if (liveness !== "alive") {
+		return { kind: "problem", problem: `cannot tell whether its pi is running (${liveness.unknown}): ignored` };
+	}
+	const read = readTrusted(dir, piApprovalName(pid), options.uid ?? process.getuid?.(), MAX_APPROVAL_BYTES);
+	if (read.kind !== "text") return read;
+	const parsed = parseApproval(read.text, pid);
+	if (!parsed.ok) return { kind: "problem", problem: `invalid request: ${parsed.problem}` };
+	if (parsed.request.editorPid !== options.ownPid) return { kind: "elsewhere" };
+	if (isExpired(parsed.request, options.now)) return { kind: "expired", request: parsed.request };
+	return { kind: "request", request: parsed.request, dropped: parsed.dropped };
 }

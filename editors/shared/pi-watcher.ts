@@ -3,15 +3,17 @@
  * (inotify on Linux), a scan of the dir when watching starts (a pi that is already running), and each
  * named file read through pi-reader.ts's checks when an event names it. A pi killed without removing its
  * file sends no event, so while a pi names this editor its pid is probed every few seconds (signal 0, no
- * file access); with no pi connected nothing runs. Never throws into the host; problems with a file are
- * reported once per file and problem.
+ * file access); with no pi connected nothing runs. A host that answers approvals (`onApproval`) also gets pi's
+ * requests (`pi-<pid>.approval.json`, v0.4), read through pi-reader.ts's checks as each event names one. Never
+ * throws into the host; problems with a file are reported once per file and problem.
  */
 import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
 import { basename } from "node:path";
 import { createStateDir, formatDirHealth } from "../../src/protocol/state-dir.ts";
+import { approvalPid } from "./approval.ts";
 import type { PiMessage } from "./pi-message.ts";
 import { piMessagePid } from "./pi-message.ts";
-import { type PidProbe, probePid, readPiMessage } from "./pi-reader.ts";
+import { type PiApprovalVerdict, type PidProbe, probePid, readPiApproval, readPiMessage } from "./pi-reader.ts";
 
 /** How often the pids of pis connected to this editor are probed. */
 export const LIVENESS_MS = 5000;
@@ -26,6 +28,13 @@ export interface PiWatcherOptions {
 	onGone(pid: number): void;
 	/** A file was refused or malformed (once per file and problem), or watching failed. */
 	onProblem(problem: string): void;
+	/**
+	 * pi `pid`'s request for approval, read afresh after an event named its file (problems go to onProblem, once,
+	 * and come here as `problem` too: whatever was shown for that pi no longer holds). Hosts without it ignore them.
+	 */
+	onApproval?(pid: number, verdict: PiApprovalVerdict): void;
+	/** Seconds since the epoch (requests run out). */
+	now?(): number;
 	uid?: number;
 	probe?: PidProbe;
 	livenessMs?: number;
@@ -64,7 +73,7 @@ export class PiWatcher {
 		}
 		try {
 			this.#watcher = watch(this.#options.dir, { persistent: false }, (_event, name) => {
-				if (typeof name === "string" && piMessagePid(name) !== undefined) this.#queue(name);
+				if (typeof name === "string" && this.#watches(name)) this.#queue(name);
 				else if (name === null || name === basename(this.#options.dir)) this.#checkDir();
 			});
 			this.#watcher.on("error", (error) => {
@@ -72,7 +81,7 @@ export class PiWatcher {
 				this.#closeWatcher();
 			});
 			for (const name of readdirSync(this.#options.dir)) {
-				if (piMessagePid(name) !== undefined) this.#queue(name);
+				if (this.#watches(name)) this.#queue(name);
 			}
 		} catch (error) {
 			this.#problem(
@@ -116,6 +125,12 @@ export class PiWatcher {
 		this.#watcher = undefined;
 	}
 
+	#watches(name: string): boolean {
+		return (
+			piMessagePid(name) !== undefined || (this.#options.onApproval !== undefined && approvalPid(name) !== undefined)
+		);
+	}
+
 	/** Several events for one write (rename, change) arrive together: read each file once per turn. */
 	#queue(name: string): void {
 		this.#pending.add(name);
@@ -130,6 +145,11 @@ export class PiWatcher {
 
 	#read(name: string): void {
 		if (this.#disposed) return;
+		const approval = approvalPid(name);
+		if (approval !== undefined) {
+			this.#readApproval(name, approval);
+			return;
+		}
 		try {
 			const verdict = readPiMessage(this.#options.dir, name, {
 				...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
@@ -148,6 +168,24 @@ export class PiWatcher {
 				this.#reported.delete(name);
 				this.#forget(pid);
 			}
+		} catch (error) {
+			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
+		}
+	}
+
+	#readApproval(name: string, pid: number): void {
+		const onApproval = this.#options.onApproval;
+		if (onApproval === undefined) return;
+		try {
+			const verdict = readPiApproval(this.#options.dir, pid, {
+				ownPid: this.#options.ownPid,
+				now: this.#options.now?.() ?? Date.now() / 1000,
+				...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
+				...(this.#options.probe === undefined ? {} : { probe: this.#options.probe }),
+			});
+			if (verdict.kind === "problem") this.#problem(name, `${name} ${verdict.problem}`);
+			else this.#reported.delete(name);
+			onApproval(pid, verdict);
 		} catch (error) {
 			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
 		}

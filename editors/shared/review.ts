@@ -35,7 +35,8 @@ const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
 const NOTES = new Set(["binary", "too large", "unreadable"]);
 
-function parseHunk(raw: unknown): ReviewHunk | undefined {
+/** One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed. */
+export function parseHunk(raw: unknown): ReviewHunk | undefined {
 	if (!isObject(raw)) return undefined;
 	const { id, old_start, new_start, old_text, new_text } = raw;
 	if (typeof id !== "string" || id.length === 0 || id.length > 64) return undefined;
@@ -149,23 +150,32 @@ export function hasLinesAt(document: TextLines, at: number, lines: readonly stri
 }
 
 /**
- * pi's version of the file (baseline with every hunk applied), or undefined when it cannot be known exactly (no
- * baseline for an existing file, hunks left out at the cap).
+ * `lines` with `hunks` applied (in order, no overlaps), or undefined when a hunk's old lines are not where it says
+ * (pi's hunks are from the text pi read: any other text is not theirs to change). Line ends are compared without
+ * a CR, as editors hand lines out.
  */
-export function piVersion(entry: ReviewFile): string[] | undefined {
-	if (entry.note !== null || entry.hunks.length < entry.hunks_total) return undefined;
-	const lines = splitLines(entry.baseline ?? "");
+export function applyHunks(lines: readonly string[], hunks: readonly ReviewHunk[]): string[] | undefined {
 	const out: string[] = [];
-	let at = 0; // next baseline line (0-based) not yet copied
-	for (const hunk of entry.hunks) {
-		// With `old_lines` 0 pi inserted before baseline line `old_start`: the same index either way.
+	let at = 0; // next line (0-based) not yet copied
+	for (const hunk of hunks) {
+		// With `old_lines` 0 pi inserts before line `old_start`: the same index either way.
 		const start = hunk.old_start - 1;
-		if (start < at || start > lines.length) return undefined;
+		if (start < at || start + hunk.old_text.length > lines.length) return undefined;
+		if (!hunk.old_text.every((line, i) => bare(lines[start + i] ?? "") === bare(line))) return undefined;
 		out.push(...lines.slice(at, start), ...hunk.new_text);
-		at = start + hunk.old_lines;
+		at = start + hunk.old_text.length;
 	}
 	out.push(...lines.slice(at));
 	return out;
+}
+
+/**
+ * pi's version of the file (baseline with every hunk applied), or undefined when it cannot be known exactly (no
+ * baseline for an existing file, hunks left out at the cap, hunks that do not fit the baseline).
+ */
+export function piVersion(entry: ReviewFile): string[] | undefined {
+	if (entry.note !== null || entry.hunks.length < entry.hunks_total) return undefined;
+	return applyHunks(splitLines(entry.baseline ?? ""), entry.hunks);
 }
 
 /** One of pi's hunks in an open document. */

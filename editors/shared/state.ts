@@ -6,7 +6,14 @@
  * (`src/protocol/protocol.ts`), imported as types only so the bundles carry no schema library.
  */
 import { MAX_SELECTION_TEXT_BYTES } from "../../src/protocol/limits.ts";
-import type { ActiveBuffer, EditorState, Position, RevertedHunk, Selection } from "../../src/protocol/protocol.ts";
+import type {
+	ActiveBuffer,
+	ApprovalDecision,
+	EditorState,
+	Position,
+	RevertedHunk,
+	Selection,
+} from "../../src/protocol/protocol.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 import type { FileReport, HandledMessage } from "./pi-message.ts";
 import { isHighSurrogate, isLowSurrogate, utf8Length } from "./utf16.ts";
@@ -21,6 +28,8 @@ export interface StateV03 {
 	active_buffer: ActiveBuffer & { version?: number; diagnostics?: DiagnosticsReport };
 	/** v0.4: pi's hunks the user reverted here, newest last. */
 	reverted?: RevertedHunk[];
+	/** v0.4: the user's answers to pi's requests for approval, newest last. */
+	decisions?: ApprovalDecision[];
 }
 
 /** A position as editor APIs report it: 0-based line, 0-based UTF-16 code unit offset in that line. */
@@ -60,12 +69,19 @@ export interface HostSnapshot {
 	argv: string[];
 	/** null when no document is active (every editor closed). */
 	document: DocumentSnapshot | null;
+	/**
+	 * The active editor is no user document (an output pane, the proposal side of a diff): the state keeps the
+	 * document, `cwd` and `argv` last written and takes only the other fields from here (`document` is ignored).
+	 */
+	keepDocument?: boolean;
 	/** v0.3 top-level fields, written only when set. */
 	protocol?: string;
 	files?: FileReport[];
 	pi?: HandledMessage | null;
 	/** v0.4, written only when the user reverted something. */
 	reverted?: RevertedHunk[];
+	/** v0.4, written whenever set, empty too: an editor that answers approvals says so by writing it. */
+	decisions?: ApprovalDecision[];
 }
 
 /** A normalized, non-empty selection before its `selected_at` stamp. */
@@ -292,6 +308,7 @@ export function buildEditorState(snapshot: HostSnapshot, context: StateContext):
 		...(snapshot.files === undefined ? {} : { files: snapshot.files }),
 		...(snapshot.pi === undefined ? {} : { pi: snapshot.pi }),
 		...(snapshot.reverted === undefined || snapshot.reverted.length === 0 ? {} : { reverted: snapshot.reverted }),
+		...(snapshot.decisions === undefined ? {} : { decisions: snapshot.decisions }),
 	};
 }
 

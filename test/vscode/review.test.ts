@@ -6,7 +6,10 @@
  * pi's version back, the next prompt tells the model, the `reviewMarks` setting hides the marks, and a hunk the
  * user edited is refused. Then bad change sets (malformed, oversized, group-readable, a symlink, another pi's)
  * are ignored with one line in the output channel and no popup, a connected-elsewhere or dead pi's is not read,
- * and a file revert works beside unsaved text. One code-server for the file (about 90 s on an idle machine).
+ * and a file revert works beside unsaved text. Then pi's optional approval (`ideContext.approve: "edits"`), answered
+ * in VS Code: a notification per request, "Show change" a read-only diff of the file against the proposal (nothing
+ * written), Accept lets the edit run and Reject leaves the file as it is, and the model is told which, in VS Code's
+ * name. One code-server for the file (about 100 s on an idle machine).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -24,10 +27,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import type { PiMessage } from "../../editors/shared/pi-message.ts";
+import { buildRequest, DIALOG_ACCEPT } from "../../src/link/approval.ts";
 import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
 import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
 import { createPiEnv, type PiEnv } from "../helpers/pi-env.ts";
-import { type RpcPi, startRpc } from "../helpers/rpc.ts";
+import { type RpcPi, startRpc, type UiRequest } from "../helpers/rpc.ts";
 import {
 	assertInstalled,
 	type Browser,
@@ -52,6 +56,11 @@ const PI_LINES = [
 ];
 
 const requestText = (request: RecordedRequest | undefined): string => JSON.stringify(request?.body ?? {});
+/** The tool results the model read in a request (its `tool` messages), as text. */
+const toolResults = (request: RecordedRequest | undefined): string => {
+	const messages = (request?.body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
+	return JSON.stringify(messages.filter((m) => m.role === "tool").map((m) => m.content));
+};
 type Reverted = { pi_pid: number; run: number; id: string; file: string; line: number; lines: number };
 
 describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, () => {
@@ -110,7 +119,10 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 	const BROWSER_HELPERS = `({
 		editorLines(selector) {
 			const editor = document.querySelector(selector);
-			const rows = [...(editor ? editor.querySelectorAll(".view-lines .view-line") : [])];
+			// Lines of the text only: an inline diff shows removed lines in view zones between them.
+			const rows = [...(editor ? editor.querySelectorAll(".view-lines .view-line") : [])].filter(
+				(r) => !r.closest(".view-zones"),
+			);
 			return rows
 				.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
 				.map((r) => (r.textContent || "").replace(/\u00a0/g, " "));
@@ -488,5 +500,178 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		rmSync(reviewPath(dead), { force: true });
 		rmSync(join(env.stateDir, `pi-${dead}.json`), { force: true });
 		rmSync(join(env.stateDir, `pi-${third.pid}.json`), { force: true });
+	});
+	/** A second file for the approval cases, not open in VS Code. */
+	const PLAN = ["step 1", "step 2", "step 3"];
+	let plan = "";
+	/** The model edits plan.txt's `line` once, then answers with text after the tool's result. */
+	const editPlan = (oldText: string, newText: string) => {
+		env.model.respond = (request): FakeReply => {
+			const messages = (request.body as { messages?: { role: string }[] }).messages ?? [];
+			return messages.at(-1)?.role === "tool"
+				? { text: DEFAULT_REPLY }
+				: { toolCalls: [{ name: "edit", arguments: { path: plan, edits: [{ oldText, newText }] } }] };
+		};
+	};
+	const notice = (text: string) => page.locator(".notification-toast", { hasText: text });
+
+	test("10. approval on: VS Code says it answers; pi's edit waits, one notice asks, Show change is a read-only diff, Accept runs it", async () => {
+		plan = join(env.workDir, "plan.txt");
+		writeFileSync(plan, `${PLAN.join("\n")}\n`);
+		assert.deepEqual(readState()?.decisions, [], "decisions, empty before the first: VS Code answers approvals");
+		await rpc?.close();
+		env.writeSettings({ ideContext: { approve: "edits" } });
+		rpc = await startRpc(env);
+		const pi = rpc;
+		editPlan("step 2\n", "step 2, by pi\n");
+		const asked = env.model.requests.length;
+		const since = pi.records.length;
+		const prompted = pi.prompt("change step 2");
+		prompted.catch(() => {}); // awaited below; a failure before that must not be an unhandled rejection
+		const toast = notice("pi wants to edit plan.txt: 1 hunk");
+		await toast.waitFor({ timeout: 60_000 });
+		// pi's own dialog asks at the same time; VS Code's answer dismisses it.
+		await pi.waitFor<UiRequest>((r) => r.type === "extension_ui_request" && r.method === "select", undefined, since);
+		await toast.locator(".monaco-button", { hasText: "Show change" }).click();
+		await page.waitForSelector(".monaco-diff-editor", { timeout: 20_000 });
+		const proposal = await waitFor("the proposal side", async () => {
+			const lines = await editorLines(".monaco-diff-editor .editor.modified");
+			return lines.includes("step 2, by pi") ? lines : undefined;
+		});
+		assert.deepEqual(proposal.slice(0, 3), ["step 1", "step 2, by pi", "step 3"]);
+		assert.equal(readFileSync(plan, "utf8"), `${PLAN.join("\n")}\n`, "nothing written while pi waits");
+		// From the keyboard, with the proposal (a virtual document) active: the answer still reaches pi.
+		await runCommand("pi: Accept pi's proposed change");
+		await prompted;
+		assert.equal(readFileSync(plan, "utf8"), "step 1\nstep 2, by pi\nstep 3\n");
+		assert.match(toolResults(env.model.requests[asked + 1]), /the user approved this change to plan\.txt in VS Code/);
+		const state = await waitForState("the decision", (s) => (s.decisions ?? []).length === 1);
+		assert.deepEqual(state.decisions?.[0], { pi_pid: pi.child.pid, id: state.decisions?.[0]?.id, decision: "accept" });
+		await page.keyboard.press("Control+W");
+		await page.waitForSelector(".monaco-diff-editor", { state: "detached", timeout: 10_000 });
+	});
+
+	test("11. plan.txt open: the line pi would replace is marked while pi waits; Reject in the notice leaves the file unchanged, the model told", async () => {
+		const pi = rpc;
+		assert.ok(pi);
+		await page
+			.locator(".explorer-folders-view .monaco-list-row", { hasText: "plan.txt" })
+			.first()
+			.dblclick({ timeout: 20_000 });
+		await waitForState("plan.txt active", (s) => s.active_buffer.file === plan);
+		// Line 2 carries the review's mark of the approved run (test 10).
+		await linesMarked(OURS, [2]);
+		editPlan("step 3\n", "step 3, by pi\n");
+		const asked = env.model.requests.length;
+		const prompted = pi.prompt("change step 3");
+		prompted.catch(() => {}); // awaited below; a failure before that must not be an unhandled rejection
+		const toast = notice("pi wants to edit plan.txt: 1 hunk");
+		await toast.waitFor({ timeout: 60_000 });
+		await linesMarked(OURS, [2, 3]);
+		await toast.locator(".monaco-button", { hasText: "Reject" }).click();
+		await prompted;
+		await linesMarked(OURS, [2]);
+		assert.equal(readFileSync(plan, "utf8"), "step 1\nstep 2, by pi\nstep 3\n");
+		assert.match(
+			toolResults(env.model.requests[asked + 1]),
+			/The user rejected this change in VS Code: plan\.txt is unchanged\. Do not make it again/,
+		);
+		await waitForState("two decisions, newest last", (s) => s.decisions?.at(-1)?.decision === "reject");
+	});
+
+	test("12. pi's dialog answers first: VS Code forgets the request; its notice's Accept then sends nothing", async () => {
+		const pi = rpc;
+		assert.ok(pi);
+		editPlan("step 1\n", "step 1, by pi\n");
+		const since = pi.records.length;
+		const prompted = pi.prompt("change step 1");
+		prompted.catch(() => {}); // awaited below; a failure before that must not be an unhandled rejection
+		const toast = notice("pi wants to edit plan.txt: 1 hunk");
+		await toast.waitFor({ timeout: 60_000 });
+		const dialog = await pi.waitFor<UiRequest>(
+			(r) => r.type === "extension_ui_request" && r.method === "select",
+			undefined,
+			since,
+		);
+		pi.respond(dialog.id, { value: DIALOG_ACCEPT });
+		await prompted;
+		assert.equal(readFileSync(plan, "utf8"), "step 1, by pi\nstep 2, by pi\nstep 3\n");
+		await waitFor("VS Code forgets the request", () =>
+			/pi's request to change plan\.txt ended: pi no longer waits on it/.test(outputLog()) ? true : undefined,
+		);
+		await toast.locator(".monaco-button", { hasText: "Accept" }).click();
+		await waitFor("the late answer is logged, not sent", () =>
+			/pi is not waiting for an answer to that/.test(outputLog()) ? true : undefined,
+		);
+		assert.equal(readState()?.decisions?.length, 2, "no decision added");
+	});
+	test("13. bad requests are one line in the output channel, no notice: malformed, another editor's, run out", async (t) => {
+		const editorPid = readState()?.pid ?? 0;
+		/** Live processes of the user's, playing pis (a request is read only for a live pi). */
+		const pis = Array.from({ length: 4 }, () => spawn("sleep", ["600"], { stdio: "ignore" }));
+		t.after(() => {
+			for (const each of pis) each.kill("SIGKILL");
+		});
+		const [bad, other, late, good] = pis.map((p) => p.pid ?? 0);
+		const path = (pid: number | undefined) => join(env.stateDir, `pi-${pid}.approval.json`);
+		const plant = (pid: number | undefined, text: string) => {
+			writeFileSync(`${path(pid)}.tmp`, text, { mode: 0o600, flag: "wx" });
+			renameSync(`${path(pid)}.tmp`, path(pid));
+		};
+		/** A request to write `name` (in the project, not there yet): each case names its own file. */
+		const request = (pid: number | undefined, editor: number, name: string, now = Date.now() / 1000) =>
+			JSON.stringify({
+				protocol: "0.4",
+				kind: "pi-approval",
+				pid,
+				editor_pid: editor,
+				timestamp: now,
+				request: buildRequest({
+					id: `request-of-${pid}`,
+					tool: "write",
+					file: join(env.workDir, name),
+					before: { kind: "absent" },
+					after: "all new\n",
+					timeoutS: 60,
+					now,
+				}),
+			});
+		const ended = () =>
+			outputLog()
+				.split("\n")
+				.filter((l) => /request to change \S+\.txt ended/.test(l)).length;
+		const endedBefore = ended();
+		plant(bad, "{");
+		await waitFor("the malformed request named", () =>
+			outputLog().includes(`pi-${bad}.approval.json invalid request: invalid JSON`) ? true : undefined,
+		);
+		plant(bad, "{"); // read again: not logged again
+		plant(other, request(other, editorPid + 1, "other.txt"));
+		plant(late, request(late, editorPid, "late.txt", Date.now() / 1000 - 3600));
+		// Control: a good request for VS Code shows its notice; the files before it were read before it.
+		plant(good, request(good, editorPid, "good.txt"));
+		const toast = notice("pi wants to create good.txt: 1 hunk");
+		await toast.waitFor({ timeout: 20_000 });
+		assert.equal(
+			outputLog()
+				.split("\n")
+				.filter((l) => l.includes(`pi-${bad}.approval.json invalid request`)).length,
+			1,
+			"one line, not one per read",
+		);
+		assert.deepEqual(
+			(await toasts()).filter((text) => /other\.txt|late\.txt/.test(text)),
+			[],
+			"no notice for another editor's or a run-out request",
+		);
+		assert.equal(ended(), endedBefore, "nothing else was shown, so nothing else ended");
+		rmSync(path(good));
+		await waitFor("the request forgotten when its file goes", () => (ended() === endedBefore + 1 ? true : undefined));
+		assert.deepEqual(
+			["good.txt", "other.txt", "late.txt"].filter((name) => existsSync(join(env.workDir, name))),
+			[],
+			"nothing written",
+		);
+		for (const pid of [bad, other, late]) rmSync(path(pid), { force: true });
 	});
 });

@@ -5,7 +5,8 @@
  * `PiWatcher`, which reads pi's messages; and to `PiSync`, which decides what to report about the files pi
  * changed. Integrated terminals get `PI_IDE_EDITOR_PID`, so a pi started in one connects to this window.
  * A status bar item shows the path and a connected pi; `piIdeContext.enabled` turns all of it off. pi's
- * change set (v0.4) is marked, compared, listed and reverted by `ReviewView` (review-view.ts).
+ * change set (v0.4) is marked, compared, listed and reverted by `ReviewView` (review-view.ts), and pi's requests
+ * for approval (v0.4) are shown and answered by `ApprovalView` (approval-view.ts).
  * Nothing here throws into the extension host: failures become one warning and a line in the output channel.
  */
 import { realpathSync } from "node:fs";
@@ -17,6 +18,7 @@ import { StateClient } from "../../shared/client.ts";
 import type { DiagnosticCaps, DiagnosticsReport } from "../../shared/diagnostics.ts";
 import { PiWatcher } from "../../shared/pi-watcher.ts";
 import type { TextLines } from "../../shared/state.ts";
+import { ApprovalView } from "./approval-view.ts";
 import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.ts";
 import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
@@ -104,6 +106,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				files: sync.reports,
 				pi: sync.handled,
 				reverted: review.reverted,
+				decisions: approval.decisions,
 			}),
 		warn: (message) => {
 			void vscode.window.showWarningMessage(`pi IDE context: ${message}`);
@@ -119,13 +122,18 @@ export function activate(context: vscode.ExtensionContext): void {
 			sync.handleMessage(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
 			if (message.editor_pid === process.pid) review.load(message.pid);
-			else review.forget(message.pid, "elsewhere");
+			else {
+				review.forget(message.pid, "elsewhere");
+				approval.end(message.pid, "elsewhere");
+			}
 		},
 		onGone: (pid) => {
 			sync.forgetPi(pid);
 			review.forget(pid, "gone");
+			approval.end(pid, "dead");
 		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
+		onApproval: (pid, verdict) => approval.received(pid, verdict),
 	});
 	cleanup = () => watcher.dispose();
 
@@ -158,6 +166,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			watcher.start();
 		} else {
 			terminalEnv.delete(EDITOR_PID_ENV);
+			approval.reset();
 			watcher.stop();
 		}
 		refreshStatus();
@@ -183,6 +192,16 @@ export function activate(context: vscode.ExtensionContext): void {
 	});
 	context.subscriptions.push(review);
 
+	const approval = new ApprovalView({
+		log,
+		marksEnabled: () => config().get<boolean>("reviewMarks", true),
+		changed: () => state.flush(),
+		findDocument,
+		guard,
+		now: () => Date.now() / 1000,
+	});
+	context.subscriptions.push(approval);
+
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
 	const isActive = (document: vscode.TextDocument) => document === vscode.window.activeTextEditor?.document;
@@ -198,6 +217,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				const file = fileOf(e.document);
 				if (file !== undefined) sync.documentChanged(file);
 				review.documentChanged(e);
+				approval.documentChanged(e.document);
 				if (isActive(e.document)) later();
 			}),
 		),
@@ -266,6 +286,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				if (!e.affectsConfiguration(SECTION)) return;
 				applyConfig();
 				review.redraw();
+				approval.redraw();
 			}),
 		),
 		vscode.commands.registerCommand(`${SECTION}.showState`, guard(showState)),

@@ -5,6 +5,7 @@
  */
 import { dirname } from "node:path";
 import { isInside } from "../../../src/protocol/paths.ts";
+import type { ApprovalDecision } from "../../shared/approval.ts";
 import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
 import type { FileReport, HandledMessage } from "../../shared/pi-message.ts";
 import type { RevertedHunk } from "../../shared/review.ts";
@@ -94,6 +95,8 @@ export interface V03Extras {
 	pi: HandledMessage | null;
 	/** v0.4: pi's hunks the user reverted (review-view.ts). */
 	reverted?: RevertedHunk[];
+	/** v0.4: the user's answers to pi's requests for approval (approval-view.ts); always a list once it answers. */
+	decisions?: ApprovalDecision[];
 }
 
 /** The active editor as a snapshot, or undefined when it is not a user document (see FILE_SCHEMES). */
@@ -118,9 +121,11 @@ export function snapshotDocument(editor: EditorLike, extras?: V03Extras): Docume
 }
 
 /**
- * The window's snapshot, or undefined to keep the last state (the active editor is an output pane or
- * similar). `editor` undefined means no text editor is active at all: an empty buffer is reported, so a
- * closed file is no longer offered to the model.
+ * The window's snapshot. `editor` undefined means no text editor is active at all: an empty buffer is reported, so
+ * a closed file is no longer offered to the model. An active editor that is not a user document (an output pane,
+ * the proposal side of a diff) keeps the last state's document: undefined without `extras` (nothing new to say),
+ * else a snapshot that keeps the document and carries the reports and decisions (an answer given while such an
+ * editor has the focus still reaches pi).
  */
 export function snapshotWindow(
 	editor: EditorLike | undefined,
@@ -129,12 +134,14 @@ export function snapshotWindow(
 	extras?: V03Extras,
 ): HostSnapshot | undefined {
 	const document = editor === undefined ? null : snapshotDocument(editor, extras);
-	if (document === undefined) return undefined;
+	if (document === undefined && extras === undefined) return undefined;
 	return {
 		cwd: pickCwd(workspace, document?.file ?? null, fallbackCwd),
 		argv: windowFingerprint(workspace),
-		document,
+		document: document ?? null,
+		...(document === undefined ? { keepDocument: true } : {}),
 		...(extras === undefined ? {} : { protocol: "0.3", files: extras.files, pi: extras.pi }),
 		...(extras?.reverted === undefined ? {} : { reverted: extras.reverted }),
+		...(extras?.decisions === undefined ? {} : { decisions: extras.decisions }),
 	};
 }

@@ -1,0 +1,241 @@
+/**
+ * Protocol v0.4's optional approval in a TypeScript editor, pure: the parser for `pi-<pid>.approval.json`
+ * (untrusted JSON in, one request or one problem out), what a request is to this editor (its own, another
+ * editor's, run out), the proposal (the request's hunks applied to the file's lines, in memory), the notice's words,
+ * and the state file's `decisions` (newest last, capped). `ApprovalInbox` keeps the requests waiting and the
+ * decisions made; the host shows them and hands in the user's answer. Nothing here writes a buffer or a file: a
+ * decision is only ever a line in the state file, which pi reads. The file-system checks that come before parsing
+ * live in pi-reader.ts.
+ */
+import type { ApprovalRequest } from "../../src/link/approval.ts";
+import { MAX_APPROVAL_BYTES, MAX_DECISIONS } from "../../src/protocol/limits.ts";
+import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
+import { parseStateFileName } from "../../src/protocol/state-dir.ts";
+import { applyHunks, parseHunk, type ReviewHunk } from "./review.ts";
+
+export type { ApprovalDecision, ApprovalRequest };
+// The caps are the protocol's (src/protocol/limits.ts).
+export { MAX_APPROVAL_BYTES, MAX_DECISIONS };
+
+/**
+ * `pi-<pid>.approval.json`: pi's name for it (src/protocol/protocol.ts `piApprovalFileName`, checked equal by the
+ * unit tests), said again here because that module carries the schema library, which the editor bundles leave out.
+ */
+export const piApprovalName = (pid: number): string => `pi-${pid}.approval.json`;
+
+const APPROVAL_SUFFIX = ".approval.json";
+
+/** The pid in a `pi-<pid>.approval.json` name (canonical decimal, as every state file name), else undefined. */
+export function approvalPid(name: string): number | undefined {
+	if (!name.startsWith("pi-") || !name.endsWith(APPROVAL_SUFFIX)) return undefined;
+	return parseStateFileName(`${name.slice(3, -APPROVAL_SUFFIX.length)}.json`);
+}
+
+/** A request as this editor keeps it: pi's fields, and the pi that waits on it. */
+export interface PendingApproval extends ApprovalRequest {
+	piPid: number;
+	/** The editor pi asked. */
+	editorPid: number | null;
+}
+
+/** `dropped`: malformed hunks left out (the request still counts: the user is asked all the same). */
+export type ParsedApproval = { ok: true; request: PendingApproval; dropped: number } | { ok: false; problem: string };
+
+type Fields = Record<string, unknown>;
+const isObject = (value: unknown): value is Fields =>
+	typeof value === "object" && value !== null && !Array.isArray(value);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isPid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+const isTime = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+const NOTES = new Set(["binary", "too large", "unreadable"]);
+
+/** Parse the text of pi `pid`'s approval file. Never throws; the whole file is refused unless it is such a request. */
+export function parseApproval(text: string, pid: number): ParsedApproval {
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
+	if (raw["kind"] !== "pi-approval") return { ok: false, problem: 'kind: not "pi-approval"' };
+	if (raw["pid"] !== pid) return { ok: false, problem: `pid field ${String(raw["pid"])} does not match the file name` };
+	const editorPid = raw["editor_pid"];
+	if (editorPid !== null && !isPid(editorPid)) return { ok: false, problem: "editor_pid: not a pid or null" };
+	const request = raw["request"];
+	if (!isObject(request)) return { ok: false, problem: "request: not an object" };
+	const { id, tool, file, created, note, hunks, hunks_total, timeout_s, expires } = request;
+	if (typeof id !== "string" || id.length === 0 || id.length > 64) {
+		return { ok: false, problem: "request.id: not a string of 1 to 64 characters" };
+	}
+	if (typeof tool !== "string" || tool.length === 0 || tool.length > 64) {
+		return { ok: false, problem: "request.tool: not a tool name" };
+	}
+	if (typeof file !== "string" || !file.startsWith("/") || file.length > 4096) {
+		return { ok: false, problem: "request.file: not an absolute path" };
+	}
+	if (note !== null && note !== undefined && !(typeof note === "string" && NOTES.has(note))) {
+		return { ok: false, problem: "request.note: not binary, too large, unreadable or null" };
+	}
+	if (!Array.isArray(hunks)) return { ok: false, problem: "request.hunks: not a list" };
+	if (!isTime(timeout_s) || timeout_s <= 0) return { ok: false, problem: "request.timeout_s: not a positive number" };
+	if (!isTime(expires)) return { ok: false, problem: "request.expires: not a time" };
+	const good: ReviewHunk[] = [];
+	let dropped = 0;
+	for (const each of hunks) {
+		const hunk = parseHunk(each);
+		if (hunk) good.push(hunk);
+		else dropped++;
+	}
+	const noted = (note ?? null) as ApprovalRequest["note"];
+	return {
+		ok: true,
+		dropped,
+		request: {
+			piPid: pid,
+			editorPid,
+			id,
+			tool,
+			file,
+			created: created === true,
+			note: noted,
+			hunks: noted === null ? good : [],
+			// Dropped hunks count: a proposal without them is not pi's (proposalLines then shows none).
+			hunks_total: Math.max(isCount(hunks_total) ? hunks_total : 0, good.length + dropped),
+			timeout_s,
+			expires,
+		},
+	};
+}
+
+/** Has the request's time run out (`now` in seconds since the epoch)? pi no longer waits on it then. */
+export const isExpired = (request: Pick<ApprovalRequest, "expires">, now: number): boolean => now > request.expires;
+
+/**
+ * The proposal: `lines` (the file as it is, in the editor or on disk) with the request's hunks applied, or undefined
+ * when it cannot be shown whole (a note, hunks left out, or `lines` no longer holds the lines pi read).
+ */
+export function proposalLines(request: PendingApproval, lines: readonly string[]): string[] | undefined {
+	if (request.note !== null || request.hunks.length < request.hunks_total) return undefined;
+	return applyHunks(lines, request.hunks);
+}
+
+/**
+ * The proposal as text, from a document's lines as editors hold them (`text.split(eol)`: an empty last line after a
+ * final line break), joined with `eol`; undefined as for proposalLines. pi's lines carry no final break, so the
+ * document's is kept, and added when the proposal ends in an empty line (a text cannot end in one without it).
+ */
+export function proposalText(request: PendingApproval, document: readonly string[], eol: string): string | undefined {
+	const hadBreak = document.length > 0 && document[document.length - 1] === "";
+	const proposal = proposalLines(request, hadBreak ? document.slice(0, -1) : document);
+	if (proposal === undefined) return undefined;
+	const endsEmpty = proposal.length > 0 && proposal[proposal.length - 1] === "";
+	return proposal.join(eol) + (proposal.length > 0 && (hadBreak || endsEmpty) ? eol : "");
+}
+
+/** The request as a unified diff, for when the proposal cannot be shown beside the file (the Neovim client's rule). */
+export function proposalDiff(request: PendingApproval): string[] {
+	const out = [`--- ${request.file}`, `+++ ${request.file} (pi's proposal)`];
+	if (request.note !== null) out.push(`(no preview: ${request.note})`);
+	for (const h of request.hunks) {
+		out.push(`@@ -${h.old_start},${h.old_text.length} +${h.new_start},${h.new_text.length} @@`);
+		out.push(...h.old_text.map((l) => `-${l}`), ...h.new_text.map((l) => `+${l}`));
+	}
+	if (request.hunks.length < request.hunks_total) {
+		out.push(`(${request.hunks_total - request.hunks.length} more hunks not carried)`);
+	}
+	return out;
+}
+
+/** What pi would do to the file: `create`, `overwrite` (write) or `edit`. */
+export function approvalVerb(request: Pick<ApprovalRequest, "created" | "tool">): string {
+	return request.created ? "create" : request.tool === "write" ? "overwrite" : "edit";
+}
+
+/** The notice's one line: "pi wants to edit src/a.ts: 2 hunks" (`shown`: the path as the user knows it). */
+export function describeApproval(request: PendingApproval, shown: string): string {
+	const size =
+		request.note !== null
+			? `${request.note}, no preview`
+			: `${request.hunks_total} ${request.hunks_total === 1 ? "hunk" : "hunks"}`;
+	return `pi wants to ${approvalVerb(request)} ${shown}: ${size}`;
+}
+
+/** `decisions` with `decision` added, newest last, at most MAX_DECISIONS. */
+export function addDecision(
+	decisions: readonly ApprovalDecision[],
+	decision: ApprovalDecision,
+	max = MAX_DECISIONS,
+): ApprovalDecision[] {
+	return [...decisions, decision].slice(-max);
+}
+
+/** The answer to the user's decision: made (pi reads it), or nothing to decide, and why. */
+export type DecideOutcome =
+	| { kind: "decided"; request: PendingApproval; decision: ApprovalDecision["decision"] }
+	/** No such request waits: already decided, answered elsewhere, or pi gone. */
+	| { kind: "gone" }
+	| { kind: "expired"; request: PendingApproval };
+
+/** Which request an answer is for: the one a notice showed (`piPid`, `id`), or the one that runs out first. */
+export type DecisionTarget = { piPid: number; id: string } | "current";
+
+/**
+ * The requests waiting for this editor's answer (one per pi: pi asks about one change at a time) and the decisions
+ * made, for the state file. Pure: the host reads the files, keeps the time, and shows what this returns.
+ */
+export class ApprovalInbox {
+	readonly #pending = new Map<number, PendingApproval>();
+	#decisions: ApprovalDecision[] = [];
+
+	/** The state file's `decisions`: always a list (empty before the first), which tells pi this editor answers. */
+	get decisions(): ApprovalDecision[] {
+		return this.#decisions;
+	}
+
+	get pending(): PendingApproval[] {
+		return [...this.#pending.values()];
+	}
+
+	/** The request that runs out first, if any waits. */
+	current(): PendingApproval | undefined {
+		let best: PendingApproval | undefined;
+		for (const each of this.#pending.values()) if (best === undefined || each.expires < best.expires) best = each;
+		return best;
+	}
+
+	/**
+	 * pi `request.piPid` waits on `request` (read, checked, for this editor, not run out). Returns what it replaced:
+	 * `new` (tell the user), `same` (a rewrite of the one already told), or `replaced` with the one that ended.
+	 */
+	receive(request: PendingApproval): { kind: "new" } | { kind: "same" } | { kind: "replaced"; ended: PendingApproval } {
+		const before = this.#pending.get(request.piPid);
+		this.#pending.set(request.piPid, request);
+		if (before === undefined) return { kind: "new" };
+		return before.id === request.id ? { kind: "same" } : { kind: "replaced", ended: before };
+	}
+
+	/** pi `piPid` waits on nothing here any more (decided elsewhere, timed out, gone): the request it had, if any. */
+	end(piPid: number): PendingApproval | undefined {
+		const request = this.#pending.get(piPid);
+		this.#pending.delete(piPid);
+		return request;
+	}
+
+	/** The requests run out by `now`, removed. */
+	expire(now: number): PendingApproval[] {
+		const ended = [...this.#pending.values()].filter((r) => isExpired(r, now));
+		for (const request of ended) this.#pending.delete(request.piPid);
+		return ended;
+	}
+
+	/** The user's answer: recorded for pi when its request still waits and has not run out. */
+	decide(decision: ApprovalDecision["decision"], target: DecisionTarget, now: number): DecideOutcome {
+		const request = target === "current" ? this.current() : this.#pending.get(target.piPid);
+		if (request === undefined || (target !== "current" && request.id !== target.id)) return { kind: "gone" };
+		this.#pending.delete(request.piPid);
+		if (isExpired(request, now)) return { kind: "expired", request };
+		this.#decisions = addDecision(this.#decisions, { pi_pid: request.piPid, id: request.id, decision });
+		return { kind: "decided", request, decision };
+	}
+}

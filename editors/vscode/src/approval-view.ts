@@ -1,0 +1,352 @@
+/**
+ * pi's optional approval (protocol v0.4, `ideContext.approve: "edits"`) answered in VS Code: the thin shell over the
+ * shared ApprovalInbox (editors/shared/approval.ts). While pi's write/edit waits for this window's answer:
+ * - one non-modal notification per request ("pi wants to edit src/a.ts: 2 hunks", Accept / Reject / Show change),
+ *   which never takes focus; a status bar item stays while the request waits (its menu has the same choices), and
+ *   the commands "pi: Accept pi's proposed change" / "pi: Reject pi's proposed change" answer from the keyboard;
+ * - in a visible editor of the file, while it still holds the lines pi read, the lines pi would replace or delete
+ *   are marked, with a short note after each hunk's first line (the `reviewMarks` setting, as the Neovim client);
+ * - "Show change" opens `vscode.diff` of the file as it is (the open document, unsaved text and all) against the
+ *   proposal, worked out in memory and served read-only from `pi-proposal:` documents: no buffer or file is ever
+ *   written for a proposal;
+ * - the answer goes into the state file's `decisions`, which pi reads; closing the notification decides nothing.
+ * The request ending otherwise (pi's dialog answered, its timeout, pi gone) hides the status item and forgets it; an
+ * answer to a request that is gone does nothing but say so in the output channel. Requests are read by the shared
+ * PiWatcher through pi-reader.ts's checks (a live pi of ours, naming this window, not run out).
+ */
+import { basename } from "node:path";
+import * as vscode from "vscode";
+import {
+	type ApprovalDecision,
+	ApprovalInbox,
+	type DecisionTarget,
+	describeApproval,
+	type PendingApproval,
+	proposalDiff,
+	proposalText,
+} from "../../shared/approval.ts";
+import type { PiApprovalVerdict } from "../../shared/pi-reader.ts";
+
+/** Read-only documents holding pi's proposals (and the empty "before" of a file pi would create). */
+export const PROPOSAL_SCHEME = "pi-proposal";
+/** Proposals kept for open diff tabs (VS Code asks for a document's text again when it reopens it). */
+const KEPT_PROPOSALS = 8;
+
+export const ACCEPT = "Accept";
+export const REJECT = "Reject";
+export const SHOW = "Show change";
+
+export interface ApprovalHost {
+	/** A line in the output channel. */
+	log(message: string): void;
+	/** Setting `reviewMarks`: the proposal is marked in editors of its file unless the user turned marks off. */
+	marksEnabled(): boolean;
+	/** `decisions` changed: write the state file now. */
+	changed(): void;
+	/** The open document pi's path names, if any. */
+	findDocument(file: string): vscode.TextDocument | undefined;
+	/** Run a handler without letting it throw into the host. */
+	guard<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void;
+	/** Seconds since the epoch. */
+	now(): number;
+}
+
+const WHY_ENDED: Record<"gone" | "dead" | "elsewhere" | "expired" | "problem" | "replaced" | "stopped", string> = {
+	gone: "pi no longer waits on it (answered in pi's dialog, timed out or stopped)",
+	dead: "pi has exited",
+	elsewhere: "pi now asks another editor",
+	expired: "its time ran out: pi did not apply it",
+	problem: "its request can no longer be read",
+	replaced: "pi asks about another change now",
+	stopped: "this window stopped reading pi's messages",
+};
+type WhyEnded = keyof typeof WHY_ENDED;
+
+/**
+ * The marks of `request` in `document`: each hunk's old lines (an insertion: the line it goes before, or the last),
+ * with a note at their end of what pi proposes there; none unless the document still holds the lines pi read.
+ */
+function marksOf(request: PendingApproval, document: vscode.TextDocument): vscode.DecorationOptions[] {
+	const lines = Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text);
+	if (proposalText(request, lines, "\n") === undefined) return [];
+	const last = Math.max(document.lineCount - 1, 0);
+	return request.hunks.map((hunk) => {
+		const first = Math.min(hunk.old_start - 1, last);
+		const end = Math.min(first + Math.max(hunk.old_text.length, 1) - 1, last);
+		const what =
+			hunk.old_text.length === 0
+				? `adds ${hunk.new_text.length} ${hunk.new_text.length === 1 ? "line" : "lines"} ${hunk.old_start - 1 > last ? "after" : "before"} this`
+				: hunk.new_text.length === 0
+					? `deletes ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`}`
+					: `replaces ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`} with ${hunk.new_text.length}`;
+		return {
+			range: new vscode.Range(first, 0, end, document.lineAt(end).text.length),
+			renderOptions: {
+				after: {
+					contentText: `  pi proposes: ${what} (waiting for your approval)`,
+					color: new vscode.ThemeColor("editorCodeLens.foreground"),
+					margin: "0 0 0 2em",
+				},
+			},
+		};
+	});
+}
+
+export class ApprovalView implements vscode.Disposable {
+	readonly #host: ApprovalHost;
+	readonly #inbox = new ApprovalInbox();
+	readonly #status: vscode.StatusBarItem;
+	readonly #proposals = new Map<string, string>();
+	readonly #told = new Set<string>();
+	readonly #disposables: vscode.Disposable[] = [];
+	readonly #marks: vscode.TextEditorDecorationType;
+	#expiry: ReturnType<typeof setTimeout> | undefined;
+
+	constructor(host: ApprovalHost) {
+		this.#host = host;
+		// The lines pi would take out, in the diff editor's colour for removed lines; the note in the code lens colour.
+		this.#marks = vscode.window.createTextEditorDecorationType({
+			isWholeLine: true,
+			backgroundColor: new vscode.ThemeColor("diffEditor.removedLineBackground"),
+			overviewRulerColor: new vscode.ThemeColor("editorOverviewRuler.modifiedForeground"),
+			overviewRulerLane: vscode.OverviewRulerLane.Left,
+		});
+		this.#status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 1);
+		this.#status.command = "piIdeContext.approvalActions";
+		const guard = host.guard;
+		this.#disposables.push(
+			this.#status,
+			this.#marks,
+			vscode.window.onDidChangeVisibleTextEditors(guard(() => this.redraw())),
+			vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, {
+				provideTextDocumentContent: (uri) =>
+					this.#proposals.get(uri.toString()) ?? "(pi no longer waits on this change)",
+			}),
+			vscode.commands.registerCommand(
+				"piIdeContext.approve",
+				guard(() => this.decide("accept", "current")),
+			),
+			vscode.commands.registerCommand(
+				"piIdeContext.reject",
+				guard(() => this.decide("reject", "current")),
+			),
+			vscode.commands.registerCommand(
+				"piIdeContext.showProposal",
+				this.#command(() => this.#show("current")),
+			),
+			vscode.commands.registerCommand(
+				"piIdeContext.approvalActions",
+				this.#command(() => this.#actions()),
+			),
+		);
+	}
+
+	/** The state file's `decisions`: a list from the start, which tells pi this window answers. */
+	get decisions(): ApprovalDecision[] {
+		return this.#inbox.decisions;
+	}
+
+	/** What the watcher read of pi `pid`'s request file. */
+	received(pid: number, verdict: PiApprovalVerdict): void {
+		if (verdict.kind !== "request") {
+			this.end(pid, verdict.kind);
+			return;
+		}
+		const { request } = verdict;
+		const result = this.#inbox.receive(request);
+		if (result.kind === "replaced") this.#ended(result.ended, "replaced");
+		if (verdict.dropped > 0) this.#host.log(`${this.#name(request)}: ${verdict.dropped} malformed hunks ignored`);
+		this.#refresh();
+		if (result.kind !== "same") this.#notify(request);
+	}
+
+	/** pi `pid` waits on nothing here any more (`why`): forget its request, if it had one. */
+	end(pid: number, why: WhyEnded): void {
+		const request = this.#inbox.end(pid);
+		if (request === undefined) return;
+		this.#ended(request, why);
+		this.#refresh();
+	}
+
+	/** Every request forgotten (the window stopped reading pi's messages). */
+	reset(): void {
+		for (const request of this.#inbox.pending) this.end(request.piPid, "stopped");
+	}
+
+	/** The user's answer, for the request a notice showed or (commands) the one that runs out first. */
+	decide(decision: ApprovalDecision["decision"], target: DecisionTarget): void {
+		const outcome = this.#inbox.decide(decision, target, this.#host.now());
+		this.#refresh();
+		if (outcome.kind === "gone") {
+			const line = "pi is not waiting for an answer to that (decided elsewhere, timed out, or pi exited): nothing sent";
+			this.#host.log(line);
+			vscode.window.setStatusBarMessage(`pi: ${line}`, 5000);
+			return;
+		}
+		const name = this.#name(outcome.request);
+		if (outcome.kind === "expired") {
+			this.#host.log(`${name}: ${WHY_ENDED.expired}; nothing sent`);
+			vscode.window.setStatusBarMessage(`pi: the request to change ${name} ran out; pi did not apply it`, 5000);
+			return;
+		}
+		this.#host.changed();
+		const said =
+			decision === "accept" ? `approved: pi applies its change to ${name}` : `rejected: pi leaves ${name} as it is`;
+		this.#host.log(`${said} (request ${outcome.request.id} of pi ${outcome.request.piPid})`);
+		vscode.window.setStatusBarMessage(`pi: ${said}`, 5000);
+	}
+
+	/** Mark the proposal in every visible editor of a file pi waits on (none when the setting is off). */
+	redraw(): void {
+		const on = this.#host.marksEnabled();
+		for (const editor of vscode.window.visibleTextEditors) {
+			const { document } = editor;
+			const request =
+				on && document.uri.scheme === "file"
+					? this.#inbox.pending.find((r) => r.file === document.uri.fsPath)
+					: undefined;
+			editor.setDecorations(this.#marks, request ? marksOf(request, document) : []);
+		}
+	}
+
+	/** A document changed: its marks hold only while it still has the lines pi read. */
+	documentChanged(document: vscode.TextDocument): void {
+		if (document.uri.scheme === "file" && this.#inbox.pending.some((r) => r.file === document.uri.fsPath)) {
+			this.redraw();
+		}
+	}
+
+	dispose(): void {
+		if (this.#expiry !== undefined) clearTimeout(this.#expiry);
+		for (const each of this.#disposables) each.dispose();
+	}
+
+	/** An async command that never rejects into the host: a failure is a line in the output channel. */
+	#command(fn: () => Promise<void>): () => Promise<void> {
+		return () =>
+			fn().catch((error: unknown) => {
+				this.#host.log(`command failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+			});
+	}
+
+	#name(request: PendingApproval): string {
+		return vscode.workspace.asRelativePath(request.file, false);
+	}
+
+	#ended(request: PendingApproval, why: WhyEnded): void {
+		this.#host.log(`pi's request to change ${this.#name(request)} ended: ${WHY_ENDED[why]}`);
+	}
+
+	/** The status item while a request waits, the marks, and a timer for the first to run out. */
+	#refresh(): void {
+		this.redraw();
+		const current = this.#inbox.current();
+		if (current === undefined) this.#status.hide();
+		else {
+			this.#status.text = "$(question) pi: approve?";
+			this.#status.tooltip = `${describeApproval(current, this.#name(current))}. Click to answer.`;
+			this.#status.show();
+		}
+		if (this.#expiry !== undefined) clearTimeout(this.#expiry);
+		this.#expiry = undefined;
+		if (current === undefined) return;
+		const ms = Math.max(0, (current.expires - this.#host.now()) * 1000) + 250;
+		this.#expiry = setTimeout(
+			this.#host.guard(() => {
+				this.#expiry = undefined;
+				for (const request of this.#inbox.expire(this.#host.now())) this.#ended(request, "expired");
+				this.#refresh();
+			}),
+			ms,
+		);
+	}
+
+	/** One notification per request, never modal, never focused; closing it decides nothing. */
+	#notify(request: PendingApproval): void {
+		const key = `${request.piPid}:${request.id}`;
+		if (this.#told.has(key)) return;
+		this.#told.add(key);
+		const target = { piPid: request.piPid, id: request.id };
+		const text = `${describeApproval(request, this.#name(request))}. No answer within ${request.timeout_s} s leaves it unchanged.`;
+		void vscode.window.showInformationMessage(text, ACCEPT, REJECT, SHOW).then(
+			this.#host.guard((choice) => {
+				if (choice === ACCEPT) this.decide("accept", target);
+				else if (choice === REJECT) this.decide("reject", target);
+				else if (choice === SHOW) void this.#command(() => this.#show(target))();
+			}),
+			(error: unknown) =>
+				this.#host.log(`the notice failed: ${error instanceof Error ? error.message : String(error)}`),
+		);
+	}
+
+	async #actions(): Promise<void> {
+		const current = this.#inbox.current();
+		if (current === undefined) {
+			void vscode.window.showInformationMessage("pi is not waiting for your approval.");
+			return;
+		}
+		const target = { piPid: current.piPid, id: current.id };
+		const choice = await vscode.window.showQuickPick([ACCEPT, REJECT, SHOW], {
+			title: describeApproval(current, this.#name(current)),
+		});
+		if (choice === ACCEPT) this.decide("accept", target);
+		else if (choice === REJECT) this.decide("reject", target);
+		else if (choice === SHOW) await this.#show(target);
+	}
+
+	#proposalUri(request: PendingApproval, side: "before" | "after" | "diff"): vscode.Uri {
+		const query = `pi=${request.piPid}&id=${encodeURIComponent(request.id)}&side=${side}`;
+		return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: request.file, query });
+	}
+
+	#keep(uri: vscode.Uri, text: string): void {
+		this.#proposals.set(uri.toString(), text);
+		for (const key of [...this.#proposals.keys()].slice(0, -KEPT_PROPOSALS)) this.#proposals.delete(key);
+	}
+
+	/**
+	 * The proposal beside the file as it is: the open document (never changed), or the file read into a document
+	 * because the user asked; the hunks as a diff when they no longer fit the text (the user edited those lines).
+	 */
+	async #show(target: DecisionTarget): Promise<void> {
+		const request =
+			target === "current"
+				? this.#inbox.current()
+				: this.#inbox.pending.find((r) => r.piPid === target.piPid && r.id === target.id);
+		if (request === undefined) {
+			this.#host.log("pi is not waiting on that change any more: nothing to show");
+			void vscode.window.showInformationMessage("pi is not waiting for your approval of that change any more.");
+			return;
+		}
+		const name = basename(request.file);
+		let left: vscode.Uri;
+		let lines: string[];
+		let eol = "\n";
+		if (request.created) {
+			left = this.#proposalUri(request, "before");
+			this.#keep(left, "");
+			lines = [];
+		} else {
+			const document =
+				this.#host.findDocument(request.file) ??
+				(request.note === null ? await vscode.workspace.openTextDocument(vscode.Uri.file(request.file)) : undefined);
+			left = document?.uri ?? vscode.Uri.file(request.file);
+			lines = document ? Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text) : [];
+			if (document?.eol === vscode.EndOfLine.CRLF) eol = "\r\n";
+		}
+		const proposal = proposalText(request, lines, eol);
+		if (proposal === undefined) {
+			const uri = this.#proposalUri(request, "diff");
+			this.#keep(uri, proposalDiff(request).join("\n"));
+			const shown = await vscode.workspace.openTextDocument(uri);
+			await vscode.languages.setTextDocumentLanguage(shown, "diff");
+			await vscode.window.showTextDocument(shown, { preview: true });
+			return;
+		}
+		const right = this.#proposalUri(request, "after");
+		this.#keep(right, proposal);
+		await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ ${name} (pi's proposal)`, {
+			preview: true,
+		});
+	}
+}
