@@ -20,6 +20,9 @@
 ;; It never opens, creates, runs or deletes anything because a message said so.  Each outcome becomes a
 ;; `files' report in our state file, and `pi' says which message was handled last.  Malformed, oversized
 ;; or foreign messages are ignored with one message each, never an error.
+;;
+;; Protocol v0.4: pi's requests for approval, pi-<pid>.approval.json, are read here through the same checks
+;; (with their own size cap) and handed to pi-ide-approval.el.
 
 ;;; Code:
 
@@ -28,6 +31,7 @@
 (require 'pi-ide-state)
 (require 'pi-ide-writer)
 (require 'pi-ide-diagnostics)
+(require 'pi-ide-approval)
 
 (defvar pi-ide-inbox-poll-interval)
 (defvar pi-ide-inbox-use-file-notify)
@@ -181,7 +185,7 @@ Non-nil when it names this Emacs."
   (let ((pid (alist-get 'pid msg)))
     (if (not (eql (alist-get 'editor_pid msg) (emacs-pid)))
         ;; Not (or no longer) connected to us: forget it, act on nothing.
-        (progn (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis)) nil)
+        (progn (pi-ide-inbox--forget-pi pid) nil)
       (let* ((handled (or (plist-get (alist-get pid pi-ide-inbox--pis) :handled) 0)))
         (setf (alist-get pid pi-ide-inbox--pis)
               (list :message msg :handled (max handled (alist-get 'seq msg)) :at (float-time)))
@@ -192,36 +196,69 @@ Non-nil when it names this Emacs."
         (setq pi-ide-inbox--last (cons pid (alist-get 'seq msg)))
         t))))
 
+(defun pi-ide-inbox--read (name max)
+  "Read and parse NAME in the state directory, at most MAX bytes.
+Returns (MSG . nil), (nil . WHY), or (nil . nil) when it is gone.  The one
+reader of pi's files: `pi-ide-writer-read-trusted' (regular file, ours, no
+group/other bits, never a link or a FIFO), then JSON."
+  (pcase-let ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name) max)))
+    (if (null text)
+        (cons nil why)
+      (condition-case nil
+          (cons (json-parse-string text :object-type 'alist :array-type 'list
+                                   :null-object :null :false-object :false)
+                nil)
+        (error (cons nil "not valid JSON"))))))
+
+(defun pi-ide-inbox--forget-pi (pid)
+  "Forget pi PID's message and request.
+It exited, or is not (or no longer) connected to us."
+  (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis))
+  (pi-ide-approval-forget pid))
+
 (defun pi-ide-inbox-process (name)
-  "Read and handle NAME (a pi-<digits>.json) in the state directory.
+  "Read and handle NAME in the state directory.
+NAME is a pi message, pi-<digits>.json, or a request for approval,
+pi-<digits>.approval.json.
 Non-nil when acted on."
-  (let ((pid (pi-ide-state-pid-of-name name "pi-")))
+  (let* ((approval-pid (pi-ide-state-pid-of-approval-name name))
+         (pid (or approval-pid (pi-ide-state-pid-of-name name "pi-"))))
     ;; The directory itself may have been swapped or opened up since the watch began.
     (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
-      (pcase-let ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name)
-                                                               pi-ide-state-max-message-bytes)))
+      (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name (if approval-pid pi-ide-state-max-approval-bytes
+                                                             pi-ide-state-max-message-bytes))))
         (cond
-         ((and (null text) why) (pi-ide-inbox--problem name why) nil)
-         ;; pi exited and removed its file.
-         ((null text) (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis)) nil)
+         (why (pi-ide-inbox--problem name why) nil)
+         ;; pi exited and removed its message, or removed its request once the wait ended.
+         ((null msg) (if approval-pid (pi-ide-approval-forget pid) (pi-ide-inbox--forget-pi pid)) nil)
          (t
-          (let* ((msg (condition-case nil
-                          (json-parse-string text :object-type 'alist :array-type 'list
-                                             :null-object :null :false-object :false)
-                        (error :invalid)))
-                 (bad (if (eq msg :invalid) "not valid JSON" (pi-ide-state-validate-message msg pid))))
+          (pcase-let ((`(,request . ,bad) (if approval-pid
+                                               (pi-ide-state-validate-approval msg pid (float-time))
+                                             (cons msg (pi-ide-state-validate-message msg pid)))))
             (if bad
                 (progn (pi-ide-inbox--problem name bad) nil)
               (pcase (pi-ide-inbox-liveness pid)
                 ('alive
                  (setf (alist-get pid pi-ide-inbox--alive-at) (float-time))
                  (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems))
-                 (pi-ide-inbox--handle-message msg))
+                 (if approval-pid
+                     (progn (pi-ide-approval-load request) t)
+                   (pi-ide-inbox--handle-message request)))
                 (life
                  (when (eq life 'foreign)
                    (pi-ide-inbox--problem name (format "pid %d belongs to another user" pid)))
-                 (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis))
+                 (pi-ide-inbox--forget-pi pid)
                  nil))))))))))
+
+(defun pi-ide-inbox-refresh-approvals ()
+  "Read the waiting requests' files again now: what pi asks at this moment.
+A request decided elsewhere, run out or replaced since the last event read
+must not be answered as if it still waited."
+  (dolist (p (copy-sequence pi-ide-approval--pending))
+    (condition-case err
+        (pi-ide-inbox-process (format "pi-%d.approval.json" (car p)))
+      (error (pi-ide-inbox--problem (format "pi-%d.approval.json" (car p))
+                                    (format "internal error: %s" (error-message-string err)))))))
 
 (defun pi-ide-inbox--flush ()
   "Read the queued names; ask for a state write when any was read."
@@ -236,8 +273,8 @@ Non-nil when acted on."
       (funcall pi-ide-inbox-report-function))))
 
 (defun pi-ide-inbox--queue (name)
-  "Queue NAME for reading when it is a pi message name."
-  (when (pi-ide-state-pid-of-name name "pi-")
+  "Queue NAME for reading when it is a pi message or approval request name."
+  (when (or (pi-ide-state-pid-of-name name "pi-") (pi-ide-state-pid-of-approval-name name))
     (push name pi-ide-inbox--queued)
     (unless pi-ide-inbox--flush-timer
       (setq pi-ide-inbox--flush-timer (run-at-time 0 nil #'pi-ide-inbox--flush)))))
@@ -254,7 +291,7 @@ Non-nil when acted on."
   (condition-case nil
       (let ((seen nil))
         (dolist (name (let ((file-name-handler-alist nil))
-                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\.json\\'" t)))
+                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:\\.approval\\)?\\.json\\'" t)))
           (let* ((info (pi-ide-writer-inspect (concat pi-ide-inbox--dir "/" name)))
                  (key (and info (list (plist-get info :inode) (plist-get info :size)
                                       (file-attribute-modification-time
@@ -299,7 +336,9 @@ Returns the method used: `file-notify' or `timer'."
   (when pi-ide-inbox--poll-timer (cancel-timer pi-ide-inbox--poll-timer))
   (when pi-ide-inbox--flush-timer (cancel-timer pi-ide-inbox--flush-timer))
   (setq pi-ide-inbox--poll-timer nil pi-ide-inbox--flush-timer nil
-        pi-ide-inbox--queued nil pi-ide-inbox--polled nil))
+        pi-ide-inbox--queued nil pi-ide-inbox--polled nil)
+  ;; Not listening any more: no request counts (the mode line and `pi-ide-status' follow).
+  (pi-ide-approval-reset))
 
 (defun pi-ide-inbox-method ()
   "How pi's messages are noticed now: `file-notify', `timer' or nil."
@@ -326,7 +365,9 @@ BUFFER is the active one."
                                          pi-ide-inbox--reports)))))
              (pi . ,(if pi-ide-inbox--last
                         `((pid . ,(car pi-ide-inbox--last)) (seq . ,(cdr pi-ide-inbox--last)))
-                      :null))))))
+                      :null))
+             ;; v0.4: always present, empty before the first decision: pi then knows it can ask here.
+             (decisions . ,(pi-ide-approval-report))))))
 
 (defun pi-ide-inbox-report-buffer-p (buffer)
   "Does a listed report describe BUFFER (so its diagnostics matter to pi)?"
@@ -363,6 +404,7 @@ A plist :pid :cwd :last-turn, or nil."
                           (mapconcat #'abbreviate-file-name (plist-get pi :last-turn) ", ")))
               "pi changed no files in its last turn")
             lines))
+    (dolist (l (pi-ide-approval-summary-lines)) (push l lines))
     (dolist (told pi-ide-inbox--told)
       (when (and (buffer-live-p (car told)) (buffer-modified-p (car told)))
         (push (format "not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"

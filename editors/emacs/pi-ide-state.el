@@ -391,6 +391,129 @@ stays); `at' is set to NOW; see `pi-ide-state-retain-reports'."
              (list (cons (cons 'at now) (assq-delete-all 'at (copy-sequence report)))))
      now)))
 
+;;;; Approval (protocol v0.4)
+
+(defconst pi-ide-state-max-approval-bytes (* 1024 1024)
+  "Largest approval request an editor reads (PROTOCOL.md, \"Approval\").")
+
+(defconst pi-ide-state-max-decisions 20
+  "Most decisions the state file lists, newest last (PROTOCOL.md, \"Approval\").")
+
+(defconst pi-ide-state-max-proposed-lines 20
+  "Most proposed lines of one hunk shown in the file's buffer.")
+
+(defun pi-ide-state-pid-of-approval-name (name)
+  "The pid of pi's approval request NAME, \"pi-<pid>.approval.json\", else nil.
+The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
+  (when (and (stringp name)
+             (let ((case-fold-search nil))
+               (string-match "\\`pi-\\([0-9]+\\)\\.approval\\.json\\'" name)))
+    (pi-ide-state-pid-of-name (concat (match-string 1 name) ".json"))))
+
+(defun pi-ide-state--lines-p (v)
+  "Is V a list of strings (a JSON array of lines)?"
+  (and (listp v) (cl-every #'stringp v)))
+
+(defun pi-ide-state--hunk-p (h)
+  "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?"
+  (and (consp h) (consp (car h))
+       (stringp (alist-get 'id h)) (<= (length (alist-get 'id h)) 64)
+       (pi-ide-state--integer-p (alist-get 'old_start h))
+       (pi-ide-state--integer-p (alist-get 'new_start h))
+       (pi-ide-state--lines-p (alist-get 'old_text h))
+       (pi-ide-state--lines-p (alist-get 'new_text h))))
+
+(defun pi-ide-state-validate-approval (msg name-pid now)
+  "MSG (parsed JSON) as pi NAME-PID's request for approval at NOW.
+Returns (REQUEST . nil), or (nil . WHY) when it is not one or has run out.
+REQUEST is a plist :pi-pid :editor-pid :id :tool :file :created :note :hunks
+:hunks-total :timeout :expires; malformed hunks are dropped (the request
+still counts: the user is asked all the same, as for a proposal too large
+to carry)."
+  (let* ((obj (and (consp msg) (consp (car msg))))
+         (r (and obj (alist-get 'request msg)))
+         (id (and (consp r) (alist-get 'id r)))
+         (file (and (consp r) (alist-get 'file r))))
+    (cond
+     ((not (and obj (equal (alist-get 'kind msg) "pi-approval"))) '(nil . "not a pi approval request"))
+     ((not (eql (alist-get 'pid msg) name-pid))
+      (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
+     ((not (pi-ide-state--integer-p (alist-get 'editor_pid msg) 1)) '(nil . "editor_pid is not a pid"))
+     ((not (and (consp r) (consp (car r)))) '(nil . "request is not an object"))
+     ((not (and (stringp id) (<= 1 (length id) 64))) '(nil . "request.id is not a string of 1 to 64 characters"))
+     ((not (and (stringp file) (string-prefix-p "/" file))) '(nil . "request.file is not an absolute path"))
+     ((not (and (stringp (alist-get 'tool r)) (pi-ide-state--integer-p (alist-get 'timeout_s r) 1)
+                (numberp (alist-get 'expires r))))
+      '(nil . "request.tool, timeout_s or expires is missing"))
+     ((not (listp (alist-get 'hunks r))) '(nil . "request.hunks is not a list"))
+     ((< (alist-get 'expires r) now) '(nil . "its request ran out: pi no longer waits for it"))
+     (t
+      (let ((hunks (cl-remove-if-not #'pi-ide-state--hunk-p (alist-get 'hunks r)))
+            (total (alist-get 'hunks_total r)))
+        (cons (list :pi-pid name-pid :editor-pid (alist-get 'editor_pid msg) :id id :tool (alist-get 'tool r)
+                    :file file :created (eq (alist-get 'created r) t)
+                    :note (and (stringp (alist-get 'note r)) (alist-get 'note r))
+                    :hunks hunks :hunks-total (if (pi-ide-state--integer-p total) total (length hunks))
+                    :timeout (alist-get 'timeout_s r) :expires (alist-get 'expires r))
+              nil))))))
+
+(defun pi-ide-state-hunks-match-p (lines hunks)
+  "Do HUNKS' old lines stand in LINES (a vector, line 1 first) where they say?
+Then the buffer holds the text pi read, and its marks fall on the right lines."
+  (cl-every (lambda (h)
+              (let ((at (1- (alist-get 'old_start h))))
+                (and (>= at (if (alist-get 'old_text h) 0 -1))
+                     (cl-loop for text in (alist-get 'old_text h)
+                              for i from at
+                              always (and (< i (length lines)) (equal (aref lines i) text))))))
+            hunks))
+
+(defun pi-ide-state-proposed-lines (new-text)
+  "The proposed lines NEW-TEXT as shown in the buffer: \"+ \" each, capped.
+At most `pi-ide-state-max-proposed-lines', then one line saying how many more."
+  (let ((n (length new-text)) (max pi-ide-state-max-proposed-lines))
+    (append (mapcar (lambda (l) (concat "+ " (pi-ide-state-inert l))) (cl-subseq new-text 0 (min n max)))
+            (and (> n max) (list (format "+ ... %d more lines" (- n max)))))))
+
+(defun pi-ide-state-inert (s)
+  "S with control characters (a newline in a file name) shown as \"?\".
+A path or line from pi's file then takes one line of the echo area or buffer."
+  (replace-regexp-in-string "[\0-\37\177]" "?" s t t))
+
+(defun pi-ide-state-proposal-diff (request)
+  "REQUEST (see `pi-ide-state-validate-approval') as the lines of a unified diff."
+  (let ((file (pi-ide-state-inert (plist-get request :file))))
+    (append (list (concat "--- " file) (concat "+++ " file " (pi's proposal)"))
+            (and (plist-get request :note) (list (format "(no preview: %s)" (plist-get request :note))))
+            (cl-loop for h in (plist-get request :hunks)
+                     append (append (list (format "@@ -%d,%d +%d,%d @@"
+                                                  (alist-get 'old_start h) (length (alist-get 'old_text h))
+                                                  (alist-get 'new_start h) (length (alist-get 'new_text h))))
+                                    (mapcar (lambda (l) (concat "-" l)) (alist-get 'old_text h))
+                                    (mapcar (lambda (l) (concat "+" l)) (alist-get 'new_text h)))))))
+
+(defun pi-ide-state-remember-decision (decisions pi-pid id decision)
+  "DECISIONS (newest last) with PI-PID's request ID answered DECISION.
+At most `pi-ide-state-max-decisions', the newest."
+  (last (append decisions (list `((pi_pid . ,pi-pid) (id . ,id) (decision . ,decision))))
+        pi-ide-state-max-decisions))
+
+(defun pi-ide-state-decided-p (decisions pi-pid id)
+  "Did DECISIONS already answer PI-PID's request ID?"
+  (cl-some (lambda (d) (and (eql (alist-get 'pi_pid d) pi-pid) (equal (alist-get 'id d) id))) decisions))
+
+(defun pi-ide-state-current-request (requests)
+  "The request of REQUESTS (plists) shown first: the earliest expiry."
+  (car (sort (copy-sequence requests) (lambda (a b) (< (plist-get a :expires) (plist-get b :expires))))))
+
+(defun pi-ide-state-describe-request (request)
+  "(WHAT . SIZE) of REQUEST in words: \"edit\"/\"write\"/\"creation\" and \"2 hunks\"."
+  (let ((n (plist-get request :hunks-total)))
+    (cons (if (plist-get request :created) "creation" (pi-ide-state-inert (plist-get request :tool)))
+          (if (plist-get request :note)
+              (format "(%s)" (pi-ide-state-inert (plist-get request :note)))
+            (format "%d %s" n (if (= n 1) "hunk" "hunks"))))))
+
 ;;;; Diagnostics
 
 (defconst pi-ide-state--severity-rank '(("error" . 0) ("warning" . 1) ("info" . 2) ("hint" . 3)))

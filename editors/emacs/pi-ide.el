@@ -24,6 +24,11 @@
 ;; `condition-case': a bug or an I/O failure here must never surface as an error while the user types,
 ;; and it is reported once, not on every keystroke.
 ;;
+;; With pi's optional approval (protocol v0.4, pi's setting `ideContext.approve: "edits"'), a write/edit
+;; of pi waits for a decision: this Emacs says so in one message, marks the proposed hunks in the file's
+;; buffer if it is open, shows " approve?" in the mode line, and `pi-ide-approve', `pi-ide-reject' and
+;; `pi-ide-proposal' answer or show it (pi-ide-approval.el).
+;;
 ;; Usage: (pi-ide-mode 1) in your init file.  M-x pi-ide-status says what was written and which pi is
 ;; connected.  See editors/emacs/README.md.
 
@@ -34,6 +39,7 @@
 (require 'pi-ide-writer)
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-inbox)
+(require 'pi-ide-approval)
 
 (defgroup pi-ide nil
   "Let the pi coding agent see the file, cursor and region of the selected window."
@@ -75,6 +81,13 @@ When nil, or when file notification is unavailable, a timer looks every
 (defcustom pi-ide-inbox-poll-interval 0.5
   "Seconds between looks at the state directory when file notification is not used."
   :type 'number)
+
+(defcustom pi-ide-approval-marks t
+  "Mark the hunks of a change pi waits for you to approve in the file's buffer.
+The lines to go get the face `pi-ide-approval', the proposed lines are shown
+after them (face `pi-ide-approval-added'), never put in the buffer; only in
+a buffer already open that still holds the lines pi read."
+  :type 'boolean)
 
 ;;;; State
 
@@ -341,7 +354,7 @@ user sees also runs the window hooks, which write promptly."
 
 (defun pi-ide--file-read ()
   "A file was visited or reverted: record its path for reloads, write promptly."
-  (pi-ide--guard (pi-ide-inbox-buffer-read) (pi-ide-schedule t)))
+  (pi-ide--guard (pi-ide-inbox-buffer-read) (pi-ide-approval-buffer-read) (pi-ide-schedule t)))
 
 (defun pi-ide--saved ()
   "The buffer was saved: its file and buffer agree again."
@@ -395,7 +408,8 @@ user sees also runs the window hooks, which write promptly."
   ;; by this pid: pi connects to the editor it runs in.
   (setenv "PI_IDE_EDITOR_PID" (number-to-string (emacs-pid)))
   (setq pi-ide-diagnostics-changed-function #'pi-ide--diagnostics-changed
-        pi-ide-inbox-report-function #'pi-ide--report)
+        pi-ide-inbox-report-function #'pi-ide--report
+        pi-ide-approval-changed-function #'pi-ide--report)
   (pi-ide-diagnostics-enable)
   (let ((problem (pi-ide-writer-ensure-dir pi-ide--dir)))
     (if problem
@@ -417,12 +431,15 @@ user sees also runs the window hooks, which write promptly."
 (defun pi-ide-mode-line ()
   "The mode line text for the connected pi.
 \"\" without one, \" pi\" with one, \" pi+N\" when its
-last turn changed N files."
+last turn changed N files; \" approve?\" follows while pi waits for your
+approval of a change."
   (condition-case nil
-      (let ((pi (pi-ide-inbox-connected)))
-        (cond ((null pi) "")
-              ((plist-get pi :last-turn) (format " pi+%d" (length (plist-get pi :last-turn))))
-              (t " pi")))
+      (let* ((pi (pi-ide-inbox-connected))
+             (waits (pi-ide-approval-status-text))
+             (text (cond ((plist-get pi :last-turn) (format " pi+%d" (length (plist-get pi :last-turn))))
+                         ((or pi (not (equal waits ""))) " pi")
+                         (t ""))))
+        (concat text waits))
     (error "")))
 
 ;;;###autoload
@@ -504,6 +521,46 @@ connected (\" pi+N\" when its last turn changed N files)."
                 lines)
           (push (concat "cwd: " (alist-get 'cwd p)) lines))))
     (append (nreverse lines) (pi-ide-inbox-summary-lines))))
+
+;;;; Approval (protocol v0.4)
+
+(defun pi-ide--answer (decision)
+  "Answer the request pi waits on with DECISION; say what happened.
+pi's files are read again first: a request answered elsewhere, run out or
+replaced since is not answered."
+  (let ((said (condition-case err
+                  (let* ((r (pi-ide-approval-current))
+                         (seen (and r (cons (plist-get r :pi-pid) (plist-get r :id)))))
+                    (pi-ide-inbox-refresh-approvals)
+                    (pi-ide-approval-decide decision seen))
+                (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
+    (message "%s" said)
+    said))
+
+;;;###autoload
+(defun pi-ide-approve ()
+  "Let pi apply the change it waits for you to approve."
+  (interactive)
+  (pi-ide--answer "accept"))
+
+;;;###autoload
+(defun pi-ide-reject ()
+  "Tell pi not to apply the change it waits on.
+pi tells its model that you rejected it."
+  (interactive)
+  (pi-ide--answer "reject"))
+
+;;;###autoload
+(defun pi-ide-proposal ()
+  "Show the change pi waits for you to approve, as a read-only diff.
+The window is displayed, not selected; neither the file nor its buffer
+changes."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-approval-show)
+                (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
+    (when said (message "%s" said))
+    said))
 
 ;;;###autoload
 (defun pi-ide-status ()

@@ -330,5 +330,141 @@ the cap has cut, only the oracle's and never more than 200."
                                 :missing (cl-set-difference want got :test #'equal)
                                 :extra (cl-set-difference got want :test #'equal)))))))))))
 
+;;;; Approval (protocol v0.4)
+
+(ert-deftest pi-ide-state-test-pid-of-approval-name ()
+  "pi-<pid>.approval.json with the pid spelled as in every state file name; nothing else."
+  (dolist (c '(("pi-42.approval.json" 42) ("pi-2147483647.approval.json" 2147483647)
+               ("pi-2147483648.approval.json" nil) ("pi-042.approval.json" nil) ("pi-0.approval.json" nil)
+               ("pi-42.json" nil) ("42.approval.json" nil) ("pi-42.approval.json.tmp" nil)
+               ("pi-42.review.json" nil) ("PI-42.approval.json" nil) ("pi-42.APPROVAL.json" nil)
+               ("pi-42.approval.json\n" nil) ("pi-.approval.json" nil) (nil nil)))
+    (should (equal (list (car c) (pi-ide-state-pid-of-approval-name (car c))) c))))
+
+(defconst pi-ide-tests--approval
+  '((protocol . "0.4") (kind . "pi-approval") (pid . 42) (editor_pid . 7) (timestamp . 100.5)
+    (request (id . "req-1") (tool . "edit") (file . "/p/a.txt") (created . :false) (note . :null)
+             (hunks_total . 2) (timeout_s . 120) (expires . 220.5)
+             (hunks ((id . "h1") (old_start . 2) (old_lines . 1) (new_start . 2) (new_lines . 1)
+                     (old_text "two") (new_text "TWO"))
+                    ((id . "h2") (old_start . 4) (old_lines . 0) (new_start . 4) (new_lines . 1)
+                     (old_text) (new_text "four")))))
+  "A request as `json-parse-string' gives it, the one of test/nvim/approval.test.ts.")
+
+(defun pi-ide-tests--approval-with (key value)
+  "`pi-ide-tests--approval' with the request's KEY set to VALUE (top level when KEY is a cons)."
+  (let ((msg (copy-tree pi-ide-tests--approval)))
+    (if (consp key)
+        (cons (cons (car key) value) (assq-delete-all (car key) msg))
+      (setf (alist-get key (alist-get 'request msg)) value)
+      msg)))
+
+(ert-deftest pi-ide-state-test-validate-approval ()
+  "pi's request for approval: each malformed field has its reason, a run-out one too; a good one passes."
+  (let ((got (pi-ide-state-validate-approval pi-ide-tests--approval 42 150)))
+    (should (null (cdr got)))
+    (should (equal (cl-loop for (k v) on (car got) by #'cddr unless (eq k :hunks) append (list k v))
+                   '(:pi-pid 42 :editor-pid 7 :id "req-1" :tool "edit" :file "/p/a.txt" :created nil :note nil
+                             :hunks-total 2 :timeout 120 :expires 220.5)))
+    (should (equal (mapcar (lambda (h) (alist-get 'id h)) (plist-get (car got) :hunks)) '("h1" "h2"))))
+  (dolist (c `(("not an object" ["x"] "not a pi approval request")
+               ("pi's message, not a request" ((kind . "pi") (pid . 42)) "not a pi approval request")
+               ("pid not the name's" ,(pi-ide-tests--approval-with '(pid) 43) "does not match the file name")
+               ("no editor_pid" ,(pi-ide-tests--approval-with '(editor_pid) :null) "editor_pid")
+               ("editor_pid 0" ,(pi-ide-tests--approval-with '(editor_pid) 0) "editor_pid")
+               ("request a list" ,(pi-ide-tests--approval-with '(request) '(1 2)) "request is not an object")
+               ("id empty" ,(pi-ide-tests--approval-with 'id "") "request.id")
+               ("id of 65" ,(pi-ide-tests--approval-with 'id (make-string 65 ?x)) "request.id")
+               ("id a number" ,(pi-ide-tests--approval-with 'id 1) "request.id")
+               ("relative file" ,(pi-ide-tests--approval-with 'file "a.txt") "request.file")
+               ("timeout 0" ,(pi-ide-tests--approval-with 'timeout_s 0) "timeout_s")
+               ("expires missing" ,(pi-ide-tests--approval-with 'expires :null) "expires")
+               ("hunks an object" ,(pi-ide-tests--approval-with 'hunks :null) "request.hunks")
+               ("run out" ,(pi-ide-tests--approval-with 'expires 149.9) "ran out")))
+    (let ((got (pi-ide-state-validate-approval (nth 1 c) 42 150)))
+      (should (equal (list (car c) (car got) (and (cdr got) (string-match-p (regexp-quote (nth 2 c)) (cdr got)) t))
+                     (list (car c) nil t)))))
+  ;; A malformed hunk is dropped, the request still counts (the user is asked all the same).
+  (let* ((bad '(((id . "ok") (old_start . 1) (new_start . 1) (old_text "a") (new_text "b"))
+                ((id . "no-start") (new_start . 1) (old_text "a") (new_text "b"))
+                ((id . "text not lines") (old_start . 1) (new_start . 1) (old_text . "a") (new_text "b"))
+                ((id . "numbers") (old_start . 1) (new_start . 1) (old_text 1) (new_text "b"))
+                ((old_start . 1) (new_start . 1) (old_text "a") (new_text "b"))
+                "a string"))
+         (r (car (pi-ide-state-validate-approval
+                  (pi-ide-tests--approval-with 'hunks_total :null)
+                  42 150)))
+         (r2 (car (pi-ide-state-validate-approval
+                   (let ((m (pi-ide-tests--approval-with 'hunks bad)))
+                     (setf (alist-get 'hunks_total (alist-get 'request m)) :null)
+                     m)
+                   42 150))))
+    (should (equal (plist-get r :hunks-total) 2))
+    (should (equal (mapcar (lambda (h) (alist-get 'id h)) (plist-get r2 :hunks)) '("ok")))
+    (should (equal (plist-get r2 :hunks-total) 1)))
+  (let ((created (car (pi-ide-state-validate-approval
+                       (pi-ide-tests--approval-with 'created t) 42 150))))
+    (should (eq (plist-get created :created) t))
+    (should (equal (pi-ide-state-describe-request created) '("creation" . "2 hunks"))))
+  (let ((noted (car (pi-ide-state-validate-approval (pi-ide-tests--approval-with 'note "too large") 42 150))))
+    (should (equal (pi-ide-state-describe-request noted) '("edit" . "(too large)")))))
+
+(ert-deftest pi-ide-state-test-hunks-match ()
+  "Marks go only on a buffer holding the lines pi read, where pi read them."
+  (let ((lines ["one" "two" "three" ""])
+        (h (lambda (start old) `((id . "h") (old_start . ,start) (new_start . ,start) (old_text ,@old) (new_text "x")))))
+    (dolist (c `(("the request's two hunks" ,(plist-get (car (pi-ide-state-validate-approval
+                                                                pi-ide-tests--approval 42 0))
+                                                        :hunks)
+                  t)
+                 ("a replaced line where pi read it" (,(funcall h 2 '("two"))) t)
+                 ("two lines" (,(funcall h 2 '("two" "three"))) t)
+                 ("the line elsewhere" (,(funcall h 1 '("two"))) nil)
+                 ("the user edited it" (,(funcall h 2 '("TWO"))) nil)
+                 ("past the end" (,(funcall h 4 '("three" "four"))) nil)
+                 ("an insertion at the start" (,(funcall h 1 nil)) t)
+                 ("an insertion at line 0 (before the start)" (,(funcall h 0 nil)) t)
+                 ("old_start 0 with old lines" (,(funcall h 0 '("one"))) nil)
+                 ("one of two hunks off" (,(funcall h 1 '("one")) ,(funcall h 3 '("two"))) nil)
+                 ("no hunks" () t)))
+      (should (equal (list (car c) (pi-ide-state-hunks-match-p lines (nth 1 c))) (list (car c) (nth 2 c)))))))
+
+(ert-deftest pi-ide-state-test-proposed-lines ()
+  "The proposed lines shown in the buffer: \"+ \" each, control characters inert, 20 at most."
+  (should (equal (pi-ide-state-proposed-lines '("TWO" "a\tb\rc")) '("+ TWO" "+ a?b?c")))
+  (should (equal (pi-ide-state-proposed-lines nil) nil))
+  (let ((shown (pi-ide-state-proposed-lines (cl-loop for i below 25 collect (format "l%d" i)))))
+    (should (= (length shown) 21))
+    (should (equal (nth 19 shown) "+ l19"))
+    (should (equal (nth 20 shown) "+ ... 5 more lines"))))
+
+(ert-deftest pi-ide-state-test-proposal-diff ()
+  "The proposal as a unified diff: the header names the file, each hunk its ranges and lines."
+  (let ((r (car (pi-ide-state-validate-approval pi-ide-tests--approval 42 0))))
+    (should (equal (pi-ide-state-proposal-diff r)
+                   '("--- /p/a.txt" "+++ /p/a.txt (pi's proposal)"
+                     "@@ -2,1 +2,1 @@" "-two" "+TWO" "@@ -4,0 +4,1 @@" "+four")))
+    (should (equal (pi-ide-state-proposal-diff (plist-put (plist-put (copy-sequence r) :hunks nil) :note "binary"))
+                   '("--- /p/a.txt" "+++ /p/a.txt (pi's proposal)" "(no preview: binary)")))))
+
+(ert-deftest pi-ide-state-test-decisions ()
+  "Decisions: newest last, at most 20, each {pi_pid, id, decision}; a decided request is known."
+  (let ((ds nil))
+    (dotimes (i 25)
+      (setq ds (pi-ide-state-remember-decision ds (if (cl-evenp i) 42 43) (format "r%d" i)
+                                               (if (cl-evenp i) "accept" "reject"))))
+    (should (= (length ds) 20))
+    (should (equal (car ds) '((pi_pid . 43) (id . "r5") (decision . "reject"))))
+    (should (equal (car (last ds)) '((pi_pid . 42) (id . "r24") (decision . "accept"))))
+    (should (equal (json-serialize (vconcat (last ds 1))) "[{\"pi_pid\":42,\"id\":\"r24\",\"decision\":\"accept\"}]"))
+    (dolist (c '((42 "r24" t) (43 "r24" nil) (43 "r5" t) (42 "r4" nil)))
+      (should (equal (list c (and (pi-ide-state-decided-p ds (car c) (nth 1 c)) t)) (list c (nth 2 c)))))))
+
+(ert-deftest pi-ide-state-test-current-request ()
+  "Of several waiting pis, the request that runs out first is the one shown and answered."
+  (dolist (c '((() nil) (((:id "a" :expires 10)) "a")
+               (((:id "a" :expires 10) (:id "b" :expires 5) (:id "c" :expires 7)) "b")))
+    (should (equal (plist-get (pi-ide-state-current-request (car c)) :id) (cadr c)))))
+
 (provide 'pi-ide-state-tests)
 ;;; pi-ide-state-tests.el ends here

@@ -1,0 +1,273 @@
+;;; pi-ide-approval.el --- Answer pi's requests for approval of its edits -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The pi-ide-context authors
+;; SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; Protocol v0.4, optional approval.  With the pi setting `ideContext.approve: "edits"', pi's write/edit
+;; waits for the user's decision: pi writes <state dir>/pi-<pid>.approval.json (the proposed hunks against
+;; the file as it is now) while it waits and removes it once decided, however that happens.  pi-ide-inbox.el
+;; reads that file under the rules of pi's message (regular file, owner, mode, no link, size cap), for a
+;; live pi of this user, and hands the validated request here.  Passive, never blocking:
+;;
+;; - one message when a request for this Emacs arrives (no prompt, no focus taken, point never moved);
+;; - the proposed hunks marked in the file's buffer when it is already open and still holds the lines pi
+;;   read (the lines to go in `pi-ide-approval', the proposed ones shown after them, never inserted);
+;; - \" approve?\" in the mode line, and the request in `pi-ide-status';
+;; - `pi-ide-approve' and `pi-ide-reject' (pi-ide.el) put the decision in the state file's `decisions',
+;;   which pi reads; `pi-ide-proposal' shows the change as a read-only diff.
+;;
+;; Doing nothing is not a rejection: pi's own dialog may answer, or its timeout ends the wait.  A request
+;; that ends otherwise (file removed, run out, its pi gone) leaves no marks.  Nothing here changes a buffer
+;; or a file, or opens, runs or deletes anything because the request said so.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'diff-mode)
+(require 'pi-ide-state)
+
+(defvar pi-ide-approval-marks)
+(declare-function pi-ide-inbox-liveness "pi-ide-inbox" (pid))
+
+(defface pi-ide-approval
+  '((t :inherit diff-removed))
+  "The lines pi's proposed change would replace or delete."
+  :group 'pi-ide)
+
+(defface pi-ide-approval-added
+  '((t :inherit diff-added))
+  "The lines pi's proposed change would put in, shown after them."
+  :group 'pi-ide)
+
+(defvar pi-ide-approval-changed-function #'ignore
+  "Called with no argument when `decisions' changed.
+pi-ide.el asks for a prompt write.")
+
+(defvar pi-ide-approval--pending nil "Alist: pi pid -> the request it waits on (a plist).")
+(defvar pi-ide-approval--decisions nil "The decisions for the state file, newest last.")
+(defvar pi-ide-approval--told nil "The (PID . ID) of the requests already told.")
+(defvar pi-ide-approval--timer nil "The timer that drops requests run out or of a pi gone, or nil.")
+
+(defconst pi-ide-approval-commands "M-x pi-ide-approve / pi-ide-reject / pi-ide-proposal"
+  "How to answer, as the messages say it.")
+
+(defconst pi-ide-approval-proposal-buffer "*pi-ide proposal*"
+  "The buffer `pi-ide-proposal' shows.")
+
+(defun pi-ide-approval--buffer (file)
+  "The live buffer visiting FILE, or nil.
+No file name handlers: a path from pi's file never reaches TRAMP."
+  (let ((file-name-handler-alist nil)) (find-buffer-visiting file)))
+
+(defun pi-ide-approval--name (file)
+  "FILE as the messages show it."
+  (pi-ide-state-inert (let ((file-name-handler-alist nil)) (abbreviate-file-name file))))
+
+;;;; Marks
+
+(defun pi-ide-approval--unmark-buffer (buffer)
+  "Clear BUFFER of its approval overlays."
+  (with-current-buffer buffer
+    (save-restriction
+      (widen)
+      (remove-overlays (point-min) (point-max) 'pi-ide-approval t))))
+
+(defun pi-ide-approval--overlay (beg end &rest props)
+  "An approval mark from BEG to END with PROPS."
+  (let ((o (make-overlay beg end nil t nil)))
+    (overlay-put o 'pi-ide-approval t)
+    (while props (overlay-put o (pop props) (pop props)))
+    o))
+
+(defun pi-ide-approval--mark-hunk (hunk last-line)
+  "Mark HUNK in the current buffer (widened), whose last line is LAST-LINE."
+  (let* ((start (alist-get 'old_start hunk))
+         (n (length (alist-get 'old_text hunk)))
+         (shown (mapconcat (lambda (l) (propertize l 'face 'pi-ide-approval-added))
+                           (pi-ide-state-proposed-lines (alist-get 'new_text hunk)) "\n")))
+    (goto-char (point-min))
+    (cond
+     ((> n 0)
+      (forward-line (1- start))
+      (let ((beg (point)))
+        (forward-line (1- n))
+        (pi-ide-approval--overlay beg (line-end-position) 'face 'pi-ide-approval
+                                  'after-string (and (not (equal shown "")) (concat "\n" shown)))))
+     ((equal shown ""))
+     ;; An insertion: above the line it goes before, or after the last line.
+     ((<= start last-line)
+      (forward-line (1- start))
+      (pi-ide-approval--overlay (point) (point) 'before-string (concat shown "\n")))
+     (t
+      (goto-char (point-max))
+      (pi-ide-approval--overlay (point) (point) 'after-string (if (bolp) shown (concat "\n" shown)))))))
+
+(defun pi-ide-approval--mark (file)
+  "Mark the request for FILE in its buffer, when open and still holding pi's lines."
+  (let ((buffer (pi-ide-approval--buffer file))
+        (r (cl-find file (mapcar #'cdr pi-ide-approval--pending)
+                    :key (lambda (p) (plist-get p :file)) :test #'equal)))
+    (when buffer
+      (pi-ide-approval--unmark-buffer buffer)
+      (when (and r pi-ide-approval-marks)
+        (with-current-buffer buffer
+          (save-excursion
+            (save-restriction
+              (widen)
+              (let* ((lines (vconcat (split-string (buffer-substring-no-properties (point-min) (point-max)) "\n")))
+                     ;; A last newline ends the last line, as pi counts them.
+                     (last-line (if (and (> (length lines) 1) (equal (aref lines (1- (length lines))) ""))
+                                    (1- (length lines))
+                                  (length lines))))
+                (when (pi-ide-state-hunks-match-p lines (plist-get r :hunks))
+                  (dolist (h (plist-get r :hunks))
+                    (pi-ide-approval--mark-hunk h last-line)))))))))))
+
+(defun pi-ide-approval-buffer-read ()
+  "The current buffer visited or reverted a file: mark a request for it."
+  (when (and buffer-file-name pi-ide-approval--pending)
+    (let ((file (expand-file-name buffer-file-name)))
+      (when (cl-some (lambda (p) (equal (plist-get (cdr p) :file) file)) pi-ide-approval--pending)
+        (pi-ide-approval--mark file)))))
+
+;;;; Requests
+
+(defun pi-ide-approval--say (fmt &rest args)
+  "Show FMT with ARGS in the echo area, logged, never a prompt."
+  (let ((message-log-max (if (integerp message-log-max) message-log-max 1000)))
+    (message "%s" (apply #'format fmt args))))
+
+(defun pi-ide-approval--tell (r)
+  "Say once that request R waits for the user."
+  (let ((key (cons (plist-get r :pi-pid) (plist-get r :id))))
+    (unless (member key pi-ide-approval--told)
+      (setq pi-ide-approval--told (last (cons key pi-ide-approval--told) 50))
+      (pcase-let ((`(,what . ,size) (pi-ide-state-describe-request r)))
+        (pi-ide-approval--say "(pi-ide) pi waits for your approval of its %s of %s (%s, %d s): %s"
+                              what (pi-ide-approval--name (plist-get r :file)) size (plist-get r :timeout)
+                              pi-ide-approval-commands)))))
+
+(defun pi-ide-approval--tick ()
+  "Drop the requests that ran out or whose pi is gone.
+pi removes its file when the wait ends; a pi killed before it could leaves it."
+  (condition-case nil
+      (let ((now (float-time)))
+        (dolist (p (copy-sequence pi-ide-approval--pending))
+          (when (or (> now (plist-get (cdr p) :expires))
+                    (not (eq (pi-ide-inbox-liveness (car p)) 'alive)))
+            (pi-ide-approval-forget (car p))))
+        (force-mode-line-update t))
+    (error nil)))
+
+(defun pi-ide-approval--arm ()
+  "Run `pi-ide-approval--tick' every second while a request waits."
+  (cond ((and pi-ide-approval--pending (null pi-ide-approval--timer))
+         (setq pi-ide-approval--timer (run-at-time 1 1 #'pi-ide-approval--tick)))
+        ((and (null pi-ide-approval--pending) pi-ide-approval--timer)
+         (cancel-timer pi-ide-approval--timer)
+         (setq pi-ide-approval--timer nil))))
+
+(defun pi-ide-approval-load (request)
+  "REQUEST (validated, from a live pi of ours) arrived or was read again.
+Kept when it names this Emacs and was not answered yet; else its pi waits on
+nothing here."
+  (let* ((pid (plist-get request :pi-pid))
+         (before (alist-get pid pi-ide-approval--pending)))
+    (if (or (not (eql (plist-get request :editor-pid) (emacs-pid)))
+            (pi-ide-state-decided-p pi-ide-approval--decisions pid (plist-get request :id)))
+        (pi-ide-approval-forget pid)
+      (setf (alist-get pid pi-ide-approval--pending) request)
+      (when (and before (not (equal (plist-get before :file) (plist-get request :file))))
+        (pi-ide-approval--mark (plist-get before :file)))
+      (pi-ide-approval--mark (plist-get request :file))
+      (pi-ide-approval--tell request)
+      (pi-ide-approval--arm))))
+
+(defun pi-ide-approval-forget (pid)
+  "Forget the request of pi PID: answered, gone, or asking another editor."
+  (let ((r (alist-get pid pi-ide-approval--pending)))
+    (when r
+      (setq pi-ide-approval--pending (assq-delete-all pid pi-ide-approval--pending))
+      (pi-ide-approval--mark (plist-get r :file))
+      (pi-ide-approval--arm))))
+
+(defun pi-ide-approval-reset ()
+  "Not listening any more: no request counts."
+  (dolist (p (copy-sequence pi-ide-approval--pending))
+    (pi-ide-approval-forget (car p))))
+
+(defun pi-ide-approval-current ()
+  "The request shown first, or nil: the one with the earliest expiry."
+  (pi-ide-state-current-request (mapcar #'cdr pi-ide-approval--pending)))
+
+(defun pi-ide-approval-decide (decision expected)
+  "Answer the current request DECISION (\"accept\" or \"reject\").
+EXPECTED is the (PID . ID) the user saw before pi's files were read again:
+a request that is gone or was replaced is not answered.  Returns the line to
+tell the user."
+  (let ((r (pi-ide-approval-current)))
+    (cond
+     ((null r)
+      (if expected
+          "(pi-ide) pi no longer waits for that decision (answered elsewhere, run out, or pi is gone)"
+        "(pi-ide) pi is not waiting for your approval"))
+     ((not (equal expected (cons (plist-get r :pi-pid) (plist-get r :id))))
+      (format "(pi-ide) that request is gone; pi now asks about %s: decide again"
+              (pi-ide-approval--name (plist-get r :file))))
+     ((> (float-time) (plist-get r :expires))
+      (pi-ide-approval-forget (plist-get r :pi-pid))
+      (format "(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it"
+              (pi-ide-approval--name (plist-get r :file)) (plist-get r :timeout)))
+     (t
+      (setq pi-ide-approval--decisions
+            (pi-ide-state-remember-decision pi-ide-approval--decisions (plist-get r :pi-pid) (plist-get r :id)
+                                            decision))
+      (pi-ide-approval-forget (plist-get r :pi-pid))
+      (funcall pi-ide-approval-changed-function)
+      (if (equal decision "accept")
+          (format "(pi-ide) approved: pi applies its change to %s" (pi-ide-approval--name (plist-get r :file)))
+        (format "(pi-ide) rejected: pi leaves %s as it is" (pi-ide-approval--name (plist-get r :file))))))))
+
+(defun pi-ide-approval-show ()
+  "Show the current request as a read-only diff, without selecting it.
+Returns nil, or the line to tell the user when nothing waits."
+  (let ((r (pi-ide-approval-current)))
+    (if (null r)
+        "(pi-ide) pi is not waiting for your approval"
+      (with-current-buffer (get-buffer-create pi-ide-approval-proposal-buffer)
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (mapconcat #'identity (pi-ide-state-proposal-diff r) "\n") "\n")
+          (diff-mode)
+          ;; diff-mode would otherwise read the file named in the header to highlight the hunks' syntax: a
+          ;; path from pi's file is never read (it could be a FIFO).
+          (setq-local diff-font-lock-syntax nil)
+          (setq buffer-read-only t)
+          (set-buffer-modified-p nil)
+          (goto-char (point-min))))
+      (display-buffer pi-ide-approval-proposal-buffer)
+      nil)))
+
+(defun pi-ide-approval-report ()
+  "The state file's `decisions': always a list, empty included.
+It tells pi this Emacs answers approvals."
+  (vconcat pi-ide-approval--decisions))
+
+(defun pi-ide-approval-status-text ()
+  "\" approve?\" while pi waits for a decision here, else \"\"."
+  (if pi-ide-approval--pending " approve?" ""))
+
+(defun pi-ide-approval-summary-lines ()
+  "Lines for `pi-ide-status'."
+  (let ((r (pi-ide-approval-current)))
+    (when r
+      (pcase-let ((`(,what . ,size) (pi-ide-state-describe-request r)))
+        (list (format "pi waits for your approval: %s of %s (%s), %d s left. %s"
+                      what (pi-ide-approval--name (plist-get r :file)) size
+                      (max 0 (round (- (plist-get r :expires) (float-time))))
+                      pi-ide-approval-commands))))))
+
+(provide 'pi-ide-approval)
+;;; pi-ide-approval.el ends here
