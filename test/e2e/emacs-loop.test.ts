@@ -4,19 +4,25 @@
  * cursor, the fresh region as the selection); pi's `write` tool reloads the open buffer, cursor kept, Emacs
  * reports it and pi appends the buffer's Flymake diagnostics for the new content to the tool result; the same
  * with Debian's Flycheck and a real command checker (test/fixtures/marker-checker.ts), checking the reloaded
- * content as Flycheck does by default.
+ * content as Flycheck does by default. With approval on (v0.4, `ideContext.approve: "edits"`) and no UI in pi, Emacs
+ * alone is asked: `pi-ide-approve` lets the edit run and the model reads that it was approved in Emacs;
+ * `pi-ide-reject` leaves the file as it is and the model reads that the user rejected it in Emacs.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { elispString, startEmacs } from "../helpers/emacs.ts";
+import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
-import { runPrint } from "../helpers/pi-env.ts";
+import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
+import { pollUntil } from "../helpers/poll.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
 const CHECKER = fileURLToPath(new URL("../fixtures/marker-checker.ts", import.meta.url));
 const ORIGINAL = Array.from({ length: 12 }, (_, i) => `v${i + 1} = ${i + 1}  # line ${i + 1}`);
+
+const bufferText = (e: Emacs, file: string) =>
+	e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))`);
 
 describe("emacs + pi end to end", { concurrency: 2 }, () => {
 	it("the model gets the Emacs block with the region's text", async (t) => {
@@ -100,4 +106,59 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 		assert.match(toolText, /Successfully wrote/);
 		assert.match(toolText, /error 5:9 pi broke v5/, toolText);
 	});
+
+	const APPROVALS: { command: string; content: (edited: string) => string; told: RegExp }[] = [
+		{
+			command: "pi-ide-approve",
+			content: (edited) => edited,
+			told: /Approval: the user approved this change to src\/app\.py in Emacs\./,
+		},
+		{
+			command: "pi-ide-reject",
+			content: () => `${ORIGINAL.join("\n")}\n`,
+			told: /The user rejected this change in Emacs: src\/app\.py is unchanged\. Do not make it again/,
+		},
+	];
+	for (const c of APPROVALS)
+		it(`approval on, pi -p: Emacs alone is asked; ${c.command} decides and the model is told`, async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "src/app.py", `${ORIGINAL.join("\n")}\n`);
+			const e = await startEmacs(t, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await e.act(`(find-file ${elispString(file)})`);
+			await e.until(
+				(s) => (s?.active_buffer.file === file && Array.isArray(s.decisions) ? true : undefined),
+				"Emacs reports the file and answers approvals",
+			);
+			const edited = `${ORIGINAL.map((l, i) => (i === 4 ? "v5 = 'changed by pi'" : l)).join("\n")}\n`;
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? {
+							toolCalls: [
+								{
+									name: "edit",
+									arguments: { path: file, edits: [{ oldText: ORIGINAL[4], newText: "v5 = 'changed by pi'" }] },
+								},
+							],
+						}
+					: { text: DEFAULT_REPLY };
+			const ran = runPrint(env, ["change v5"]);
+			// pi starts and the model answers first: that takes pi's own wait under load, not an Emacs one.
+			await pollUntil(
+				async () => ((await e.eval("(length pi-ide-approval--pending)")) === "1" ? true : undefined),
+				"Emacs has pi's request",
+				WAIT_MS,
+			);
+			assert.equal(readFileSync(file, "utf8"), `${ORIGINAL.join("\n")}\n`, "nothing written while pi waits");
+			assert.match(await e.eval("(pi-ide-mode-line)"), /approve\?/);
+			await e.act(`(${c.command})`);
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), c.content(edited));
+			assert.match(toolResults(env.model.requests[1]).join("\n"), c.told);
+			await pollUntil(
+				async () => ((await e.eval("(length pi-ide-approval--pending)")) === "0" ? true : undefined),
+				"the request is gone",
+			);
+			assert.equal(await bufferText(e, file), c.content(edited), "an approved edit reloads the buffer");
+		});
 });
