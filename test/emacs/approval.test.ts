@@ -221,6 +221,26 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.deepEqual(decisionsOf(s), [{ pi_pid: process.pid, id: "req-3", decision: "reject" }]);
 	});
 
+	it("a request that runs out, or whose pi dies, without pi removing it is dropped within seconds", async (t) => {
+		const e = await startEmacs(t);
+		const file = await openFile(e, "a.txt");
+		ask(e, request(e, file, {}, { timeoutS: 1 }));
+		await waitPending(e, 1);
+		assert.deepEqual(await marks(e, file), MARKED);
+		await waitPending(e, 0);
+		assert.deepEqual(await marks(e, file), []);
+		assert.match(await e.eval("(pi-ide-approve)"), /pi is not waiting for your approval/);
+
+		const pi = await spawnLiveEditor();
+		ask(e, request(e, file, { pid: pi.pid }));
+		await waitPending(e, 1);
+		await pi.kill();
+		await waitPending(e, 0);
+		assert.deepEqual(await marks(e, file), []);
+		assert.equal(await e.eval("(pi-ide-mode-line)"), '""');
+		assert.deepEqual(decisionsOf(e.readState()), []);
+	});
+
 	it("bad requests are ignored with one message each; other editors', dead pis' are silent; no error", async (t) => {
 		const e = await startEmacs(t);
 		const file = await openFile(e, "a.txt");
