@@ -447,7 +447,11 @@ approval of a change."
   "Let the pi coding agent see the file, cursor and region of the selected window.
 Writes the state file pi reads (PROTOCOL.md), reloads files pi changed in
 unmodified buffers, and shows \" pi\" in the mode line while a pi is
-connected (\" pi+N\" when its last turn changed N files)."
+connected (\" pi+N\" when its last turn changed N files).  When pi waits
+for your approval of an edit (pi's setting ideContext.approve \"edits\"),
+it says so, marks the proposed hunks in the file's buffer if open, adds
+\" approve?\" to the mode line, and `pi-ide-approve', `pi-ide-reject' and
+`pi-ide-proposal' answer or show it."
   :global t
   :group 'pi-ide
   :lighter (:eval (pi-ide-mode-line))
