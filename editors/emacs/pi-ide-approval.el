@@ -90,11 +90,16 @@ No file name handlers: a path from pi's file never reaches TRAMP."
     (goto-char (point-min))
     (cond
      ((> n 0)
+      ;; The lines to go, newlines included (an empty line too shows its mark), each drawn after a "- ".
       (forward-line (1- start))
       (let ((beg (point)))
-        (forward-line (1- n))
-        (pi-ide-approval--overlay beg (line-end-position) 'face 'pi-ide-approval
-                                  'after-string (and (not (equal shown "")) (concat "\n" shown)))))
+        (forward-line n)
+        (pi-ide-approval--overlay beg (point) 'face 'pi-ide-approval
+                                  'line-prefix (propertize "- " 'face 'pi-ide-approval)
+                                  'after-string (cond ((equal shown "") nil)
+                                                      ((bolp) (concat shown "\n"))
+                                                      ;; The last line, without a newline.
+                                                      (t (concat "\n" shown))))))
      ((equal shown ""))
      ;; An insertion: above the line it goes before, or after the last line.
      ((<= start last-line)
@@ -117,8 +122,8 @@ No file name handlers: a path from pi's file never reaches TRAMP."
             (save-restriction
               (widen)
               (let* ((lines (vconcat (split-string (buffer-substring-no-properties (point-min) (point-max)) "\n")))
-                     ;; A last newline ends the last line, as pi counts them.
-                     (last-line (if (and (> (length lines) 1) (equal (aref lines (1- (length lines))) ""))
+                     ;; A last newline ends the last line, as pi counts them: "" has none, "a\n" one.
+                     (last-line (if (equal (aref lines (1- (length lines))) "")
                                     (1- (length lines))
                                   (length lines))))
                 (when (pi-ide-state-hunks-match-p lines (plist-get r :hunks))

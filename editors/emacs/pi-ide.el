@@ -84,9 +84,10 @@ When nil, or when file notification is unavailable, a timer looks every
 
 (defcustom pi-ide-approval-marks t
   "Mark the hunks of a change pi waits for you to approve in the file's buffer.
-The lines to go get the face `pi-ide-approval', the proposed lines are shown
-after them (face `pi-ide-approval-added'), never put in the buffer; only in
-a buffer already open that still holds the lines pi read."
+The lines to go are drawn after a \"- \" in the face `pi-ide-approval', the
+proposed lines after them with a \"+ \" (face `pi-ide-approval-added'), never
+put in the buffer; only in a buffer already open that still holds the lines
+pi read."
   :type 'boolean)
 
 ;;;; State

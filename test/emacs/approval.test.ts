@@ -86,8 +86,9 @@ const marks = (e: Emacs, file: string) =>
 			(sort (cl-remove-if-not (lambda (o) (overlay-get o 'pi-ide-approval)) (overlays-in (point-min) (point-max)))
 				(lambda (a b) (< (overlay-start a) (overlay-start b)))))))`);
 
+/** Line 2 (and its newline) to go, "TWO" after it; "four" after the last line. */
 const MARKED: [number, number, string, boolean][] = [
-	[2, 2, "\n+ TWO", true],
+	[2, 3, "+ TWO\n", true],
 	[4, 4, "+ four", false],
 ];
 
@@ -112,7 +113,7 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		ask(e, request(e, file));
 		await waitPending(e, 1);
 		assert.deepEqual(await marks(e, file), MARKED);
-		assert.match(await e.pane(), /^two\n\+ TWO\nthree\n\+ four$/m, "the proposed lines on screen, after pi's");
+		assert.match(await e.pane(), /^one\n- two\n\+ TWO\nthree\n\+ four$/m, "the proposed lines on screen, after pi's");
 		assert.equal(await e.eval("(pi-ide-mode-line)"), '" pi approve?"');
 		assert.match(
 			await e.eval("(pi-ide-status)"),

@@ -1,7 +1,8 @@
 /**
  * The Emacs client in `emacs --batch`: the ERT tables of its pure builders (test/emacs/pi-ide-state-tests.el), a
  * seeded random test of regions against an oracle (test/emacs/pi-ide-region-tests.el; shown to catch a planted
- * defect in the end-of-line rules),
+ * defect in the end-of-line rules), a seeded random test of the approval marks read back as drawn against the hunks
+ * applied on their own (test/emacs/pi-ide-approval-tests.el; shown to catch insertions placed one line late),
  * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
  * loading in batch without writing anything (no UI: nobody looks).
  */
@@ -44,6 +45,12 @@ describe("emacs --batch", () => {
 
 	it("ERT: 2,000 seeded random regions agree with a position-based oracle", async () => {
 		const r = await emacsBatch(["-l", "test/emacs/pi-ide-region-tests.el", "-f", "ert-run-tests-batch-and-exit"]);
+		assert.equal(r.code, 0, r.output);
+		assert.match(r.output, /Ran 1 tests, 1 results as expected, 0 unexpected/);
+	});
+
+	it("ERT: 2,000 seeded random proposals, marked in a buffer and read back as drawn, are the proposed file", async () => {
+		const r = await emacsBatch(["-l", "test/emacs/pi-ide-approval-tests.el", "-f", "ert-run-tests-batch-and-exit"]);
 		assert.equal(r.code, 0, r.output);
 		assert.match(r.output, /Ran 1 tests, 1 results as expected, 0 unexpected/);
 	});
