@@ -74,40 +74,73 @@ No file name handlers: a path from pi's file never reaches TRAMP."
       (widen)
       (remove-overlays (point-min) (point-max) 'pi-ide-approval t))))
 
-(defun pi-ide-approval--overlay (beg end &rest props)
-  "An approval mark from BEG to END with PROPS."
+(defconst pi-ide-approval--prefix (propertize "- " 'face 'pi-ide-approval)
+  "What each line a proposed change replaces or deletes is drawn after.")
+
+(defun pi-ide-approval--overlay (beg end prop value &optional old)
+  "An approval mark from BEG to END showing VALUE as PROP.
+With OLD, the text it covers is what the change replaces."
   (let ((o (make-overlay beg end nil t nil)))
     (overlay-put o 'pi-ide-approval t)
-    (while props (overlay-put o (pop props) (pop props)))
+    (when old
+      (overlay-put o 'face 'pi-ide-approval)
+      (overlay-put o 'line-prefix pi-ide-approval--prefix))
+    (when value (overlay-put o prop value))
     o))
 
-(defun pi-ide-approval--mark-hunk (hunk last-line)
-  "Mark HUNK in the current buffer (widened), whose last line is LAST-LINE."
-  (let* ((start (alist-get 'old_start hunk))
+(defun pi-ide-approval--added (&rest parts)
+  "PARTS as one string in the face `pi-ide-approval-added'."
+  (let ((s (apply #'concat parts)))
+    (put-text-property 0 (length s) 'face 'pi-ide-approval-added s)
+    s))
+
+(defun pi-ide-approval--goto-line-function ()
+  "A function moving point to the start of line N (1 to the last) of the buffer.
+It moves from the line it went to last: for hunks in order, a proposal
+costs what lies between its hunks, not the buffer's size once per hunk."
+  (let ((line 1) (pos (point-min)))
+    (lambda (n)
+      (goto-char pos)
+      (forward-line (- n line))
+      (setq line n pos (point)))))
+
+(defun pi-ide-approval--line-reader (goto last-line)
+  "A reader of lines for `pi-ide-state-hunks-match-p', moving with GOTO.
+It takes FIRST and LAST.  LAST-LINE is the current buffer's last line;
+lines past it are not there."
+  (lambda (first last)
+    (when (and (<= 1 first) (<= first last) (<= last last-line))
+      (funcall goto first)
+      (cl-loop repeat (1+ (- last first))
+               collect (prog1 (buffer-substring-no-properties (point) (line-end-position)) (forward-line 1))))))
+
+(defun pi-ide-approval--mark-hunk (hunk goto last-line)
+  "Mark HUNK in the current buffer (widened), moving with GOTO.
+LAST-LINE is the buffer's last line."
+  (let* ((start (max 1 (alist-get 'old_start hunk)))
          (n (length (alist-get 'old_text hunk)))
-         (shown (mapconcat (lambda (l) (propertize l 'face 'pi-ide-approval-added))
-                           (pi-ide-state-proposed-lines (alist-get 'new_text hunk)) "\n")))
-    (goto-char (point-min))
+         (shown (mapconcat #'identity (pi-ide-state-proposed-lines (alist-get 'new_text hunk)) "\n")))
     (cond
      ((> n 0)
       ;; The lines to go, newlines included (an empty line too shows its mark), each drawn after a "- ".
-      (forward-line (1- start))
+      (funcall goto start)
       (let ((beg (point)))
         (forward-line n)
-        (pi-ide-approval--overlay beg (point) 'face 'pi-ide-approval
-                                  'line-prefix (propertize "- " 'face 'pi-ide-approval)
-                                  'after-string (cond ((equal shown "") nil)
-                                                      ((bolp) (concat shown "\n"))
-                                                      ;; The last line, without a newline.
-                                                      (t (concat "\n" shown))))))
+        (pi-ide-approval--overlay beg (point) 'after-string
+                                  (cond ((equal shown "") nil)
+                                        ((bolp) (pi-ide-approval--added shown "\n"))
+                                        ;; The last line, without a newline.
+                                        (t (pi-ide-approval--added "\n" shown)))
+                                  t)))
      ((equal shown ""))
      ;; An insertion: above the line it goes before, or after the last line.
      ((<= start last-line)
-      (forward-line (1- start))
-      (pi-ide-approval--overlay (point) (point) 'before-string (concat shown "\n")))
+      (funcall goto start)
+      (pi-ide-approval--overlay (point) (point) 'before-string (pi-ide-approval--added shown "\n")))
      (t
       (goto-char (point-max))
-      (pi-ide-approval--overlay (point) (point) 'after-string (if (bolp) shown (concat "\n" shown)))))))
+      (pi-ide-approval--overlay (point) (point) 'after-string
+                                (if (bolp) (pi-ide-approval--added shown) (pi-ide-approval--added "\n" shown)))))))
 
 (defun pi-ide-approval--mark (file)
   "Mark the request for FILE in its buffer, when open and still holding pi's lines."
@@ -121,14 +154,14 @@ No file name handlers: a path from pi's file never reaches TRAMP."
           (save-excursion
             (save-restriction
               (widen)
-              (let* ((lines (vconcat (split-string (buffer-substring-no-properties (point-min) (point-max)) "\n")))
-                     ;; A last newline ends the last line, as pi counts them: "" has none, "a\n" one.
-                     (last-line (if (equal (aref lines (1- (length lines))) "")
-                                    (1- (length lines))
-                                  (length lines))))
-                (when (pi-ide-state-hunks-match-p lines (plist-get r :hunks))
-                  (dolist (h (plist-get r :hunks))
-                    (pi-ide-approval--mark-hunk h last-line)))))))))))
+              ;; As pi counts lines: "" has none, "a\n" and "a" one.
+              (let ((last-line (count-lines (point-min) (point-max)))
+                    (goto (pi-ide-approval--goto-line-function))
+                    (hunks (sort (copy-sequence (plist-get r :hunks))
+                                 (lambda (a b) (< (alist-get 'old_start a) (alist-get 'old_start b))))))
+                (when (pi-ide-state-hunks-match-p (pi-ide-approval--line-reader goto last-line) hunks)
+                  (dolist (h hunks)
+                    (pi-ide-approval--mark-hunk h goto last-line)))))))))))
 
 (defun pi-ide-approval-buffer-read ()
   "The current buffer visited or reverted a file: mark a request for it."

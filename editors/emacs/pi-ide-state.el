@@ -458,27 +458,27 @@ to carry)."
               nil))))))
 
 (defun pi-ide-state-hunks-match-p (lines hunks)
-  "Do HUNKS' old lines stand in LINES (a vector, line 1 first) where they say?
-Then the buffer holds the text pi read, and its marks fall on the right lines."
+  "Do HUNKS' old lines stand where they say in the text of LINES?
+LINES is a function (FIRST LAST) returning those lines (1-based, inclusive)
+as a list, fewer past the end.  Then the buffer holds the text pi read, and
+its marks fall on the right lines."
   (cl-every (lambda (h)
-              (let ((at (1- (alist-get 'old_start h))))
-                (and (>= at (if (alist-get 'old_text h) 0 -1))
-                     (cl-loop for text in (alist-get 'old_text h)
-                              for i from at
-                              always (and (< i (length lines)) (equal (aref lines i) text))))))
+              (let ((old (alist-get 'old_text h)) (at (alist-get 'old_start h)))
+                (or (null old)
+                    (and (>= at 1) (equal (funcall lines at (+ at (length old) -1)) old)))))
             hunks))
 
 (defun pi-ide-state-proposed-lines (new-text)
   "The proposed lines NEW-TEXT as shown in the buffer: \"+ \" each, capped.
 At most `pi-ide-state-max-proposed-lines', then one line saying how many more."
   (let ((n (length new-text)) (max pi-ide-state-max-proposed-lines))
-    (append (mapcar (lambda (l) (concat "+ " (pi-ide-state-inert l))) (cl-subseq new-text 0 (min n max)))
+    (append (cl-loop for l in new-text repeat max collect (concat "+ " (pi-ide-state-inert l)))
             (and (> n max) (list (format "+ ... %d more lines" (- n max)))))))
 
 (defun pi-ide-state-inert (s)
   "S with control characters (a newline in a file name) shown as \"?\".
 A path or line from pi's file then takes one line of the echo area or buffer."
-  (replace-regexp-in-string "[\0-\37\177]" "?" s t t))
+  (if (string-match-p "[\0-\37\177]" s) (replace-regexp-in-string "[\0-\37\177]" "?" s t t) s))
 
 (defun pi-ide-state-proposal-diff (request)
   "REQUEST (see `pi-ide-state-validate-approval') as the lines of a unified diff."

@@ -411,7 +411,7 @@ the cap has cut, only the oracle's and never more than 200."
 
 (ert-deftest pi-ide-state-test-hunks-match ()
   "Marks go only on a buffer holding the lines pi read, where pi read them."
-  (let ((lines ["one" "two" "three" ""])
+  (let ((lines (pi-ide-tests--lines "one\ntwo\nthree"))
         (h (lambda (start old) `((id . "h") (old_start . ,start) (new_start . ,start) (old_text ,@old) (new_text "x")))))
     (dolist (c `(("the request's two hunks" ,(plist-get (car (pi-ide-state-validate-approval
                                                                 pi-ide-tests--approval 42 0))
