@@ -200,7 +200,9 @@ pi removes its file when the wait ends; a pi killed before it could leaves it."
     (error nil)))
 
 (defun pi-ide-approval--arm ()
-  "Run `pi-ide-approval--tick' every second while a request waits."
+  "Run `pi-ide-approval--tick' every second while a request waits.
+And show the change in the mode line now."
+  (force-mode-line-update t)
   (cond ((and pi-ide-approval--pending (null pi-ide-approval--timer))
          (setq pi-ide-approval--timer (run-at-time 1 1 #'pi-ide-approval--tick)))
         ((and (null pi-ide-approval--pending) pi-ide-approval--timer)

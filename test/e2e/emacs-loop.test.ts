@@ -6,16 +6,19 @@
  * with Debian's Flycheck and a real command checker (test/fixtures/marker-checker.ts), checking the reloaded
  * content as Flycheck does by default. With approval on (v0.4, `ideContext.approve: "edits"`) and no UI in pi, Emacs
  * alone is asked: `pi-ide-approve` lets the edit run and the model reads that it was approved in Emacs;
- * `pi-ide-reject` leaves the file as it is and the model reads that the user rejected it in Emacs.
+ * `pi-ide-reject` leaves the file as it is and the model reads that the user rejected it in Emacs; with pi in RPC
+ * mode, pi's own dialog answering first takes the request (and its marks) out of Emacs.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
 import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
+import { startRpc, type UiRequest } from "../helpers/rpc.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
 const CHECKER = fileURLToPath(new URL("../fixtures/marker-checker.ts", import.meta.url));
@@ -161,4 +164,56 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 			);
 			assert.equal(await bufferText(e, file), c.content(edited), "an approved edit reloads the buffer");
 		});
+
+	it("approval on, pi with a UI: pi's dialog answers first, and the request leaves Emacs (marks, mode line)", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+		const file = touch(env.workDir, "src/app.py", `${ORIGINAL.join("\n")}\n`);
+		const e = await startEmacs(t, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await e.act(`(find-file ${elispString(file)})`);
+		await e.until(
+			(s) => (s?.active_buffer.file === file && Array.isArray(s.decisions) ? true : undefined),
+			"Emacs reports the file and answers approvals",
+		);
+		const rpc = await startRpc(env);
+		t.after(() => rpc.close());
+		env.model.respond = (_request, index): FakeReply =>
+			index === 0
+				? {
+						toolCalls: [
+							{
+								name: "edit",
+								arguments: { path: file, edits: [{ oldText: ORIGINAL[4], newText: "v5 = 'changed by pi'" }] },
+							},
+						],
+					}
+				: { text: DEFAULT_REPLY };
+		const since = rpc.records.length;
+		const prompted = rpc.prompt("change v5");
+		await pollUntil(
+			async () => ((await e.eval("(length pi-ide-approval--pending)")) === "1" ? true : undefined),
+			"Emacs has pi's request",
+			WAIT_MS,
+		);
+		const marked = `(with-current-buffer (find-buffer-visiting ${elispString(file)})
+			(cl-count-if (lambda (o) (overlay-get o 'pi-ide-approval)) (overlays-in (point-min) (point-max))))`;
+		assert.equal(await e.eval(marked), "1", "line 5 marked, the proposed line after it");
+		const dialog = await rpc.waitFor<UiRequest>(
+			(r) => r.type === "extension_ui_request" && r.method === "select",
+			undefined,
+			since,
+		);
+		rpc.respond(dialog.id, { value: DIALOG_ACCEPT });
+		await prompted;
+		assert.match(
+			toolResults(env.model.requests[1]).join("\n"),
+			/the user approved this change to src\/app\.py in pi's approval dialog/,
+		);
+		await pollUntil(
+			async () => ((await e.eval("(length pi-ide-approval--pending)")) === "0" ? true : undefined),
+			"the request leaves Emacs",
+		);
+		assert.equal(await e.eval(marked), "0");
+		assert.doesNotMatch(await e.eval("(pi-ide-mode-line)"), /approve/);
+		assert.deepEqual(e.readState()?.decisions, [], "Emacs decided nothing");
+	});
 });
