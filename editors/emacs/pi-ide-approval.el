@@ -67,12 +67,42 @@ No file name handlers: a path from pi's file never reaches TRAMP."
 
 ;;;; Marks
 
+(defvar pi-ide-approval--recheck-timer nil "The timer that checks edited marked buffers again, or nil.")
+(defvar pi-ide-approval--edited nil "Marked buffers edited since the last check.")
+
+(defvar-local pi-ide-approval--marked nil
+  "The file of the request this buffer's approval marks show, or nil.")
+
 (defun pi-ide-approval--unmark-buffer (buffer)
   "Clear BUFFER of its approval overlays."
   (with-current-buffer buffer
     (save-restriction
       (widen)
-      (remove-overlays (point-min) (point-max) 'pi-ide-approval t))))
+      (remove-overlays (point-min) (point-max) 'pi-ide-approval t))
+    (setq pi-ide-approval--marked nil)
+    (remove-hook 'after-change-functions #'pi-ide-approval--on-change t)))
+
+(defun pi-ide-approval--on-change (&rest _)
+  "Check the current buffer's approval overlays again soon: it changed.
+See `pi-ide-approval--recheck'."
+  (condition-case nil
+      (progn
+        (cl-pushnew (current-buffer) pi-ide-approval--edited)
+        (unless pi-ide-approval--recheck-timer
+          (setq pi-ide-approval--recheck-timer (run-at-time 0.2 nil #'pi-ide-approval--recheck))))
+    (error nil)))
+
+(defun pi-ide-approval--recheck ()
+  "Mark the edited buffers again.
+A buffer whose edits took away the lines pi read loses its marks, and gets
+them back when they are there again (an undo): marks stay on pi's lines."
+  (setq pi-ide-approval--recheck-timer nil)
+  (dolist (buffer (prog1 pi-ide-approval--edited (setq pi-ide-approval--edited nil)))
+    (condition-case nil
+        (when (buffer-live-p buffer)
+          (let ((file (buffer-local-value 'pi-ide-approval--marked buffer)))
+            (when file (pi-ide-approval--mark file))))
+      (error nil))))
 
 (defconst pi-ide-approval--prefix (propertize "- " 'face 'pi-ide-approval)
   "What each line a proposed change replaces or deletes is drawn after.")
@@ -161,7 +191,11 @@ LAST-LINE is the buffer's last line."
                                  (lambda (a b) (< (alist-get 'old_start a) (alist-get 'old_start b))))))
                 (when (pi-ide-state-hunks-match-p (pi-ide-approval--line-reader goto last-line) hunks)
                   (dolist (h hunks)
-                    (pi-ide-approval--mark-hunk h goto last-line)))))))))))
+                    (pi-ide-approval--mark-hunk h goto last-line)))))
+            ;; Checked again after the user's edits, matching or not: an edit can take pi's lines away or
+            ;; bring them back.
+            (setq pi-ide-approval--marked (plist-get r :file))
+            (add-hook 'after-change-functions #'pi-ide-approval--on-change nil t)))))))
 
 (defun pi-ide-approval-buffer-read ()
   "The current buffer visited or reverted a file: mark a request for it."
@@ -236,7 +270,9 @@ nothing here."
 (defun pi-ide-approval-reset ()
   "Not listening any more: no request counts."
   (dolist (p (copy-sequence pi-ide-approval--pending))
-    (pi-ide-approval-forget (car p))))
+    (pi-ide-approval-forget (car p)))
+  (when pi-ide-approval--recheck-timer (cancel-timer pi-ide-approval--recheck-timer))
+  (setq pi-ide-approval--recheck-timer nil pi-ide-approval--edited nil))
 
 (defun pi-ide-approval-current ()
   "The request shown first, or nil: the one with the earliest expiry."

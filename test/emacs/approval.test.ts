@@ -149,7 +149,7 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.equal((await said(e, /error|Error/)).length, 0);
 	});
 
-	it("a file opened later is marked; pi removing its request clears the marks and the mode line", async (t) => {
+	it("a file opened later is marked, an edit of pi's lines unmarks it; pi removing its request clears the marks", async (t) => {
 		const e = await startEmacs(t);
 		await openFile(e, "a.txt");
 		const other = join(e.dir, "b.txt");
@@ -160,6 +160,17 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.equal(await e.eval("(length (buffer-list))"), buffers, "nothing opened for the request");
 		await e.act(`(find-file ${elispString(other)})`);
 		assert.deepEqual(await marks(e, other), MARKED);
+		// The user edits a line pi would replace: the marks go (they are no longer on pi's lines), and come back when
+		// the edit is taken back.
+		const untilMarks = (want: unknown) =>
+			pollUntil(
+				async () => (JSON.stringify(await marks(e, other)) === JSON.stringify(want) ? true : undefined),
+				`marks ${JSON.stringify(want)}`,
+			);
+		await e.act('(progn (goto-char (point-min)) (forward-line 1) (end-of-line) (insert "!"))');
+		await untilMarks([]);
+		await e.act("(progn (goto-char (point-min)) (forward-line 1) (end-of-line) (delete-char -1))");
+		await untilMarks(MARKED);
 		unlinkSync(join(e.stateDir, approvalName()));
 		await waitPending(e, 0);
 		assert.deepEqual(await marks(e, other), []);
