@@ -259,12 +259,23 @@ nothing here."
       (pi-ide-approval--tell request)
       (pi-ide-approval--arm))))
 
+(defvar-local pi-ide-approval--shown nil
+  "In the proposal buffer: the (PID . ID) of the request it shows.")
+
+(defun pi-ide-approval--proposal-ended (key)
+  "Say in the proposal buffer's header that the request KEY, a (PID . ID), ended."
+  (let ((buffer (get-buffer pi-ide-approval-proposal-buffer)))
+    (when (and buffer (equal (buffer-local-value 'pi-ide-approval--shown buffer) key))
+      (with-current-buffer buffer
+        (setq header-line-format "pi no longer waits for a decision on this change")))))
+
 (defun pi-ide-approval-forget (pid)
   "Forget the request of pi PID: answered, gone, or asking another editor."
   (let ((r (alist-get pid pi-ide-approval--pending)))
     (when r
       (setq pi-ide-approval--pending (assq-delete-all pid pi-ide-approval--pending))
       (pi-ide-approval--mark (plist-get r :file))
+      (pi-ide-approval--proposal-ended (cons pid (plist-get r :id)))
       (pi-ide-approval--arm))))
 
 (defun pi-ide-approval-reset ()
@@ -320,6 +331,8 @@ Returns nil, or the line to tell the user when nothing waits."
           ;; diff-mode would otherwise read the file named in the header to highlight the hunks' syntax: a
           ;; path from pi's file is never read (it could be a FIFO).
           (setq-local diff-font-lock-syntax nil)
+          (setq pi-ide-approval--shown (cons (plist-get r :pi-pid) (plist-get r :id))
+                header-line-format (concat "pi waits for your decision on this change: " pi-ide-approval-commands))
           (setq buffer-read-only t)
           (set-buffer-modified-p nil)
           (goto-char (point-min))))

@@ -199,6 +199,11 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 			mode: "diff-mode",
 			shown: true,
 		});
+		const header = () => e.json<string>('(with-current-buffer "*pi-ide proposal*" header-line-format)');
+		assert.match(await header(), /pi waits for your decision on this change: M-x pi-ide-approve/);
+		unlinkSync(join(e.stateDir, approvalName())); // decided in pi's dialog, say
+		await waitPending(e, 0);
+		assert.equal(await header(), "pi no longer waits for a decision on this change");
 		assert.equal(await bufferText(e, file), "one\nmine, unsaved\nthree\n");
 		assert.equal(readFileSync(file, "utf8"), CONTENT);
 		assert.match(
