@@ -7,7 +7,8 @@
  * content as Flycheck does by default. With approval on (v0.4, `ideContext.approve: "edits"`) and no UI in pi, Emacs
  * alone is asked: `pi-ide-approve` lets the edit run and the model reads that it was approved in Emacs;
  * `pi-ide-reject` leaves the file as it is and the model reads that the user rejected it in Emacs; with pi in RPC
- * mode, pi's own dialog answering first takes the request (and its marks) out of Emacs.
+ * mode, pi's own dialog answering first takes the request (and its marks) out of Emacs; Emacs exiting while pi
+ * waits is no rejection, and the model is told so.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -164,6 +165,35 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 			);
 			assert.equal(await bufferText(e, file), c.content(edited), "an approved edit reloads the buffer");
 		});
+
+	it("approval on, pi -p: Emacs exits while pi waits: not applied, not a rejection, the model is told", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+		const file = touch(env.workDir, "src/app.py", `${ORIGINAL.join("\n")}\n`);
+		const e = await startEmacs(t, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await e.act(`(find-file ${elispString(file)})`);
+		await e.until(
+			(s) => (s?.active_buffer.file === file && Array.isArray(s.decisions) ? true : undefined),
+			"Emacs reports the file and answers approvals",
+		);
+		env.model.respond = (_request, index): FakeReply =>
+			index === 0
+				? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
+				: { text: DEFAULT_REPLY };
+		const ran = runPrint(env, ["rewrite it"]);
+		await pollUntil(
+			async () => ((await e.eval("(length pi-ide-approval--pending)")) === "1" ? true : undefined),
+			"Emacs has pi's request",
+			WAIT_MS,
+		);
+		await e.quit();
+		const result = await ran;
+		assert.equal(result.code, 0, result.stderr);
+		assert.equal(readFileSync(file, "utf8"), `${ORIGINAL.join("\n")}\n`);
+		assert.match(
+			toolResults(env.model.requests[1]).join("\n"),
+			/Emacs closed while this change waited for approval: the change was not applied.*This is not a rejection/,
+		);
+	});
 
 	it("approval on, pi with a UI: pi's dialog answers first, and the request leaves Emacs (marks, mode line)", async (t) => {
 		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
