@@ -19,6 +19,8 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "files reports at most", vim: "pi_ide#inbox#MAX_REPORTS", limit: limits.MAX_FILE_REPORTS },
 	{ name: "diagnostic items", vim: "pi_ide#diagnostics#MAX_ITEMS", limit: limits.MAX_DIAGNOSTIC_ITEMS },
 	{ name: "diagnostic message", vim: "pi_ide#diagnostics#MAX_MESSAGE", limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS },
+	{ name: "approval request size", vim: "pi_ide#approval#MAX_BYTES", limit: limits.MAX_APPROVAL_BYTES },
+	{ name: "decisions kept", vim: "pi_ide#approval#MAX_DECISIONS", limit: limits.MAX_DECISIONS },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

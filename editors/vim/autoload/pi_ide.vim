@@ -12,6 +12,7 @@ import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/state.vim'
 import autoload 'pi_ide/inbox.vim'
 import autoload 'pi_ide/diagnostics.vim'
+import autoload 'pi_ide/approval.vim'
 
 var enabled = false
 var ui = false
@@ -568,16 +569,32 @@ export def Summary(): list<string>
   return lines + inbox.SummaryLines()
 enddef
 
-# :PiIde [status|enable|disable]
+# :PiIde approve | reject | proposal (pi_ide/approval.vim): one line said, never an error.
+def Answer(sub: string)
+  var said: string
+  try
+    said = sub == 'proposal' ? approval.Show() : approval.Decide(sub == 'approve' ? 'accept' : 'reject')
+  catch
+    said = '(pi-ide) ' .. v:exception
+  endtry
+  if said != ''
+    echo said
+  endif
+enddef
+
+# :PiIde [status|enable|disable|approve|reject|proposal]
 export def Command(arg: string)
   var sub = arg == '' ? 'status' : arg
-  if sub == 'enable'
+  if index(['approve', 'reject', 'proposal'], sub) >= 0
+    Answer(sub)
+    return
+  elseif sub == 'enable'
     Enable()
   elseif sub == 'disable'
     Stop()
   elseif sub != 'status'
     echohl ErrorMsg
-    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable or disable)', sub)
+    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject or proposal)', sub)
     echohl None
     return
   endif
@@ -591,11 +608,11 @@ export def Command(arg: string)
 enddef
 
 export def Complete(..._): string
-  return "status\nenable\ndisable"
+  return "status\nenable\ndisable\napprove\nreject\nproposal"
 enddef
 
 # For statuslines: "" when no pi is connected to this Vim, "pi" when one is, "pi +N" when pi's last turn
-# changed N files. See `:help pi-ide-statusline`.
+# changed N files, followed by "approve?" while pi waits for the user's approval. See `:help pi-ide-statusline`.
 export def Statusline(): string
   try
     return inbox.Statusline()

@@ -18,6 +18,7 @@ vim9script
 
 import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/diagnostics.vim'
+import autoload 'pi_ide/approval.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
@@ -124,10 +125,11 @@ def Liveness(pid: number): string
 enddef
 
 # Read `<dir>/<name>` (listed as `e`) only if it is a regular file, ours, without group/other bits and at
-# most MAX_BYTES; getftype() right before readfile() makes sure no FIFO or link is opened. Vim cannot open
+# most `max` bytes; getftype() right before readfile() makes sure no FIFO or link is opened. Vim cannot open
 # a file and then check what it opened, so a swap between that check and the read is not excluded (see
-# editors/vim/README.md). Returns [text, problem]; both '' when the file is simply gone.
-export def ReadFile(path: string, e: dict<any>): list<string>
+# editors/vim/README.md). Returns [text, problem]; both '' when the file is simply gone. The one reader of
+# everything pi writes: its messages (MAX_BYTES) and its approval requests (pi_ide/approval.vim).
+export def ReadFile(path: string, e: dict<any>, max: number = MAX_BYTES): list<string>
   if e.type != 'file'
     return ['', printf('is a %s, not a regular file', e.type)]
   endif
@@ -137,15 +139,15 @@ export def ReadFile(path: string, e: dict<any>): list<string>
   if e.perm[3 : ] != '------'
     return ['', printf('has group/other permissions (%s)', e.perm)]
   endif
-  if e.size > MAX_BYTES
-    return ['', printf('is %d bytes, over the %d-byte limit', e.size, MAX_BYTES)]
+  if e.size > max
+    return ['', printf('is %d bytes, over the %d-byte limit', e.size, max)]
   endif
-  if getftype(path) != 'file' || getfsize(path) > MAX_BYTES
+  if getftype(path) != 'file' || getfsize(path) > max
     return ['', '']
   endif
-  var text = join(readfile(path, 'b', MAX_BYTES + 1), "\n")
-  if strlen(text) > MAX_BYTES
-    return ['', printf('grew over the %d-byte limit', MAX_BYTES)]
+  var text = join(readfile(path, 'b', max + 1), "\n")
+  if strlen(text) > max
+    return ['', printf('grew over the %d-byte limit', max)]
   endif
   return [text, '']
 enddef
@@ -306,6 +308,8 @@ def HandleMessage(msg: dict<any>): bool
     if has_key(pis, key)
       remove(pis, key)
     endif
+    # Not (or no longer) connected to us: its request for approval is not ours either.
+    approval.Forget(msg.pid)
     return false
   endif
   var handled = get(get(pis, key, {}), 'handled', 0)
@@ -323,27 +327,34 @@ def HandleMessage(msg: dict<any>): bool
   return true
 enddef
 
-# Read and handle one listed pi file. True when it was a message for us.
-def Process(e: dict<any>, pid: number): bool
-  var path = dir .. '/' .. e.name
-  var [text, why] = ReadFile(path, e)
+# The text of a listed pi file, decoded, when it is new since the last read: [msg, true], else [v:null, false]
+# (gone, refused or malformed: said once by Problem; unchanged: nothing to do).
+def ReadNew(e: dict<any>, max: number): list<any>
+  var [text, why] = ReadFile(dir .. '/' .. e.name, e, max)
   if text == ''
     if why != ''
       Problem(e.name, why)
     endif
-    return false
+    return [v:null, false]
   endif
   if get(get(seen, e.name, {}), 'text', '') ==# text
-    return false
+    return [v:null, false]
   endif
   seen[e.name].text = text
-  var msg: any
   try
-    msg = json_decode(text)
+    return [json_decode(text), true]
   catch
     Problem(e.name, 'not valid JSON')
-    return false
+    return [v:null, false]
   endtry
+enddef
+
+# Read and handle one listed pi file. True when it was a message for us.
+def Process(e: dict<any>, pid: number): bool
+  var [msg, fresh] = ReadNew(e, MAX_BYTES)
+  if !fresh
+    return false
+  endif
   var bad = Validate(msg, pid)
   if bad != ''
     Problem(e.name, bad)
@@ -366,6 +377,37 @@ def Process(e: dict<any>, pid: number): bool
   return HandleMessage(msg)
 enddef
 
+# Read and hand on one listed `pi-<pid>.approval.json` (v0.4): only a live pi of this user counts.
+def ProcessApproval(e: dict<any>, pid: number)
+  var [msg, fresh] = ReadNew(e, approval.MAX_BYTES)
+  if !fresh
+    return
+  endif
+  var life = Liveness(pid)
+  if life != 'alive'
+    if life == 'foreign'
+      Problem(e.name, printf('pid %d belongs to another user', pid))
+    endif
+    approval.Forget(pid)
+    return
+  endif
+  var why = approval.Receive(msg, pid, localtime())
+  if why != ''
+    Problem(e.name, why)
+  elseif has_key(problems, e.name)
+    remove(problems, e.name)
+  endif
+enddef
+
+def IsAlive(pid: number): bool
+  return Liveness(pid) == 'alive'
+enddef
+
+# The file of a pi pid, whichever kind it is (0: not a file of pi's).
+def PidOfAny(name: string): number
+  return PidOfName(name) ?? approval.PidOfName(name)
+enddef
+
 # One tick of the poll: list the directory, read what may have changed.
 export def Poll()
   if dir == '' || !empty(writer.CheckCached(dir, writer.Me()))
@@ -377,7 +419,7 @@ export def Poll()
   var acted = false
   var touched = false
   for e in entries
-    var pid = PidOfName(e.name)
+    var pid = PidOfAny(e.name)
     if pid == 0
       continue
     endif
@@ -392,20 +434,30 @@ export def Poll()
     endif
     seen[e.name].fp = fp
     touched = true
-    if Process(e, pid)
+    if approval.PidOfName(e.name) > 0
+      ProcessApproval(e, pid)
+    elseif Process(e, pid)
       acted = true
     endif
   endfor
   for name in keys(seen)
     if !has_key(present, name)
       seen->remove(name)
-      var gone_pid = string(PidOfName(name))
-      if has_key(pis, gone_pid)
-        remove(pis, gone_pid)
+      # A pi message gone: pi exited. An approval request gone: the wait ended. Either way nothing waits.
+      var gone_pid = PidOfAny(name)
+      if has_key(pis, string(gone_pid)) && approval.PidOfName(name) == 0
+        remove(pis, string(gone_pid))
+      endif
+      approval.Forget(gone_pid)
+      if has_key(problems, name)
+        remove(problems, name)
       endif
       touched = true
     endif
   endfor
+  if approval.Prune(now, IsAlive)
+    touched = true
+  endif
   if touched
     RedrawStatusIfChanged()
   endif
@@ -422,11 +474,18 @@ def OnPoll(_: number)
   endtry
 enddef
 
+# A decision was made (pi_ide/approval.vim): it goes into the state file now.
+def Decided()
+  RedrawStatusIfChanged()
+  OnReport()
+enddef
+
 # Start polling `dir`. `On_report` asks for a prompt state write.
 export def Start(state_dir: string, On_report: func)
   Stop()
   dir = state_dir
   OnReport = On_report
+  approval.Start(state_dir, FindBuffer, Decided)
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)
@@ -437,6 +496,7 @@ export def Stop()
     timer_stop(poll_timer)
     poll_timer = 0
   endif
+  approval.Reset()
 enddef
 
 export def Forget(buf: number)
@@ -455,6 +515,7 @@ export def BufferRead(buf: number)
   if has_key(told, string(buf))
     remove(told, string(buf))
   endif
+  approval.BufferRead(buf)
   if getbufvar(buf, '&buftype') != '' || bufname(buf) == ''
     if has_key(read_as, string(buf))
       remove(read_as, string(buf))
@@ -487,6 +548,8 @@ export def Annotate(payload: dict<any>, buf: number)
       pi_pid: r.pi_pid}))
   endif
   payload.pi = empty(last) ? v:null : {pid: last.pid, seq: last.seq}
+  # v0.4: always written, empty before the first decision: it tells pi this Vim answers approvals.
+  payload.decisions = approval.Decisions()
 enddef
 
 # The pi connected to this Vim: the most recent live pi whose message names us, or {}.
@@ -516,10 +579,9 @@ enddef
 
 def StatusText(): string
   var pi = Connected()
-  if empty(pi)
-    return ''
-  endif
-  return empty(pi.last_turn) ? 'pi' : printf('pi +%d', len(pi.last_turn))
+  var text = empty(pi) ? '' : empty(pi.last_turn) ? 'pi' : printf('pi +%d', len(pi.last_turn))
+  var waits = approval.StatusText()
+  return waits == '' ? text : text == '' ? waits : text .. ' ' .. waits
 enddef
 
 def RedrawStatusIfChanged()
@@ -551,6 +613,7 @@ export def SummaryLines(): list<string>
         HOW_TO_RESOLVE))
     endif
   endfor
+  lines += approval.SummaryLines()
   for name in sort(keys(problems))
     lines->add(printf('ignored %s: %s', name, problems[name]))
   endfor

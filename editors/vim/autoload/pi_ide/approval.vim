@@ -1,0 +1,434 @@
+vim9script
+# pi_ide/approval.vim: protocol v0.4, optional approval. With pi's setting `ideContext.approve: "edits"`, pi's
+# write/edit waits for the user's decision: pi writes `pi-<pid>.approval.json` (the proposed hunks against the
+# file as it is) while it waits and removes it once the wait ends. pi_ide/inbox.vim finds and reads that file
+# under the rules of pi's messages and hands the decoded request here. Passive, never blocking: one line in
+# the message area, the proposed hunks marked in the file's buffer if it is loaded and still holds the lines
+# pi read (a `?` sign on the lines pi would replace, the proposed lines as virtual text), "approve?" in the
+# statusline and :PiIde; nothing opens or takes focus unless asked:
+#   :PiIde approve    let pi apply the change
+#   :PiIde reject     pi does not apply it (and tells its model the user rejected it in Vim)
+#   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+# The decision goes into the state file (`decisions`), which pi reads. Doing nothing is not a rejection: pi's
+# own dialog may answer, or its timeout ends the wait. It never changes a buffer or a file for a request.
+# The Neovim client's behaviour (editors/nvim/lua/pi-ide/approval.lua).
+
+import autoload 'pi_ide/writer.vim'
+
+# PROTOCOL.md "Approval": the largest request read, the decisions kept for pi; and the proposed lines shown
+# inline per hunk (the rest is counted).
+export const MAX_BYTES = 1024 * 1024
+export const MAX_DECISIONS = 20
+export const MAX_VIRTUAL_LINES = 20
+
+const SIGN = 'PiIdeApproval'
+const SIGN_GROUP = 'pi_ide_approval'
+const PROP = 'pi_ide_approval_add'
+
+# pi pid (string) -> the request it waits on.
+var pending: dict<dict<any>> = {}
+# Newest last: {pi_pid, id, decision}.
+var decisions: list<dict<any>> = []
+# Request ids whose arrival was told.
+var told: dict<bool> = {}
+var dir = ''
+# The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a decision.
+var FindBuffer: func(string): number = (_) => 0
+var OnChange: func = () => 0
+var defined = false
+
+def IsCount(v: any): bool
+  return type(v) == v:t_number && v >= 0
+enddef
+
+def IsLines(v: any): bool
+  return type(v) == v:t_list && empty(filter(copy(v), (_, l) => type(l) != v:t_string))
+enddef
+
+def IsString(v: any, s: string): bool
+  return type(v) == v:t_string && v ==# s
+enddef
+
+# Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md)?
+export def ValidHunk(h: any): bool
+  return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && strlen(h.id) <= 64
+    && IsCount(get(h, 'old_start', -1)) && IsCount(get(h, 'new_start', -1))
+    && IsLines(get(h, 'old_text', 0)) && IsLines(get(h, 'new_text', 0))
+enddef
+
+# The pid of `pi-<pid>.approval.json` (the canonical decimal of every state file name), or 0.
+export def PidOfName(name: string): number
+  var digits = matchstr(name, '^pi-\zs[0-9]\+\ze\.approval\.json$')
+  return digits == '' ? 0 : writer.PidOfName(digits .. '.json')
+enddef
+
+# Pure: [request, ''] from a decoded approval file of pi `pid`, or [{}, why it is refused]. Malformed hunks are
+# dropped (the rest still shows); the request is still asked without them.
+export def Validate(msg: any, pid: number): list<any>
+  if type(msg) != v:t_dict || !IsString(get(msg, 'kind', 0), 'pi-approval')
+    return [{}, 'not a pi approval request']
+  endif
+  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
+    return [{}, 'its pid is not the one in its name']
+  endif
+  if type(get(msg, 'editor_pid', '')) != v:t_number || msg.editor_pid < 1
+    return [{}, 'editor_pid is not a pid']
+  endif
+  var r = get(msg, 'request', 0)
+  if type(r) != v:t_dict
+    return [{}, 'request: not an object']
+  endif
+  var id = get(r, 'id', 0)
+  if type(id) != v:t_string || id == '' || strchars(id) > 64
+    return [{}, 'request.id: not a string of 1 to 64 characters']
+  endif
+  if type(get(r, 'file', 0)) != v:t_string || r.file !~ '^/'
+    return [{}, 'request.file: not an absolute path']
+  endif
+  var expires = get(r, 'expires', '')
+  if type(get(r, 'tool', 0)) != v:t_string || type(get(r, 'timeout_s', '')) != v:t_number || r.timeout_s < 1
+      || (type(expires) != v:t_number && type(expires) != v:t_float)
+    return [{}, 'request: tool, timeout_s or expires missing']
+  endif
+  if type(get(r, 'hunks', 0)) != v:t_list
+    return [{}, 'request.hunks: not a list']
+  endif
+  var hunks = filter(copy(r.hunks), (_, h) => ValidHunk(h))
+  var total = get(r, 'hunks_total', v:null)
+  return [{
+    pi_pid: pid,
+    editor_pid: msg.editor_pid,
+    id: id,
+    tool: r.tool,
+    file: r.file,
+    created: type(get(r, 'created', 0)) == v:t_bool && r.created,
+    note: type(get(r, 'note', v:null)) == v:t_string ? r.note : '',
+    hunks: hunks,
+    hunks_total: IsCount(total) ? total : len(hunks),
+    timeout_s: r.timeout_s,
+    expires: expires,
+  }, '']
+enddef
+
+# Pure: do the hunks' old lines stand in `lines` where the request says (the buffer holds what pi read)?
+export def Matches(lines: list<string>, hunks: list<dict<any>>): bool
+  for h in hunks
+    var i = 0
+    for text in h.old_text
+      var at = h.old_start - 1 + i
+      if at < 0 || at >= len(lines) || lines[at] !=# text
+        return false
+      endif
+      i += 1
+    endfor
+  endfor
+  return true
+enddef
+
+# Pure: `lines` with the hunks applied (bottom up, so earlier line numbers stay right).
+export def Apply(lines: list<string>, hunks: list<dict<any>>): list<string>
+  var out = copy(lines)
+  for h in sort(copy(hunks), (a, b) => b.old_start - a.old_start)
+    var at = min([max([0, h.old_start - 1]), len(out)])
+    if !empty(h.old_text) && at < len(out)
+      remove(out, at, min([at + len(h.old_text), len(out)]) - 1)
+    endif
+    extend(out, h.new_text, at)
+  endfor
+  return out
+enddef
+
+# Pure: the request as a unified diff, for a file that is not loaded (or no longer holds pi's lines).
+export def DiffLines(r: dict<any>): list<string>
+  var out = ['--- ' .. r.file, '+++ ' .. r.file .. " (pi's proposal)"]
+  if r.note != ''
+    out->add(printf('(no preview: %s)', r.note))
+  endif
+  for h in r.hunks
+    out->add(printf('@@ -%d,%d +%d,%d @@', h.old_start, len(h.old_text), h.new_start, len(h.new_text)))
+    out += mapnew(h.old_text, (_, l) => '-' .. l)
+    out += mapnew(h.new_text, (_, l) => '+' .. l)
+  endfor
+  return out
+enddef
+
+# Pure: where the marks of `hunks` go in a buffer of `count` lines. Per hunk: the lines that get the sign (those
+# pi would replace; for an insertion the line it goes before, or the last line), and the proposed lines as
+# virtual text hung on line `at`, `below` it or (an insertion before a line) `above` it.
+export def Placement(hunks: list<dict<any>>, count: number): list<dict<any>>
+  var out: list<dict<any>> = []
+  for h in hunks
+    var n = len(h.old_text)
+    var first = max([1, min([h.old_start, count])])
+    var last = n > 0 ? max([first, min([h.old_start + n - 1, count])]) : first
+    var text = mapnew(h.new_text[: MAX_VIRTUAL_LINES - 1], (_, l) => '+ ' .. l)
+    if len(h.new_text) > MAX_VIRTUAL_LINES
+      text->add(printf('+ … %d more lines', len(h.new_text) - MAX_VIRTUAL_LINES))
+    endif
+    var above = n == 0 && h.old_start <= count
+    out->add({signs: range(first, last), at: above ? first : last, align: above ? 'above' : 'below', text: text})
+  endfor
+  return out
+enddef
+
+# Control characters of a name from a file shown as `?`: nothing pi writes can move the cursor or clear lines.
+def Inert(s: string): string
+  return substitute(s, '[[:cntrl:]]', '?', 'g')
+enddef
+
+def What(r: dict<any>): string
+  return r.note != '' ? printf('(%s)', r.note) : printf('%d %s', r.hunks_total, r.hunks_total == 1 ? 'hunk' : 'hunks')
+enddef
+
+# Pure: the one line that tells of request `r` for `name` (the file as the user knows it): the longest form
+# that fits `room` columns, else the shortest (the message line cuts it).
+export def NoticeText(r: dict<any>, name: string, room: number): string
+  var forms = [
+    printf('(pi-ide) pi waits for your approval (%s, %d s) of %s: :PiIde approve / reject / proposal', What(r),
+      r.timeout_s, name),
+    printf("(pi-ide) approve pi's change to %s? :PiIde approve / reject", name),
+    printf('(pi-ide) pi waits: %s (:PiIde)', name),
+  ]
+  for f in forms
+    if strdisplaywidth(f) <= room
+      return f
+    endif
+  endfor
+  return forms[-1]
+enddef
+
+# Pure: `list` with `decision` added, newest last, at most MAX_DECISIONS.
+export def AddDecision(list: list<dict<any>>, decision: dict<any>): list<dict<any>>
+  var out = list + [decision]
+  return len(out) > MAX_DECISIONS ? out[len(out) - MAX_DECISIONS :] : out
+enddef
+
+def Shown(file: string): string
+  return Inert(fnamemodify(file, ':~:.'))
+enddef
+
+def Define()
+  if defined
+    return
+  endif
+  defined = true
+  highlight default link PiIdeApproval DiffText
+  highlight default link PiIdeApprovalAdd DiffAdd
+  sign_define(SIGN, {text: '?', texthl: 'PiIdeApproval'})
+  if empty(prop_type_get(PROP))
+    prop_type_add(PROP, {highlight: 'PiIdeApprovalAdd'})
+  endif
+enddef
+
+def Unmark(file: string)
+  var buf = FindBuffer(file)
+  if buf > 0 && defined
+    sign_unplace(SIGN_GROUP, {buffer: buf})
+    prop_remove({type: PROP, bufnr: buf, all: true})
+  endif
+enddef
+
+# Mark the request for `file` in its buffer, if it is loaded and still holds the lines pi read. Signs and
+# virtual text only: the buffer's text, its 'modified' and its undo history stay as they are.
+def Mark(file: string)
+  Unmark(file)
+  var buf = FindBuffer(file)
+  var r = values(filter(copy(pending), (_, p) => p.file == file))
+  if buf == 0 || empty(r) || !Matches(getbufline(buf, 1, '$'), r[0].hunks)
+    return
+  endif
+  Define()
+  var signs: list<dict<any>> = []
+  for p in Placement(r[0].hunks, getbufinfo(buf)[0].linecount)
+    signs += mapnew(p.signs, (_, l) => ({buffer: buf, group: SIGN_GROUP, name: SIGN, lnum: l, priority: 9}))
+    for t in p.text
+      prop_add(p.at, 0, {type: PROP, bufnr: buf, text: t, text_align: p.align})
+    endfor
+  endfor
+  sign_placelist(signs)
+enddef
+
+# The request shown first: the one that runs out first.
+def Current(): dict<any>
+  var best: dict<any> = {}
+  for r in values(pending)
+    if empty(best) || r.expires < best.expires
+      best = r
+    endif
+  endfor
+  return best
+enddef
+
+def Tell(r: dict<any>)
+  if get(told, r.id, false)
+    return
+  endif
+  told[r.id] = true
+  pi_ide#Notice(NoticeText(r, Shown(r.file), max([v:echospace - 1, 10])))
+enddef
+
+# Start (pi_ide/inbox.vim): requests come from `state_dir`; `Find` gives the loaded buffer of a path;
+# `Changed` runs after a decision (a state write now, the statusline).
+export def Start(state_dir: string, Find: func(string): number, Changed: func)
+  dir = state_dir
+  FindBuffer = Find
+  OnChange = Changed
+enddef
+
+# A decoded request from `pi-<pid>.approval.json` of a live pi of this user, read at `now` (seconds). Returns
+# '' or why it is not used. One naming another editor is not ours: forgotten, nothing said.
+export def Receive(msg: any, pid: number, now: number): string
+  var [r, bad] = Validate(msg, pid)
+  if bad != ''
+    return bad
+  endif
+  if r.editor_pid != getpid()
+    Forget(pid)
+    return ''
+  endif
+  if !empty(filter(copy(decisions), (_, d) => d.pi_pid == pid && d.id ==# r.id))
+    return ''
+  endif
+  if r.expires <= now
+    Forget(pid)
+    return printf('the request expired %d s ago', float2nr(now - r.expires))
+  endif
+  var before = get(pending, string(pid), {})
+  if !empty(before) && before.file != r.file
+    Unmark(before.file)
+  endif
+  pending[string(pid)] = r
+  Mark(r.file)
+  Tell(r)
+  return ''
+enddef
+
+# pi `pid` waits on nothing any more (its request removed, another editor asked, pi gone).
+export def Forget(pid: number)
+  var r = get(pending, string(pid), {})
+  if !empty(r)
+    remove(pending, string(pid))
+    Unmark(r.file)
+  endif
+enddef
+
+# Drop requests whose time ran out or whose pi is no longer alive (`Alive(pid)`), at `now`: pi removes its
+# file then, but a pi killed mid-wait cannot. True when one was dropped.
+export def Prune(now: number, Alive: func(number): bool): bool
+  var dropped = false
+  for r in values(pending)
+    if r.expires <= now || !Alive(r.pi_pid)
+      Forget(r.pi_pid)
+      dropped = true
+    endif
+  endfor
+  return dropped
+enddef
+
+# Not listening any more: no request counts.
+export def Reset()
+  for r in values(pending)
+    Forget(r.pi_pid)
+  endfor
+enddef
+
+# :PiIde approve | reject ("accept" or "reject"). Returns the one line to tell the user.
+export def Decide(decision: string): string
+  var r = Current()
+  if empty(r)
+    return '(pi-ide) pi is not waiting for your approval'
+  endif
+  Forget(r.pi_pid)
+  var name = Shown(r.file)
+  # pi may have ended the wait since the last poll: then there is nothing to answer.
+  if getftype(printf('%s/pi-%d.approval.json', dir, r.pi_pid)) != 'file'
+    return printf("(pi-ide) pi's request to change %s is gone (answered in pi, or pi stopped); nothing done", name)
+  endif
+  if localtime() >= r.expires
+    return printf("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it", name, r.timeout_s)
+  endif
+  decisions = AddDecision(decisions, {pi_pid: r.pi_pid, id: r.id, decision: decision})
+  OnChange()
+  return decision == 'accept' ? printf('(pi-ide) approved: pi applies its change to %s', name)
+    : printf('(pi-ide) rejected: pi leaves %s as it is', name)
+enddef
+
+def Scratch(lines: list<string>, name: string, filetype: string)
+  setlocal buftype=nofile bufhidden=wipe noswapfile
+  setline(1, lines)
+  setlocal nomodifiable readonly
+  &l:filetype = filetype
+  # A second :PiIde proposal while the first is open: that name is taken, the buffer stays unnamed.
+  try
+    execute 'silent file ' .. fnameescape(name)
+  catch
+  endtry
+enddef
+
+# :PiIde proposal: the change pi waits on, read-only. The file's buffer, when it holds the lines pi read,
+# beside the proposed text, both in diff mode; else the hunks as a diff in a scratch window. The user's buffer
+# is never changed, reloaded or written (no W12), and the cursor goes back to the window it was in. Returns ''
+# or why there is nothing to show.
+export def Show(): string
+  var r = Current()
+  if empty(r)
+    return '(pi-ide) pi is not waiting for your approval'
+  endif
+  var back = win_getid()
+  var buf = FindBuffer(r.file)
+  if buf > 0 && r.note == '' && Matches(getbufline(buf, 1, '$'), r.hunks)
+    var proposed = Apply(getbufline(buf, 1, '$'), r.hunks)
+    var wins = win_findbuf(buf)
+    if bufnr() != buf
+      if empty(wins)
+        execute 'sbuffer ' .. buf
+      else
+        win_gotoid(wins[0])
+      endif
+    endif
+    var filetype = getbufvar(buf, '&filetype')
+    diffthis
+    vertical rightbelow new
+    Scratch(proposed, 'pi-ide://proposal' .. r.file, filetype)
+    diffthis
+  else
+    botright new
+    Scratch(DiffLines(r), 'pi-ide://proposal.diff' .. r.file, 'diff')
+  endif
+  win_gotoid(back)
+  return ''
+enddef
+
+# BufReadPost: a file with a pending request, loaded now, gets its marks.
+export def BufferRead(buf: number)
+  for r in values(pending)
+    if FindBuffer(r.file) == buf
+      Mark(r.file)
+    endif
+  endfor
+enddef
+
+# The state file's `decisions` (v0.4): always a list, empty included: it tells pi this Vim answers.
+export def Decisions(): list<dict<any>>
+  return copy(decisions)
+enddef
+
+# For statuslines: "approve?" while pi waits, else "".
+export def StatusText(): string
+  return empty(Current()) ? '' : 'approve?'
+enddef
+
+# Lines for :PiIde.
+export def SummaryLines(): list<string>
+  var r = Current()
+  if empty(r)
+    return []
+  endif
+  return [printf('pi waits for your approval: %s of %s (%s), %d s left. :PiIde approve / reject / proposal',
+    r.created ? 'creation' : Inert(r.tool), Shown(r.file), What(r), max([0, float2nr(r.expires) - localtime()]))]
+enddef
+
+# For tests.
+export def Debug(): dict<any>
+  return {pending: pending, decisions: decisions}
+enddef
