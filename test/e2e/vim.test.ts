@@ -1,22 +1,27 @@
 /**
  * The Vim client end to end with real pi (print mode, fake model): pi reads Vim's state file and the model
  * gets the file, cursor and fresh selection; pi's `write` tool reloads the open buffer in Vim (cursor kept)
- * and Vim's report reaches pi in time (no "did not answer" note in the tool result); and the zero-config path:
- * `pi install`, one pi start, then a plain `vim` loads the client pi linked into `~/.vim/pack`.
+ * and Vim's report reaches pi in time (no "did not answer" note in the tool result); with approval on
+ * (`ideContext.approve: "edits"`), pi's edit waits until `:PiIde approve` or `:PiIde reject` in Vim and the
+ * model reads which; and the zero-config path: `pi install`, one pi start, then a plain `vim` loads the client
+ * pi linked into `~/.vim/pack`.
  */
 import assert from "node:assert/strict";
-import { lstatSync, realpathSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
-import { type PiEnv, REPO, runPi, runPrint } from "../helpers/pi-env.ts";
+import { type PiEnv, REPO, runPi, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
-import { startVim, VIM_PLUGIN_DIR, type Vim } from "../helpers/vim.ts";
+import { startVim, VIM_PLUGIN_DIR, type Vim, vimString } from "../helpers/vim.ts";
 
 const ORIGINAL = Array.from({ length: 12 }, (_, i) => `export const v${i + 1} = ${i + 1};`);
 
-async function openInVim(t: TestContext): Promise<{ env: PiEnv; vim: Vim; file: string }> {
-	const env = await envFor(t);
+async function openInVim(
+	t: TestContext,
+	settings?: Record<string, unknown>,
+): Promise<{ env: PiEnv; vim: Vim; file: string }> {
+	const env = await envFor(t, settings ? { settings } : {});
 	const file = touch(env.workDir, "src/app.ts", `${ORIGINAL.join("\n")}\n`);
 	const vim = await startVim(t, {
 		dirs: {
@@ -78,6 +83,55 @@ describe("vim + pi", { concurrency: 2 }, () => {
 		assert.equal(report?.version, (state["active_buffer"] as { version: number }).version);
 		assert.equal(join(env.workDir, "src/app.ts"), file);
 	});
+});
+
+const APPROVALS: { command: string; content: (original: string, edited: string) => string; told: RegExp }[] = [
+	{
+		command: "PiIde approve",
+		content: (_original, edited) => edited,
+		told: /the user approved this change to src\/app\.ts in Vim/,
+	},
+	{
+		command: "PiIde reject",
+		content: (original) => original,
+		told: /The user rejected this change in Vim: src\/app\.ts is unchanged\. Do not make it again/,
+	},
+];
+
+describe("vim + pi: approval on (v0.4)", { concurrency: 2 }, () => {
+	for (const c of APPROVALS)
+		it(`pi's edit waits for Vim; :${c.command} decides, and the model reads it`, async (t) => {
+			const { env, vim, file } = await openInVim(t, { ideContext: { approve: "edits" } });
+			await vim.until((s) => Array.isArray(s["decisions"]), "Vim says it answers approvals");
+			const original = readFileSync(file, "utf8");
+			const edited = original.replace("export const v2 = 2;", "export const v2 = 'by pi';");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? {
+							toolCalls: [
+								{
+									name: "edit",
+									arguments: {
+										path: file,
+										edits: [{ oldText: "export const v2 = 2;", newText: "export const v2 = 'by pi';" }],
+									},
+								},
+							],
+						}
+					: { text: DEFAULT_REPLY };
+			// pi -p has no dialog of its own: Vim alone is asked.
+			const ran = runPrint(env, ["change v2"]);
+			// pi starts and the model answers first: that takes pi's own wait under load, not a Vim one.
+			await vim.waitExpr("pi_ide#Statusline() =~# 'approve?'", WAIT_MS);
+			assert.equal(readFileSync(file, "utf8"), original, "nothing written while pi waits");
+			await vim.ex(c.command);
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), c.content(original, edited));
+			assert.match(toolResults(env.model.requests[1]).join("\n"), c.told);
+			await vim.waitExpr("pi_ide#Statusline() !~# 'approve?'");
+			await vim.waitExpr(`getline(2) ==# ${vimString(c.content(original, edited).split("\n")[1] ?? "")}`);
+		});
 });
 
 describe("zero-config Vim", () => {
