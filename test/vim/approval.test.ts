@@ -183,6 +183,31 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		await assertNoErrors(w.vim);
 	});
 
+	it("a request that runs out, or whose pi dies, leaves by itself; :PiIde disable forgets, enable reads again", async (t) => {
+		const w = await world(t);
+		ask(w, encodeApprovalMessage(request(w, { timeoutS: 2 })));
+		await waitPending(w.vim, 1);
+		await waitPending(w.vim, 0);
+		assert.deepEqual(await w.vim.expr(MARKS), NO_MARKS);
+
+		const pi = await spawnLiveEditor();
+		ask(w, encodeApprovalMessage(request(w, { pid: pi.pid, id: "dies" })), { pid: pi.pid });
+		await waitPending(w.vim, 1);
+		await pi.kill();
+		await waitPending(w.vim, 0);
+
+		ask(w, encodeApprovalMessage(request(w, { id: "stays" })));
+		await waitPending(w.vim, 1);
+		await w.vim.ex("PiIde disable");
+		assert.equal(await pending(w.vim), 0);
+		assert.deepEqual(await w.vim.expr(MARKS), NO_MARKS);
+		await w.vim.ex("PiIde enable");
+		await waitPending(w.vim, 1);
+		assert.deepEqual(await w.vim.expr(MARKS), MARKED);
+		assert.equal((await messages(w.vim)).match(/pi waits for your approval/g)?.length, 3, "each request told once");
+		await assertNoErrors(w.vim);
+	});
+
 	it(":PiIde proposal: beside the buffer in diff mode, read-only; with unsaved text, the hunks as a diff", async (t) => {
 		const w = await world(t);
 		ask(w, encodeApprovalMessage(request(w)));

@@ -63,8 +63,9 @@ export def WarnOnce(key: string, msg: string)
   Notice(msg)
 enddef
 
-# One line of the message area, cut to what it holds (v:echospace), kept in :messages.
-export def Notice(msg: string)
+# One line of the message area, cut to what it holds (v:echospace), kept in :messages; a warning unless `hl`
+# says otherwise.
+export def Notice(msg: string, hl: string = 'WarningMsg')
   var room = max([v:echospace - 1, 10])
   var text = msg
   if strdisplaywidth(text) > room
@@ -73,7 +74,7 @@ export def Notice(msg: string)
     endwhile
     text ..= '…'
   endif
-  echohl WarningMsg
+  execute 'echohl ' .. hl
   echomsg text
   echohl None
 enddef
@@ -578,7 +579,7 @@ def Answer(sub: string)
     said = '(pi-ide) ' .. v:exception
   endtry
   if said != ''
-    echo said
+    Notice(said, 'None')
   endif
 enddef
 

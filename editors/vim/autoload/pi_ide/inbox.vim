@@ -391,6 +391,7 @@ def ProcessApproval(e: dict<any>, pid: number)
     approval.Forget(pid)
     return
   endif
+  alive_at[string(pid)] = localtime()
   var why = approval.Receive(msg, pid, localtime())
   if why != ''
     Problem(e.name, why)
@@ -399,8 +400,17 @@ def ProcessApproval(e: dict<any>, pid: number)
   endif
 enddef
 
+# Liveness, looked up at most every 2 s per pid (it lists /proc): asked on every poll while a request waits.
 def IsAlive(pid: number): bool
-  return Liveness(pid) == 'alive'
+  var now = localtime()
+  if now - get(alive_at, string(pid), 0) <= 2
+    return true
+  endif
+  if Liveness(pid) != 'alive'
+    return false
+  endif
+  alive_at[string(pid)] = now
+  return true
 enddef
 
 # The file of a pi pid, whichever kind it is (0: not a file of pi's).
@@ -486,6 +496,8 @@ export def Start(state_dir: string, On_report: func)
   dir = state_dir
   OnReport = On_report
   approval.Start(state_dir, FindBuffer, Decided)
+  # Stop forgot every request: one still waiting is read again.
+  filter(seen, (name, _) => approval.PidOfName(name) == 0)
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)
