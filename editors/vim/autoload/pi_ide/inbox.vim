@@ -152,16 +152,17 @@ export def ReadFile(path: string, e: dict<any>, max: number = MAX_BYTES): list<s
   return [text, '']
 enddef
 
-# The loaded file buffer showing `file`, or 0 (by name, then by real path).
+# The loaded file buffer showing `file`, or 0 (by name, then by real path). Not getbufinfo(): it lists every
+# sign of every buffer (a request's marks: hundreds).
 def FindBuffer(file: string): number
   var real = resolve(file)
-  for info in getbufinfo({bufloaded: 1})
-    if info.name == '' || getbufvar(info.bufnr, '&buftype') != ''
+  for buf in range(1, bufnr('$'))
+    if !bufloaded(buf) || bufname(buf) == '' || getbufvar(buf, '&buftype') != ''
       continue
     endif
-    var p = fnamemodify(info.name, ':p')
+    var p = fnamemodify(bufname(buf), ':p')
     if p == file || resolve(p) == real
-      return info.bufnr
+      return buf
     endif
   endfor
   return 0
