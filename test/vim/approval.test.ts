@@ -183,7 +183,7 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		await assertNoErrors(w.vim);
 	});
 
-	it("a request that runs out, or whose pi dies, leaves by itself; :PiIde disable forgets, enable reads again", async (t) => {
+	it("a request that runs out, whose pi dies or that is replaced by junk leaves; :PiIde disable forgets, enable reads again", async (t) => {
 		const w = await world(t);
 		ask(w, encodeApprovalMessage(request(w, { timeoutS: 2 })));
 		await waitPending(w.vim, 1);
@@ -205,6 +205,12 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		await waitPending(w.vim, 1);
 		assert.deepEqual(await w.vim.expr(MARKS), MARKED);
 		assert.equal((await messages(w.vim)).match(/pi waits for your approval/g)?.length, 3, "each request told once");
+
+		// Replaced by a file that is no request: nothing known is waited on any more.
+		ask(w, "{ not json");
+		await waitPending(w.vim, 0);
+		assert.deepEqual(await w.vim.expr(MARKS), NO_MARKS);
+		assert.equal((await messages(w.vim)).match(/ignoring pi-\d+\.approval\.json: not valid JSON/g)?.length, 1);
 		await assertNoErrors(w.vim);
 	});
 

@@ -300,10 +300,12 @@ export def Start(state_dir: string, Find: func(string): number, Changed: func)
 enddef
 
 # A decoded request from `pi-<pid>.approval.json` of a live pi of this user, read at `now` (seconds). Returns
-# '' or why it is not used. One naming another editor is not ours: forgotten, nothing said.
+# '' or why it is not used. One naming another editor is not ours: forgotten, nothing said. A file that
+# replaced a request and cannot be read as one leaves nothing known to wait on: forgotten too.
 export def Receive(msg: any, pid: number, now: number): string
   var [r, bad] = Validate(msg, pid)
   if bad != ''
+    Forget(pid)
     return bad
   endif
   if r.editor_pid != getpid()

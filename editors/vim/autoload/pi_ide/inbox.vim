@@ -328,32 +328,33 @@ def HandleMessage(msg: dict<any>): bool
   return true
 enddef
 
-# The text of a listed pi file, decoded, when it is new since the last read: [msg, true], else [v:null, false]
-# (gone, refused or malformed: said once by Problem; unchanged: nothing to do).
+# A listed pi file, read: [decoded JSON, "new"] when its text is new since the last read; [v:null, "same"]
+# when unchanged or gone; [v:null, "bad"] when refused or malformed (said once by Problem).
 def ReadNew(e: dict<any>, max: number): list<any>
   var [text, why] = ReadFile(dir .. '/' .. e.name, e, max)
   if text == ''
     if why != ''
       Problem(e.name, why)
+      return [v:null, 'bad']
     endif
-    return [v:null, false]
+    return [v:null, 'same']
   endif
   if get(get(seen, e.name, {}), 'text', '') ==# text
-    return [v:null, false]
+    return [v:null, 'same']
   endif
   seen[e.name].text = text
   try
-    return [json_decode(text), true]
+    return [json_decode(text), 'new']
   catch
     Problem(e.name, 'not valid JSON')
-    return [v:null, false]
+    return [v:null, 'bad']
   endtry
 enddef
 
 # Read and handle one listed pi file. True when it was a message for us.
 def Process(e: dict<any>, pid: number): bool
-  var [msg, fresh] = ReadNew(e, MAX_BYTES)
-  if !fresh
+  var [msg, read] = ReadNew(e, MAX_BYTES)
+  if read != 'new'
     return false
   endif
   var bad = Validate(msg, pid)
@@ -380,8 +381,12 @@ enddef
 
 # Read and hand on one listed `pi-<pid>.approval.json` (v0.4): only a live pi of this user counts.
 def ProcessApproval(e: dict<any>, pid: number)
-  var [msg, fresh] = ReadNew(e, approval.MAX_BYTES)
-  if !fresh
+  var [msg, read] = ReadNew(e, approval.MAX_BYTES)
+  if read == 'bad'
+    # What replaced the request cannot be read as one: nothing known is waited on any more.
+    approval.Forget(pid)
+  endif
+  if read != 'new'
     return
   endif
   var life = Liveness(pid)
