@@ -85,23 +85,40 @@ describe("vim + pi", { concurrency: 2 }, () => {
 	});
 });
 
-const APPROVALS: { command: string; content: (original: string, edited: string) => string; told: RegExp }[] = [
+const APPROVALS: {
+	/** What the user does in Vim; null: nothing, the timeout ends pi's wait. */
+	command: string | null;
+	timeoutS: number;
+	content: (original: string, edited: string) => string;
+	told: RegExp;
+}[] = [
 	{
 		command: "PiIde approve",
+		timeoutS: 60,
 		content: (_original, edited) => edited,
 		told: /the user approved this change to src\/app\.ts in Vim/,
 	},
 	{
 		command: "PiIde reject",
+		timeoutS: 60,
 		content: (original) => original,
 		told: /The user rejected this change in Vim: src\/app\.ts is unchanged\. Do not make it again/,
 	},
+	{
+		command: null,
+		// Long enough for Vim's 500 ms poll to see the request under load before pi's wait ends.
+		timeoutS: 4,
+		content: (original) => original,
+		told: /No decision within 4 s .*src\/app\.ts is unchanged\. This is not a rejection: ask the user/,
+	},
 ];
 
-describe("vim + pi: approval on (v0.4)", { concurrency: 2 }, () => {
+describe("vim + pi: approval on (v0.4)", { concurrency: 3 }, () => {
 	for (const c of APPROVALS)
-		it(`pi's edit waits for Vim; :${c.command} decides, and the model reads it`, async (t) => {
-			const { env, vim, file } = await openInVim(t, { ideContext: { approve: "edits" } });
+		it(`pi's edit waits for Vim; ${c.command ? `:${c.command} decides` : "no answer: the timeout, no rejection"}, and the model reads it`, async (t) => {
+			const { env, vim, file } = await openInVim(t, {
+				ideContext: { approve: "edits", approveTimeoutSeconds: c.timeoutS },
+			});
 			await vim.until((s) => Array.isArray(s["decisions"]), "Vim says it answers approvals");
 			const original = readFileSync(file, "utf8");
 			const edited = original.replace("export const v2 = 2;", "export const v2 = 'by pi';");
@@ -124,7 +141,7 @@ describe("vim + pi: approval on (v0.4)", { concurrency: 2 }, () => {
 			// pi starts and the model answers first: that takes pi's own wait under load, not a Vim one.
 			await vim.waitExpr("pi_ide#Statusline() =~# 'approve?'", WAIT_MS);
 			assert.equal(readFileSync(file, "utf8"), original, "nothing written while pi waits");
-			await vim.ex(c.command);
+			if (c.command) await vim.ex(c.command);
 			const result = await ran;
 			assert.equal(result.code, 0, result.stderr);
 			assert.equal(readFileSync(file, "utf8"), c.content(original, edited));
