@@ -115,12 +115,17 @@ async function assertNoErrors(vim: Vim): Promise<void> {
 describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () => {
 	it("marked and told once; :PiIde approve, then reject of the next, go into `decisions`; nothing else changes", async (t) => {
 		const w = await world(t);
-		const before = await w.vim.until((s) => Array.isArray(decisions(s)), "decisions in the state file");
-		assert.deepEqual(decisions(before), [], "an empty list says Vim answers approvals");
+		const first = await w.vim.until((s) => Array.isArray(decisions(s)), "decisions in the state file");
+		assert.deepEqual(decisions(first), [], "an empty list says Vim answers approvals");
 		const tick = await w.vim.expr<number>("b:changedtick");
+		await w.vim.keys("3G", "l");
+		await w.vim.waitExpr("line('.') == 3 && col('.') == 2");
+		const where = "[win_getid(), winnr('$'), line('.'), col('.'), mode()]";
+		const before = await w.vim.expr(where);
 
 		ask(w, encodeApprovalMessage(request(w)));
 		await waitPending(w.vim, 1);
+		assert.deepEqual(await w.vim.expr(where), before, "no window opened, the cursor where it was");
 		assert.deepEqual(await w.vim.expr(MARKS), MARKED);
 		await screenShows(w.vim, ["  one", "? two", "  + TWO", "? three", "  + four"]);
 		assert.equal(await w.vim.expr("pi_ide#Statusline()"), "approve?");
