@@ -36,6 +36,8 @@ var dir = ''
 var FindBuffer: func(string): number = (_) => 0
 var OnChange: func = () => 0
 var defined = false
+# Buffers (string) that carry marks: only those are cleared (a clear walks every line of the buffer).
+var marked: dict<bool> = {}
 
 def IsCount(v: any): bool
   return type(v) == v:t_number && v >= 0
@@ -240,7 +242,8 @@ enddef
 
 def Unmark(file: string)
   var buf = FindBuffer(file)
-  if buf > 0 && defined
+  if buf > 0 && has_key(marked, string(buf))
+    remove(marked, string(buf))
     sign_unplace(SIGN_GROUP, {buffer: buf})
     prop_remove({type: PROP, bufnr: buf, all: true})
   endif
@@ -260,6 +263,7 @@ def Mark(file: string)
     return
   endif
   Define()
+  marked[string(buf)] = true
   var signs: list<dict<any>> = []
   for p in Placement(r[0].hunks, len(lines))
     for l in p.signs
