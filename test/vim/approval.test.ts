@@ -173,6 +173,12 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		assert.equal(await w.vim.expr(`bufexists('${other}')`), 0, "nothing opened");
 		await w.vim.ex("edit b.txt");
 		assert.deepEqual(await w.vim.expr(MARKS), MARKED);
+		// Marks off (Neovim's review_marks): the next read of the buffer leaves none; the request still waits.
+		await w.vim.ex("let g:pi_ide_review_marks = 0 | edit!");
+		assert.deepEqual(await w.vim.expr(MARKS), NO_MARKS);
+		assert.equal(await w.vim.expr("pi_ide#Statusline()"), "approve?");
+		await w.vim.ex("unlet g:pi_ide_review_marks | edit!");
+		assert.deepEqual(await w.vim.expr(MARKS), MARKED);
 		unlinkSync(path);
 		await waitPending(w.vim, 0);
 		assert.deepEqual(await w.vim.expr(MARKS), NO_MARKS);

@@ -249,13 +249,14 @@ def Unmark(file: string)
   endif
 enddef
 
-# Mark the request for `file` in its buffer, if it is loaded and still holds the lines pi read. Signs and
-# virtual text only: the buffer's text, its 'modified' and its undo history stay as they are.
+# Mark the request for `file` in its buffer, if it is loaded and still holds the lines pi read, unless
+# `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`). Signs and virtual text only: the buffer's text, its
+# 'modified' and its undo history stay as they are.
 def Mark(file: string)
   Unmark(file)
   var buf = FindBuffer(file)
   var r = values(filter(copy(pending), (_, p) => p.file == file))
-  if buf == 0 || empty(r)
+  if buf == 0 || empty(r) || !get(g:, 'pi_ide_review_marks', true)
     return
   endif
   var lines = getbufline(buf, 1, '$')
