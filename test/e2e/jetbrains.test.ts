@@ -2,7 +2,8 @@
  * The JetBrains client end to end, without an IDE: its headless driver (editors/jetbrains, the client's own
  * core and writer, the plugin's reload decisions over plain buffers) writes the state file, and a real pi with
  * the fake model reads it; pi's `write` tool then reaches the driver through pi's v0.3 message, and the
- * driver's report reaches pi's tool result.
+ * driver's report reaches pi's tool result. With approval on (v0.4), pi's edit waits for the driver's answer,
+ * given with the driver's accept/reject ops as a user answers the plugin's notification or actions.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
 import { type JetBrainsDriver, startJetBrainsDriver } from "../helpers/jetbrains.ts";
-import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { type PiEnv, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { envFor, fileLine, firstFence, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
@@ -108,6 +109,64 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.equal(fileLine(block), mine);
 		assert.match(block, /python/);
 	});
+
+	const approvals: { decision: "accept" | "reject"; content: string; told: RegExp }[] = [
+		{
+			decision: "accept",
+			content: "alpha\nbeta, by pi\ngamma\n",
+			told: /the user approved this change to notes\.txt in IntelliJ IDEA/,
+		},
+		{
+			decision: "reject",
+			content: "alpha\nbeta\ngamma\n",
+			told: /The user rejected this change in IntelliJ IDEA: notes\.txt is unchanged\. Do not make it again/,
+		},
+	];
+	for (const c of approvals)
+		it(`approval on: pi's edit waits; ${c.decision} in the IDE decides, and the model is told`, async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
+			const file = touch(env.workDir, "notes.txt", "alpha\nbeta\ngamma\n");
+			const driver = await startJetBrainsDriver({ project: env.workDir, env: env.env, file, product: "IntelliJ IDEA" });
+			t.after(() => driver.kill());
+			assert.deepEqual(JSON.parse(readFileSync(driver.stateFile, "utf8")).decisions, [], "it says it answers");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? {
+							toolCalls: [
+								{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
+							],
+						}
+					: { text: DEFAULT_REPLY };
+			// pi -p has no dialog of its own: the IDE alone is asked.
+			const ran = runPrint(env, [PROMPT]);
+			const request = await pollUntil(
+				async () =>
+					((await driver.command({ cmd: "approval" }))["request"] as Record<string, unknown> | null) ?? undefined,
+				() => "the driver has pi's request",
+				WAIT_MS,
+			);
+			assert.equal(request["notice"], "pi wants to edit notes.txt: 1 hunk");
+			assert.equal(
+				request["proposal"],
+				"alpha\nbeta, by pi\ngamma\n",
+				"Show change: the proposal on the buffer's text",
+			);
+			assert.equal(readFileSync(file, "utf8"), "alpha\nbeta\ngamma\n", "nothing written while pi waits");
+			const answer = await driver.command({ cmd: c.decision });
+			assert.equal(answer["answered"], true, String(answer["said"]));
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), c.content);
+			assert.match(toolResults(env.model.requests[1]).join("\n"), c.told);
+			// The request is gone: the IDE's notice expired; answering again does nothing but say so.
+			await pollUntil(
+				async () => ((await driver.command({ cmd: "approval" }))["request"] === null ? true : undefined),
+				() => "the request leaves the IDE",
+			);
+			const again = await driver.command({ cmd: c.decision });
+			assert.equal(again["answered"], false);
+			assert.match(String(again["said"]), /not waiting/);
+		});
 
 	it("quitting removes the state file", async (t) => {
 		const env = await envFor(t);
