@@ -213,6 +213,13 @@ public final class Approval {
 		return String.join("\n", lines) + (newline ? "\n" : "");
 	}
 
+	/** Why {@link #proposal} gave nothing for r on a text: for the user, one line. */
+	public static String whyNoProposal(Request r) {
+		if (r.note != null) return "pi sent no preview of it (" + r.note + ")";
+		if (r.hunks.size() != r.hunksTotal) return "its hunks were not all readable";
+		return "the text open in the IDE is not the one pi read (unsaved changes?)";
+	}
+
 	/** The one line a user is told: "pi wants to edit src/a.ts: 2 hunks" ({@code shown}: the path as shown). */
 	public static String describe(Request r, String shown) {
 		String verb = r.created ? "create" : "write".equals(r.tool) ? "overwrite" : "edit";

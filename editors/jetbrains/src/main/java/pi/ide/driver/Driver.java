@@ -317,21 +317,9 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		m.put("file", r.file);
 		m.put("notice", Approval.describe(r, Approval.shownPath(r.file, project)));
 		Buffer b = buffers.get(r.file);
-		String current = b != null ? b.text : diskText(r.file);
+		String current = b != null ? b.text : PathFacts.readRegular(r.file);
 		m.put("proposal", current == null ? null : Approval.proposal(current, r));
 		return m;
-	}
-
-	/** A file's text as the IDE would show a file it has not open (a regular file, not through a link), or null. */
-	private static String diskText(String file) {
-		PathFacts facts = PathFacts.of(Paths.get(file));
-		if (facts.kind == Reload.PathKind.MISSING) return "";
-		if (facts.kind != Reload.PathKind.REGULAR) return null;
-		try {
-			return new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8);
-		} catch (IOException e) {
-			return null;
-		}
 	}
 
 	// ---- Client.Listener ----
