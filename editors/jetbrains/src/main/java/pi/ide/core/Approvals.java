@@ -11,13 +11,16 @@ import java.util.Map;
  * list once this client runs: that is how pi knows it may ask this editor). Thread-safe; no I/O.
  */
 public final class Approvals {
-	/** What answering gave: the request answered (null when none was), and the one line for the user. */
+	/** What answering gave: the request it found (null: none), whether the decision was recorded, the line to say. */
 	public static final class Answer {
+		/** No longer pending either way: answered, or found run out. */
 		public final Approval.Request request;
+		public final boolean recorded;
 		public final String said;
 
-		Answer(Approval.Request request, String said) {
+		Answer(Approval.Request request, boolean recorded, String said) {
 			this.request = request;
+			this.recorded = recorded;
 			this.said = said;
 		}
 	}
@@ -72,15 +75,15 @@ public final class Approvals {
 			throw new IllegalArgumentException("a decision is accept or reject, not " + decision);
 		}
 		Approval.Request r = id == null ? current() : find(id);
-		if (r == null) return new Answer(null, "pi-ide-context: pi is not waiting for your approval of that change (any more)");
+		if (r == null) return new Answer(null, false, "pi-ide-context: pi is not waiting for your approval of that change (any more)");
 		pending.remove(r.piPid);
 		String shown = Approval.shownPath(r.file, project);
 		if (Approval.expired(r, now)) {
-			return new Answer(null, "pi-ide-context: pi's request to change " + shown + " ran out (" + r.timeoutS
+			return new Answer(r, false, "pi-ide-context: pi's request to change " + shown + " ran out (" + r.timeoutS
 					+ " s); pi did not apply it");
 		}
 		decisions = Approval.addDecision(decisions, r, decision);
-		return new Answer(r, "accept".equals(decision) ? "pi-ide-context: approved: pi applies its change to " + shown
+		return new Answer(r, true, "accept".equals(decision) ? "pi-ide-context: approved: pi applies its change to " + shown
 				: "pi-ide-context: rejected: pi leaves " + shown + " as it is");
 	}
 

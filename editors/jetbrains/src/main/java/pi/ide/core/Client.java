@@ -265,6 +265,7 @@ public final class Client {
 	void scanMessages() {
 		if (isDisposed() || !StateDir.check(dir, uid).ok()) return;
 		boolean changed = false;
+		boolean listed = false;
 		double now = clockMillis.getAsLong() / 1000.0;
 		java.util.Set<Long> asking = new java.util.HashSet<>();
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
@@ -295,11 +296,12 @@ public final class Client {
 					changed = true;
 				}
 			}
+			listed = true;
 		} catch (IOException | RuntimeException e) {
 			fail("pi-ide-context: cannot read " + dir + ": " + e);
-			return;
 		}
-		for (Long waiting : approvals.waiting()) {
+		// Only a complete listing says which requests went away.
+		for (Long waiting : listed ? approvals.waiting() : java.util.Collections.<Long>emptyList()) {
 			if (!asking.contains(waiting)) {
 				endApproval(waiting, "pi stopped waiting");
 			} else {
@@ -313,6 +315,9 @@ public final class Client {
 	/** An approval file read: a new request is told to the host; anything else ends what pi waited on. */
 	private void approvalRead(long piPid, PiReader.Verdict verdict, Path path) {
 		if ("request".equals(verdict.kind)) {
+			// pi asks one thing at a time: a new request replaces what it waited on before (its notice expires).
+			Approval.Request before = approvals.pendingOf(piPid);
+			if (before != null && !before.id.equals(verdict.request.id)) endApproval(piPid, "pi stopped waiting");
 			if (approvals.offer(verdict.request)) {
 				try {
 					listener.approvalAsked(verdict.request);
@@ -344,12 +349,15 @@ public final class Client {
 	 */
 	public Approvals.Answer decide(String id, String decision, String project) {
 		Approvals.Answer answer = approvals.decide(id, decision, clockMillis.getAsLong() / 1000.0, project);
-		if (answer.request != null) {
+		if (answer.recorded) {
 			synchronized (this) {
 				if (!disposed) worker.execute(this::flushQuietly);
 			}
+		}
+		if (answer.request != null) {
 			try {
-				listener.approvalEnded(answer.request, "accept".equals(decision) ? "approved" : "rejected");
+				listener.approvalEnded(answer.request,
+						!answer.recorded ? "it ran out" : "accept".equals(decision) ? "approved" : "rejected");
 			} catch (RuntimeException e) {
 				fail("pi-ide-context: " + e);
 			}

@@ -290,7 +290,7 @@ public final class Driver implements Inbox.Host, Client.Listener {
 				// As the plugin's actions answer: the request named (a notification's), else the one pi waits on.
 				Approvals.Answer answer = client.decide(c.get("id") instanceof String ? (String) c.get("id") : null,
 						(String) c.get("cmd"), project);
-				reply.put("answered", answer.request != null);
+				reply.put("answered", answer.recorded);
 				reply.put("said", answer.said);
 				messages.add(answer.said);
 				break;

@@ -228,8 +228,10 @@ class ApprovalTest {
 		assertEquals("a", byId.request.id);
 		assertEquals("pi-ide-context: rejected: pi leaves notes.txt as it is", byId.said);
 		assertNull(a.decide("a", "accept", NOW, "/p").request, "answered once");
+		assertTrue(byId.recorded);
 		Approvals.Answer late = a.decide(null, "accept", NOW + 31, "/p");
-		assertNull(late.request, "a request that ran out records nothing");
+		assertFalse(late.recorded, "a request that ran out records nothing");
+		assertEquals("b", late.request.id, "and is no longer pending");
 		assertTrue(late.said.contains("ran out (120 s)"), late.said);
 		assertNull(a.current());
 		assertEquals(1, a.decisions().size());
@@ -318,11 +320,18 @@ class ApprovalTest {
 					.replace("\"r1\"", "\"r2\"").replace("\"edit\"", "\"write\""), "rw-------");
 			client.scanMessages();
 			assertEquals("asked r2", told.get(2));
+			// A new request written over a pending one (no scan saw the file go): the old notice expires first.
+			PiReaderTest.write(file, GOOD.replace("\"pid\":4242", "\"pid\":" + own).replace("\"editor_pid\":77", "\"editor_pid\":" + own)
+					.replace("\"r1\"", "\"r3\"").replace("\"edit\"", "\"write\"").replace("120.5", "120.25"), "rw-------");
+			client.scanMessages();
+			assertEquals(Arrays.asList("ended r2: pi stopped waiting", "asked r3"), told.subList(3, 5));
 			Files.delete(file);
 			client.scanMessages();
-			assertEquals("ended r2: pi stopped waiting", told.get(3));
-			assertNull(client.decide(null, "reject", "/p").request, "answering what is gone does nothing");
-			assertEquals(4, told.size(), told.toString());
+			assertEquals("ended r3: pi stopped waiting", told.get(5));
+			Approvals.Answer gone = client.decide(null, "reject", "/p");
+			assertFalse(gone.recorded, "answering what is gone does nothing");
+			assertTrue(gone.said.contains("not waiting"), gone.said);
+			assertEquals(6, told.size(), told.toString());
 		} finally {
 			client.dispose();
 		}
