@@ -110,22 +110,48 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.match(block, /python/);
 	});
 
-	const approvals: { decision: "accept" | "reject"; content: string; told: RegExp }[] = [
+	const ORIGINAL = "alpha\nbeta\ngamma\n";
+	const approvals: {
+		name: string;
+		/** The driver's answer; null: nobody answers, pi's short timeout ends the wait. */
+		decision: "accept" | "reject" | null;
+		timeoutS: number;
+		content: string;
+		told: RegExp;
+		/** How the IDE's notice ended (pi's timeout: the file gone, or the request seen run out first). */
+		ended: RegExp;
+	}[] = [
 		{
+			name: "accept in the IDE: the edit applies, the model is told it was approved there",
 			decision: "accept",
+			timeoutS: 60,
 			content: "alpha\nbeta, by pi\ngamma\n",
 			told: /the user approved this change to notes\.txt in IntelliJ IDEA/,
+			ended: /ended: approved$/,
 		},
 		{
+			name: "reject in the IDE: the file is unchanged, the model is told the user rejected it there",
 			decision: "reject",
-			content: "alpha\nbeta\ngamma\n",
+			timeoutS: 60,
+			content: ORIGINAL,
 			told: /The user rejected this change in IntelliJ IDEA: notes\.txt is unchanged\. Do not make it again/,
+			ended: /ended: rejected$/,
+		},
+		{
+			name: "no answer: pi's timeout, not a rejection; the IDE's notice expires",
+			decision: null,
+			timeoutS: 3,
+			content: ORIGINAL,
+			told: /No decision within 3 s .*notes\.txt is unchanged\. This is not a rejection: ask the user/,
+			ended: /ended: (pi stopped waiting|it ran out)$/,
 		},
 	];
 	for (const c of approvals)
-		it(`approval on: pi's edit waits; ${c.decision} in the IDE decides, and the model is told`, async (t) => {
-			const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
-			const file = touch(env.workDir, "notes.txt", "alpha\nbeta\ngamma\n");
+		it(`approval on, pi's edit waits: ${c.name}`, async (t) => {
+			const env = await envFor(t, {
+				settings: { ideContext: { approve: "edits", approveTimeoutSeconds: c.timeoutS } },
+			});
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
 			const driver = await startJetBrainsDriver({ project: env.workDir, env: env.env, file, product: "IntelliJ IDEA" });
 			t.after(() => driver.kill());
 			assert.deepEqual(JSON.parse(readFileSync(driver.stateFile, "utf8")).decisions, [], "it says it answers");
@@ -151,21 +177,31 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 				"alpha\nbeta, by pi\ngamma\n",
 				"Show change: the proposal on the buffer's text",
 			);
-			assert.equal(readFileSync(file, "utf8"), "alpha\nbeta\ngamma\n", "nothing written while pi waits");
-			const answer = await driver.command({ cmd: c.decision });
-			assert.equal(answer["answered"], true, String(answer["said"]));
+			assert.equal(readFileSync(file, "utf8"), ORIGINAL, "nothing written while pi waits");
+			if (c.decision) {
+				const answer = await driver.command({ cmd: c.decision });
+				assert.equal(answer["answered"], true, String(answer["said"]));
+			}
 			const result = await ran;
 			assert.equal(result.code, 0, result.stderr);
 			assert.equal(readFileSync(file, "utf8"), c.content);
 			assert.match(toolResults(env.model.requests[1]).join("\n"), c.told);
-			// The request is gone: the IDE's notice expired; answering again does nothing but say so.
+			// The request is gone and the IDE's notice ended; answering now does nothing but say so.
 			await pollUntil(
 				async () => ((await driver.command({ cmd: "approval" }))["request"] === null ? true : undefined),
 				() => "the request leaves the IDE",
 			);
-			const again = await driver.command({ cmd: c.decision });
-			assert.equal(again["answered"], false);
-			assert.match(String(again["said"]), /not waiting/);
+			const told = (await driver.command({ cmd: "messages" }))["messages"] as string[];
+			assert.equal(told.filter((m) => m === "pi wants to edit notes.txt: 1 hunk").length, 1, JSON.stringify(told));
+			assert.ok(
+				told.filter((m) => m.startsWith("pi-ide-context: pi's request to change notes.txt ended: ")).length === 1 &&
+					told.some((m) => c.ended.test(m)),
+				JSON.stringify(told),
+			);
+			const late = await driver.command({ cmd: c.decision ?? "accept" });
+			assert.equal(late["answered"], false);
+			assert.match(String(late["said"]), /not waiting/);
+			assert.equal(readFileSync(file, "utf8"), c.content, "a late answer changes nothing");
 		});
 
 	it("quitting removes the state file", async (t) => {
