@@ -9,7 +9,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -267,7 +270,7 @@ public final class Client {
 		boolean changed = false;
 		boolean listed = false;
 		double now = clockMillis.getAsLong() / 1000.0;
-		java.util.Set<Long> asking = new java.util.HashSet<>();
+		Set<Long> asking = new HashSet<>();
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
 			for (Path entry : entries) {
 				String name = entry.getFileName().toString();
@@ -301,7 +304,7 @@ public final class Client {
 			fail("pi-ide-context: cannot read " + dir + ": " + e);
 		}
 		// Only a complete listing says which requests went away.
-		for (Long waiting : listed ? approvals.waiting() : java.util.Collections.<Long>emptyList()) {
+		for (Long waiting : listed ? approvals.waiting() : Collections.<Long>emptyList()) {
 			if (!asking.contains(waiting)) {
 				endApproval(waiting, "pi stopped waiting");
 			} else {

@@ -179,7 +179,19 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 		}
 		String shown = Approval.shownPath(r.file, project == null ? null : project.getBasePath());
 		Document document = cachedDocument(r.file);
-		String current = document != null ? document.getText() : PathFacts.readRegular(r.file);
+		if (document != null) {
+			showProposal(project, r, shown, document.getText());
+			return;
+		}
+		// No document: the file is read off the event thread, then shown on it.
+		Application app = ApplicationManager.getApplication();
+		app.executeOnPooledThread(() -> {
+			String text = PathFacts.readRegular(r.file);
+			app.invokeLater(() -> showProposal(project, r, shown, text), ModalityState.any());
+		});
+	}
+
+	private static void showProposal(Project project, Approval.Request r, String shown, String current) {
 		String proposal = current == null ? null : Approval.proposal(current, r);
 		if (proposal == null) {
 			tell(project, "pi-ide-context: cannot show pi's change to " + shown + ": " + Approval.whyNoProposal(r));
