@@ -303,13 +303,16 @@ public final class Client {
 		} catch (IOException | RuntimeException e) {
 			fail("pi-ide-context: cannot read " + dir + ": " + e);
 		}
-		// Only a complete listing says which requests went away.
+		// Only a complete listing says which requests went away. An unchanged file is not read again, so a pi that
+		// died without removing it (a crash) is asked after here.
 		for (Long waiting : listed ? approvals.waiting() : Collections.<Long>emptyList()) {
+			Approval.Request r = approvals.pendingOf(waiting);
 			if (!asking.contains(waiting)) {
 				endApproval(waiting, "pi stopped waiting");
-			} else {
-				Approval.Request r = approvals.pendingOf(waiting);
-				if (r != null && Approval.expired(r, now)) endApproval(waiting, "it ran out");
+			} else if (r != null && Approval.expired(r, now)) {
+				endApproval(waiting, "it ran out");
+			} else if (!"alive".equals(probe.probe(waiting))) {
+				endApproval(waiting, "pi exited");
 			}
 		}
 		if (changed) flushQuietly();
