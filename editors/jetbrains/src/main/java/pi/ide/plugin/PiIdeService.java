@@ -193,7 +193,9 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 
 	private static void showProposal(Project project, Approval.Request r, String shown, String current) {
 		String proposal = current == null ? null : Approval.proposal(current, r);
-		if (proposal == null) {
+		if (current == null) {
+			tell(project, "pi-ide-context: cannot show pi's change to " + shown + ": it is not a regular file");
+		} else if (proposal == null) {
 			tell(project, "pi-ide-context: cannot show pi's change to " + shown + ": " + Approval.whyNoProposal(r));
 		} else if (!ApprovalUi.showDiff(project, Approval.describe(r, shown), Paths.get(r.file).getFileName().toString(),
 				current, proposal)) {
