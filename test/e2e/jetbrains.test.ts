@@ -140,9 +140,9 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		{
 			name: "no answer: pi's timeout, not a rejection; the IDE's notice expires",
 			decision: null,
-			timeoutS: 3,
+			timeoutS: 4,
 			content: ORIGINAL,
-			told: /No decision within 3 s .*notes\.txt is unchanged\. This is not a rejection: ask the user/,
+			told: /No decision within 4 s .*notes\.txt is unchanged\. This is not a rejection: ask the user/,
 			ended: /ended: (pi stopped waiting|it ran out)$/,
 		},
 	];
