@@ -2,7 +2,8 @@
  * The JetBrains client end to end, without an IDE: its headless driver (editors/jetbrains, the client's own
  * core and writer, the plugin's reload decisions over plain buffers) writes the state file, and a real pi with
  * the fake model reads it; pi's `write` tool then reaches the driver through pi's v0.3 message, and the
- * driver's report reaches pi's tool result.
+ * driver's report reaches pi's tool result. With approval on (v0.4), pi's edit waits for the driver's answer,
+ * given with the driver's accept/reject ops as a user answers the plugin's notification or actions.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
 import { type JetBrainsDriver, startJetBrainsDriver } from "../helpers/jetbrains.ts";
-import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { type PiEnv, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { envFor, fileLine, firstFence, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
@@ -108,6 +109,100 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.equal(fileLine(block), mine);
 		assert.match(block, /python/);
 	});
+
+	const ORIGINAL = "alpha\nbeta\ngamma\n";
+	const approvals: {
+		name: string;
+		/** The driver's answer; null: nobody answers, pi's short timeout ends the wait. */
+		decision: "accept" | "reject" | null;
+		timeoutS: number;
+		content: string;
+		told: RegExp;
+		/** How the IDE's notice ended (pi's timeout: the file gone, or the request seen run out first). */
+		ended: RegExp;
+	}[] = [
+		{
+			name: "accept in the IDE: the edit applies, the model is told it was approved there",
+			decision: "accept",
+			timeoutS: 60,
+			content: "alpha\nbeta, by pi\ngamma\n",
+			told: /the user approved this change to notes\.txt in IntelliJ IDEA/,
+			ended: /ended: approved$/,
+		},
+		{
+			name: "reject in the IDE: the file is unchanged, the model is told the user rejected it there",
+			decision: "reject",
+			timeoutS: 60,
+			content: ORIGINAL,
+			told: /The user rejected this change in IntelliJ IDEA: notes\.txt is unchanged\. Do not make it again/,
+			ended: /ended: rejected$/,
+		},
+		{
+			name: "no answer: pi's timeout, not a rejection; the IDE's notice expires",
+			decision: null,
+			timeoutS: 4,
+			content: ORIGINAL,
+			told: /No decision within 4 s .*notes\.txt is unchanged\. This is not a rejection: ask the user/,
+			ended: /ended: (pi stopped waiting|it ran out)$/,
+		},
+	];
+	for (const c of approvals)
+		it(`approval on, pi's edit waits: ${c.name}`, async (t) => {
+			const env = await envFor(t, {
+				settings: { ideContext: { approve: "edits", approveTimeoutSeconds: c.timeoutS } },
+			});
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const driver = await startJetBrainsDriver({ project: env.workDir, env: env.env, file, product: "IntelliJ IDEA" });
+			t.after(() => driver.kill());
+			assert.deepEqual(JSON.parse(readFileSync(driver.stateFile, "utf8")).decisions, [], "it says it answers");
+			env.model.respond = (_request, index): FakeReply =>
+				index === 0
+					? {
+							toolCalls: [
+								{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
+							],
+						}
+					: { text: DEFAULT_REPLY };
+			// pi -p has no dialog of its own: the IDE alone is asked.
+			const ran = runPrint(env, [PROMPT]);
+			const request = await pollUntil(
+				async () =>
+					((await driver.command({ cmd: "approval" }))["request"] as Record<string, unknown> | null) ?? undefined,
+				() => "the driver has pi's request",
+				WAIT_MS,
+			);
+			assert.equal(request["notice"], "pi wants to edit notes.txt: 1 hunk");
+			assert.equal(
+				request["proposal"],
+				"alpha\nbeta, by pi\ngamma\n",
+				"Show change: the proposal on the buffer's text",
+			);
+			assert.equal(readFileSync(file, "utf8"), ORIGINAL, "nothing written while pi waits");
+			if (c.decision) {
+				const answer = await driver.command({ cmd: c.decision });
+				assert.equal(answer["answered"], true, String(answer["said"]));
+			}
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			assert.equal(readFileSync(file, "utf8"), c.content);
+			assert.match(toolResults(env.model.requests[1]).join("\n"), c.told);
+			// The request is gone and the IDE's notice ended; answering now does nothing but say so.
+			await pollUntil(
+				async () => ((await driver.command({ cmd: "approval" }))["request"] === null ? true : undefined),
+				() => "the request leaves the IDE",
+			);
+			const told = (await driver.command({ cmd: "messages" }))["messages"] as string[];
+			assert.equal(told.filter((m) => m === "pi wants to edit notes.txt: 1 hunk").length, 1, JSON.stringify(told));
+			assert.ok(
+				told.filter((m) => m.startsWith("pi-ide-context: pi's request to change notes.txt ended: ")).length === 1 &&
+					told.some((m) => c.ended.test(m)),
+				JSON.stringify(told),
+			);
+			const late = await driver.command({ cmd: c.decision ?? "accept" });
+			assert.equal(late["answered"], false);
+			assert.match(String(late["said"]), /not waiting/);
+			assert.equal(readFileSync(file, "utf8"), c.content, "a late answer changes nothing");
+		});
 
 	it("quitting removes the state file", async (t) => {
 		const env = await envFor(t);

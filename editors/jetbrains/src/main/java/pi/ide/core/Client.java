@@ -9,7 +9,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -33,6 +36,16 @@ public final class Client {
 
 		/** The host runs this where it may touch documents (the IDE: a write-safe EDT call), and waits for it. */
 		void onMessage(PiMessage message);
+
+		/**
+		 * v0.4: pi waits for the user's decision on r (a new request of a live pi of ours naming this editor).
+		 * Tell the user without blocking or taking focus. Called on the client's thread. A host that shows
+		 * nothing (a test's) keeps the default: the request can still be answered through {@link #decide}.
+		 */
+		default void approvalAsked(Approval.Request r) {}
+
+		/** pi no longer waits on r ({@code why}: answered, ran out, pi gone, ...): expire what told the user. */
+		default void approvalEnded(Approval.Request r, String why) {}
 	}
 
 	private final long pid;
@@ -43,6 +56,7 @@ public final class Client {
 	private final ScheduledExecutorService worker;
 	private final SelectionClock clock = new SelectionClock();
 	private final Inbox inbox;
+	private final Approvals approvals = new Approvals();
 	private final PiReader.PidProbe probe;
 
 	private Snapshot.State latest;
@@ -84,6 +98,11 @@ public final class Client {
 
 	public Inbox inbox() {
 		return inbox;
+	}
+
+	/** The approval requests pi waits on and the decisions given. */
+	public Approvals approvals() {
+		return approvals;
 	}
 
 	/** Files written so far (the benchmark's writes per second). */
@@ -144,7 +163,8 @@ public final class Client {
 
 	private synchronized void write() {
 		if (disposed || latest == null) return;
-		Snapshot.State withReports = new Snapshot.State(latest.ide, latest.windows, inbox.files(), inbox.pi());
+		Snapshot.State withReports = new Snapshot.State(latest.ide, latest.windows, inbox.files(), inbox.pi(),
+				approvals.decisions());
 		if (withReports.windows.isEmpty()) {
 			removeFile();
 			return;
@@ -241,14 +261,22 @@ public final class Client {
 		return disposed;
 	}
 
-	/** Read every pi-<pid>.json that changed since the last look and act on it. */
+	/**
+	 * Read every pi-<pid>.json and pi-<pid>.approval.json that changed since the last look and act on it; a
+	 * pending request whose file went away (or that ran out) ends.
+	 */
 	void scanMessages() {
 		if (isDisposed() || !StateDir.check(dir, uid).ok()) return;
 		boolean changed = false;
+		boolean listed = false;
+		double now = clockMillis.getAsLong() / 1000.0;
+		Set<Long> asking = new HashSet<>();
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
 			for (Path entry : entries) {
 				String name = entry.getFileName().toString();
-				if (PiMessage.pidOfName(name) < 0) continue;
+				long approvalPid = Approval.pidOfName(name);
+				if (approvalPid >= 0) asking.add(approvalPid);
+				if (PiMessage.pidOfName(name) < 0 && approvalPid < 0) continue;
 				long stamp;
 				try {
 					stamp = Files.getLastModifiedTime(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis()
@@ -259,6 +287,10 @@ public final class Client {
 				Long seen = seenMessages.get(name);
 				if (seen != null && seen == stamp) continue;
 				seenMessages.put(name, stamp);
+				if (approvalPid >= 0) {
+					approvalRead(approvalPid, PiReader.readApproval(dir, name, uid, probe, pid, now), dir.resolve(name));
+					continue;
+				}
 				PiReader.Verdict verdict = PiReader.read(dir, name, uid, probe);
 				if ("problem".equals(verdict.kind)) {
 					fail("pi-ide-context: ignoring " + dir.resolve(name) + ": it " + verdict.problem);
@@ -267,10 +299,76 @@ public final class Client {
 					changed = true;
 				}
 			}
+			listed = true;
 		} catch (IOException | RuntimeException e) {
 			fail("pi-ide-context: cannot read " + dir + ": " + e);
 		}
+		// Only a complete listing says which requests went away. An unchanged file is not read again, so a pi that
+		// died without removing it (a crash) is asked after here.
+		for (Long waiting : listed ? approvals.waiting() : Collections.<Long>emptyList()) {
+			Approval.Request r = approvals.pendingOf(waiting);
+			if (!asking.contains(waiting)) {
+				endApproval(waiting, "pi stopped waiting");
+			} else if (r != null && Approval.expired(r, now)) {
+				endApproval(waiting, "it ran out");
+			} else if (!"alive".equals(probe.probe(waiting))) {
+				endApproval(waiting, "pi exited");
+			}
+		}
 		if (changed) flushQuietly();
+	}
+
+	/** An approval file read: a new request is told to the host; anything else ends what pi waited on. */
+	private void approvalRead(long piPid, PiReader.Verdict verdict, Path path) {
+		if ("request".equals(verdict.kind)) {
+			// pi asks one thing at a time: a new request replaces what it waited on before (its notice expires).
+			Approval.Request before = approvals.pendingOf(piPid);
+			if (before != null && !before.id.equals(verdict.request.id)) endApproval(piPid, "pi stopped waiting");
+			if (approvals.offer(verdict.request)) {
+				try {
+					listener.approvalAsked(verdict.request);
+				} catch (RuntimeException e) {
+					fail("pi-ide-context: cannot show pi's approval request: " + e);
+				}
+			}
+			return;
+		}
+		if ("problem".equals(verdict.kind)) fail("pi-ide-context: ignoring " + path + ": it " + verdict.problem);
+		endApproval(piPid, "gone".equals(verdict.kind) ? "pi stopped waiting" : "dead".equals(verdict.kind) ? "pi exited"
+				: "elsewhere".equals(verdict.kind) ? "pi asks another editor" : "its request is not usable");
+	}
+
+	private void endApproval(long piPid, String why) {
+		Approval.Request r = approvals.forget(piPid);
+		if (r == null) return;
+		try {
+			listener.approvalEnded(r, why);
+		} catch (RuntimeException e) {
+			fail("pi-ide-context: " + e);
+		}
+	}
+
+	/**
+	 * The user's answer to request {@code id} (null: the one that runs out first): "accept" or "reject". Recorded
+	 * in {@code decisions} and written at once; a request that is gone or ran out records nothing. Returns the
+	 * one line to tell the user. Throws only for a decision other than those two (a programmer's error).
+	 */
+	public Approvals.Answer decide(String id, String decision, String project) {
+		Approvals.Answer answer = approvals.decide(id, decision, clockMillis.getAsLong() / 1000.0, project);
+		if (answer.recorded) {
+			synchronized (this) {
+				if (!disposed) worker.execute(this::flushQuietly);
+			}
+		}
+		if (answer.request != null) {
+			try {
+				listener.approvalEnded(answer.request,
+						!answer.recorded ? "it ran out" : "accept".equals(decision) ? "approved" : "rejected");
+			} catch (RuntimeException e) {
+				fail("pi-ide-context: " + e);
+			}
+		}
+		return answer;
 	}
 
 	/** Act on a message through the host (called by the host's onMessage, where it may touch documents). */

@@ -1,10 +1,12 @@
 package pi.ide.core;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.file.attribute.BasicFileAttributes;
 
 /**
@@ -20,6 +22,21 @@ public final class PathFacts {
 	private PathFacts(Reload.PathKind kind, String realPath) {
 		this.kind = kind;
 		this.realPath = realPath;
+	}
+
+	/**
+	 * The text of {@code file} as an editor may show it when it has no document for it: a regular file's (not
+	 * through a link), "" when it does not exist (a file pi would create), null for anything else.
+	 */
+	public static String readRegular(String file) {
+		PathFacts facts = of(Paths.get(file));
+		if (facts.kind == Reload.PathKind.MISSING) return "";
+		if (facts.kind != Reload.PathKind.REGULAR) return null;
+		try {
+			return new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8);
+		} catch (IOException | RuntimeException e) {
+			return null;
+		}
 	}
 
 	public static PathFacts of(Path path) {

@@ -8,9 +8,10 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /**
- * Reading pi's message files ({@code pi-<pid>.json}) with the distrust pi applies to editor files: the name
- * rule, {@link StateDir#readPrivate} (regular file, ours, no group/other bits, at most 64 KiB, not through a
- * link), the parser, the pid field against the name, and the writer alive and ours. Every failure is a value.
+ * Reading pi's files (its messages, {@code pi-<pid>.json}, and its approval requests,
+ * {@code pi-<pid>.approval.json}) with the distrust pi applies to editor files: the name rule,
+ * {@link StateDir#readPrivate} (regular file, ours, no group/other bits, under a size cap, not through a link),
+ * the parser, the pid field against the name, and the writer alive and ours. Every failure is a value.
  */
 public final class PiReader {
 	private PiReader() {}
@@ -20,16 +21,25 @@ public final class PiReader {
 		String probe(long pid);
 	}
 
-	/** What a message file gave. */
+	/** What a file of pi's gave. */
 	public static final class Verdict {
-		/** "message", "gone", "dead" or "problem". */
+		/**
+		 * "message" (pi-<pid>.json), "request" (pi-<pid>.approval.json naming this editor), "gone", "dead",
+		 * "elsewhere" (a request for another editor: not ours to read further) or "problem".
+		 */
 		public final String kind;
 		public final PiMessage message;
+		public final Approval.Request request;
 		public final String problem;
 
 		Verdict(String kind, PiMessage message, String problem) {
+			this(kind, message, null, problem);
+		}
+
+		Verdict(String kind, PiMessage message, Approval.Request request, String problem) {
 			this.kind = kind;
 			this.message = message;
+			this.request = request;
 			this.problem = problem;
 		}
 	}
@@ -77,9 +87,36 @@ public final class PiReader {
 		if (parsed.message.pid != fromName) {
 			return new Verdict("problem", null, "pid field " + parsed.message.pid + " does not match the file name");
 		}
-		String liveness = probe.probe(fromName);
-		switch (liveness) {
-			case "alive": return new Verdict("message", parsed.message, null);
+		Verdict notAlive = unlessAlive(fromName, probe);
+		return notAlive != null ? notAlive : new Verdict("message", parsed.message, null);
+	}
+
+	/**
+	 * Read an approval request ({@code pi-<pid>.approval.json}, at most {@link Approval#MAX_BYTES}) under the same
+	 * checks as a message: only one naming this editor ({@code ownPid}), of a live pi of ours, not run out at
+	 * {@code now} (epoch seconds), is a "request".
+	 */
+	public static Verdict readApproval(Path dir, String name, long uid, PidProbe probe, long ownPid, double now) {
+		long fromName = Approval.pidOfName(name);
+		if (fromName < 0) return new Verdict("problem", null, "is not named pi-<pid>.approval.json");
+		StateDir.Read read = StateDir.readPrivate(dir.resolve(name), uid, Approval.MAX_BYTES);
+		if (read.gone) return new Verdict("gone", null, null);
+		if (read.problem != null) return new Verdict("problem", null, read.problem);
+		Approval.Parsed parsed = Approval.parse(read.text, fromName);
+		if (parsed.problem != null) return new Verdict("problem", null, "invalid approval request: " + parsed.problem);
+		if (parsed.request.editorPid != ownPid) return new Verdict("elsewhere", null, null);
+		Verdict notAlive = unlessAlive(fromName, probe);
+		if (notAlive != null) return notAlive;
+		if (Approval.expired(parsed.request, now)) {
+			return new Verdict("problem", null, "ran out at " + (long) parsed.request.expires + ": ignored");
+		}
+		return new Verdict("request", null, parsed.request, null);
+	}
+
+	/** null when pi {@code pid} is alive and ours; else what its file counts as. */
+	private static Verdict unlessAlive(long pid, PidProbe probe) {
+		switch (probe.probe(pid)) {
+			case "alive": return null;
 			case "dead": return new Verdict("dead", null, null);
 			case "foreign": return new Verdict("problem", null, "its pid belongs to another user's process: refused");
 			default: return new Verdict("problem", null, "cannot tell whether its pi is running: ignored");

@@ -85,12 +85,20 @@ public final class Snapshot {
 		/** v0.3 reports (newest last), and the last pi message handled (null: none). */
 		public final List<Map<String, Object>> files;
 		public final Map<String, Object> pi;
+		/** v0.4 approval answers, newest last; null: this client does not answer approvals (no field written). */
+		public final List<Map<String, Object>> decisions;
 
 		public State(Ide ide, List<Window> windows, List<Map<String, Object>> files, Map<String, Object> pi) {
+			this(ide, windows, files, pi, null);
+		}
+
+		public State(Ide ide, List<Window> windows, List<Map<String, Object>> files, Map<String, Object> pi,
+				List<Map<String, Object>> decisions) {
 			this.ide = ide;
 			this.windows = Collections.unmodifiableList(new ArrayList<>(windows));
 			this.files = files;
 			this.pi = pi;
+			this.decisions = decisions;
 		}
 	}
 }

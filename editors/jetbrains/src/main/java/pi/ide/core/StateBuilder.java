@@ -75,6 +75,11 @@ public final class StateBuilder {
 		}
 		if (state.files != null) out.put("files", state.files);
 		if (state.pi != null) out.put("pi", state.pi);
+		// Always a list once the client answers approvals, empty before the first: how pi knows it may ask.
+		if (state.decisions != null) {
+			List<Map<String, Object>> d = state.decisions;
+			out.put("decisions", new ArrayList<>(d.subList(Math.max(0, d.size() - Approval.MAX_DECISIONS), d.size())));
+		}
 		return fit(out);
 	}
 

@@ -13,6 +13,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import pi.ide.core.Approval;
+import pi.ide.core.Approvals;
 import pi.ide.core.Client;
 import pi.ide.core.Diagnostics;
 import pi.ide.core.FrozenLines;
@@ -280,6 +282,19 @@ public final class Driver implements Inbox.Host, Client.Listener {
 			case "messages":
 				reply.put("messages", new ArrayList<Object>(messages));
 				break;
+			case "approval":
+				reply.put("request", pendingRequest());
+				break;
+			case "accept":
+			case "reject": {
+				// As the plugin's actions answer: the request named (a notification's), else the one pi waits on.
+				Approvals.Answer answer = client.decide(c.get("id") instanceof String ? (String) c.get("id") : null,
+						(String) c.get("cmd"), project);
+				reply.put("answered", answer.recorded);
+				reply.put("said", answer.said);
+				messages.add(answer.said);
+				break;
+			}
 			case "flush":
 				client.flush();
 				break;
@@ -292,6 +307,21 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		return reply;
 	}
 
+	/** The request pi waits on as the plugin would show it (its notice, and its "Show change" proposal), or null. */
+	private Map<String, Object> pendingRequest() {
+		Approval.Request r = client.approvals().current();
+		if (r == null) return null;
+		Map<String, Object> m = new LinkedHashMap<>();
+		m.put("pi_pid", r.piPid);
+		m.put("id", r.id);
+		m.put("file", r.file);
+		m.put("notice", Approval.describe(r, Approval.shownPath(r.file, project)));
+		Buffer b = buffers.get(r.file);
+		String current = b != null ? b.text : PathFacts.readRegular(r.file);
+		m.put("proposal", current == null ? null : Approval.proposal(current, r));
+		return m;
+	}
+
 	// ---- Client.Listener ----
 
 	public void warn(String message) {
@@ -302,6 +332,14 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	public void onMessage(PiMessage message) {
 		client.handle(message, this);
 		publish(true);
+	}
+
+	public void approvalAsked(Approval.Request r) {
+		messages.add(Approval.describe(r, Approval.shownPath(r.file, project)));
+	}
+
+	public void approvalEnded(Approval.Request r, String why) {
+		messages.add("pi-ide-context: pi's request to change " + Approval.shownPath(r.file, project) + " ended: " + why);
 	}
 
 	// ---- Inbox.Host: the plugin's decisions over plain buffers ----

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import pi.ide.core.Approval;
 import pi.ide.core.Json;
 import pi.ide.core.PiMessage;
 import pi.ide.core.PiReader;
@@ -17,7 +18,8 @@ import pi.ide.core.Text;
 /**
  * The client's state-dir and message-name rules one operation at a time, for the repository's shared case
  * tables (test/fixtures/state-dir-cases.ts), and its selection rules for the differential test against the
- * TypeScript clients' (test/jetbrains/selection-differential.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
+ * TypeScript clients' (test/jetbrains/selection-differential.test.ts), and its application of pi's proposed
+ * hunks against pi's own (test/jetbrains/approval-differential.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
  * "uid":1000}), one JSON line out ({"problem":null}). Run: java -cp core.jar pi.ide.driver.Ops
  */
 public final class Ops {
@@ -57,6 +59,11 @@ public final class Ops {
 					reply.put("selection", sel);
 				}
 				reply.put("lines_total", Text.countLines(lines));
+			} else if ("proposal".equals(op)) {
+				// an approval request's text (as pi encodes it) applied to a text, as "Show change" does
+				Approval.Parsed parsed = Approval.parse((String) c.get("message"), ((Number) c.get("pid")).longValue());
+				reply.put("problem", parsed.problem);
+				reply.put("proposal", parsed.request == null ? null : Approval.proposal((String) c.get("text"), parsed.request));
 			} else if ("pi-read".equals(op)) {
 				PiReader.Verdict v = PiReader.read(Paths.get((String) c.get("dir")), (String) c.get("name"),
 						((Number) c.get("uid")).longValue(), PiReader.systemProbe(((Number) c.get("uid")).longValue()));

@@ -14,6 +14,7 @@ import com.intellij.openapi.editor.EditorKind;
 import com.intellij.openapi.editor.event.EditorEventMulticaster;
 import com.intellij.openapi.fileEditor.FileDocumentManager;
 import com.intellij.openapi.project.Project;
+import com.intellij.openapi.project.ProjectManager;
 import com.intellij.openapi.vfs.StandardFileSystems;
 import com.intellij.openapi.vfs.VirtualFile;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +22,10 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import pi.ide.core.Approval;
+import pi.ide.core.Approvals;
 import pi.ide.core.Client;
 import pi.ide.core.Inbox;
 import pi.ide.core.PathFacts;
@@ -46,6 +50,8 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 	/** What each open document's path was when read (the reload rule's record). */
 	private final Map<String, PathFacts> readFrom = new HashMap<>();
 	private boolean listening;
+	/** The notification shown for each pending approval request, by request id (touched on the EDT only). */
+	private final Map<String, Object> notices = new ConcurrentHashMap<>();
 
 	public PiIdeService() {
 		ApplicationInfo info = ApplicationInfo.getInstance();
@@ -135,6 +141,83 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 
 	public void onMessage(PiMessage message) {
 		client.handle(message, this);
+	}
+
+	// ---- v0.4 approval: told on the client's thread, shown and answered on the event thread ----
+
+	public void approvalAsked(Approval.Request r) {
+		// Queued on the event thread, as the end of the request is: a notice is always shown before it expires.
+		ApplicationManager.getApplication().invokeLater(() -> {
+			Project project = projectOf(r.file);
+			String shown = Approval.shownPath(r.file, project == null ? null : project.getBasePath());
+			Object notice = ApprovalUi.notify(project, "pi waits for your approval", Approval.describe(r, shown)
+					+ ". No answer within " + r.timeoutS + " s leaves the file unchanged.",
+					new ApprovalActions.Accept(r.id), new ApprovalActions.Reject(r.id), new ApprovalActions.ShowChange(r.id));
+			if (notice != null) notices.put(r.id, notice);
+		}, ModalityState.any());
+	}
+
+	public void approvalEnded(Approval.Request r, String why) {
+		ApplicationManager.getApplication().invokeLater(() -> ApprovalUi.expire(notices.remove(r.id)), ModalityState.any());
+	}
+
+	/** An action's answer (on the event thread): recorded for pi, or only said when the request is gone. */
+	void answerApproval(String requestId, String decision, Project project) {
+		Approvals.Answer answer = client.decide(requestId, decision, project == null ? null : project.getBasePath());
+		tell(project, answer.said);
+	}
+
+	/**
+	 * "Show change" (on the event thread): the platform's diff of the document's text as it is (or the file's,
+	 * when no document is open for it) against pi's proposal applied to that text in memory. Nothing is written.
+	 */
+	void showProposal(String requestId, Project project) {
+		Approval.Request r = requestId == null ? client.approvals().current() : client.approvals().find(requestId);
+		if (r == null) {
+			tell(project, "pi-ide-context: pi is not waiting for your approval of that change (any more)");
+			return;
+		}
+		String shown = Approval.shownPath(r.file, project == null ? null : project.getBasePath());
+		Document document = cachedDocument(r.file);
+		if (document != null) {
+			showProposal(project, r, shown, document.getText());
+			return;
+		}
+		// No document: the file is read off the event thread, then shown on it.
+		Application app = ApplicationManager.getApplication();
+		app.executeOnPooledThread(() -> {
+			String text = PathFacts.readRegular(r.file);
+			app.invokeLater(() -> showProposal(project, r, shown, text), ModalityState.any());
+		});
+	}
+
+	private static void showProposal(Project project, Approval.Request r, String shown, String current) {
+		String proposal = current == null ? null : Approval.proposal(current, r);
+		if (current == null) {
+			tell(project, "pi-ide-context: cannot show pi's change to " + shown + ": it is not a regular file");
+		} else if (proposal == null) {
+			tell(project, "pi-ide-context: cannot show pi's change to " + shown + ": " + Approval.whyNoProposal(r));
+		} else if (!ApprovalUi.showDiff(project, Approval.describe(r, shown), Paths.get(r.file).getFileName().toString(),
+				current, proposal)) {
+			tell(project, "pi-ide-context: this IDE has no diff window for pi's change to " + shown
+					+ "; Accept and Reject still answer");
+		}
+	}
+
+	private static void tell(Project project, String line) {
+		ApprovalUi.notify(project, "pi-ide-context", line);
+	}
+
+	/** The open project holding {@code file}, else any open one (a notification needs a frame), else null. */
+	private static Project projectOf(String file) {
+		Project any = null;
+		for (Project p : ProjectManager.getInstance().getOpenProjects()) {
+			if (p.isDisposed()) continue;
+			String base = p.getBasePath();
+			if (base != null && file.startsWith(base.endsWith("/") ? base : base + "/")) return p;
+			if (any == null) any = p;
+		}
+		return any;
 	}
 
 	// ---- Inbox.Host: on the client's thread; document state is read and changed on the event thread ----
