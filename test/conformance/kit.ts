@@ -134,7 +134,10 @@ export async function startEditor(
 		try {
 			await session?.dispose();
 		} finally {
-			rmSync(root, { recursive: true, force: true });
+			// A killed editor's helper can still be moving its last state file into place (Vim's client writes
+			// through an `mv` job, which outlives a SIGKILLed Vim): the removal tries again rather than leave
+			// the directory behind (ENOTEMPTY).
+			rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 		}
 	};
 	try {
