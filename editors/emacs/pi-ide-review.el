@@ -1,0 +1,259 @@
+;;; pi-ide-review.el --- pi's change set: marks and reverts in the buffer -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The pi-ide-context authors
+;; SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; Protocol v0.4, pi's change set.  pi writes <state dir>/pi-<pid>.review.json (the files its tools changed in
+;; its last runs, each with its baseline and hunks) before the message that announces the change;
+;; pi-ide-inbox.el reads it after each message of a live pi of ours that names this Emacs, through the checks
+;; of pi's message (8 MiB cap), and hands the validated runs here.  Passive:
+;;
+;; - buffers already visiting a changed file get overlays on pi's hunks of the newest run that changed it
+;;   (faces `pi-ide-review-added', `pi-ide-review-changed', inheriting the diff ones; a deletion marks the
+;;   line that now follows it with a \"▁\" in `pi-ide-review-deleted'), only where the buffer still holds
+;;   pi's new lines: never on wrong lines.  `pi-ide-review-marks' switches them off;
+;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
+;;   buffer, not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
+;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
+;;   `reverted', and pi tells its model with the next prompt;
+;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
+;;   it was before pi's run, read-only.
+;;
+;; Nothing here opens, saves, runs or deletes anything because the change set said so, moves point or takes
+;; focus.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'diff-mode)
+(require 'pi-ide-state)
+(require 'pi-ide-approval)
+
+(defvar pi-ide-review-marks)
+
+(defface pi-ide-review-added
+  '((t :inherit diff-added))
+  "Lines pi added in its last run."
+  :group 'pi-ide)
+
+(defface pi-ide-review-changed
+  '((t :inherit diff-changed))
+  "Lines pi changed in its last run (they replace lines of the baseline)."
+  :group 'pi-ide)
+
+(defface pi-ide-review-deleted
+  '((t :inherit diff-removed))
+  "The mark on the line that follows lines pi deleted in its last run."
+  :group 'pi-ide)
+
+(defvar pi-ide-review-changed-function #'ignore
+  "Called with no argument when `reverted' changed.
+pi-ide.el asks for a prompt write.")
+
+(defvar pi-ide-review--sets nil
+  "Alist: pi pid -> its runs (see `pi-ide-state-validate-review').
+Only pis whose message names this Emacs.")
+
+(defvar pi-ide-review--reverted nil "The state file's `reverted', newest last.")
+
+(defvar pi-ide-review--marked nil "Buffers that may hold review overlays.")
+
+(defvar-local pi-ide-review--source nil
+  "What this buffer's review marks were placed from, or nil.
+The pi, run, hunks and the buffer's `buffer-chars-modified-tick': pi's
+change set is read again with every message, and marks placed from the same
+source stay as they are.")
+
+(defconst pi-ide-review-hunks-buffer "*pi-ide hunks*" "The buffer `pi-ide-hunks' shows.")
+
+(defconst pi-ide-review--deleted-prefix (propertize "▁" 'face 'pi-ide-review-deleted)
+  "What the line after lines pi deleted is drawn after.")
+
+;;;; Marks
+
+(defun pi-ide-review--unmark (buffer)
+  "Clear BUFFER of its review overlays."
+  (with-current-buffer buffer
+    (save-restriction
+      (widen)
+      (remove-overlays (point-min) (point-max) 'pi-ide-review t))
+    (setq pi-ide-review--source nil))
+  (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))
+
+(defun pi-ide-review--overlay (beg end entry hunk &optional at-end)
+  "A review mark from BEG to END for HUNK of ENTRY.
+AT-END: a deletion after the last line, marked on that line."
+  ;; Text typed at either edge is not pi's: it stays outside the mark.
+  (let ((o (make-overlay beg end nil t nil))
+        (kind (pi-ide-state-hunk-kind hunk)))
+    (overlay-put o 'pi-ide-review t)
+    (overlay-put o 'pi-ide-review-entry entry)
+    (overlay-put o 'pi-ide-review-hunk hunk)
+    (overlay-put o 'pi-ide-review-at-end at-end)
+    (if (eq kind 'deleted)
+        (overlay-put o 'line-prefix pi-ide-review--deleted-prefix)
+      (overlay-put o 'face (if (eq kind 'added) 'pi-ide-review-added 'pi-ide-review-changed))
+      ;; The user deleting all of pi's lines leaves nothing to revert.
+      (overlay-put o 'evaporate t))
+    o))
+
+(defun pi-ide-review--mark-hunks (entry)
+  "Mark ENTRY's hunks where the current buffer (widened) has pi's lines."
+  (let* ((last-line (count-lines (point-min) (point-max)))
+         (goto (pi-ide-approval-goto-line-function))
+         (reader (pi-ide-approval-line-reader goto last-line)))
+    (dolist (h (plist-get entry :hunks))
+      (let ((start (alist-get 'new_start h)) (n (length (alist-get 'new_text h))))
+        (cond
+         ((> n 0)
+          (when (and (>= start 1) (pi-ide-state-lines-at-p reader start (alist-get 'new_text h)))
+            (funcall goto start)
+            (let ((beg (point)))
+              (forward-line n)
+              (pi-ide-review--overlay beg (point) entry h))))
+         ;; A deletion: marked on the line that now follows it, or the last line for one at the end.
+         ((> last-line 0)
+          (funcall goto (max 1 (min start last-line)))
+          (pi-ide-review--overlay (point) (progn (forward-line 1) (point)) entry h (> start last-line))))))))
+
+(defun pi-ide-review--mark (buffer file)
+  "Mark pi's hunks of FILE in BUFFER, visiting it.
+They are those of the newest run that changed FILE."
+  (let* ((entry (pi-ide-state-newest-entry pi-ide-review--sets file))
+         (source (and entry pi-ide-review-marks
+                      (list (plist-get entry :pid) (plist-get entry :run)
+                            (buffer-chars-modified-tick buffer)
+                            (mapcar (lambda (h) (cons (alist-get 'id h) (alist-get 'new_start h)))
+                                    (plist-get entry :hunks))))))
+    (unless (and source (equal source (buffer-local-value 'pi-ide-review--source buffer)))
+      (pi-ide-review--unmark buffer)
+      (when source
+        (with-current-buffer buffer
+          (save-excursion
+            (save-restriction
+              (widen)
+              (pi-ide-review--mark-hunks entry)))
+          (setq pi-ide-review--source source))
+        (push buffer pi-ide-review--marked)))))
+
+(defun pi-ide-review--files ()
+  "Return the files that the connected pis changed, in every run listed."
+  (delete-dups (cl-loop for set in pi-ide-review--sets
+                        append (cl-loop for run in (cdr set)
+                                        append (mapcar (lambda (f) (plist-get f :file)) (plist-get run :files))))))
+
+(defun pi-ide-review-refresh ()
+  "Mark the buffers of the files pi changed again; clear the others."
+  (let ((seen nil))
+    (dolist (file (pi-ide-review--files))
+      (let ((buffer (pi-ide-approval--buffer file)))
+        (when buffer
+          (push buffer seen)
+          (pi-ide-review--mark buffer file))))
+    (dolist (buffer (copy-sequence pi-ide-review--marked))
+      (unless (memq buffer seen)
+        (if (buffer-live-p buffer)
+            (pi-ide-review--unmark buffer)
+          (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))))))
+
+(defun pi-ide-review-load (pid run-list)
+  "Load the change set of pi PID (validated): RUN-LIST.
+PID is connected to this Emacs."
+  (setf (alist-get pid pi-ide-review--sets) run-list)
+  (pi-ide-review-refresh))
+
+(defun pi-ide-review-forget (pid)
+  "Forget pi PID, gone or not connected to this Emacs, and unmark."
+  (when (assq pid pi-ide-review--sets)
+    (setq pi-ide-review--sets (assq-delete-all pid pi-ide-review--sets))
+    (pi-ide-review-refresh)))
+
+(defun pi-ide-review-reset ()
+  "Not listening any more: no change set counts."
+  (setq pi-ide-review--sets nil)
+  (pi-ide-review-refresh))
+
+(defun pi-ide-review-buffer-read ()
+  "The current buffer visited or reverted a file: mark pi's hunks of it."
+  (when (and buffer-file-name pi-ide-review--sets)
+    (let ((file (expand-file-name buffer-file-name)))
+      (when (pi-ide-state-newest-entry pi-ide-review--sets file)
+        (pi-ide-review--mark (current-buffer) file)))))
+
+;;;; Revert
+
+(defun pi-ide-review--at-point ()
+  "The review overlay on the line of point, or nil."
+  (let ((bol (line-beginning-position)))
+    (cl-find-if (lambda (o) (and (overlay-get o 'pi-ide-review) (<= (overlay-start o) bol) (< bol (overlay-end o))))
+                (overlays-in bol (min (point-max) (1+ bol))))))
+
+(defun pi-ide-review--still-pi-p (o)
+  "Does overlay O still cover pi's new lines, whole lines and nothing else?"
+  (let* ((beg (overlay-start o)) (end (overlay-end o))
+         (text (buffer-substring-no-properties beg end)))
+    (and (save-excursion (goto-char beg) (bolp))
+         (or (= end (point-max)) (save-excursion (goto-char end) (bolp)))
+         (equal (split-string (if (string-suffix-p "\n" text) (substring text 0 -1) text) "\n")
+                (alist-get 'new_text (overlay-get o 'pi-ide-review-hunk))))))
+
+(defun pi-ide-review--put-back (o)
+  "Put the baseline's lines of overlay O's hunk in place of pi's; the line it took."
+  (let* ((hunk (overlay-get o 'pi-ide-review-hunk))
+         (old (alist-get 'old_text hunk))
+         (beg (overlay-start o)))
+    (if (eq (pi-ide-state-hunk-kind hunk) 'deleted)
+        (let ((text (mapconcat #'identity old "\n")))
+          (goto-char (if (overlay-get o 'pi-ide-review-at-end) (point-max) beg))
+          (prog1 (+ (line-number-at-pos nil t) (if (bolp) 0 1))
+            (if (bolp)
+                (insert text "\n")
+              ;; After a last line without its newline.
+              (insert "\n" text))))
+      (let ((newline (string-suffix-p "\n" (buffer-substring-no-properties beg (overlay-end o)))))
+        (goto-char beg)
+        (delete-region beg (overlay-end o))
+        (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))
+        (line-number-at-pos beg t)))))
+
+(defun pi-ide-review-revert-at-point ()
+  "Revert pi's hunk on the line of point, in the buffer; the line to tell the user.
+One undo brings pi's version back."
+  (let ((o (pi-ide-review--at-point)))
+    (cond
+     ((null o)
+      "(pi-ide) no hunk of pi's under the cursor (M-x pi-ide-hunks lists them)")
+     ((and (not (eq (pi-ide-state-hunk-kind (overlay-get o 'pi-ide-review-hunk)) 'deleted))
+           (not (pi-ide-review--still-pi-p o)))
+      (format "(pi-ide) line %d: you changed these lines after pi's edit; not reverted"
+              (line-number-at-pos (overlay-start o) t)))
+     (buffer-read-only "(pi-ide) the buffer is read-only; not reverted")
+     (t
+      (let ((group (prepare-change-group)) (line nil) (done nil))
+        (unwind-protect
+            (progn
+              (activate-change-group group)
+              (save-excursion
+                (save-restriction
+                  (widen)
+                  (setq line (pi-ide-review--put-back o))))
+              (setq done t))
+          (if done
+              (progn (undo-amalgamate-change-group group) (accept-change-group group))
+            (cancel-change-group group)))
+        (setq pi-ide-review--reverted
+              (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
+                                            (overlay-get o 'pi-ide-review-hunk) line))
+        (delete-overlay o)
+        (funcall pi-ide-review-changed-function)
+        (format "(pi-ide) reverted pi's hunk at line %d (in the buffer; undo brings it back, save to keep it)"
+                line))))))
+
+(defun pi-ide-review-report ()
+  "The state file's `reverted', or nil before the first revert."
+  (and pi-ide-review--reverted (vconcat pi-ide-review--reverted)))
+
+(provide 'pi-ide-review)
+;;; pi-ide-review.el ends here
