@@ -28,6 +28,7 @@
 
 (require 'cl-lib)
 (require 'diff-mode)
+(require 'compile)
 (require 'pi-ide-state)
 (require 'pi-ide-approval)
 
@@ -250,6 +251,58 @@ One undo brings pi's version back."
         (funcall pi-ide-review-changed-function)
         (format "(pi-ide) reverted pi's hunk at line %d (in the buffer; undo brings it back, save to keep it)"
                 line))))))
+
+(defconst pi-ide-review-baseline-buffer "*pi-ide baseline*" "The buffer `pi-ide-baseline' shows.")
+
+(defun pi-ide-review-show-hunks ()
+  "List pi's hunks of its newest run in a buffer, displayed, not selected.
+Returns nil, or the line to tell the user when pi changed nothing here."
+  (let ((lines (pi-ide-state-hunk-list pi-ide-review--sets)))
+    (if (null lines)
+        "(pi-ide) pi changed no files in its last runs (or no pi is connected)"
+      (with-current-buffer (get-buffer-create pi-ide-review-hunks-buffer)
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (mapconcat #'identity lines "\n") "\n")
+          ;; Visiting a hunk is the user's RET on its line: nothing is opened before that.
+          (compilation-mode)
+          (setq header-line-format "pi's hunks of its last run: RET visits one; M-x pi-ide-revert-hunk there")
+          (goto-char (point-min))))
+      (display-buffer pi-ide-review-hunks-buffer)
+      nil)))
+
+(defun pi-ide-review-show-baseline ()
+  "Show the current buffer's file as it was before pi's newest run that changed it.
+Read-only, displayed, not selected; nothing is written.  Returns nil, or the
+line to tell the user when there is no baseline to show."
+  (let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
+         (entry (and file (pi-ide-state-newest-entry pi-ide-review--sets file))))
+    (cond
+     ((null entry) "(pi-ide) pi has not changed this buffer's file in its last runs")
+     ((and (null (plist-get entry :baseline)) (plist-get entry :hunks))
+      ;; Hunks but no baseline: pi created the file.
+      (pi-ide-review--baseline-buffer entry "")
+      nil)
+     ((null (plist-get entry :baseline))
+      "(pi-ide) pi's change set carries no baseline for this file (binary, too large or new)")
+     (t (pi-ide-review--baseline-buffer entry (plist-get entry :baseline)) nil))))
+
+(defun pi-ide-review--baseline-buffer (entry text)
+  "Show TEXT, the baseline of ENTRY, in the read-only baseline buffer."
+  (with-current-buffer (get-buffer-create pi-ide-review-baseline-buffer)
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert text)
+      (fundamental-mode)
+      (setq header-line-format
+            (format "%s before pi's run %d (read-only)"
+                    (pi-ide-state-inert (let ((file-name-handler-alist nil))
+                                          (abbreviate-file-name (plist-get entry :file))))
+                    (plist-get entry :run)))
+      (setq buffer-read-only t)
+      (set-buffer-modified-p nil)
+      (goto-char (point-min))))
+  (display-buffer pi-ide-review-baseline-buffer))
 
 (defun pi-ide-review-report ()
   "The state file's `reverted', or nil before the first revert."

@@ -587,6 +587,24 @@ ENTRY is from `pi-ide-state-newest-entry'.  At most
                         (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
         pi-ide-state-max-reverted))
 
+;; Written as `compilation-mode' reads a location: RET on a line visits it, when the user asks.
+(defun pi-ide-state-hunk-list (change-sets)
+  "The lines listing pi's hunks of its newest run in CHANGE-SETS.
+CHANGE-SETS is as in `pi-ide-state-newest-entry'.  Each line is
+\"FILE:LINE: pi +ADDED -REMOVED  FIRST LINE\", in pi's order."
+  (let ((newest nil))
+    (dolist (set change-sets)
+      (let ((run (car (last (cdr set)))))
+        (when (and run (or (null newest) (> (plist-get run :run) (plist-get newest :run))))
+          (setq newest run))))
+    (cl-loop for f in (plist-get newest :files)
+             append (cl-loop for h in (plist-get f :hunks)
+                             for new = (alist-get 'new_text h)
+                             for old = (alist-get 'old_text h)
+                             collect (format "%s:%d: pi +%d -%d  %s" (pi-ide-state-inert (plist-get f :file))
+                                             (max 1 (alist-get 'new_start h)) (length new) (length old)
+                                             (pi-ide-state-inert (or (car new) (car old) "")))))))
+
 ;;;; Diagnostics
 
 (defconst pi-ide-state--severity-rank '(("error" . 0) ("warning" . 1) ("info" . 2) ("hint" . 3)))

@@ -605,6 +605,28 @@ pi tells its model with your next prompt which of its hunks you reverted."
     said))
 
 ;;;###autoload
+(defun pi-ide-hunks ()
+  "List pi's hunks of its last run, every file, in a `compilation-mode' buffer.
+It is displayed, not selected; RET on a line visits the hunk."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-show-hunks)
+                (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
+    (when said (message "%s" said))
+    said))
+
+;;;###autoload
+(defun pi-ide-baseline ()
+  "Show the current buffer's file as it was before pi's last run changed it.
+Read-only, displayed, not selected: neither the file nor its buffer changes."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-show-baseline)
+                (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
+    (when said (message "%s" said))
+    said))
+
+;;;###autoload
 (defun pi-ide-status ()
   "Say what pi-ide wrote last, and which pi is connected to this Emacs."
   (interactive)

@@ -503,6 +503,19 @@ the cap has cut, only the oracle's and never more than 200."
       (should (equal (alist-get 'id (car many)) "h10"))
       (should (equal (alist-get 'id (car (last many))) "h59")))))
 
+(ert-deftest pi-ide-state-test-hunk-list ()
+  "The newest run's hunks, every file, as compilation-mode locations."
+  (let* ((runs (car (pi-ide-state-validate-review pi-ide-tests--review 42)))
+         (older (list (list :run 4 :files (list (list :file "/p/c\nd.txt" :baseline ""
+                                                      :hunks '(((id . "h9") (new_start . 0) (old_text "x")
+                                                                (new_text)))))))))
+    (dolist (c `(("the newest run of one pi" ((42 . ,runs)) ("/p/a.txt:1: pi +0 -1  one" "/p/a.txt:2: pi +1 -0  three"))
+                 ("its older run alone" ((42 . ,(list (car runs)))) ("/p/a.txt:2: pi +1 -1  TWO"))
+                 ("another pi's run; a path made one line" ((9 . ,older)) ("/p/c?d.txt:1: pi +0 -1  x"))
+                 ("newest across pis" ((9 . ,older) (42 . ,runs)) ("/p/a.txt:1: pi +0 -1  one" "/p/a.txt:2: pi +1 -0  three"))
+                 ("nothing" () ())))
+      (should (equal (list (car c) (pi-ide-state-hunk-list (nth 1 c))) (list (car c) (nth 2 c)))))))
+
 (ert-deftest pi-ide-state-test-lines-at ()
   "Lines stand at a place, or not; no lines always do."
   (let ((lines (pi-ide-tests--lines "one\ntwo\nthree")))

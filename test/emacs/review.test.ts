@@ -158,6 +158,38 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await e.act(`(find-file ${elispString(closed)})`);
 		assert.deepEqual(await marks(e, closed), MARKED);
 		assert.match(await e.pane(), /^▁e$/m, "the deletion's mark on screen, before the line that followed it");
+		// The list of pi's hunks and the baseline: shown, not selected; the file's buffer untouched.
+		const selected = "(list (buffer-name (window-buffer (selected-window))) (point))";
+		const before = await e.eval(selected);
+		await e.act("(pi-ide-hunks)");
+		assert.equal(await e.eval(selected), before, "nothing selected, point kept");
+		const view = (name: string) =>
+			e.json<{ text: string; readOnly: boolean; mode: string; shown: boolean }>(
+				`(with-current-buffer ${elispString(name)}
+					(list (cons 'text (buffer-string)) (cons 'readOnly (if buffer-read-only t :false))
+						(cons 'mode (symbol-name major-mode)) (cons 'shown (if (get-buffer-window (current-buffer) t) t :false))))`,
+			);
+		const listed = [2, 4, 6].map((line, i) => `${file}:${line}: pi ${["+1 -1  B", "+0 -1  d", "+1 -0  g"][i]}`);
+		const closedListed = listed.map((l) => l.replace(file, closed));
+		assert.deepEqual(await view("*pi-ide hunks*"), {
+			text: `${[...listed, ...closedListed].join("\n")}\n`,
+			readOnly: true,
+			mode: "compilation-mode",
+			shown: true,
+		});
+		await e.act(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (pi-ide-baseline))`);
+		assert.equal(await e.eval(selected), before, "nothing selected, point kept");
+		assert.deepEqual(await view("*pi-ide baseline*"), {
+			text: BASELINE,
+			readOnly: true,
+			mode: "fundamental-mode",
+			shown: true,
+		});
+		assert.equal(await bufferText(e, file), PI_VERSION);
+		assert.match(
+			await e.eval("(with-temp-buffer (pi-ide-baseline))"),
+			/pi has not changed this buffer's file in its last runs/,
+		);
 		// Off: no marks; on again: back.
 		await e.eval("(customize-set-variable 'pi-ide-review-marks nil)");
 		assert.deepEqual(await marks(e, file), []);
