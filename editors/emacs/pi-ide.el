@@ -32,7 +32,8 @@
 ;; pi's change set (protocol v0.4): the buffers of files pi changed mark pi's hunks of its newest run
 ;; (`pi-ide-review-marks'); `pi-ide-revert-hunk' puts the lines of the hunk under point back as they were
 ;; before pi's run, in the buffer only (one undo brings pi's version back), and pi tells its model with the
-;; next prompt (pi-ide-review.el).
+;; next prompt; `pi-ide-hunks' lists pi's hunks and `pi-ide-baseline' shows the file before pi's run
+;; (pi-ide-review.el).
 ;;
 ;; Usage: (pi-ide-mode 1) in your init file.  M-x pi-ide-status says what was written and which pi is
 ;; connected.  See editors/emacs/README.md.
@@ -474,7 +475,8 @@ it says so, marks the proposed hunks in the file's buffer if open, adds
 \" approve?\" to the mode line, and `pi-ide-approve', `pi-ide-reject' and
 `pi-ide-proposal' answer or show it.  The buffers of files pi changed mark
 pi's hunks of its newest run (`pi-ide-review-marks'), and
-`pi-ide-revert-hunk' takes one back in the buffer."
+`pi-ide-revert-hunk' takes one back in the buffer; `pi-ide-hunks' lists
+them and `pi-ide-baseline' shows the file as it was before pi's run."
   :global t
   :group 'pi-ide
   :lighter (:eval (pi-ide-mode-line))
