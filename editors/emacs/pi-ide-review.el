@@ -186,10 +186,19 @@ PID is connected to this Emacs."
 ;;;; Revert
 
 (defun pi-ide-review--at-point ()
-  "The review overlay on the line of point, or nil."
-  (let ((bol (line-beginning-position)))
-    (cl-find-if (lambda (o) (and (overlay-get o 'pi-ide-review) (<= (overlay-start o) bol) (< bol (overlay-end o))))
-                (overlays-in bol (min (point-max) (1+ bol))))))
+  "The review overlays on the line of point, in the order to revert them.
+Any part of the line counts: text typed at the start of pi's first line is
+outside the mark, and the hunk must still be found (and refused).  Two
+deletions can mark one line (one before it, one after the last line): a
+deletion after the last line goes first, then the others bottom up, so each
+puts its lines back where the buffer still is as it was marked."
+  (let ((bol (line-beginning-position)) (eol (line-end-position)))
+    (sort (cl-remove-if-not
+           (lambda (o) (and (overlay-get o 'pi-ide-review) (<= (overlay-start o) eol) (< bol (overlay-end o))))
+           (overlays-in bol (min (point-max) (1+ eol))))
+          (lambda (a b) (cond ((overlay-get a 'pi-ide-review-at-end) t)
+                              ((overlay-get b 'pi-ide-review-at-end) nil)
+                              (t (> (overlay-start a) (overlay-start b))))))))
 
 (defun pi-ide-review--still-pi-p (o)
   "Does overlay O still cover pi's new lines, whole lines and nothing else?"
@@ -221,36 +230,42 @@ PID is connected to this Emacs."
 
 (defun pi-ide-review-revert-at-point ()
   "Revert pi's hunk on the line of point, in the buffer; the line to tell the user.
-One undo brings pi's version back."
-  (let ((o (pi-ide-review--at-point)))
+One change: one undo brings pi's version back."
+  (let* ((overlays (pi-ide-review--at-point))
+         (edited (cl-find-if (lambda (o) (and (not (eq (pi-ide-state-hunk-kind (overlay-get o 'pi-ide-review-hunk))
+                                                       'deleted))
+                                              (not (pi-ide-review--still-pi-p o))))
+                             overlays)))
     (cond
-     ((null o)
+     ((null overlays)
       "(pi-ide) no hunk of pi's under the cursor (M-x pi-ide-hunks lists them)")
-     ((and (not (eq (pi-ide-state-hunk-kind (overlay-get o 'pi-ide-review-hunk)) 'deleted))
-           (not (pi-ide-review--still-pi-p o)))
+     (edited
       (format "(pi-ide) line %d: you changed these lines after pi's edit; not reverted"
-              (line-number-at-pos (overlay-start o) t)))
+              (line-number-at-pos (overlay-start edited) t)))
      (buffer-read-only "(pi-ide) the buffer is read-only; not reverted")
      (t
-      (let ((group (prepare-change-group)) (line nil) (done nil))
+      (let ((group (prepare-change-group)) (lines nil) (done nil))
         (unwind-protect
             (progn
               (activate-change-group group)
               (save-excursion
                 (save-restriction
                   (widen)
-                  (setq line (pi-ide-review--put-back o))))
+                  (dolist (o overlays) (push (pi-ide-review--put-back o) lines))))
               (setq done t))
           (if done
               (progn (undo-amalgamate-change-group group) (accept-change-group group))
             (cancel-change-group group)))
-        (setq pi-ide-review--reverted
-              (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
-                                            (overlay-get o 'pi-ide-review-hunk) line))
-        (delete-overlay o)
+        (cl-loop for o in overlays
+                 for line in (reverse lines)
+                 do (setq pi-ide-review--reverted
+                          (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
+                                                        (overlay-get o 'pi-ide-review-hunk) line))
+                 (delete-overlay o))
         (funcall pi-ide-review-changed-function)
-        (format "(pi-ide) reverted pi's hunk at line %d (in the buffer; undo brings it back, save to keep it)"
-                line))))))
+        (format "(pi-ide) reverted %s at line %d (in the buffer; undo brings it back, save to keep it)"
+                (if (cdr overlays) (format "%d of pi's hunks" (length overlays)) "pi's hunk")
+                (apply #'min lines)))))))
 
 (defconst pi-ide-review-baseline-buffer "*pi-ide baseline*" "The buffer `pi-ide-baseline' shows.")
 
