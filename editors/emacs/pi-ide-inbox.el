@@ -438,6 +438,7 @@ A plist :pid :cwd :last-turn, or nil."
               "pi changed no files in its last turn")
             lines))
     (dolist (l (pi-ide-approval-summary-lines)) (push l lines))
+    (dolist (l (pi-ide-review-summary-lines)) (push l lines))
     (dolist (told pi-ide-inbox--told)
       (when (and (buffer-live-p (car told)) (buffer-modified-p (car told)))
         (push (format "not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"

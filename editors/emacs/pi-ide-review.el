@@ -319,6 +319,13 @@ line to tell the user when there is no baseline to show."
       (goto-char (point-min))))
   (display-buffer pi-ide-review-baseline-buffer))
 
+(defun pi-ide-review-summary-lines ()
+  "Lines for `pi-ide-status'."
+  (let ((n (length (pi-ide-state-hunk-list pi-ide-review--sets))) (k (length pi-ide-review--reverted)))
+    (append (and (> n 0) (list (format "pi's last run: %d %s (M-x pi-ide-hunks; M-x pi-ide-revert-hunk on one)"
+                                       n (if (= n 1) "hunk" "hunks"))))
+            (and (> k 0) (list (format "reverted here: %d of pi's hunks, told to pi in the state file" k))))))
+
 (defun pi-ide-review-report ()
   "The state file's `reverted', or nil before the first revert."
   (and pi-ide-review--reverted (vconcat pi-ide-review--reverted)))

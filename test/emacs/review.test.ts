@@ -247,6 +247,9 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		assert.equal(new Set(ids?.map((r) => r.id)).size, 3, "each hunk's stable id");
 		assert.equal(readFileSync(file, "utf8"), PI_VERSION);
 		assert.match(await revertAt(e, file, 1), /no hunk of pi's under the cursor/);
+		const status = await e.eval("(pi-ide-status)");
+		assert.match(status, /pi's last run: 3 hunks \(M-x pi-ide-hunks/);
+		assert.match(status, /reverted here: 6 of pi's hunks/);
 	});
 
 	it("a hunk the user edited is refused; unsaved edits elsewhere do not stop a revert", async (t) => {
