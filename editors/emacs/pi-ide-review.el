@@ -185,20 +185,24 @@ PID is connected to this Emacs."
 
 ;;;; Revert
 
+(defun pi-ide-review--in-order (overlays)
+  "The review overlays among OVERLAYS, in the order to revert them.
+A deletion after the last line goes first, then the others bottom up, so
+each puts its lines back where the buffer still is as it was marked (two
+deletions can mark one line: one before it, one after the last line)."
+  (sort (cl-remove-if-not (lambda (o) (overlay-get o 'pi-ide-review)) overlays)
+        (lambda (a b) (cond ((overlay-get a 'pi-ide-review-at-end) t)
+                            ((overlay-get b 'pi-ide-review-at-end) nil)
+                            (t (> (overlay-start a) (overlay-start b)))))))
+
 (defun pi-ide-review--at-point ()
   "The review overlays on the line of point, in the order to revert them.
 Any part of the line counts: text typed at the start of pi's first line is
-outside the mark, and the hunk must still be found (and refused).  Two
-deletions can mark one line (one before it, one after the last line): a
-deletion after the last line goes first, then the others bottom up, so each
-puts its lines back where the buffer still is as it was marked."
+outside the mark, and the hunk must still be found (and refused)."
   (let ((bol (line-beginning-position)) (eol (line-end-position)))
-    (sort (cl-remove-if-not
-           (lambda (o) (and (overlay-get o 'pi-ide-review) (<= (overlay-start o) eol) (< bol (overlay-end o))))
-           (overlays-in bol (min (point-max) (1+ eol))))
-          (lambda (a b) (cond ((overlay-get a 'pi-ide-review-at-end) t)
-                              ((overlay-get b 'pi-ide-review-at-end) nil)
-                              (t (> (overlay-start a) (overlay-start b))))))))
+    (pi-ide-review--in-order
+     (cl-remove-if-not (lambda (o) (and (<= (overlay-start o) eol) (< bol (overlay-end o))))
+                       (overlays-in bol (min (point-max) (1+ eol)))))))
 
 (defun pi-ide-review--still-pi-p (o)
   "Does overlay O still cover pi's new lines, whole lines and nothing else?"
@@ -228,44 +232,74 @@ puts its lines back where the buffer still is as it was marked."
         (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))
         (line-number-at-pos beg t)))))
 
+(defun pi-ide-review--edited-p (o)
+  "Did the user edit the lines of overlay O's hunk after pi's change?"
+  (and (not (eq (pi-ide-state-hunk-kind (overlay-get o 'pi-ide-review-hunk)) 'deleted))
+       (not (pi-ide-review--still-pi-p o))))
+
+(defun pi-ide-review--refusal (o)
+  "What the user is told about overlay O's hunk, edited since pi's change."
+  (format "line %d: you changed these lines after pi's edit; not reverted" (line-number-at-pos (overlay-start o) t)))
+
+(defun pi-ide-review--revert (overlays)
+  "Put back the baseline's lines of OVERLAYS' hunks, in that order, as one change.
+Each goes into `reverted'.  Returns the lines where they stood."
+  (let ((group (prepare-change-group)) (lines nil) (done nil))
+    (unwind-protect
+        (progn
+          (activate-change-group group)
+          (save-excursion
+            (save-restriction
+              (widen)
+              (dolist (o overlays) (push (pi-ide-review--put-back o) lines))))
+          (setq done t))
+      ;; One change: one undo brings pi's version back.
+      (if done
+          (progn (undo-amalgamate-change-group group) (accept-change-group group))
+        (cancel-change-group group)))
+    (setq lines (nreverse lines))
+    (cl-loop for o in overlays
+             for line in lines
+             do (setq pi-ide-review--reverted
+                      (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
+                                                    (overlay-get o 'pi-ide-review-hunk) line))
+             (delete-overlay o))
+    (funcall pi-ide-review-changed-function)
+    lines))
+
+(defconst pi-ide-review--undo-note "(in the buffer; undo brings it back, save to keep it)"
+  "How a revert is told: what it changed and how to take it back.")
+
 (defun pi-ide-review-revert-at-point ()
   "Revert pi's hunk on the line of point, in the buffer; the line to tell the user.
 One change: one undo brings pi's version back."
   (let* ((overlays (pi-ide-review--at-point))
-         (edited (cl-find-if (lambda (o) (and (not (eq (pi-ide-state-hunk-kind (overlay-get o 'pi-ide-review-hunk))
-                                                       'deleted))
-                                              (not (pi-ide-review--still-pi-p o))))
-                             overlays)))
+         (edited (cl-find-if #'pi-ide-review--edited-p overlays)))
     (cond
      ((null overlays)
       "(pi-ide) no hunk of pi's under the cursor (M-x pi-ide-hunks lists them)")
-     (edited
-      (format "(pi-ide) line %d: you changed these lines after pi's edit; not reverted"
-              (line-number-at-pos (overlay-start edited) t)))
+     (edited (concat "(pi-ide) " (pi-ide-review--refusal edited)))
      (buffer-read-only "(pi-ide) the buffer is read-only; not reverted")
      (t
-      (let ((group (prepare-change-group)) (lines nil) (done nil))
-        (unwind-protect
-            (progn
-              (activate-change-group group)
-              (save-excursion
-                (save-restriction
-                  (widen)
-                  (dolist (o overlays) (push (pi-ide-review--put-back o) lines))))
-              (setq done t))
-          (if done
-              (progn (undo-amalgamate-change-group group) (accept-change-group group))
-            (cancel-change-group group)))
-        (cl-loop for o in overlays
-                 for line in (reverse lines)
-                 do (setq pi-ide-review--reverted
-                          (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
-                                                        (overlay-get o 'pi-ide-review-hunk) line))
-                 (delete-overlay o))
-        (funcall pi-ide-review-changed-function)
-        (format "(pi-ide) reverted %s at line %d (in the buffer; undo brings it back, save to keep it)"
+      (let ((lines (pi-ide-review--revert overlays)))
+        (format "(pi-ide) reverted %s at line %d %s"
                 (if (cdr overlays) (format "%d of pi's hunks" (length overlays)) "pi's hunk")
-                (apply #'min lines)))))))
+                (apply #'min lines) pi-ide-review--undo-note))))))
+
+(defun pi-ide-review-revert-buffer-hunks ()
+  "Revert every hunk of pi's marked in the current buffer that is still pi's.
+Those the user edited are refused and stay.  The line to tell the user."
+  (let* ((overlays (save-restriction (widen) (pi-ide-review--in-order (overlays-in (point-min) (point-max)))))
+         (edited (cl-remove-if-not #'pi-ide-review--edited-p overlays))
+         (kept (cl-set-difference overlays edited)))
+    (cond
+     ((null overlays) "(pi-ide) no hunks of pi's to revert here (M-x pi-ide-hunks lists them)")
+     (buffer-read-only "(pi-ide) the buffer is read-only; not reverted")
+     (t
+      (when kept (pi-ide-review--revert (pi-ide-review--in-order kept)))
+      (concat (format "(pi-ide) reverted %d of pi's hunks %s" (length kept)
+                      (if kept "(in the buffer; undo brings them back, save to keep it)" "in this buffer"))
+              (if edited (format "; %d refused: %s" (length edited) (pi-ide-review--refusal (car (last edited)))) ""))))))
 
 (defconst pi-ide-review-baseline-buffer "*pi-ide baseline*" "The buffer `pi-ide-baseline' shows.")
 

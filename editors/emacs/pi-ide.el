@@ -475,7 +475,8 @@ it says so, marks the proposed hunks in the file's buffer if open, adds
 \" approve?\" to the mode line, and `pi-ide-approve', `pi-ide-reject' and
 `pi-ide-proposal' answer or show it.  The buffers of files pi changed mark
 pi's hunks of its newest run (`pi-ide-review-marks'), and
-`pi-ide-revert-hunk' takes one back in the buffer; `pi-ide-hunks' lists
+`pi-ide-revert-hunk' takes one back in the buffer (`pi-ide-revert-file'
+all of them); `pi-ide-hunks' lists
 them and `pi-ide-baseline' shows the file as it was before pi's run."
   :global t
   :group 'pi-ide
@@ -602,6 +603,18 @@ pi tells its model with your next prompt which of its hunks you reverted."
   (interactive)
   (let ((said (condition-case err
                   (pi-ide-review-revert-at-point)
+                (error (format "(pi-ide) not reverted: %s" (error-message-string err))))))
+    (message "%s" said)
+    said))
+
+;;;###autoload
+(defun pi-ide-revert-file ()
+  "Put back every hunk of pi's in this buffer as it was before pi's run.
+In the buffer, not on disk, as one change: one undo brings pi's version
+back.  Hunks whose lines you changed after pi's edit are refused and stay."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-revert-buffer-hunks)
                 (error (format "(pi-ide) not reverted: %s" (error-message-string err))))))
     (message "%s" said)
     said))

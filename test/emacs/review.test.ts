@@ -271,6 +271,28 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await e.until((s) => (revertedOf(s)?.length === 2 ? true : undefined), "two reverts reported");
 	});
 
+	it("pi-ide-revert-file: every hunk still pi's in one change, the edited one refused; one undo", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		await openFile(e, file);
+		await piChanges(e, file);
+		await e.act(`(progn (goto-char (point-min)) (forward-line 1) (end-of-line) (insert "!"))`);
+		const said = await e.json<string>(
+			`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (undo-boundary) (pi-ide-revert-file))`,
+		);
+		assert.match(said, /reverted 2 of pi's hunks \(in the buffer; undo .*; 1 refused: line 2: you changed these lines/);
+		assert.equal(await bufferText(e, file), "a\nB!\nc\nd\ne\nf\n");
+		assert.equal(readFileSync(file, "utf8"), PI_VERSION);
+		await e.until((s) => (revertedOf(s)?.length === 2 ? true : undefined), "two reverts reported");
+		await e.eval(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (undo-boundary) (undo))`);
+		assert.equal(await bufferText(e, file), "a\nB!\nc\ne\nf\ng\n", "one undo brings both back");
+		assert.deepEqual(await marks(e, file), [[2, 1, "pi-ide-review-changed"]]);
+		assert.match(
+			await e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (pi-ide-revert-file))`),
+			/reverted 0 of pi's hunks in this buffer; 1 refused: line 2/,
+		);
+	});
+
 	it("bad change sets: one message each, no marks, no error; another editor's pi is not read", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
