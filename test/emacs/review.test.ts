@@ -5,7 +5,7 @@
  * lines; `pi-ide-revert-hunk` puts one hunk's baseline lines back in the buffer, never on disk, one undo brings
  * pi's version back, and the revert reaches the state file's `reverted`; a hunk the user edited is refused; edits
  * elsewhere do not stop a revert; the option switches the marks off. Bad change sets: one message each, no marks,
- * no error; a change set of a pi connected to another editor is not read.
+ * no error; a change set of a pi connected to another editor, or of a pi that is gone, is not read.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -15,7 +15,7 @@ import { after, describe, it } from "node:test";
 import { ChangeSet, encodeReviewMessage } from "../../src/link/change-set.ts";
 import type { PiMessage } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
-import { killAllEditors } from "../helpers/editors.ts";
+import { deadPid, killAllEditors } from "../helpers/editors.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
@@ -354,6 +354,13 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 			"the message for another editor is read",
 		);
 		assert.deepEqual(await marks(e, file), []);
+		// A stale change set: its pi is gone (its files left behind by a crash): silent, not read.
+		const dead = await deadPid();
+		place(e, `pi-${dead}.review.json`, reviewText(e, file, BASELINE, PI_VERSION, dead));
+		place(e, `pi-${dead}.json`, JSON.stringify(message(e, 1, [file], { pid: dead })));
+		await e.eval(`(pi-ide-inbox-process ${elispString(`pi-${dead}.json`)})`);
+		assert.deepEqual(await marks(e, file), []);
+		assert.equal((await e.messages()).filter((m) => m.includes(`pi-${dead}`)).length, 0);
 		// The good one, named for this Emacs: marked.
 		seq += 1;
 		await announce(e, seq, [file]);
