@@ -104,7 +104,9 @@ AT-END: a deletion after the last line, marked on that line."
   "Mark ENTRY's hunks where the current buffer (widened) has pi's lines."
   (let* ((last-line (count-lines (point-min) (point-max)))
          (goto (pi-ide-approval-goto-line-function))
-         (reader (pi-ide-approval-line-reader goto last-line)))
+         (reader (pi-ide-approval-line-reader goto last-line))
+         (baseline (and (cl-some (lambda (h) (null (alist-get 'new_text h))) (plist-get entry :hunks))
+                        (vconcat (pi-ide-state-text-lines (or (plist-get entry :baseline) ""))))))
     (dolist (h (plist-get entry :hunks))
       (let ((start (alist-get 'new_start h)) (n (length (alist-get 'new_text h))))
         (cond
@@ -114,8 +116,9 @@ AT-END: a deletion after the last line, marked on that line."
             (let ((beg (point)))
               (forward-line n)
               (pi-ide-review--overlay beg (point) entry h))))
-         ;; A deletion: marked on the line that now follows it, or the last line for one at the end.
-         ((> last-line 0)
+         ;; A deletion: marked on the line that now follows it, or the last line for one at the end, when the
+         ;; buffer has the baseline's lines there (a deletion has no lines of pi's to check).
+         ((pi-ide-state-deletion-at-p reader last-line baseline h)
           (funcall goto (max 1 (min start last-line)))
           (pi-ide-review--overlay (point) (progn (forward-line 1) (point)) entry h (> start last-line))))))))
 

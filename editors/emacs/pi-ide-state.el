@@ -571,6 +571,29 @@ Returns a plist :pid :run :file :baseline :hunks."
             (setq best (append (list :pid (car set) :run (plist-get run :run)) f))))))
     best))
 
+(defun pi-ide-state-text-lines (text)
+  "TEXT's lines as pi counts them: without terminators, none for \"\"."
+  (let ((lines (split-string text "\n")))
+    (if (equal (car (last lines)) "") (butlast lines) lines)))
+
+(defun pi-ide-state-deletion-at-p (lines last-line baseline hunk)
+  "Does the text of LINES stand around deletion HUNK as pi left it?
+LINES is as in `pi-ide-state-lines-at-p', LAST-LINE its number of lines and
+BASELINE the vector of the baseline's lines.  The line that followed the
+deleted lines in the baseline must be at the hunk's new_start; for lines
+deleted at the end, the text ends at new_start - 1 with the line that came
+before them.  Then the mark of the deletion falls where pi deleted."
+  (let* ((start (alist-get 'new_start hunk))
+         (after (+ (alist-get 'old_start hunk) (length (alist-get 'old_text hunk))))
+         (before (1- (alist-get 'old_start hunk))))
+    (and (> last-line 0) (>= start 1)
+         (if (<= after (length baseline))
+             (pi-ide-state-lines-at-p lines start (list (aref baseline (1- after))))
+           (and (= last-line (1- start))
+                (or (< before 1)
+                    (and (<= before (length baseline))
+                         (pi-ide-state-lines-at-p lines last-line (list (aref baseline (1- before)))))))))))
+
 (defun pi-ide-state-hunk-kind (hunk)
   "What HUNK did: `added' (no old lines), `deleted' (no new lines) or `changed'."
   (cond ((null (alist-get 'old_text hunk)) 'added)

@@ -516,6 +516,30 @@ the cap has cut, only the oracle's and never more than 200."
                  ("nothing" () ())))
       (should (equal (list (car c) (pi-ide-state-hunk-list (nth 1 c))) (list (car c) (nth 2 c)))))))
 
+(ert-deftest pi-ide-state-test-deletion-at ()
+  "A deletion's mark only where the buffer has the baseline's lines around the deleted ones."
+  ;; Baseline a b c d e; pi deleted c (now before line 3) or d e (at the end, after line 3).
+  (let ((baseline ["a" "b" "c" "d" "e"])
+        (mid '((old_start . 3) (old_text "c") (new_start . 3) (new_text)))
+        (end '((old_start . 4) (old_text "d" "e") (new_start . 4) (new_text)))
+        (all '((old_start . 1) (old_text "a" "b" "c" "d" "e") (new_start . 1) (new_text))))
+    (dolist (c `(("pi's version" "a\nb\nd\ne" ,mid t)
+                 ("a line typed above" "x\na\nb\nd\ne" ,mid nil)
+                 ("the following line edited" "a\nb\nD\ne" ,mid nil)
+                 ("at the end, pi's version" "a\nb\nc" ,end t)
+                 ("at the end, a line added since" "a\nb\nc\nx" ,end nil)
+                 ("at the end, the last line edited" "a\nb\nC" ,end nil)
+                 ("everything deleted: no line to mark" "" ,all nil)))
+      (let* ((lines (pi-ide-state-text-lines (nth 1 c)))
+             (reader (pi-ide-tests--lines (nth 1 c))))
+        (should (equal (list (car c) (pi-ide-state-deletion-at-p reader (length lines) baseline (nth 2 c)))
+                       (list (car c) (nth 3 c))))))))
+
+(ert-deftest pi-ide-state-test-text-lines ()
+  "Lines as pi counts them."
+  (dolist (c '(("" ()) ("a" ("a")) ("a\n" ("a")) ("a\n\n" ("a" "")) ("a\nb" ("a" "b"))))
+    (should (equal (pi-ide-state-text-lines (car c)) (nth 1 c)))))
+
 (ert-deftest pi-ide-state-test-lines-at ()
   "Lines stand at a place, or not; no lines always do."
   (let ((lines (pi-ide-tests--lines "one\ntwo\nthree")))

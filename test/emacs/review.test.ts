@@ -271,6 +271,18 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await e.until((s) => (revertedOf(s)?.length === 2 ? true : undefined), "two reverts reported");
 	});
 
+	it("a buffer with unsaved lines above pi's hunks (not reloaded) marks nothing: never on wrong lines", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		await openFile(e, file);
+		await e.act(`(progn (goto-char (point-min)) (insert "mine\n"))`);
+		await piChanges(e, file);
+		assert.equal(await bufferText(e, file), `mine\n${BASELINE}`, "unsaved: not reloaded");
+		assert.deepEqual(await marks(e, file), []);
+		assert.match(await revertAt(e, file, 4), /no hunk of pi's under the cursor/);
+		assert.equal(await bufferText(e, file), `mine\n${BASELINE}`);
+	});
+
 	it("pi-ide-revert-file: every hunk still pi's in one change, the edited one refused; one undo", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
