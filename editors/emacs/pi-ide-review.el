@@ -13,9 +13,10 @@
 ;; - buffers already visiting a changed file get overlays on pi's hunks of the newest run that changed it
 ;;   (faces `pi-ide-review-added', `pi-ide-review-changed', inheriting the diff ones; a deletion marks the
 ;;   line that now follows it with a \"▁\" in `pi-ide-review-deleted'), only where the buffer still holds
-;;   pi's new lines: never on wrong lines.  `pi-ide-review-marks' switches them off;
+;;   pi's new lines (for a deletion, the baseline's lines around it): never on wrong lines.
+;;   `pi-ide-review-marks' switches them off;
 ;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
-;;   buffer, not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
+;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
 ;;   `reverted', and pi tells its model with the next prompt;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
