@@ -178,6 +178,49 @@ forEachNvim((flavour) => {
 			assert.match(await w.nv.exec("messages"), /reverted 1 of pi's hunks.*1 refused: line 4: you changed these lines/);
 		});
 
+		// A deletion leaves no line of pi's to check: it is marked, and reverted, only where the buffer has the
+		// baseline's lines around it (CONTENT is one, two, three; pi deleted "two").
+		const DELETIONS: { name: string; edit: string | null; marks: number[][]; afterwards?: string; lines: string[] }[] =
+			[
+				{
+					name: "as pi left it: marked on the line after, reverted there",
+					edit: null,
+					marks: [[2, 2]],
+					lines: ["one", "two", "three"],
+				},
+				{
+					name: "unsaved lines above (the buffer was not reloaded): no mark",
+					edit: 'vim.api.nvim_buf_set_lines(0, 0, 0, false, { "mine 1", "mine 2" })',
+					marks: [],
+					lines: ["mine 1", "mine 2", "one", "two", "three"],
+				},
+				{
+					name: "a line typed where pi deleted, after the mark: refused",
+					edit: null,
+					afterwards: 'vim.api.nvim_buf_set_lines(0, 1, 1, false, { "mine" })',
+					marks: [[3, 3]],
+					lines: ["one", "mine", "three"],
+				},
+			];
+		for (const c of DELETIONS) {
+			it(`a deletion of pi's, ${c.name}`, async (t) => {
+				const w = await world(t, flavour);
+				if (c.edit) await w.nv.lua(c.edit);
+				writeFileSync(w.file, "one\nthree\n");
+				writeRawStateFile(w.nv.stateDir, `pi-${w.piPid}.review.json`, reviewText(w, w.file, CONTENT, "one\nthree\n"));
+				const msg = message(w);
+				send(w, msg);
+				await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+				if (c.afterwards) await w.nv.lua(c.afterwards);
+				assert.deepEqual(await w.nv.lua(MARKS), c.marks);
+				await w.nv.command("PiIde revert file");
+				assert.deepEqual(await lines(w.nv), c.lines);
+				if (c.afterwards)
+					assert.match(await w.nv.exec("messages"), /the lines around pi's deletion changed; not reverted/);
+				await assertNoErrors(w.nv);
+			});
+		}
+
 		it("review: pi's baseline beside the buffer, unsaved text kept, no W12 prompt", async (t) => {
 			const w = await world(t, flavour, { answerPrompts: false });
 			await piChanges(w);

@@ -143,6 +143,48 @@ local function marks_source(buf, found)
   return table.concat(parts, " ")
 end
 
+--- The baseline's lines of a change set entry, split once.
+local function base_lines(entry)
+  if not entry.base_lines then
+    entry.base_lines = require("pi-ide.inbox.compare").lines_of(entry.baseline or "", "unix")
+  end
+  return entry.base_lines
+end
+
+--- Whether `buf` has, around a deletion of pi's, the baseline's lines that were around the deleted ones: a
+--- deletion leaves no line of pi's to check, and without this a buffer whose lines moved (unsaved lines added
+--- above, not reloaded) would be marked, and reverted, on a wrong line. `follow`: the 1-based buffer line that
+--- follows the deletion (the line count + 1 for a deletion at the end). Pure but for reading `buf`.
+---@param buf integer
+---@param base string[] the baseline's lines
+---@param h table the hunk (old_start, old_lines)
+---@param follow integer
+---@return boolean
+function M._deletion_holds(buf, base, h, follow)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local line = function(n)
+    return vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+  end
+  -- As pi counts lines: an empty buffer has none.
+  if count == 1 and line(1) == "" then
+    count = 0
+  end
+  local before, after = h.old_start - 1, h.old_start + h.old_lines
+  local before_ok
+  if before >= 1 then
+    before_ok = follow - 1 >= 1 and follow - 1 <= count and line(follow - 1) == base[before]
+  else
+    before_ok = follow == 1
+  end
+  local after_ok
+  if after <= #base then
+    after_ok = follow <= count and line(follow) == base[after]
+  else
+    after_ok = follow == count + 1
+  end
+  return before_ok and after_ok
+end
+
 --- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's. Marks
 --- placed from the same source stay as they are: pi's change set is rewritten with every change of any file,
 --- and re-placing hundreds of extmarks in the buffers of the files it did not change is most of a load's cost.
@@ -170,7 +212,7 @@ local function mark_buffer(buf, file)
         local group = #h.old_text == 0 and "PiIdeReviewAdd" or "PiIdeReviewChange"
         opts = { end_row = row + n - 1, sign_text = "┃", sign_hl_group = group, priority = 8 }
       end
-    elseif n == 0 and count > 0 then
+    elseif n == 0 and count > 0 and M._deletion_holds(buf, base_lines(found.entry), h, h.new_start) then
       -- A deletion: marked on the line that now follows it (or the last line, for a deletion at the end).
       row = math.min(row, count - 1)
       opts = { sign_text = "▁", sign_hl_group = "PiIdeReviewDelete", priority = 8 }
@@ -178,7 +220,14 @@ local function mark_buffer(buf, file)
     if opts then
       local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
       if ok then
-        marks[id] = { pid = found.pid, run = found.run, file = file, hunk = h, at_end = n == 0 and h.new_start > count }
+        marks[id] = {
+          pid = found.pid,
+          run = found.run,
+          file = file,
+          hunk = h,
+          at_end = n == 0 and h.new_start > count,
+          base = n == 0 and base_lines(found.entry) or nil,
+        }
       end
     end
   end
@@ -272,6 +321,10 @@ local function revert_mark(buf, mark)
     vim.api.nvim_buf_set_lines(buf, mark.row, mark.row + n, false, h.old_text)
   else
     local at = mark.info.at_end and mark.row + 1 or mark.row
+    -- The mark follows its line; the lines around the deletion must still be the baseline's.
+    if not M._deletion_holds(buf, mark.info.base, h, at + 1) then
+      return ("line %d: the lines around pi's deletion changed; not reverted"):format(mark.row + 1)
+    end
     vim.api.nvim_buf_set_lines(buf, at, at, false, h.old_text)
   end
   vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
