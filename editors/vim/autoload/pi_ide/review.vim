@@ -278,7 +278,7 @@ def RevertOne(buf: number, info: dict<any>): string
     append(info.at_end ? at : at - 1, h.old_text)
   endif
   UndoBreak()
-  sign_unplace(GROUP, {buffer: buf, id: info.ids})
+  sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
   for id in info.ids
     remove(marks[string(buf)].hunks, string(id))
   endfor
@@ -287,29 +287,43 @@ def RevertOne(buf: number, info: dict<any>): string
   return ''
 enddef
 
-# :PiIde revert: the hunk of pi's under the cursor, in the buffer. Returns the one line to tell the user.
+# :PiIde revert: the hunks of pi's marked on the cursor's line (one, but for a deletion marked on the line of
+# another hunk), in the buffer. Returns the one line to tell the user.
 export def Revert(): string
   var buf = bufnr()
   var known = get(get(marks, string(buf), {}), 'hunks', {})
-  var info: dict<any> = {}
+  var chosen: list<dict<any>> = []
   for s in sign_getplaced(buf, {group: GROUP, lnum: line('.')})[0].signs
-    if has_key(known, string(s.id))
-      info = known[string(s.id)]
-      break
+    var info = get(known, string(s.id), {})
+    if !empty(info) && index(chosen, info) < 0
+      chosen->add(info)
     endif
   endfor
-  if empty(info)
+  if empty(chosen)
     return "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
   endif
   if !&modifiable
     return "(pi-ide) this buffer is not modifiable; not reverted"
   endif
-  var problem = RevertOne(buf, info)
-  if problem != ''
-    return '(pi-ide) ' .. problem
+  # Bottom up, so the lines of the others stay where their signs say: a deletion at the end goes after the
+  # line it is marked on, the rest start on it or above.
+  sort(chosen, (a, b) => (b.at_end ? 1 : 0) - (a.at_end ? 1 : 0))
+  var done = 0
+  var problems: list<string> = []
+  for info in chosen
+    var problem = RevertOne(buf, info)
+    if problem == ''
+      done += 1
+    else
+      problems->add(problem)
+    endif
+  endfor
+  if done == 0
+    return '(pi-ide) ' .. problems[0]
   endif
   OnChange()
-  return "(pi-ide) reverted 1 of pi's hunks (in the buffer; `u` undoes, `:w` saves)"
+  var msg = printf("(pi-ide) reverted %d of pi's hunks (in the buffer; `u` undoes, `:w` saves)", done)
+  return empty(problems) ? msg : printf('%s; %d refused: %s', msg, len(problems), problems[0])
 enddef
 
 # Pure: quickfix items for the newest runs (`Newest`), files by name, hunks top down.
