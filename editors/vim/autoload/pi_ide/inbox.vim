@@ -516,6 +516,10 @@ export def Poll()
         if has_key(review_text, string(gone_pid))
           remove(review_text, string(gone_pid))
         endif
+        var review_name = printf('pi-%d.review.json', gone_pid)
+        if has_key(problems, review_name)
+          remove(problems, review_name)
+        endif
       endif
       approval.Forget(gone_pid)
       if has_key(problems, name)
