@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
-import { computeHunks, type ReviewHunk } from "../../src/link/change-set.ts";
+import { computeHunks, type ReviewHunk, splitLines } from "../../src/link/change-set.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { makeVimDirs, runVimScript, vimString } from "../helpers/vim.ts";
 
@@ -141,6 +141,9 @@ function randomEdit(r: (n: number) => number): { before: string[]; after: string
 	return { before, after };
 }
 
+/** TextLines: a baseline's text as lines, as pi splits them (src/link/change-set.ts splitLines is the oracle). */
+const TEXTS = ["", "a", "a\n", "a\nb\n", "a\n\n", "\n", "a\nb", "\n\nx"];
+
 const text = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
 
 it("vim: review's pure rules as tables, and seeded random reverts in a real buffer against the baseline", (t) => {
@@ -162,6 +165,7 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 	const input = {
 		validate: VALIDATE.map((c) => c.msg),
 		placement: PLACEMENT.map((c) => [c.lines, [c.hunk]]),
+		texts: TEXTS,
 		random: random.map((c) => [
 			c.after,
 			changeSet([{ run: 1, files: [{ file: FILE, hunks: c.hunks }] }]),
@@ -189,6 +193,7 @@ var newest = pi_ide#review#Newest({
 var out = {
   validate: mapnew(c.validate, (_, m) => pi_ide#review#Validate(m, 4242)),
   placement: mapnew(c.placement, (_, v) => pi_ide#review#Placement(v[1], v[0])),
+  texts: mapnew(c.texts, (_, v) => pi_ide#review#TextLines(v)),
   reverted: mapnew(reverted, (_, e) => e.id),
   newest: mapnew(newest, (_, f) => [f.pid, f.run]),
   quickfix: mapnew(pi_ide#review#QuickfixItems(newest), (_, i) => [i.filename, i.lnum, i.text]),
@@ -239,6 +244,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		validate: [{ run: number; files: { hunks: unknown[] }[] }[], string][];
 		placement: { first: number; last: number; kind: string; at_end: boolean }[][];
 		reverted: string[];
+		texts: string[][];
 		newest: Record<string, [number, number]>;
 		quickfix: [string, number, string][];
 		random: { marked: number; said: string[]; lines: string[] }[];
@@ -261,6 +267,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 			assert.deepEqual({ first, last, kind, at_end }, c.want, c.name);
 		}
 	});
+	assert.deepEqual(out.texts, TEXTS.map(splitLines), "a baseline's lines, as pi splits them");
 	assert.deepEqual(
 		out.reverted,
 		Array.from({ length: 50 }, (_, i) => String(i + 10)),

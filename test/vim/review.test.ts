@@ -105,6 +105,22 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		assert.deepEqual(await w.vim.expr("[winnr('$'), tabpagenr('$'), bufnr(), line('.'), &modified]"), [1, 1, 1, 1, 0]);
 		assert.equal(await w.vim.expr("hlget('PiIdeReviewAdd')[0].linksto"), "DiffAdd");
 
+		// The baseline beside the buffer, read-only, with unsaved text in the buffer: nothing of it lost, no W12.
+		await w.vim.ex("call setline(1, 'one, unsaved')");
+		await w.vim.ex("PiIde review");
+		assert.deepEqual(await w.vim.expr("[winnr('$'), bufnr(), &diff, getline(1, '$')]"), [
+			2,
+			1,
+			1,
+			["one, unsaved", "two", "three", "four"],
+		]);
+		assert.deepEqual(
+			await w.vim.expr("map([2], {_, n -> [getbufline(winbufnr(n), 1, '$'), getbufvar(winbufnr(n), '&modifiable')]})"),
+			[[["one", "old two", "three"], 0]],
+		);
+		await w.vim.ex("only | diffoff! | silent undo");
+		assert.equal(await w.vim.expr("&modified"), 0);
+
 		// A file of the change set opened afterwards gets its marks; pi's lines changed before: no mark there.
 		await w.vim.ex("edit b.txt");
 		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewAdd']]`);

@@ -571,7 +571,7 @@ export def Summary(): list<string>
   return lines + inbox.SummaryLines()
 enddef
 
-# :PiIde approve | reject | proposal (pi_ide/approval.vim), revert | hunks (pi_ide/review.vim): one line said,
+# :PiIde approve | reject | proposal (pi_ide/approval.vim), revert | hunks | review (pi_ide/review.vim): one line said,
 # never an error.
 def Answer(sub: string)
   var said: string
@@ -580,6 +580,8 @@ def Answer(sub: string)
       said = review.Revert()
     elseif sub == 'hunks'
       said = review.ToQuickfix()
+    elseif sub == 'review'
+      said = review.ShowBaseline()
     else
       said = sub == 'proposal' ? approval.Show() : approval.Decide(sub == 'approve' ? 'accept' : 'reject')
     endif
@@ -591,10 +593,10 @@ def Answer(sub: string)
   endif
 enddef
 
-# :PiIde [status|enable|disable|approve|reject|proposal|revert|hunks]
+# :PiIde [status|enable|disable|approve|reject|proposal|revert|hunks|review]
 export def Command(arg: string)
   var sub = arg == '' ? 'status' : arg
-  if index(['approve', 'reject', 'proposal', 'revert', 'hunks'], sub) >= 0
+  if index(['approve', 'reject', 'proposal', 'revert', 'hunks', 'review'], sub) >= 0
     Answer(sub)
     return
   elseif sub == 'enable'
@@ -603,7 +605,7 @@ export def Command(arg: string)
     Stop()
   elseif sub != 'status'
     echohl ErrorMsg
-    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert or hunks)', sub)
+    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert, hunks or review)', sub)
     echohl None
     return
   endif
@@ -617,7 +619,7 @@ export def Command(arg: string)
 enddef
 
 export def Complete(..._): string
-  return "status\nenable\ndisable\napprove\nreject\nproposal\nrevert\nhunks"
+  return "status\nenable\ndisable\napprove\nreject\nproposal\nrevert\nhunks\nreview"
 enddef
 
 # For statuslines: "" when no pi is connected to this Vim, "pi" when one is, "pi +N" when pi's last turn

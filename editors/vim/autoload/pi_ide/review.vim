@@ -6,6 +6,7 @@ vim9script
 #                   changes, not the disk (one `u` brings pi's version back; the user saves when they choose).
 #                   A hunk whose lines differ from what pi left (the user edited them) is refused.
 #   :PiIde hunks    pi's hunks of its newest run, every file, into the quickfix list (not opened).
+#   :PiIde review   the current buffer beside pi's baseline (a read-only scratch buffer, both in diff mode).
 # pi_ide/inbox.vim reads the change set, with the one reader of pi's files, after each message of a pi that
 # names this Vim (pi writes the change set before the message that announces it), and hands it here. Only
 # buffers already loaded are marked or changed. What was reverted goes into the state file (`reverted`), so pi
@@ -349,6 +350,41 @@ export def ToQuickfix(): string
   endif
   setqflist([], ' ', {title: "pi's changes", items: items})
   return printf("(pi-ide) %d of pi's hunks in the quickfix list (:copen)", len(items))
+enddef
+
+# Pure: the lines of a file's text (the change set's `baseline`), as pi splits them: no last empty line for the
+# final newline.
+export def TextLines(text: string): list<string>
+  var lines = split(text, "\n", true)
+  return !empty(lines) && lines[-1] == '' ? lines[: -2] : lines
+enddef
+
+# :PiIde review: the current buffer beside its file's baseline in pi's newest run, both in diff mode, the baseline
+# read-only in a scratch buffer. Your buffer is never changed, reloaded or written (no W12), and the cursor stays
+# in its window. Returns '' or why there is nothing to show.
+export def ShowBaseline(): string
+  var buf = bufnr()
+  var found: dict<any> = {}
+  for [file, f] in items(Newest(sets))
+    if FindBuffer(file) == buf
+      found = f
+      break
+    endif
+  endfor
+  if empty(found)
+    return "(pi-ide) pi did not change this buffer's file in its newest run"
+  endif
+  if type(found.entry.baseline) != v:t_string
+    return "(pi-ide) pi's change set carries no baseline for this file (created by pi, binary or too large)"
+  endif
+  var back = win_getid()
+  var filetype = &filetype
+  diffthis
+  vertical rightbelow new
+  approval.Scratch(TextLines(found.entry.baseline), 'pi-ide://baseline' .. found.entry.file, filetype)
+  diffthis
+  win_gotoid(back)
+  return ''
 enddef
 
 # The state file's `reverted` list (v0.4), or v:null when nothing was reverted.
