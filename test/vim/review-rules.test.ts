@@ -160,7 +160,8 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 		}
 		const withLines = hunks.map((h, i) => (h.new_text.length > 0 ? i : -1)).filter((i) => i >= 0);
 		const edited = withLines.length > 0 ? (withLines[r(withLines.length)] as number) : -1;
-		return { before, after, hunks, order, edited };
+		// Every other case reverts the whole buffer at once (`:PiIde revert file`), then undoes that once.
+		return { before, after, hunks, order, edited, whole: r(2) === 0 };
 	});
 	const input = {
 		validate: VALIDATE.map((c) => c.msg),
@@ -171,6 +172,7 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 			changeSet([{ run: 1, files: [{ file: FILE, hunks: c.hunks }] }]),
 			c.order,
 			c.edited,
+			c.whole,
 		]),
 	};
 	const dirs = makeVimDirs(t);
@@ -202,7 +204,7 @@ var out = {
 # The real buffer: marks placed by Receive, reverts by Revert with the cursor on a hunk's line.
 enew
 pi_ide#review#Start((f) => f == ${vimString(FILE)} ? bufnr() : 0, () => 0)
-for [lines, msg, order, edited] in c.random
+for [lines, msg, order, edited, whole] in c.random
   silent :%delete _
   setline(1, lines)
   pi_ide#review#Receive(msg, 4242)
@@ -219,7 +221,10 @@ for [lines, msg, order, edited] in c.random
     var at = sign_getplaced(bufnr(), {group: 'pi_ide_review', id: firsts[id]})[0].signs[0].lnum
     setline(at, getline(at) .. ' (edited)')
   endif
-  for i in order
+  if whole
+    said->add(pi_ide#review#Revert('file'))
+  endif
+  for i in whole ? [] : order
     var id = msg.runs[0].files[0].hunks[i].id
     var placed = sign_getplaced(bufnr(), {group: 'pi_ide_review', id: firsts[id]})[0].signs
     if empty(placed)
@@ -229,7 +234,11 @@ for [lines, msg, order, edited] in c.random
     cursor(placed[0].lnum, 1)
     said->add(pi_ide#review#Revert())
   endfor
-  out.random->add({marked: marked, said: said, lines: getline(1, '$'), reverted: len(pi_ide#review#Debug().reverted)})
+  var reverted_lines = getline(1, '$')
+  if whole
+    silent undo
+  endif
+  out.random->add({marked: marked, said: said, lines: reverted_lines, undone: getline(1, '$')})
 endfor
 writefile([json_encode(out)], ${vimString(outFile)})
 `,
@@ -247,7 +256,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		texts: string[][];
 		newest: Record<string, [number, number]>;
 		quickfix: [string, number, string][];
-		random: { marked: number; said: string[]; lines: string[] }[];
+		random: { marked: number; said: string[]; lines: string[]; undone: string[] }[];
 	};
 
 	VALIDATE.forEach((c, i) => {
@@ -277,7 +286,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 	assert.deepEqual(out.quickfix, [["/p/b", 2, "pi (run 7): +2 -1 y"]]);
 
 	random.forEach((c, i) => {
-		const got = out.random[i] ?? { marked: -1, said: [], lines: [] };
+		const got = out.random[i] ?? { marked: -1, said: [], lines: [], undone: [] };
 		const where = `seed ${seed}, case ${i}: ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
 		assert.equal(got.marked, c.hunks.length, `${where}: every hunk of pi's is marked`);
 		// A deletion marked on the line of another hunk is reverted with it: its own turn finds its mark gone.
@@ -299,6 +308,13 @@ writefile([json_encode(out)], ${vimString(outFile)})
 				...c.before.slice(h.old_start - 1 + h.old_text.length),
 			];
 			assert.deepEqual(got.lines, expected, `${where}: all but the edited hunk reverted`);
+		}
+		if (c.whole && done > 0) {
+			// One undo takes back the whole revert, and only it: pi's lines, with the user's edit.
+			const undone = [...c.after];
+			const h = c.hunks[c.edited];
+			if (h) undone[h.new_start - 1] = `${undone[h.new_start - 1]} (edited)`;
+			assert.deepEqual(got.undone, undone, `${where}: one undo brings pi's version back`);
 		}
 	});
 });

@@ -2,8 +2,8 @@ vim9script
 # pi_ide/review.vim: protocol v0.4, pi's change set (`pi-<pid>.review.json`) in Vim. Passive by default: the
 # buffers of files pi changed mark pi's hunks of its newest run in the sign column (signs move with edits);
 # nothing opens, moves the cursor or takes focus unless the user asks:
-#   :PiIde revert   put the baseline's lines back in the buffer for the hunk under the cursor: the buffer
-#                   changes, not the disk (one `u` brings pi's version back; the user saves when they choose).
+#   :PiIde revert [file]   put the baseline's lines back in the buffer for the hunk under the cursor (or all of
+#                   the buffer's): the buffer changes, not the disk (one `u` brings pi's version back; the user saves when they choose).
 #                   A hunk whose lines differ from what pi left (the user edited them) is refused.
 #   :PiIde hunks    pi's hunks of its newest run, every file, into the quickfix list (not opened).
 #   :PiIde review   the current buffer beside pi's baseline (a read-only scratch buffer, both in diff mode).
@@ -264,9 +264,7 @@ def RevertOne(buf: number, info: dict<any>): string
     if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getline(at, at + n - 1) !=# h.new_text
       return printf("line %d: you changed these lines after pi's edit; not reverted", at > 0 ? at : line('.'))
     endif
-    # Replaced in place, then the rest added or removed: one undo step of its own (the user's edits before it,
-    # even made in the same command or from a mapping, stay out of it: `u` takes back the revert only).
-    UndoBreak()
+    # Replaced in place, then the rest added or removed.
     var common = min([n, len(h.old_text)])
     setline(at, h.old_text[: common - 1])
     if len(h.old_text) > n
@@ -275,10 +273,8 @@ def RevertOne(buf: number, info: dict<any>): string
       deletebufline(buf, at + common, at + n - 1)
     endif
   else
-    UndoBreak()
     append(info.at_end ? at : at - 1, h.old_text)
   endif
-  UndoBreak()
   sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
   for id in info.ids
     remove(marks[string(buf)].hunks, string(id))
@@ -288,27 +284,31 @@ def RevertOne(buf: number, info: dict<any>): string
   return ''
 enddef
 
-# :PiIde revert: the hunks of pi's marked on the cursor's line (one, but for a deletion marked on the line of
-# another hunk), in the buffer. Returns the one line to tell the user.
-export def Revert(): string
+# :PiIde revert [file]: the hunks of pi's marked on the cursor's line (one, but for a deletion marked on the line
+# of another hunk), or (`file`) all of the buffer's, in the buffer. Returns the one line to tell the user.
+export def Revert(scope: string = ''): string
   var buf = bufnr()
   var known = get(get(marks, string(buf), {}), 'hunks', {})
   var chosen: list<dict<any>> = []
-  for s in sign_getplaced(buf, {group: GROUP, lnum: line('.')})[0].signs
+  var where = scope == 'file' ? {} : {lnum: line('.')}
+  for s in sign_getplaced(buf, extend({group: GROUP}, where))[0].signs
     var info = get(known, string(s.id), {})
     if !empty(info) && index(chosen, info) < 0
       chosen->add(info)
     endif
   endfor
   if empty(chosen)
-    return "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
+    return scope == 'file' ? "(pi-ide) no hunks of pi's to revert here"
+      : "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
   endif
   if !&modifiable
     return "(pi-ide) this buffer is not modifiable; not reverted"
   endif
-  # Bottom up, so the lines of the others stay where their signs say: a deletion at the end goes after the
-  # line it is marked on, the rest start on it or above.
-  sort(chosen, (a, b) => (b.at_end ? 1 : 0) - (a.at_end ? 1 : 0))
+  # In any order: each hunk's place is read from its signs when it is reverted, and Vim moves the signs of the
+  # others with every line added or removed.
+  # One undo step of its own: the user's edits before it, even made in the same command or from a mapping, stay
+  # out of it, so one `u` takes back the revert and nothing else.
+  UndoBreak()
   var done = 0
   var problems: list<string> = []
   for info in chosen
@@ -319,6 +319,7 @@ export def Revert(): string
       problems->add(problem)
     endif
   endfor
+  UndoBreak()
   if done == 0
     return '(pi-ide) ' .. problems[0]
   endif
