@@ -104,6 +104,10 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
 		assert.deepEqual(await w.vim.expr("[winnr('$'), tabpagenr('$'), bufnr(), line('.'), &modified]"), [1, 1, 1, 1, 0]);
 		assert.equal(await w.vim.expr("hlget('PiIdeReviewAdd')[0].linksto"), "DiffAdd");
+		assert.match(
+			(await w.vim.expr<string[]>("pi_ide#Summary()")).join("\n"),
+			/pi's changes: 3 hunks in 2 files of its newest runs \(:PiIde hunks\); 0 reverted here/,
+		);
 
 		// The baseline beside the buffer, read-only, with unsaved text in the buffer: nothing of it lost, no W12.
 		await w.vim.ex("call setline(1, 'one, unsaved')");

@@ -699,6 +699,7 @@ export def SummaryLines(): list<string>
     endif
   endfor
   lines += approval.SummaryLines()
+  lines += review.SummaryLines()
   for name in sort(keys(problems))
     lines->add(printf('ignored %s: %s', name, problems[name]))
   endfor

@@ -388,6 +388,20 @@ export def ShowBaseline(): string
   return ''
 enddef
 
+# Lines for :PiIde: pi's newest hunks known, and the reverts made.
+export def SummaryLines(): list<string>
+  var newest = Newest(sets)
+  if empty(newest) && empty(reverted)
+    return []
+  endif
+  var count = 0
+  for f in values(newest)
+    count += len(f.entry.hunks)
+  endfor
+  return [printf("pi's changes: %d %s in %d %s of its newest runs (:PiIde hunks); %d reverted here", count,
+    count == 1 ? 'hunk' : 'hunks', len(newest), len(newest) == 1 ? 'file' : 'files', len(reverted))]
+enddef
+
 # The state file's `reverted` list (v0.4), or v:null when nothing was reverted.
 export def Reverted(): any
   return empty(reverted) ? v:null : copy(reverted)
