@@ -136,6 +136,20 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		tell(w, pi.pid);
 		await w.vim.waitExpr(`${SIGNS} == [[4, 'PiIdeReviewAdd']]`);
 
+		// Marks switched off: the next change set marks nothing.
+		await w.vim.ex("let g:pi_ide_review_marks = 0");
+		publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }], 9)));
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == []`);
+		await w.vim.ex("let g:pi_ide_review_marks = 1");
+		publish(
+			w,
+			pi.pid,
+			encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }], 10)),
+		);
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[4, 'PiIdeReviewAdd']]`);
+
 		// pi gone (its message removed): its marks go.
 		unlinkSync(join(w.vim.dirs.stateDir, `pi-${pi.pid}.json`));
 		await w.vim.waitExpr(`${SIGNS} == []`);
