@@ -150,6 +150,28 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		tell(w, pi.pid);
 		await w.vim.waitExpr(`${SIGNS} == [[4, 'PiIdeReviewAdd']]`);
 
+		// Typed as a user does: the revert, then `u`.
+		await w.vim.keys("4G");
+		await w.vim.waitExpr("line('.') == 4");
+		await w.vim.text(":PiIde revert");
+		await w.vim.keys("Enter");
+		await w.vim.waitExpr("line('$') == 3");
+		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["one", "mine", "three"]);
+		const state = await w.vim.until((s) => ((s["reverted"] as unknown[] | undefined) ?? []).length === 1, "reverted");
+		assert.deepEqual(
+			(state["reverted"] as { pi_pid: number; run: number; line: number; lines: number }[]).map((r) => [
+				r.pi_pid,
+				r.run,
+				r.line,
+				r.lines,
+			]),
+			[[pi.pid, 10, 4, 1]],
+		);
+		await w.vim.keys("u");
+		await w.vim.waitExpr("line('$') == 4");
+		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["one", "mine", "three", "four"]);
+		assert.doesNotMatch(await w.vim.capture(), /Press ENTER/);
+
 		// pi gone (its message removed): its marks go.
 		unlinkSync(join(w.vim.dirs.stateDir, `pi-${pi.pid}.json`));
 		await w.vim.waitExpr(`${SIGNS} == []`);
