@@ -290,10 +290,13 @@ export def Revert(scope: string = ''): string
   var buf = bufnr()
   var known = get(get(marks, string(buf), {}), 'hunks', {})
   var chosen: list<dict<any>> = []
+  # A hunk of several lines has a sign on each: taken once, by its first sign's id.
+  var taken: dict<bool> = {}
   var where = scope == 'file' ? {} : {lnum: line('.')}
   for s in sign_getplaced(buf, extend({group: GROUP}, where))[0].signs
     var info = get(known, string(s.id), {})
-    if !empty(info) && index(chosen, info) < 0
+    if !empty(info) && !has_key(taken, string(info.ids[0]))
+      taken[string(info.ids[0])] = true
       chosen->add(info)
     endif
   endfor
