@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chownSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chownSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
 import { computeHunks, encodeReviewMessage, type ReviewMessage } from "../../src/link/change-set.ts";
@@ -73,6 +73,7 @@ const publish = (w: World, pid: number, text: string | Buffer, mode?: number) =>
 /** [line, sign name] of the review signs in the current buffer. */
 const SIGNS = "map(sign_getplaced(bufnr(), {'group': 'pi_ide_review'})[0].signs, '[v:val.lnum, v:val.name]')";
 const messages = (vim: Vim) => vim.expr<string>("execute('messages')");
+const said = (vim: Vim, command: string) => vim.expr<string>(`trim(execute(${JSON.stringify(command)}))`);
 
 async function assertNoErrors(vim: Vim): Promise<void> {
 	const said = await messages(vim);
@@ -175,6 +176,46 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		// pi gone (its message removed): its marks go.
 		unlinkSync(join(w.vim.dirs.stateDir, `pi-${pi.pid}.json`));
 		await w.vim.waitExpr(`${SIGNS} == []`);
+		await assertNoErrors(w.vim);
+	});
+
+	it("revert run: every loaded buffer of the run back to its baseline, the disk untouched; u in each", async (t) => {
+		const w = await world(t);
+		const other = join(w.vim.dirs.work, "b.txt");
+		writeFileSync(other, "b1\nB2\n");
+		await w.vim.ex("set hidden | edit b.txt | edit a.txt");
+		const pi = await spawnLiveEditor();
+		publish(
+			w,
+			pi.pid,
+			encodeReviewMessage(
+				changeSet(pi.pid, [
+					{ file: w.file, before: BASELINE, after: CONTENT },
+					{ file: other, before: "b1\n", after: "b1\nB2\n" },
+				]),
+			),
+		);
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+		await w.vim.waitExpr("len(sign_getplaced(bufnr('b.txt'), {'group': 'pi_ide_review'})[0].signs) == 1");
+		assert.match(
+			await said(w.vim, "PiIde revert run"),
+			/reverted 3 of pi's hunks \(in the buffers; `u` in each undoes/,
+		);
+		assert.deepEqual(await w.vim.expr("[getline(1, '$'), getbufline('b.txt', 1, '$')]"), [
+			["one", "old two", "three"],
+			["b1"],
+		]);
+		assert.equal(readFileSync(w.file, "utf8"), CONTENT, "the disk keeps pi's version");
+		assert.equal(readFileSync(other, "utf8"), "b1\nB2\n");
+		await w.vim.until((s) => ((s["reverted"] as unknown[] | undefined) ?? []).length === 3, "three reverts");
+		await w.vim.ex("undo");
+		assert.deepEqual(await w.vim.expr("[getline(1, '$'), getbufline('b.txt', 1, '$')]"), [
+			["one", "two", "three", "four"],
+			["b1"],
+		]);
+		await w.vim.ex("buffer b.txt | undo");
+		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["b1", "B2"]);
 		await assertNoErrors(w.vim);
 	});
 

@@ -576,8 +576,8 @@ enddef
 def Answer(sub: string)
   var said: string
   try
-    if sub == 'revert' || sub == 'revert file'
-      said = review.Revert(sub == 'revert' ? '' : 'file')
+    if sub =~# '^revert\( file\| run\)\=$'
+      said = review.Revert(sub[7 :])
     elseif sub == 'hunks'
       said = review.ToQuickfix()
     elseif sub == 'review'
@@ -593,10 +593,10 @@ def Answer(sub: string)
   endif
 enddef
 
-# :PiIde [status|enable|disable|approve|reject|proposal|revert [file]|hunks|review]
+# :PiIde [status|enable|disable|approve|reject|proposal|revert [file|run]|hunks|review]
 export def Command(arg: string)
   var sub = arg == '' ? 'status' : arg
-  if index(['approve', 'reject', 'proposal', 'revert', 'revert file', 'hunks', 'review'], sub) >= 0
+  if index(['approve', 'reject', 'proposal', 'revert', 'revert file', 'revert run', 'hunks', 'review'], sub) >= 0
     Answer(sub)
     return
   elseif sub == 'enable'
@@ -605,7 +605,7 @@ export def Command(arg: string)
     Stop()
   elseif sub != 'status'
     echohl ErrorMsg
-    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert [file], hunks or review)', sub)
+    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert [file|run], hunks or review)', sub)
     echohl None
     return
   endif

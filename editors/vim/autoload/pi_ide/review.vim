@@ -2,8 +2,8 @@ vim9script
 # pi_ide/review.vim: protocol v0.4, pi's change set (`pi-<pid>.review.json`) in Vim. Passive by default: the
 # buffers of files pi changed mark pi's hunks of its newest run in the sign column (signs move with edits);
 # nothing opens, moves the cursor or takes focus unless the user asks:
-#   :PiIde revert [file]   put the baseline's lines back in the buffer for the hunk under the cursor (or all of
-#                   the buffer's): the buffer changes, not the disk (one `u` brings pi's version back; the user saves when they choose).
+#   :PiIde revert [file|run]   put the baseline's lines back in the buffer for the hunk under the cursor (or
+#                   all of the buffer's, or of every loaded buffer of the run): the buffers change, not the disk (one `u` brings pi's version back; the user saves when they choose).
 #                   A hunk whose lines differ from what pi left (the user edited them) is refused.
 #   :PiIde hunks    pi's hunks of its newest run, every file, into the quickfix list (not opened).
 #   :PiIde review   the current buffer beside pi's baseline (a read-only scratch buffer, both in diff mode).
@@ -254,26 +254,29 @@ def UndoBreak()
   &undolevels = &undolevels
 enddef
 
-# Put the baseline's lines of the marked hunk `info` back in the current buffer `buf`, or return why not.
+# Put the baseline's lines of the marked hunk `info` back in buffer `buf` (loaded), or return why not.
 def RevertOne(buf: number, info: dict<any>): string
   var h = info.hunk
   var n = len(h.new_text)
   var at = SignLine(buf, info.ids[0])
   if n > 0
     # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides.
-    if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getline(at, at + n - 1) !=# h.new_text
-      return printf("line %d: you changed these lines after pi's edit; not reverted", at > 0 ? at : line('.'))
+    if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getbufline(buf, at, at + n - 1) !=# h.new_text
+      return printf("%s line %d: you changed these lines after pi's edit; not reverted",
+        fnamemodify(bufname(buf), ':t'), at)
     endif
     # Replaced in place, then the rest added or removed.
     var common = min([n, len(h.old_text)])
-    setline(at, h.old_text[: common - 1])
+    if common > 0
+      setbufline(buf, at, h.old_text[: common - 1])
+    endif
     if len(h.old_text) > n
-      append(at + n - 1, h.old_text[n :])
+      appendbufline(buf, at + n - 1, h.old_text[n :])
     elseif n > common
       deletebufline(buf, at + common, at + n - 1)
     endif
   else
-    append(info.at_end ? at : at - 1, h.old_text)
+    appendbufline(buf, info.at_end ? at : at - 1, h.old_text)
   endif
   sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
   for id in info.ids
@@ -284,15 +287,14 @@ def RevertOne(buf: number, info: dict<any>): string
   return ''
 enddef
 
-# :PiIde revert [file]: the hunks of pi's marked on the cursor's line (one, but for a deletion marked on the line
-# of another hunk), or (`file`) all of the buffer's, in the buffer. Returns the one line to tell the user.
-export def Revert(scope: string = ''): string
-  var buf = bufnr()
+# Revert the hunks of pi's marked in `buf` on line `lnum` (one, but for a deletion marked on the line of another
+# hunk), or all of them (`lnum` 0). Returns [how many were reverted, the problems, how many were marked there].
+def RevertIn(buf: number, lnum: number): list<any>
   var known = get(get(marks, string(buf), {}), 'hunks', {})
   var chosen: list<dict<any>> = []
   # A hunk of several lines has a sign on each: taken once, by its first sign's id.
   var taken: dict<bool> = {}
-  var where = scope == 'file' ? {} : {lnum: line('.')}
+  var where = lnum > 0 ? {lnum: lnum} : {}
   for s in sign_getplaced(buf, extend({group: GROUP}, where))[0].signs
     var info = get(known, string(s.id), {})
     if !empty(info) && !has_key(taken, string(info.ids[0]))
@@ -301,17 +303,13 @@ export def Revert(scope: string = ''): string
     endif
   endfor
   if empty(chosen)
-    return scope == 'file' ? "(pi-ide) no hunks of pi's to revert here"
-      : "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
+    return [0, [], 0]
   endif
-  if !&modifiable
-    return "(pi-ide) this buffer is not modifiable; not reverted"
+  if !getbufvar(buf, '&modifiable')
+    return [0, [printf('%s is not modifiable; not reverted', fnamemodify(bufname(buf), ':t'))], len(chosen)]
   endif
   # In any order: each hunk's place is read from its signs when it is reverted, and Vim moves the signs of the
   # others with every line added or removed.
-  # One undo step of its own: the user's edits before it, even made in the same command or from a mapping, stay
-  # out of it, so one `u` takes back the revert and nothing else.
-  UndoBreak()
   var done = 0
   var problems: list<string> = []
   for info in chosen
@@ -322,12 +320,41 @@ export def Revert(scope: string = ''): string
       problems->add(problem)
     endif
   endfor
+  return [done, problems, len(chosen)]
+enddef
+
+# :PiIde revert [file|run]: the hunks of pi's under the cursor, or all of the buffer's (`file`), or of every
+# buffer of pi's newest runs that Vim has loaded (`run`), in the buffers. Returns the one line to tell the user.
+export def Revert(scope: string = ''): string
+  var done = 0
+  var problems: list<string> = []
+  var seen = 0
+  var undo_note = '(in the buffer; `u` undoes, `:w` saves)'
+  # One undo step of its own: the user's edits before it, even made in the same command or from a mapping, stay
+  # out of it, so one `u` takes back the revert and nothing else. (Another buffer's undo is closed when the user
+  # leaves it, and its changes here are one step in it.)
   UndoBreak()
+  if scope == 'run'
+    undo_note = '(in the buffers; `u` in each undoes, `:wa` saves)'
+    for b in keys(marks)
+      if bufloaded(str2nr(b))
+        var [d, p, n] = RevertIn(str2nr(b), 0)
+        [done, problems, seen] = [done + d, problems + p, seen + n]
+      endif
+    endfor
+  else
+    [done, problems, seen] = RevertIn(bufnr(), scope == 'file' ? 0 : line('.'))
+  endif
+  UndoBreak()
+  if seen == 0
+    return scope != '' ? "(pi-ide) no hunks of pi's to revert here"
+      : "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
+  endif
   if done == 0
     return '(pi-ide) ' .. problems[0]
   endif
   OnChange()
-  var msg = printf("(pi-ide) reverted %d of pi's hunks (in the buffer; `u` undoes, `:w` saves)", done)
+  var msg = printf("(pi-ide) reverted %d of pi's hunks %s", done, undo_note)
   return empty(problems) ? msg : printf('%s; %d refused: %s', msg, len(problems), problems[0])
 enddef
 
