@@ -5,6 +5,7 @@
 
 import { runContextTokensBench } from "./context-tokens.ts";
 import { runEmacsBench } from "./emacs.ts";
+import { runEmacsReviewBench } from "./emacs-review.ts";
 import { runJetBrainsBench } from "./jetbrains.ts";
 import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
@@ -25,4 +26,5 @@ await runReviewBench();
 await runNvimReviewBench();
 runVscodeReviewBench();
 await runEmacsBench();
+await runEmacsReviewBench();
 await runJetBrainsBench();

@@ -124,7 +124,7 @@ With OLD, the text it covers is what the change replaces."
     (put-text-property 0 (length s) 'face 'pi-ide-approval-added s)
     s))
 
-(defun pi-ide-approval--goto-line-function ()
+(defun pi-ide-approval-goto-line-function ()
   "A function moving point to the start of line N (1 to the last) of the buffer.
 It moves from the line it went to last: for hunks in order, a proposal
 costs what lies between its hunks, not the buffer's size once per hunk."
@@ -134,7 +134,7 @@ costs what lies between its hunks, not the buffer's size once per hunk."
       (forward-line (- n line))
       (setq line n pos (point)))))
 
-(defun pi-ide-approval--line-reader (goto last-line)
+(defun pi-ide-approval-line-reader (goto last-line)
   "A reader of lines for `pi-ide-state-hunks-match-p', moving with GOTO.
 It takes FIRST and LAST.  LAST-LINE is the current buffer's last line;
 lines past it are not there."
@@ -186,10 +186,10 @@ LAST-LINE is the buffer's last line."
               (widen)
               ;; As pi counts lines: "" has none, "a\n" and "a" one.
               (let ((last-line (count-lines (point-min) (point-max)))
-                    (goto (pi-ide-approval--goto-line-function))
+                    (goto (pi-ide-approval-goto-line-function))
                     (hunks (sort (copy-sequence (plist-get r :hunks))
                                  (lambda (a b) (< (alist-get 'old_start a) (alist-get 'old_start b))))))
-                (when (pi-ide-state-hunks-match-p (pi-ide-approval--line-reader goto last-line) hunks)
+                (when (pi-ide-state-hunks-match-p (pi-ide-approval-line-reader goto last-line) hunks)
                   (dolist (h hunks)
                     (pi-ide-approval--mark-hunk h goto last-line)))))
             ;; Checked again after the user's edits, matching or not: an edit can take pi's lines away or

@@ -22,7 +22,9 @@
 ;; or foreign messages are ignored with one message each, never an error.
 ;;
 ;; Protocol v0.4: pi's requests for approval, pi-<pid>.approval.json, are read here through the same checks
-;; (with their own size cap) and handed to pi-ide-approval.el.
+;; (with their own size cap) and handed to pi-ide-approval.el; so is pi's change set, pi-<pid>.review.json,
+;; read after each message of a pi connected to this Emacs (pi writes it before the message that announces
+;; the change) and handed to pi-ide-review.el.
 
 ;;; Code:
 
@@ -32,6 +34,7 @@
 (require 'pi-ide-writer)
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-approval)
+(require 'pi-ide-review)
 
 (defvar pi-ide-inbox-poll-interval)
 (defvar pi-ide-inbox-use-file-notify)
@@ -53,6 +56,9 @@ pi-ide.el asks for a prompt write.")
 (defvar pi-ide-inbox--problems nil "Alist: file name -> why it was ignored (each said once).")
 (defvar pi-ide-inbox--told nil "Alist: buffer -> file name, for the \"unsaved, not reloaded\" said.")
 (defvar pi-ide-inbox--alive-at nil "Alist: pid -> when it was last seen alive.")
+(defvar pi-ide-inbox--review-read nil
+  "Alist: pi pid -> the identity of the change set last loaded.
+See `pi-ide-inbox--file-key'.")
 
 (defvar-local pi-ide-inbox--read-as nil
   "What this buffer's path was when it was read: a plist :name :type :real, or nil.")
@@ -211,10 +217,39 @@ group/other bits, never a link or a FIFO), then JSON."
         (error (cons nil "not valid JSON"))))))
 
 (defun pi-ide-inbox--forget-pi (pid)
-  "Forget pi PID's message and request.
+  "Forget pi PID's message, request and change set.
 It exited, or is not (or no longer) connected to us."
-  (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis))
-  (pi-ide-approval-forget pid))
+  (setq pi-ide-inbox--pis (assq-delete-all pid pi-ide-inbox--pis)
+        pi-ide-inbox--review-read (assq-delete-all pid pi-ide-inbox--review-read))
+  (pi-ide-approval-forget pid)
+  (pi-ide-review-forget pid))
+
+(defun pi-ide-inbox--file-key (path)
+  "Tell one version of PATH from the next: (INODE SIZE MTIME), or nil.
+pi replaces its files by renaming a new one over them."
+  (let ((info (pi-ide-writer-inspect path)))
+    (and info (list (plist-get info :inode) (plist-get info :size)
+                    (file-attribute-modification-time
+                     (let ((file-name-handler-alist nil)) (file-attributes path)))))))
+
+(defun pi-ide-inbox--read-review (pid)
+  "Read pi PID's change set; PID is live and its message names this Emacs.
+A change set read before is not parsed again: it can be 8 MiB."
+  (let* ((name (pi-ide-state-review-name pid))
+         (key (pi-ide-inbox--file-key (concat pi-ide-inbox--dir "/" name))))
+    (unless (and key (equal key (alist-get pid pi-ide-inbox--review-read)))
+      (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name pi-ide-state-max-review-bytes)))
+        (cond
+         (why (pi-ide-inbox--problem name why))
+         ;; None (yet): pi changed nothing, or is older than v0.4.
+         ((null msg) (pi-ide-review-forget pid))
+         (t
+          (pcase-let ((`(,runs . ,bad) (pi-ide-state-validate-review msg pid)))
+            (if bad
+                (pi-ide-inbox--problem name bad)
+              (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems))
+              (setf (alist-get pid pi-ide-inbox--review-read) key)
+              (pi-ide-review-load pid runs)))))))))
 
 (defun pi-ide-inbox-process (name)
   "Read and handle NAME in the state directory.
@@ -241,9 +276,8 @@ Non-nil when acted on."
                 ('alive
                  (setf (alist-get pid pi-ide-inbox--alive-at) (float-time))
                  (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems))
-                 (if approval-pid
-                     (progn (pi-ide-approval-load request) t)
-                   (pi-ide-inbox--handle-message request)))
+                 (cond (approval-pid (pi-ide-approval-load request) t)
+                       ((pi-ide-inbox--handle-message request) (pi-ide-inbox--read-review pid) t)))
                 (life
                  (when (eq life 'foreign)
                    (pi-ide-inbox--problem name (format "pid %d belongs to another user" pid)))
@@ -292,11 +326,7 @@ must not be answered as if it still waited."
       (let ((seen nil))
         (dolist (name (let ((file-name-handler-alist nil))
                         (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:\\.approval\\)?\\.json\\'" t)))
-          (let* ((info (pi-ide-writer-inspect (concat pi-ide-inbox--dir "/" name)))
-                 (key (and info (list (plist-get info :inode) (plist-get info :size)
-                                      (file-attribute-modification-time
-                                       (let ((file-name-handler-alist nil))
-                                         (file-attributes (concat pi-ide-inbox--dir "/" name))))))))
+          (let ((key (pi-ide-inbox--file-key (concat pi-ide-inbox--dir "/" name))))
             (push (cons name key) seen)
             (unless (equal key (cdr (assoc name pi-ide-inbox--polled)))
               (pi-ide-inbox--queue name))))
@@ -337,8 +367,10 @@ Returns the method used: `file-notify' or `timer'."
   (when pi-ide-inbox--flush-timer (cancel-timer pi-ide-inbox--flush-timer))
   (setq pi-ide-inbox--poll-timer nil pi-ide-inbox--flush-timer nil
         pi-ide-inbox--queued nil pi-ide-inbox--polled nil)
-  ;; Not listening any more: no request counts (the mode line and `pi-ide-status' follow).
-  (pi-ide-approval-reset))
+  ;; Not listening any more: no request or change set counts (the mode line and `pi-ide-status' follow).
+  (setq pi-ide-inbox--review-read nil)
+  (pi-ide-approval-reset)
+  (pi-ide-review-reset))
 
 (defun pi-ide-inbox-method ()
   "How pi's messages are noticed now: `file-notify', `timer' or nil."
@@ -367,7 +399,8 @@ BUFFER is the active one."
                         `((pid . ,(car pi-ide-inbox--last)) (seq . ,(cdr pi-ide-inbox--last)))
                       :null))
              ;; v0.4: always present, empty before the first decision: pi then knows it can ask here.
-             (decisions . ,(pi-ide-approval-report))))))
+             (decisions . ,(pi-ide-approval-report))
+             ,@(let ((reverted (pi-ide-review-report))) (and reverted `((reverted . ,reverted))))))))
 
 (defun pi-ide-inbox-report-buffer-p (buffer)
   "Does a listed report describe BUFFER (so its diagnostics matter to pi)?"
@@ -405,6 +438,7 @@ A plist :pid :cwd :last-turn, or nil."
               "pi changed no files in its last turn")
             lines))
     (dolist (l (pi-ide-approval-summary-lines)) (push l lines))
+    (dolist (l (pi-ide-review-summary-lines)) (push l lines))
     (dolist (told pi-ide-inbox--told)
       (when (and (buffer-live-p (car told)) (buffer-modified-p (car told)))
         (push (format "not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"

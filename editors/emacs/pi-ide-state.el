@@ -457,15 +457,18 @@ to carry)."
                     :timeout (alist-get 'timeout_s r) :expires (alist-get 'expires r))
               nil))))))
 
+(defun pi-ide-state-lines-at-p (lines at expected)
+  "Does the text of LINES hold EXPECTED (a list of lines) from line AT on?
+LINES is a function (FIRST LAST) returning those lines (1-based, inclusive)
+as a list, fewer past the end.  No lines are always there."
+  (or (null expected)
+      (and (>= at 1) (equal (funcall lines at (+ at (length expected) -1)) expected))))
+
 (defun pi-ide-state-hunks-match-p (lines hunks)
   "Do HUNKS' old lines stand where they say in the text of LINES?
-LINES is a function (FIRST LAST) returning those lines (1-based, inclusive)
-as a list, fewer past the end.  Then the buffer holds the text pi read, and
-its marks fall on the right lines."
-  (cl-every (lambda (h)
-              (let ((old (alist-get 'old_text h)) (at (alist-get 'old_start h)))
-                (or (null old)
-                    (and (>= at 1) (equal (funcall lines at (+ at (length old) -1)) old)))))
+LINES is as in `pi-ide-state-lines-at-p'.  Then the buffer holds the text
+pi read, and its marks fall on the right lines."
+  (cl-every (lambda (h) (pi-ide-state-lines-at-p lines (alist-get 'old_start h) (alist-get 'old_text h)))
             hunks))
 
 (defun pi-ide-state-proposed-lines (new-text)
@@ -513,6 +516,117 @@ At most `pi-ide-state-max-decisions', the newest."
           (if (plist-get request :note)
               (format "(%s)" (pi-ide-state-inert (plist-get request :note)))
             (format "%d %s" n (if (= n 1) "hunk" "hunks"))))))
+
+;;;; pi's change set, for review (protocol v0.4)
+
+(defconst pi-ide-state-max-review-bytes (* 8 1024 1024)
+  "Largest change set an editor reads (PROTOCOL.md, \"v0.4\").")
+
+(defconst pi-ide-state-max-reverted 50
+  "Most reverts the state file lists, newest last (PROTOCOL.md, \"reverted\").")
+
+(defun pi-ide-state-review-name (pid)
+  "The name of pi PID's change set in the state directory."
+  (format "pi-%d.review.json" pid))
+
+(defun pi-ide-state-validate-review (msg name-pid)
+  "MSG (parsed JSON) as pi NAME-PID's change set.
+Returns (RUNS . nil), or (nil . WHY) when it is not one.  RUNS is a list of
+plists :run :files, oldest first; each file a plist :file :baseline :hunks.
+Malformed runs, files and hunks are dropped (the rest still counts)."
+  (let ((obj (and (consp msg) (consp (car msg)))))
+    (cond
+     ((not (and obj (equal (alist-get 'kind msg) "pi-review"))) '(nil . "not a pi change set"))
+     ((not (eql (alist-get 'pid msg) name-pid))
+      (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
+     ((not (listp (alist-get 'runs msg))) '(nil . "runs is not a list"))
+     (t
+      (cons (cl-loop
+             for run in (alist-get 'runs msg)
+             when (and (consp run) (consp (car run)) (pi-ide-state--integer-p (alist-get 'run run))
+                       (listp (alist-get 'files run)))
+             collect (list :run (alist-get 'run run)
+                           :files (cl-loop
+                                   for f in (alist-get 'files run)
+                                   for file = (and (consp f) (consp (car f)) (alist-get 'file f))
+                                   when (and (stringp file) (string-prefix-p "/" file)
+                                             (listp (alist-get 'hunks f)))
+                                   collect (list :file file
+                                                 :baseline (let ((b (alist-get 'baseline f))) (and (stringp b) b))
+                                                 :hunks (cl-remove-if-not #'pi-ide-state--hunk-p
+                                                                          (alist-get 'hunks f))))))
+            nil)))))
+
+(defun pi-ide-state-newest-entry (change-sets file)
+  "Return the newest change of FILE in the change set list CHANGE-SETS, or nil.
+That is the change of the newest run that changed FILE.
+CHANGE-SETS is an alist: pi pid -> runs (see `pi-ide-state-validate-review').
+Returns a plist :pid :run :file :baseline :hunks."
+  (let ((best nil))
+    (dolist (set change-sets)
+      (dolist (run (cdr set))
+        (dolist (f (plist-get run :files))
+          (when (and (equal (plist-get f :file) file)
+                     (or (null best) (> (plist-get run :run) (plist-get best :run))))
+            (setq best (append (list :pid (car set) :run (plist-get run :run)) f))))))
+    best))
+
+(defun pi-ide-state-text-lines (text)
+  "TEXT's lines as pi counts them: without terminators, none for \"\"."
+  (let ((lines (split-string text "\n")))
+    (if (equal (car (last lines)) "") (butlast lines) lines)))
+
+(defun pi-ide-state-deletion-at-p (lines last-line baseline hunk)
+  "Does the text of LINES stand around deletion HUNK as pi left it?
+LINES is as in `pi-ide-state-lines-at-p', LAST-LINE its number of lines and
+BASELINE the vector of the baseline's lines.  The line that followed the
+deleted lines in the baseline must be at the hunk's new_start; for lines
+deleted at the end, the text ends at new_start - 1 with the line that came
+before them.  Then the mark of the deletion falls where pi deleted."
+  (let* ((start (alist-get 'new_start hunk))
+         (after (+ (alist-get 'old_start hunk) (length (alist-get 'old_text hunk))))
+         (before (1- (alist-get 'old_start hunk))))
+    (and (> last-line 0) (>= start 1)
+         (if (<= after (length baseline))
+             (pi-ide-state-lines-at-p lines start (list (aref baseline (1- after))))
+           (and (= last-line (1- start))
+                (or (< before 1)
+                    (and (<= before (length baseline))
+                         (pi-ide-state-lines-at-p lines last-line (list (aref baseline (1- before)))))))))))
+
+(defun pi-ide-state-hunk-kind (hunk)
+  "What HUNK did: `added' (no old lines), `deleted' (no new lines) or `changed'."
+  (cond ((null (alist-get 'old_text hunk)) 'added)
+        ((null (alist-get 'new_text hunk)) 'deleted)
+        (t 'changed)))
+
+(defun pi-ide-state-remember-revert (reverted entry hunk line)
+  "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
+ENTRY is from `pi-ide-state-newest-entry'.  At most
+`pi-ide-state-max-reverted', the newest."
+  (last (append reverted
+                (list `((pi_pid . ,(plist-get entry :pid)) (run . ,(plist-get entry :run))
+                        (id . ,(alist-get 'id hunk)) (file . ,(plist-get entry :file))
+                        (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
+        pi-ide-state-max-reverted))
+
+;; Written as `compilation-mode' reads a location: RET on a line visits it, when the user asks.
+(defun pi-ide-state-hunk-list (change-sets)
+  "The lines listing pi's hunks of its newest run in CHANGE-SETS.
+CHANGE-SETS is as in `pi-ide-state-newest-entry'.  Each line is
+\"FILE:LINE: pi +ADDED -REMOVED  FIRST LINE\", in pi's order."
+  (let ((newest nil))
+    (dolist (set change-sets)
+      (let ((run (car (last (cdr set)))))
+        (when (and run (or (null newest) (> (plist-get run :run) (plist-get newest :run))))
+          (setq newest run))))
+    (cl-loop for f in (plist-get newest :files)
+             append (cl-loop for h in (plist-get f :hunks)
+                             for new = (alist-get 'new_text h)
+                             for old = (alist-get 'old_text h)
+                             collect (format "%s:%d: pi +%d -%d  %s" (pi-ide-state-inert (plist-get f :file))
+                                             (max 1 (alist-get 'new_start h)) (length new) (length old)
+                                             (pi-ide-state-inert (or (car new) (car old) "")))))))
 
 ;;;; Diagnostics
 

@@ -29,6 +29,12 @@
 ;; buffer if it is open, shows " approve?" in the mode line, and `pi-ide-approve', `pi-ide-reject' and
 ;; `pi-ide-proposal' answer or show it (pi-ide-approval.el).
 ;;
+;; pi's change set (protocol v0.4): the buffers of files pi changed mark pi's hunks of its newest run
+;; (`pi-ide-review-marks'); `pi-ide-revert-hunk' puts the lines of the hunk under point back as they were
+;; before pi's run, in the buffer only (one undo brings pi's version back), and pi tells its model with the
+;; next prompt; `pi-ide-hunks' lists pi's hunks and `pi-ide-baseline' shows the file before pi's run
+;; (pi-ide-review.el).
+;;
 ;; Usage: (pi-ide-mode 1) in your init file.  M-x pi-ide-status says what was written and which pi is
 ;; connected.  See editors/emacs/README.md.
 
@@ -40,6 +46,7 @@
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-inbox)
 (require 'pi-ide-approval)
+(require 'pi-ide-review)
 
 (defgroup pi-ide nil
   "Let the pi coding agent see the file, cursor and region of the selected window."
@@ -89,6 +96,18 @@ proposed lines after them with a \"+ \" (face `pi-ide-approval-added'), never
 put in the buffer; only in a buffer already open that still holds the lines
 pi read."
   :type 'boolean)
+
+(defcustom pi-ide-review-marks t
+  "Mark pi's hunks of its newest run in the buffers of the files it changed.
+Lines pi added get the face `pi-ide-review-added', lines it changed
+`pi-ide-review-changed', and the line after lines it deleted a \"▁\" in
+`pi-ide-review-deleted'; only in buffers already open, only where the
+buffer still holds pi's lines.  `pi-ide-revert-hunk' works on these marks:
+with them off, there is nothing to revert."
+  :type 'boolean
+  :set (lambda (sym value)
+         (set-default sym value)
+         (when (fboundp 'pi-ide-review-refresh) (ignore-errors (pi-ide-review-refresh)))))
 
 ;;;; State
 
@@ -355,7 +374,8 @@ user sees also runs the window hooks, which write promptly."
 
 (defun pi-ide--file-read ()
   "A file was visited or reverted: record its path for reloads, write promptly."
-  (pi-ide--guard (pi-ide-inbox-buffer-read) (pi-ide-approval-buffer-read) (pi-ide-schedule t)))
+  (pi-ide--guard
+    (pi-ide-inbox-buffer-read) (pi-ide-approval-buffer-read) (pi-ide-review-buffer-read) (pi-ide-schedule t)))
 
 (defun pi-ide--saved ()
   "The buffer was saved: its file and buffer agree again."
@@ -410,7 +430,8 @@ user sees also runs the window hooks, which write promptly."
   (setenv "PI_IDE_EDITOR_PID" (number-to-string (emacs-pid)))
   (setq pi-ide-diagnostics-changed-function #'pi-ide--diagnostics-changed
         pi-ide-inbox-report-function #'pi-ide--report
-        pi-ide-approval-changed-function #'pi-ide--report)
+        pi-ide-approval-changed-function #'pi-ide--report
+        pi-ide-review-changed-function #'pi-ide--report)
   (pi-ide-diagnostics-enable)
   (let ((problem (pi-ide-writer-ensure-dir pi-ide--dir)))
     (if problem
@@ -452,7 +473,11 @@ connected (\" pi+N\" when its last turn changed N files).  When pi waits
 for your approval of an edit (pi's setting ideContext.approve \"edits\"),
 it says so, marks the proposed hunks in the file's buffer if open, adds
 \" approve?\" to the mode line, and `pi-ide-approve', `pi-ide-reject' and
-`pi-ide-proposal' answer or show it."
+`pi-ide-proposal' answer or show it.  The buffers of files pi changed mark
+pi's hunks of its newest run (`pi-ide-review-marks'), and
+`pi-ide-revert-hunk' takes one back in the buffer (`pi-ide-revert-file'
+all of them); `pi-ide-hunks' lists
+them and `pi-ide-baseline' shows the file as it was before pi's run."
   :global t
   :group 'pi-ide
   :lighter (:eval (pi-ide-mode-line))
@@ -563,6 +588,55 @@ changes."
   (interactive)
   (let ((said (condition-case err
                   (pi-ide-approval-show)
+                (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
+    (when said (message "%s" said))
+    said))
+
+;;;; pi's change set (protocol v0.4)
+
+;;;###autoload
+(defun pi-ide-revert-hunk ()
+  "Put back the lines of pi's hunk under point as they were before pi's run.
+In the buffer, not on disk: one undo brings pi's version back, and you save
+when you choose.  Refused when you changed the hunk's lines after pi's edit.
+pi tells its model with your next prompt which of its hunks you reverted."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-revert-at-point)
+                (error (format "(pi-ide) not reverted: %s" (error-message-string err))))))
+    (message "%s" said)
+    said))
+
+;;;###autoload
+(defun pi-ide-revert-file ()
+  "Put back every hunk of pi's in this buffer as it was before pi's run.
+In the buffer, not on disk, as one change: one undo brings pi's version
+back.  Hunks whose lines you changed after pi's edit are refused and stay."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-revert-buffer-hunks)
+                (error (format "(pi-ide) not reverted: %s" (error-message-string err))))))
+    (message "%s" said)
+    said))
+
+;;;###autoload
+(defun pi-ide-hunks ()
+  "List pi's hunks of its last run, every file, in a `compilation-mode' buffer.
+It is displayed, not selected; RET on a line visits the hunk."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-show-hunks)
+                (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
+    (when said (message "%s" said))
+    said))
+
+;;;###autoload
+(defun pi-ide-baseline ()
+  "Show the current buffer's file as it was before pi's last run changed it.
+Read-only, displayed, not selected: neither the file nor its buffer changes."
+  (interactive)
+  (let ((said (condition-case err
+                  (pi-ide-review-show-baseline)
                 (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
     (when said (message "%s" said))
     said))

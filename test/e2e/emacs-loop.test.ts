@@ -8,7 +8,10 @@
  * alone is asked: `pi-ide-approve` lets the edit run and the model reads that it was approved in Emacs;
  * `pi-ide-reject` leaves the file as it is and the model reads that the user rejected it in Emacs; with pi in RPC
  * mode, pi's own dialog answering first takes the request (and its marks) out of Emacs; Emacs exiting while pi
- * waits is no rejection, and the model is told so.
+ * waits is no rejection, and the model is told so. Review (v0.4): pi in RPC mode edits two places of an open
+ * file; Emacs marks both hunks on their lines, `M-x pi-ide-revert-hunk` (typed) puts one back in the buffer and not
+ * on disk, refuses the other once the user edited it, `C-_` brings pi's version back, and the next prompt tells the
+ * model which hunk the user reverted.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -16,7 +19,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
-import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
+import { DEFAULT_REPLY, type FakeReply, type RecordedRequest, toolResults } from "../helpers/fake-llm.ts";
 import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startRpc, type UiRequest } from "../helpers/rpc.ts";
@@ -24,6 +27,9 @@ import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario
 
 const CHECKER = fileURLToPath(new URL("../fixtures/marker-checker.ts", import.meta.url));
 const ORIGINAL = Array.from({ length: 12 }, (_, i) => `v${i + 1} = ${i + 1}  # line ${i + 1}`);
+
+/** Everything the model read in a request, as one text. */
+const requestText = (request: RecordedRequest | undefined): string => JSON.stringify(request?.body ?? {});
 
 const bufferText = (e: Emacs, file: string) =>
 	e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))`);
@@ -245,5 +251,79 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 		assert.equal(await e.eval(marked), "0");
 		assert.doesNotMatch(await e.eval("(pi-ide-mode-line)"), /approve/);
 		assert.deepEqual(e.readState()?.decisions, [], "Emacs decided nothing");
+	});
+
+	it("review: pi's hunks marked, one reverted in the buffer (typed), another refused, undone; the model is told", async (t) => {
+		const env = await envFor(t);
+		const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`);
+		const file = touch(env.workDir, "notes.txt", `${lines.join("\n")}\n`);
+		const e = await startEmacs(t, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await e.act(`(find-file ${elispString(file)})`);
+		await e.until((s) => (s?.active_buffer.file === file ? true : undefined), "Emacs reports notes.txt");
+		const rpc = await startRpc(env);
+		t.after(() => rpc.close());
+		env.model.respond = (_request, index): FakeReply =>
+			index === 0
+				? {
+						toolCalls: [
+							{
+								name: "edit",
+								arguments: {
+									path: file,
+									edits: [
+										{ oldText: "line 2\n", newText: "line 2, by pi\n" },
+										{ oldText: "line 9\n", newText: "line 9, by pi\nand one more\n" },
+									],
+								},
+							},
+						],
+					}
+				: { text: DEFAULT_REPLY };
+		await rpc.prompt("change lines 2 and 9");
+		const piVersion = readFileSync(file, "utf8");
+		assert.match(piVersion, /line 2, by pi\n[\s\S]*line 9, by pi\nand one more\n/);
+		const marks = `(with-current-buffer (find-buffer-visiting ${elispString(file)})
+			(vconcat (mapcar (lambda (o) (vector (line-number-at-pos (overlay-start o) t) (count-lines (overlay-start o) (overlay-end o))))
+				(sort (cl-remove-if-not (lambda (o) (overlay-get o 'pi-ide-review)) (overlays-in (point-min) (point-max)))
+					(lambda (a b) (< (overlay-start a) (overlay-start b)))))))`;
+		await pollUntil(
+			async () => (JSON.stringify(await e.json(marks)) === "[[2,1],[9,2]]" ? true : undefined),
+			"pi's two hunks marked on lines 2 and 9-10",
+		);
+
+		// The user edits pi's line 2: its revert is refused. Line 9's is taken back, typed as a user would.
+		await e.act(`(progn (goto-char (point-min)) (forward-line 1) (end-of-line) (insert "!"))`);
+		await e.act("(progn (goto-char (point-min)) (forward-line 1))");
+		await e.keys("M-x", "pi-ide-revert-hunk", "Enter");
+		await pollUntil(
+			async () => ((await e.messages()).some((m) => /line 2: you changed these lines/.test(m)) ? true : undefined),
+			"the edited hunk is refused",
+		);
+		await e.act("(progn (goto-char (point-min)) (forward-line 8))");
+		await e.keys("M-x", "pi-ide-revert-hunk", "Enter");
+		const expected = piVersion
+			.replace("line 2, by pi\n", "line 2, by pi!\n")
+			.replace("line 9, by pi\nand one more\n", "line 9\n");
+		await pollUntil(
+			async () => ((await bufferText(e, file)) === expected ? true : undefined),
+			"line 9's hunk reverted in the buffer",
+		);
+		assert.equal(readFileSync(file, "utf8"), piVersion, "the disk keeps pi's version");
+		await e.until(
+			(s) => ((s as { reverted?: unknown[] } | null)?.reverted?.length === 1 ? true : undefined),
+			"reported",
+		);
+
+		await rpc.prompt("what now?");
+		const told = requestText(env.model.requests.at(-1));
+		assert.match(told, /the user reverted one of your changes in their editor/);
+		assert.match(told, /notes\.txt:9-10/);
+
+		await e.keys("C-_");
+		await pollUntil(
+			async () => ((await bufferText(e, file)).includes("line 9, by pi\nand one more\n") ? true : undefined),
+			"one undo brings pi's lines back",
+		);
+		assert.equal(await bufferText(e, file), piVersion.replace("line 2, by pi\n", "line 2, by pi!\n"));
 	});
 });

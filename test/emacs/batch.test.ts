@@ -2,7 +2,9 @@
  * The Emacs client in `emacs --batch`: the ERT tables of its pure builders (test/emacs/pi-ide-state-tests.el), a
  * seeded random test of regions against an oracle (test/emacs/pi-ide-region-tests.el; shown to catch a planted
  * defect in the end-of-line rules), a seeded random test of the approval marks read back as drawn against the hunks
- * applied on their own (test/emacs/pi-ide-approval-tests.el; shown to catch insertions placed one line late),
+ * applied on their own (test/emacs/pi-ide-approval-tests.el; shown to catch insertions placed one line late), a
+ * seeded random test of pi's hunks reverted in a buffer against the baseline with the other hunks applied
+ * (test/emacs/pi-ide-review-tests.el; shown to catch a deletion put back one line late),
  * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
  * loading in batch without writing anything (no UI: nobody looks).
  */
@@ -51,6 +53,19 @@ describe("emacs --batch", () => {
 
 	it("ERT: 2,000 seeded random proposals, marked in a buffer and read back as drawn, are the proposed file", async () => {
 		const r = await emacsBatch(["-l", "test/emacs/pi-ide-approval-tests.el", "-f", "ert-run-tests-batch-and-exit"]);
+		assert.equal(r.code, 0, r.output);
+		assert.match(r.output, /Ran 1 tests, 1 results as expected, 0 unexpected/);
+	});
+
+	it("ERT: 1,500 seeded random change sets, hunks reverted in a buffer, are the baseline with the rest applied", async () => {
+		const r = await emacsBatch([
+			"-L",
+			"test/emacs",
+			"-l",
+			"test/emacs/pi-ide-review-tests.el",
+			"--eval",
+			'(ert-run-tests-batch-and-exit "pi-ide-review-test")',
+		]);
 		assert.equal(r.code, 0, r.output);
 		assert.match(r.output, /Ran 1 tests, 1 results as expected, 0 unexpected/);
 	});

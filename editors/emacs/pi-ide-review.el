@@ -1,0 +1,372 @@
+;;; pi-ide-review.el --- pi's change set: marks and reverts in the buffer -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The pi-ide-context authors
+;; SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; Protocol v0.4, pi's change set.  pi writes <state dir>/pi-<pid>.review.json (the files its tools changed in
+;; its last runs, each with its baseline and hunks) before the message that announces the change;
+;; pi-ide-inbox.el reads it after each message of a live pi of ours that names this Emacs, through the checks
+;; of pi's message (8 MiB cap), and hands the validated runs here.  Passive:
+;;
+;; - buffers already visiting a changed file get overlays on pi's hunks of the newest run that changed it
+;;   (faces `pi-ide-review-added', `pi-ide-review-changed', inheriting the diff ones; a deletion marks the
+;;   line that now follows it with a \"▁\" in `pi-ide-review-deleted'), only where the buffer still holds
+;;   pi's new lines (for a deletion, the baseline's lines around it): never on wrong lines.
+;;   `pi-ide-review-marks' switches them off;
+;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
+;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
+;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
+;;   `reverted', and pi tells its model with the next prompt;
+;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
+;;   it was before pi's run, read-only.
+;;
+;; Nothing here opens, saves, runs or deletes anything because the change set said so, moves point or takes
+;; focus.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'diff-mode)
+(require 'compile)
+(require 'pi-ide-state)
+(require 'pi-ide-approval)
+
+(defvar pi-ide-review-marks)
+
+(defface pi-ide-review-added
+  '((t :inherit diff-added))
+  "Lines pi added in its last run."
+  :group 'pi-ide)
+
+(defface pi-ide-review-changed
+  '((t :inherit diff-changed))
+  "Lines pi changed in its last run (they replace lines of the baseline)."
+  :group 'pi-ide)
+
+(defface pi-ide-review-deleted
+  '((t :inherit diff-removed))
+  "The mark on the line that follows lines pi deleted in its last run."
+  :group 'pi-ide)
+
+(defvar pi-ide-review-changed-function #'ignore
+  "Called with no argument when `reverted' changed.
+pi-ide.el asks for a prompt write.")
+
+(defvar pi-ide-review--sets nil
+  "Alist: pi pid -> its runs (see `pi-ide-state-validate-review').
+Only pis whose message names this Emacs.")
+
+(defvar pi-ide-review--reverted nil "The state file's `reverted', newest last.")
+
+(defvar pi-ide-review--marked nil "Buffers that may hold review overlays.")
+
+(defvar-local pi-ide-review--source nil
+  "What this buffer's review marks were placed from, or nil.
+The pi, run, hunks and the buffer's `buffer-chars-modified-tick': pi's
+change set is read again with every message, and marks placed from the same
+source stay as they are.")
+
+(defconst pi-ide-review-hunks-buffer "*pi-ide hunks*" "The buffer `pi-ide-hunks' shows.")
+
+(defconst pi-ide-review--deleted-prefix (propertize "▁" 'face 'pi-ide-review-deleted)
+  "What the line after lines pi deleted is drawn after.")
+
+;;;; Marks
+
+(defun pi-ide-review--unmark (buffer)
+  "Clear BUFFER of its review overlays."
+  (with-current-buffer buffer
+    (save-restriction
+      (widen)
+      (remove-overlays (point-min) (point-max) 'pi-ide-review t))
+    (setq pi-ide-review--source nil))
+  (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))
+
+(defun pi-ide-review--overlay (beg end entry hunk &optional at-end)
+  "A review mark from BEG to END for HUNK of ENTRY.
+AT-END: a deletion after the last line, marked on that line."
+  ;; Text typed at either edge is not pi's: it stays outside the mark.
+  (let ((o (make-overlay beg end nil t nil))
+        (kind (pi-ide-state-hunk-kind hunk)))
+    (overlay-put o 'pi-ide-review t)
+    (overlay-put o 'pi-ide-review-entry entry)
+    (overlay-put o 'pi-ide-review-hunk hunk)
+    (overlay-put o 'pi-ide-review-at-end at-end)
+    (if (eq kind 'deleted)
+        (overlay-put o 'line-prefix pi-ide-review--deleted-prefix)
+      (overlay-put o 'face (if (eq kind 'added) 'pi-ide-review-added 'pi-ide-review-changed))
+      ;; The user deleting all of pi's lines leaves nothing to revert.
+      (overlay-put o 'evaporate t))
+    o))
+
+(defun pi-ide-review--mark-hunks (entry)
+  "Mark ENTRY's hunks where the current buffer (widened) has pi's lines."
+  (let* ((last-line (count-lines (point-min) (point-max)))
+         (goto (pi-ide-approval-goto-line-function))
+         (reader (pi-ide-approval-line-reader goto last-line))
+         (baseline (and (cl-some (lambda (h) (null (alist-get 'new_text h))) (plist-get entry :hunks))
+                        (vconcat (pi-ide-state-text-lines (or (plist-get entry :baseline) ""))))))
+    (dolist (h (plist-get entry :hunks))
+      (let ((start (alist-get 'new_start h)) (n (length (alist-get 'new_text h))))
+        (cond
+         ((> n 0)
+          (when (and (>= start 1) (pi-ide-state-lines-at-p reader start (alist-get 'new_text h)))
+            (funcall goto start)
+            (let ((beg (point)))
+              (forward-line n)
+              (pi-ide-review--overlay beg (point) entry h))))
+         ;; A deletion: marked on the line that now follows it, or the last line for one at the end, when the
+         ;; buffer has the baseline's lines there (a deletion has no lines of pi's to check).
+         ((pi-ide-state-deletion-at-p reader last-line baseline h)
+          (funcall goto (max 1 (min start last-line)))
+          (pi-ide-review--overlay (point) (progn (forward-line 1) (point)) entry h (> start last-line))))))))
+
+(defun pi-ide-review--mark (buffer file)
+  "Mark pi's hunks of FILE in BUFFER, visiting it.
+They are those of the newest run that changed FILE."
+  (let* ((entry (pi-ide-state-newest-entry pi-ide-review--sets file))
+         (source (and entry pi-ide-review-marks
+                      (list (plist-get entry :pid) (plist-get entry :run)
+                            (buffer-chars-modified-tick buffer)
+                            (mapcar (lambda (h) (cons (alist-get 'id h) (alist-get 'new_start h)))
+                                    (plist-get entry :hunks))))))
+    (unless (and source (equal source (buffer-local-value 'pi-ide-review--source buffer)))
+      (pi-ide-review--unmark buffer)
+      (when source
+        (with-current-buffer buffer
+          (save-excursion
+            (save-restriction
+              (widen)
+              (pi-ide-review--mark-hunks entry)))
+          (setq pi-ide-review--source source))
+        (push buffer pi-ide-review--marked)))))
+
+(defun pi-ide-review--files ()
+  "Return the files that the connected pis changed, in every run listed."
+  (delete-dups (cl-loop for set in pi-ide-review--sets
+                        append (cl-loop for run in (cdr set)
+                                        append (mapcar (lambda (f) (plist-get f :file)) (plist-get run :files))))))
+
+(defun pi-ide-review-refresh ()
+  "Mark the buffers of the files pi changed again; clear the others."
+  (let ((seen nil))
+    (dolist (file (pi-ide-review--files))
+      (let ((buffer (pi-ide-approval--buffer file)))
+        (when buffer
+          (push buffer seen)
+          (pi-ide-review--mark buffer file))))
+    (dolist (buffer (copy-sequence pi-ide-review--marked))
+      (unless (memq buffer seen)
+        (if (buffer-live-p buffer)
+            (pi-ide-review--unmark buffer)
+          (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))))))
+
+(defun pi-ide-review-load (pid run-list)
+  "Load the change set of pi PID (validated): RUN-LIST.
+PID is connected to this Emacs."
+  (setf (alist-get pid pi-ide-review--sets) run-list)
+  (pi-ide-review-refresh))
+
+(defun pi-ide-review-forget (pid)
+  "Forget pi PID, gone or not connected to this Emacs, and unmark."
+  (when (assq pid pi-ide-review--sets)
+    (setq pi-ide-review--sets (assq-delete-all pid pi-ide-review--sets))
+    (pi-ide-review-refresh)))
+
+(defun pi-ide-review-reset ()
+  "Not listening any more: no change set counts."
+  (setq pi-ide-review--sets nil)
+  (pi-ide-review-refresh))
+
+(defun pi-ide-review-buffer-read ()
+  "The current buffer visited or reverted a file: mark pi's hunks of it."
+  (when (and buffer-file-name pi-ide-review--sets)
+    (let ((file (expand-file-name buffer-file-name)))
+      (when (pi-ide-state-newest-entry pi-ide-review--sets file)
+        (pi-ide-review--mark (current-buffer) file)))))
+
+;;;; Revert
+
+(defun pi-ide-review--in-order (overlays)
+  "The review overlays among OVERLAYS, in the order to revert them.
+A deletion after the last line goes first, then the others bottom up, so
+each puts its lines back where the buffer still is as it was marked (two
+deletions can mark one line: one before it, one after the last line)."
+  (sort (cl-remove-if-not (lambda (o) (overlay-get o 'pi-ide-review)) overlays)
+        (lambda (a b) (cond ((overlay-get a 'pi-ide-review-at-end) t)
+                            ((overlay-get b 'pi-ide-review-at-end) nil)
+                            (t (> (overlay-start a) (overlay-start b)))))))
+
+(defun pi-ide-review--at-point ()
+  "The review overlays on the line of point, in the order to revert them.
+Any part of the line counts: text typed at the start of pi's first line is
+outside the mark, and the hunk must still be found (and refused)."
+  (let ((bol (line-beginning-position)) (eol (line-end-position)))
+    (pi-ide-review--in-order
+     (cl-remove-if-not (lambda (o) (and (<= (overlay-start o) eol) (< bol (overlay-end o))))
+                       (overlays-in bol (min (point-max) (1+ eol)))))))
+
+(defun pi-ide-review--still-pi-p (o)
+  "Does overlay O still cover pi's new lines, whole lines and nothing else?"
+  (let* ((beg (overlay-start o)) (end (overlay-end o))
+         (text (buffer-substring-no-properties beg end)))
+    (and (save-excursion (goto-char beg) (bolp))
+         (or (= end (point-max)) (save-excursion (goto-char end) (bolp)))
+         (equal (split-string (if (string-suffix-p "\n" text) (substring text 0 -1) text) "\n")
+                (alist-get 'new_text (overlay-get o 'pi-ide-review-hunk))))))
+
+(defun pi-ide-review--put-back (o)
+  "Put the baseline's lines of overlay O's hunk in place of pi's; the line it took."
+  (let* ((hunk (overlay-get o 'pi-ide-review-hunk))
+         (old (alist-get 'old_text hunk))
+         (beg (overlay-start o)))
+    (if (eq (pi-ide-state-hunk-kind hunk) 'deleted)
+        (let ((text (mapconcat #'identity old "\n")))
+          (goto-char (if (overlay-get o 'pi-ide-review-at-end) (point-max) beg))
+          (prog1 (+ (line-number-at-pos nil t) (if (bolp) 0 1))
+            (if (bolp)
+                (insert text "\n")
+              ;; After a last line without its newline.
+              (insert "\n" text))))
+      (let ((newline (string-suffix-p "\n" (buffer-substring-no-properties beg (overlay-end o)))))
+        (goto-char beg)
+        (delete-region beg (overlay-end o))
+        (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))
+        (line-number-at-pos beg t)))))
+
+(defun pi-ide-review--edited-p (o)
+  "Did the user edit the lines of overlay O's hunk after pi's change?"
+  (and (not (eq (pi-ide-state-hunk-kind (overlay-get o 'pi-ide-review-hunk)) 'deleted))
+       (not (pi-ide-review--still-pi-p o))))
+
+(defun pi-ide-review--refusal (o)
+  "What the user is told about overlay O's hunk, edited since pi's change."
+  (format "line %d: you changed these lines after pi's edit; not reverted" (line-number-at-pos (overlay-start o) t)))
+
+(defun pi-ide-review--revert (overlays)
+  "Put back the baseline's lines of OVERLAYS' hunks, in that order, as one change.
+Each goes into `reverted'.  Returns the lines where they stood."
+  (let ((group (prepare-change-group)) (lines nil) (done nil))
+    (unwind-protect
+        (progn
+          (activate-change-group group)
+          (save-excursion
+            (save-restriction
+              (widen)
+              (dolist (o overlays) (push (pi-ide-review--put-back o) lines))))
+          (setq done t))
+      ;; One change: one undo brings pi's version back.
+      (if done
+          (progn (undo-amalgamate-change-group group) (accept-change-group group))
+        (cancel-change-group group)))
+    (setq lines (nreverse lines))
+    (cl-loop for o in overlays
+             for line in lines
+             do (setq pi-ide-review--reverted
+                      (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
+                                                    (overlay-get o 'pi-ide-review-hunk) line))
+             (delete-overlay o))
+    (funcall pi-ide-review-changed-function)
+    lines))
+
+(defconst pi-ide-review--undo-note "(in the buffer; undo brings it back, save to keep it)"
+  "How a revert is told: what it changed and how to take it back.")
+
+(defun pi-ide-review-revert-at-point ()
+  "Revert pi's hunk on the line of point, in the buffer; the line to tell the user.
+One change: one undo brings pi's version back."
+  (let* ((overlays (pi-ide-review--at-point))
+         (edited (cl-find-if #'pi-ide-review--edited-p overlays)))
+    (cond
+     ((null overlays)
+      "(pi-ide) no hunk of pi's under the cursor (M-x pi-ide-hunks lists them)")
+     (edited (concat "(pi-ide) " (pi-ide-review--refusal edited)))
+     (buffer-read-only "(pi-ide) the buffer is read-only; not reverted")
+     (t
+      (let ((lines (pi-ide-review--revert overlays)))
+        (format "(pi-ide) reverted %s at line %d %s"
+                (if (cdr overlays) (format "%d of pi's hunks" (length overlays)) "pi's hunk")
+                (apply #'min lines) pi-ide-review--undo-note))))))
+
+(defun pi-ide-review-revert-buffer-hunks ()
+  "Revert every hunk of pi's marked in the current buffer that is still pi's.
+Those the user edited are refused and stay.  The line to tell the user."
+  (let* ((overlays (save-restriction (widen) (pi-ide-review--in-order (overlays-in (point-min) (point-max)))))
+         (edited (cl-remove-if-not #'pi-ide-review--edited-p overlays))
+         (kept (cl-set-difference overlays edited)))
+    (cond
+     ((null overlays) "(pi-ide) no hunks of pi's to revert here (M-x pi-ide-hunks lists them)")
+     (buffer-read-only "(pi-ide) the buffer is read-only; not reverted")
+     (t
+      (when kept (pi-ide-review--revert (pi-ide-review--in-order kept)))
+      (concat (format "(pi-ide) reverted %d of pi's hunks %s" (length kept)
+                      (if kept "(in the buffer; undo brings them back, save to keep it)" "in this buffer"))
+              (if edited (format "; %d refused: %s" (length edited) (pi-ide-review--refusal (car (last edited)))) ""))))))
+
+(defconst pi-ide-review-baseline-buffer "*pi-ide baseline*" "The buffer `pi-ide-baseline' shows.")
+
+(defun pi-ide-review-show-hunks ()
+  "List pi's hunks of its newest run in a buffer, displayed, not selected.
+Returns nil, or the line to tell the user when pi changed nothing here."
+  (let ((lines (pi-ide-state-hunk-list pi-ide-review--sets)))
+    (if (null lines)
+        "(pi-ide) pi changed no files in its last runs (or no pi is connected)"
+      (with-current-buffer (get-buffer-create pi-ide-review-hunks-buffer)
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (mapconcat #'identity lines "\n") "\n")
+          ;; Visiting a hunk is the user's RET on its line: nothing is opened before that.
+          (compilation-mode)
+          (setq header-line-format "pi's hunks of its last run: RET visits one; M-x pi-ide-revert-hunk there")
+          (goto-char (point-min))))
+      (display-buffer pi-ide-review-hunks-buffer)
+      nil)))
+
+(defun pi-ide-review-show-baseline ()
+  "Show the current buffer's file as it was before pi's newest run that changed it.
+Read-only, displayed, not selected; nothing is written.  Returns nil, or the
+line to tell the user when there is no baseline to show."
+  (let* ((file (and buffer-file-name (expand-file-name buffer-file-name)))
+         (entry (and file (pi-ide-state-newest-entry pi-ide-review--sets file))))
+    (cond
+     ((null entry) "(pi-ide) pi has not changed this buffer's file in its last runs")
+     ((and (null (plist-get entry :baseline)) (plist-get entry :hunks))
+      ;; Hunks but no baseline: pi created the file.
+      (pi-ide-review--baseline-buffer entry "")
+      nil)
+     ((null (plist-get entry :baseline))
+      "(pi-ide) pi's change set carries no baseline for this file (binary, too large or new)")
+     (t (pi-ide-review--baseline-buffer entry (plist-get entry :baseline)) nil))))
+
+(defun pi-ide-review--baseline-buffer (entry text)
+  "Show TEXT, the baseline of ENTRY, in the read-only baseline buffer."
+  (with-current-buffer (get-buffer-create pi-ide-review-baseline-buffer)
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert text)
+      (fundamental-mode)
+      (setq header-line-format
+            (format "%s before pi's run %d (read-only)"
+                    (pi-ide-state-inert (let ((file-name-handler-alist nil))
+                                          (abbreviate-file-name (plist-get entry :file))))
+                    (plist-get entry :run)))
+      (setq buffer-read-only t)
+      (set-buffer-modified-p nil)
+      (goto-char (point-min))))
+  (display-buffer pi-ide-review-baseline-buffer))
+
+(defun pi-ide-review-summary-lines ()
+  "Lines for `pi-ide-status'."
+  (let ((n (length (pi-ide-state-hunk-list pi-ide-review--sets))) (k (length pi-ide-review--reverted)))
+    (append (and (> n 0) (list (format "pi's last run: %d %s (M-x pi-ide-hunks; M-x pi-ide-revert-hunk on one)"
+                                       n (if (= n 1) "hunk" "hunks"))))
+            (and (> k 0) (list (format "reverted here: %d of pi's hunks, told to pi in the state file" k))))))
+
+(defun pi-ide-review-report ()
+  "The state file's `reverted', or nil before the first revert."
+  (and pi-ide-review--reverted (vconcat pi-ide-review--reverted)))
+
+(provide 'pi-ide-review)
+;;; pi-ide-review.el ends here
