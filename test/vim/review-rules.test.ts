@@ -86,6 +86,8 @@ const VALIDATE: { name: string; msg: unknown; why: string; kept?: [number, numbe
 const PLACEMENT: {
 	name: string;
 	lines: string[];
+	/** The baseline's lines (a deletion's neighbours are checked against them). */
+	base?: string[];
 	hunk: ReviewHunk;
 	want: { first: number; last: number; kind: string; at_end: boolean } | null;
 }[] = [
@@ -104,14 +106,50 @@ const PLACEMENT: {
 	{
 		name: "a deletion: on the line after",
 		lines: ["a", "c"],
+		base: ["a", "b", "c"],
 		hunk: hunk(2, ["b"], []),
 		want: { first: 2, last: 2, kind: "delete", at_end: false },
 	},
 	{
 		name: "a deletion at the end: on the last line",
 		lines: ["a", "b"],
+		base: ["a", "b", "c"],
 		hunk: hunk(3, ["c"], []),
 		want: { first: 2, last: 2, kind: "delete", at_end: true },
+	},
+	{
+		name: "a deletion at the top: on the first line",
+		lines: ["b"],
+		base: ["a", "b"],
+		hunk: hunk(1, ["a"], []),
+		want: { first: 1, last: 1, kind: "delete", at_end: false },
+	},
+	{
+		name: "a deletion whose line before the user changed: not marked",
+		lines: ["a!", "c"],
+		base: ["a", "b", "c"],
+		hunk: hunk(2, ["b"], []),
+		want: null,
+	},
+	{
+		name: "a deletion whose line after the user changed: not marked",
+		lines: ["a", "c!"],
+		base: ["a", "b", "c"],
+		hunk: hunk(2, ["b"], []),
+		want: null,
+	},
+	{
+		name: "a deletion at the end, a line added after it since: not marked",
+		lines: ["a", "b", "new"],
+		base: ["a", "b", "c"],
+		hunk: hunk(3, ["c"], []),
+		want: null,
+	},
+	{
+		name: "a deletion without the baseline: not marked",
+		lines: ["a", "c"],
+		hunk: hunk(2, ["b"], []),
+		want: null,
 	},
 	{ name: "the user changed pi's line: not marked", lines: ["a", "B!", "c"], hunk: hunk(2, ["b"], ["B"]), want: null },
 	{
@@ -165,11 +203,11 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 	});
 	const input = {
 		validate: VALIDATE.map((c) => c.msg),
-		placement: PLACEMENT.map((c) => [c.lines, [c.hunk]]),
+		placement: PLACEMENT.map((c) => [c.lines, [c.hunk], c.base ?? []]),
 		texts: TEXTS,
 		random: random.map((c) => [
 			c.after,
-			changeSet([{ run: 1, files: [{ file: FILE, hunks: c.hunks }] }]),
+			changeSet([{ run: 1, files: [{ file: FILE, baseline: text(c.before), hunks: c.hunks }] }]),
 			c.order,
 			c.edited,
 			c.whole,
@@ -194,7 +232,7 @@ var newest = pi_ide#review#Newest({
 })
 var out = {
   validate: mapnew(c.validate, (_, m) => pi_ide#review#Validate(m, 4242)),
-  placement: mapnew(c.placement, (_, v) => pi_ide#review#Placement(v[1], v[0])),
+  placement: mapnew(c.placement, (_, v) => pi_ide#review#Placement(v[1], v[0], v[2])),
   texts: mapnew(c.texts, (_, v) => pi_ide#review#TextLines(v)),
   reverted: mapnew(reverted, (_, e) => e.id),
   newest: mapnew(newest, (_, f) => [f.pid, f.run]),

@@ -90,10 +90,18 @@ export def Newest(all: dict<list<dict<any>>>): dict<dict<any>>
   return out
 enddef
 
-# Pure: where pi's `hunks` are marked in a buffer holding `lines`: only hunks whose new lines still stand
-# where pi left them (never a mark on lines that are not pi's). Per hunk: {hunk, first, last, kind}; a deletion
-# (no new lines) is marked on the line that now follows it, or on the last line for one at the end (`at_end`).
-export def Placement(hunks: list<dict<any>>, lines: list<string>): list<dict<any>>
+# Pure: is line `at` (1-based) of `lines` the same as line `base_at` of `base`, or are both past an end?
+def SameLine(lines: list<string>, at: number, base: list<string>, base_at: number): bool
+  var here = at >= 1 && at <= len(lines)
+  var there = base_at >= 1 && base_at <= len(base)
+  return here && there ? lines[at - 1] ==# base[base_at - 1] : !here && !there
+enddef
+
+# Pure: where pi's `hunks` (from `base`, the baseline's lines) are marked in a buffer holding `lines`: only hunks
+# whose new lines still stand where pi left them (never a mark on lines that are not pi's). A deletion left no
+# lines of pi's to check: it is marked only where the lines around it are still the baseline's, on the line that
+# now follows it, or on the last line for one at the end (`at_end`). Per hunk: {hunk, first, last, kind, at_end}.
+export def Placement(hunks: list<dict<any>>, lines: list<string>, base: list<string>): list<dict<any>>
   var out: list<dict<any>> = []
   var count = len(lines)
   for h in hunks
@@ -104,7 +112,8 @@ export def Placement(hunks: list<dict<any>>, lines: list<string>): list<dict<any
         out->add({hunk: h, first: first, last: first + n - 1, kind: empty(h.old_text) ? 'add' : 'change',
           at_end: false})
       endif
-    elseif count > 0
+    elseif count > 0 && SameLine(lines, h.new_start - 1, base, h.old_start - 1)
+        && SameLine(lines, h.new_start, base, h.old_start + len(h.old_text))
       var at = max([1, min([h.new_start, count])])
       out->add({hunk: h, first: at, last: at, kind: 'delete', at_end: h.new_start > count})
     endif
@@ -162,7 +171,12 @@ def MarkBuffer(buf: number, file: string, found: dict<any>)
   Define()
   var placed: dict<dict<any>> = {}
   var signs: list<dict<any>> = []
-  for p in Placement(found.entry.hunks, getbufline(buf, 1, '$'))
+  # The baseline's lines only for a deletion's neighbours (split once, and only when there is one).
+  var base: list<string> = []
+  if type(found.entry.baseline) == v:t_string && !empty(filter(copy(found.entry.hunks), (_, h) => empty(h.new_text)))
+    base = TextLines(found.entry.baseline)
+  endif
+  for p in Placement(found.entry.hunks, getbufline(buf, 1, '$'), base)
     var ids: list<number> = []
     for l in range(p.first, p.last)
       ids->add(next_id)
