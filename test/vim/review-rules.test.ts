@@ -278,6 +278,15 @@ for [lines, msg, order, edited, whole] in c.random
   endif
   out.random->add({marked: marked, said: said, lines: reverted_lines, undone: getline(1, '$')})
 endfor
+# A deletion whose neighbour the user changed after it was marked: refused, the buffer as the user left it.
+silent :%delete _
+setline(1, ['a', 'c'])
+pi_ide#review#Receive({kind: 'pi-review', pid: 4242, runs: [{run: 9, files: [{file: ${vimString(FILE)}, baseline: "a\\nb\\nc\\n",
+  hunks: [{id: 'hdel', old_start: 2, new_start: 2, old_text: ['b'], new_text: []}]}]}]}, 4242)
+var marked_deletion = sign_getplaced(bufnr(), {group: 'pi_ide_review'})[0].signs->len()
+setline(1, 'a!')
+cursor(2, 1)
+out.deletion = [marked_deletion, pi_ide#review#Revert(), getline(1, '$')]
 writefile([json_encode(out)], ${vimString(outFile)})
 `,
 	);
@@ -295,6 +304,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		newest: Record<string, [number, number]>;
 		quickfix: [string, number, string][];
 		random: { marked: number; said: string[]; lines: string[]; undone: string[] }[];
+		deletion: [number, string, string[]];
 	};
 
 	VALIDATE.forEach((c, i) => {
@@ -322,6 +332,12 @@ writefile([json_encode(out)], ${vimString(outFile)})
 	);
 	assert.deepEqual(out.newest, { "/p/a": [1, 3], "/p/b": [2, 7] }, "per file, the newest run of any pi");
 	assert.deepEqual(out.quickfix, [["/p/b", 2, "pi (run 7): +2 -1 y"]]);
+
+	assert.deepEqual(out.deletion, [
+		1,
+		"(pi-ide) a.txt line 2: the lines around pi's deletion changed since; not reverted",
+		["a!", "c"],
+	]);
 
 	random.forEach((c, i) => {
 		const got = out.random[i] ?? { marked: -1, said: [], lines: [], undone: [] };

@@ -183,7 +183,7 @@ def MarkBuffer(buf: number, file: string, found: dict<any>)
       signs->add({buffer: buf, group: GROUP, id: next_id, name: SIGNS[p.kind], lnum: l, priority: PRIORITY})
       next_id += 1
     endfor
-    var info = {pid: found.pid, run: found.run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids}
+    var info = {pid: found.pid, run: found.run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, base: base}
     for id in ids
       placed[string(id)] = info
     endfor
@@ -263,6 +263,13 @@ def SignLine(buf: number, id: number): number
   return empty(placed) || empty(placed[0].signs) ? 0 : placed[0].signs[0].lnum
 enddef
 
+# Is line `at` of buffer `buf` the same as line `base_at` of `base`, or are both past an end? (SameLine's rule on
+# a buffer, without copying its lines.)
+def BufSame(buf: number, at: number, base: list<string>, base_at: number): bool
+  var here = at >= 1 ? getbufline(buf, at) : []
+  return SameLine(here, empty(here) ? 0 : 1, base, base_at)
+enddef
+
 # Close the current undo block (`:help undo-break`).
 def UndoBreak()
   &undolevels = &undolevels
@@ -277,7 +284,7 @@ def RevertOne(buf: number, info: dict<any>): string
     # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides.
     if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getbufline(buf, at, at + n - 1) !=# h.new_text
       return printf("%s line %d: you changed these lines after pi's edit; not reverted",
-        fnamemodify(bufname(buf), ':t'), at)
+        fnamemodify(info.file, ':t'), at)
     endif
     # Replaced in place, then the rest added or removed.
     var common = min([n, len(h.old_text)])
@@ -290,7 +297,14 @@ def RevertOne(buf: number, info: dict<any>): string
       deletebufline(buf, at + common, at + n - 1)
     endif
   else
-    appendbufline(buf, info.at_end ? at : at - 1, h.old_text)
+    # Checked again as when it was marked: the lines around the deletion are still the baseline's.
+    var before = info.at_end ? at : at - 1
+    if at == 0 || !BufSame(buf, before, info.base, h.old_start - 1)
+        || !BufSame(buf, before + 1, info.base, h.old_start + len(h.old_text))
+      return printf("%s line %d: the lines around pi's deletion changed since; not reverted",
+        fnamemodify(info.file, ':t'), at)
+    endif
+    appendbufline(buf, before, h.old_text)
   endif
   sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
   for id in info.ids
