@@ -4,12 +4,14 @@
  * where the handler also moves the selection tracker); the main-thread cost of a write; writes per second
  * while the cursor keeps moving (keys typed into real Vim in tmux, as a user's); and taking in pi's request for
  * approval with 500 hunks in a 10,000-line buffer (checked against the buffer, marked with signs and virtual
- * text). Run alone: `node bench/vim.ts`.
+ * text); and pi's change set with 500 hunks in the same buffer: taken in (validated, checked, marked with signs),
+ * and the revert of one hunk. Run alone: `node bench/vim.ts`.
  */
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildRequest } from "../src/link/approval.ts";
+import { computeHunks } from "../src/link/change-set.ts";
 import { makeVimDirs, startVim, vimString } from "../test/helpers/vim.ts";
 import { header, median, row } from "./report.ts";
 
@@ -79,6 +81,52 @@ def g:PiBenchApproval(path: string, calls: number): list<float>
   endfor
   return out
 enddef
+# Per change set, in ms: pi's change set in \`path\` taken in (validated, each hunk checked against the buffer,
+# marked with signs), as after pi's message; forgotten (signs removed) between two, outside the measure.
+def g:PiBenchReview(path: string, calls: number): list<float>
+  var msg = json_decode(join(readfile(path), "\\n"))
+  var out: list<float> = []
+  for c in range(calls)
+    var start = reltime()
+    pi_ide#review#Receive(msg, msg.pid)
+    out->add(reltimefloat(reltime(start)) * 1000.0)
+    pi_ide#review#Forget(msg.pid)
+  endfor
+  return out
+enddef
+# Per revert, in ms: :PiIde revert's work on the hunk under the cursor, for \`calls\` hunks at \`lines\` (marked by
+# the change set in \`path\`); the buffer reloaded and the set forgotten afterwards.
+def g:PiBenchRevert(path: string, lines: list<number>): list<float>
+  var msg = json_decode(join(readfile(path), "\\n"))
+  pi_ide#review#Receive(msg, msg.pid)
+  var out: list<float> = []
+  for l in lines
+    cursor(l, 1)
+    var start = reltime()
+    var said = pi_ide#review#Revert()
+    out->add(reltimefloat(reltime(start)) * 1000.0)
+    if said !~# 'reverted 1 '
+      throw 'not reverted at line ' .. l .. ': ' .. said
+    endif
+  endfor
+  pi_ide#review#Forget(msg.pid)
+  edit!
+  return out
+enddef
+# In ms: :PiIde revert file, every hunk of the change set in \`path\` at once; the buffer reloaded afterwards.
+def g:PiBenchRevertFile(path: string): float
+  var msg = json_decode(join(readfile(path), "\\n"))
+  pi_ide#review#Receive(msg, msg.pid)
+  var start = reltime()
+  var said = pi_ide#review#Revert('file')
+  var took = reltimefloat(reltime(start)) * 1000.0
+  if said !~# 'reverted ' .. len(msg.runs[0].files[0].hunks) .. ' '
+    throw 'not all reverted: ' .. said
+  endif
+  pi_ide#review#Forget(msg.pid)
+  edit!
+  return took
+enddef
 `;
 
 export async function runVimBench(): Promise<void> {
@@ -146,6 +194,46 @@ export async function runVimBench(): Promise<void> {
 			`${marking.toFixed(2)} ms`,
 			"<= 10 ms",
 			marking <= 10,
+		);
+
+		// pi's change set for the same edit: 500 hunks, marked where pi's lines stand; then one reverted at a time.
+		writeFileSync(big, `${after.join("\n")}\n`);
+		await vim.ex("edit!");
+		const hunks = computeHunks(big, `${before.join("\n")}\n`, `${after.join("\n")}\n`);
+		const reviewFile = join(vim.dirs.root, "review.json");
+		writeFileSync(
+			reviewFile,
+			JSON.stringify({
+				protocol: "0.4",
+				kind: "pi-review",
+				pid: 1,
+				editor_pid: 0,
+				timestamp: now,
+				runs: [{ run: 1, files: [{ file: big, baseline: null, note: null, hunks, hunks_total: hunks.length }] }],
+			}),
+		);
+		const review = median(await vim.expr<number[]>(`g:PiBenchReview(${vimString(reviewFile)}, 20)`));
+		row(
+			`change set, ${hunks.length} hunks marked in 10,000 lines (median of 20)`,
+			`${review.toFixed(2)} ms`,
+			"<= 10 ms",
+			review <= 10,
+		);
+		const at = hunks.filter((_, i) => i % 25 === 0).map((h) => h.new_start);
+		const revert = median(await vim.expr<number[]>(`g:PiBenchRevert(${vimString(reviewFile)}, ${JSON.stringify(at)})`));
+		row(
+			`revert of one hunk in 10,000 lines (median of ${at.length})`,
+			`${revert.toFixed(3)} ms`,
+			"<= 5 ms",
+			revert <= 5,
+		);
+		const whole = await vim.expr<number>(`g:PiBenchRevertFile(${vimString(reviewFile)})`);
+		// No target in the issue: one command for the whole file, not per keystroke.
+		row(
+			`revert of all ${hunks.length} hunks of the buffer (:PiIde revert file)`,
+			`${whole.toFixed(1)} ms`,
+			"(info)",
+			true,
 		);
 		await vim.ex("edit bench.ts");
 

@@ -21,6 +21,8 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "diagnostic message", vim: "pi_ide#diagnostics#MAX_MESSAGE", limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS },
 	{ name: "approval request size", vim: "pi_ide#approval#MAX_BYTES", limit: limits.MAX_APPROVAL_BYTES },
 	{ name: "decisions kept", vim: "pi_ide#approval#MAX_DECISIONS", limit: limits.MAX_DECISIONS },
+	{ name: "change set size", vim: "pi_ide#review#MAX_BYTES", limit: limits.MAX_REVIEW_BYTES },
+	{ name: "reverts kept", vim: "pi_ide#review#MAX_REVERTED", limit: limits.MAX_REVERTED_REPORTS },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

@@ -13,6 +13,7 @@ import autoload 'pi_ide/state.vim'
 import autoload 'pi_ide/inbox.vim'
 import autoload 'pi_ide/diagnostics.vim'
 import autoload 'pi_ide/approval.vim'
+import autoload 'pi_ide/review.vim'
 
 var enabled = false
 var ui = false
@@ -570,11 +571,20 @@ export def Summary(): list<string>
   return lines + inbox.SummaryLines()
 enddef
 
-# :PiIde approve | reject | proposal (pi_ide/approval.vim): one line said, never an error.
+# :PiIde approve | reject | proposal (pi_ide/approval.vim), revert | hunks | review (pi_ide/review.vim): one line said,
+# never an error.
 def Answer(sub: string)
   var said: string
   try
-    said = sub == 'proposal' ? approval.Show() : approval.Decide(sub == 'approve' ? 'accept' : 'reject')
+    if sub =~# '^revert\( file\| run\)\=$'
+      said = review.Revert(sub[7 :])
+    elseif sub == 'hunks'
+      said = review.ToQuickfix()
+    elseif sub == 'review'
+      said = review.ShowBaseline()
+    else
+      said = sub == 'proposal' ? approval.Show() : approval.Decide(sub == 'approve' ? 'accept' : 'reject')
+    endif
   catch
     said = '(pi-ide) ' .. v:exception
   endtry
@@ -583,10 +593,10 @@ def Answer(sub: string)
   endif
 enddef
 
-# :PiIde [status|enable|disable|approve|reject|proposal]
+# :PiIde [status|enable|disable|approve|reject|proposal|revert [file|run]|hunks|review]
 export def Command(arg: string)
   var sub = arg == '' ? 'status' : arg
-  if index(['approve', 'reject', 'proposal'], sub) >= 0
+  if index(['approve', 'reject', 'proposal', 'revert', 'revert file', 'revert run', 'hunks', 'review'], sub) >= 0
     Answer(sub)
     return
   elseif sub == 'enable'
@@ -595,7 +605,7 @@ export def Command(arg: string)
     Stop()
   elseif sub != 'status'
     echohl ErrorMsg
-    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject or proposal)', sub)
+    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert [file|run], hunks or review)', sub)
     echohl None
     return
   endif
@@ -609,7 +619,7 @@ export def Command(arg: string)
 enddef
 
 export def Complete(..._): string
-  return "status\nenable\ndisable\napprove\nreject\nproposal"
+  return "status\nenable\ndisable\napprove\nreject\nproposal\nrevert\nhunks\nreview"
 enddef
 
 # For statuslines: "" when no pi is connected to this Vim, "pi" when one is, "pi +N" when pi's last turn

@@ -384,12 +384,13 @@ export def Decide(decision: string): string
     : printf('(pi-ide) rejected: pi leaves %s as it is', name)
 enddef
 
-def Scratch(lines: list<string>, name: string, filetype: string)
+# The current window made a read-only scratch buffer holding `lines` (also pi_ide/review.vim's baseline view).
+export def Scratch(lines: list<string>, name: string, filetype: string)
   setlocal buftype=nofile bufhidden=wipe noswapfile
   setline(1, lines)
   setlocal nomodifiable readonly
   &l:filetype = filetype
-  # A second :PiIde proposal while the first is open: that name is taken, the buffer stays unnamed.
+  # A second view of the same file while the first is open: that name is taken, the buffer stays unnamed.
   try
     execute 'silent file ' .. fnameescape(name)
   catch

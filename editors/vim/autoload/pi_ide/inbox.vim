@@ -19,6 +19,7 @@ vim9script
 import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/diagnostics.vim'
 import autoload 'pi_ide/approval.vim'
+import autoload 'pi_ide/review.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
@@ -48,6 +49,8 @@ var told: dict<string> = {}
 # Buffer (string) -> what its path was when it was read ({name, type, real}).
 var read_as: dict<dict<any>> = {}
 var alive_at: dict<number> = {}
+# Per pi pid (string): the text of its change set last handed on (it is rewritten with every change of any file).
+var review_text: dict<string> = {}
 var status_drawn = ''
 
 def IsInteger(v: any, min: number = 0): bool
@@ -128,7 +131,8 @@ enddef
 # most `max` bytes; getftype() right before readfile() makes sure no FIFO or link is opened. Vim cannot open
 # a file and then check what it opened, so a swap between that check and the read is not excluded (see
 # editors/vim/README.md). Returns [text, problem]; both '' when the file is simply gone. The one reader of
-# everything pi writes: its messages (MAX_BYTES) and its approval requests (pi_ide/approval.vim).
+# everything pi writes: its messages (MAX_BYTES), its approval requests (pi_ide/approval.vim) and its change
+# set (pi_ide/review.vim).
 export def ReadFile(path: string, e: dict<any>, max: number = MAX_BYTES): list<string>
   if e.type != 'file'
     return ['', printf('is a %s, not a regular file', e.type)]
@@ -309,8 +313,9 @@ def HandleMessage(msg: dict<any>): bool
     if has_key(pis, key)
       remove(pis, key)
     endif
-    # Not (or no longer) connected to us: its request for approval is not ours either.
+    # Not (or no longer) connected to us: its request for approval and its change set are not ours either.
     approval.Forget(msg.pid)
+    review.Forget(msg.pid)
     return false
   endif
   var handled = get(get(pis, key, {}), 'handled', 0)
@@ -370,13 +375,55 @@ def Process(e: dict<any>, pid: number): bool
     if has_key(pis, string(pid))
       remove(pis, string(pid))
     endif
+    review.Forget(pid)
     return false
   endif
   alive_at[string(pid)] = localtime()
   if has_key(problems, e.name)
     remove(problems, e.name)
   endif
-  return HandleMessage(msg)
+  if !HandleMessage(msg)
+    return false
+  endif
+  ProcessReview(pid)
+  return true
+enddef
+
+# v0.4: read `pi-<pid>.review.json` of pi `pid`, whose message names this Vim, after each of its messages (pi
+# writes the change set before the message that announces it), and hand it to pi_ide/review.vim when its text
+# is new. None there: pi changed nothing yet, or is older than v0.4, or removed it.
+def ProcessReview(pid: number)
+  var name = printf('pi-%d.review.json', pid)
+  var e = writer.Entry(dir .. '/' .. name)
+  var [text, why] = empty(e) ? ['', ''] : ReadFile(dir .. '/' .. name, e, review.MAX_BYTES)
+  if why != ''
+    Problem(name, why)
+    return
+  endif
+  if text == ''
+    if has_key(review_text, string(pid))
+      remove(review_text, string(pid))
+    endif
+    review.Forget(pid)
+    return
+  endif
+  if get(review_text, string(pid), '') ==# text
+    return
+  endif
+  review_text[string(pid)] = text
+  var msg: any
+  try
+    msg = json_decode(text)
+  catch
+    Problem(name, 'not valid JSON')
+    return
+  endtry
+  why = review.Receive(msg, pid)
+  if why != ''
+    Problem(name, why)
+  elseif has_key(problems, name)
+    remove(problems, name)
+  endif
 enddef
 
 # Read and hand on one listed `pi-<pid>.approval.json` (v0.4): only a live pi of this user counts.
@@ -461,8 +508,18 @@ export def Poll()
       seen->remove(name)
       # A pi message gone: pi exited. An approval request gone: the wait ended. Either way nothing waits.
       var gone_pid = PidOfAny(name)
-      if has_key(pis, string(gone_pid)) && approval.PidOfName(name) == 0
-        remove(pis, string(gone_pid))
+      if approval.PidOfName(name) == 0
+        if has_key(pis, string(gone_pid))
+          remove(pis, string(gone_pid))
+        endif
+        review.Forget(gone_pid)
+        if has_key(review_text, string(gone_pid))
+          remove(review_text, string(gone_pid))
+        endif
+        var review_name = printf('pi-%d.review.json', gone_pid)
+        if has_key(problems, review_name)
+          remove(problems, review_name)
+        endif
       endif
       approval.Forget(gone_pid)
       if has_key(problems, name)
@@ -502,6 +559,7 @@ export def Start(state_dir: string, On_report: func)
   dir = state_dir
   OnReport = On_report
   approval.Start(state_dir, FindBuffer, Decided)
+  review.Start(FindBuffer, Decided)
   # Stop forgot every request: one still waiting is read again.
   filter(seen, (name, _) => approval.PidOfName(name) == 0)
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
@@ -515,10 +573,13 @@ export def Stop()
     poll_timer = 0
   endif
   approval.Reset()
+  review.Reset()
+  review_text = {}
 enddef
 
 export def Forget(buf: number)
   diagnostics.Forget(buf)
+  review.Wiped(buf)
   if has_key(told, string(buf))
     remove(told, string(buf))
   endif
@@ -534,6 +595,7 @@ export def BufferRead(buf: number)
     remove(told, string(buf))
   endif
   approval.BufferRead(buf)
+  review.BufferRead(buf)
   if getbufvar(buf, '&buftype') != '' || bufname(buf) == ''
     if has_key(read_as, string(buf))
       remove(read_as, string(buf))
@@ -568,6 +630,11 @@ export def Annotate(payload: dict<any>, buf: number)
   payload.pi = empty(last) ? v:null : {pid: last.pid, seq: last.seq}
   # v0.4: always written, empty before the first decision: it tells pi this Vim answers approvals.
   payload.decisions = approval.Decisions()
+  # v0.4: pi's hunks the user reverted here, once there are any.
+  var undone = review.Reverted()
+  if type(undone) == v:t_list
+    payload.reverted = undone
+  endif
 enddef
 
 # The pi connected to this Vim: the most recent live pi whose message names us, or {}.
@@ -632,6 +699,7 @@ export def SummaryLines(): list<string>
     endif
   endfor
   lines += approval.SummaryLines()
+  lines += review.SummaryLines()
   for name in sort(keys(problems))
     lines->add(printf('ignored %s: %s', name, problems[name]))
   endfor

@@ -1,0 +1,471 @@
+vim9script
+# pi_ide/review.vim: protocol v0.4, pi's change set (`pi-<pid>.review.json`) in Vim. Passive by default: the
+# buffers of files pi changed mark pi's hunks of its newest run in the sign column (signs move with edits);
+# nothing opens, moves the cursor or takes focus unless the user asks:
+#   :PiIde revert [file|run]   put the baseline's lines back in the buffer for the hunk under the cursor (or
+#                   all of the buffer's, or of every loaded buffer of the run): the buffers change, not the disk (one `u` brings pi's version back; the user saves when they choose).
+#                   A hunk whose lines differ from what pi left (the user edited them) is refused.
+#   :PiIde hunks    pi's hunks of its newest run, every file, into the quickfix list (not opened).
+#   :PiIde review   the current buffer beside pi's baseline (a read-only scratch buffer, both in diff mode).
+# pi_ide/inbox.vim reads the change set, with the one reader of pi's files, after each message of a pi that
+# names this Vim (pi writes the change set before the message that announces it), and hands it here. Only
+# buffers already loaded are marked or changed. What was reverted goes into the state file (`reverted`), so pi
+# can tell its model. The Neovim client's behaviour (editors/nvim/lua/pi-ide/review.lua).
+
+import autoload 'pi_ide/approval.vim'
+
+# PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
+export const MAX_BYTES = 8 * 1024 * 1024
+export const MAX_REVERTED = 50
+
+const GROUP = 'pi_ide_review'
+# Below the approval's `?` (9): a proposal on the same line shows first.
+const PRIORITY = 8
+
+# pi pid (string) -> its validated runs (only pis connected to this Vim).
+var sets: dict<list<dict<any>>> = {}
+# Buffer (string) -> {source: what its marks were placed from, hunks: {sign id (string): what it marks}}.
+var marks: dict<dict<any>> = {}
+# Newest last: {pi_pid, run, id, file, line, lines}.
+var reverted: list<dict<any>> = []
+var next_id = 1
+var defined = false
+# The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a revert.
+var FindBuffer: func(string): number = (_) => 0
+var OnChange: func = () => 0
+
+def IsCount(v: any): bool
+  return type(v) == v:t_number && v >= 0
+enddef
+
+# Pure: [runs, ''] from a decoded change set of pi `pid`, or [[], why it is refused]. Malformed runs, files
+# and hunks are dropped (the rest still shows); the hunks' shape is the approval request's (one rule).
+export def Validate(msg: any, pid: number): list<any>
+  if type(msg) != v:t_dict || type(get(msg, 'kind', 0)) != v:t_string || msg.kind !=# 'pi-review'
+    return [[], 'not a pi change set']
+  endif
+  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
+    return [[], 'its pid is not the one in its name']
+  endif
+  if type(get(msg, 'runs', 0)) != v:t_list
+    return [[], 'runs: not a list']
+  endif
+  var runs: list<dict<any>> = []
+  for run in msg.runs
+    if type(run) != v:t_dict || !IsCount(get(run, 'run', -1)) || type(get(run, 'files', 0)) != v:t_list
+      continue
+    endif
+    var files: list<dict<any>> = []
+    for f in run.files
+      if type(f) != v:t_dict || type(get(f, 'file', 0)) != v:t_string || f.file !~ '^/'
+          || type(get(f, 'hunks', 0)) != v:t_list
+        continue
+      endif
+      var hunks: list<dict<any>> = []
+      for h in f.hunks
+        if approval.ValidHunk(h)
+          hunks->add(h)
+        endif
+      endfor
+      var baseline = get(f, 'baseline', v:null)
+      files->add({file: f.file, baseline: type(baseline) == v:t_string ? baseline : v:null, hunks: hunks})
+    endfor
+    runs->add({run: run.run, files: files})
+  endfor
+  return [runs, '']
+enddef
+
+# Pure: per file of `sets` (pid -> runs), the entry of the newest run that changed it: {pid, run, entry}.
+export def Newest(all: dict<list<dict<any>>>): dict<dict<any>>
+  var out: dict<dict<any>> = {}
+  for [pid, runs] in items(all)
+    for run in runs
+      for f in run.files
+        if !has_key(out, f.file) || run.run > out[f.file].run
+          out[f.file] = {pid: str2nr(pid), run: run.run, entry: f}
+        endif
+      endfor
+    endfor
+  endfor
+  return out
+enddef
+
+# Pure: is line `at` (1-based) of `lines` the same as line `base_at` of `base`, or are both past an end?
+def SameLine(lines: list<string>, at: number, base: list<string>, base_at: number): bool
+  var here = at >= 1 && at <= len(lines)
+  var there = base_at >= 1 && base_at <= len(base)
+  return here && there ? lines[at - 1] ==# base[base_at - 1] : !here && !there
+enddef
+
+# Pure: where pi's `hunks` (from `base`, the baseline's lines) are marked in a buffer holding `lines`: only hunks
+# whose new lines still stand where pi left them (never a mark on lines that are not pi's). A deletion left no
+# lines of pi's to check: it is marked only where the lines around it are still the baseline's, on the line that
+# now follows it, or on the last line for one at the end (`at_end`). Per hunk: {hunk, first, last, kind, at_end}.
+export def Placement(hunks: list<dict<any>>, lines: list<string>, base: list<string>): list<dict<any>>
+  var out: list<dict<any>> = []
+  var count = len(lines)
+  for h in hunks
+    var n = len(h.new_text)
+    if n > 0
+      var first = h.new_start
+      if first >= 1 && first + n - 1 <= count && lines[first - 1 : first + n - 2] ==# h.new_text
+        out->add({hunk: h, first: first, last: first + n - 1, kind: empty(h.old_text) ? 'add' : 'change',
+          at_end: false})
+      endif
+    elseif count > 0 && SameLine(lines, h.new_start - 1, base, h.old_start - 1)
+        && SameLine(lines, h.new_start, base, h.old_start + len(h.old_text))
+      var at = max([1, min([h.new_start, count])])
+      out->add({hunk: h, first: at, last: at, kind: 'delete', at_end: h.new_start > count})
+    endif
+  endfor
+  return out
+enddef
+
+# Pure: `list` with `entry` added, newest last, at most MAX_REVERTED.
+export def AddReverted(list: list<dict<any>>, entry: dict<any>): list<dict<any>>
+  var out = list + [entry]
+  return len(out) > MAX_REVERTED ? out[len(out) - MAX_REVERTED :] : out
+enddef
+
+const SIGNS = {add: 'PiIdeReviewAdd', change: 'PiIdeReviewChange', delete: 'PiIdeReviewDelete'}
+
+def Define()
+  if defined
+    return
+  endif
+  defined = true
+  highlight default link PiIdeReviewAdd DiffAdd
+  highlight default link PiIdeReviewChange DiffChange
+  highlight default link PiIdeReviewDelete DiffDelete
+  var bar = &encoding ==# 'utf-8' ? '┃' : '|'
+  sign_define(SIGNS.add, {text: bar, texthl: SIGNS.add})
+  sign_define(SIGNS.change, {text: bar, texthl: SIGNS.change})
+  sign_define(SIGNS.delete, {text: &encoding ==# 'utf-8' ? '▁' : '_', texthl: SIGNS.delete})
+enddef
+
+def Unmark(buf: number)
+  if has_key(marks, string(buf))
+    remove(marks, string(buf))
+    if bufexists(buf)
+      sign_unplace(GROUP, {buffer: buf})
+    endif
+  endif
+enddef
+
+# Mark `found` ({pid, run, entry}) in `buf`, unless `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`).
+# Marks placed from the same source on the same buffer text stay: the change set is rewritten with every change
+# of any file, and re-placing the signs of the files it did not change is most of a load's cost.
+def MarkBuffer(buf: number, file: string, found: dict<any>)
+  var source = ''
+  if !empty(found) && get(g:, 'pi_ide_review_marks', true)
+    source = printf('%d %d %d %s', found.pid, found.run, getbufvar(buf, 'changedtick'),
+      join(mapnew(found.entry.hunks, (_, h) => h.id .. ':' .. h.new_start)))
+  endif
+  if source != '' && get(get(marks, string(buf), {}), 'source', '') ==# source
+    return
+  endif
+  Unmark(buf)
+  if source == ''
+    return
+  endif
+  Define()
+  var placed: dict<dict<any>> = {}
+  var signs: list<dict<any>> = []
+  # The baseline's lines only for a deletion's neighbours (split once, and only when there is one).
+  var base: list<string> = []
+  if type(found.entry.baseline) == v:t_string && !empty(filter(copy(found.entry.hunks), (_, h) => empty(h.new_text)))
+    base = TextLines(found.entry.baseline)
+  endif
+  for p in Placement(found.entry.hunks, getbufline(buf, 1, '$'), base)
+    var ids: list<number> = []
+    for l in range(p.first, p.last)
+      ids->add(next_id)
+      signs->add({buffer: buf, group: GROUP, id: next_id, name: SIGNS[p.kind], lnum: l, priority: PRIORITY})
+      next_id += 1
+    endfor
+    var info = {pid: found.pid, run: found.run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, base: base}
+    for id in ids
+      placed[string(id)] = info
+    endfor
+  endfor
+  sign_placelist(signs)
+  marks[string(buf)] = {source: source, hunks: placed}
+enddef
+
+# Re-mark every loaded buffer of a file in the newest runs, and clear those no longer in them.
+export def Refresh()
+  var keep: dict<bool> = {}
+  for [file, found] in items(Newest(sets))
+    var buf = FindBuffer(file)
+    if buf > 0
+      keep[string(buf)] = true
+      MarkBuffer(buf, file, found)
+    endif
+  endfor
+  for buf in keys(marks)
+    if !has_key(keep, buf)
+      Unmark(str2nr(buf))
+    endif
+  endfor
+enddef
+
+# Start (pi_ide/inbox.vim): `Find` gives the loaded buffer of a path; `Changed` runs after a revert (a state
+# write now).
+export def Start(Find: func(string): number, Changed: func)
+  FindBuffer = Find
+  OnChange = Changed
+enddef
+
+# A decoded change set from `pi-<pid>.review.json` of a live pi of this user that names this Vim. Returns ''
+# or why it is not used (then what was known of that pi stays until it is forgotten).
+export def Receive(msg: any, pid: number): string
+  var [runs, bad] = Validate(msg, pid)
+  if bad != ''
+    return bad
+  endif
+  sets[string(pid)] = runs
+  Refresh()
+  return ''
+enddef
+
+# pi `pid` has no change set any more (gone, no longer connected to this Vim, its file removed): its marks go.
+export def Forget(pid: number)
+  if has_key(sets, string(pid))
+    remove(sets, string(pid))
+    Refresh()
+  endif
+enddef
+
+# Not listening any more: no change set counts.
+export def Reset()
+  for pid in keys(sets)
+    Forget(str2nr(pid))
+  endfor
+enddef
+
+# BufReadPost: a file of pi's newest runs, loaded (or re-read) now, gets its marks.
+export def BufferRead(_buf: number)
+  if !empty(sets)
+    Refresh()
+  endif
+enddef
+
+# BufWipeout: nothing to clear in a buffer that is gone.
+export def Wiped(buf: number)
+  if has_key(marks, string(buf))
+    remove(marks, string(buf))
+  endif
+enddef
+
+# The line where a sign stands now, or 0.
+def SignLine(buf: number, id: number): number
+  var placed = sign_getplaced(buf, {group: GROUP, id: id})
+  return empty(placed) || empty(placed[0].signs) ? 0 : placed[0].signs[0].lnum
+enddef
+
+# Is line `at` of buffer `buf` the same as line `base_at` of `base`, or are both past an end? (SameLine's rule on
+# a buffer, without copying its lines.)
+def BufSame(buf: number, at: number, base: list<string>, base_at: number): bool
+  var here = at >= 1 ? getbufline(buf, at) : []
+  return SameLine(here, empty(here) ? 0 : 1, base, base_at)
+enddef
+
+# Close the current undo block (`:help undo-break`).
+def UndoBreak()
+  &undolevels = &undolevels
+enddef
+
+# Put the baseline's lines of the marked hunk `info` back in buffer `buf` (loaded), or return why not.
+def RevertOne(buf: number, info: dict<any>): string
+  var h = info.hunk
+  var n = len(h.new_text)
+  var at = SignLine(buf, info.ids[0])
+  if n > 0
+    # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides.
+    if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getbufline(buf, at, at + n - 1) !=# h.new_text
+      return printf("%s line %d: you changed these lines after pi's edit; not reverted",
+        fnamemodify(info.file, ':t'), at)
+    endif
+    # Replaced in place, then the rest added or removed.
+    var common = min([n, len(h.old_text)])
+    if common > 0
+      setbufline(buf, at, h.old_text[: common - 1])
+    endif
+    if len(h.old_text) > n
+      appendbufline(buf, at + n - 1, h.old_text[n :])
+    elseif n > common
+      deletebufline(buf, at + common, at + n - 1)
+    endif
+  else
+    # Checked again as when it was marked: the lines around the deletion are still the baseline's.
+    var before = info.at_end ? at : at - 1
+    if at == 0 || !BufSame(buf, before, info.base, h.old_start - 1)
+        || !BufSame(buf, before + 1, info.base, h.old_start + len(h.old_text))
+      return printf("%s line %d: the lines around pi's deletion changed since; not reverted",
+        fnamemodify(info.file, ':t'), at)
+    endif
+    appendbufline(buf, before, h.old_text)
+  endif
+  sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
+  for id in info.ids
+    remove(marks[string(buf)].hunks, string(id))
+  endfor
+  reverted = AddReverted(reverted, {pi_pid: info.pid, run: info.run, id: h.id, file: info.file,
+    line: info.at_end ? at + 1 : at, lines: n})
+  return ''
+enddef
+
+# Revert the hunks of pi's marked in `buf` on line `lnum` (one, but for a deletion marked on the line of another
+# hunk), or all of them (`lnum` 0). Returns [how many were reverted, the problems, how many were marked there].
+def RevertIn(buf: number, lnum: number): list<any>
+  var known = get(get(marks, string(buf), {}), 'hunks', {})
+  var chosen: list<dict<any>> = []
+  # A hunk of several lines has a sign on each: taken once, by its first sign's id.
+  var taken: dict<bool> = {}
+  var where = lnum > 0 ? {lnum: lnum} : {}
+  for s in sign_getplaced(buf, extend({group: GROUP}, where))[0].signs
+    var info = get(known, string(s.id), {})
+    if !empty(info) && !has_key(taken, string(info.ids[0]))
+      taken[string(info.ids[0])] = true
+      chosen->add(info)
+    endif
+  endfor
+  if empty(chosen)
+    return [0, [], 0]
+  endif
+  if !getbufvar(buf, '&modifiable')
+    return [0, [printf('%s is not modifiable; not reverted', fnamemodify(bufname(buf), ':t'))], len(chosen)]
+  endif
+  # In any order: each hunk's place is read from its signs when it is reverted, and Vim moves the signs of the
+  # others with every line added or removed.
+  var done = 0
+  var problems: list<string> = []
+  for info in chosen
+    var problem = RevertOne(buf, info)
+    if problem == ''
+      done += 1
+    else
+      problems->add(problem)
+    endif
+  endfor
+  return [done, problems, len(chosen)]
+enddef
+
+# :PiIde revert [file|run]: the hunks of pi's under the cursor, or all of the buffer's (`file`), or of every
+# buffer of pi's newest runs that Vim has loaded (`run`), in the buffers. Returns the one line to tell the user.
+export def Revert(scope: string = ''): string
+  var done = 0
+  var problems: list<string> = []
+  var seen = 0
+  var undo_note = '(in the buffer; `u` undoes, `:w` saves)'
+  # One undo step of its own: the user's edits before it, even made in the same command or from a mapping, stay
+  # out of it, so one `u` takes back the revert and nothing else. (Another buffer's undo is closed when the user
+  # leaves it, and its changes here are one step in it.)
+  UndoBreak()
+  if scope == 'run'
+    undo_note = '(in the buffers; `u` in each undoes, `:wa` saves)'
+    for b in keys(marks)
+      if bufloaded(str2nr(b))
+        var [d, p, n] = RevertIn(str2nr(b), 0)
+        [done, problems, seen] = [done + d, problems + p, seen + n]
+      endif
+    endfor
+  else
+    [done, problems, seen] = RevertIn(bufnr(), scope == 'file' ? 0 : line('.'))
+  endif
+  UndoBreak()
+  if seen == 0
+    return scope != '' ? "(pi-ide) no hunks of pi's to revert here"
+      : "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
+  endif
+  if done == 0
+    return '(pi-ide) ' .. problems[0]
+  endif
+  OnChange()
+  var msg = printf("(pi-ide) reverted %d of pi's hunks %s", done, undo_note)
+  return empty(problems) ? msg : printf('%s; %d refused: %s', msg, len(problems), problems[0])
+enddef
+
+# Pure: quickfix items for the newest runs (`Newest`), files by name, hunks top down.
+export def QuickfixItems(newest: dict<dict<any>>): list<dict<any>>
+  var items: list<dict<any>> = []
+  for file in sort(keys(newest))
+    var found = newest[file]
+    for h in found.entry.hunks
+      var first = get(h.new_text, 0, get(h.old_text, 0, ''))
+      items->add({filename: file, lnum: max([1, h.new_start]),
+        text: printf("pi (run %d): +%d -%d %s", found.run, len(h.new_text), len(h.old_text), first)})
+    endfor
+  endfor
+  return items
+enddef
+
+# :PiIde hunks: pi's hunks of its newest run into the quickfix list (not opened: `:copen` shows it). Returns
+# the one line to tell the user.
+export def ToQuickfix(): string
+  var items = QuickfixItems(Newest(sets))
+  if empty(items)
+    return "(pi-ide) no hunks of pi's known (pi changed nothing yet, or no pi is connected)"
+  endif
+  setqflist([], ' ', {title: "pi's changes", items: items})
+  return printf("(pi-ide) %d of pi's hunks in the quickfix list (:copen)", len(items))
+enddef
+
+# Pure: the lines of a file's text (the change set's `baseline`), as pi splits them: no last empty line for the
+# final newline.
+export def TextLines(text: string): list<string>
+  var lines = split(text, "\n", true)
+  return !empty(lines) && lines[-1] == '' ? lines[: -2] : lines
+enddef
+
+# :PiIde review: the current buffer beside its file's baseline in pi's newest run, both in diff mode, the baseline
+# read-only in a scratch buffer. Your buffer is never changed, reloaded or written (no W12), and the cursor stays
+# in its window. Returns '' or why there is nothing to show.
+export def ShowBaseline(): string
+  var buf = bufnr()
+  var found: dict<any> = {}
+  for [file, f] in items(Newest(sets))
+    if FindBuffer(file) == buf
+      found = f
+      break
+    endif
+  endfor
+  if empty(found)
+    return "(pi-ide) pi did not change this buffer's file in its newest run"
+  endif
+  if type(found.entry.baseline) != v:t_string
+    return "(pi-ide) pi's change set carries no baseline for this file (created by pi, binary or too large)"
+  endif
+  var back = win_getid()
+  var filetype = &filetype
+  diffthis
+  vertical rightbelow new
+  approval.Scratch(TextLines(found.entry.baseline), 'pi-ide://baseline' .. found.entry.file, filetype)
+  diffthis
+  win_gotoid(back)
+  return ''
+enddef
+
+# Lines for :PiIde: pi's newest hunks known, and the reverts made.
+export def SummaryLines(): list<string>
+  var newest = Newest(sets)
+  if empty(newest) && empty(reverted)
+    return []
+  endif
+  var count = 0
+  for f in values(newest)
+    count += len(f.entry.hunks)
+  endfor
+  return [printf("pi's changes: %d %s in %d %s of its newest runs (:PiIde hunks); %d reverted here", count,
+    count == 1 ? 'hunk' : 'hunks', len(newest), len(newest) == 1 ? 'file' : 'files', len(reverted))]
+enddef
+
+# The state file's `reverted` list (v0.4), or v:null when nothing was reverted.
+export def Reverted(): any
+  return empty(reverted) ? v:null : copy(reverted)
+enddef
+
+# For tests.
+export def Debug(): dict<any>
+  return {sets: sets, marks: marks, reverted: reverted}
+enddef

@@ -1,0 +1,333 @@
+/**
+ * Protocol v0.4 review in real Vim 9 under tmux (editors/vim/autoload/pi_ide/review.vim), with change sets built
+ * and encoded by pi's own code (src/link/change-set.ts) from live stand-in pis: Vim reads a pi's change set only
+ * once that pi's message names it, marks the newest run's hunks in the buffers it has loaded (and in one loaded
+ * later), only where pi's lines stand, opening nothing; the marks go with the pi. Bad change sets: no marks, at
+ * most one notice each (none for a pi naming another editor, or a dead one), never an error or a hit-enter prompt.
+ * (Reverting, with real pi: test/e2e/vim.test.ts; the rules, seeded: test/vim/review-rules.test.ts.)
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chownSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, it, type TestContext } from "node:test";
+import { computeHunks, encodeReviewMessage, type ReviewMessage } from "../../src/link/change-set.ts";
+import { deadPid, killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
+import { pollUntil } from "../helpers/poll.ts";
+import { startVim, type Vim } from "../helpers/vim.ts";
+
+after(killAllEditors);
+
+const BASELINE = "one\nold two\nthree\n";
+const CONTENT = "one\ntwo\nthree\nfour\n";
+
+interface World {
+	vim: Vim;
+	file: string;
+}
+
+async function world(t: TestContext): Promise<World> {
+	const vim = await startVim(t, { cols: 80, rows: 24 });
+	const file = join(vim.dirs.work, "a.txt");
+	writeFileSync(file, CONTENT);
+	await vim.ex("edit a.txt");
+	await vim.until((s) => (s["active_buffer"] as { file: string }).file === file, "a.txt open");
+	return { vim, file };
+}
+
+function changeSet(pid: number, files: { file: string; before: string; after: string }[], run = 7): ReviewMessage {
+	return {
+		protocol: "0.4",
+		kind: "pi-review",
+		pid,
+		editor_pid: null,
+		timestamp: Date.now() / 1000,
+		runs: [
+			{
+				run,
+				files: files.map((f) => ({
+					file: f.file,
+					baseline: f.before,
+					note: null,
+					hunks: computeHunks(f.file, f.before, f.after),
+					hunks_total: computeHunks(f.file, f.before, f.after).length,
+				})),
+			},
+		],
+	};
+}
+
+let seqs = 0;
+/** pi's message (no changed files: nothing to reload), naming `editorPid`. */
+function tell(w: World, pid: number, editorPid: number = w.vim.pid): void {
+	seqs += 1;
+	const msg = { protocol: "0.4", kind: "pi", pid, cwd: w.vim.dirs.work, timestamp: Date.now() / 1000 };
+	const full = { ...msg, editor_pid: editorPid, seq: seqs, changed: [], last_turn: [] };
+	writeRawStateFile(w.vim.dirs.stateDir, `pi-${pid}.json`, JSON.stringify(full));
+}
+
+const reviewName = (pid: number) => `pi-${pid}.review.json`;
+const publish = (w: World, pid: number, text: string | Buffer, mode?: number) =>
+	writeRawStateFile(w.vim.dirs.stateDir, reviewName(pid), text.toString(), mode);
+
+/** [line, sign name] of the review signs in the current buffer. */
+const SIGNS = "map(sign_getplaced(bufnr(), {'group': 'pi_ide_review'})[0].signs, '[v:val.lnum, v:val.name]')";
+const messages = (vim: Vim) => vim.expr<string>("execute('messages')");
+const said = (vim: Vim, command: string) => vim.expr<string>(`trim(execute(${JSON.stringify(command)}))`);
+
+async function assertNoErrors(vim: Vim): Promise<void> {
+	const said = await messages(vim);
+	assert.doesNotMatch(said, /E\d{2,4}:|Error|internal error/, said);
+	assert.doesNotMatch(await vim.capture(), /Press ENTER/);
+}
+
+describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
+	it("marks pi's newest hunks once pi names this Vim, where pi's lines stand, in buffers loaded later too; they go with the pi", async (t) => {
+		const w = await world(t);
+		const other = join(w.vim.dirs.work, "b.txt");
+		writeFileSync(other, "b1\nB2\n");
+		const pi = await spawnLiveEditor();
+		publish(
+			w,
+			pi.pid,
+			encodeReviewMessage(
+				changeSet(pi.pid, [
+					{ file: w.file, before: BASELINE, after: CONTENT },
+					{ file: other, before: "b1\n", after: "b1\nB2\n" },
+				]),
+			),
+		);
+		// Named for another editor first: the change set is not this Vim's to read.
+		tell(w, pi.pid, 1);
+		await pollUntil(() => undefined, "", 1200).catch(() => undefined);
+		assert.deepEqual(await w.vim.expr(SIGNS), []);
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+		assert.deepEqual(await w.vim.expr("[winnr('$'), tabpagenr('$'), bufnr(), line('.'), &modified]"), [1, 1, 1, 1, 0]);
+		assert.equal(await w.vim.expr("hlget('PiIdeReviewAdd')[0].linksto"), "DiffAdd");
+		assert.match(
+			(await w.vim.expr<string[]>("pi_ide#Summary()")).join("\n"),
+			/pi's changes: 3 hunks in 2 files of its newest runs \(:PiIde hunks\); 0 reverted here/,
+		);
+
+		// The baseline beside the buffer, read-only, with unsaved text in the buffer: nothing of it lost, no W12.
+		await w.vim.ex("call setline(1, 'one, unsaved')");
+		await w.vim.ex("PiIde review");
+		assert.deepEqual(await w.vim.expr("[winnr('$'), bufnr(), &diff, getline(1, '$')]"), [
+			2,
+			1,
+			1,
+			["one, unsaved", "two", "three", "four"],
+		]);
+		assert.deepEqual(
+			await w.vim.expr("map([2], {_, n -> [getbufline(winbufnr(n), 1, '$'), getbufvar(winbufnr(n), '&modifiable')]})"),
+			[[["one", "old two", "three"], 0]],
+		);
+		await w.vim.ex("only | diffoff! | silent undo");
+		assert.equal(await w.vim.expr("&modified"), 0);
+
+		// A file of the change set opened afterwards gets its marks; pi's lines changed before: no mark there.
+		await w.vim.ex("edit b.txt");
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewAdd']]`);
+		await w.vim.ex("edit a.txt");
+		await w.vim.ex("call setline(2, 'mine')");
+		// The same change set again (pi rewrites it with every change of any file): marks re-placed only where pi's
+		// lines still stand.
+		publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }], 8)));
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[4, 'PiIdeReviewAdd']]`);
+
+		// Marks switched off: the next change set marks nothing.
+		await w.vim.ex("let g:pi_ide_review_marks = 0");
+		publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }], 9)));
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == []`);
+		await w.vim.ex("let g:pi_ide_review_marks = 1");
+		publish(
+			w,
+			pi.pid,
+			encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }], 10)),
+		);
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[4, 'PiIdeReviewAdd']]`);
+
+		// Typed as a user does: the revert, then `u`.
+		await w.vim.keys("4G");
+		await w.vim.waitExpr("line('.') == 4");
+		await w.vim.text(":PiIde revert");
+		await w.vim.keys("Enter");
+		await w.vim.waitExpr("line('$') == 3");
+		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["one", "mine", "three"]);
+		const state = await w.vim.until((s) => ((s["reverted"] as unknown[] | undefined) ?? []).length === 1, "reverted");
+		assert.deepEqual(
+			(state["reverted"] as { pi_pid: number; run: number; line: number; lines: number }[]).map((r) => [
+				r.pi_pid,
+				r.run,
+				r.line,
+				r.lines,
+			]),
+			[[pi.pid, 10, 4, 1]],
+		);
+		await w.vim.keys("u");
+		await w.vim.waitExpr("line('$') == 4");
+		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["one", "mine", "three", "four"]);
+		assert.doesNotMatch(await w.vim.capture(), /Press ENTER/);
+
+		// pi gone (its message removed): its marks go.
+		unlinkSync(join(w.vim.dirs.stateDir, `pi-${pi.pid}.json`));
+		await w.vim.waitExpr(`${SIGNS} == []`);
+		await assertNoErrors(w.vim);
+	});
+
+	it("revert run: every loaded buffer of the run back to its baseline, the disk untouched; u in each", async (t) => {
+		const w = await world(t);
+		const other = join(w.vim.dirs.work, "b.txt");
+		writeFileSync(other, "b1\nB2\n");
+		await w.vim.ex("set hidden | edit b.txt | edit a.txt");
+		const pi = await spawnLiveEditor();
+		publish(
+			w,
+			pi.pid,
+			encodeReviewMessage(
+				changeSet(pi.pid, [
+					{ file: w.file, before: BASELINE, after: CONTENT },
+					{ file: other, before: "b1\n", after: "b1\nB2\n" },
+				]),
+			),
+		);
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+		await w.vim.waitExpr("len(sign_getplaced(bufnr('b.txt'), {'group': 'pi_ide_review'})[0].signs) == 1");
+		assert.match(
+			await said(w.vim, "PiIde revert run"),
+			/reverted 3 of pi's hunks \(in the buffers; `u` in each undoes/,
+		);
+		assert.deepEqual(await w.vim.expr("[getline(1, '$'), getbufline('b.txt', 1, '$')]"), [
+			["one", "old two", "three"],
+			["b1"],
+		]);
+		assert.equal(readFileSync(w.file, "utf8"), CONTENT, "the disk keeps pi's version");
+		assert.equal(readFileSync(other, "utf8"), "b1\nB2\n");
+		await w.vim.until((s) => ((s["reverted"] as unknown[] | undefined) ?? []).length === 3, "three reverts");
+		await w.vim.ex("undo");
+		assert.deepEqual(await w.vim.expr("[getline(1, '$'), getbufline('b.txt', 1, '$')]"), [
+			["one", "two", "three", "four"],
+			["b1"],
+		]);
+		await w.vim.ex("buffer b.txt | undo");
+		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["b1", "B2"]);
+		await assertNoErrors(w.vim);
+	});
+
+	it("bad change sets: no marks, one notice each (none for another editor's or a dead pi's), no error", async (t) => {
+		const w = await world(t);
+		const pis = await Promise.all(Array.from({ length: 9 }, () => spawnLiveEditor()));
+		const pid = (i: number) => (pis[i] as { pid: number }).pid;
+		const good = (i: number) =>
+			encodeReviewMessage(changeSet(pid(i), [{ file: w.file, before: BASELINE, after: CONTENT }]));
+		const dead = await deadPid();
+		const cases: { name: string; pid: number; write: () => void; named?: number; why: RegExp | null }[] = [
+			{ name: "malformed JSON", pid: pid(0), write: () => void publish(w, pid(0), "{not json"), why: /not valid JSON/ },
+			{
+				name: "oversized",
+				pid: pid(1),
+				write: () =>
+					void publish(w, pid(1), JSON.stringify({ ...changeSet(pid(1), []), pad: "x".repeat(8 * 1024 * 1024) })),
+				why: /over the 8388608-byte limit/,
+			},
+			{
+				name: "an approval request, not a change set",
+				pid: pid(2),
+				write: () => void publish(w, pid(2), JSON.stringify({ ...changeSet(pid(2), []), kind: "pi-approval" })),
+				why: /not a pi change set/,
+			},
+			{
+				name: "another pid inside",
+				pid: pid(3),
+				write: () => void publish(w, pid(3), JSON.stringify({ ...changeSet(pid(3), []), pid: 1 })),
+				why: /its pid is not the one in its name/,
+			},
+			{
+				name: "group-readable",
+				pid: pid(4),
+				write: () => void publish(w, pid(4), good(4), 0o640),
+				why: /group\/other/,
+			},
+			{
+				name: "a symlink",
+				pid: pid(5),
+				write: () => {
+					const planted = join(w.vim.dirs.root, "planted.json");
+					writeFileSync(planted, good(5), { mode: 0o600 });
+					symlinkSync(planted, join(w.vim.dirs.stateDir, reviewName(pid(5))));
+				},
+				why: /is a link, not a regular file/,
+			},
+			{
+				name: "a FIFO",
+				pid: pid(6),
+				write: () => void execFileSync("mkfifo", ["-m", "600", join(w.vim.dirs.stateDir, reviewName(pid(6)))]),
+				why: /is a fifo, not a regular file/,
+			},
+			{
+				name: "another user's file",
+				pid: pid(7),
+				write: () => {
+					const planted = join(w.vim.dirs.root, "foreign.json");
+					writeFileSync(planted, good(7), { mode: 0o600 });
+					chownSync(planted, 4242, 4242);
+					renameSync(planted, join(w.vim.dirs.stateDir, reviewName(pid(7))));
+				},
+				why: /belongs to (a user without a name|\S+), not to you/,
+			},
+			{
+				name: "a pi naming another editor",
+				pid: pid(8),
+				write: () => void publish(w, pid(8), good(8)),
+				named: 1,
+				why: null,
+			},
+			{
+				name: "a dead pi",
+				pid: dead,
+				write: () =>
+					void publish(
+						w,
+						dead,
+						encodeReviewMessage(changeSet(dead, [{ file: w.file, before: BASELINE, after: CONTENT }])),
+					),
+				why: null,
+			},
+		];
+		for (const c of cases) {
+			c.write();
+			tell(w, c.pid, c.named ?? w.vim.pid);
+		}
+		const noisy = cases.filter((c) => c.why !== null);
+		await w.vim.waitExpr(
+			`len(filter(pi_ide#Summary(), {_, l -> l =~# '^ignored pi-\\d\\+\\.review\\.json'})) == ${noisy.length}`,
+		);
+		// Past the two seconds in which a file just written is read again: nothing is said twice.
+		await pollUntil(() => undefined, "", 2500).catch(() => undefined);
+		const all = await messages(w.vim);
+		const summary = (await w.vim.expr<string[]>("pi_ide#Summary()")).join("\n");
+		for (const c of cases) {
+			const told = all.split("\n").filter((l) => l.includes(reviewName(c.pid)));
+			assert.equal(told.length, c.why ? 1 : 0, `${c.name}: ${all}`);
+			if (c.why)
+				assert.match(
+					summary,
+					new RegExp(`ignored ${reviewName(c.pid).replaceAll(".", "\\.")}: .*${c.why.source}`),
+					c.name,
+				);
+		}
+		assert.deepEqual(await w.vim.expr(SIGNS), []);
+		await assertNoErrors(w.vim);
+
+		// A good change set still works in the same Vim.
+		const pi = await spawnLiveEditor();
+		publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }])));
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+	});
+});
