@@ -14,7 +14,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ChangeSet, encodeReviewMessage } from "../src/link/change-set.ts";
+import { oneRunReview } from "../test/fixtures/review-message.ts";
 import { writeRawStateFile } from "../test/helpers/editors.ts";
 import { type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { forEachNvim, header, percentile, row, scope } from "./report.ts";
@@ -31,18 +31,7 @@ function piEdit(count: number, every: number): { before: string; after: string }
 
 /** pi's change set for one run that changed `file` from `before` to `after`, as pi encodes it. */
 function reviewText(file: string, before: string, after: string, editorPid: number): string {
-	const set = new ChangeSet();
-	set.startRun();
-	set.before(file, { kind: "text", text: before }, 1);
-	set.after(file, { kind: "text", text: after });
-	return encodeReviewMessage({
-		protocol: "0.4",
-		kind: "pi-review",
-		pid: PI_PID,
-		editor_pid: editorPid,
-		timestamp: Date.now() / 1000,
-		runs: set.runs(),
-	}).toString();
+	return oneRunReview([{ file, before, after }], { pid: PI_PID, editorPid }).toString();
 }
 
 /**

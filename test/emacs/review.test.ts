@@ -12,9 +12,9 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { ChangeSet, encodeReviewMessage } from "../../src/link/change-set.ts";
 import type { PiMessage } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
+import { oneRunReview } from "../fixtures/review-message.ts";
 import { deadPid, killAllEditors } from "../helpers/editors.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -35,18 +35,7 @@ function place(e: Emacs, name: string, text: string | Buffer, mode = 0o600): voi
 
 /** The change set pi writes for one run that changed `file` from `before` to `after`. */
 function reviewText(e: Emacs, file: string, before: string, after: string, pid = process.pid): Buffer {
-	const set = new ChangeSet();
-	set.startRun();
-	set.before(file, { kind: "text", text: before }, 1);
-	set.after(file, { kind: "text", text: after });
-	return encodeReviewMessage({
-		protocol: "0.4",
-		kind: "pi-review",
-		pid,
-		editor_pid: e.pid,
-		timestamp: Date.now() / 1000,
-		runs: set.runs(),
-	});
+	return oneRunReview([{ file, before, after }], { pid, editorPid: e.pid });
 }
 
 function message(e: Emacs, seq: number, files: string[], overrides: Partial<PiMessage> = {}): PiMessage {
@@ -132,23 +121,16 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		writeFileSync(closed, PI_VERSION);
 		const buffers = await e.eval(VISIBLE_BUFFERS);
 		writeFileSync(file, PI_VERSION);
-		const set = new ChangeSet();
-		set.startRun();
-		set.before(file, { kind: "text", text: BASELINE }, 1);
-		set.after(file, { kind: "text", text: PI_VERSION });
-		set.before(closed, { kind: "text", text: BASELINE }, 2);
-		set.after(closed, { kind: "text", text: PI_VERSION });
 		place(
 			e,
 			`pi-${process.pid}.review.json`,
-			encodeReviewMessage({
-				protocol: "0.4",
-				kind: "pi-review",
-				pid: process.pid,
-				editor_pid: e.pid,
-				timestamp: Date.now() / 1000,
-				runs: set.runs(),
-			}),
+			oneRunReview(
+				[
+					{ file, before: BASELINE, after: PI_VERSION },
+					{ file: closed, before: BASELINE, after: PI_VERSION },
+				],
+				{ pid: process.pid, editorPid: e.pid },
+			),
 		);
 		await announce(e, 2, [file, closed]);
 		assert.equal(await bufferText(e, file), PI_VERSION);

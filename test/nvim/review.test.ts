@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { ChangeSet, encodeReviewMessage } from "../../src/link/change-set.ts";
+import { oneRunReview } from "../fixtures/review-message.ts";
 import { killAllEditors, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 import {
@@ -30,18 +30,7 @@ const PI_VERSION = "one\nTWO\nthree\nfour\n";
 
 /** The change set pi writes for one run that changed `file` from `before` to `after`. */
 function reviewText(w: World, file: string, before: string, after: string): string {
-	const set = new ChangeSet();
-	set.startRun();
-	set.before(file, { kind: "text", text: before }, 1);
-	set.after(file, { kind: "text", text: after });
-	return encodeReviewMessage({
-		protocol: "0.4",
-		kind: "pi-review",
-		pid: w.piPid,
-		editor_pid: w.nv.pid,
-		timestamp: Date.now() / 1000,
-		runs: set.runs(),
-	}).toString();
+	return oneRunReview([{ file, before, after }], { pid: w.piPid, editorPid: w.nv.pid }).toString();
 }
 
 /** pi changes a.txt to its version, writes its change set (`review` overrides the text), then its message. */
