@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { piMessageFileName } from "../protocol/protocol.ts";
-import { removePrivateFile, writePrivateFile, writePrivateFileAsync } from "../protocol/state-dir.ts";
+import { removePrivateFile, type WriteResult, writePrivateFile, writePrivateFileAsync } from "../protocol/state-dir.ts";
 
 export type WriteOutcome = { ok: true; skipped: boolean } | { ok: false; message: string };
 
@@ -33,11 +33,7 @@ export class PiMessageWriter {
 	write(content: string | null, text: string | Uint8Array | readonly Uint8Array[]): WriteOutcome {
 		if (this.#written && content !== null && content === this.#lastContent) return { ok: true, skipped: true };
 		try {
-			const result = writePrivateFile(this.#dir, this.#name, text, this.#uid);
-			if (!result.ok) return { ok: false, message: result.error };
-			this.#lastContent = content;
-			this.#written = true;
-			return { ok: true, skipped: false };
+			return this.#settle(writePrivateFile(this.#dir, this.#name, text, this.#uid), content);
 		} catch (error) {
 			return { ok: false, message: `cannot write ${this.path}: ${String(error)}` };
 		}
@@ -49,14 +45,18 @@ export class PiMessageWriter {
 	 */
 	async writeAsync(text: string | Uint8Array | readonly Uint8Array[]): Promise<WriteOutcome> {
 		try {
-			const result = await writePrivateFileAsync(this.#dir, this.#name, text, this.#uid);
-			if (!result.ok) return { ok: false, message: result.error };
-			this.#lastContent = null;
-			this.#written = true;
-			return { ok: true, skipped: false };
+			return this.#settle(await writePrivateFileAsync(this.#dir, this.#name, text, this.#uid), null);
 		} catch (error) {
 			return { ok: false, message: `cannot write ${this.path}: ${String(error)}` };
 		}
+	}
+
+	/** A write's outcome; a written file now holds `content`. */
+	#settle(result: WriteResult, content: string | null): WriteOutcome {
+		if (!result.ok) return { ok: false, message: result.error };
+		this.#lastContent = content;
+		this.#written = true;
+		return { ok: true, skipped: false };
 	}
 
 	/** Delete the file (session end). */
