@@ -4,7 +4,6 @@
  * waits, and removes it once decided. The decisions and words are approval.ts's; the dry run of the tool is
  * the pi shell's (src/index.ts), handed in. Never throws.
  */
-import type { EditorRecord } from "../discovery/scan.ts";
 import { piApprovalFileName } from "../protocol/protocol.ts";
 import {
 	type ApprovalOutcome,
@@ -19,22 +18,15 @@ import {
 	type OutcomeWords,
 } from "./approval.ts";
 import type { WaitPorts } from "./await-report.ts";
-import { readForReview } from "./editor-link.ts";
+import { type EditorLinkOptions, readForReview } from "./editor-link.ts";
 import { FILE_WRITING_TOOLS, resolveToolPath } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
 
-export interface ApprovalDeskOptions {
-	stateDir: string;
-	uid: number;
-	pid: number;
-	cwd: string;
-	home: string;
-	/** The editor pi is connected to now, if any. */
-	connected: () => EditorRecord | undefined;
+/** EditorLink's options that the desk shares (the same state dir, identity and connection), and its ports. */
+export interface ApprovalDeskOptions
+	extends Pick<EditorLinkOptions, "stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs"> {
 	/** The editor's state file, read fresh and watched (EditorLink's). */
 	editorPorts: (pid: number) => WaitPorts;
-	warn?: (message: string) => void;
-	nowMs?: () => number;
 }
 
 export interface ReviewCall {

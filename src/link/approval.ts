@@ -10,6 +10,7 @@ import { posix } from "node:path";
 import { formatEditorName, oneLine } from "../context/blocks.ts";
 import { MAX_APPROVAL_BYTES } from "../protocol/limits.ts";
 import type { EditorState } from "../protocol/protocol.ts";
+import { releaseAll } from "./await-report.ts";
 import {
 	computeHunks,
 	type FileContent,
@@ -144,13 +145,7 @@ export function awaitDecision(
 		const finish = (outcome: ApprovalOutcome) => {
 			if (done) return;
 			done = true;
-			for (const cleanup of cleanups) {
-				try {
-					cleanup();
-				} catch {
-					// Tearing down a watcher or dialog that already failed: nothing left to release.
-				}
-			}
+			releaseAll(cleanups);
 			resolve(outcome);
 		};
 		if (signal?.aborted) return finish({ kind: "aborted" });

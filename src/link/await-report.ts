@@ -30,6 +30,20 @@ export interface WaitOutcome {
 }
 
 /**
+ * Run every cleanup of a wait that ended, each even when an earlier one throws (a watcher or dialog that
+ * already failed has nothing left to release).
+ */
+export function releaseAll(cleanups: readonly (() => void)[]): void {
+	for (const cleanup of cleanups) {
+		try {
+			cleanup();
+		} catch {
+			// Nothing left to release.
+		}
+	}
+}
+
+/**
  * Resolve once the report for (`file`, `seq` or later) is settled, `caps.answerMs` passes with no report,
  * `caps.diagnosticsMs` passes with one that still waits for diagnostics, or `signal` aborts.
  * Never rejects: a read that throws counts as "no answer yet".
@@ -50,13 +64,7 @@ export function awaitFileReport(
 		const finish = (ended: WaitEnd) => {
 			if (done) return;
 			done = true;
-			for (const cleanup of cleanups) {
-				try {
-					cleanup();
-				} catch {
-					// Tearing down a watcher that already failed: nothing left to release.
-				}
-			}
+			releaseAll(cleanups);
 			resolve({ report: last, ended, waitedMs: ports.now() - started });
 		};
 		const check = () => {
