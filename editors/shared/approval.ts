@@ -11,6 +11,7 @@ import type { ApprovalRequest } from "../../src/link/approval.ts";
 import { MAX_APPROVAL_BYTES, MAX_DECISIONS } from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
+import { isCount, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, parseHunk, type ReviewHunk } from "./review.ts";
 
 export type { ApprovalDecision, ApprovalRequest };
@@ -41,25 +42,14 @@ export interface PendingApproval extends ApprovalRequest {
 /** `dropped`: malformed hunks left out (the request still counts: the user is asked all the same). */
 export type ParsedApproval = { ok: true; request: PendingApproval; dropped: number } | { ok: false; problem: string };
 
-type Fields = Record<string, unknown>;
-const isObject = (value: unknown): value is Fields =>
-	typeof value === "object" && value !== null && !Array.isArray(value);
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-const isPid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
 const isTime = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 const NOTES = new Set(["binary", "too large", "unreadable"]);
 
 /** Parse the text of pi `pid`'s approval file. Never throws; the whole file is refused unless it is such a request. */
 export function parseApproval(text: string, pid: number): ParsedApproval {
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch (error) {
-		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
-	}
-	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
-	if (raw["kind"] !== "pi-approval") return { ok: false, problem: 'kind: not "pi-approval"' };
-	if (raw["pid"] !== pid) return { ok: false, problem: `pid field ${String(raw["pid"])} does not match the file name` };
+	const head = parsePiObject(text, "pi-approval", pid);
+	if (!head.ok) return head;
+	const raw = head.raw;
 	const editorPid = raw["editor_pid"];
 	if (editorPid !== null && !isPid(editorPid)) return { ok: false, problem: "editor_pid: not a pid or null" };
 	const request = raw["request"];

@@ -71,12 +71,35 @@ export function piMessagePid(name: string): number | undefined {
 	return name.startsWith(PI_MESSAGE_PREFIX) ? parseStateFileName(name.slice(PI_MESSAGE_PREFIX.length)) : undefined;
 }
 
-type Fields = Record<string, unknown>;
+/** A JSON object's fields, and the checks every reader of pi's files makes of them. */
+export type Fields = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Fields =>
+export const isObject = (value: unknown): value is Fields =>
 	typeof value === "object" && value !== null && !Array.isArray(value);
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-const isPid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+export const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+export const isPid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+
+/**
+ * The head every file pi writes is read with: JSON, an object, of `kind`, and (given `pid`, the pid its name
+ * carries) of that pi. Never throws.
+ */
+export function parsePiObject(
+	text: string,
+	kind: string,
+	pid?: number,
+): { ok: true; raw: Fields } | { ok: false; problem: string } {
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
+	if (raw["kind"] !== kind) return { ok: false, problem: `kind: not "${kind}"` };
+	if (pid !== undefined && raw["pid"] !== pid)
+		return { ok: false, problem: `pid field ${String(raw["pid"])} does not match the file name` };
+	return { ok: true, raw };
+}
 const isAbsolutePath = (value: unknown): value is string =>
 	typeof value === "string" && value.length > 0 && value.length <= 4096 && value.startsWith("/");
 
@@ -99,15 +122,10 @@ function parseChanged(raw: unknown): ChangedFile[] | string {
  * the protocol's caps are cut to them (`changed` keeps its newest entries).
  */
 export function parsePiMessage(text: string): ParsedPiMessage {
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch (error) {
-		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
-	}
-	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
-	const { protocol, kind, pid, cwd, timestamp, editor_pid, seq, last_turn } = raw;
-	if (kind !== "pi") return { ok: false, problem: 'kind: not "pi"' };
+	const head = parsePiObject(text, "pi");
+	if (!head.ok) return head;
+	const raw = head.raw;
+	const { protocol, pid, cwd, timestamp, editor_pid, seq, last_turn } = raw;
 	if (typeof protocol !== "string") return { ok: false, problem: "protocol: not a string" };
 	if (!isPid(pid)) return { ok: false, problem: "pid: not a positive integer" };
 	if (typeof cwd !== "string") return { ok: false, problem: "cwd: not a string" };
@@ -125,7 +143,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 		ok: true,
 		message: {
 			protocol,
-			kind,
+			kind: "pi",
 			pid,
 			cwd,
 			timestamp,

@@ -12,6 +12,7 @@
 import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/link/change-set.ts";
 import { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
+import { isCount, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
 
 export type { RevertedHunk, ReviewFile, ReviewHunk, ReviewRun };
@@ -27,10 +28,6 @@ export type ParsedReview = { ok: true; runs: ReviewRun[]; dropped: number } | { 
  */
 export const piReviewName = (pid: number): string => `pi-${pid}.review.json`;
 
-type Fields = Record<string, unknown>;
-const isObject = (value: unknown): value is Fields =>
-	typeof value === "object" && value !== null && !Array.isArray(value);
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
 const NOTES = new Set(["binary", "too large", "unreadable"]);
@@ -81,15 +78,9 @@ function parseFile(raw: unknown, dropped: { n: number }): ReviewFile | undefined
  * that pi; a malformed run, file or hunk is left out and counted (a newer pi's additions are ignored).
  */
 export function parseReview(text: string, pid: number): ParsedReview {
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch (error) {
-		return { ok: false, problem: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
-	}
-	if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
-	if (raw["kind"] !== "pi-review") return { ok: false, problem: 'kind: not "pi-review"' };
-	if (raw["pid"] !== pid) return { ok: false, problem: `pid field ${String(raw["pid"])} does not match the file name` };
+	const head = parsePiObject(text, "pi-review", pid);
+	if (!head.ok) return head;
+	const raw = head.raw;
 	if (!Array.isArray(raw["runs"])) return { ok: false, problem: "runs: not a list" };
 	const dropped = { n: 0 };
 	const runs: ReviewRun[] = [];
