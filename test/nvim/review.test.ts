@@ -106,6 +106,21 @@ forEachNvim((flavour) => {
 			assert.match(String(reverted[0]?.["id"]), /^h[0-9a-f]{10}$/);
 			await w.nv.command("undo");
 			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three", "four"]);
+			// Undone: no longer a revert, so pi is not told of it, and the hunk is marked again.
+			await w.nv.until((s) => !("reverted" in s), "the undone revert leaves the state file");
+			assert.deepEqual(await w.nv.lua(MARKS), [
+				[2, 2],
+				[4, 4],
+			]);
+			// A redo makes it a revert again.
+			await w.nv.command("redo");
+			assert.deepEqual(await lines(w.nv), ["one", "two", "three", "four"]);
+			const again = await w.nv.until((s) => "reverted" in s, "the redone revert is listed again");
+			assert.deepEqual(
+				(again as unknown as { reverted: Record<string, unknown>[] }).reverted.map((r) => [r["id"], r["line"]]),
+				[[reverted[0]?.["id"], 2]],
+			);
+			assert.deepEqual(await w.nv.lua(MARKS), [[4, 4]]);
 			await assertNoErrors(w.nv);
 		});
 
@@ -167,30 +182,58 @@ forEachNvim((flavour) => {
 			assert.match(await w.nv.exec("messages"), /reverted 1 of pi's hunks.*1 refused: line 4: you changed these lines/);
 		});
 
+		it("revert file, then `u`: every hunk marked again, none listed for pi; reverted again, listed once", async (t) => {
+			const w = await world(t, flavour);
+			await piChanges(w);
+			await w.nv.command("PiIde revert file");
+			assert.deepEqual(await lines(w.nv), ["one", "two", "three"]);
+			await w.nv.until((s) => (s as { reverted?: unknown[] }).reverted?.length === 2, "both reverts listed");
+			await w.nv.command("undo");
+			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three", "four"]);
+			await w.nv.until((s) => !("reverted" in s), "the undone reverts leave the state file");
+			assert.deepEqual(await w.nv.lua(MARKS), [
+				[2, 2],
+				[4, 4],
+			]);
+			await w.nv.command("PiIde revert file");
+			const state = await w.nv.until((s) => "reverted" in s, "reverted again");
+			const ids = (state as unknown as { reverted: { id: string }[] }).reverted.map((r) => r.id);
+			assert.equal(ids.length, 2, "each hunk once");
+			assert.equal(new Set(ids).size, 2);
+			await assertNoErrors(w.nv);
+		});
+
 		// A deletion leaves no line of pi's to check: it is marked, and reverted, only where the buffer has the
 		// baseline's lines around it (CONTENT is one, two, three; pi deleted "two").
-		const DELETIONS: { name: string; edit: string | null; marks: number[][]; afterwards?: string; lines: string[] }[] =
-			[
-				{
-					name: "as pi left it: marked on the line after, reverted there",
-					edit: null,
-					marks: [[2, 2]],
-					lines: ["one", "two", "three"],
-				},
-				{
-					name: "unsaved lines above (the buffer was not reloaded): no mark",
-					edit: 'vim.api.nvim_buf_set_lines(0, 0, 0, false, { "mine 1", "mine 2" })',
-					marks: [],
-					lines: ["mine 1", "mine 2", "one", "two", "three"],
-				},
-				{
-					name: "a line typed where pi deleted, after the mark: refused",
-					edit: null,
-					afterwards: 'vim.api.nvim_buf_set_lines(0, 1, 1, false, { "mine" })',
-					marks: [[3, 3]],
-					lines: ["one", "mine", "three"],
-				},
-			];
+		const DELETIONS: {
+			name: string;
+			edit: string | null;
+			marks: number[][];
+			afterwards?: string;
+			lines: string[];
+			undo?: boolean;
+		}[] = [
+			{
+				name: "as pi left it: marked on the line after, reverted there; `u` marks it again, pi not told",
+				edit: null,
+				marks: [[2, 2]],
+				lines: ["one", "two", "three"],
+				undo: true,
+			},
+			{
+				name: "unsaved lines above (the buffer was not reloaded): no mark",
+				edit: 'vim.api.nvim_buf_set_lines(0, 0, 0, false, { "mine 1", "mine 2" })',
+				marks: [],
+				lines: ["mine 1", "mine 2", "one", "two", "three"],
+			},
+			{
+				name: "a line typed where pi deleted, after the mark: refused",
+				edit: null,
+				afterwards: 'vim.api.nvim_buf_set_lines(0, 1, 1, false, { "mine" })',
+				marks: [[3, 3]],
+				lines: ["one", "mine", "three"],
+			},
+		];
 		for (const c of DELETIONS) {
 			it(`a deletion of pi's, ${c.name}`, async (t) => {
 				const w = await world(t, flavour);
@@ -206,6 +249,13 @@ forEachNvim((flavour) => {
 				assert.deepEqual(await lines(w.nv), c.lines);
 				if (c.afterwards)
 					assert.match(await w.nv.exec("messages"), /the lines around pi's deletion changed; not reverted/);
+				if (c.undo) {
+					await w.nv.until((s) => "reverted" in s, "the revert is listed");
+					await w.nv.command("undo");
+					assert.deepEqual(await lines(w.nv), ["one", "three"]);
+					await w.nv.until((s) => !("reverted" in s), "the undone revert leaves the state file");
+					assert.deepEqual(await w.nv.lua(MARKS), c.marks);
+				}
 				await assertNoErrors(w.nv);
 			});
 		}

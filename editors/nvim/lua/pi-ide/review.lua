@@ -9,7 +9,8 @@
 ---                   from what pi left (the user edited them) is refused, never overwritten.
 --- The change set is read only for a pi whose message names this Neovim, through the same checks as pi's
 --- message; only buffers already loaded are marked or changed. What was reverted goes into the state file
---- (`reverted`), so pi can tell its model.
+--- (`reverted`), so pi can tell its model. A revert the user undoes (`u`: the buffer shows pi's lines at its place
+--- again) leaves `reverted` before pi tells its model, and the hunk is marked again.
 ---@module 'pi-ide.review'
 local M = {}
 
@@ -23,6 +24,8 @@ M.MAX_REVERTED = 50
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
+  --- Where each revert put the baseline's lines (an extmark that stays at the top of them, no sign).
+  ns_reverted = vim.api.nvim_create_namespace("pi-ide-review-reverted"),
   --- pi pid -> { runs = decoded runs } (only pis connected to this Neovim)
   sets = {},
   --- buf -> { [extmark id] = { pid, run, file, hunk } }
@@ -31,6 +34,10 @@ local H = {
   marked = {},
   --- newest last: { pi_pid, run, id, file, line, lines }
   reverted = {},
+  --- buf -> { [extmark id in ns_reverted] = { info = the mark's info, record = its entry in `reverted` } }
+  undoable = {},
+  --- buf -> changedtick when its reverts were last checked for an undo
+  checked = {},
   hl_defined = false,
 }
 
@@ -185,6 +192,34 @@ function M._deletion_holds(buf, base, h, follow)
   return before_ok and after_ok
 end
 
+--- The sign of a hunk of pi's that adds or changes lines (`n` of pi's), or of a deletion.
+local function sign_opts(h, row, n)
+  if n == 0 then
+    return { sign_text = "▁", sign_hl_group = "PiIdeReviewDelete", priority = 8 }
+  end
+  local group = #h.old_text == 0 and "PiIdeReviewAdd" or "PiIdeReviewChange"
+  return { end_row = row + n - 1, sign_text = "┃", sign_hl_group = group, priority = 8 }
+end
+
+--- Place one mark (extmark `opts` at `row`) for hunk `h` of `found` (newest_entry) and record it in `marks`;
+--- returns its id, or nil when Neovim refused it.
+local function place(buf, marks, row, opts, found, file, h, at_end)
+  local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
+  if ok then
+    local deletion = #h.new_text == 0
+    marks[id] = {
+      pid = found.pid,
+      run = found.run,
+      file = file,
+      hunk = h,
+      at_end = deletion and at_end,
+      base = deletion and base_lines(found.entry) or nil,
+    }
+    return id
+  end
+  return nil
+end
+
 --- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's. Marks
 --- placed from the same source stay as they are: pi's change set is rewritten with every change of any file,
 --- and re-placing hundreds of extmarks in the buffers of the files it did not change is most of a load's cost.
@@ -209,26 +244,15 @@ local function mark_buffer(buf, file)
     local opts
     if n > 0 and row + n <= count then
       if vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text) then
-        local group = #h.old_text == 0 and "PiIdeReviewAdd" or "PiIdeReviewChange"
-        opts = { end_row = row + n - 1, sign_text = "┃", sign_hl_group = group, priority = 8 }
+        opts = sign_opts(h, row, n)
       end
     elseif n == 0 and count > 0 and M._deletion_holds(buf, base_lines(found.entry), h, h.new_start) then
       -- A deletion: marked on the line that now follows it (or the last line, for a deletion at the end).
       row = math.min(row, count - 1)
-      opts = { sign_text = "▁", sign_hl_group = "PiIdeReviewDelete", priority = 8 }
+      opts = sign_opts(h, row, 0)
     end
     if opts then
-      local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
-      if ok then
-        marks[id] = {
-          pid = found.pid,
-          run = found.run,
-          file = file,
-          hunk = h,
-          at_end = n == 0 and h.new_start > count,
-          base = n == 0 and base_lines(found.entry) or nil,
-        }
-      end
+      place(buf, marks, row, opts, found, file, h, n == 0 and h.new_start > count)
     end
   end
   H.marks[buf] = marks
@@ -293,8 +317,10 @@ local function current_marks(buf)
   return out
 end
 
-local function record_revert(info, line)
-  H.reverted[#H.reverted + 1] = {
+--- Record a revert in `reverted`, and where its baseline lines now start in `buf` (0-based `at`), so an undo
+--- of it is seen (M.report).
+local function record_revert(buf, info, line, at)
+  local record = {
     pi_pid = info.pid,
     run = info.run,
     id = info.hunk.id,
@@ -302,8 +328,22 @@ local function record_revert(info, line)
     line = line,
     lines = #info.hunk.new_text,
   }
+  -- The same hunk reverted again (after an undo): one entry, the newest.
+  for i = #H.reverted, 1, -1 do
+    local r = H.reverted[i]
+    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
+      table.remove(H.reverted, i)
+    end
+  end
+  H.reverted[#H.reverted + 1] = record
   while #H.reverted > M.MAX_REVERTED do
     table.remove(H.reverted, 1)
+  end
+  -- Left gravity: pi's lines put back by an undo go in below it, so it stays at their top.
+  local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
+  if ok then
+    H.undoable[buf] = H.undoable[buf] or {}
+    H.undoable[buf][id] = { info = info, record = record }
   end
 end
 
@@ -311,6 +351,7 @@ end
 local function revert_mark(buf, mark)
   local h = mark.info.hunk
   local n = #h.new_text
+  local at
   if n > 0 then
     local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
     if mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text) then
@@ -319,8 +360,9 @@ local function revert_mark(buf, mark)
       return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
     end
     vim.api.nvim_buf_set_lines(buf, mark.row, mark.row + n, false, h.old_text)
+    at = mark.row
   else
-    local at = mark.info.at_end and mark.row + 1 or mark.row
+    at = mark.info.at_end and mark.row + 1 or mark.row
     -- The mark follows its line; the lines around the deletion must still be the baseline's.
     if not M._deletion_holds(buf, mark.info.base, h, at + 1) then
       return ("line %d: the lines around pi's deletion changed; not reverted"):format(mark.row + 1)
@@ -329,7 +371,7 @@ local function revert_mark(buf, mark)
   end
   vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
   H.marks[buf][mark.id] = nil
-  record_revert(mark.info, mark.row + 1)
+  record_revert(buf, mark.info, mark.row + 1, at)
   return nil
 end
 
@@ -433,13 +475,80 @@ function M.show_baseline()
   return nil
 end
 
---- The state file's `reverted` list (v0.4), or nil when nothing was reverted.
+--- Whether a revert of hunk `h` whose baseline lines start at 0-based `row` is undone: the buffer shows pi's
+--- version there again (its lines; for a deletion, the baseline's lines around the place with the put-back
+--- lines gone). An undo, or the user typing pi's version back: either way the revert no longer holds.
+local function revert_undone(buf, row, h, base)
+  local n = #h.new_text
+  if n > 0 then
+    return row + n <= vim.api.nvim_buf_line_count(buf)
+      and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text)
+  end
+  local k = #h.old_text
+  local now = vim.api.nvim_buf_get_lines(buf, row, row + k, false)
+  return not vim.deep_equal(now, h.old_text) and M._deletion_holds(buf, base, h, row + 1)
+end
+
+--- Look again at the reverts in buffers that changed since the last look. One undone (`u`, `:earlier`, or pi's
+--- lines typed back) is left out of `reverted`, so pi never tells its model of a revert that does not hold, and
+--- while its run is still the file's newest in pi's change set its hunk is marked again where pi's lines are
+--- back; a redo makes it a revert again (listed, that mark gone).
+local function look_at_reverts()
+  local live = {}
+  for _, r in ipairs(H.reverted) do
+    live[r] = true
+  end
+  for buf, trackers in pairs(H.undoable) do
+    if not vim.api.nvim_buf_is_valid(buf) then
+      H.undoable[buf], H.checked[buf] = nil, nil
+    elseif H.checked[buf] ~= vim.api.nvim_buf_get_changedtick(buf) then
+      H.checked[buf] = vim.api.nvim_buf_get_changedtick(buf)
+      for id, t in pairs(trackers) do
+        local row = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, id, {})[1]
+        local undone = live[t.record] and row ~= nil and revert_undone(buf, row, t.info.hunk, t.info.base)
+        if not live[t.record] or row == nil then
+          trackers[id] = nil
+          pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_reverted, id)
+        elseif undone and not t.undone then
+          local found = newest_entry(t.info.file)
+          if found and found.pid == t.info.pid and found.run == t.info.run and H.marks[buf] then
+            local h, n = t.info.hunk, #t.info.hunk.new_text
+            local count = vim.api.nvim_buf_line_count(buf)
+            local at = n == 0 and math.min(row, count - 1) or row
+            t.mark = place(buf, H.marks[buf], at, sign_opts(h, at, n), found, t.info.file, h, n == 0 and row >= count)
+          end
+        elseif t.undone and not undone and t.mark then
+          pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, t.mark)
+          if H.marks[buf] then
+            H.marks[buf][t.mark] = nil
+          end
+          t.mark = nil
+        end
+        t.undone = live[t.record] and undone or nil
+      end
+    end
+  end
+end
+
+--- The state file's `reverted` list (v0.4), or nil when nothing was reverted (or every revert was undone).
 ---@return table|nil
 function M.report()
-  if #H.reverted == 0 then
-    return nil
+  look_at_reverts()
+  local undone = {}
+  for _, trackers in pairs(H.undoable) do
+    for _, t in pairs(trackers) do
+      if t.undone then
+        undone[t.record] = true
+      end
+    end
   end
-  return vim.deepcopy(H.reverted)
+  local out = {}
+  for _, r in ipairs(H.reverted) do
+    if not undone[r] then
+      out[#out + 1] = vim.deepcopy(r)
+    end
+  end
+  return #out > 0 and out or nil
 end
 
 --- BufReadPost: a file pi changed, opened after its change set arrived, gets its marks.
@@ -456,6 +565,8 @@ end
 function M.forget_buffer(buf)
   H.marks[buf] = nil
   H.marked[buf] = nil
+  H.undoable[buf] = nil
+  H.checked[buf] = nil
 end
 
 --- For tests.
@@ -469,7 +580,12 @@ function M._reset()
       vim.api.nvim_buf_clear_namespace(b, H.ns, 0, -1)
     end
   end
-  H.sets, H.marks, H.marked, H.reverted = {}, {}, {}, {}
+  for b in pairs(H.undoable) do
+    if vim.api.nvim_buf_is_valid(b) then
+      vim.api.nvim_buf_clear_namespace(b, H.ns_reverted, 0, -1)
+    end
+  end
+  H.sets, H.marks, H.marked, H.reverted, H.undoable, H.checked = {}, {}, {}, {}, {}, {}
 end
 
 return M
