@@ -182,7 +182,7 @@ forEachNvim((flavour) => {
 			assert.match(await w.nv.exec("messages"), /reverted 1 of pi's hunks.*1 refused: line 4: you changed these lines/);
 		});
 
-		it("revert file, then `u`: every hunk marked again, none listed for pi; reverted again, listed once", async (t) => {
+		it("revert file, then `u`: every hunk marked again, none listed for pi, also once the user edits pi's line; reverted again, listed once", async (t) => {
 			const w = await world(t, flavour);
 			await piChanges(w);
 			await w.nv.command("PiIde revert file");
@@ -195,11 +195,23 @@ forEachNvim((flavour) => {
 				[2, 2],
 				[4, 4],
 			]);
+			// Editing pi's line after the undo does not make it a revert again.
+			const before = (await w.nv.until(() => true, "the state file")).active_buffer as { version?: number };
+			await w.nv.lua('vim.api.nvim_buf_set_lines(0, 1, 2, false, { "TWO, mine" })');
+			const edited = await w.nv.until(
+				(s) => ((s.active_buffer as { version?: number }).version ?? 0) > (before.version ?? 0),
+				"the edit is in the state file",
+			);
+			assert.equal("reverted" in edited, false, "the edited hunk is not a revert");
+			// The other hunk reverted a second time: listed once, not once per revert.
 			await w.nv.command("PiIde revert file");
+			assert.deepEqual(await lines(w.nv), ["one", "TWO, mine", "three"]);
 			const state = await w.nv.until((s) => "reverted" in s, "reverted again");
-			const ids = (state as unknown as { reverted: { id: string }[] }).reverted.map((r) => r.id);
-			assert.equal(ids.length, 2, "each hunk once");
-			assert.equal(new Set(ids).size, 2);
+			const listed = (state as unknown as { reverted: { line: number; lines: number }[] }).reverted;
+			assert.deepEqual(
+				listed.map((r) => [r.line, r.lines]),
+				[[4, 1]],
+			);
 			await assertNoErrors(w.nv);
 		});
 

@@ -475,24 +475,36 @@ function M.show_baseline()
   return nil
 end
 
+--- Whether `buf` has `lines` from 0-based `row`.
+local function has_lines(buf, row, lines)
+  return row + #lines <= vim.api.nvim_buf_line_count(buf)
+    and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + #lines, false), lines)
+end
+
 --- Whether a revert of hunk `h` whose baseline lines start at 0-based `row` is undone: the buffer shows pi's
 --- version there again (its lines; for a deletion, the baseline's lines around the place with the put-back
 --- lines gone). An undo, or the user typing pi's version back: either way the revert no longer holds.
 local function revert_undone(buf, row, h, base)
-  local n = #h.new_text
-  if n > 0 then
-    return row + n <= vim.api.nvim_buf_line_count(buf)
-      and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text)
+  if #h.new_text > 0 then
+    return has_lines(buf, row, h.new_text)
   end
-  local k = #h.old_text
-  local now = vim.api.nvim_buf_get_lines(buf, row, row + k, false)
-  return not vim.deep_equal(now, h.old_text) and M._deletion_holds(buf, base, h, row + 1)
+  return not has_lines(buf, row, h.old_text) and M._deletion_holds(buf, base, h, row + 1)
+end
+
+--- Whether an undone revert is back (a redo): the baseline's lines are there again (for a hunk that only
+--- added lines, which has none: pi's lines are gone from there).
+local function revert_redone(buf, row, h)
+  if #h.old_text > 0 then
+    return has_lines(buf, row, h.old_text)
+  end
+  return not has_lines(buf, row, h.new_text)
 end
 
 --- Look again at the reverts in buffers that changed since the last look. One undone (`u`, `:earlier`, or pi's
 --- lines typed back) is left out of `reverted`, so pi never tells its model of a revert that does not hold, and
 --- while its run is still the file's newest in pi's change set its hunk is marked again where pi's lines are
---- back; a redo makes it a revert again (listed, that mark gone).
+--- back. It stays undone (the user editing pi's lines afterwards does not make it a revert again) until a redo
+--- puts the baseline's lines back: listed again, that mark gone.
 local function look_at_reverts()
   local live = {}
   for _, r in ipairs(H.reverted) do
@@ -505,11 +517,11 @@ local function look_at_reverts()
       H.checked[buf] = vim.api.nvim_buf_get_changedtick(buf)
       for id, t in pairs(trackers) do
         local row = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, id, {})[1]
-        local undone = live[t.record] and row ~= nil and revert_undone(buf, row, t.info.hunk, t.info.base)
         if not live[t.record] or row == nil then
           trackers[id] = nil
           pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_reverted, id)
-        elseif undone and not t.undone then
+        elseif not t.undone and revert_undone(buf, row, t.info.hunk, t.info.base) then
+          t.undone = true
           local found = newest_entry(t.info.file)
           if found and found.pid == t.info.pid and found.run == t.info.run and H.marks[buf] then
             local h, n = t.info.hunk, #t.info.hunk.new_text
@@ -517,14 +529,16 @@ local function look_at_reverts()
             local at = n == 0 and math.min(row, count - 1) or row
             t.mark = place(buf, H.marks[buf], at, sign_opts(h, at, n), found, t.info.file, h, n == 0 and row >= count)
           end
-        elseif t.undone and not undone and t.mark then
-          pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, t.mark)
-          if H.marks[buf] then
-            H.marks[buf][t.mark] = nil
+        elseif t.undone and revert_redone(buf, row, t.info.hunk) then
+          t.undone = nil
+          if t.mark then
+            pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, t.mark)
+            if H.marks[buf] then
+              H.marks[buf][t.mark] = nil
+            end
+            t.mark = nil
           end
-          t.mark = nil
         end
-        t.undone = live[t.record] and undone or nil
       end
     end
   end
