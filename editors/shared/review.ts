@@ -250,15 +250,19 @@ const lineBreaks = (text: string): number => {
 /**
  * Marks moved through the user's edits: an edit wholly above a mark's first line (ending on an earlier line, or
  * ending at the start of it having replaced whole lines) moves it by the lines it added or removed; an edit that
- * touches the mark's lines leaves it in place, and `markStatus` then says whether they are still pi's.
+ * touches the mark's lines leaves it in place, and `markStatus` then says whether they are still pi's. A reverted
+ * addition has no lines left: lines inserted at its place (an undo putting pi's back) go below it, not above.
  */
 export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[]): Mark[] {
 	return marks.map((mark) => {
 		let line = mark.line;
 		if (line === undefined) return mark;
+		const emptyPlace = mark.reverted && mark.hunk.old_text.length === 0 && mark.hunk.new_text.length > 0;
 		for (const change of changes) {
 			const wholeLines = change.text === "" || change.text.endsWith("\n") || change.text.endsWith("\r");
-			const above = change.endLine < line || (change.endLine === line && change.endCharacter === 0 && wholeLines);
+			const atPlace = emptyPlace && change.startLine === line;
+			const above =
+				change.endLine < line || (change.endLine === line && change.endCharacter === 0 && wholeLines && !atPlace);
 			if (above) line += lineBreaks(change.text) - (change.endLine - change.startLine);
 		}
 		return line === mark.line ? mark : { ...mark, line: Math.max(0, line) };
@@ -330,7 +334,26 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 	return { start: at > 0 ? endOfLine(at - 1) : { line: 0, character: 0 }, end, text: "" };
 }
 
-/** `reverted` with `mark` (reverted at its place now) added, newest last, capped. */
+/** The key of a hunk's revert: the same hunk of the same run of the same pi. */
+const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
+	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
+
+/**
+ * Whether a revert the user undid is back (a redo): the baseline's lines are at the mark's place again (a
+ * deletion put back sits just above it), or, for a hunk that only added lines, pi's lines are gone from there.
+ */
+function revertRedone(mark: Mark, document: TextLines): boolean {
+	const { line, hunk } = mark;
+	if (line === undefined) return false;
+	if (hunk.new_text.length === 0) return hasLinesAt(document, line - hunk.old_text.length, hunk.old_text);
+	if (hunk.old_text.length > 0) return hasLinesAt(document, line, hunk.old_text);
+	return !hasLinesAt(document, line, hunk.new_text);
+}
+
+/**
+ * `reverted` with `mark` (reverted at its place now) added, newest last, capped; an earlier revert of the same
+ * hunk (undone since) is replaced, not listed twice.
+ */
 export function addRevert(reverted: readonly RevertedHunk[], mark: Mark): RevertedHunk[] {
 	const entry: RevertedHunk = {
 		pi_pid: mark.pid,
@@ -340,7 +363,8 @@ export function addRevert(reverted: readonly RevertedHunk[], mark: Mark): Revert
 		line: (mark.line ?? 0) + 1,
 		lines: mark.hunk.new_text.length,
 	};
-	return [...reverted, entry].slice(-MAX_REVERTED_REPORTS);
+	const key = revertKeyOf(mark);
+	return [...reverted.filter((r) => revertKeyOf(r) !== key), entry].slice(-MAX_REVERTED_REPORTS);
 }
 
 /** Which of a document's marks a revert takes: the hunk under the cursor (0-based line), or all of them. */
@@ -390,14 +414,16 @@ export class ReviewBook {
 	readonly #sets = new Map<number, ReviewRun[]>();
 	readonly #marks = new Map<string, Mark[]>();
 	#reverted: RevertedHunk[] = [];
+	/** Reverts the user undid (revertKeyOf): left out of `reverted` until a redo, so pi is never told of them. */
+	readonly #undone = new Set<string>();
 
 	get sets(): ReadonlyMap<number, readonly ReviewRun[]> {
 		return this.#sets;
 	}
 
-	/** The state file's `reverted`, newest last. */
+	/** The state file's `reverted`, newest last: the reverts that hold (one undone is left out). */
 	get reverted(): RevertedHunk[] {
-		return this.#reverted;
+		return this.#undone.size === 0 ? this.#reverted : this.#reverted.filter((r) => !this.#undone.has(revertKeyOf(r)));
 	}
 
 	/** Files of open documents with marks. */
@@ -429,23 +455,40 @@ export class ReviewBook {
 		else this.#marks.set(file, placeMarks(this.#marks.get(file) ?? [], found, document));
 	}
 
-	/** The document of `file` changed (`changes`, in order), and now has `document`'s lines. */
-	edited(file: string, changes: readonly LineChange[] | undefined, document: TextLines): void {
+	/**
+	 * The document of `file` changed (`changes`, in order), and now has `document`'s lines. Returns whether
+	 * `reverted` changed (a revert undone, or redone).
+	 */
+	edited(file: string, changes: readonly LineChange[] | undefined, document: TextLines): boolean {
 		const marks = this.#marks.get(file);
-		if (marks === undefined) return;
+		if (marks === undefined) return false;
 		const found = this.entryFor(file);
 		if (found === undefined || changes === undefined) {
 			// Without the changes the places cannot be followed: placed again from pi's version.
 			this.#marks.set(file, []);
 			this.sync(file, document);
-			return;
+			return false;
 		}
 		const moved = placeUnplaced(shiftMarks(marks, changes), found, document);
-		// A revert undone: the hunk is pi's again, and a later edit of it makes it edited, not reverted.
-		this.#marks.set(
-			file,
-			moved.map((m) => (m.reverted && markStatus(m, document) === "pi" ? { ...m, reverted: false } : m)),
-		);
+		const undoneBefore = this.#undone.size;
+		const listed = new Set(this.#reverted.map(revertKeyOf));
+		const next = moved.map((m) => {
+			const key = revertKeyOf(m);
+			// A revert undone: the hunk is pi's again (marked again, not listed for pi), and a later edit of it
+			// makes it edited, not reverted.
+			if (m.reverted && markStatus(m, document) === "pi") {
+				if (listed.has(key)) this.#undone.add(key);
+				return { ...m, reverted: false };
+			}
+			// Redone: the revert holds again.
+			if (!m.reverted && this.#undone.has(key) && revertRedone(m, document)) {
+				this.#undone.delete(key);
+				return { ...m, reverted: true };
+			}
+			return m;
+		});
+		this.#marks.set(file, next);
+		return this.#undone.size !== undoneBefore || next.some((m, i) => m.reverted !== moved[i]?.reverted);
 	}
 
 	closed(file: string): void {
@@ -465,6 +508,14 @@ export class ReviewBook {
 				file,
 				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true } : m)),
 			);
-		for (const mark of marks) this.#reverted = addRevert(this.#reverted, mark);
+		for (const mark of marks) {
+			this.#reverted = addRevert(this.#reverted, mark);
+			this.#undone.delete(revertKeyOf(mark));
+		}
+		// Entries the cap dropped take their undone keys along.
+		if (this.#undone.size > 0) {
+			const listed = new Set(this.#reverted.map(revertKeyOf));
+			for (const key of this.#undone) if (!listed.has(key)) this.#undone.delete(key);
+		}
 	}
 }

@@ -434,6 +434,97 @@ describe("planRevert and ReviewBook", () => {
 		]);
 	});
 
+	// A revert the user undoes is no longer one: left out of `reverted` (pi is never told), the hunk pi's again;
+	// a redo lists it again; reverting it a second time lists it once. A change, a deletion, an addition.
+	const BASE2 = "a\nb\nc\nd\ne\n";
+	const PI2 = "a\nB\nc\ne\nX\n";
+	const UNDO_CASES = [
+		{ name: "a change", line: 1 },
+		{ name: "a deletion (put back)", line: 3 },
+		{ name: "an addition", line: 4 },
+	];
+	/** The edit that takes `edit` back, in the text `edit` was applied to. */
+	function inverseOf(text: string, edit: TextEdit): TextEdit {
+		const lines = text.split("\n");
+		const offset = (p: { line: number; character: number }) =>
+			lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
+		const added = edit.text.split("\n");
+		const endLine = edit.start.line + added.length - 1;
+		const endCharacter = (added.length === 1 ? edit.start.character : 0) + (added.at(-1) ?? "").length;
+		return {
+			start: edit.start,
+			end: { line: endLine, character: endCharacter },
+			text: text.slice(offset(edit.start), offset(edit.end)),
+		};
+	}
+	const changeOf = (e: TextEdit): LineChange => ({
+		startLine: e.start.line,
+		endLine: e.end.line,
+		endCharacter: e.end.character,
+		text: e.text,
+	});
+	for (const c of UNDO_CASES) {
+		test(`${c.name} reverted, undone, redone, undone and reverted again: listed only while it holds, once`, () => {
+			const b = new ReviewBook();
+			const hunks = computeHunks(FILE, BASE2, PI2);
+			assert.equal(hunks.length, 3);
+			b.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: BASE2, note: null, hunks, hunks_total: 3 }] }]);
+			let text = PI2;
+			b.sync(FILE, docOf(text));
+			const apply = (e: TextEdit) => {
+				const before = text;
+				text = applyEdit(text, e);
+				return { changed: b.edited(FILE, [changeOf(e)], docOf(text)), back: inverseOf(before, e) };
+			};
+			const revert = () => {
+				const plan = planRevert(b.marks(FILE), docOf(text), "\n", { cursor: c.line });
+				assert.deepEqual([plan.edits.length, plan.problems], [1, []], "pi's hunk under the cursor");
+				const done = apply(plan.edits[0] as TextEdit);
+				b.markReverted(FILE, plan.marks);
+				return { id: plan.marks[0]?.hunk.id, ...done };
+			};
+			const reverted = revert();
+			const textReverted = text;
+			assert.deepEqual(
+				b.reverted.map((r) => r.id),
+				[reverted.id],
+			);
+			const undo = apply(reverted.back);
+			assert.equal(text, PI2);
+			assert.equal(undo.changed, true, "the state file is written again");
+			assert.equal(b.reverted.length, 0, "undone: not listed");
+			assert.deepEqual(planRevert(b.marks(FILE), docOf(text), "\n", { cursor: c.line }).problems, [], "pi's again");
+			const redo = apply(undo.back);
+			assert.equal(text, textReverted);
+			assert.equal(redo.changed, true);
+			assert.deepEqual(
+				b.reverted.map((r) => r.id),
+				[reverted.id],
+				"redone: listed again",
+			);
+			apply(redo.back);
+			assert.equal(b.reverted.length, 0);
+			revert();
+			assert.deepEqual(
+				b.reverted.map((r) => r.id),
+				[reverted.id],
+				"reverted again: listed once",
+			);
+		});
+	}
+
+	test("reverted, undone, then edited: not listed", () => {
+		const b = book();
+		b.sync(FILE, docOf(PI));
+		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
+		const edit = plan.edits[0] as TextEdit;
+		b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit)));
+		b.markReverted(FILE, plan.marks);
+		b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI));
+		b.edited(FILE, [{ startLine: 1, endLine: 1, endCharacter: 1, text: "!" }], docOf(PI.replace("B\n", "B!\n")));
+		assert.deepEqual(b.reverted, []);
+	});
+
 	test("a file pi no longer lists loses its marks; a forgotten pi takes its change set along", () => {
 		const b = book();
 		b.sync(FILE, docOf(PI));

@@ -12,7 +12,8 @@
  *   document only because the user chose it;
  * - revert (the hunk under the cursor, the file, the run's open documents): one WorkspaceEdit per document, on
  *   the buffer, not the disk (one Undo brings pi's version back); lines the user edited are refused. Each revert
- *   goes into the state file's `reverted`, so pi tells its model.
+ *   goes into the state file's `reverted`, so pi tells its model; one the user undoes leaves it (marked as pi's
+ *   again) until a redo.
  * The change set is read only for a pi whose message names this window, through pi-reader.ts's checks; a bad one
  * is one line in the output channel.
  */
@@ -201,7 +202,7 @@ export class ReviewView implements vscode.Disposable {
 			endCharacter: c.range.end.character,
 			text: c.text,
 		}));
-		this.#book.edited(file, changes, linesOf(event.document));
+		if (this.#book.edited(file, changes, linesOf(event.document))) this.#host.changed();
 		this.redraw();
 	}
 
