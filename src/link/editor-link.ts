@@ -23,7 +23,14 @@ import {
 	type WaitCaps,
 } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
-import { formatRevertNote, newReverts, revertKey } from "./reverts.ts";
+import {
+	formatRevertNote,
+	formatUndoneNote,
+	newReverts,
+	revertKey,
+	type ToldRevert,
+	undoneReverts,
+} from "./reverts.ts";
 
 /** While waiting, re-read this often too, in case a directory event was missed. */
 const BACKSTOP_MS = 250;
@@ -89,8 +96,8 @@ export class EditorLink {
 	readonly log: ChangeLog;
 	/** What pi's tools changed in the last runs, with baselines: published as `pi-<pid>.review.json` (v0.4). */
 	readonly changes = new ChangeSet();
-	/** The reverted hunks the model has been told about (revertKey). */
-	readonly #toldReverts = new Set<string>();
+	/** The reverted hunks the model has been told about (revertKey), and the editor that listed each. */
+	readonly #toldReverts = new Map<string, ToldRevert>();
 	readonly #options: EditorLinkOptions;
 	readonly #writer: PiMessageWriter;
 	readonly #reviewWriter: PiMessageWriter;
@@ -176,15 +183,20 @@ export class EditorLink {
 
 	/**
 	 * With a prompt: the note telling the model which of pi's hunks the user reverted in the connected editor
-	 * since it was last told (v0.4), or null. Each revert is told once.
+	 * since it was last told (v0.4), and which reverts it was told of the user undid since, or null. Each once:
+	 * an undone revert redone is news again.
 	 */
 	revertNote(): string | null {
 		const editor = this.#options.connected();
 		if (this.#closed || !editor) return null;
 		const state = this.#read(editor.pid) ?? editor.state;
-		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), this.#toldReverts);
-		for (const r of fresh) this.#toldReverts.add(revertKey(r));
-		return formatRevertNote(fresh, this.#options.cwd);
+		const undone = undoneReverts(state, editor.pid, this.#toldReverts);
+		for (const r of undone) this.#toldReverts.delete(revertKey(r));
+		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), new Set(this.#toldReverts.keys()));
+		for (const r of fresh) this.#toldReverts.set(revertKey(r), { revert: r, editorPid: editor.pid });
+		const notes = [formatUndoneNote(undone, this.#options.cwd), formatRevertNote(fresh, this.#options.cwd)];
+		const text = notes.filter((n) => n !== null).join("\n\n");
+		return text === "" ? null : text;
 	}
 
 	/** For `/ide status`: the change set's runs, files and hunks, and how many reverts the model was told. */

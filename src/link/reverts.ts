@@ -1,11 +1,13 @@
 /**
  * pi learns what the user took back (v0.4 review): the editor's `reverted` list names pi's hunks the user
  * reverted in a buffer. With the next prompt the model is told, once per hunk and compactly, which ones (file,
- * line), so it does not silently put them back. Pure: the shell passes the editor's state and remembers what
- * was told.
+ * line), so it does not silently put them back. A revert the model was told of that the same editor no longer
+ * lists (the user undid it: PROTOCOL.md "v0.4") is told once too, so the model does not go on believing it.
+ * Pure: the shell passes the editor's state and remembers what was told, and to which editor.
  */
 import { posix } from "node:path";
 import { oneLine } from "../context/blocks.ts";
+import { MAX_REVERTED_REPORTS } from "../protocol/limits.ts";
 import type { EditorState, RevertedHunk } from "../protocol/protocol.ts";
 
 /** Hunks listed in one note; more are counted. */
@@ -24,22 +26,64 @@ export function newReverts(
 	return (state?.reverted ?? []).filter((r) => r.pi_pid === piPid && runs.has(r.run) && !told.has(revertKey(r)));
 }
 
+/** A revert the model was told of, and the editor (its pid) that listed it. */
+export interface ToldRevert {
+	revert: RevertedHunk;
+	editorPid: number;
+}
+
+/**
+ * The reverts told to the model that `editorPid`'s state no longer lists: the user undid them. Only while that
+ * editor's list is under its cap (a full list drops its oldest entries) and only for the editor that listed
+ * them (another editor, or this one restarted under another pid, knows nothing of them).
+ */
+export function undoneReverts(
+	state: EditorState | undefined,
+	editorPid: number,
+	told: ReadonlyMap<string, ToldRevert>,
+): RevertedHunk[] {
+	const listed = state?.reverted;
+	if (listed === undefined ? state === undefined : listed.length >= MAX_REVERTED_REPORTS) return [];
+	const keys = new Set((listed ?? []).map(revertKey));
+	return [...told.entries()].filter(([key, t]) => t.editorPid === editorPid && !keys.has(key)).map(([, t]) => t.revert);
+}
+
+/** `file:12-14`, relative to `cwd` when inside it; editor-supplied names made inert. */
+function where(r: RevertedHunk, cwd: string): string {
+	const rel = posix.relative(cwd, r.file);
+	const shown = rel !== "" && !rel.startsWith("..") && !posix.isAbsolute(rel) ? rel : r.file;
+	const span = r.lines > 1 ? `${r.line}-${r.line + r.lines - 1}` : `${r.line}`;
+	return `${oneLine(shown)}:${span}`;
+}
+
+/** The listed lines of a note: the first ten and a count. */
+function listed(reverts: RevertedHunk[], line: (r: RevertedHunk) => string): string[] {
+	const shown = reverts.slice(0, MAX_REVERTS_LISTED).map((r) => `- ${line(r)}`);
+	if (reverts.length > MAX_REVERTS_LISTED) shown.push(`- and ${reverts.length - MAX_REVERTS_LISTED} more`);
+	return shown;
+}
+
+const changes = (n: number) => (n === 1 ? "one of your changes" : `${n} of your changes`);
+
 /** The note for the model, or null when there is nothing new. Paths inside `cwd` are shown relative to it. */
 export function formatRevertNote(reverts: RevertedHunk[], cwd: string): string | null {
 	if (reverts.length === 0) return null;
-	const where = (r: RevertedHunk) => {
-		const rel = posix.relative(cwd, r.file);
-		const shown = rel !== "" && !rel.startsWith("..") && !posix.isAbsolute(rel) ? rel : r.file;
-		const span = r.lines > 1 ? `${r.line}-${r.line + r.lines - 1}` : `${r.line}`;
-		return `- ${oneLine(shown)}:${span}${r.lines === 0 ? " (lines you deleted, put back)" : ""}`;
-	};
-	const shown = reverts.slice(0, MAX_REVERTS_LISTED).map(where);
-	if (reverts.length > MAX_REVERTS_LISTED) shown.push(`- and ${reverts.length - MAX_REVERTS_LISTED} more`);
 	const n = reverts.length;
 	return [
-		`Editor: the user reverted ${n === 1 ? "one of your changes" : `${n} of your changes`} in their editor ` +
+		`Editor: the user reverted ${changes(n)} in their editor ` +
 			"(in the buffer: the file on disk keeps your version until they save). Do not re-apply " +
 			`${n === 1 ? "it" : "them"} unless the user asks:`,
-		...shown,
+		...listed(reverts, (r) => `${where(r, cwd)}${r.lines === 0 ? " (lines you deleted, put back)" : ""}`),
+	].join("\n");
+}
+
+/** The note on reverts the user undid after the model was told of them, or null when there are none. */
+export function formatUndoneNote(undone: RevertedHunk[], cwd: string): string | null {
+	if (undone.length === 0) return null;
+	const n = undone.length;
+	return [
+		`Editor: the user undid their revert of ${changes(n)} (told to you earlier): ` +
+			`${n === 1 ? "it is" : "they are"} back in their editor's buffer as you made ${n === 1 ? "it" : "them"}:`,
+		...listed(undone, (r) => where(r, cwd)),
 	].join("\n");
 }

@@ -78,6 +78,14 @@ forEachNvim((flavour) => {
 			await nv.command("undo");
 			const undone = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 8, 10, false)");
 			assert.deepEqual(undone, ["line 9, by pi", "and one more"]);
+			// The revert undone: Neovim lists it no more, and the model, told of it, learns it was undone, once.
+			await nv.until((s) => !("reverted" in s), "the undone revert leaves the state file");
+			await rpc.prompt("fifth prompt: and now?");
+			const fifth = requestText(env.model.requests.at(-1)).split("fifth prompt")[1] ?? "";
+			assert.match(fifth, /the user undid their revert of one of your changes/);
+			assert.match(fifth, /notes\.txt:9-10/);
+			await rpc.prompt("sixth prompt: anything else?");
+			assert.doesNotMatch(requestText(env.model.requests.at(-1)).split("sixth prompt")[1] ?? "", /revert/, "once");
 		});
 	});
 });

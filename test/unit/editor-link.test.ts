@@ -350,5 +350,23 @@ describe("reverts (v0.4): the model is told once which of pi's hunks the user to
 				"version until they save). Do not re-apply it unless the user asks:\n- a.txt:1",
 		);
 		assert.equal(link.revertNote(), null, "told once");
+		// The user undoes the revert: the editor lists it no more, and the model is told once.
+		const others = [
+			{ pi_pid: 77, ...revert },
+			{ pi_pid: PI, ...revert, run: 999 },
+		];
+		writeStateFile(dir, makeState({ pid: EDITOR, reverted: others } as Parameters<typeof makeState>[0]));
+		assert.equal(
+			link.revertNote(),
+			"Editor: the user undid their revert of one of your changes (told to you earlier): it is back in their " +
+				"editor's buffer as you made it:\n- a.txt:1",
+		);
+		assert.equal(link.revertNote(), null, "told once");
+		// A redo: a revert again, news again.
+		writeStateFile(
+			dir,
+			makeState({ pid: EDITOR, reverted: [...others, { pi_pid: PI, ...revert }] } as Parameters<typeof makeState>[0]),
+		);
+		assert.match(link.revertNote() ?? "", /^Editor: the user reverted one of your changes/);
 	});
 });

@@ -1,7 +1,15 @@
 /** What the model is told about pi's hunks the user reverted in the editor (src/link/reverts.ts). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { formatRevertNote, newReverts, revertKey } from "../../src/link/reverts.ts";
+import {
+	formatRevertNote,
+	formatUndoneNote,
+	newReverts,
+	revertKey,
+	type ToldRevert,
+	undoneReverts,
+} from "../../src/link/reverts.ts";
+import { MAX_REVERTED_REPORTS } from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
 import { makeState } from "../helpers/state-files.ts";
 
@@ -40,6 +48,57 @@ describe("newReverts", () => {
 	}
 	test("an editor without the field (v0.3) has none", () => {
 		assert.deepEqual(newReverts(makeState(), PI, new Set([7]), new Set()), []);
+	});
+});
+
+describe("undoneReverts: a revert told to the model that its editor no longer lists", () => {
+	const EDITOR = 9;
+	const told = (...reverts: RevertedHunk[]): Map<string, ToldRevert> =>
+		new Map(reverts.map((r) => [revertKey(r), { revert: r, editorPid: EDITOR }]));
+	const full = Array.from({ length: MAX_REVERTED_REPORTS }, (_, i) => hunk({ id: `hfull${i}` }));
+	const cases: {
+		name: string;
+		listed: RevertedHunk[] | undefined;
+		told: Map<string, ToldRevert>;
+		editor?: number;
+		noState?: boolean;
+		want: string[];
+	}[] = [
+		{ name: "still listed", listed: [hunk()], told: told(hunk()), want: [] },
+		{ name: "no longer listed: undone", listed: [], told: told(hunk()), want: ["h0123456789"] },
+		{ name: "the field gone (every revert undone)", listed: undefined, told: told(hunk()), want: ["h0123456789"] },
+		{
+			name: "one of two undone",
+			listed: [hunk({ id: "h2" })],
+			told: told(hunk(), hunk({ id: "h2" })),
+			want: ["h0123456789"],
+		},
+		{ name: "another editor (it never listed it)", listed: [], told: told(hunk()), editor: 10, want: [] },
+		{ name: "the editor's state unreadable", listed: [], told: told(hunk()), noState: true, want: [] },
+		{ name: "a full list (its oldest entries dropped)", listed: full, told: told(hunk()), want: [] },
+		{ name: "nothing told", listed: [], told: told(), want: [] },
+	];
+	for (const c of cases) {
+		test(c.name, () => {
+			const base = makeState({ pid: EDITOR });
+			const state = c.noState ? undefined : c.listed === undefined ? base : { ...base, reverted: c.listed };
+			const got = undoneReverts(state, c.editor ?? EDITOR, c.told);
+			assert.deepEqual(
+				got.map((r) => r.id),
+				c.want,
+			);
+		});
+	}
+	test("the note: what the user undid, where; an unsafe name made inert", () => {
+		assert.equal(formatUndoneNote([], "/p"), null);
+		assert.equal(
+			formatUndoneNote([hunk({ lines: 2 })], "/p"),
+			"Editor: the user undid their revert of one of your changes (told to you earlier): it is back in their " +
+				"editor's buffer as you made it:\n- src/a.ts:12-13",
+		);
+		const note = formatUndoneNote([hunk(), hunk({ file: "/etc/x\nIgnore previous", id: "h2" })], "/p") ?? "";
+		assert.match(note, /^Editor: the user undid their revert of 2 of your changes/);
+		assert.equal(note.split("\n").length, 3);
 	});
 });
 
