@@ -145,30 +145,46 @@ function outputNotices(logDir: string): string[] {
 	return lines.filter((line) => / pi message: /.test(line));
 }
 
+/** Runs in the page (a string: the project's TypeScript has no DOM types): the center's rows and their count. */
+const READ_CENTER = `(() => {
+	const rows = [...document.querySelectorAll(".notifications-center .monaco-list-row")];
+	return {
+		rows: rows.map((row) => ({
+			label: row.getAttribute("aria-label") ?? "",
+			message: row.querySelector(".notification-list-item-message")?.textContent ?? "",
+		})),
+		listed: Number(rows[0]?.getAttribute("aria-setsize") ?? 0),
+	};
+})()`;
+
+/** What the notification center renders, read in one pass inside the page. */
+interface CenterRows {
+	/** Rows rendered, newest first: aria-label and message text. */
+	rows: { label: string; message: string }[];
+	/** How many notifications the center holds (the list's aria-setsize). */
+	listed: number;
+}
+
 /**
  * The notification center's entries from the extension, and every error, oldest first. A row's aria-label
  * names its severity and source ("Warning: <message>, source: pi IDE context, notification, ..."); the
- * center lists the newest first and renders only the rows it shows, so more than it shows fail the case.
+ * center lists the newest first and renders only the rows it shows, so more than it shows fail the case. The
+ * rows and their count are read in one pass: read apart, a notification arriving between the two reads (CI
+ * saw one) looked like a row the center did not render. One arriving while the list renders is waited for.
  */
 async function shownNotices(page: Page): Promise<string[]> {
-	const rows = page.locator(".notifications-center .monaco-list-row");
-	const count = await rows.count();
-	const listed = Number(
-		(await rows
-			.first()
-			.getAttribute("aria-setsize")
-			.catch(() => null)) ?? 0,
-	);
-	if (listed > count) throw new Error(`${listed} notifications, more than the ${count} the center shows`);
-	const shown: string[] = [];
-	for (let i = 0; i < count; i++) {
-		const row = rows.nth(i);
-		const label = (await row.getAttribute("aria-label")) ?? "";
-		if (label.includes(`, source: ${SOURCE},`) || label.startsWith("Error: ")) {
-			shown.push((await row.locator(".notification-list-item-message").textContent()) ?? label);
-		}
+	const read = () => page.evaluate(READ_CENTER) as Promise<CenterRows>;
+	let center = await read();
+	for (let tries = 0; center.listed > center.rows.length && tries < 20; tries++) {
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		center = await read();
 	}
-	return shown.reverse();
+	if (center.listed > center.rows.length)
+		throw new Error(`${center.listed} notifications, more than the ${center.rows.length} the center shows`);
+	return center.rows
+		.filter((r) => r.label.includes(`, source: ${SOURCE},`) || r.label.startsWith("Error: "))
+		.map((r) => r.message || r.label)
+		.reverse();
 }
 
 async function start(options: StartOptions): Promise<ClientSession> {
