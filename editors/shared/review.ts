@@ -179,6 +179,18 @@ export interface Mark {
 	line: number | undefined;
 	/** Reverted here by the user (a deletion's or a pure addition's text alone cannot tell). */
 	reverted: boolean;
+	/**
+	 * Set by a revert: the lines around the hunk's place before it (null: none, the document's edge). An undo
+	 * of a put-back deletion, or a redo of a reverted addition, leaves them around the place again, with
+	 * nothing between; the user's edits in between are undone first (the undo stack is a stack).
+	 */
+	around?: Around;
+}
+
+/** The lines just before and just after a place in a document (null: its edge). */
+export interface Around {
+	before: string | null;
+	after: string | null;
 }
 
 /** pi's lines are there; the user reverted it; the lines there are no longer pi's; never found in the document. */
@@ -274,8 +286,10 @@ export function markStatus(mark: Mark, document: TextLines): MarkStatus {
 	const { line, hunk } = mark;
 	if (line === undefined) return "unplaced";
 	if (hunk.new_text.length === 0) {
-		// A deletion put back sits just above the place (the insertion moved the place down past it).
-		if (mark.reverted && hasLinesAt(document, line - hunk.old_text.length, hunk.old_text)) return "reverted";
+		// A deletion put back sits just above the place (the insertion moved the place down past it); the user
+		// editing it since makes it theirs (an undo of the revert is seen by ReviewBook.edited, which clears
+		// `reverted`).
+		if (mark.reverted) return hasLinesAt(document, line - hunk.old_text.length, hunk.old_text) ? "reverted" : "edited";
 		return line <= document.count ? "pi" : "edited";
 	}
 	if (hasLinesAt(document, line, hunk.new_text)) return "pi";
@@ -338,17 +352,57 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
 	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
 
+/** The lines around the place of `mark`'s hunk before a revert: around pi's lines, or where pi deleted. */
+export function aroundOf(mark: Mark, document: TextLines): Around {
+	const line = mark.line ?? 0;
+	const after = line + mark.hunk.new_text.length;
+	return {
+		before: line > 0 ? document.text(line - 1) : null,
+		after: after < document.count ? document.text(after) : null,
+	};
+}
+
+/** Whether the lines around `line` (the line that follows a place) are `around`'s, with nothing between. */
+function aroundHolds(document: TextLines, line: number, around: Around | undefined): boolean {
+	if (around === undefined) return false;
+	const beforeHolds = around.before === null ? line === 0 : line > 0 && document.text(line - 1) === around.before;
+	const afterHolds =
+		around.after === null ? line >= document.count : line < document.count && document.text(line) === around.after;
+	return beforeHolds && afterHolds;
+}
+
 /**
- * Whether a revert the user undid is back (a redo): the baseline's lines are at the mark's place again (a
- * deletion put back sits just above it), or, for a hunk that only added lines, pi's lines are gone from there.
+ * Whether the user undid a revert (`mark` reverted): pi's version of the hunk is at its place again: pi's lines,
+ * or, for a deletion put back, the put-back lines gone (the lines around the place as before the revert). The
+ * user editing the put-back lines is no undo.
  */
-function revertRedone(mark: Mark, document: TextLines): boolean {
+export function revertUndone(mark: Mark, document: TextLines): boolean {
+	const { line, hunk } = mark;
+	if (line === undefined) return false;
+	if (hunk.new_text.length > 0) return hasLinesAt(document, line, hunk.new_text);
+	return !hasLinesAt(document, line - hunk.old_text.length, hunk.old_text) && aroundHolds(document, line, mark.around);
+}
+
+/**
+ * Whether an undone revert is back (a redo): the baseline's lines are at the mark's place again (a deletion put
+ * back sits just above it); for a hunk that only added lines, which has none, pi's lines gone from between the
+ * lines around the place (pi's lines edited are no redo).
+ */
+export function revertRedone(mark: Mark, document: TextLines): boolean {
 	const { line, hunk } = mark;
 	if (line === undefined) return false;
 	if (hunk.new_text.length === 0) return hasLinesAt(document, line - hunk.old_text.length, hunk.old_text);
 	if (hunk.old_text.length > 0) return hasLinesAt(document, line, hunk.old_text);
-	return !hasLinesAt(document, line, hunk.new_text);
+	return aroundHolds(document, line, mark.around);
 }
+
+/** The two rules that decide whether a revert holds (a seam for the seeded test's planted defects). */
+export interface RevertRules {
+	undone: typeof revertUndone;
+	redone: typeof revertRedone;
+}
+
+export const REVERT_RULES: RevertRules = { undone: revertUndone, redone: revertRedone };
 
 /**
  * `reverted` with `mark` (reverted at its place now) added, newest last, capped; an earlier revert of the same
@@ -399,7 +453,7 @@ export function planRevert(marks: readonly Mark[], document: TextLines, eol: str
 		if (problem !== undefined) plan.problems.push(problem);
 		else {
 			plan.edits.push(revertEdit(mark, document, eol));
-			plan.marks.push(mark);
+			plan.marks.push({ ...mark, around: aroundOf(mark, document) });
 		}
 	}
 	return plan;
@@ -416,6 +470,11 @@ export class ReviewBook {
 	#reverted: RevertedHunk[] = [];
 	/** Reverts the user undid (revertKeyOf): left out of `reverted` until a redo, so pi is never told of them. */
 	readonly #undone = new Set<string>();
+	readonly #rules: RevertRules;
+
+	constructor(rules: RevertRules = REVERT_RULES) {
+		this.#rules = rules;
+	}
 
 	get sets(): ReadonlyMap<number, readonly ReviewRun[]> {
 		return this.#sets;
@@ -476,12 +535,12 @@ export class ReviewBook {
 			const key = revertKeyOf(m);
 			// A revert undone: the hunk is pi's again (marked again, not listed for pi), and a later edit of it
 			// makes it edited, not reverted.
-			if (m.reverted && markStatus(m, document) === "pi") {
+			if (m.reverted && this.#rules.undone(m, document)) {
 				if (listed.has(key)) this.#undone.add(key);
 				return { ...m, reverted: false };
 			}
 			// Redone: the revert holds again.
-			if (!m.reverted && this.#undone.has(key) && revertRedone(m, document)) {
+			if (!m.reverted && this.#undone.has(key) && this.#rules.redone(m, document)) {
 				this.#undone.delete(key);
 				return { ...m, reverted: true };
 			}
@@ -501,12 +560,15 @@ export class ReviewBook {
 
 	/** `marks` were reverted in the document of `file` (the edits of their plan applied): remember and report them. */
 	markReverted(file: string, marks: readonly Mark[]): void {
-		const ids = new Set(marks.map((m) => m.hunk.id));
+		const reverted = new Map(marks.map((m) => [m.hunk.id, m]));
 		const current = this.#marks.get(file);
 		if (current)
 			this.#marks.set(
 				file,
-				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true } : m)),
+				current.map((m) => {
+					const done = reverted.get(m.hunk.id);
+					return done ? { ...m, reverted: true, ...(done.around ? { around: done.around } : {}) } : m;
+				}),
 			);
 		for (const mark of marks) {
 			this.#reverted = addRevert(this.#reverted, mark);

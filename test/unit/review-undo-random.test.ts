@@ -1,0 +1,196 @@
+/**
+ * Seeded: which of pi's hunks the state file lists as reverted (ReviewBook, editors/shared/review.ts), over
+ * random sequences of reverts, undos, redos and the user's own edits, against an oracle that knows nothing of
+ * text: a revert holds while its step is applied on the undo stack (undone by an undo, back with a redo, gone
+ * for good when a new edit drops the redo stack), and the list names each hunk whose revert holds once, in the
+ * order of their newest revert. The user's edits never write pi's or the baseline's text back (they append to
+ * a line, or insert a line of their own), so the text alone can tell, and must.
+ *
+ * `PI_IDE_SEEDS=<n>` runs more sequences (default 200).
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+	type Mark,
+	markStatus,
+	planRevert,
+	REVERT_RULES,
+	type RevertRules,
+	ReviewBook,
+	revertRedone,
+	revertUndone,
+	type TextEdit,
+} from "../../editors/shared/review.ts";
+import type { TextLines } from "../../editors/shared/state.ts";
+import { computeHunks } from "../../src/link/change-set.ts";
+import { seededInts } from "../helpers/seeded.ts";
+
+const FILE = "/p/notes.txt";
+const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 200);
+const STEPS = 30;
+
+const docOf = (text: string): TextLines => {
+	const lines = text.split("\n");
+	return { count: lines.length, text: (line) => lines[line] ?? "" };
+};
+
+function applyEdit(text: string, edit: TextEdit): string {
+	const lines = text.split("\n");
+	const offset = (p: { line: number; character: number }) =>
+		lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
+	return text.slice(0, offset(edit.start)) + edit.text + text.slice(offset(edit.end));
+}
+
+/** The edit that takes `edit` back, in the text `edit` was applied to. */
+function inverseOf(text: string, edit: TextEdit): TextEdit {
+	const lines = text.split("\n");
+	const offset = (p: { line: number; character: number }) =>
+		lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
+	const added = edit.text.split("\n");
+	const end = {
+		line: edit.start.line + added.length - 1,
+		character: (added.length === 1 ? edit.start.character : 0) + (added.at(-1) ?? "").length,
+	};
+	return { start: edit.start, end, text: text.slice(offset(edit.start), offset(edit.end)) };
+}
+
+/** A baseline of 12 lines and pi's version: changes, deletions and additions, each apart from the next. */
+function versions(int: (n: number) => number): { base: string; pi: string } {
+	const base = Array.from({ length: 12 }, (_, i) => `b${i}`);
+	const pi: string[] = [];
+	for (let i = 0; i < base.length; i++) {
+		const kind = i % 2 === 1 ? int(4) : 0; // odd lines only: an unchanged line between hunks
+		const count = 1 + int(2);
+		if (kind === 1) pi.push(...Array.from({ length: count }, (_, k) => `P${i}.${k}`));
+		else if (kind === 3) pi.push(base[i] ?? "", ...Array.from({ length: count }, (_, k) => `A${i}.${k}`));
+		else if (kind !== 2) pi.push(base[i] ?? "");
+	}
+	return { base: `${base.join("\n")}\n`, pi: `${pi.join("\n")}\n` };
+}
+
+interface Step {
+	edit: TextEdit;
+	back: TextEdit;
+	/** The hunk a revert step reverted. */
+	reverts?: string;
+}
+
+/** One random sequence; returns what went wrong, or undefined. */
+function runSequence(seed: number, rules: RevertRules): string | undefined {
+	const int = seededInts(seed);
+	const { base, pi } = versions(int);
+	const hunks = computeHunks(FILE, base, pi);
+	if (hunks.length === 0) return undefined;
+	const book = new ReviewBook(rules);
+	book.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: base, note: null, hunks, hunks_total: hunks.length }] }]);
+	let text = pi;
+	book.sync(FILE, docOf(text));
+	const applied: Step[] = [];
+	let redo: Step[] = [];
+	/** Oracle: hunk ids by their newest revert, oldest first. */
+	let order: string[] = [];
+	const trail: string[] = [];
+	const apply = (edit: TextEdit): TextEdit => {
+		const back = inverseOf(text, edit);
+		text = applyEdit(text, edit);
+		const change = {
+			startLine: edit.start.line,
+			endLine: edit.end.line,
+			endCharacter: edit.end.character,
+			text: edit.text,
+		};
+		book.edited(FILE, [change], docOf(text));
+		return back;
+	};
+	for (let i = 0; i < STEPS; i++) {
+		const action = int(10);
+		const lines = text.split("\n").length;
+		if (action < 3) {
+			const marks = book.marks(FILE).filter((m: Mark) => markStatus(m, docOf(text)) === "pi");
+			const mark = marks[int(Math.max(marks.length, 1))];
+			if (mark?.line === undefined) continue;
+			const cursor = mark.hunk.new_text.length === 0 ? Math.min(mark.line, lines - 1) : mark.line;
+			const plan = planRevert(book.marks(FILE), docOf(text), "\n", { cursor });
+			if (plan.edits.length !== 1) continue;
+			const edit = plan.edits[0] as TextEdit;
+			const back = apply(edit);
+			book.markReverted(FILE, plan.marks);
+			const id = plan.marks[0]?.hunk.id ?? "";
+			applied.push({ edit, back, reverts: id });
+			redo = [];
+			order = [...order.filter((o) => o !== id), id];
+			trail.push(`revert ${id} at ${cursor}`);
+		} else if (action < 5) {
+			const step = applied.pop();
+			if (!step) continue;
+			const forward = apply(step.back);
+			redo.push({ edit: forward, back: step.back, ...(step.reverts ? { reverts: step.reverts } : {}) });
+			trail.push("undo");
+		} else if (action < 7) {
+			const step = redo.pop();
+			if (!step) continue;
+			const back = apply(step.edit);
+			applied.push({ edit: step.edit, back, ...(step.reverts ? { reverts: step.reverts } : {}) });
+			trail.push("redo");
+		} else {
+			const line = int(lines);
+			const edit: TextEdit =
+				action < 9
+					? {
+							start: { line, character: text.split("\n")[line]?.length ?? 0 },
+							end: { line, character: text.split("\n")[line]?.length ?? 0 },
+							text: `!${i}`,
+						}
+					: { start: { line, character: 0 }, end: { line, character: 0 }, text: `u${i}\n` };
+			const back = apply(edit);
+			applied.push({ edit, back });
+			redo = [];
+			trail.push(`${action < 9 ? "append to" : "insert above"} line ${line}`);
+		}
+		const holding = new Set(applied.flatMap((s) => (s.reverts ? [s.reverts] : [])));
+		const want = order.filter((id) => holding.has(id));
+		const got = book.reverted.map((r) => r.id);
+		if (JSON.stringify(got) !== JSON.stringify(want)) {
+			return `seed ${seed}, step ${i}: listed ${JSON.stringify(got)}, the oracle ${JSON.stringify(want)}\n  ${trail.join("\n  ")}`;
+		}
+	}
+	return undefined;
+}
+
+describe("seeded: reverts listed while they hold, over undo, redo and the user's edits", () => {
+	test(`${SEEDS} sequences of ${STEPS} steps`, () => {
+		for (let seed = 1; seed <= SEEDS; seed++) assert.equal(runSequence(seed, REVERT_RULES), undefined);
+	});
+
+	const PLANTED: { name: string; rules: RevertRules }[] = [
+		{
+			// The first version's rule: a deletion counts as pi's again wherever its place is in the document.
+			name: "an undo seen wherever the hunk's status is pi's (a put-back deletion edited looks undone)",
+			rules: { ...REVERT_RULES, undone: (m, d) => markStatus({ ...m, reverted: false }, d) === "pi" },
+		},
+		{
+			name: "undone recomputed each time (pi's lines edited after an undo look like a redo)",
+			rules: { ...REVERT_RULES, redone: (m, d) => !revertUndone({ ...m, reverted: true }, d) },
+		},
+		{
+			name: "a redo never seen",
+			rules: { ...REVERT_RULES, redone: () => false },
+		},
+		{
+			name: "an addition's redo seen when pi's lines are gone from its place (edited ones too)",
+			rules: {
+				...REVERT_RULES,
+				redone: (m, d) =>
+					m.hunk.old_text.length === 0 && m.hunk.new_text.length > 0 && m.line !== undefined
+						? !m.hunk.new_text.every((l, i) => d.text((m.line ?? 0) + i) === l)
+						: revertRedone(m, d),
+			},
+		},
+	];
+	for (const planted of PLANTED) {
+		test(`a planted defect is caught: ${planted.name}`, () => {
+			const failures = Array.from({ length: SEEDS }, (_, i) => runSequence(i + 1, planted.rules)).filter(Boolean);
+			assert.ok(failures.length > 0, "no sequence caught it");
+		});
+	}
+});
