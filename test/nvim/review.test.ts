@@ -173,6 +173,35 @@ forEachNvim((flavour) => {
 			});
 		}
 
+		it("an addition at the end, beside a line the user edited: reverted, undone (marked again, not listed), redone (listed)", async (t) => {
+			const w = await world(t, flavour);
+			await piChanges(w);
+			await w.nv.lua('vim.api.nvim_buf_set_lines(0, 2, 3, false, { "three, mine" })');
+			assert.deepEqual(
+				await w.nv.lua(MARKS),
+				[
+					[2, 2],
+					[4, 4],
+				],
+				"the marks keep their lines",
+			);
+			await w.nv.command("call cursor(4, 1)");
+			await w.nv.command("PiIde revert");
+			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three, mine"], await w.nv.exec("messages"));
+			await w.nv.until((s) => (s as { reverted?: unknown[] }).reverted?.length === 1, "the revert is listed");
+			await w.nv.command("undo");
+			assert.deepEqual(await lines(w.nv), ["one", "TWO", "three, mine", "four"]);
+			await w.nv.until((s) => !("reverted" in s), "the undone revert leaves the state file");
+			assert.deepEqual(await w.nv.lua(MARKS), [
+				[2, 2],
+				[4, 4],
+			]);
+			await w.nv.command("redo");
+			await w.nv.until((s) => (s as { reverted?: unknown[] }).reverted?.length === 1, "the redone revert is listed");
+			assert.deepEqual(await w.nv.lua(MARKS), [[2, 2]]);
+			await assertNoErrors(w.nv);
+		});
+
 		it("revert file: a hunk the user edited since is refused, the others go back", async (t) => {
 			const w = await world(t, flavour);
 			await piChanges(w);

@@ -164,7 +164,7 @@ end
 --- follows the deletion (the line count + 1 for a deletion at the end). Pure but for reading `buf`.
 ---@param buf integer
 ---@param base string[] the baseline's lines
----@param h table the hunk (old_start, old_lines)
+---@param h table the hunk (old_start, old_text)
 ---@param follow integer
 ---@return boolean
 function M._deletion_holds(buf, base, h, follow)
@@ -176,7 +176,7 @@ function M._deletion_holds(buf, base, h, follow)
   if count == 1 and line(1) == "" then
     count = 0
   end
-  local before, after = h.old_start - 1, h.old_start + h.old_lines
+  local before, after = h.old_start - 1, h.old_start + #h.old_text
   local before_ok
   if before >= 1 then
     before_ok = follow - 1 >= 1 and follow - 1 <= count and line(follow - 1) == base[before]
@@ -198,7 +198,16 @@ local function sign_opts(h, row, n)
     return { sign_text = "▁", sign_hl_group = "PiIdeReviewDelete", priority = 8 }
   end
   local group = #h.old_text == 0 and "PiIdeReviewAdd" or "PiIdeReviewChange"
-  return { end_row = row + n - 1, sign_text = "┃", sign_hl_group = group, priority = 8 }
+  -- The range ends at the start of pi's last line: with left gravity there, the user replacing the line above
+  -- (a splice that ends at that point) would pull the end above the start, and the hunk out from under the
+  -- cursor.
+  return {
+    end_row = row + n - 1,
+    end_right_gravity = true,
+    sign_text = "┃",
+    sign_hl_group = group,
+    priority = 8,
+  }
 end
 
 --- Place one mark (extmark `opts` at `row`) for hunk `h` of `found` (newest_entry) and record it in `marks`;
@@ -317,9 +326,24 @@ local function current_marks(buf)
   return out
 end
 
---- Record a revert in `reverted`, and where its baseline lines now start in `buf` (0-based `at`), so an undo
---- of it is seen (M.report).
-local function record_revert(buf, info, line, at)
+--- The lines just before and after 0-based `row`..`row + n` of `buf` (false: the buffer's edge).
+local function around_of(buf, row, n)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local line = function(r)
+    return (r >= 0 and r < count) and vim.api.nvim_buf_get_lines(buf, r, r + 1, false)[1] or false
+  end
+  return { before = line(row - 1), after = line(row + n) }
+end
+
+--- Whether the lines around the place before 0-based `row` are `around`'s, with nothing between.
+local function around_holds(buf, row, around)
+  local now = around_of(buf, row, 0)
+  return now.before == around.before and now.after == around.after
+end
+
+--- Record a revert in `reverted`, and where its baseline lines now start in `buf` (0-based `at`) and what was
+--- around its place before it (`around`), so an undo of it, and a redo, are seen (M.report).
+local function record_revert(buf, info, line, at, around)
   local record = {
     pi_pid = info.pid,
     run = info.run,
@@ -343,7 +367,7 @@ local function record_revert(buf, info, line, at)
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
   if ok then
     H.undoable[buf] = H.undoable[buf] or {}
-    H.undoable[buf][id] = { info = info, record = record }
+    H.undoable[buf][id] = { info = info, record = record, around = around }
   end
 end
 
@@ -351,7 +375,7 @@ end
 local function revert_mark(buf, mark)
   local h = mark.info.hunk
   local n = #h.new_text
-  local at
+  local at, around
   if n > 0 then
     local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
     if mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text) then
@@ -359,6 +383,7 @@ local function revert_mark(buf, mark)
       local line = math.min(mark.row + 1, vim.api.nvim_buf_line_count(buf))
       return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
     end
+    around = around_of(buf, mark.row, n)
     vim.api.nvim_buf_set_lines(buf, mark.row, mark.row + n, false, h.old_text)
     at = mark.row
   else
@@ -367,11 +392,12 @@ local function revert_mark(buf, mark)
     if not M._deletion_holds(buf, mark.info.base, h, at + 1) then
       return ("line %d: the lines around pi's deletion changed; not reverted"):format(mark.row + 1)
     end
+    around = around_of(buf, at, 0)
     vim.api.nvim_buf_set_lines(buf, at, at, false, h.old_text)
   end
   vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
   H.marks[buf][mark.id] = nil
-  record_revert(buf, mark.info, mark.row + 1, at)
+  record_revert(buf, mark.info, mark.row + 1, at, around)
   return nil
 end
 
@@ -481,23 +507,27 @@ local function has_lines(buf, row, lines)
     and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + #lines, false), lines)
 end
 
---- Whether a revert of hunk `h` whose baseline lines start at 0-based `row` is undone: the buffer shows pi's
---- version there again (its lines; for a deletion, the baseline's lines around the place with the put-back
---- lines gone). An undo, or the user typing pi's version back: either way the revert no longer holds.
-local function revert_undone(buf, row, h, base)
+--- Whether a revert (tracker `t`) whose baseline lines start at 0-based `row` is undone: the buffer shows pi's
+--- version there again: its lines, or for a deletion the put-back lines gone, the lines around the place as
+--- before the revert (the user's edits between are undone first: undo is a stack). An undo, or the user typing
+--- pi's version back: either way the revert no longer holds; the user editing the put-back lines is no undo.
+local function revert_undone(buf, row, t)
+  local h = t.info.hunk
   if #h.new_text > 0 then
     return has_lines(buf, row, h.new_text)
   end
-  return not has_lines(buf, row, h.old_text) and M._deletion_holds(buf, base, h, row + 1)
+  return not has_lines(buf, row, h.old_text) and around_holds(buf, row, t.around)
 end
 
---- Whether an undone revert is back (a redo): the baseline's lines are there again (for a hunk that only
---- added lines, which has none: pi's lines are gone from there).
-local function revert_redone(buf, row, h)
+--- Whether an undone revert is back (a redo): the baseline's lines are there again; for a hunk that only added
+--- lines, which has none, pi's lines gone from between the lines around the place (pi's lines edited are no
+--- redo).
+local function revert_redone(buf, row, t)
+  local h = t.info.hunk
   if #h.old_text > 0 then
     return has_lines(buf, row, h.old_text)
   end
-  return not has_lines(buf, row, h.new_text)
+  return around_holds(buf, row, t.around)
 end
 
 --- Look again at the reverts in buffers that changed since the last look. One undone (`u`, `:earlier`, or pi's
@@ -520,7 +550,7 @@ local function look_at_reverts()
         if not live[t.record] or row == nil then
           trackers[id] = nil
           pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_reverted, id)
-        elseif not t.undone and revert_undone(buf, row, t.info.hunk, t.info.base) then
+        elseif not t.undone and revert_undone(buf, row, t) then
           t.undone = true
           local found = newest_entry(t.info.file)
           if found and found.pid == t.info.pid and found.run == t.info.run and H.marks[buf] then
@@ -529,7 +559,7 @@ local function look_at_reverts()
             local at = n == 0 and math.min(row, count - 1) or row
             t.mark = place(buf, H.marks[buf], at, sign_opts(h, at, n), found, t.info.file, h, n == 0 and row >= count)
           end
-        elseif t.undone and revert_redone(buf, row, t.info.hunk) then
+        elseif t.undone and revert_redone(buf, row, t) then
           t.undone = nil
           if t.mark then
             pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, t.mark)
