@@ -1,10 +1,9 @@
 /**
  * Seeded: which of pi's hunks the state file lists as reverted (ReviewBook, editors/shared/review.ts), over
- * random sequences of reverts, undos, redos and the user's own edits, against an oracle that knows nothing of
- * text: a revert holds while its step is applied on the undo stack (undone by an undo, back with a redo, gone
- * for good when a new edit drops the redo stack), and the list names each hunk whose revert holds once, in the
- * order of their newest revert. The user's edits never write pi's or the baseline's text back (they append to
- * a line, or insert a line of their own), so the text alone can tell, and must.
+ * random sequences of reverts, undos, redos and the user's own edits, against the stack oracle of
+ * test/fixtures/revert-oracle.ts, which knows nothing of text. The user's edits never write pi's or the
+ * baseline's text back (they append to a line, or insert a line of their own), so the text alone can tell, and
+ * must. The undo here is the inverse edit, as VS Code's undo reports it.
  *
  * `PI_IDE_SEEDS=<n>` runs more sequences (default 200).
  */
@@ -23,6 +22,7 @@ import {
 } from "../../editors/shared/review.ts";
 import type { TextLines } from "../../editors/shared/state.ts";
 import { computeHunks } from "../../src/link/change-set.ts";
+import { RevertOracle, revertVersions } from "../fixtures/revert-oracle.ts";
 import { seededInts } from "../helpers/seeded.ts";
 
 const FILE = "/p/notes.txt";
@@ -54,41 +54,23 @@ function inverseOf(text: string, edit: TextEdit): TextEdit {
 	return { start: edit.start, end, text: text.slice(offset(edit.start), offset(edit.end)) };
 }
 
-/** A baseline of 12 lines and pi's version: changes, deletions and additions, each apart from the next. */
-function versions(int: (n: number) => number): { base: string; pi: string } {
-	const base = Array.from({ length: 12 }, (_, i) => `b${i}`);
-	const pi: string[] = [];
-	for (let i = 0; i < base.length; i++) {
-		const kind = i % 2 === 1 ? int(4) : 0; // odd lines only: an unchanged line between hunks
-		const count = 1 + int(2);
-		if (kind === 1) pi.push(...Array.from({ length: count }, (_, k) => `P${i}.${k}`));
-		else if (kind === 3) pi.push(base[i] ?? "", ...Array.from({ length: count }, (_, k) => `A${i}.${k}`));
-		else if (kind !== 2) pi.push(base[i] ?? "");
-	}
-	return { base: `${base.join("\n")}\n`, pi: `${pi.join("\n")}\n` };
-}
-
+/** An editor's step: the edit made, and the one that takes it back. */
 interface Step {
 	edit: TextEdit;
 	back: TextEdit;
-	/** The hunk a revert step reverted. */
-	reverts?: string;
 }
 
 /** One random sequence; returns what went wrong, or undefined. */
 function runSequence(seed: number, rules: RevertRules): string | undefined {
 	const int = seededInts(seed);
-	const { base, pi } = versions(int);
+	const { base, pi } = revertVersions(int);
 	const hunks = computeHunks(FILE, base, pi);
 	if (hunks.length === 0) return undefined;
 	const book = new ReviewBook(rules);
 	book.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: base, note: null, hunks, hunks_total: hunks.length }] }]);
 	let text = pi;
 	book.sync(FILE, docOf(text));
-	const applied: Step[] = [];
-	let redo: Step[] = [];
-	/** Oracle: hunk ids by their newest revert, oldest first. */
-	let order: string[] = [];
+	const oracle = new RevertOracle<Step>();
 	const trail: string[] = [];
 	const apply = (edit: TextEdit): TextEdit => {
 		const back = inverseOf(text, edit);
@@ -116,39 +98,29 @@ function runSequence(seed: number, rules: RevertRules): string | undefined {
 			const back = apply(edit);
 			book.markReverted(FILE, plan.marks);
 			const id = plan.marks[0]?.hunk.id ?? "";
-			applied.push({ edit, back, reverts: id });
-			redo = [];
-			order = [...order.filter((o) => o !== id), id];
+			oracle.step({ edit, back }, [id]);
 			trail.push(`revert ${id} at ${cursor}`);
 		} else if (action < 5) {
-			const step = applied.pop();
+			const step = oracle.undo();
 			if (!step) continue;
-			const forward = apply(step.back);
-			redo.push({ edit: forward, back: step.back, ...(step.reverts ? { reverts: step.reverts } : {}) });
+			step.data = { edit: apply(step.data.back), back: step.data.back };
 			trail.push("undo");
 		} else if (action < 7) {
-			const step = redo.pop();
+			const step = oracle.redo();
 			if (!step) continue;
-			const back = apply(step.edit);
-			applied.push({ edit: step.edit, back, ...(step.reverts ? { reverts: step.reverts } : {}) });
+			step.data = { edit: step.data.edit, back: apply(step.data.edit) };
 			trail.push("redo");
 		} else {
 			const line = int(lines);
+			const end = { line, character: text.split("\n")[line]?.length ?? 0 };
 			const edit: TextEdit =
 				action < 9
-					? {
-							start: { line, character: text.split("\n")[line]?.length ?? 0 },
-							end: { line, character: text.split("\n")[line]?.length ?? 0 },
-							text: `!${i}`,
-						}
+					? { start: end, end, text: `!${i}` }
 					: { start: { line, character: 0 }, end: { line, character: 0 }, text: `u${i}\n` };
-			const back = apply(edit);
-			applied.push({ edit, back });
-			redo = [];
+			oracle.step({ edit, back: apply(edit) });
 			trail.push(`${action < 9 ? "append to" : "insert above"} line ${line}`);
 		}
-		const holding = new Set(applied.flatMap((s) => (s.reverts ? [s.reverts] : [])));
-		const want = order.filter((id) => holding.has(id));
+		const want = oracle.listed();
 		const got = book.reverted.map((r) => r.id);
 		if (JSON.stringify(got) !== JSON.stringify(want)) {
 			return `seed ${seed}, step ${i}: listed ${JSON.stringify(got)}, the oracle ${JSON.stringify(want)}\n  ${trail.join("\n  ")}`;
