@@ -3,8 +3,9 @@
  * seeded random test of regions against an oracle (test/emacs/pi-ide-region-tests.el; shown to catch a planted
  * defect in the end-of-line rules), a seeded random test of the approval marks read back as drawn against the hunks
  * applied on their own (test/emacs/pi-ide-approval-tests.el; shown to catch insertions placed one line late), a
- * seeded random test of pi's hunks reverted in a buffer against the baseline with the other hunks applied
- * (test/emacs/pi-ide-review-tests.el; shown to catch a deletion put back one line late),
+ * seeded random test of pi's hunks reverted in a buffer against the baseline with the other hunks applied, then
+ * undone (out of `reverted`, marked again) and redone (test/emacs/pi-ide-review-tests.el; shown to catch a
+ * deletion put back one line late, and a revert's place followed by a marker that an undo's text moves),
  * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
  * loading in batch without writing anything (no UI: nobody looks).
  */
