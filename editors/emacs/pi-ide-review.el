@@ -18,7 +18,9 @@
 ;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
 ;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
-;;   `reverted', and pi tells its model with the next prompt;
+;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes (the buffer shows pi's
+;;   lines at its place again, looked at when the state file is written) leaves `reverted' before that, and the
+;;   hunk is marked again; a redo lists it again;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
 ;;   it was before pi's run, read-only.
 ;;
