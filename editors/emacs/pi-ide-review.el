@@ -64,6 +64,14 @@ Only pis whose message names this Emacs.")
 
 (defvar pi-ide-review--marked nil "Buffers that may hold review overlays.")
 
+(defvar pi-ide-review--reverts nil
+  "The reverts of `pi-ide-review--reverted' followed for an undo.
+Each a `pi-ide-review--revert'.")
+
+(defvar-local pi-ide-review--looked nil
+  "The `buffer-chars-modified-tick' at which this buffer's reverts were looked at.
+nil: look again (its marks were taken away).")
+
 (defvar-local pi-ide-review--source nil
   "What this buffer's review marks were placed from, or nil.
 The pi, run, hunks and the buffer's `buffer-chars-modified-tick': pi's
@@ -83,7 +91,8 @@ source stay as they are.")
     (save-restriction
       (widen)
       (remove-overlays (point-min) (point-max) 'pi-ide-review t))
-    (setq pi-ide-review--source nil))
+    ;; The hunks of reverts undone here are marked again at the next look.
+    (setq pi-ide-review--source nil pi-ide-review--looked nil))
   (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))
 
 (defun pi-ide-review--overlay (beg end entry hunk &optional at-end)
@@ -216,13 +225,6 @@ of the baseline's lines put back; ENTRY, HUNK: what was reverted; BASELINE:
 the baseline's lines (a vector), for a deletion; UNDONE: the buffer showed
 pi's version at AT when last looked at."
   record at entry hunk baseline undone)
-
-(defvar pi-ide-review--reverts nil
-  "The reverts of `pi-ide-review--reverted' followed for an undo.
-Each a `pi-ide-review--revert'.")
-
-(defvar-local pi-ide-review--looked nil
-  "The `buffer-chars-modified-tick' at which this buffer's reverts were looked at.")
 
 (defun pi-ide-review--in-order (overlays)
   "The review overlays among OVERLAYS, in the order to revert them.

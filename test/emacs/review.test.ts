@@ -277,6 +277,30 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await e.until((s) => (revertedOf(s)?.length === 2 ? true : undefined), "two reverts reported");
 	});
 
+	it("an undone revert stays marked at its place: lines typed above, pi's change set read again", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		await openFile(e, file);
+		await piChanges(e, file);
+		await revertAt(e, file, 6);
+		await e.until((s) => (revertedOf(s)?.length === 1 ? true : undefined), "reported");
+		await undo(e, file);
+		await untilNoneListed(e, "the undone revert leaves the state file");
+		await e.act(`(progn (goto-char (point-min)) (insert "mine\\n"))`);
+		await untilMarks(
+			e,
+			file,
+			MARKED.map(([line, n, kind]) => [line + 1, n, kind]),
+		);
+		// Not reloaded (unsaved lines): pi's hunks are not at pi's lines any more and lose their marks, but for the
+		// one whose revert was undone, followed since: still pi's lines there, marked.
+		await e.until((s) => (s?.active_buffer.lines_total === 7 ? true : undefined), "the line typed is written");
+		await piChanges(e, file, 2);
+		await untilMarks(e, file, [[7, 1, "pi-ide-review-added"]]);
+		assert.equal(await bufferText(e, file), `mine\n${PI_VERSION}`);
+		assert.equal(revertedOf(e.readState()), undefined);
+	});
+
 	it("a buffer with unsaved lines above pi's hunks (not reloaded) marks nothing: never on wrong lines", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
