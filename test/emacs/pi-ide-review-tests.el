@@ -9,11 +9,11 @@
 ;; buffer must then be the baseline with only the other hunks applied, computed on its own from the hunks;
 ;; every revert is listed in `reverted', and undoing each brings pi's version back.  Undone, a revert is no
 ;; longer one: `reverted' leaves it out and its hunk is marked again where it was marked before; a redo lists it
-;; again and takes that mark away.  Which reverts an undo or a redo takes back is decided on its own from the
-;; lines (a revert whose baseline lines read as pi's version there is taken back).  A hunk whose lines the user
+;; again and takes that mark away.  Which reverts count as undone is decided on its own from the lines (a
+;; revert whose place reads as pi's version, `pi-ide-review-tests--shows-pi-p').  A hunk whose lines the user
 ;; edited is refused and leaves the buffer as it was.  PI_IDE_SEED replays a failure; planted defects (a
 ;; deletion put back after the line that followed it, not before; the place of a revert followed by a marker
-;; that an undo's text moves) are caught.
+;; that an undo's text moves) are caught.  A table undoes and redoes reverts at the edges of the buffer.
 
 ;;; Code:
 
@@ -176,6 +176,47 @@ with the line that came before them, if any)."
     (should (> reverts 900))
     ;; And undid nearly all of them: a revert left listed after its undo is a deletion whose lines read as pi's.
     (should (> undone (* 0.9 reverts)))))
+
+(ert-deftest pi-ide-review-test-undo-edges ()
+  "A revert undone and redone at the edges of the buffer: listed or not, marked again or not."
+  ;; name, baseline, pi's version, pi's hunk, the line reverted, still listed once undone
+  (dolist (c '(("lines deleted after a last line without its newline" "a\nb\nc" "a\nb"
+                ((id . "h1") (old_start . 3) (old_text "c") (new_start . 3) (new_text)) 2 nil)
+               ("a line added at the end" "a\n" "a\nb\n"
+                ((id . "h1") (old_start . 2) (old_text) (new_start . 2) (new_text "b")) 2 nil)
+               ("the first line changed" "a\nb\n" "A\nb\n"
+                ((id . "h1") (old_start . 1) (old_text "a") (new_start . 1) (new_text "A")) 1 nil)
+               ;; The baseline's line after the deletion is the line deleted: the buffer reads as the revert does.
+               ("one of two equal lines deleted: its undo is not told from the revert" "x\nx\n" "x\n"
+                ((id . "h1") (old_start . 1) (old_text "x") (new_start . 1) (new_text)) 1 t)))
+    (let* ((hunk (nth 3 c))
+           (pi-ide-review--sets `((7 (:run 3 :files ((:file "/p/a.txt" :baseline ,(nth 1 c) :hunks (,hunk)))))))
+           (pi-ide-review--reverted nil)
+           (pi-ide-review--reverts nil)
+           (pi-ide-review-changed-function #'ignore)
+           (listed (lambda () (mapcar (lambda (r) (alist-get 'id r)) (pi-ide-review-report)))))
+      (with-temp-buffer
+        (buffer-enable-undo)
+        (insert (nth 2 c))
+        (undo-boundary)
+        (pi-ide-review--mark-hunks (pi-ide-state-newest-entry pi-ide-review--sets "/p/a.txt"))
+        (let ((as-marked (pi-ide-review-tests--marks)))
+          (goto-char (point-min))
+          (forward-line (1- (nth 4 c)))
+          (pi-ide-review-revert-at-point)
+          (undo-boundary)
+          (should (equal (list (car c) (buffer-string) (funcall listed)) (list (car c) (nth 1 c) '("h1"))))
+          (undo-start)
+          (undo-more 1)
+          (undo-more 1)
+          (should (equal (list (car c) (buffer-string) (funcall listed) (pi-ide-review-tests--marks))
+                         (list (car c) (nth 2 c) (and (nth 5 c) '("h1")) (if (nth 5 c) nil as-marked))))
+          (undo-boundary)
+          (undo-start)
+          (undo-more 1)
+          (undo-more 1)
+          (should (equal (list (car c) (buffer-string) (funcall listed) (pi-ide-review-tests--marks))
+                         (list (car c) (nth 1 c) '("h1") nil))))))))
 
 (provide 'pi-ide-review-tests)
 ;;; pi-ide-review-tests.el ends here
