@@ -9,6 +9,9 @@
  * - reverting one hunk in a 10,000-line buffer that carries 500 of pi's hunks: `pi-ide-revert-hunk`'s work with
  *   point on a hunk (find the overlay, check its lines are still pi's, put the baseline's back as one change
  *   group). Each repetition undoes the revert and marks the buffer again outside the timed part. Target 5 ms.
+ * - the state file's `reverted` after a keystroke in that buffer with 50 of its hunks reverted: the look at each
+ *   revert for an undo of it (`pi-ide-review-report`, run with every state file write after the buffer changed:
+ *   the buffer's lines counted, each revert's place checked for pi's lines). The keystroke is not timed. Target 5 ms.
  * Loaded from source (as the tests load it) and byte-compiled (as package-install-file installs it). The marking
  * figures are the whole time, and beside it the time without the garbage collections it ran into: a 300 KB change
  * set parsed into lists brings the daemon's next collection of its whole heap forward (most of the whole time).
@@ -79,6 +82,28 @@ const revertCost = (file: string, at: number, n: number) => `
     (set-buffer-modified-p nil)
     (vconcat out)))`;
 
+/** `n` builds of `reverted` with 50 hunks of FILE's buffer reverted, each after a keystroke: milliseconds each. */
+const lookCost = (file: string, n: number) => `
+(with-current-buffer (find-buffer-visiting ${elispString(file)})
+  (setq pi-ide-inbox--review-read nil pi-ide-review--reverted nil pi-ide-review--reverts nil)
+  (pi-ide-review--unmark (current-buffer))
+  (pi-ide-inbox--read-review ${PI_PID})
+  (dotimes (i 50)
+    (goto-char (point-min))
+    (forward-line (1- (* 200 (1+ i))))
+    (pi-ide-review-revert-at-point))
+  (let ((out nil) (listed nil))
+    (dotimes (_ ${n})
+      (goto-char (point-min))
+      (insert "x")
+      (push (* 1000 (car (benchmark-run 1 (setq listed (pi-ide-review-report))))) out)
+      (unless (= 50 (length listed)) (error "%d listed" (length listed)))
+      (delete-char -1))
+    ;; pi's version again, nothing reverted: as the next measure expects it.
+    (revert-buffer t t)
+    (setq pi-ide-review--reverted nil pi-ide-review--reverts nil)
+    (vconcat out)))`;
+
 async function measure(e: Emacs, marked: string, big: string, label: string): Promise<void> {
 	await e.act(`(switch-to-buffer (find-buffer-visiting ${elispString(marked)}))`);
 	writeRawStateFile(e.stateDir, `pi-${PI_PID}.review.json`, reviewText(marked, ...edits.small, e.pid));
@@ -98,6 +123,8 @@ async function measure(e: Emacs, marked: string, big: string, label: string): Pr
 	const reverts = await e.json<number[]>(revertCost(big, 5_000, 100));
 	const p50 = percentile(reverts, 0.5);
 	row(`revert one hunk, 10,000-line buffer with 500 hunks (${label})`, ms(reverts), "p50 <= 5 ms", p50 <= 5);
+	const looks = await e.json<number[]>(lookCost(big, 100));
+	row(`  \`reverted\` after a keystroke, 50 reverts (${label})`, ms(looks), "p50 <= 5 ms", percentile(looks, 0.5) <= 5);
 }
 
 const small = piEdit(5_000, 10);

@@ -18,7 +18,9 @@
 ;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
 ;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
-;;   `reverted', and pi tells its model with the next prompt;
+;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes (the buffer shows pi's
+;;   lines at its place again, looked at when the state file is written) leaves `reverted' before that, and the
+;;   hunk is marked again; a redo lists it again;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
 ;;   it was before pi's run, read-only.
 ;;
@@ -62,6 +64,14 @@ Only pis whose message names this Emacs.")
 
 (defvar pi-ide-review--marked nil "Buffers that may hold review overlays.")
 
+(defvar pi-ide-review--reverts nil
+  "The reverts of `pi-ide-review--reverted' followed for an undo.
+Each a `pi-ide-review--revert'.")
+
+(defvar-local pi-ide-review--looked nil
+  "The `buffer-chars-modified-tick' at which this buffer's reverts were looked at.
+nil: look again (its marks were taken away).")
+
 (defvar-local pi-ide-review--source nil
   "What this buffer's review marks were placed from, or nil.
 The pi, run, hunks and the buffer's `buffer-chars-modified-tick': pi's
@@ -81,7 +91,8 @@ source stay as they are.")
     (save-restriction
       (widen)
       (remove-overlays (point-min) (point-max) 'pi-ide-review t))
-    (setq pi-ide-review--source nil))
+    ;; The hunks of reverts undone here are marked again at the next look.
+    (setq pi-ide-review--source nil pi-ide-review--looked nil))
   (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))
 
 (defun pi-ide-review--overlay (beg end entry hunk &optional at-end)
@@ -101,27 +112,45 @@ AT-END: a deletion after the last line, marked on that line."
       (overlay-put o 'evaporate t))
     o))
 
+(defun pi-ide-review--baseline-lines (entry)
+  "Return ENTRY's baseline as a vector of lines (to check a deletion)."
+  (vconcat (pi-ide-state-text-lines (or (plist-get entry :baseline) ""))))
+
+(defun pi-ide-review--pi-version-p (reader last-line baseline hunk start)
+  "Does the current buffer show pi's version of HUNK at line START?
+READER reads its lines (`pi-ide-approval-line-reader'), LAST-LINE is its
+last line, BASELINE the vector of the baseline's lines (for a deletion).
+pi's lines from START on; for a deletion, which has no lines of pi's to
+check, the baseline's lines around it as pi left them, START the line that
+now follows it."
+  (if (alist-get 'new_text hunk)
+      (and (>= start 1) (pi-ide-state-lines-at-p reader start (alist-get 'new_text hunk)))
+    (pi-ide-state-deletion-at-p reader last-line baseline hunk start)))
+
+(defun pi-ide-review--place (goto last-line entry hunk start)
+  "Mark HUNK of ENTRY at line START, moving with GOTO; LAST-LINE: the last line.
+pi's lines from START on; a deletion on the line that now follows it, or
+the last line for one at the end."
+  (let ((n (length (alist-get 'new_text hunk))))
+    (if (> n 0)
+        (progn
+          (funcall goto start)
+          (let ((beg (point)))
+            (forward-line n)
+            (pi-ide-review--overlay beg (point) entry hunk)))
+      (funcall goto (max 1 (min start last-line)))
+      (pi-ide-review--overlay (point) (progn (forward-line 1) (point)) entry hunk (> start last-line)))))
+
 (defun pi-ide-review--mark-hunks (entry)
   "Mark ENTRY's hunks where the current buffer (widened) has pi's lines."
   (let* ((last-line (count-lines (point-min) (point-max)))
          (goto (pi-ide-approval-goto-line-function))
          (reader (pi-ide-approval-line-reader goto last-line))
          (baseline (and (cl-some (lambda (h) (null (alist-get 'new_text h))) (plist-get entry :hunks))
-                        (vconcat (pi-ide-state-text-lines (or (plist-get entry :baseline) ""))))))
+                        (pi-ide-review--baseline-lines entry))))
     (dolist (h (plist-get entry :hunks))
-      (let ((start (alist-get 'new_start h)) (n (length (alist-get 'new_text h))))
-        (cond
-         ((> n 0)
-          (when (and (>= start 1) (pi-ide-state-lines-at-p reader start (alist-get 'new_text h)))
-            (funcall goto start)
-            (let ((beg (point)))
-              (forward-line n)
-              (pi-ide-review--overlay beg (point) entry h))))
-         ;; A deletion: marked on the line that now follows it, or the last line for one at the end, when the
-         ;; buffer has the baseline's lines there (a deletion has no lines of pi's to check).
-         ((pi-ide-state-deletion-at-p reader last-line baseline h)
-          (funcall goto (max 1 (min start last-line)))
-          (pi-ide-review--overlay (point) (progn (forward-line 1) (point)) entry h (> start last-line))))))))
+      (when (pi-ide-review--pi-version-p reader last-line baseline h (alist-get 'new_start h))
+        (pi-ide-review--place goto last-line entry h (alist-get 'new_start h))))))
 
 (defun pi-ide-review--mark (buffer file)
   "Mark pi's hunks of FILE in BUFFER, visiting it.
@@ -189,6 +218,14 @@ PID is connected to this Emacs."
 
 ;;;; Revert
 
+(cl-defstruct (pi-ide-review--revert (:constructor pi-ide-review--revert-make) (:copier nil))
+  "A revert of one of pi's hunks, followed for an undo of it.
+RECORD: its entry in `pi-ide-review--reverted'; AT: a marker at the start
+of the baseline's lines put back; ENTRY, HUNK: what was reverted; BASELINE:
+the baseline's lines (a vector), for a deletion; UNDONE: the buffer showed
+pi's version at AT when last looked at."
+  record at entry hunk baseline undone)
+
 (defun pi-ide-review--in-order (overlays)
   "The review overlays among OVERLAYS, in the order to revert them.
 A deletion after the last line goes first, then the others bottom up, so
@@ -218,23 +255,29 @@ outside the mark, and the hunk must still be found (and refused)."
                 (alist-get 'new_text (overlay-get o 'pi-ide-review-hunk))))))
 
 (defun pi-ide-review--put-back (o)
-  "Put the baseline's lines of overlay O's hunk in place of pi's; the line it took."
+  "Put the baseline's lines of overlay O's hunk in place of pi's.
+Returns a marker at the start of the lines put back (for an added hunk,
+where pi's lines were).  Its insertion type is nil: text an undo puts back
+there goes after it, so it stays at the start of pi's lines again."
   (let* ((hunk (overlay-get o 'pi-ide-review-hunk))
          (old (alist-get 'old_text hunk))
-         (beg (overlay-start o)))
+         (beg (overlay-start o))
+         (at (make-marker)))
     (if (eq (pi-ide-state-hunk-kind hunk) 'deleted)
         (let ((text (mapconcat #'identity old "\n")))
           (goto-char (if (overlay-get o 'pi-ide-review-at-end) (point-max) beg))
-          (prog1 (+ (line-number-at-pos nil t) (if (bolp) 0 1))
-            (if (bolp)
-                (insert text "\n")
-              ;; After a last line without its newline.
-              (insert "\n" text))))
+          (if (bolp)
+              (progn (set-marker at (point)) (insert text "\n"))
+            ;; After a last line without its newline.
+            (insert "\n")
+            (set-marker at (point))
+            (insert text)))
       (let ((newline (string-suffix-p "\n" (buffer-substring-no-properties beg (overlay-end o)))))
         (goto-char beg)
         (delete-region beg (overlay-end o))
-        (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))
-        (line-number-at-pos beg t)))))
+        (set-marker at beg)
+        (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))))
+    at))
 
 (defun pi-ide-review--edited-p (o)
   "Did the user edit the lines of overlay O's hunk after pi's change?"
@@ -247,26 +290,37 @@ outside the mark, and the hunk must still be found (and refused)."
 
 (defun pi-ide-review--revert (overlays)
   "Put back the baseline's lines of OVERLAYS' hunks, in that order, as one change.
-Each goes into `reverted'.  Returns the lines where they stood."
-  (let ((group (prepare-change-group)) (lines nil) (done nil))
+Each goes into `reverted', and is followed for an undo of it.  Returns the
+lines where they stood."
+  (let ((group (prepare-change-group)) (starts nil) (lines nil) (done nil))
     (unwind-protect
         (progn
           (activate-change-group group)
           (save-excursion
             (save-restriction
               (widen)
-              (dolist (o overlays) (push (pi-ide-review--put-back o) lines))))
+              (dolist (o overlays)
+                (let ((at (pi-ide-review--put-back o)))
+                  (push at starts)
+                  (push (line-number-at-pos at t) lines)))))
           (setq done t))
       ;; One change: one undo brings pi's version back.
       (if done
           (progn (undo-amalgamate-change-group group) (accept-change-group group))
-        (cancel-change-group group)))
-    (setq lines (nreverse lines))
+        (cancel-change-group group)
+        (dolist (at starts) (set-marker at nil))))
+    (setq lines (nreverse lines) starts (nreverse starts))
     (cl-loop for o in overlays
              for line in lines
+             for at in starts
+             for entry = (overlay-get o 'pi-ide-review-entry)
+             for hunk = (overlay-get o 'pi-ide-review-hunk)
              do (setq pi-ide-review--reverted
-                      (pi-ide-state-remember-revert pi-ide-review--reverted (overlay-get o 'pi-ide-review-entry)
-                                                    (overlay-get o 'pi-ide-review-hunk) line))
+                      (pi-ide-state-remember-revert pi-ide-review--reverted entry hunk line))
+             (push (pi-ide-review--revert-make
+                    :record (car (last pi-ide-review--reverted)) :at at :entry entry :hunk hunk
+                    :baseline (and (eq (pi-ide-state-hunk-kind hunk) 'deleted) (pi-ide-review--baseline-lines entry)))
+                   pi-ide-review--reverts)
              (delete-overlay o))
     (funcall pi-ide-review-changed-function)
     lines))
@@ -304,6 +358,101 @@ Those the user edited are refused and stay.  The line to tell the user."
       (concat (format "(pi-ide) reverted %d of pi's hunks %s" (length kept)
                       (if kept "(in the buffer; undo brings them back, save to keep it)" "in this buffer"))
               (if edited (format "; %d refused: %s" (length edited) (pi-ide-review--refusal (car (last edited)))) ""))))))
+
+;;;; Undo of a revert
+
+(defun pi-ide-review--key (entry hunk)
+  "Return the name of HUNK of ENTRY in every reading of pi's change set."
+  (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk)))
+
+(defun pi-ide-review--marks-of (revert beg end)
+  "Return the review overlays of REVERT's hunk from BEG to END."
+  (let ((key (pi-ide-review--key (pi-ide-review--revert-entry revert) (pi-ide-review--revert-hunk revert))))
+    (cl-remove-if-not (lambda (o) (and (overlay-get o 'pi-ide-review)
+                                       (equal (pi-ide-review--key (overlay-get o 'pi-ide-review-entry)
+                                                                  (overlay-get o 'pi-ide-review-hunk))
+                                              key)))
+                      (overlays-in beg end))))
+
+(defun pi-ide-review--mark-again (revert goto last-line start)
+  "Mark the hunk of REVERT, undone, at line START of the current buffer.
+Only while its run is still the file's newest in pi's change set, and not
+when it is marked there already (a look before, or pi's change set read
+again).  GOTO and LAST-LINE are as in `pi-ide-review--place'."
+  (let* ((was (pi-ide-review--revert-entry revert))
+         (entry (pi-ide-state-newest-entry pi-ide-review--sets (plist-get was :file)))
+         (key (pi-ide-review--key was (pi-ide-review--revert-hunk revert)))
+         (hunk (and entry pi-ide-review-marks
+                    (cl-find-if (lambda (h) (equal (pi-ide-review--key entry h) key)) (plist-get entry :hunks)))))
+    (when hunk
+      ;; The line its mark starts on.
+      (funcall goto (max 1 (min start last-line)))
+      (unless (pi-ide-review--marks-of revert (point) (min (point-max) (1+ (line-end-position))))
+        (pi-ide-review--place goto last-line entry hunk start)
+        (cl-pushnew (current-buffer) pi-ide-review--marked)))))
+
+(defun pi-ide-review--look-in-buffer (reverts)
+  "Look at REVERTS, all of the current buffer (widened): undone, or not.
+A revert is undone when the buffer shows pi's version of its hunk where the
+baseline's lines were put back; for a deletion, those lines are gone too."
+  (let* ((last-line (count-lines (point-min) (point-max)))
+         (goto (pi-ide-approval-goto-line-function))
+         (reader (pi-ide-approval-line-reader goto last-line))
+         (line 1) (pos (point-min)))
+    ;; In buffer order, each line counted on from the one before: the buffer is read once, not once a revert.
+    (dolist (r (sort (copy-sequence reverts)
+                     (lambda (a b) (< (pi-ide-review--revert-at a) (pi-ide-review--revert-at b)))))
+      (goto-char (pi-ide-review--revert-at r))
+      (let* ((bol (line-beginning-position))
+             (start (progn (setq line (+ line (count-lines pos bol)) pos bol)
+                           ;; Past the end of a last line without its newline: lines put back there, an undo
+                           ;; took them and that newline away.
+                           (if (bolp) line (1+ line))))
+             (hunk (pi-ide-review--revert-hunk r))
+             (undone (and (pi-ide-review--pi-version-p reader last-line (pi-ide-review--revert-baseline r) hunk start)
+                          ;; The baseline's lines around a deletion put back can be the lines put back.
+                          (or (alist-get 'new_text hunk)
+                              (not (pi-ide-state-lines-at-p reader start (alist-get 'old_text hunk))))
+                          t)))
+        (cond
+         (undone (pi-ide-review--mark-again r goto last-line start))
+         ((pi-ide-review--revert-undone r)
+          ;; Redone: a revert again, its hunk's mark goes as at the revert.
+          (mapc #'delete-overlay (pi-ide-review--marks-of r (point-min) (point-max)))))
+        (setf (pi-ide-review--revert-undone r) undone)))))
+
+(defun pi-ide-review--look-at-reverts ()
+  "Look again at the reverts in the buffers changed since the last look.
+One undone (`undo', or pi's lines typed back) is left out of `reverted', so
+pi never tells its model of a revert that does not hold, and while its run
+is still the file's newest in pi's change set its hunk is marked again
+where pi's lines are back; a redo makes it a revert again (listed, that
+mark gone).  The text of the buffers is never changed here."
+  ;; A revert out of `reverted' (the hunk reverted again, or past the newest 50) is forgotten.  One in a killed
+  ;; buffer stays as it was last seen: its undo is not taken back by the buffer going.
+  (setq pi-ide-review--reverts
+        (cl-remove-if-not (lambda (r) (or (memq (pi-ide-review--revert-record r) pi-ide-review--reverted)
+                                          (progn (set-marker (pi-ide-review--revert-at r) nil) nil)))
+                          pi-ide-review--reverts))
+  (dolist (buffer (delete-dups (delq nil (mapcar (lambda (r) (marker-buffer (pi-ide-review--revert-at r)))
+                                                 pi-ide-review--reverts))))
+    (with-current-buffer buffer
+      (let ((tick (buffer-chars-modified-tick)))
+        (unless (eql tick pi-ide-review--looked)
+          (save-excursion
+            (save-restriction
+              (widen)
+              (pi-ide-review--look-in-buffer
+               (cl-remove-if-not (lambda (r) (eq (marker-buffer (pi-ide-review--revert-at r)) buffer))
+                                 pi-ide-review--reverts))))
+          (setq pi-ide-review--looked tick))))))
+
+(defun pi-ide-review--listed ()
+  "Return the reverts the state file lists, newest last: those not undone."
+  (pi-ide-review--look-at-reverts)
+  (let ((undone (cl-loop for r in pi-ide-review--reverts
+                         when (pi-ide-review--revert-undone r) collect (pi-ide-review--revert-record r))))
+    (cl-remove-if (lambda (record) (memq record undone)) pi-ide-review--reverted)))
 
 (defconst pi-ide-review-baseline-buffer "*pi-ide baseline*" "The buffer `pi-ide-baseline' shows.")
 
@@ -359,14 +508,15 @@ line to tell the user when there is no baseline to show."
 
 (defun pi-ide-review-summary-lines ()
   "Lines for `pi-ide-status'."
-  (let ((n (length (pi-ide-state-hunk-list pi-ide-review--sets))) (k (length pi-ide-review--reverted)))
+  (let ((n (length (pi-ide-state-hunk-list pi-ide-review--sets))) (k (length (pi-ide-review--listed))))
     (append (and (> n 0) (list (format "pi's last run: %d %s (M-x pi-ide-hunks; M-x pi-ide-revert-hunk on one)"
                                        n (if (= n 1) "hunk" "hunks"))))
             (and (> k 0) (list (format "reverted here: %d of pi's hunks, told to pi in the state file" k))))))
 
 (defun pi-ide-review-report ()
-  "The state file's `reverted', or nil before the first revert."
-  (and pi-ide-review--reverted (vconcat pi-ide-review--reverted)))
+  "The state file's `reverted', or nil without one (none made, or all undone)."
+  (let ((listed (pi-ide-review--listed)))
+    (and listed (vconcat listed))))
 
 (provide 'pi-ide-review)
 ;;; pi-ide-review.el ends here

@@ -576,14 +576,15 @@ Returns a plist :pid :run :file :baseline :hunks."
   (let ((lines (split-string text "\n")))
     (if (equal (car (last lines)) "") (butlast lines) lines)))
 
-(defun pi-ide-state-deletion-at-p (lines last-line baseline hunk)
+(defun pi-ide-state-deletion-at-p (lines last-line baseline hunk &optional start)
   "Does the text of LINES stand around deletion HUNK as pi left it?
 LINES is as in `pi-ide-state-lines-at-p', LAST-LINE its number of lines and
 BASELINE the vector of the baseline's lines.  The line that followed the
-deleted lines in the baseline must be at the hunk's new_start; for lines
-deleted at the end, the text ends at new_start - 1 with the line that came
-before them.  Then the mark of the deletion falls where pi deleted."
-  (let* ((start (alist-get 'new_start hunk))
+deleted lines in the baseline must be at START (default the hunk's
+new_start); for lines deleted at the end, the text ends at START - 1 with
+the line that came before them.  Then the mark of the deletion falls where
+pi deleted."
+  (let* ((start (or start (alist-get 'new_start hunk)))
          (after (+ (alist-get 'old_start hunk) (length (alist-get 'old_text hunk))))
          (before (1- (alist-get 'old_start hunk))))
     (and (> last-line 0) (>= start 1)
@@ -603,12 +604,16 @@ before them.  Then the mark of the deletion falls where pi deleted."
 (defun pi-ide-state-remember-revert (reverted entry hunk line)
   "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
 ENTRY is from `pi-ide-state-newest-entry'.  At most
-`pi-ide-state-max-reverted', the newest."
-  (last (append reverted
-                (list `((pi_pid . ,(plist-get entry :pid)) (run . ,(plist-get entry :run))
-                        (id . ,(alist-get 'id hunk)) (file . ,(plist-get entry :file))
-                        (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
-        pi-ide-state-max-reverted))
+`pi-ide-state-max-reverted', the newest.  A hunk reverted again (after an
+undo of its revert) is listed once, as the newest."
+  (let ((key (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk))))
+    (last (append (cl-remove key reverted
+                             :test #'equal
+                             :key (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'run r) (alist-get 'id r))))
+                  (list `((pi_pid . ,(plist-get entry :pid)) (run . ,(plist-get entry :run))
+                          (id . ,(alist-get 'id hunk)) (file . ,(plist-get entry :file))
+                          (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
+          pi-ide-state-max-reverted)))
 
 ;; Written as `compilation-mode' reads a location: RET on a line visits it, when the user asks.
 (defun pi-ide-state-hunk-list (change-sets)

@@ -32,7 +32,7 @@
 ;; pi's change set (protocol v0.4): the buffers of files pi changed mark pi's hunks of its newest run
 ;; (`pi-ide-review-marks'); `pi-ide-revert-hunk' puts the lines of the hunk under point back as they were
 ;; before pi's run, in the buffer only (one undo brings pi's version back), and pi tells its model with the
-;; next prompt; `pi-ide-hunks' lists pi's hunks and `pi-ide-baseline' shows the file before pi's run
+;; next prompt (not of a revert undone before it); `pi-ide-hunks' lists pi's hunks and `pi-ide-baseline' shows the file before pi's run
 ;; (pi-ide-review.el).
 ;;
 ;; Usage: (pi-ide-mode 1) in your init file.  M-x pi-ide-status says what was written and which pi is
@@ -599,7 +599,8 @@ changes."
   "Put back the lines of pi's hunk under point as they were before pi's run.
 In the buffer, not on disk: one undo brings pi's version back, and you save
 when you choose.  Refused when you changed the hunk's lines after pi's edit.
-pi tells its model with your next prompt which of its hunks you reverted."
+pi tells its model with your next prompt which of its hunks you reverted;
+a revert you undo is not one any more: pi is not told of it."
   (interactive)
   (let ((said (condition-case err
                   (pi-ide-review-revert-at-point)

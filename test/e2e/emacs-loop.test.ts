@@ -10,8 +10,9 @@
  * mode, pi's own dialog answering first takes the request (and its marks) out of Emacs; Emacs exiting while pi
  * waits is no rejection, and the model is told so. Review (v0.4): pi in RPC mode edits two places of an open
  * file; Emacs marks both hunks on their lines, `M-x pi-ide-revert-hunk` (typed) puts one back in the buffer and not
- * on disk, refuses the other once the user edited it, `C-_` brings pi's version back, and the next prompt tells the
- * model which hunk the user reverted.
+ * on disk, refuses the other once the user edited it; `C-_` before the next prompt takes the revert back, so the
+ * model is not told of it (and the hunk is marked again); reverted again, the next prompt tells the model which
+ * hunk the user reverted, and `C-_` brings pi's version back.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -253,7 +254,7 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 		assert.deepEqual(e.readState()?.decisions, [], "Emacs decided nothing");
 	});
 
-	it("review: pi's hunks marked, one reverted in the buffer (typed), another refused, undone; the model is told", async (t) => {
+	it("review: pi's hunks marked, one reverted in the buffer (typed), another refused; undone, not told; reverted, told", async (t) => {
 		const env = await envFor(t);
 		const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`);
 		const file = touch(env.workDir, "notes.txt", `${lines.join("\n")}\n`);
@@ -309,10 +310,24 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 			"line 9's hunk reverted in the buffer",
 		);
 		assert.equal(readFileSync(file, "utf8"), piVersion, "the disk keeps pi's version");
-		await e.until(
-			(s) => ((s as { reverted?: unknown[] } | null)?.reverted?.length === 1 ? true : undefined),
-			"reported",
+		const listed = (s: unknown) => (s as { reverted?: unknown[] } | null)?.reverted?.length;
+		await e.until((s) => (listed(s) === 1 ? true : undefined), "reported");
+
+		// Undone before the prompt (typed): no revert any more, so the model is not told of one; marked again.
+		await e.keys("C-_");
+		await e.until((s) => (s !== null && listed(s) === undefined ? true : undefined), "the undone revert unlisted");
+		assert.equal(await bufferText(e, file), piVersion.replace("line 2, by pi\n", "line 2, by pi!\n"));
+		assert.equal(JSON.stringify(await e.json(marks)), "[[2,1],[9,2]]", "line 9's hunk marked again");
+		await rpc.prompt("anything?");
+		assert.doesNotMatch(requestText(env.model.requests.at(-1)), /the user reverted/);
+
+		await e.act("(progn (goto-char (point-min)) (forward-line 8))");
+		await e.keys("M-x", "pi-ide-revert-hunk", "Enter");
+		await pollUntil(
+			async () => ((await bufferText(e, file)) === expected ? true : undefined),
+			"line 9's hunk reverted again",
 		);
+		await e.until((s) => (listed(s) === 1 ? true : undefined), "reported, once");
 
 		await rpc.prompt("what now?");
 		const told = requestText(env.model.requests.at(-1));

@@ -501,7 +501,19 @@ the cap has cut, only the oracle's and never more than 200."
         (setq many (pi-ide-state-remember-revert many entry `((id . ,(format "h%d" i)) (new_text "x")) i)))
       (should (= (length many) 50))
       (should (equal (alist-get 'id (car many)) "h10"))
-      (should (equal (alist-get 'id (car (last many))) "h59")))))
+      (should (equal (alist-get 'id (car (last many))) "h59")))
+    ;; Reverted again after an undo: one entry for the hunk, the newest; another pi's or run's hunk of that id
+    ;; is another hunk.
+    (let* ((h '((id . "h3") (new_text "x")))
+           (twice (pi-ide-state-remember-revert
+                   (pi-ide-state-remember-revert
+                    (pi-ide-state-remember-revert
+                     (pi-ide-state-remember-revert nil entry h 7)
+                     '(:pid 42 :run 6 :file "/p/a.txt") h 1)
+                    '(:pid 43 :run 5 :file "/p/a.txt") h 2)
+                   entry h 9)))
+      (should (equal (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'run r) (alist-get 'line r))) twice)
+                     '((42 6 1) (43 5 2) (42 5 9)))))))
 
 (ert-deftest pi-ide-state-test-hunk-list ()
   "The newest run's hunks, every file, as compilation-mode locations."
@@ -529,10 +541,15 @@ the cap has cut, only the oracle's and never more than 200."
                  ("at the end, pi's version" "a\nb\nc" ,end t)
                  ("at the end, a line added since" "a\nb\nc\nx" ,end nil)
                  ("at the end, the last line edited" "a\nb\nC" ,end nil)
-                 ("everything deleted: no line to mark" "" ,all nil)))
+                 ("everything deleted: no line to mark" "" ,all nil)
+                 ;; Asked at another line (where a revert of the deletion put the lines back): as at new_start.
+                 ("a line typed above, asked one line down" "x\na\nb\nd\ne" ,mid t 4)
+                 ("pi's version, asked one line down" "a\nb\nd\ne" ,mid nil 4)
+                 ("at the end, a line typed above, asked one line down" "x\na\nb\nc" ,end t 5)
+                 ("at the end, asked one line up" "a\nb\nc" ,end nil 3)))
       (let* ((lines (pi-ide-state-text-lines (nth 1 c)))
              (reader (pi-ide-tests--lines (nth 1 c))))
-        (should (equal (list (car c) (pi-ide-state-deletion-at-p reader (length lines) baseline (nth 2 c)))
+        (should (equal (list (car c) (pi-ide-state-deletion-at-p reader (length lines) baseline (nth 2 c) (nth 4 c)))
                        (list (car c) (nth 3 c))))))))
 
 (ert-deftest pi-ide-state-test-text-lines ()

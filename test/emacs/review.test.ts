@@ -3,8 +3,10 @@
  * (src/link/change-set.ts) and written as pi writes it before its message, from a live stand-in pi of the same
  * user (the test runner). The buffer pi's message reloaded marks pi's hunks (changed, added, deleted) on the right
  * lines; `pi-ide-revert-hunk` puts one hunk's baseline lines back in the buffer, never on disk, one undo brings
- * pi's version back, and the revert reaches the state file's `reverted`; a hunk the user edited is refused; edits
- * elsewhere do not stop a revert; the option switches the marks off. Bad change sets: one message each, no marks,
+ * pi's version back, and the revert reaches the state file's `reverted`; undone, a revert leaves `reverted` (pi
+ * never tells its model of it) and its hunk is marked again, a redo lists it again and takes that mark away, and a
+ * hunk reverted again is listed once; a hunk the user edited is refused; edits elsewhere do not stop a revert; the
+ * option switches the marks off. Bad change sets: one message each, no marks,
  * no error; a change set of a pi connected to another editor, or of a pi that is gone, is not read.
  */
 import assert from "node:assert/strict";
@@ -91,6 +93,10 @@ const MARKED: [number, number, string][] = [
 const bufferText = (e: Emacs, file: string) =>
 	e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))`);
 
+/** Undo (or redo) in FILE's buffer as one command: the state file is written after it. */
+const undo = (e: Emacs, file: string, how: "undo" | "undo-redo" = "undo") =>
+	e.act(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (undo-boundary) (${how} 1))`);
+
 /** Revert the hunk on LINE as the command does; what it said. */
 const revertAt = (e: Emacs, file: string, line: number) =>
 	e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)})
@@ -105,6 +111,9 @@ interface Reverted {
 	lines: number;
 }
 const revertedOf = (s: unknown): Reverted[] | undefined => (s as { reverted?: Reverted[] } | null)?.reverted;
+/** The state file once it lists no revert (the field left out). */
+const untilNoneListed = (e: Emacs, what: string) =>
+	e.until((s) => (s !== null && !("reverted" in s) ? true : undefined), what);
 
 const untilMarks = (e: Emacs, file: string, want: unknown) =>
 	pollUntil(
@@ -189,49 +198,64 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		{ name: "a deletion", line: 4, text: "a\nB\nc\nd\ne\nf\ng\n", reverted: { run: 1, line: 4, lines: 0 } },
 		{ name: "an added line", line: 6, text: "a\nB\nc\ne\nf\n", reverted: { run: 1, line: 6, lines: 1 } },
 	];
-	it("reverts each hunk in the buffer only, one undo brings pi's back; reverted reaches the state file", async (t) => {
+	it("reverts each hunk in the buffer only; undone it is no revert (marked again, not listed), redone it is", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
 		await openFile(e, file);
 		await piChanges(e, file);
-		let count = 0;
+		let seq = 1;
 		for (const c of HUNKS) {
 			assert.match(await revertAt(e, file, c.line), /reverted pi's hunk at line \d+ \(in the buffer; undo/, c.name);
 			assert.equal(await bufferText(e, file), c.text, c.name);
 			assert.equal(readFileSync(file, "utf8"), PI_VERSION, `${c.name}: the disk keeps pi's version`);
-			count += 1;
-			const s = await e.until((s) => (revertedOf(s)?.length === count ? s : undefined), `${c.name}: reported`);
+			// The hunks reverted and undone before are not listed: this one alone.
+			const s = await e.until((s) => (revertedOf(s)?.length === 1 ? s : undefined), `${c.name}: reported`);
 			const r = revertedOf(s)?.at(-1);
 			assert.deepEqual({ run: r?.run, line: r?.line, lines: r?.lines }, c.reverted, c.name);
 			assert.equal(r?.pi_pid, process.pid);
 			assert.equal(r?.file, file);
 			assert.match(r?.id ?? "", /^h[0-9a-f]{10}$/);
-			await e.eval(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (undo-boundary) (undo))`);
+			// The mark went with the revert, the others stayed on their lines (moved by the lines put back).
+			const unmarked = await marks(e, file);
+			assert.deepEqual(
+				unmarked.map((m) => m[2]),
+				MARKED.filter((m) => m[0] !== c.line).map((m) => m[2]),
+				c.name,
+			);
+			await undo(e, file);
 			assert.equal(await bufferText(e, file), PI_VERSION, `${c.name}: one undo brings pi's version back`);
 			assert.equal(
 				await e.eval(`(buffer-modified-p (find-buffer-visiting ${elispString(file)}))`),
 				"nil",
 				`${c.name}: as saved`,
 			);
-			// The mark went with the revert, the others stayed on their lines.
-			assert.deepEqual(
-				await marks(e, file),
-				MARKED.filter((m) => m[0] !== c.line),
-				c.name,
+			// Undone: no longer a revert, so pi is not told of it, and the hunk is marked again on pi's lines.
+			await untilNoneListed(e, `${c.name}: the undone revert leaves the state file`);
+			assert.deepEqual(await marks(e, file), MARKED, `${c.name}: marked again`);
+			// Redone: a revert again, listed as it was, that mark gone.
+			await undo(e, file, "undo-redo");
+			assert.equal(await bufferText(e, file), c.text, `${c.name}: redone`);
+			const again = revertedOf(
+				await e.until((s) => (revertedOf(s)?.length === 1 ? s : undefined), `${c.name}: listed again`),
 			);
-			await piChanges(e, file, count + 1); // pi's change set again: marked anew
+			assert.deepEqual(again, revertedOf(s), c.name);
+			assert.deepEqual(await marks(e, file), unmarked, `${c.name}: unmarked again`);
+			await undo(e, file);
+			await untilNoneListed(e, `${c.name}: undone again`);
+			seq += 1;
+			await piChanges(e, file, seq); // pi's change set read again: marked anew, each hunk once
 			assert.deepEqual(await marks(e, file), MARKED, c.name);
 		}
-		// All three, bottom up and top down alike: the baseline.
+		// All three, bottom up and top down alike: the baseline; each hunk, reverted before, listed once.
 		for (const line of [6, 4, 2]) await revertAt(e, file, line);
 		assert.equal(await bufferText(e, file), BASELINE);
-		const ids = revertedOf(await e.until((s) => (revertedOf(s)?.length === 6 ? s : undefined), "six reverts"));
+		const ids = revertedOf(await e.until((s) => (revertedOf(s)?.length === 3 ? s : undefined), "three reverts"));
 		assert.equal(new Set(ids?.map((r) => r.id)).size, 3, "each hunk's stable id");
 		assert.equal(readFileSync(file, "utf8"), PI_VERSION);
 		assert.match(await revertAt(e, file, 1), /no hunk of pi's under the cursor/);
 		const status = await e.eval("(pi-ide-status)");
 		assert.match(status, /pi's last run: 3 hunks \(M-x pi-ide-hunks/);
-		assert.match(status, /reverted here: 6 of pi's hunks/);
+		assert.match(status, /reverted here: 3 of pi's hunks/);
 	});
 
 	it("a hunk the user edited is refused; unsaved edits elsewhere do not stop a revert", async (t) => {
@@ -253,6 +277,30 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await e.until((s) => (revertedOf(s)?.length === 2 ? true : undefined), "two reverts reported");
 	});
 
+	it("an undone revert stays marked at its place: lines typed above, pi's change set read again", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		await openFile(e, file);
+		await piChanges(e, file);
+		await revertAt(e, file, 6);
+		await e.until((s) => (revertedOf(s)?.length === 1 ? true : undefined), "reported");
+		await undo(e, file);
+		await untilNoneListed(e, "the undone revert leaves the state file");
+		await e.act(`(progn (goto-char (point-min)) (insert "mine\\n"))`);
+		await untilMarks(
+			e,
+			file,
+			MARKED.map(([line, n, kind]) => [line + 1, n, kind]),
+		);
+		// Not reloaded (unsaved lines): pi's hunks are not at pi's lines any more and lose their marks, but for the
+		// one whose revert was undone, followed since: still pi's lines there, marked.
+		await e.until((s) => (s?.active_buffer.lines_total === 7 ? true : undefined), "the line typed is written");
+		await piChanges(e, file, 2);
+		await untilMarks(e, file, [[7, 1, "pi-ide-review-added"]]);
+		assert.equal(await bufferText(e, file), `mine\n${PI_VERSION}`);
+		assert.equal(revertedOf(e.readState()), undefined);
+	});
+
 	it("a buffer with unsaved lines above pi's hunks (not reloaded) marks nothing: never on wrong lines", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
@@ -265,7 +313,7 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		assert.equal(await bufferText(e, file), `mine\n${BASELINE}`);
 	});
 
-	it("pi-ide-revert-file: every hunk still pi's in one change, the edited one refused; one undo", async (t) => {
+	it("pi-ide-revert-file: every hunk still pi's in one change, the edited one refused; one undo, none listed", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
 		await openFile(e, file);
@@ -277,14 +325,25 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		assert.match(said, /reverted 2 of pi's hunks \(in the buffer; undo .*; 1 refused: line 2: you changed these lines/);
 		assert.equal(await bufferText(e, file), "a\nB!\nc\nd\ne\nf\n");
 		assert.equal(readFileSync(file, "utf8"), PI_VERSION);
-		await e.until((s) => (revertedOf(s)?.length === 2 ? true : undefined), "two reverts reported");
-		await e.eval(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (undo-boundary) (undo))`);
+		const first = revertedOf(
+			await e.until((s) => (revertedOf(s)?.length === 2 ? s : undefined), "two reverts reported"),
+		);
+		await undo(e, file);
 		assert.equal(await bufferText(e, file), "a\nB!\nc\ne\nf\ng\n", "one undo brings both back");
-		assert.deepEqual(await marks(e, file), [[2, 1, "pi-ide-review-changed"]]);
+		// Both undone: neither listed, both marked again beside the refused one.
+		await untilNoneListed(e, "the undone reverts leave the state file");
+		assert.deepEqual(await marks(e, file), MARKED);
+		// Reverted again: each listed once.
 		assert.match(
 			await e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (pi-ide-revert-file))`),
-			/reverted 0 of pi's hunks in this buffer; 1 refused: line 2/,
+			/reverted 2 of pi's hunks \(in the buffer; undo .*; 1 refused: line 2/,
 		);
+		const again = revertedOf(await e.until((s) => (revertedOf(s)?.length === 2 ? s : undefined), "reverted again"));
+		assert.deepEqual(
+			again?.map((r) => r.id),
+			first?.map((r) => r.id),
+		);
+		assert.deepEqual(await marks(e, file), [[2, 1, "pi-ide-review-changed"]]);
 	});
 
 	it("bad change sets: one message each, no marks, no error; another editor's pi is not read", async (t) => {
