@@ -20,39 +20,14 @@ import {
 	revertUndone,
 	type TextEdit,
 } from "../../editors/shared/review.ts";
-import type { TextLines } from "../../editors/shared/state.ts";
 import { computeHunks } from "../../src/link/change-set.ts";
 import { RevertOracle, revertVersions } from "../fixtures/revert-oracle.ts";
 import { seededInts } from "../helpers/seeded.ts";
+import { applyEdit, changeOf, docOf, inverseOf } from "../helpers/text-edits.ts";
 
 const FILE = "/p/notes.txt";
 const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 200);
 const STEPS = 30;
-
-const docOf = (text: string): TextLines => {
-	const lines = text.split("\n");
-	return { count: lines.length, text: (line) => lines[line] ?? "" };
-};
-
-function applyEdit(text: string, edit: TextEdit): string {
-	const lines = text.split("\n");
-	const offset = (p: { line: number; character: number }) =>
-		lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
-	return text.slice(0, offset(edit.start)) + edit.text + text.slice(offset(edit.end));
-}
-
-/** The edit that takes `edit` back, in the text `edit` was applied to. */
-function inverseOf(text: string, edit: TextEdit): TextEdit {
-	const lines = text.split("\n");
-	const offset = (p: { line: number; character: number }) =>
-		lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
-	const added = edit.text.split("\n");
-	const end = {
-		line: edit.start.line + added.length - 1,
-		character: (added.length === 1 ? edit.start.character : 0) + (added.at(-1) ?? "").length,
-	};
-	return { start: edit.start, end, text: text.slice(offset(edit.start), offset(edit.end)) };
-}
 
 /** An editor's step: the edit made, and the one that takes it back. */
 interface Step {
@@ -75,13 +50,7 @@ function runSequence(seed: number, rules: RevertRules): string | undefined {
 	const apply = (edit: TextEdit): TextEdit => {
 		const back = inverseOf(text, edit);
 		text = applyEdit(text, edit);
-		const change = {
-			startLine: edit.start.line,
-			endLine: edit.end.line,
-			endCharacter: edit.end.character,
-			text: edit.text,
-		};
-		book.edited(FILE, [change], docOf(text));
+		book.edited(FILE, [changeOf(edit)], docOf(text));
 		return back;
 	};
 	for (let i = 0; i < STEPS; i++) {

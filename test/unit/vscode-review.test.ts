@@ -33,10 +33,10 @@ import {
 	shiftMarks,
 	type TextEdit,
 } from "../../editors/shared/review.ts";
-import type { TextLines } from "../../editors/shared/state.ts";
 import { computeHunks, splitLines } from "../../src/link/change-set.ts";
 import { piReviewFileName } from "../../src/protocol/protocol.ts";
 import { seededInts } from "../helpers/seeded.ts";
+import { applyEdit, changeOf, doc, docOf, inverseOf } from "../helpers/text-edits.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-review-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -48,18 +48,6 @@ const freshDir = () => {
 };
 
 const FILE = "/p/a.txt";
-/** A document as VS Code holds it: a final line break makes an empty last line. */
-const doc = (lines: string[]): TextLines => ({ count: lines.length, text: (i) => lines[i] ?? "" });
-const docOf = (text: string) => doc(text.split("\n"));
-
-/** Apply one editor edit to a text (0-based lines and characters). */
-function applyEdit(text: string, edit: TextEdit): string {
-	const lines = text.split("\n");
-	const offset = (p: { line: number; character: number }) =>
-		lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
-	return text.slice(0, offset(edit.start)) + edit.text + text.slice(offset(edit.end));
-}
-
 function entryOf(baseline: string | null, after: string, extra: Partial<ReviewFile> = {}): ReviewEntry {
 	const hunks = computeHunks(FILE, baseline ?? "", after);
 	return { pid: 7, run: 3, entry: { file: FILE, baseline, note: null, hunks, hunks_total: hunks.length, ...extra } };
@@ -415,18 +403,12 @@ describe("planRevert and ReviewBook", () => {
 		b.sync(FILE, docOf(PI));
 		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
 		const edit = plan.edits[0] as TextEdit;
-		const change = (e: TextEdit): LineChange => ({
-			startLine: e.start.line,
-			endLine: e.end.line,
-			endCharacter: e.end.character,
-			text: e.text,
-		});
 		const reverted = applyEdit(PI, edit);
-		b.edited(FILE, [change(edit)], docOf(reverted));
+		b.edited(FILE, [changeOf(edit)], docOf(reverted));
 		b.markReverted(FILE, plan.marks);
 		// Undo: pi's line back, then the user types on it.
 		const undo: TextEdit = { start: { line: 1, character: 0 }, end: { line: 2, character: 0 }, text: "B\n" };
-		b.edited(FILE, [change(undo)], docOf(PI));
+		b.edited(FILE, [changeOf(undo)], docOf(PI));
 		const typed = PI.replace("B\n", "B!\n");
 		b.edited(FILE, [{ startLine: 1, endLine: 1, endCharacter: 1, text: "!" }], docOf(typed));
 		assert.deepEqual(planRevert(b.marks(FILE), docOf(typed), "\n", { cursor: 1 }).problems, [
@@ -443,26 +425,6 @@ describe("planRevert and ReviewBook", () => {
 		{ name: "a deletion (put back)", line: 3 },
 		{ name: "an addition", line: 4 },
 	];
-	/** The edit that takes `edit` back, in the text `edit` was applied to. */
-	function inverseOf(text: string, edit: TextEdit): TextEdit {
-		const lines = text.split("\n");
-		const offset = (p: { line: number; character: number }) =>
-			lines.slice(0, p.line).reduce((sum, l) => sum + l.length + 1, 0) + p.character;
-		const added = edit.text.split("\n");
-		const endLine = edit.start.line + added.length - 1;
-		const endCharacter = (added.length === 1 ? edit.start.character : 0) + (added.at(-1) ?? "").length;
-		return {
-			start: edit.start,
-			end: { line: endLine, character: endCharacter },
-			text: text.slice(offset(edit.start), offset(edit.end)),
-		};
-	}
-	const changeOf = (e: TextEdit): LineChange => ({
-		startLine: e.start.line,
-		endLine: e.end.line,
-		endCharacter: e.end.character,
-		text: e.text,
-	});
 	for (const c of UNDO_CASES) {
 		test(`${c.name} reverted, undone, redone, undone and reverted again: listed only while it holds, once`, () => {
 			const b = new ReviewBook();
