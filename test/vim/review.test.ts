@@ -247,6 +247,20 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 			left: [],
 			listed: 1,
 		},
+		{
+			name: "a deletion of the first of two equal lines (undone, the line at the place is the put-back one's twin)",
+			before: "a\nb\nb\nc\n",
+			after: "x\na\nb\nc\n",
+			line: 3,
+			command: "PiIde revert",
+			marked: [
+				[1, "PiIdeReviewAdd"],
+				[3, "PiIdeReviewDelete"],
+			],
+			reverted: ["x", "a", "b", "b", "c"],
+			left: [[1, "PiIdeReviewAdd"]],
+			listed: 1,
+		},
 	];
 	const ids = (s: Record<string, unknown>) => ((s["reverted"] as { id: string }[] | undefined) ?? []).map((r) => r.id);
 	for (const c of UNDONE) {

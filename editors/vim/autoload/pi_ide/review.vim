@@ -33,9 +33,9 @@ var sets: dict<list<dict<any>>> = {}
 var marks: dict<dict<any>> = {}
 # Newest last: {pi_pid, run, id, file, line, lines}.
 var reverted: list<dict<any>> = []
-# Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{sign: the id of the
-# sign on the line above the baseline's lines, 0 when they start at the top; record: its entry in `reverted`;
-# info: what the hunk's mark was; undone: whether the buffer showed pi's version there at the last look}]}.
+# Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{above, below: the ids of
+# the signs just above and just below the lines a revert put back, 0 at the top or the end (Track); record: its
+# entry in `reverted`; info: what the hunk's mark was; undone: whether pi's version was there at the last look}]}.
 var tracked: dict<dict<any>> = {}
 var next_id = 1
 var defined = false
@@ -350,29 +350,36 @@ def RevertOne(buf: number, info: dict<any>): string
   endfor
   var record = {pi_pid: info.pid, run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n}
   reverted = AddReverted(reverted, record)
-  Track(buf, record, info)
+  Track(buf, record, info, len(h.old_text))
   return ''
 enddef
 
-# Keep where revert `record` of hunk `info` put the baseline's lines in `buf` (from line record.line), so that an
-# undo of it is seen (Listed). With a sign (no text) on the line just above them, none when they start at the top:
-# tried in Vim 9.0 (Debian 12's vim-nox), a text property on the reverted lines is gone after `u`, which puts back
-# the lines as saved before the revert, and one on the line above is gone when an undo of an earlier edit puts
-# that line back; a sign is never lost with its line's text, and Vim moves it only for lines added or removed
-# above it, which an undo of the revert never does (it changes the lines below). Not on the first reverted line:
-# an undo putting pi's added lines back there, or a redo putting a deletion's lines back, pushes it below them.
-def Track(buf: number, record: dict<any>, info: dict<any>)
+# Keep where revert `record` of hunk `info` put the baseline's lines in `buf` (record.line on, `count` lines), so
+# that an undo of it is seen (Listed): between two signs (no text), one on the line just above them and one on the
+# line just below (none at the top or the end of the buffer: there the buffer's edge bounds them). Tried in Vim 9.0
+# (Debian 12's vim-nox): a text property on the reverted lines is gone after `u`, which puts back the lines as saved
+# before the revert, and one on a line around them is gone when an undo of an earlier edit puts that line back; a
+# sign is never lost with its line's text, and Vim moves it like a line's number, with the lines added or removed
+# above it, so the lines an undo or a redo puts back between the two come between them. (One sign on the first
+# reverted line would not do: pi's added lines put back there by an undo push it below them.) Bounded on both sides,
+# the lines in between are exactly the revert's place: a deletion of one of two equal lines reads the same from
+# its top whether it was put back or not.
+def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
   Define()
-  var sign = 0
-  if record.line > 1
-    sign = next_id
-    next_id += 1
-    sign_place(sign, TRACK_GROUP, TRACK_SIGN, buf, {lnum: record.line - 1})
-  endif
+  var bounds: list<number> = []
+  for lnum in [record.line - 1, record.line + count]
+    var sign = 0
+    if lnum >= 1 && lnum <= getbufinfo(buf)[0].linecount
+      sign = next_id
+      next_id += 1
+      sign_place(sign, TRACK_GROUP, TRACK_SIGN, buf, {lnum: lnum})
+    endif
+    bounds->add(sign)
+  endfor
   if !has_key(tracked, string(buf))
     tracked[string(buf)] = {tick: -1, reverts: []}
   endif
-  tracked[string(buf)].reverts->add({sign: sign, record: record, info: info, undone: false})
+  tracked[string(buf)].reverts->add({above: bounds[0], below: bounds[1], record: record, info: info, undone: false})
 enddef
 
 # Is `record` (the very entry, not an equal one) still in `reverted`?
@@ -385,16 +392,16 @@ def Kept(record: dict<any>): bool
   return false
 enddef
 
-# Does `buf` show pi's version of hunk `info` at line `at`, where its revert put the baseline's lines? Pi's lines
-# there; for a deletion, the put-back lines gone and the baseline's lines around the place as after pi's deletion.
-# An undo, or the user typing pi's version back: either way the revert no longer holds.
-def RevertUndone(buf: number, at: number, info: dict<any>): bool
+# Does `buf` show pi's version of hunk `info` in lines `first` to `last`, where its revert put the baseline's lines?
+# Pi's lines, and only them, there; for a deletion, no line there (the put-back lines gone) and the baseline's lines
+# around the place as after pi's deletion. An undo, or the user typing pi's version back: either way the revert no
+# longer holds.
+def RevertUndone(buf: number, first: number, last: number, info: dict<any>): bool
   var h = info.hunk
-  var n = len(h.new_text)
-  if n > 0
-    return getbufline(buf, at, at + n - 1) ==# h.new_text
+  if !empty(h.new_text)
+    return last - first + 1 == len(h.new_text) && getbufline(buf, first, last) ==# h.new_text
   endif
-  return getbufline(buf, at, at + len(h.old_text) - 1) !=# h.old_text && DeletionHolds(buf, at - 1, info.base, h)
+  return last < first && DeletionHolds(buf, first - 1, info.base, h)
 enddef
 
 # Mark hunk `info` again in `buf` from line `at` (pi's version is back there), while its run is still the file's
@@ -447,15 +454,18 @@ def LookAtReverts()
     t.tick = getbufvar(buf, 'changedtick')
     var still: list<dict<any>> = []
     for r in t.reverts
-      var above = r.sign == 0 ? 0 : SignLineIn(buf, TRACK_GROUP, r.sign)
-      if !Kept(r.record) || (r.sign != 0 && above == 0)
-        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or its sign was taken away.
-        if r.sign != 0
-          sign_unplace(TRACK_GROUP, {buffer: buf, id: r.sign})
-        endif
+      var above = r.above == 0 ? 0 : SignLineIn(buf, TRACK_GROUP, r.above)
+      var below = r.below == 0 ? getbufinfo(buf)[0].linecount + 1 : SignLineIn(buf, TRACK_GROUP, r.below)
+      if !Kept(r.record) || (r.above != 0 && above == 0) || below == 0
+        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or a sign of it was taken away.
+        for sign in [r.above, r.below]
+          if sign != 0
+            sign_unplace(TRACK_GROUP, {buffer: buf, id: sign})
+          endif
+        endfor
         continue
       endif
-      var undone = RevertUndone(buf, above + 1, r.info)
+      var undone = RevertUndone(buf, above + 1, below - 1, r.info)
       if undone && !r.undone
         MarkAgain(buf, above + 1, r.info)
       elseif !undone && r.undone
