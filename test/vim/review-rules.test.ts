@@ -343,6 +343,37 @@ var marked_deletion = sign_getplaced(bufnr(), {group: 'pi_ide_review'})[0].signs
 setline(1, 'a!')
 cursor(2, 1)
 out.deletion = [marked_deletion, pi_ide#review#Revert(), getline(1, '$')]
+# Two reverts, the second undone; then what follows them goes (the buffer wiped, or the signs Vim drops when it
+# unloads a buffer): each stays as last seen, the undone one out of \`reverted\`, the other listed.
+def Ids(run: number): list<string>
+  var all = pi_ide#review#Reverted()
+  return mapnew(filter(type(all) == v:t_list ? all : [], (_, e) => e.run == run), (_, e) => e.id)
+enddef
+out.untracked = {}
+set hidden
+for [way, run] in [['wiped', 11], ['signs gone', 12]]
+  enew
+  setline(1, ['a', 'X', 'c', 'Y'])
+  pi_ide#review#Receive({kind: 'pi-review', pid: 4242, runs: [{run: run, files: [{file: ${vimString(FILE)}, baseline: "a\\nb\\nc\\nd\\n",
+    hunks: [{id: 'hx', old_start: 2, new_start: 2, old_text: ['b'], new_text: ['X']},
+            {id: 'hy', old_start: 4, new_start: 4, old_text: ['d'], new_text: ['Y']}]}]}]}, 4242)
+  cursor(2, 1)
+  pi_ide#review#Revert()
+  cursor(4, 1)
+  pi_ide#review#Revert()
+  silent undo
+  var seen = Ids(run)
+  var buf = bufnr()
+  if way == 'wiped'
+    enew
+    pi_ide#review#Wiped(buf)
+    execute 'bwipeout!' buf
+  else
+    sign_unplace('pi_ide_reverted', {buffer: buf})
+    setline(1, 'a, edited')
+  endif
+  out.untracked[way] = [seen, Ids(run)]
+endfor
 writefile([json_encode(out)], ${vimString(outFile)})
 `,
 	);
@@ -362,6 +393,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		quickfix: [string, number, string][];
 		random: { marked: number; said: string[]; lines: string[]; undone: string[]; undo_redo: number[] }[];
 		deletion: [number, string, string[]];
+		untracked: Record<string, [string[], string[]]>;
 	};
 
 	VALIDATE.forEach((c, i) => {
@@ -398,6 +430,12 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		"(pi-ide) a.txt line 2: the lines around pi's deletion changed since; not reverted",
 		["a!", "c"],
 	]);
+
+	assert.deepEqual(
+		out.untracked,
+		{ wiped: [["hx"], ["hx"]], "signs gone": [["hx"], ["hx"]] },
+		"a revert no longer followed stays as last seen: the undone one out of `reverted`, the other listed",
+	);
 
 	random.forEach((c, i) => {
 		const got = out.random[i] ?? { marked: -1, said: [], lines: [], undone: [], undo_redo: [] };

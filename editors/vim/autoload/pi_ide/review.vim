@@ -275,12 +275,15 @@ export def BufferRead(_buf: number)
   endif
 enddef
 
-# BufWipeout: nothing to clear in a buffer that is gone (its reverts stay listed as they were last seen).
+# BufWipeout: nothing to clear in a buffer that is gone; its reverts stay as they were last seen (Untrack).
 export def Wiped(buf: number)
   if has_key(marks, string(buf))
     remove(marks, string(buf))
   endif
   if has_key(tracked, string(buf))
+    for r in tracked[string(buf)].reverts
+      Untrack(buf, r)
+    endfor
     remove(tracked, string(buf))
   endif
 enddef
@@ -367,9 +370,10 @@ enddef
 def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
   Define()
   var bounds: list<number> = []
+  var last = getbufinfo(buf)[0].linecount
   for lnum in [record.line - 1, record.line + count]
     var sign = 0
-    if lnum >= 1 && lnum <= getbufinfo(buf)[0].linecount
+    if lnum >= 1 && lnum <= last
       sign = next_id
       next_id += 1
       sign_place(sign, TRACK_GROUP, TRACK_SIGN, buf, {lnum: lnum})
@@ -380,6 +384,19 @@ def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
     tracked[string(buf)] = {tick: -1, reverts: []}
   endif
   tracked[string(buf)].reverts->add({above: bounds[0], below: bounds[1], record: record, info: info, undone: false})
+enddef
+
+# Stop following revert `r` in `buf` (its signs or its buffer gone, or it left `reverted`): it stays as it was last
+# seen, so one undone at the last look leaves `reverted` for good, and one that held stays listed.
+def Untrack(buf: number, r: dict<any>)
+  for sign in [r.above, r.below]
+    if sign != 0 && bufexists(buf)
+      sign_unplace(TRACK_GROUP, {buffer: buf, id: sign})
+    endif
+  endfor
+  if r.undone
+    filter(reverted, (_, e) => e isnot r.record)
+  endif
 enddef
 
 # Is `record` (the very entry, not an equal one) still in `reverted`?
@@ -452,17 +469,15 @@ def LookAtReverts()
       continue
     endif
     t.tick = getbufvar(buf, 'changedtick')
+    var end = getbufinfo(buf)[0].linecount + 1
     var still: list<dict<any>> = []
     for r in t.reverts
       var above = r.above == 0 ? 0 : SignLineIn(buf, TRACK_GROUP, r.above)
-      var below = r.below == 0 ? getbufinfo(buf)[0].linecount + 1 : SignLineIn(buf, TRACK_GROUP, r.below)
+      var below = r.below == 0 ? end : SignLineIn(buf, TRACK_GROUP, r.below)
       if !Kept(r.record) || (r.above != 0 && above == 0) || below == 0
-        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or a sign of it was taken away.
-        for sign in [r.above, r.below]
-          if sign != 0
-            sign_unplace(TRACK_GROUP, {buffer: buf, id: sign})
-          endif
-        endfor
+        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or a sign of it was taken away (the
+        # buffer unloaded: Vim drops its signs).
+        Untrack(buf, r)
         continue
       endif
       var undone = RevertUndone(buf, above + 1, below - 1, r.info)
