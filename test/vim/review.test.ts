@@ -261,6 +261,20 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 			left: [[1, "PiIdeReviewAdd"]],
 			listed: 1,
 		},
+		{
+			name: "an added line equal to the line after it (reverted, that line is at the place: it still holds)",
+			before: "x\na\nb\nc\n",
+			after: "a\nb\nb\nc\n",
+			line: 2,
+			command: "PiIde revert",
+			marked: [
+				[1, "PiIdeReviewDelete"],
+				[2, "PiIdeReviewAdd"],
+			],
+			reverted: ["a", "b", "c"],
+			left: [[1, "PiIdeReviewDelete"]],
+			listed: 1,
+		},
 	];
 	const ids = (s: Record<string, unknown>) => ((s["reverted"] as { id: string }[] | undefined) ?? []).map((r) => r.id);
 	for (const c of UNDONE) {

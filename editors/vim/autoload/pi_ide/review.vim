@@ -366,7 +366,8 @@ enddef
 # above it, so the lines an undo or a redo puts back between the two come between them. (One sign on the first
 # reverted line would not do: pi's added lines put back there by an undo push it below them.) Bounded on both sides,
 # the lines in between are exactly the revert's place: a deletion of one of two equal lines reads the same from
-# its top whether it was put back or not.
+# its top whether it was put back or not. (Without text the signs show nothing, but while one is placed the sign
+# column stays open, as pi's mark there had it.)
 def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
   Define()
   var bounds: list<number> = []
