@@ -139,7 +139,16 @@ enddef
 # Pure: `list` with `entry` added, newest last, at most MAX_REVERTED; an earlier revert of the same hunk (reverted
 # again after an undo) leaves it, so each hunk is listed once, as last reverted.
 export def AddReverted(list: list<dict<any>>, entry: dict<any>): list<dict<any>>
-  var out = filter(copy(list), (_, e) => !SameHunk(e, entry)) + [entry]
+  var out = list + [entry]
+  # At most one there (this is the one way in); the ids compared first, as most differ: one :PiIde revert file
+  # adds hundreds.
+  var id = get(entry, 'id', '')
+  for i in range(len(list))
+    if get(list[i], 'id', '') ==# id && SameHunk(list[i], entry)
+      remove(out, i)
+      break
+    endif
+  endfor
   return len(out) > MAX_REVERTED ? out[len(out) - MAX_REVERTED :] : out
 enddef
 
@@ -312,6 +321,12 @@ def DeletionHolds(buf: number, before: number, base: list<string>, h: dict<any>)
   return BufSame(buf, before, base, h.old_start - 1) && BufSame(buf, before + 1, base, h.old_start + len(h.old_text))
 enddef
 
+# How many lines `buf` has: from a window showing it, else getbufinfo(), which also lists every sign in the buffer.
+def LineCount(buf: number): number
+  var win = bufwinid(buf)
+  return win != -1 ? line('$', win) : getbufinfo(buf)[0].linecount
+enddef
+
 # Close the current undo block (`:help undo-break`).
 def UndoBreak()
   &undolevels = &undolevels
@@ -371,7 +386,7 @@ enddef
 def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
   Define()
   var bounds: list<number> = []
-  var last = getbufinfo(buf)[0].linecount
+  var last = LineCount(buf)
   for lnum in [record.line - 1, record.line + count]
     var sign = 0
     if lnum >= 1 && lnum <= last
@@ -432,7 +447,7 @@ def MarkAgain(buf: number, at: number, info: dict<any>)
     return
   endif
   var n = len(info.hunk.new_text)
-  var count = getbufinfo(buf)[0].linecount
+  var count = LineCount(buf)
   var p = n > 0
     ? {hunk: info.hunk, first: at, last: at + n - 1, kind: empty(info.hunk.old_text) ? 'add' : 'change', at_end: false}
     : {hunk: info.hunk, first: max([1, min([at, count])]), last: max([1, min([at, count])]), kind: 'delete',
@@ -470,11 +485,16 @@ def LookAtReverts()
       continue
     endif
     t.tick = getbufvar(buf, 'changedtick')
-    var end = getbufinfo(buf)[0].linecount + 1
+    var end = LineCount(buf) + 1
+    # Where each tracking sign stands: read once (Vim walks all of the buffer's signs for each sign_getplaced()).
+    var lnums: dict<number> = {}
+    for placed in sign_getplaced(buf, {group: TRACK_GROUP})[0].signs
+      lnums[string(placed.id)] = placed.lnum
+    endfor
     var still: list<dict<any>> = []
     for r in t.reverts
-      var above = r.above == 0 ? 0 : SignLineIn(buf, TRACK_GROUP, r.above)
-      var below = r.below == 0 ? end : SignLineIn(buf, TRACK_GROUP, r.below)
+      var above = r.above == 0 ? 0 : get(lnums, string(r.above), 0)
+      var below = r.below == 0 ? end : get(lnums, string(r.below), 0)
       if !Kept(r.record) || (r.above != 0 && above == 0) || below == 0
         # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or a sign of it was taken away (the
         # buffer unloaded: Vim drops its signs).
