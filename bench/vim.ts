@@ -113,6 +113,33 @@ def g:PiBenchRevert(path: string, lines: list<number>): list<float>
   edit!
   return out
 enddef
+# Per look, in ms: the state's \`reverted\` after a change of the buffer (its changedtick bumped: every revert in it is
+# looked at again, for an undo), with the hunks at \`lines\` (of the change set in \`path\`) reverted, bottom up;
+# \`calls\` looks. The buffer reloaded and the set forgotten afterwards.
+def g:PiBenchReverted(path: string, lines: list<number>, calls: number): list<float>
+  var msg = json_decode(join(readfile(path), "\\n"))
+  pi_ide#review#Receive(msg, msg.pid)
+  for l in reverse(copy(lines))
+    cursor(l, 1)
+    var said = pi_ide#review#Revert()
+    if said !~# 'reverted 1 '
+      throw 'not reverted at line ' .. l .. ': ' .. said
+    endif
+  endfor
+  var out: list<float> = []
+  for c in range(calls)
+    setline('$', getline('$'))
+    var start = reltime()
+    var listed = pi_ide#review#Reverted()
+    out->add(reltimefloat(reltime(start)) * 1000.0)
+    if type(listed) != v:t_list || len(listed) != len(lines)
+      throw 'reverts listed: ' .. string(listed)
+    endif
+  endfor
+  pi_ide#review#Forget(msg.pid)
+  edit!
+  return out
+enddef
 # In ms: :PiIde revert file, every hunk of the change set in \`path\` at once; the buffer reloaded afterwards.
 def g:PiBenchRevertFile(path: string): float
   var msg = json_decode(join(readfile(path), "\\n"))
@@ -226,6 +253,17 @@ export async function runVimBench(): Promise<void> {
 			`${revert.toFixed(3)} ms`,
 			"<= 5 ms",
 			revert <= 5,
+		);
+		const fifty = hunks.filter((_, i) => i % 10 === 0).map((h) => h.new_start);
+		const looked = median(
+			await vim.expr<number[]>(`g:PiBenchReverted(${vimString(reviewFile)}, ${JSON.stringify(fifty)}, 20)`),
+		);
+		// No target in the issue: once per state write after the buffer changed (the writes are debounced).
+		row(
+			`\`reverted\` with ${fifty.length} reverts looked at again after a change, 10,000 lines (median of 20)`,
+			`${looked.toFixed(3)} ms`,
+			"(info)",
+			true,
 		);
 		const whole = await vim.expr<number>(`g:PiBenchRevertFile(${vimString(reviewFile)})`);
 		// No target in the issue: one command for the whole file, not per keystroke.

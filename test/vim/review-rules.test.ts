@@ -5,7 +5,8 @@
  * pi's own hunks (src/link/change-set.ts) of a random edit are all marked on pi's lines, and reverting them one by
  * one with `:PiIde revert`'s function, in random order (the signs move with each revert), must give back exactly
  * the baseline (the oracle); a hunk whose line the user changed after it was marked is refused and keeps the
- * user's line. `PI_IDE_SEED=<n>` replays one seed.
+ * user's line; a whole-buffer revert undone leaves `reverted` with every hunk marked again, and redone is listed
+ * again. `PI_IDE_SEED=<n>` replays one seed.
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -163,6 +164,40 @@ const PLACEMENT: {
 	{ name: "case matters", lines: ["b"], hunk: hunk(1, ["x"], ["B"]), want: null },
 ];
 
+/** AddReverted: the entries kept, in order ("id line"), after adding `add` one by one. */
+const ADD_REVERTED: {
+	name: string;
+	add: { pi_pid: number; run: number; id: string; line: number }[];
+	want: string[];
+}[] = [
+	{
+		name: "two hunks",
+		add: [
+			{ pi_pid: 1, run: 2, id: "a", line: 1 },
+			{ pi_pid: 1, run: 2, id: "b", line: 5 },
+		],
+		want: ["a 1", "b 5"],
+	},
+	{
+		name: "the same hunk reverted again (after an undo): once, the newest, last",
+		add: [
+			{ pi_pid: 1, run: 2, id: "a", line: 1 },
+			{ pi_pid: 1, run: 2, id: "b", line: 5 },
+			{ pi_pid: 1, run: 2, id: "a", line: 3 },
+		],
+		want: ["b 5", "a 3"],
+	},
+	{
+		name: "the same id in another run, or of another pi: both kept",
+		add: [
+			{ pi_pid: 1, run: 2, id: "a", line: 1 },
+			{ pi_pid: 1, run: 3, id: "a", line: 2 },
+			{ pi_pid: 9, run: 2, id: "a", line: 3 },
+		],
+		want: ["a 1", "a 2", "a 3"],
+	},
+];
+
 /** A random file and a random edit of it by pi (lines replaced, deleted, inserted); pi's version never empty. */
 function randomEdit(r: (n: number) => number): { before: string[]; after: string[] } {
 	const words = ["alpha", "beta", "", "gamma", "  indented", "delta", "x"];
@@ -205,9 +240,11 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 		validate: VALIDATE.map((c) => c.msg),
 		placement: PLACEMENT.map((c) => [c.lines, [c.hunk], c.base ?? []]),
 		texts: TEXTS,
-		random: random.map((c) => [
+		addReverted: ADD_REVERTED.map((c) => c.add),
+		random: random.map((c, i) => [
 			c.after,
-			changeSet([{ run: 1, files: [{ file: FILE, baseline: text(c.before), hunks: c.hunks }] }]),
+			// A run of its own per case: the reverts of the cases before are not this case's.
+			changeSet([{ run: 100 + i, files: [{ file: FILE, baseline: text(c.before), hunks: c.hunks }] }]),
 			c.order,
 			c.edited,
 			c.whole,
@@ -234,11 +271,21 @@ var out = {
   validate: mapnew(c.validate, (_, m) => pi_ide#review#Validate(m, 4242)),
   placement: mapnew(c.placement, (_, v) => pi_ide#review#Placement(v[1], v[0], v[2])),
   texts: mapnew(c.texts, (_, v) => pi_ide#review#TextLines(v)),
+  add_reverted: mapnew(c.addReverted, (_, adds) => mapnew(reduce(adds, (l, e) => pi_ide#review#AddReverted(l, e), []),
+    (_, e) => e.id .. ' ' .. e.line)),
   reverted: mapnew(reverted, (_, e) => e.id),
   newest: mapnew(newest, (_, f) => [f.pid, f.run]),
   quickfix: mapnew(pi_ide#review#QuickfixItems(newest), (_, i) => [i.filename, i.lnum, i.text]),
   random: [],
 }
+# How many reverts of run "run" are listed for pi; how many hunks are marked in the buffer.
+def ListedOf(run: number): number
+  var all = pi_ide#review#Reverted()
+  return len(filter(type(all) == v:t_list ? all : [], (_, e) => e.run == run))
+enddef
+def MarkedNow(): number
+  return len(uniq(sort(mapnew(values(pi_ide#review#Debug().marks[string(bufnr())].hunks), (_, h) => h.hunk.id))))
+enddef
 # The real buffer: marks placed by Receive, reverts by Revert with the cursor on a hunk's line.
 enew
 pi_ide#review#Start((f) => f == ${vimString(FILE)} ? bufnr() : 0, () => 0)
@@ -273,10 +320,19 @@ for [lines, msg, order, edited, whole] in c.random
     said->add(pi_ide#review#Revert())
   endfor
   var reverted_lines = getline(1, '$')
+  # The whole revert undone: none of this run listed, every hunk marked again; redone: listed again, those marks
+  # gone; undone again (pi's version, as the checks below want it).
+  var run = msg.runs[0].run
+  var undo_redo: list<number> = []
   if whole
+    undo_redo += [ListedOf(run)]
+    silent undo
+    undo_redo += [ListedOf(run), MarkedNow()]
+    silent redo
+    undo_redo += [ListedOf(run), MarkedNow()]
     silent undo
   endif
-  out.random->add({marked: marked, said: said, lines: reverted_lines, undone: getline(1, '$')})
+  out.random->add({marked: marked, said: said, lines: reverted_lines, undone: getline(1, '$'), undo_redo: undo_redo})
 endfor
 # A deletion whose neighbour the user changed after it was marked: refused, the buffer as the user left it.
 silent :%delete _
@@ -287,6 +343,37 @@ var marked_deletion = sign_getplaced(bufnr(), {group: 'pi_ide_review'})[0].signs
 setline(1, 'a!')
 cursor(2, 1)
 out.deletion = [marked_deletion, pi_ide#review#Revert(), getline(1, '$')]
+# Two reverts, the second undone; then what follows them goes (the buffer wiped, or the signs Vim drops when it
+# unloads a buffer): each stays as last seen, the undone one out of \`reverted\`, the other listed.
+def Ids(run: number): list<string>
+  var all = pi_ide#review#Reverted()
+  return mapnew(filter(type(all) == v:t_list ? all : [], (_, e) => e.run == run), (_, e) => e.id)
+enddef
+out.untracked = {}
+set hidden
+for [way, run] in [['wiped', 11], ['signs gone', 12]]
+  enew
+  setline(1, ['a', 'X', 'c', 'Y'])
+  pi_ide#review#Receive({kind: 'pi-review', pid: 4242, runs: [{run: run, files: [{file: ${vimString(FILE)}, baseline: "a\\nb\\nc\\nd\\n",
+    hunks: [{id: 'hx', old_start: 2, new_start: 2, old_text: ['b'], new_text: ['X']},
+            {id: 'hy', old_start: 4, new_start: 4, old_text: ['d'], new_text: ['Y']}]}]}]}, 4242)
+  cursor(2, 1)
+  pi_ide#review#Revert()
+  cursor(4, 1)
+  pi_ide#review#Revert()
+  silent undo
+  var seen = Ids(run)
+  var buf = bufnr()
+  if way == 'wiped'
+    enew
+    pi_ide#review#Wiped(buf)
+    execute 'bwipeout!' buf
+  else
+    sign_unplace('pi_ide_reverted', {buffer: buf})
+    setline(1, 'a, edited')
+  endif
+  out.untracked[way] = [seen, Ids(run)]
+endfor
 writefile([json_encode(out)], ${vimString(outFile)})
 `,
 	);
@@ -301,10 +388,12 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		placement: { first: number; last: number; kind: string; at_end: boolean }[][];
 		reverted: string[];
 		texts: string[][];
+		add_reverted: string[][];
 		newest: Record<string, [number, number]>;
 		quickfix: [string, number, string][];
-		random: { marked: number; said: string[]; lines: string[]; undone: string[] }[];
+		random: { marked: number; said: string[]; lines: string[]; undone: string[]; undo_redo: number[] }[];
 		deletion: [number, string, string[]];
+		untracked: Record<string, [string[], string[]]>;
 	};
 
 	VALIDATE.forEach((c, i) => {
@@ -330,6 +419,9 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		Array.from({ length: 50 }, (_, i) => String(i + 10)),
 		"the newest 50 reverts, newest last",
 	);
+	ADD_REVERTED.forEach((c, i) => {
+		assert.deepEqual(out.add_reverted[i], c.want, c.name);
+	});
 	assert.deepEqual(out.newest, { "/p/a": [1, 3], "/p/b": [2, 7] }, "per file, the newest run of any pi");
 	assert.deepEqual(out.quickfix, [["/p/b", 2, "pi (run 7): +2 -1 y"]]);
 
@@ -339,8 +431,14 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		["a!", "c"],
 	]);
 
+	assert.deepEqual(
+		out.untracked,
+		{ wiped: [["hx"], ["hx"]], "signs gone": [["hx"], ["hx"]] },
+		"a revert no longer followed stays as last seen: the undone one out of `reverted`, the other listed",
+	);
+
 	random.forEach((c, i) => {
-		const got = out.random[i] ?? { marked: -1, said: [], lines: [], undone: [] };
+		const got = out.random[i] ?? { marked: -1, said: [], lines: [], undone: [], undo_redo: [] };
 		const where = `seed ${seed}, case ${i}: ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`;
 		assert.equal(got.marked, c.hunks.length, `${where}: every hunk of pi's is marked`);
 		// A deletion marked on the line of another hunk is reverted with it: its own turn finds its mark gone.
@@ -369,6 +467,14 @@ writefile([json_encode(out)], ${vimString(outFile)})
 			const h = c.hunks[c.edited];
 			if (h) undone[h.new_start - 1] = `${undone[h.new_start - 1]} (edited)`;
 			assert.deepEqual(got.undone, undone, `${where}: one undo brings pi's version back`);
+			// [listed after the revert; after the undo: listed, hunks marked; after the redo: listed, hunks marked]:
+			// undone, none listed and all marked again; redone, the reverted listed and only the refused one marked.
+			const refused = c.edited < 0 ? 0 : 1;
+			assert.deepEqual(
+				got.undo_redo,
+				[done, 0, c.hunks.length, done, refused],
+				`${where}: an undo takes the reverts back out of \`reverted\` and marks their hunks; a redo, the reverse`,
+			);
 		}
 	});
 });

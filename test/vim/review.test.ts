@@ -26,10 +26,10 @@ interface World {
 	file: string;
 }
 
-async function world(t: TestContext): Promise<World> {
+async function world(t: TestContext, content = CONTENT): Promise<World> {
 	const vim = await startVim(t, { cols: 80, rows: 24 });
 	const file = join(vim.dirs.work, "a.txt");
-	writeFileSync(file, CONTENT);
+	writeFileSync(file, content);
 	await vim.ex("edit a.txt");
 	await vim.until((s) => (s["active_buffer"] as { file: string }).file === file, "a.txt open");
 	return { vim, file };
@@ -178,6 +178,145 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await w.vim.waitExpr(`${SIGNS} == []`);
 		await assertNoErrors(w.vim);
 	});
+
+	// A revert the user undoes is no longer a revert: pi must not tell its model of it. Each case: pi's change set
+	// marked, `:PiIde revert` typed with the cursor on `line`, then `u` (out of `reverted`, marked again on pi's
+	// lines), CTRL-R (listed again, that mark gone), `u` and the same revert again (each hunk listed once).
+	const UNDONE: {
+		name: string;
+		before: string;
+		after: string;
+		line: number;
+		command: string;
+		marked: [number, string][];
+		reverted: string[];
+		/** The marks left after the revert. */
+		left: [number, string][];
+		listed: number;
+	}[] = [
+		{
+			name: "the hunk under the cursor (a changed line)",
+			before: BASELINE,
+			after: CONTENT,
+			line: 2,
+			command: "PiIde revert",
+			marked: [
+				[2, "PiIdeReviewChange"],
+				[4, "PiIdeReviewAdd"],
+			],
+			reverted: ["one", "old two", "three", "four"],
+			left: [[4, "PiIdeReviewAdd"]],
+			listed: 1,
+		},
+		{
+			name: "revert file: a changed line and a line added at the end, one undo step",
+			before: BASELINE,
+			after: CONTENT,
+			line: 1,
+			command: "PiIde revert file",
+			marked: [
+				[2, "PiIdeReviewChange"],
+				[4, "PiIdeReviewAdd"],
+			],
+			reverted: ["one", "old two", "three"],
+			left: [],
+			listed: 2,
+		},
+		{
+			name: "lines added in the middle (the undo puts them back where the revert removed them)",
+			before: "one\nthree\n",
+			after: "one\nnew a\nnew b\nthree\n",
+			line: 3,
+			command: "PiIde revert",
+			marked: [
+				[2, "PiIdeReviewAdd"],
+				[3, "PiIdeReviewAdd"],
+			],
+			reverted: ["one", "three"],
+			left: [],
+			listed: 1,
+		},
+		{
+			name: "a deletion put back (the redo puts its line back)",
+			before: "one\ntwo\nthree\n",
+			after: "one\nthree\n",
+			line: 2,
+			command: "PiIde revert",
+			marked: [[2, "PiIdeReviewDelete"]],
+			reverted: ["one", "two", "three"],
+			left: [],
+			listed: 1,
+		},
+		{
+			name: "a deletion of the first of two equal lines (undone, the line at the place is the put-back one's twin)",
+			before: "a\nb\nb\nc\n",
+			after: "x\na\nb\nc\n",
+			line: 3,
+			command: "PiIde revert",
+			marked: [
+				[1, "PiIdeReviewAdd"],
+				[3, "PiIdeReviewDelete"],
+			],
+			reverted: ["x", "a", "b", "b", "c"],
+			left: [[1, "PiIdeReviewAdd"]],
+			listed: 1,
+		},
+		{
+			name: "an added line equal to the line after it (reverted, that line is at the place: it still holds)",
+			before: "x\na\nb\nc\n",
+			after: "a\nb\nb\nc\n",
+			line: 2,
+			command: "PiIde revert",
+			marked: [
+				[1, "PiIdeReviewDelete"],
+				[2, "PiIdeReviewAdd"],
+			],
+			reverted: ["a", "b", "c"],
+			left: [[1, "PiIdeReviewDelete"]],
+			listed: 1,
+		},
+	];
+	const ids = (s: Record<string, unknown>) => ((s["reverted"] as { id: string }[] | undefined) ?? []).map((r) => r.id);
+	for (const c of UNDONE) {
+		it(`a revert undone is left out of \`reverted\` and marked again; redone, listed again: ${c.name}`, async (t) => {
+			const w = await world(t, c.after);
+			const pi = await spawnLiveEditor();
+			publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: c.before, after: c.after }])));
+			tell(w, pi.pid);
+			const pisLines = c.after.split("\n").slice(0, -1);
+			await w.vim.waitExpr(`${SIGNS} == ${JSON.stringify(c.marked)}`);
+			const revert = async () => {
+				await w.vim.keys(`${c.line}G`);
+				await w.vim.waitExpr(`line('.') == ${c.line}`);
+				await w.vim.text(`:${c.command}`);
+				await w.vim.keys("Enter");
+				await w.vim.waitExpr(`getline(1, '$') == ${JSON.stringify(c.reverted)}`);
+				return ids(await w.vim.until((s) => ids(s).length === c.listed, `${c.listed} listed`));
+			};
+			const listed = await revert();
+			assert.equal(new Set(listed).size, c.listed);
+			assert.deepEqual(await w.vim.expr(SIGNS), c.left);
+
+			await w.vim.keys("u");
+			await w.vim.waitExpr(`getline(1, '$') == ${JSON.stringify(pisLines)}`);
+			await w.vim.until((s) => !("reverted" in s), "the undone revert leaves the state file");
+			await w.vim.waitExpr(`${SIGNS} == ${JSON.stringify(c.marked)}`);
+
+			await w.vim.keys("C-r");
+			await w.vim.waitExpr(`getline(1, '$') == ${JSON.stringify(c.reverted)}`);
+			const redone = await w.vim.until((s) => ids(s).length === c.listed, "the redone revert listed again");
+			assert.deepEqual(ids(redone), listed);
+			await w.vim.waitExpr(`${SIGNS} == ${JSON.stringify(c.left)}`);
+
+			// Undone, then reverted again: each hunk once, not once per revert.
+			await w.vim.keys("u");
+			await w.vim.until((s) => !("reverted" in s), "undone again");
+			await w.vim.waitExpr(`${SIGNS} == ${JSON.stringify(c.marked)}`);
+			assert.deepEqual([...(await revert())].sort(), [...listed].sort());
+			assert.deepEqual(await w.vim.expr(SIGNS), c.left);
+			await assertNoErrors(w.vim);
+		});
+	}
 
 	it("revert run: every loaded buffer of the run back to its baseline, the disk untouched; u in each", async (t) => {
 		const w = await world(t);

@@ -10,7 +10,9 @@ vim9script
 # pi_ide/inbox.vim reads the change set, with the one reader of pi's files, after each message of a pi that
 # names this Vim (pi writes the change set before the message that announces it), and hands it here. Only
 # buffers already loaded are marked or changed. What was reverted goes into the state file (`reverted`), so pi
-# can tell its model. The Neovim client's behaviour (editors/nvim/lua/pi-ide/review.lua).
+# can tell its model; a revert the user undoes (`u`: the buffer shows pi's lines at its place again) leaves
+# `reverted` before pi tells its model, and the hunk is marked again. The Neovim client's behaviour
+# (editors/nvim/lua/pi-ide/review.lua).
 
 import autoload 'pi_ide/approval.vim'
 
@@ -19,6 +21,9 @@ export const MAX_BYTES = 8 * 1024 * 1024
 export const MAX_REVERTED = 50
 
 const GROUP = 'pi_ide_review'
+# The signs (no text) that keep where each revert put the baseline's lines (see Track).
+const TRACK_GROUP = 'pi_ide_reverted'
+const TRACK_SIGN = 'PiIdeReverted'
 # Below the approval's `?` (9): a proposal on the same line shows first.
 const PRIORITY = 8
 
@@ -28,6 +33,10 @@ var sets: dict<list<dict<any>>> = {}
 var marks: dict<dict<any>> = {}
 # Newest last: {pi_pid, run, id, file, line, lines}.
 var reverted: list<dict<any>> = []
+# Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{above, below: the ids of
+# the signs just above and just below the lines a revert put back, 0 at the top or the end (Track); record: its
+# entry in `reverted`; info: what the hunk's mark was; undone: whether pi's version was there at the last look}]}.
+var tracked: dict<dict<any>> = {}
 var next_id = 1
 var defined = false
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a revert.
@@ -121,9 +130,25 @@ export def Placement(hunks: list<dict<any>>, lines: list<string>, base: list<str
   return out
 enddef
 
-# Pure: `list` with `entry` added, newest last, at most MAX_REVERTED.
+# Pure: do reverts `a` and `b` ({pi_pid, run, id}) revert the same hunk of pi's?
+def SameHunk(a: dict<any>, b: dict<any>): bool
+  return get(a, 'pi_pid', 0) == get(b, 'pi_pid', 0) && get(a, 'run', -1) == get(b, 'run', -1)
+    && get(a, 'id', '') ==# get(b, 'id', '')
+enddef
+
+# Pure: `list` with `entry` added, newest last, at most MAX_REVERTED; an earlier revert of the same hunk (reverted
+# again after an undo) leaves it, so each hunk is listed once, as last reverted.
 export def AddReverted(list: list<dict<any>>, entry: dict<any>): list<dict<any>>
   var out = list + [entry]
+  # At most one there (this is the one way in); the ids compared first, as most differ: one :PiIde revert file
+  # adds hundreds.
+  var id = get(entry, 'id', '')
+  for i in range(len(list))
+    if get(list[i], 'id', '') ==# id && SameHunk(list[i], entry)
+      remove(out, i)
+      break
+    endif
+  endfor
   return len(out) > MAX_REVERTED ? out[len(out) - MAX_REVERTED :] : out
 enddef
 
@@ -141,6 +166,7 @@ def Define()
   sign_define(SIGNS.add, {text: bar, texthl: SIGNS.add})
   sign_define(SIGNS.change, {text: bar, texthl: SIGNS.change})
   sign_define(SIGNS.delete, {text: &encoding ==# 'utf-8' ? '▁' : '_', texthl: SIGNS.delete})
+  sign_define(TRACK_SIGN, {})
 enddef
 
 def Unmark(buf: number)
@@ -150,6 +176,19 @@ def Unmark(buf: number)
       sign_unplace(GROUP, {buffer: buf})
     endif
   endif
+enddef
+
+# The signs that mark placement `p` (Placement's {hunk, first, last, kind, at_end}) of a hunk of pi `pid`'s run `run`
+# in `buf` (whose file is `file`; `base`: the baseline's lines, for a deletion), and what they mark: [signs, info].
+def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string, base: list<string>): list<any>
+  var ids: list<number> = []
+  var signs: list<dict<any>> = []
+  for l in range(p.first, p.last)
+    ids->add(next_id)
+    signs->add({buffer: buf, group: GROUP, id: next_id, name: SIGNS[p.kind], lnum: l, priority: PRIORITY})
+    next_id += 1
+  endfor
+  return [signs, {pid: pid, run: run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, base: base}]
 enddef
 
 # Mark `found` ({pid, run, entry}) in `buf`, unless `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`).
@@ -177,14 +216,9 @@ def MarkBuffer(buf: number, file: string, found: dict<any>)
     base = TextLines(found.entry.baseline)
   endif
   for p in Placement(found.entry.hunks, getbufline(buf, 1, '$'), base)
-    var ids: list<number> = []
-    for l in range(p.first, p.last)
-      ids->add(next_id)
-      signs->add({buffer: buf, group: GROUP, id: next_id, name: SIGNS[p.kind], lnum: l, priority: PRIORITY})
-      next_id += 1
-    endfor
-    var info = {pid: found.pid, run: found.run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, base: base}
-    for id in ids
+    var [these, info] = MarkSigns(buf, p, found.pid, found.run, file, base)
+    signs += these
+    for id in info.ids
       placed[string(id)] = info
     endfor
   endfor
@@ -250,17 +284,28 @@ export def BufferRead(_buf: number)
   endif
 enddef
 
-# BufWipeout: nothing to clear in a buffer that is gone.
+# BufWipeout: nothing to clear in a buffer that is gone; its reverts stay as they were last seen (Untrack).
 export def Wiped(buf: number)
   if has_key(marks, string(buf))
     remove(marks, string(buf))
   endif
+  if has_key(tracked, string(buf))
+    for r in tracked[string(buf)].reverts
+      Untrack(buf, r)
+    endfor
+    remove(tracked, string(buf))
+  endif
 enddef
 
-# The line where a sign stands now, or 0.
-def SignLine(buf: number, id: number): number
-  var placed = sign_getplaced(buf, {group: GROUP, id: id})
+# The line where sign `id` of `group` stands now in `buf`, or 0.
+def SignLineIn(buf: number, group: string, id: number): number
+  var placed = sign_getplaced(buf, {group: group, id: id})
   return empty(placed) || empty(placed[0].signs) ? 0 : placed[0].signs[0].lnum
+enddef
+
+# The line where a review sign stands now, or 0.
+def SignLine(buf: number, id: number): number
+  return SignLineIn(buf, GROUP, id)
 enddef
 
 # Is line `at` of buffer `buf` the same as line `base_at` of `base`, or are both past an end? (SameLine's rule on
@@ -268,6 +313,18 @@ enddef
 def BufSame(buf: number, at: number, base: list<string>, base_at: number): bool
   var here = at >= 1 ? getbufline(buf, at) : []
   return SameLine(here, empty(here) ? 0 : 1, base, base_at)
+enddef
+
+# Are the lines around a deletion of pi's (`h`) the baseline's (`base`), with `before` the buffer's line just above
+# the place (0: the top)? Where a deletion is marked, reverted, and seen undone (Placement's rule on a buffer).
+def DeletionHolds(buf: number, before: number, base: list<string>, h: dict<any>): bool
+  return BufSame(buf, before, base, h.old_start - 1) && BufSame(buf, before + 1, base, h.old_start + len(h.old_text))
+enddef
+
+# How many lines `buf` has: from a window showing it, else getbufinfo(), which also lists every sign in the buffer.
+def LineCount(buf: number): number
+  var win = bufwinid(buf)
+  return win != -1 ? line('$', win) : getbufinfo(buf)[0].linecount
 enddef
 
 # Close the current undo block (`:help undo-break`).
@@ -299,8 +356,7 @@ def RevertOne(buf: number, info: dict<any>): string
   else
     # Checked again as when it was marked: the lines around the deletion are still the baseline's.
     var before = info.at_end ? at : at - 1
-    if at == 0 || !BufSame(buf, before, info.base, h.old_start - 1)
-        || !BufSame(buf, before + 1, info.base, h.old_start + len(h.old_text))
+    if at == 0 || !DeletionHolds(buf, before, info.base, h)
       return printf("%s line %d: the lines around pi's deletion changed since; not reverted",
         fnamemodify(info.file, ':t'), at)
     endif
@@ -310,9 +366,162 @@ def RevertOne(buf: number, info: dict<any>): string
   for id in info.ids
     remove(marks[string(buf)].hunks, string(id))
   endfor
-  reverted = AddReverted(reverted, {pi_pid: info.pid, run: info.run, id: h.id, file: info.file,
-    line: info.at_end ? at + 1 : at, lines: n})
+  var record = {pi_pid: info.pid, run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n}
+  reverted = AddReverted(reverted, record)
+  Track(buf, record, info, len(h.old_text))
   return ''
+enddef
+
+# Keep where revert `record` of hunk `info` put the baseline's lines in `buf` (record.line on, `count` lines), so
+# that an undo of it is seen (Listed): between two signs (no text), one on the line just above them and one on the
+# line just below (none at the top or the end of the buffer: there the buffer's edge bounds them). Tried in Vim 9.0
+# (Debian 12's vim-nox): a text property on the reverted lines is gone after `u`, which puts back the lines as saved
+# before the revert, and one on a line around them is gone when an undo of an earlier edit puts that line back; a
+# sign is never lost with its line's text, and Vim moves it like a line's number, with the lines added or removed
+# above it, so the lines an undo or a redo puts back between the two come between them. (One sign on the first
+# reverted line would not do: pi's added lines put back there by an undo push it below them.) Bounded on both sides,
+# the lines in between are exactly the revert's place: a deletion of one of two equal lines reads the same from
+# its top whether it was put back or not. (Without text the signs show nothing, but while one is placed the sign
+# column stays open, as pi's mark there had it.)
+def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
+  Define()
+  var bounds: list<number> = []
+  var last = LineCount(buf)
+  for lnum in [record.line - 1, record.line + count]
+    var sign = 0
+    if lnum >= 1 && lnum <= last
+      sign = next_id
+      next_id += 1
+      sign_place(sign, TRACK_GROUP, TRACK_SIGN, buf, {lnum: lnum})
+    endif
+    bounds->add(sign)
+  endfor
+  if !has_key(tracked, string(buf))
+    tracked[string(buf)] = {tick: -1, reverts: []}
+  endif
+  tracked[string(buf)].reverts->add({above: bounds[0], below: bounds[1], record: record, info: info, undone: false})
+enddef
+
+# Stop following revert `r` in `buf` (its signs or its buffer gone, or it left `reverted`): it stays as it was last
+# seen, so one undone at the last look leaves `reverted` for good, and one that held stays listed.
+def Untrack(buf: number, r: dict<any>)
+  for sign in [r.above, r.below]
+    if sign != 0 && bufexists(buf)
+      sign_unplace(TRACK_GROUP, {buffer: buf, id: sign})
+    endif
+  endfor
+  if r.undone
+    filter(reverted, (_, e) => e isnot r.record)
+  endif
+enddef
+
+# Is `record` (the very entry, not an equal one) still in `reverted`?
+def Kept(record: dict<any>): bool
+  for e in reverted
+    if e is record
+      return true
+    endif
+  endfor
+  return false
+enddef
+
+# Does `buf` show pi's version of hunk `info` in lines `first` to `last`, where its revert put the baseline's lines?
+# Pi's lines, and only them, there; for a deletion, no line there (the put-back lines gone) and the baseline's lines
+# around the place as after pi's deletion. An undo, or the user typing pi's version back: either way the revert no
+# longer holds.
+def RevertUndone(buf: number, first: number, last: number, info: dict<any>): bool
+  var h = info.hunk
+  if !empty(h.new_text)
+    return last - first + 1 == len(h.new_text) && getbufline(buf, first, last) ==# h.new_text
+  endif
+  return last < first && DeletionHolds(buf, first - 1, info.base, h)
+enddef
+
+# Mark hunk `info` again in `buf` from line `at` (pi's version is back there), while its run is still the file's
+# newest in pi's change set and the buffer has marks (not switched off), unless it is marked already.
+def MarkAgain(buf: number, at: number, info: dict<any>)
+  var found = get(Newest(sets), info.file, {})
+  var known = get(marks, string(buf), {})
+  if empty(found) || found.pid != info.pid || found.run != info.run || empty(known)
+      || !empty(MarksOf(buf, info))
+    return
+  endif
+  var n = len(info.hunk.new_text)
+  var count = LineCount(buf)
+  var p = n > 0
+    ? {hunk: info.hunk, first: at, last: at + n - 1, kind: empty(info.hunk.old_text) ? 'add' : 'change', at_end: false}
+    : {hunk: info.hunk, first: max([1, min([at, count])]), last: max([1, min([at, count])]), kind: 'delete',
+      at_end: at > count}
+  var [signs, again] = MarkSigns(buf, p, info.pid, info.run, info.file, info.base)
+  sign_placelist(signs)
+  for id in again.ids
+    known.hunks[string(id)] = again
+  endfor
+enddef
+
+# The sign ids of the marks of hunk `info` (the same pi, run and id) in `buf`.
+def MarksOf(buf: number, info: dict<any>): list<string>
+  return keys(filter(copy(get(get(marks, string(buf), {}), 'hunks', {})),
+    (_, m) => m.pid == info.pid && m.run == info.run && m.hunk.id ==# info.hunk.id))
+enddef
+
+# Take the marks of hunk `info` out of `buf` (its revert holds again: a redo).
+def UnmarkHunk(buf: number, info: dict<any>)
+  var ids = MarksOf(buf, info)
+  sign_unplacelist(mapnew(ids, (_, id) => ({buffer: buf, group: GROUP, id: str2nr(id)})))
+  for id in ids
+    remove(marks[string(buf)].hunks, id)
+  endfor
+enddef
+
+# Look again at the reverts in the buffers that changed since the last look (their changedtick; a buffer not
+# loaded keeps what was last seen). One undone (`u`, `:earlier`, or pi's lines typed back) is no longer a revert:
+# Listed leaves it out, so pi never tells its model of it, and its hunk is marked again where pi's lines are back;
+# a redo makes it a revert again (listed, that mark gone). Only reads the buffers: never changes their text.
+def LookAtReverts()
+  for [b, t] in items(tracked)
+    var buf = str2nr(b)
+    if !bufloaded(buf) || t.tick == getbufvar(buf, 'changedtick')
+      continue
+    endif
+    t.tick = getbufvar(buf, 'changedtick')
+    var end = LineCount(buf) + 1
+    # Where each tracking sign stands: read once (Vim walks all of the buffer's signs for each sign_getplaced()).
+    var lnums: dict<number> = {}
+    for placed in sign_getplaced(buf, {group: TRACK_GROUP})[0].signs
+      lnums[string(placed.id)] = placed.lnum
+    endfor
+    var still: list<dict<any>> = []
+    for r in t.reverts
+      var above = r.above == 0 ? 0 : get(lnums, string(r.above), 0)
+      var below = r.below == 0 ? end : get(lnums, string(r.below), 0)
+      if !Kept(r.record) || (r.above != 0 && above == 0) || below == 0
+        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or a sign of it was taken away (the
+        # buffer unloaded: Vim drops its signs).
+        Untrack(buf, r)
+        continue
+      endif
+      var undone = RevertUndone(buf, above + 1, below - 1, r.info)
+      if undone && !r.undone
+        MarkAgain(buf, above + 1, r.info)
+      elseif !undone && r.undone
+        UnmarkHunk(buf, r.info)
+      endif
+      r.undone = undone
+      still->add(r)
+    endfor
+    t.reverts = still
+  endfor
+enddef
+
+# `reverted` without the reverts the user undid (LookAtReverts), newest last.
+def Listed(): list<dict<any>>
+  LookAtReverts()
+  var undone: list<dict<any>> = []
+  for t in values(tracked)
+    undone += mapnew(filter(copy(t.reverts), (_, r) => r.undone), (_, r) => r.record)
+  endfor
+  return filter(copy(reverted), (_, e) => empty(filter(copy(undone), (_, u) => u is e)))
 enddef
 
 # Revert the hunks of pi's marked in `buf` on line `lnum` (one, but for a deletion marked on the line of another
@@ -449,7 +658,8 @@ enddef
 # Lines for :PiIde: pi's newest hunks known, and the reverts made.
 export def SummaryLines(): list<string>
   var newest = Newest(sets)
-  if empty(newest) && empty(reverted)
+  var listed = Listed()
+  if empty(newest) && empty(listed)
     return []
   endif
   var count = 0
@@ -457,15 +667,16 @@ export def SummaryLines(): list<string>
     count += len(f.entry.hunks)
   endfor
   return [printf("pi's changes: %d %s in %d %s of its newest runs (:PiIde hunks); %d reverted here", count,
-    count == 1 ? 'hunk' : 'hunks', len(newest), len(newest) == 1 ? 'file' : 'files', len(reverted))]
+    count == 1 ? 'hunk' : 'hunks', len(newest), len(newest) == 1 ? 'file' : 'files', len(listed))]
 enddef
 
-# The state file's `reverted` list (v0.4), or v:null when nothing was reverted.
+# The state file's `reverted` list (v0.4), or v:null when nothing was reverted (or every revert was undone).
 export def Reverted(): any
-  return empty(reverted) ? v:null : copy(reverted)
+  var listed = Listed()
+  return empty(listed) ? v:null : listed
 enddef
 
 # For tests.
 export def Debug(): dict<any>
-  return {sets: sets, marks: marks, reverted: reverted}
+  return {sets: sets, marks: marks, reverted: reverted, tracked: tracked}
 enddef
