@@ -180,17 +180,17 @@ export interface Mark {
 	/** Reverted here by the user (a deletion's or a pure addition's text alone cannot tell). */
 	reverted: boolean;
 	/**
-	 * Set by a revert: the lines around the hunk's place before it (null: none, the document's edge). An undo
-	 * of a put-back deletion, or a redo of a reverted addition, leaves them around the place again, with
-	 * nothing between; the user's edits in between are undone first (the undo stack is a stack).
+	 * Set by a revert: the document as it was just before it and just after it (hashLines). An undo of the
+	 * revert returns the document to exactly the first, a redo to exactly the second: the editor's undo restores
+	 * states, whatever lines are alike or were typed around the place.
 	 */
-	around?: Around;
+	revertStates?: RevertStates;
 }
 
-/** The lines just before and just after a place in a document (null: its edge). */
-export interface Around {
-	before: string | null;
-	after: string | null;
+/** hashLines of a document before a revert, and after it. */
+export interface RevertStates {
+	before: number;
+	after: number;
 }
 
 /** pi's lines are there; the user reverted it; the lines there are no longer pi's; never found in the document. */
@@ -244,6 +244,8 @@ export function placeUnplaced(marks: readonly Mark[], found: ReviewEntry, docume
  */
 export interface LineChange {
 	startLine: number;
+	/** Where the change starts in its line (0 when not given). */
+	startCharacter?: number;
 	endLine: number;
 	endCharacter: number;
 	text: string;
@@ -267,24 +269,32 @@ const lineBreaks = (text: string): number => {
  */
 export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[]): Mark[] {
 	return marks.map((mark) => {
-		let line = mark.line;
-		if (line === undefined) return mark;
+		if (mark.line === undefined) return mark;
 		const emptyPlace = mark.reverted && mark.hunk.old_text.length === 0 && mark.hunk.new_text.length > 0;
-		for (const change of changes) {
-			const wholeLines = change.text === "" || change.text.endsWith("\n") || change.text.endsWith("\r");
-			const atPlace = emptyPlace && change.startLine === line;
-			const above =
-				change.endLine < line || (change.endLine === line && change.endCharacter === 0 && wholeLines && !atPlace);
-			if (above) line += lineBreaks(change.text) - (change.endLine - change.startLine);
-		}
-		return line === mark.line ? mark : { ...mark, line: Math.max(0, line) };
+		const line = shiftLine(mark.line, changes, emptyPlace);
+		return line === mark.line ? mark : { ...mark, line };
 	});
+}
+
+/** Line `line` moved through `changes` (shiftMarks' rule); `stays`: lines inserted at its start go below it. */
+function shiftLine(line: number, changes: readonly LineChange[], stays = false): number {
+	let at = line;
+	for (const change of changes) {
+		const wholeLines = change.text === "" || change.text.endsWith("\n") || change.text.endsWith("\r");
+		const atPlace = stays && change.startLine === at;
+		const above = change.endLine < at || (change.endLine === at && change.endCharacter === 0 && wholeLines && !atPlace);
+		if (above) at += lineBreaks(change.text) - (change.endLine - change.startLine);
+	}
+	return Math.max(0, at);
 }
 
 /** What a mark is now in `document` (see MarkStatus). */
 export function markStatus(mark: Mark, document: TextLines): MarkStatus {
 	const { line, hunk } = mark;
 	if (line === undefined) return "unplaced";
+	// A revert holds until ReviewBook.edited sees it undone: the text at the mark's line can look like pi's (an
+	// added line like the one after it) and must not offer the revert again.
+	if (mark.reverted && mark.revertStates !== undefined) return "reverted";
 	if (hunk.new_text.length === 0) {
 		// A deletion put back sits just above the place (the insertion moved the place down past it); the user
 		// editing it since makes it theirs (an undo of the revert is seen by ReviewBook.edited, which clears
@@ -352,48 +362,37 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
 	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
 
-/** The lines around the place of `mark`'s hunk before a revert: around pi's lines, or where pi deleted. */
-export function aroundOf(mark: Mark, document: TextLines): Around {
-	const line = mark.line ?? 0;
-	const after = line + mark.hunk.new_text.length;
-	return {
-		before: line > 0 ? document.text(line - 1) : null,
-		after: after < document.count ? document.text(after) : null,
-	};
-}
-
-/** Whether the lines around `line` (the line that follows a place) are `around`'s, with nothing between. */
-function aroundHolds(document: TextLines, line: number, around: Around | undefined): boolean {
-	if (around === undefined) return false;
-	const beforeHolds = around.before === null ? line === 0 : line > 0 && document.text(line - 1) === around.before;
-	const afterHolds =
-		around.after === null ? line >= document.count : line < document.count && document.text(line) === around.after;
-	return beforeHolds && afterHolds;
+/**
+ * A hash of a document's text (53 bits, cyrb53's mixing), to recognise the states a revert left and an undo or
+ * redo brings back without keeping the text.
+ */
+export function hashLines(document: TextLines): number {
+	let h1 = 0xdeadbeef;
+	let h2 = 0x41c6ce57;
+	for (let line = 0; line < document.count; line++) {
+		const text = document.text(line);
+		for (let i = 0; i <= text.length; i++) {
+			const c = i < text.length ? text.charCodeAt(i) : 10; // each line ends with a line break
+			h1 = Math.imul(h1 ^ c, 2654435761);
+			h2 = Math.imul(h2 ^ c, 1597334677);
+		}
+	}
+	h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+	h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+	return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 /**
- * Whether the user undid a revert (`mark` reverted): pi's version of the hunk is at its place again: pi's lines,
- * or, for a deletion put back, the put-back lines gone (the lines around the place as before the revert). The
- * user editing the put-back lines is no undo.
+ * Whether an undo took back a revert (`mark` reverted): the document (its hash `now`) is as it was just before
+ * the revert. (`document`: for rules that would read it; this one does not.)
  */
-export function revertUndone(mark: Mark, document: TextLines): boolean {
-	const { line, hunk } = mark;
-	if (line === undefined) return false;
-	if (hunk.new_text.length > 0) return hasLinesAt(document, line, hunk.new_text);
-	return !hasLinesAt(document, line - hunk.old_text.length, hunk.old_text) && aroundHolds(document, line, mark.around);
+export function revertUndone(mark: Mark, now: number, _document: TextLines): boolean {
+	return mark.revertStates?.before === now;
 }
 
-/**
- * Whether an undone revert is back (a redo): the baseline's lines are at the mark's place again (a deletion put
- * back sits just above it); for a hunk that only added lines, which has none, pi's lines gone from between the
- * lines around the place (pi's lines edited are no redo).
- */
-export function revertRedone(mark: Mark, document: TextLines): boolean {
-	const { line, hunk } = mark;
-	if (line === undefined) return false;
-	if (hunk.new_text.length === 0) return hasLinesAt(document, line - hunk.old_text.length, hunk.old_text);
-	if (hunk.old_text.length > 0) return hasLinesAt(document, line, hunk.old_text);
-	return aroundHolds(document, line, mark.around);
+/** Whether a redo brought back an undone revert: the document is as the revert left it. */
+export function revertRedone(mark: Mark, now: number, _document: TextLines): boolean {
+	return mark.revertStates?.after === now;
 }
 
 /** The two rules that decide whether a revert holds (a seam for the seeded test's planted defects). */
@@ -426,6 +425,8 @@ export type RevertScope = { cursor: number } | "all";
 
 /** A revert worked out for one document: the edits to apply together (one undo step), and what was refused. */
 export interface RevertPlan {
+	/** hashLines of the document the plan was made on: the state an undo of the revert returns to. */
+	before: number;
 	edits: TextEdit[];
 	/** The marks those edits revert, in the same order. */
 	marks: Mark[];
@@ -447,15 +448,16 @@ export function planRevert(marks: readonly Mark[], document: TextLines, eol: str
 	// Reverted hunks are done; hunks never found are refused by name in a whole-file revert (they have no place).
 	const live = marks.filter((m) => markStatus(m, document) !== "reverted");
 	const chosen = scope === "all" ? live : live.filter((m) => covers(m, scope.cursor, document));
-	const plan: RevertPlan = { edits: [], marks: [], problems: [], chosen: chosen.length };
+	const plan: RevertPlan = { before: 0, edits: [], marks: [], problems: [], chosen: chosen.length };
 	for (const mark of chosen) {
 		const problem = revertProblem(mark, document);
 		if (problem !== undefined) plan.problems.push(problem);
 		else {
 			plan.edits.push(revertEdit(mark, document, eol));
-			plan.marks.push({ ...mark, around: aroundOf(mark, document) });
+			plan.marks.push(mark);
 		}
 	}
+	if (plan.edits.length > 0) plan.before = hashLines(document);
 	return plan;
 }
 
@@ -515,10 +517,11 @@ export class ReviewBook {
 	}
 
 	/**
-	 * The document of `file` changed (`changes`, in order), and now has `document`'s lines. Returns whether
-	 * `reverted` changed (a revert undone, or redone).
+	 * The document of `file` changed (`changes`, in order), and now has `document`'s lines; `byUndo`: the change
+	 * was the editor's undo or redo (only those take a revert back or bring it back: the user's own edits of the
+	 * lines never do). Returns whether `reverted` changed.
 	 */
-	edited(file: string, changes: readonly LineChange[] | undefined, document: TextLines): boolean {
+	edited(file: string, changes: readonly LineChange[] | undefined, document: TextLines, byUndo = false): boolean {
 		const marks = this.#marks.get(file);
 		if (marks === undefined) return false;
 		const found = this.entryFor(file);
@@ -529,18 +532,23 @@ export class ReviewBook {
 			return false;
 		}
 		const moved = placeUnplaced(shiftMarks(marks, changes), found, document);
+		if (!byUndo || !moved.some((m) => m.revertStates !== undefined)) {
+			this.#marks.set(file, moved);
+			return false;
+		}
+		const now = hashLines(document);
 		const undoneBefore = this.#undone.size;
 		const listed = new Set(this.#reverted.map(revertKeyOf));
 		const next = moved.map((m) => {
 			const key = revertKeyOf(m);
 			// A revert undone: the hunk is pi's again (marked again, not listed for pi), and a later edit of it
 			// makes it edited, not reverted.
-			if (m.reverted && this.#rules.undone(m, document)) {
+			if (m.reverted && this.#rules.undone(m, now, document)) {
 				if (listed.has(key)) this.#undone.add(key);
 				return { ...m, reverted: false };
 			}
 			// Redone: the revert holds again.
-			if (!m.reverted && this.#undone.has(key) && this.#rules.redone(m, document)) {
+			if (!m.reverted && this.#undone.has(key) && this.#rules.redone(m, now, document)) {
 				this.#undone.delete(key);
 				return { ...m, reverted: true };
 			}
@@ -558,17 +566,19 @@ export class ReviewBook {
 		return this.#marks.get(file) ?? [];
 	}
 
-	/** `marks` were reverted in the document of `file` (the edits of their plan applied): remember and report them. */
-	markReverted(file: string, marks: readonly Mark[]): void {
-		const reverted = new Map(marks.map((m) => [m.hunk.id, m]));
+	/**
+	 * The marks of `plan` were reverted, and the document of `file` is now `document` (the plan's edits applied):
+	 * remember and report them, with the states an undo and a redo of the revert return the document to.
+	 */
+	markReverted(file: string, plan: Pick<RevertPlan, "marks" | "before">, document: TextLines): void {
+		const { marks } = plan;
+		const ids = new Set(marks.map((m) => m.hunk.id));
+		const revertStates = { before: plan.before, after: hashLines(document) };
 		const current = this.#marks.get(file);
 		if (current)
 			this.#marks.set(
 				file,
-				current.map((m) => {
-					const done = reverted.get(m.hunk.id);
-					return done ? { ...m, reverted: true, ...(done.around ? { around: done.around } : {}) } : m;
-				}),
+				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true, revertStates } : m)),
 			);
 		for (const mark of marks) {
 			this.#reverted = addRevert(this.#reverted, mark);

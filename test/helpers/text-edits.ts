@@ -37,6 +37,7 @@ export function inverseOf(text: string, edit: TextEdit): TextEdit {
 /** The change VS Code's change event reports for `edit`. */
 export const changeOf = (edit: TextEdit): LineChange => ({
 	startLine: edit.start.line,
+	startCharacter: edit.start.character,
 	endLine: edit.end.line,
 	endCharacter: edit.end.character,
 	text: edit.text,

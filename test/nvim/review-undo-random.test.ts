@@ -5,7 +5,7 @@
  * The change set is pi's own (src/link/change-set.ts via the shared fixture); each step is its own undo block,
  * as a user's separate commands are.
  *
- * `PI_IDE_SEEDS=<n>` runs more sequences (default 6 per Neovim).
+ * `PI_IDE_SEEDS=<n>` runs more sequences (default 60 per Neovim).
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -19,7 +19,7 @@ import { seededInts } from "../helpers/seeded.ts";
 
 after(killAllEditors);
 
-const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 6);
+const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 60);
 const STEPS = 16;
 
 /** The rows (0-based) of pi's marks in the current buffer, top to bottom. */

@@ -345,6 +345,40 @@ forEachNvim((flavour) => {
 			assert.deepEqual(view, { line: "line 40", col: 3, top: "line 40" });
 		});
 
+		it("whether a revert's undo step is in the text: the undo tree asked (table)", async (t) => {
+			const w = await world(t, flavour);
+			// Trees as undotree() gives them: `alt` holds a branch that left its list just before its entry.
+			const e = (seq: number, alt?: unknown[]) => (alt ? { seq, alt } : { seq });
+			const cases: [string, unknown, number, boolean][] = [
+				["on the path", { seq_cur: 3, entries: [e(1), e(2), e(3)] }, 2, true],
+				["undone (past the current step)", { seq_cur: 1, entries: [e(1), e(2), e(3)] }, 2, false],
+				["everything undone", { seq_cur: 0, entries: [e(1), e(2)] }, 1, false],
+				["on a branch left behind", { seq_cur: 3, entries: [e(1), e(3, [e(2)])] }, 2, false],
+				[
+					"the current step on a branch: its list's steps before it",
+					{ seq_cur: 2, entries: [e(1), e(3, [e(2)])] },
+					1,
+					true,
+				],
+				[
+					"the current step on a branch, the step on the main list after it",
+					{ seq_cur: 2, entries: [e(1), e(3, [e(2)])] },
+					3,
+					false,
+				],
+				[
+					"cut from the history ('undolevels'): nothing can take it back",
+					{ seq_cur: 9, entries: [e(8), e(9)] },
+					2,
+					true,
+				],
+			];
+			for (const [name, tree, seq, want] of cases) {
+				const got = await w.nv.lua<boolean>(`return require("pi-ide.review")._step_applied(...)`, tree, seq);
+				assert.equal(got, want, name);
+			}
+		});
+
 		it("the line map: where an old line is after a change (table)", async (t) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const CASES: { old: string[]; new: string[]; line: number; want: number }[] = [

@@ -16,7 +16,6 @@ import {
 	REVERT_RULES,
 	type RevertRules,
 	ReviewBook,
-	revertRedone,
 	revertUndone,
 	type TextEdit,
 } from "../../editors/shared/review.ts";
@@ -47,10 +46,11 @@ function runSequence(seed: number, rules: RevertRules): string | undefined {
 	book.sync(FILE, docOf(text));
 	const oracle = new RevertOracle<Step>();
 	const trail: string[] = [];
-	const apply = (edit: TextEdit): TextEdit => {
+	/** Apply `edit` as the user's edit, or (`byUndo`) as the editor's undo or redo; returns the edit undoing it. */
+	const apply = (edit: TextEdit, byUndo = false): TextEdit => {
 		const back = inverseOf(text, edit);
 		text = applyEdit(text, edit);
-		book.edited(FILE, [changeOf(edit)], docOf(text));
+		book.edited(FILE, [changeOf(edit)], docOf(text), byUndo);
 		return back;
 	};
 	for (let i = 0; i < STEPS; i++) {
@@ -65,19 +65,19 @@ function runSequence(seed: number, rules: RevertRules): string | undefined {
 			if (plan.edits.length !== 1) continue;
 			const edit = plan.edits[0] as TextEdit;
 			const back = apply(edit);
-			book.markReverted(FILE, plan.marks);
+			book.markReverted(FILE, plan, docOf(text));
 			const id = plan.marks[0]?.hunk.id ?? "";
 			oracle.step({ edit, back }, [id]);
 			trail.push(`revert ${id} at ${cursor}`);
 		} else if (action < 5) {
 			const step = oracle.undo();
 			if (!step) continue;
-			step.data = { edit: apply(step.data.back), back: step.data.back };
+			step.data = { edit: apply(step.data.back, true), back: step.data.back };
 			trail.push("undo");
 		} else if (action < 7) {
 			const step = oracle.redo();
 			if (!step) continue;
-			step.data = { edit: step.data.edit, back: apply(step.data.edit) };
+			step.data = { edit: step.data.edit, back: apply(step.data.edit, true) };
 			trail.push("redo");
 		} else {
 			const line = int(lines);
@@ -105,27 +105,24 @@ describe("seeded: reverts listed while they hold, over undo, redo and the user's
 
 	const PLANTED: { name: string; rules: RevertRules }[] = [
 		{
-			// The first version's rule: a deletion counts as pi's again wherever its place is in the document.
-			name: "an undo seen wherever the hunk's status is pi's (a put-back deletion edited looks undone)",
-			rules: { ...REVERT_RULES, undone: (m, d) => markStatus({ ...m, reverted: false }, d) === "pi" },
+			// The first versions' rule: read from the text at the mark's place.
+			name: "an undo seen where pi's lines look back (an added line like the one after it, a deletion edited)",
+			rules: {
+				...REVERT_RULES,
+				undone: (m, _now, d) => markStatus({ ...m, reverted: false, revertStates: undefined }, d) === "pi",
+			},
 		},
 		{
-			name: "undone recomputed each time (pi's lines edited after an undo look like a redo)",
-			rules: { ...REVERT_RULES, redone: (m, d) => !revertUndone({ ...m, reverted: true }, d) },
+			name: "undone recomputed at each undo (an undo of the user's own edit afterwards looks like a redo)",
+			rules: { ...REVERT_RULES, redone: (m, now, d) => !revertUndone(m, now, d) },
 		},
 		{
 			name: "a redo never seen",
 			rules: { ...REVERT_RULES, redone: () => false },
 		},
 		{
-			name: "an addition's redo seen when pi's lines are gone from its place (edited ones too)",
-			rules: {
-				...REVERT_RULES,
-				redone: (m, d) =>
-					m.hunk.old_text.length === 0 && m.hunk.new_text.length > 0 && m.line !== undefined
-						? !m.hunk.new_text.every((l, i) => d.text((m.line ?? 0) + i) === l)
-						: revertRedone(m, d),
-			},
+			name: "an undo never seen",
+			rules: { ...REVERT_RULES, undone: () => false },
 		},
 	];
 	for (const planted of PLANTED) {

@@ -394,7 +394,7 @@ describe("planRevert and ReviewBook", () => {
 		assert.deepEqual(plan.problems, ["line 3: you changed these lines after pi's edit; not reverted"]);
 		assert.equal(plan.edits.length, 1);
 		assert.equal(applyEdit(text, plan.edits[0] as TextEdit), "top\na\nB!\nc\nd\ne\nf\n");
-		b.markReverted(FILE, plan.marks);
+		b.markReverted(FILE, plan, docOf("top\na\nB!\nc\nd\ne\nf\n"));
 		assert.deepEqual(b.reverted, [{ pi_pid: 7, run: 3, id: plan.marks[0]?.hunk.id, file: FILE, line: 7, lines: 2 }]);
 	});
 
@@ -405,10 +405,10 @@ describe("planRevert and ReviewBook", () => {
 		const edit = plan.edits[0] as TextEdit;
 		const reverted = applyEdit(PI, edit);
 		b.edited(FILE, [changeOf(edit)], docOf(reverted));
-		b.markReverted(FILE, plan.marks);
+		b.markReverted(FILE, plan, docOf(reverted));
 		// Undo: pi's line back, then the user types on it.
 		const undo: TextEdit = { start: { line: 1, character: 0 }, end: { line: 2, character: 0 }, text: "B\n" };
-		b.edited(FILE, [changeOf(undo)], docOf(PI));
+		b.edited(FILE, [changeOf(undo)], docOf(PI), true);
 		const typed = PI.replace("B\n", "B!\n");
 		b.edited(FILE, [{ startLine: 1, endLine: 1, endCharacter: 1, text: "!" }], docOf(typed));
 		assert.deepEqual(planRevert(b.marks(FILE), docOf(typed), "\n", { cursor: 1 }).problems, [
@@ -433,16 +433,16 @@ describe("planRevert and ReviewBook", () => {
 			b.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: BASE2, note: null, hunks, hunks_total: 3 }] }]);
 			let text = PI2;
 			b.sync(FILE, docOf(text));
-			const apply = (e: TextEdit) => {
+			const apply = (e: TextEdit, byUndo = false) => {
 				const before = text;
 				text = applyEdit(text, e);
-				return { changed: b.edited(FILE, [changeOf(e)], docOf(text)), back: inverseOf(before, e) };
+				return { changed: b.edited(FILE, [changeOf(e)], docOf(text), byUndo), back: inverseOf(before, e) };
 			};
 			const revert = () => {
 				const plan = planRevert(b.marks(FILE), docOf(text), "\n", { cursor: c.line });
 				assert.deepEqual([plan.edits.length, plan.problems], [1, []], "pi's hunk under the cursor");
 				const done = apply(plan.edits[0] as TextEdit);
-				b.markReverted(FILE, plan.marks);
+				b.markReverted(FILE, plan, docOf(text));
 				return { id: plan.marks[0]?.hunk.id, ...done };
 			};
 			const reverted = revert();
@@ -451,12 +451,12 @@ describe("planRevert and ReviewBook", () => {
 				b.reverted.map((r) => r.id),
 				[reverted.id],
 			);
-			const undo = apply(reverted.back);
+			const undo = apply(reverted.back, true);
 			assert.equal(text, PI2);
 			assert.equal(undo.changed, true, "the state file is written again");
 			assert.equal(b.reverted.length, 0, "undone: not listed");
 			assert.deepEqual(planRevert(b.marks(FILE), docOf(text), "\n", { cursor: c.line }).problems, [], "pi's again");
-			const redo = apply(undo.back);
+			const redo = apply(undo.back, true);
 			assert.equal(text, textReverted);
 			assert.equal(redo.changed, true);
 			assert.deepEqual(
@@ -464,7 +464,7 @@ describe("planRevert and ReviewBook", () => {
 				[reverted.id],
 				"redone: listed again",
 			);
-			apply(redo.back);
+			apply(redo.back, true);
 			assert.equal(b.reverted.length, 0);
 			revert();
 			assert.deepEqual(
@@ -481,10 +481,24 @@ describe("planRevert and ReviewBook", () => {
 		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
 		const edit = plan.edits[0] as TextEdit;
 		b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit)));
-		b.markReverted(FILE, plan.marks);
-		b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI));
+		b.markReverted(FILE, plan, docOf(applyEdit(PI, edit)));
+		b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI), true);
 		b.edited(FILE, [{ startLine: 1, endLine: 1, endCharacter: 1, text: "!" }], docOf(PI.replace("B\n", "B!\n")));
 		assert.deepEqual(b.reverted, []);
+	});
+
+	test("the user typing pi's lines back is no undo: still listed; the editor's undo is", () => {
+		const b = book();
+		b.sync(FILE, docOf(PI));
+		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
+		const edit = plan.edits[0] as TextEdit;
+		b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit)));
+		b.markReverted(FILE, plan, docOf(applyEdit(PI, edit)));
+		assert.equal(b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI)), false, "typed");
+		assert.equal(b.reverted.length, 1);
+		assert.equal(b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit))), false);
+		assert.equal(b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI), true), true, "undone");
+		assert.equal(b.reverted.length, 0);
 	});
 
 	test("a file pi no longer lists loses its marks; a forgotten pi takes its change set along", () => {

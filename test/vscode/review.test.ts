@@ -303,7 +303,7 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		);
 	});
 
-	test("7. one Undo brings pi's version back, marked again, and no longer listed as a revert", async () => {
+	test("7. one Undo brings pi's version back, marked again, and no longer listed as a revert; Redo lists it again", async () => {
 		await page.locator(".editor-instance .view-line").first().click();
 		await page.keyboard.press("Control+Z");
 		await waitFor("pi's lines back", async () => {
@@ -312,6 +312,12 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		});
 		await linesMarked(OURS, [9, 10]);
 		await waitForState("the undone revert leaves the state file", (s) => s.reverted === undefined);
+		// Redo: the revert holds again and is listed; undone again for the next tests.
+		await page.keyboard.press("Control+Shift+Z");
+		await waitForState("the redone revert is listed", (s) => s.reverted?.length === 1);
+		await page.keyboard.press("Control+Z");
+		await waitForState("undone again", (s) => s.reverted === undefined);
+		await linesMarked(OURS, [9, 10]);
 	});
 
 	test("7b. the reviewMarks setting off hides the marks, VS Code's quick diff stays; on brings them back", async () => {

@@ -198,11 +198,15 @@ export class ReviewView implements vscode.Disposable {
 		if (file === undefined || this.#book.marks(file).length === 0) return;
 		const changes: LineChange[] | undefined = event.contentChanges?.map((c) => ({
 			startLine: c.range.start.line,
+			startCharacter: c.range.start.character,
 			endLine: c.range.end.line,
 			endCharacter: c.range.end.character,
 			text: c.text,
 		}));
-		if (this.#book.edited(file, changes, linesOf(event.document))) this.#host.changed();
+		// Only the editor's undo and redo take a revert back or bring it back (the states they restore tell which).
+		const byUndo =
+			event.reason === vscode.TextDocumentChangeReason.Undo || event.reason === vscode.TextDocumentChangeReason.Redo;
+		if (this.#book.edited(file, changes, linesOf(event.document), byUndo)) this.#host.changed();
 		this.redraw();
 	}
 
@@ -400,7 +404,7 @@ export class ReviewView implements vscode.Disposable {
 		// One WorkspaceEdit is one undo step; it changes the buffer only (VS Code saves nothing for it).
 		const applied = await vscode.workspace.applyEdit(edit);
 		if (!applied) return { done: 0, problems: ["VS Code did not apply the edit"], chosen: plan.chosen };
-		this.#book.markReverted(file, plan.marks);
+		this.#book.markReverted(file, plan, linesOf(document));
 		this.redraw();
 		return { done: plan.marks.length, problems: plan.problems, chosen: plan.chosen };
 	}

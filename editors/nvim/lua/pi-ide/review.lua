@@ -24,7 +24,7 @@ M.MAX_REVERTED = 50
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
-  --- Where each revert put the baseline's lines (an extmark that stays at the top of them, no sign).
+  --- Where each revert's lines start in a buffer (extmarks without a sign; see track_revert).
   ns_reverted = vim.api.nvim_create_namespace("pi-ide-review-reverted"),
   --- pi pid -> { runs = decoded runs } (only pis connected to this Neovim)
   sets = {},
@@ -34,10 +34,13 @@ local H = {
   marked = {},
   --- newest last: { pi_pid, run, id, file, line, lines }
   reverted = {},
-  --- buf -> { [extmark id in ns_reverted] = { info = the mark's info, record = its entry in `reverted` } }
+  --- buf -> list of { info = the mark's info, record = its entry in `reverted`, seq = its undo step, top = the
+  --- extmark at the top of its lines (ns_reverted), undone, mark = the hunk's mark placed again after an undo }
   undoable = {},
   --- buf -> changedtick when its reverts were last checked for an undo
   checked = {},
+  --- entries of `reverted` the user undid: left out of the state file
+  undone = {},
   hl_defined = false,
 }
 
@@ -326,24 +329,59 @@ local function current_marks(buf)
   return out
 end
 
---- The lines just before and after 0-based `row`..`row + n` of `buf` (false: the buffer's edge).
-local function around_of(buf, row, n)
-  local count = vim.api.nvim_buf_line_count(buf)
-  local line = function(r)
-    return (r >= 0 and r < count) and vim.api.nvim_buf_get_lines(buf, r, r + 1, false)[1] or false
+--- The undo tree of `buf` (`:help undotree()`), asked in the buffer (0.7 asks the current one only).
+local function undo_tree(buf)
+  return vim.api.nvim_buf_call(buf, function()
+    return vim.fn.undotree()
+  end)
+end
+
+--- Close the undo block of `buf` (`:help undo-break`): what comes next is an undo step of its own.
+local function undo_break(buf)
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("let &undolevels = &undolevels")
+  end)
+end
+
+--- Whether undo step `seq` of `tree` is in the text now: on the path from the first step to the current one
+--- (an undone step is past it; one on another branch is not on it), or no longer in the history at all (cut by
+--- 'undolevels', or the history was dropped): then nothing can take it back.
+function M._step_applied(tree, seq)
+  local function has(entries)
+    for _, e in ipairs(entries) do
+      if e.seq == seq or (e.alt and has(e.alt)) then
+        return true
+      end
+    end
+    return false
   end
-  return { before = line(row - 1), after = line(row + n) }
+  if not has(tree.entries or {}) then
+    return true
+  end
+  -- Each `alt` list is a branch that left the list it is in just before its entry.
+  local function walk(entries, seen)
+    for _, e in ipairs(entries) do
+      if e.alt then
+        local found, on = walk(e.alt, seen)
+        if found then
+          return true, on
+        end
+      end
+      seen = seen or e.seq == seq
+      if e.seq == tree.seq_cur then
+        return true, seen
+      end
+    end
+    return false, false
+  end
+  local _, on_path = walk(tree.entries or {}, false)
+  return on_path
 end
 
---- Whether the lines around the place before 0-based `row` are `around`'s, with nothing between.
-local function around_holds(buf, row, around)
-  local now = around_of(buf, row, 0)
-  return now.before == around.before and now.after == around.after
-end
-
---- Record a revert in `reverted`, and where its baseline lines now start in `buf` (0-based `at`) and what was
---- around its place before it (`around`), so an undo of it, and a redo, are seen (M.report).
-local function record_revert(buf, info, line, at, around)
+--- Record a revert in `reverted`, and follow it in `buf`: its undo step (an undo of it, and a redo, are seen by
+--- asking Neovim's undo tree: M.report) and where its lines start (0-based `at`: an extmark that stays above
+--- lines put at it, so the hunk can be marked again after an undo).
+local function track_revert(buf, info, line, at)
   local record = {
     pi_pid = info.pid,
     run = info.run,
@@ -363,19 +401,18 @@ local function record_revert(buf, info, line, at, around)
   while #H.reverted > M.MAX_REVERTED do
     table.remove(H.reverted, 1)
   end
-  -- Left gravity: pi's lines put back by an undo go in below it, so it stays at their top.
+  local t = { info = info, record = record, seq = undo_tree(buf).seq_cur }
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
-  if ok then
-    H.undoable[buf] = H.undoable[buf] or {}
-    H.undoable[buf][id] = { info = info, record = record, around = around }
-  end
+  t.top = ok and id or nil
+  H.undoable[buf] = H.undoable[buf] or {}
+  table.insert(H.undoable[buf], t)
 end
 
 --- Put one marked hunk's baseline lines back in `buf`, or return why not.
 local function revert_mark(buf, mark)
   local h = mark.info.hunk
   local n = #h.new_text
-  local at, around
+  local at
   if n > 0 then
     local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
     if mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text) then
@@ -383,7 +420,6 @@ local function revert_mark(buf, mark)
       local line = math.min(mark.row + 1, vim.api.nvim_buf_line_count(buf))
       return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
     end
-    around = around_of(buf, mark.row, n)
     vim.api.nvim_buf_set_lines(buf, mark.row, mark.row + n, false, h.old_text)
     at = mark.row
   else
@@ -392,12 +428,11 @@ local function revert_mark(buf, mark)
     if not M._deletion_holds(buf, mark.info.base, h, at + 1) then
       return ("line %d: the lines around pi's deletion changed; not reverted"):format(mark.row + 1)
     end
-    around = around_of(buf, at, 0)
     vim.api.nvim_buf_set_lines(buf, at, at, false, h.old_text)
   end
   vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
   H.marks[buf][mark.id] = nil
-  record_revert(buf, mark.info, mark.row + 1, at, around)
+  track_revert(buf, mark.info, mark.row + 1, at)
   return nil
 end
 
@@ -417,6 +452,10 @@ local function revert_in(buf, under_cursor)
     chosen = marks
   end
   local done, problems = 0, {}
+  if #chosen > 0 then
+    -- The revert is one undo step of its own: `u` takes back exactly it, and its step tells an undo (M.report).
+    undo_break(buf)
+  end
   for i = #chosen, 1, -1 do
     local problem = revert_mark(buf, chosen[i])
     if problem then
@@ -424,6 +463,9 @@ local function revert_in(buf, under_cursor)
     else
       done = done + 1
     end
+  end
+  if done > 0 then
+    undo_break(buf)
   end
   return done, problems, #chosen
 end
@@ -507,69 +549,64 @@ local function has_lines(buf, row, lines)
     and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + #lines, false), lines)
 end
 
---- Whether a revert (tracker `t`) whose baseline lines start at 0-based `row` is undone: the buffer shows pi's
---- version there again: its lines, or for a deletion the put-back lines gone, the lines around the place as
---- before the revert (the user's edits between are undone first: undo is a stack). An undo, or the user typing
---- pi's version back: either way the revert no longer holds; the user editing the put-back lines is no undo.
-local function revert_undone(buf, row, t)
-  local h = t.info.hunk
-  if #h.new_text > 0 then
-    return has_lines(buf, row, h.new_text)
-  end
-  return not has_lines(buf, row, h.old_text) and around_holds(buf, row, t.around)
-end
-
---- Whether an undone revert is back (a redo): the baseline's lines are there again; for a hunk that only added
---- lines, which has none, pi's lines gone from between the lines around the place (pi's lines edited are no
---- redo).
-local function revert_redone(buf, row, t)
-  local h = t.info.hunk
-  if #h.old_text > 0 then
-    return has_lines(buf, row, h.old_text)
-  end
-  return around_holds(buf, row, t.around)
-end
-
---- Look again at the reverts in buffers that changed since the last look. One undone (`u`, `:earlier`, or pi's
---- lines typed back) is left out of `reverted`, so pi never tells its model of a revert that does not hold, and
---- while its run is still the file's newest in pi's change set its hunk is marked again where pi's lines are
---- back. It stays undone (the user editing pi's lines afterwards does not make it a revert again) until a redo
---- puts the baseline's lines back: listed again, that mark gone.
+--- Look again at the reverts in buffers that changed since the last look, by asking each buffer's undo tree
+--- whether the revert's undo step is in its text. One UNDONE (`u`, `:earlier`, an undo branch without it) is
+--- left out of `reverted`, so pi never tells its model of a revert that does not hold, and while its run is still
+--- the file's newest in pi's change set its hunk is marked again where pi's lines are back. A redo lists it
+--- again and takes that mark away. The user's own edits of those lines change neither: only the undo history
+--- decides, so equal lines, or lines typed around the place, cannot be mistaken for an undo.
 local function look_at_reverts()
+  local api = vim.api
   local live = {}
   for _, r in ipairs(H.reverted) do
     live[r] = true
   end
   for buf, trackers in pairs(H.undoable) do
-    if not vim.api.nvim_buf_is_valid(buf) then
+    if not api.nvim_buf_is_valid(buf) then
+      -- Wiped: its reverts stay as last seen (one undone stays out of `reverted`: H.undone).
       H.undoable[buf], H.checked[buf] = nil, nil
-    elseif H.checked[buf] ~= vim.api.nvim_buf_get_changedtick(buf) then
-      H.checked[buf] = vim.api.nvim_buf_get_changedtick(buf)
-      for id, t in pairs(trackers) do
-        local row = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, id, {})[1]
-        if not live[t.record] or row == nil then
-          trackers[id] = nil
-          pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_reverted, id)
-        elseif not t.undone and revert_undone(buf, row, t) then
-          t.undone = true
-          local found = newest_entry(t.info.file)
-          if found and found.pid == t.info.pid and found.run == t.info.run and H.marks[buf] then
-            local h, n = t.info.hunk, #t.info.hunk.new_text
-            local count = vim.api.nvim_buf_line_count(buf)
-            local at = n == 0 and math.min(row, count - 1) or row
-            t.mark = place(buf, H.marks[buf], at, sign_opts(h, at, n), found, t.info.file, h, n == 0 and row >= count)
+    elseif api.nvim_buf_is_loaded(buf) and H.checked[buf] ~= api.nvim_buf_get_changedtick(buf) then
+      H.checked[buf] = api.nvim_buf_get_changedtick(buf)
+      local tree = undo_tree(buf)
+      local kept = {}
+      for _, t in ipairs(trackers) do
+        if not live[t.record] then
+          H.undone[t.record] = nil
+          if t.top then
+            pcall(api.nvim_buf_del_extmark, buf, H.ns_reverted, t.top)
           end
-        elseif t.undone and revert_redone(buf, row, t) then
-          t.undone = nil
-          if t.mark then
-            pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, t.mark)
-            if H.marks[buf] then
-              H.marks[buf][t.mark] = nil
+        else
+          kept[#kept + 1] = t
+          local holds = M._step_applied(tree, t.seq)
+          if not holds and not t.undone then
+            t.undone = true
+            H.undone[t.record] = true
+            local row = t.top and api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, t.top, {})[1]
+            local found = newest_entry(t.info.file)
+            local h = t.info.hunk
+            local n, count = #h.new_text, api.nvim_buf_line_count(buf)
+            if row and found and found.pid == t.info.pid and found.run == t.info.run and H.marks[buf] then
+              if n > 0 and has_lines(buf, row, h.new_text) then
+                t.mark = place(buf, H.marks[buf], row, sign_opts(h, row, n), found, t.info.file, h, false)
+              elseif n == 0 and count > 0 then
+                local at = math.min(row, count - 1)
+                t.mark = place(buf, H.marks[buf], at, sign_opts(h, at, 0), found, t.info.file, h, row >= count)
+              end
             end
-            t.mark = nil
+          elseif holds and t.undone then
+            t.undone = nil
+            H.undone[t.record] = nil
+            if t.mark then
+              pcall(api.nvim_buf_del_extmark, buf, H.ns, t.mark)
+              if H.marks[buf] then
+                H.marks[buf][t.mark] = nil
+              end
+              t.mark = nil
+            end
           end
         end
       end
+      H.undoable[buf] = kept
     end
   end
 end
@@ -578,17 +615,9 @@ end
 ---@return table|nil
 function M.report()
   look_at_reverts()
-  local undone = {}
-  for _, trackers in pairs(H.undoable) do
-    for _, t in pairs(trackers) do
-      if t.undone then
-        undone[t.record] = true
-      end
-    end
-  end
   local out = {}
   for _, r in ipairs(H.reverted) do
-    if not undone[r] then
+    if not H.undone[r] then
       out[#out + 1] = vim.deepcopy(r)
     end
   end
@@ -629,7 +658,7 @@ function M._reset()
       vim.api.nvim_buf_clear_namespace(b, H.ns_reverted, 0, -1)
     end
   end
-  H.sets, H.marks, H.marked, H.reverted, H.undoable, H.checked = {}, {}, {}, {}, {}, {}
+  H.sets, H.marks, H.marked, H.reverted, H.undoable, H.checked, H.undone = {}, {}, {}, {}, {}, {}, {}
 end
 
 return M
