@@ -8,6 +8,8 @@
  * - reverting one hunk in a 10,000-line buffer that carries 500 of pi's hunks: `:PiIde revert` with the cursor
  *   on a hunk (find the mark, check its lines are still pi's, put the baseline's back). Each repetition undoes
  *   the revert and marks the buffer again outside the timed part. Target <= 5 ms.
+ * - the state file's `reverted` after a keystroke in that buffer with every hunk reverted (the newest 50
+ *   followed) and 1,000 undo steps since: the undo tree asked whether each revert is still in the text (info).
  * Each figure also in Neovim's CPU time (getrusage), which other processes on a shared machine inflate least.
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/nvim-review.ts`.
  */
@@ -82,6 +84,34 @@ end
 return { xs, cpu }
 `;
 
+/**
+ * The state file's `reverted` after each of `n` keystrokes in a buffer where `:PiIde revert file` reverted
+ * its hunks (the newest 50 followed) and `steps` other undo steps came after: each keystroke (one line
+ * changed, an undo step of its own) makes `review.report` ask the buffer's undo tree again.
+ */
+const REPORT_COST = `${CPU_MS}
+local review = require("pi-ide.review")
+local dir, pid, steps, n = ...
+review.load(dir, pid)
+local msg = review.revert("file")
+if not msg:find("reverted 500 of", 1, true) then error(msg) end
+local last = vim.api.nvim_buf_line_count(0) - 1
+local function keystroke(i)
+  vim.cmd("let &undolevels = &undolevels")
+  vim.api.nvim_buf_set_lines(0, last, last + 1, false, { "typed " .. i })
+end
+for i = 1, steps do keystroke(i) end
+local xs, cpu = {}, {}
+for i = 1, n do
+  keystroke(steps + i)
+  local c0, t0 = cpu_ms(), uv.hrtime()
+  local listed = review.report()
+  xs[i], cpu[i] = (uv.hrtime() - t0) / 1e6, cpu_ms() - c0
+  if #listed ~= 50 then error("expected 50 listed, got " .. #listed) end
+end
+return { xs, cpu }
+`;
+
 const ms = (samples: number[]) =>
 	`${percentile(samples, 0.5).toFixed(2)} ms (p95 ${percentile(samples, 0.95).toFixed(2)})`;
 
@@ -130,6 +160,12 @@ async function benchOne(flavour: NvimFlavour): Promise<void> {
 		const revertP50 = percentile(revertSamples, 0.5);
 		row("revert one hunk, 10,000-line buffer, 500 hunks (200 runs)", ms(revertSamples), "p50 <= 5 ms", revertP50 <= 5);
 		row("  CPU time (user + system)", ms(revertCpu), "(info)", true);
+
+		// The same buffer, every hunk reverted, then 1,000 undo steps of the user's: what a keystroke costs.
+		await nv.command("silent edit!");
+		const [reportSamples, reportCpu] = await nv.lua<[number[], number[]]>(REPORT_COST, nv.stateDir, PI_PID, 1_000, 200);
+		row("`reverted` per keystroke, 50 reverts, 1,000 undo steps", ms(reportSamples), "(info)", true);
+		row("  CPU time (user + system)", ms(reportCpu), "(info)", true);
 	} finally {
 		await s.close();
 	}
