@@ -2,7 +2,8 @@
  * The VS Code client's share of review (v0.4), its pure core (editors/shared/review.ts) on a 10,000-line document
  * with 500 of pi's hunks (the change set's cap per file): marking them when the change set arrives, following one
  * keystroke above them all (VS Code has no extmarks: every mark is moved and checked), and working out the revert
- * of one hunk. Drawing the decorations is VS Code's and is not timed. Targets: the issue's for Neovim (marking 500
+ * of one hunk, and telling an undo or a redo of a revert of them all (the document's hash). Drawing the decorations
+ * is VS Code's and is not timed. Targets: the issue's for Neovim (marking 500
  * hunks <= 10 ms, a revert in a 10,000-line buffer <= 5 ms); a keystroke as cheap as a revert.
  */
 import { planRevert, ReviewBook } from "../editors/shared/review.ts";
@@ -58,6 +59,19 @@ export function runVscodeReviewBench(): void {
 		planRevert(book.marks(FILE), document, "\n", { cursor: 10 + 20 * (round % 500) });
 	});
 
+	// Every hunk reverted (the edits applied as one), then the editor's undo and redo of the whole revert: each
+	// hashes the document to tell whether it is the state before or after the revert.
+	const planAll = planRevert(book.marks(FILE), document, "\n", "all");
+	const piLines = lines;
+	const revertedLines = [...baseline, ""];
+	lines = revertedLines;
+	book.markReverted(FILE, planAll, document);
+	const whole = { startLine: 0, endLine: piLines.length - 1, endCharacter: 0, text: "" };
+	const undoRedo = timed(100, (round) => {
+		lines = round % 2 === 0 ? piLines : revertedLines;
+		book.edited(FILE, [whole], document, true);
+	});
+
 	console.log(`\nReview in VS Code: the shared core (${hunks.length} hunks, 10,000 lines)`);
 	header();
 	const report = (name: string, samples: number[], target: number) => {
@@ -67,4 +81,5 @@ export function runVscodeReviewBench(): void {
 	report("mark 500 hunks when the change set arrives p50", mark, 10);
 	report("follow one keystroke through 500 marks p50", keystroke, 5);
 	report("work out the revert of the hunk under the cursor p50", revert, 5);
+	report("an undo or redo of a revert of 500 hunks, told p50", undoRedo, 5);
 }
