@@ -362,39 +362,54 @@ enddef
 # one (an undone step is past it; one on another branch is not on it), or no longer in the history at all (cut by
 # 'undolevels', or the history dropped): then nothing can take it back. (The Neovim client's `_step_applied`.)
 export def StepApplied(tree: dict<any>, seq: number): bool
-  if !HasStep(get(tree, 'entries', []), seq)
-    return true
-  endif
-  return OnPath(get(tree, 'entries', []), seq, get(tree, 'seq_cur', 0), false)[1]
+  return Applied(StepsOf(tree), seq)
 enddef
 
-def HasStep(entries: list<dict<any>>, seq: number): bool
+# Pure: is step `seq` in the text, from StepsOf's [the steps on the path, every step]?
+def Applied(steps: list<dict<bool>>, seq: number): bool
+  return has_key(steps[0], seq) || !has_key(steps[1], seq)
+enddef
+
+# Pure: [the steps on the path from the first step of `tree` to its current one, every step in it], as sets (read
+# once per look: each revert of the buffer is then one lookup).
+def StepsOf(tree: dict<any>): list<dict<bool>>
+  var entries = get(tree, 'entries', [])
+  var all: dict<bool> = {}
+  AllSteps(entries, all)
+  var path: dict<bool> = {}
+  for seq in PathTo(entries, get(tree, 'seq_cur', 0), [])[1]
+    path[seq] = true
+  endfor
+  return [path, all]
+enddef
+
+def AllSteps(entries: list<dict<any>>, all: dict<bool>)
   for e in entries
-    if e.seq == seq || (has_key(e, 'alt') && HasStep(e.alt, seq))
-      return true
+    all[e.seq] = true
+    if has_key(e, 'alt')
+      AllSteps(e.alt, all)
     endif
   endfor
-  return false
 enddef
 
-# [whether step `cur` is in `entries` (or a branch of them), and whether step `seq` is on the way to it], with `seen`
-# whether `seq` was passed before `entries`. Each `alt` list is a branch that left the list it is in just before its
-# entry: its steps come after the entries before that one, instead of it and the rest.
-def OnPath(entries: list<dict<any>>, seq: number, cur: number, seen_before: bool): list<bool>
-  var seen = seen_before
+# [whether step `cur` is in `entries` (or a branch of them), and the steps on the way to it], with `before` the steps
+# on the way to `entries`. Each `alt` list is a branch that left the list it is in just before its entry: its steps
+# come after the entries before that one, instead of it and the rest.
+def PathTo(entries: list<dict<any>>, cur: number, before: list<number>): list<any>
+  var path = copy(before)
   for e in entries
     if has_key(e, 'alt')
-      var [found, on] = OnPath(e.alt, seq, cur, seen)
+      var [found, there] = PathTo(e.alt, cur, path)
       if found
-        return [true, on]
+        return [true, there]
       endif
     endif
-    seen = seen || e.seq == seq
+    path->add(e.seq)
     if e.seq == cur
-      return [true, seen]
+      return [true, path]
     endif
   endfor
-  return [false, false]
+  return [false, []]
 enddef
 
 # Put the baseline's lines of the marked hunk `info` back in buffer `buf` (loaded), or return why not; `made` gets
@@ -533,7 +548,7 @@ def LookAtReverts()
       continue
     endif
     t.tick = getbufvar(buf, 'changedtick')
-    var tree = UndoTree(buf)
+    var steps = StepsOf(UndoTree(buf))
     # Where each tracking sign stands: read once (Vim walks all of the buffer's signs for each sign_getplaced()).
     var lnums: dict<number> = {}
     for placed in sign_getplaced(buf, {group: TRACK_GROUP})[0].signs
@@ -548,7 +563,7 @@ def LookAtReverts()
         Untrack(buf, r)
         continue
       endif
-      var undone = !StepApplied(tree, r.seq)
+      var undone = !Applied(steps, r.seq)
       if undone && !r.undone
         MarkAgain(buf, r.top ? 1 : above + 1, r.info)
       elseif !undone && r.undone
