@@ -198,6 +198,27 @@ const ADD_REVERTED: {
 	},
 ];
 
+/**
+ * StepApplied: whether a revert's undo step is in the text, from trees as undotree() gives them (`alt` holds a
+ * branch that left its list just before its entry). The rows of the Neovim client's table
+ * (test/nvim/review.test.ts "whether a revert's undo step is in the text").
+ */
+const e = (seq: number, alt?: unknown[]) => (alt ? { seq, alt } : { seq });
+const STEP_APPLIED: [string, unknown, number, boolean][] = [
+	["on the path", { seq_cur: 3, entries: [e(1), e(2), e(3)] }, 2, true],
+	["undone (past the current step)", { seq_cur: 1, entries: [e(1), e(2), e(3)] }, 2, false],
+	["everything undone", { seq_cur: 0, entries: [e(1), e(2)] }, 1, false],
+	["on a branch left behind", { seq_cur: 3, entries: [e(1), e(3, [e(2)])] }, 2, false],
+	["the current step on a branch: its list's steps before it", { seq_cur: 2, entries: [e(1), e(3, [e(2)])] }, 1, true],
+	[
+		"the current step on a branch, the step on the main list after it",
+		{ seq_cur: 2, entries: [e(1), e(3, [e(2)])] },
+		3,
+		false,
+	],
+	["cut from the history ('undolevels'): nothing can take it back", { seq_cur: 9, entries: [e(8), e(9)] }, 2, true],
+];
+
 /** A random file and a random edit of it by pi (lines replaced, deleted, inserted); pi's version never empty. */
 function randomEdit(r: (n: number) => number): { before: string[]; after: string[] } {
 	const words = ["alpha", "beta", "", "gamma", "  indented", "delta", "x"];
@@ -241,6 +262,7 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 		placement: PLACEMENT.map((c) => [c.lines, [c.hunk], c.base ?? []]),
 		texts: TEXTS,
 		addReverted: ADD_REVERTED.map((c) => c.add),
+		stepApplied: STEP_APPLIED.map(([, tree, seq]) => [tree, seq]),
 		random: random.map((c, i) => [
 			c.after,
 			// A run of its own per case: the reverts of the cases before are not this case's.
@@ -274,6 +296,7 @@ var out = {
   add_reverted: mapnew(c.addReverted, (_, adds) => mapnew(reduce(adds, (l, e) => pi_ide#review#AddReverted(l, e), []),
     (_, e) => e.id .. ' ' .. e.line)),
   reverted: mapnew(reverted, (_, e) => e.id),
+  step_applied: mapnew(c.stepApplied, (_, v) => pi_ide#review#StepApplied(v[0], v[1])),
   newest: mapnew(newest, (_, f) => [f.pid, f.run]),
   quickfix: mapnew(pi_ide#review#QuickfixItems(newest), (_, i) => [i.filename, i.lnum, i.text]),
   random: [],
@@ -387,6 +410,7 @@ writefile([json_encode(out)], ${vimString(outFile)})
 		validate: [{ run: number; files: { hunks: unknown[] }[] }[], string][];
 		placement: { first: number; last: number; kind: string; at_end: boolean }[][];
 		reverted: string[];
+		step_applied: boolean[];
 		texts: string[][];
 		add_reverted: string[][];
 		newest: Record<string, [number, number]>;
@@ -421,6 +445,9 @@ writefile([json_encode(out)], ${vimString(outFile)})
 	);
 	ADD_REVERTED.forEach((c, i) => {
 		assert.deepEqual(out.add_reverted[i], c.want, c.name);
+	});
+	STEP_APPLIED.forEach(([name, , , want], i) => {
+		assert.equal(out.step_applied[i], want, `whether a revert's undo step is in the text: ${name}`);
 	});
 	assert.deepEqual(out.newest, { "/p/a": [1, 3], "/p/b": [2, 7] }, "per file, the newest run of any pi");
 	assert.deepEqual(out.quickfix, [["/p/b", 2, "pi (run 7): +2 -1 y"]]);

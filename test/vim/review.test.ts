@@ -318,6 +318,39 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		});
 	}
 
+	// Only Vim's undo history tells an undo of a revert, never the text: pi's line typed back at the place leaves the
+	// revert listed (it was not undone), and after an undo the baseline's line typed there does not list it again.
+	it("a revert is undone by u only: pi's line typed back keeps it listed; the baseline's typed after u does not relist it", async (t) => {
+		const w = await world(t);
+		const pi = await spawnLiveEditor();
+		publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }])));
+		tell(w, pi.pid);
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+		const listed = "map(pi_ide#review#Reverted() ?? [], 'v:val.id')";
+		const typeLine2 = async (text: string) => {
+			await w.vim.keys("2G", "c", "c");
+			await w.vim.text(text);
+			await w.vim.keys("Escape");
+			await w.vim.waitExpr(`getline(2) ==# ${JSON.stringify(text)} && mode() ==# 'n'`);
+		};
+		await w.vim.keys("2G");
+		await w.vim.text(":PiIde revert");
+		await w.vim.keys("Enter");
+		const [id] = ids(await w.vim.until((s) => ids(s).length === 1, "the revert listed"));
+		await typeLine2("two");
+		assert.deepEqual(await w.vim.expr(listed), [id], "pi's line typed back: the revert still listed");
+		await w.vim.keys("u");
+		await w.vim.waitExpr("getline(2) ==# 'old two'");
+		assert.deepEqual(await w.vim.expr(listed), [id], "the typing undone: the revert still listed");
+		await w.vim.keys("u");
+		await w.vim.waitExpr("getline(2) ==# 'two'");
+		await w.vim.until((s) => !("reverted" in s), "the revert undone");
+		await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+		await typeLine2("old two");
+		assert.deepEqual(await w.vim.expr(listed), [], "the baseline's line typed after the undo: not a revert");
+		await assertNoErrors(w.vim);
+	});
+
 	it("revert run: every loaded buffer of the run back to its baseline, the disk untouched; u in each", async (t) => {
 		const w = await world(t);
 		const other = join(w.vim.dirs.work, "b.txt");
@@ -348,13 +381,19 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		assert.equal(readFileSync(w.file, "utf8"), CONTENT, "the disk keeps pi's version");
 		assert.equal(readFileSync(other, "utf8"), "b1\nB2\n");
 		await w.vim.until((s) => ((s["reverted"] as unknown[] | undefined) ?? []).length === 3, "three reverts");
-		await w.vim.ex("undo");
+		await w.vim.keys("u");
+		await w.vim.waitExpr("line('$') == 4");
 		assert.deepEqual(await w.vim.expr("[getline(1, '$'), getbufline('b.txt', 1, '$')]"), [
 			["one", "two", "three", "four"],
 			["b1"],
 		]);
-		await w.vim.ex("buffer b.txt | undo");
+		// b.txt's revert, made in a hidden buffer, is an undo step of its own there, and holds until undone.
+		await w.vim.until((s) => ids(s).length === 1, "a.txt's reverts undone, b.txt's listed");
+		await w.vim.ex("buffer b.txt");
+		await w.vim.keys("u");
+		await w.vim.waitExpr("line('$') == 2");
 		assert.deepEqual(await w.vim.expr("getline(1, '$')"), ["b1", "B2"]);
+		await w.vim.until((s) => !("reverted" in s), "b.txt's revert undone too");
 		await assertNoErrors(w.vim);
 	});
 

@@ -10,9 +10,9 @@ vim9script
 # pi_ide/inbox.vim reads the change set, with the one reader of pi's files, after each message of a pi that
 # names this Vim (pi writes the change set before the message that announces it), and hands it here. Only
 # buffers already loaded are marked or changed. What was reverted goes into the state file (`reverted`), so pi
-# can tell its model; a revert the user undoes (`u`: the buffer shows pi's lines at its place again) leaves
-# `reverted` before pi tells its model, and the hunk is marked again. The Neovim client's behaviour
-# (editors/nvim/lua/pi-ide/review.lua).
+# can tell its model; a revert the user undoes (`u`, `:earlier`: its undo step is no longer in the text, as Vim's
+# undo tree tells) leaves `reverted` before pi tells its model, and the hunk is marked again. The Neovim client's
+# behaviour (editors/nvim/lua/pi-ide/review.lua).
 
 import autoload 'pi_ide/approval.vim'
 
@@ -33,12 +33,15 @@ var sets: dict<list<dict<any>>> = {}
 var marks: dict<dict<any>> = {}
 # Newest last: {pi_pid, run, id, file, line, lines}.
 var reverted: list<dict<any>> = []
-# Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{above, below: the ids of
-# the signs just above and just below the lines a revert put back, 0 at the top or the end (Track); record: its
-# entry in `reverted`; info: what the hunk's mark was; undone: whether pi's version was there at the last look}]}.
+# Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{seq: the revert's undo
+# step (`undotree()`'s seq); sign: the id of the sign that keeps where its lines start (Track); top: whether they
+# start on line 1; record: its entry in `reverted`; info: what the hunk's mark was; undone: whether its undo step
+# was out of the text at the last look}]}.
 var tracked: dict<dict<any>> = {}
 var next_id = 1
 var defined = false
+# The undo tree UndoTree read (win_execute runs a command, and returns only what it printed).
+var tree_read: dict<any> = {}
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a revert.
 var FindBuffer: func(string): number = (_) => 0
 var OnChange: func = () => 0
@@ -327,13 +330,91 @@ def LineCount(buf: number): number
   return win != -1 ? line('$', win) : getbufinfo(buf)[0].linecount
 enddef
 
-# Close the current undo block (`:help undo-break`).
-def UndoBreak()
-  &undolevels = &undolevels
+# Run Ex command `cmd` in `buf` (loaded): its window, or, for a buffer in no window, a hidden popup showing it
+# (`undotree()` and an undo break work on the current buffer only; Vim 9.0's undotree() takes no buffer).
+def InBuffer(buf: number, cmd: string)
+  if buf == bufnr()
+    execute cmd
+    return
+  endif
+  var wins = win_findbuf(buf)
+  if !empty(wins)
+    win_execute(wins[0], cmd)
+    return
+  endif
+  var popup = popup_create(buf, {hidden: true})
+  win_execute(popup, cmd)
+  popup_close(popup)
 enddef
 
-# Put the baseline's lines of the marked hunk `info` back in buffer `buf` (loaded), or return why not.
-def RevertOne(buf: number, info: dict<any>): string
+# Close the undo block of `buf` (`:help undo-break`): what comes next is an undo step of its own.
+def UndoBreak(buf: number)
+  InBuffer(buf, '&undolevels = &undolevels')
+enddef
+
+# The undo tree of `buf` (`:help undotree()`).
+def UndoTree(buf: number): dict<any>
+  InBuffer(buf, 'tree_read = undotree()')
+  return tree_read
+enddef
+
+# Pure: is undo step `seq` of `tree` (undotree()'s) in the text now? On the path from the first step to the current
+# one (an undone step is past it; one on another branch is not on it), or no longer in the history at all (cut by
+# 'undolevels', or the history dropped): then nothing can take it back. (The Neovim client's `_step_applied`.)
+export def StepApplied(tree: dict<any>, seq: number): bool
+  return Applied(StepsOf(tree), seq)
+enddef
+
+# Pure: is step `seq` in the text, from StepsOf's [the steps on the path, every step]?
+def Applied(steps: list<dict<bool>>, seq: number): bool
+  return has_key(steps[0], seq) || !has_key(steps[1], seq)
+enddef
+
+# Pure: [the steps on the path from the first step of `tree` to its current one, every step in it], as sets (read
+# once per look: each revert of the buffer is then one lookup).
+def StepsOf(tree: dict<any>): list<dict<bool>>
+  var entries = get(tree, 'entries', [])
+  var all: dict<bool> = {}
+  AllSteps(entries, all)
+  var path: dict<bool> = {}
+  for seq in PathTo(entries, get(tree, 'seq_cur', 0), [])[1]
+    path[seq] = true
+  endfor
+  return [path, all]
+enddef
+
+def AllSteps(entries: list<dict<any>>, all: dict<bool>)
+  for e in entries
+    all[e.seq] = true
+    if has_key(e, 'alt')
+      AllSteps(e.alt, all)
+    endif
+  endfor
+enddef
+
+# [whether step `cur` is in `entries` (or a branch of them), and the steps on the way to it], with `before` the steps
+# on the way to `entries`. Each `alt` list is a branch that left the list it is in just before its entry: its steps
+# come after the entries before that one, instead of it and the rest.
+def PathTo(entries: list<dict<any>>, cur: number, before: list<number>): list<any>
+  var path = copy(before)
+  for e in entries
+    if has_key(e, 'alt')
+      var [found, there] = PathTo(e.alt, cur, path)
+      if found
+        return [true, there]
+      endif
+    endif
+    path->add(e.seq)
+    if e.seq == cur
+      return [true, path]
+    endif
+  endfor
+  return [false, []]
+enddef
+
+# Put the baseline's lines of the marked hunk `info` back in buffer `buf` (loaded), or return why not; `made` gets
+# the revert ([its entry in `reverted`, info]) to follow once its undo step is known (RevertIn).
+def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
   var h = info.hunk
   var n = len(h.new_text)
   var at = SignLine(buf, info.ids[0])
@@ -368,48 +449,35 @@ def RevertOne(buf: number, info: dict<any>): string
   endfor
   var record = {pi_pid: info.pid, run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n}
   reverted = AddReverted(reverted, record)
-  Track(buf, record, info, len(h.old_text))
+  made->add([record, info])
   return ''
 enddef
 
-# Keep where revert `record` of hunk `info` put the baseline's lines in `buf` (record.line on, `count` lines), so
-# that an undo of it is seen (Listed): between two signs (no text), one on the line just above them and one on the
-# line just below (none at the top or the end of the buffer: there the buffer's edge bounds them). Tried in Vim 9.0
-# (Debian 12's vim-nox): a text property on the reverted lines is gone after `u`, which puts back the lines as saved
-# before the revert, and one on a line around them is gone when an undo of an earlier edit puts that line back; a
-# sign is never lost with its line's text, and Vim moves it like a line's number, with the lines added or removed
-# above it, so the lines an undo or a redo puts back between the two come between them. (One sign on the first
-# reverted line would not do: pi's added lines put back there by an undo push it below them.) Bounded on both sides,
-# the lines in between are exactly the revert's place: a deletion of one of two equal lines reads the same from
-# its top whether it was put back or not. (Without text the signs show nothing, but while one is placed the sign
-# column stays open, as pi's mark there had it.)
-def Track(buf: number, record: dict<any>, info: dict<any>, count: number)
+# Follow revert `record` of hunk `info` in `buf`, made in undo step `seq`: an undo of it, and a redo, are seen by
+# asking Vim's undo tree (LookAtReverts). A sign (no text) keeps where its lines start, so the hunk can be marked
+# again after an undo: on the line just above them, which the undo and redo of the revert do not move (Vim moves a
+# sign like a line's number: one on the first reverted line would be pushed below pi's added lines put back by an
+# undo); on line 1 for a revert at the top, where the place is line 1 (`top`). The sign also tells that the buffer
+# was not unloaded since (Vim drops its signs, and its undo history with them). (Without text the sign shows
+# nothing, but while one is placed the sign column stays open, as pi's mark there had it.)
+def Track(buf: number, record: dict<any>, info: dict<any>, seq: number)
   Define()
-  var bounds: list<number> = []
-  var last = LineCount(buf)
-  for lnum in [record.line - 1, record.line + count]
-    var sign = 0
-    if lnum >= 1 && lnum <= last
-      sign = next_id
-      next_id += 1
-      sign_place(sign, TRACK_GROUP, TRACK_SIGN, buf, {lnum: lnum})
-    endif
-    bounds->add(sign)
-  endfor
+  var sign = next_id
+  next_id += 1
+  sign_place(sign, TRACK_GROUP, TRACK_SIGN, buf, {lnum: max([1, record.line - 1])})
   if !has_key(tracked, string(buf))
     tracked[string(buf)] = {tick: -1, reverts: []}
   endif
-  tracked[string(buf)].reverts->add({above: bounds[0], below: bounds[1], record: record, info: info, undone: false})
+  tracked[string(buf)].reverts->add({seq: seq, sign: sign, top: record.line <= 1, record: record, info: info,
+    undone: false})
 enddef
 
-# Stop following revert `r` in `buf` (its signs or its buffer gone, or it left `reverted`): it stays as it was last
+# Stop following revert `r` in `buf` (its sign or its buffer gone, or it left `reverted`): it stays as it was last
 # seen, so one undone at the last look leaves `reverted` for good, and one that held stays listed.
 def Untrack(buf: number, r: dict<any>)
-  for sign in [r.above, r.below]
-    if sign != 0 && bufexists(buf)
-      sign_unplace(TRACK_GROUP, {buffer: buf, id: sign})
-    endif
-  endfor
+  if bufexists(buf)
+    sign_unplace(TRACK_GROUP, {buffer: buf, id: r.sign})
+  endif
   if r.undone
     filter(reverted, (_, e) => e isnot r.record)
   endif
@@ -425,19 +493,7 @@ def Kept(record: dict<any>): bool
   return false
 enddef
 
-# Does `buf` show pi's version of hunk `info` in lines `first` to `last`, where its revert put the baseline's lines?
-# Pi's lines, and only them, there; for a deletion, no line there (the put-back lines gone) and the baseline's lines
-# around the place as after pi's deletion. An undo, or the user typing pi's version back: either way the revert no
-# longer holds.
-def RevertUndone(buf: number, first: number, last: number, info: dict<any>): bool
-  var h = info.hunk
-  if !empty(h.new_text)
-    return last - first + 1 == len(h.new_text) && getbufline(buf, first, last) ==# h.new_text
-  endif
-  return last < first && DeletionHolds(buf, first - 1, info.base, h)
-enddef
-
-# Mark hunk `info` again in `buf` from line `at` (pi's version is back there), while its run is still the file's
+# Mark hunk `info` again in `buf` from line `at` (its revert undone: pi's version is back there), while its run is still the file's
 # newest in pi's change set and the buffer has marks (not switched off), unless it is marked already.
 def MarkAgain(buf: number, at: number, info: dict<any>)
   var found = get(Newest(sets), info.file, {})
@@ -448,6 +504,10 @@ def MarkAgain(buf: number, at: number, info: dict<any>)
   endif
   var n = len(info.hunk.new_text)
   var count = LineCount(buf)
+  # Pi's lines must be back at the place (an undo of the revert brings them back; nothing else is marked).
+  if n > 0 ? getbufline(buf, at, at + n - 1) !=# info.hunk.new_text : count == 0
+    return
+  endif
   var p = n > 0
     ? {hunk: info.hunk, first: at, last: at + n - 1, kind: empty(info.hunk.old_text) ? 'add' : 'change', at_end: false}
     : {hunk: info.hunk, first: max([1, min([at, count])]), last: max([1, min([at, count])]), kind: 'delete',
@@ -474,18 +534,21 @@ def UnmarkHunk(buf: number, info: dict<any>)
   endfor
 enddef
 
-# Look again at the reverts in the buffers that changed since the last look (their changedtick; a buffer not
-# loaded keeps what was last seen). One undone (`u`, `:earlier`, or pi's lines typed back) is no longer a revert:
-# Listed leaves it out, so pi never tells its model of it, and its hunk is marked again where pi's lines are back;
-# a redo makes it a revert again (listed, that mark gone). Only reads the buffers: never changes their text.
+# Look again at the reverts in the buffers that changed since the last look (their changedtick), by asking each
+# buffer's undo tree whether the revert's undo step is in its text. A buffer not loaded keeps what was last seen;
+# one in no window cannot have been undone (undo needs a window), and is looked at once it is shown. One UNDONE
+# (`u`, `:earlier`, an undo branch without it) is no longer a revert: Listed leaves it out, so pi never tells its
+# model of it, and its hunk is marked again where pi's lines are back; a redo makes it a revert again (listed, that
+# mark gone). The user's own edits change neither: only the undo history decides, so equal lines, or lines typed
+# around the place, cannot be mistaken for an undo. Only reads the buffers: never changes their text.
 def LookAtReverts()
   for [b, t] in items(tracked)
     var buf = str2nr(b)
-    if !bufloaded(buf) || t.tick == getbufvar(buf, 'changedtick')
+    if !bufloaded(buf) || t.tick == getbufvar(buf, 'changedtick') || (buf != bufnr() && empty(win_findbuf(buf)))
       continue
     endif
     t.tick = getbufvar(buf, 'changedtick')
-    var end = LineCount(buf) + 1
+    var steps = StepsOf(UndoTree(buf))
     # Where each tracking sign stands: read once (Vim walks all of the buffer's signs for each sign_getplaced()).
     var lnums: dict<number> = {}
     for placed in sign_getplaced(buf, {group: TRACK_GROUP})[0].signs
@@ -493,17 +556,16 @@ def LookAtReverts()
     endfor
     var still: list<dict<any>> = []
     for r in t.reverts
-      var above = r.above == 0 ? 0 : get(lnums, string(r.above), 0)
-      var below = r.below == 0 ? end : get(lnums, string(r.below), 0)
-      if !Kept(r.record) || (r.above != 0 && above == 0) || below == 0
-        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or a sign of it was taken away (the
-        # buffer unloaded: Vim drops its signs).
+      var above = get(lnums, string(r.sign), 0)
+      if !Kept(r.record) || above == 0
+        # Left `reverted` (reverted again, or past the newest MAX_REVERTED), or its sign was taken away (the
+        # buffer unloaded: Vim drops its signs, and the undo history that had the revert's step).
         Untrack(buf, r)
         continue
       endif
-      var undone = RevertUndone(buf, above + 1, below - 1, r.info)
+      var undone = !Applied(steps, r.seq)
       if undone && !r.undone
-        MarkAgain(buf, above + 1, r.info)
+        MarkAgain(buf, r.top ? 1 : above + 1, r.info)
       elseif !undone && r.undone
         UnmarkHunk(buf, r.info)
       endif
@@ -545,19 +607,27 @@ def RevertIn(buf: number, lnum: number): list<any>
   if !getbufvar(buf, '&modifiable')
     return [0, [printf('%s is not modifiable; not reverted', fnamemodify(bufname(buf), ':t'))], len(chosen)]
   endif
+  # One undo step of its own: the user's edits before it, even made in the same command or from a mapping, stay
+  # out of it, so one `u` takes back the revert and nothing else, and its step tells an undo (LookAtReverts).
+  UndoBreak(buf)
   # In any order: each hunk's place is read from its signs when it is reverted, and Vim moves the signs of the
   # others with every line added or removed.
-  var done = 0
   var problems: list<string> = []
+  var made: list<list<dict<any>>> = []
   for info in chosen
-    var problem = RevertOne(buf, info)
-    if problem == ''
-      done += 1
-    else
+    var problem = RevertOne(buf, info, made)
+    if problem != ''
       problems->add(problem)
     endif
   endfor
-  return [done, problems, len(chosen)]
+  if !empty(made)
+    var seq = UndoTree(buf).seq_cur
+    UndoBreak(buf)
+    for [record, info] in made
+      Track(buf, record, info, seq)
+    endfor
+  endif
+  return [len(made), problems, len(chosen)]
 enddef
 
 # :PiIde revert [file|run]: the hunks of pi's under the cursor, or all of the buffer's (`file`), or of every
@@ -567,10 +637,6 @@ export def Revert(scope: string = ''): string
   var problems: list<string> = []
   var seen = 0
   var undo_note = '(in the buffer; `u` undoes, `:w` saves)'
-  # One undo step of its own: the user's edits before it, even made in the same command or from a mapping, stay
-  # out of it, so one `u` takes back the revert and nothing else. (Another buffer's undo is closed when the user
-  # leaves it, and its changes here are one step in it.)
-  UndoBreak()
   if scope == 'run'
     undo_note = '(in the buffers; `u` in each undoes, `:wa` saves)'
     for b in keys(marks)
@@ -582,7 +648,6 @@ export def Revert(scope: string = ''): string
   else
     [done, problems, seen] = RevertIn(bufnr(), scope == 'file' ? 0 : line('.'))
   endif
-  UndoBreak()
   if seen == 0
     return scope != '' ? "(pi-ide) no hunks of pi's to revert here"
       : "(pi-ide) no hunk of pi's under the cursor (`:PiIde hunks` lists them)"
