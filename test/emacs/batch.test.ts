@@ -69,7 +69,7 @@ describe("emacs --batch", () => {
 			'(ert-run-tests-batch-and-exit "pi-ide-review-test")',
 		]);
 		assert.equal(r.code, 0, r.output);
-		assert.match(r.output, /Ran 2 tests, 2 results as expected, 0 unexpected/);
+		assert.match(r.output, /Ran 3 tests, 3 results as expected, 0 unexpected/);
 	});
 
 	it("every file byte-compiles with warnings as errors and is checkdoc-clean", async () => {
