@@ -5,6 +5,9 @@
  * text), with Emacs's own undo: `undo-only' and `undo-redo', which walk the undo list as a stack, as the oracle
  * does. The change set is pi's own (src/link/change-set.ts via the shared fixture); each step is its own command
  * (an undo boundary before it, post-command-hook after it: the state file is written after each, as for a user).
+ * The steps lean the way a user goes (an edit next to a mark, then a revert of the hunk beside it, then its undo),
+ * so the two ways the first rule went wrong show: an edit beside a hunk before its revert hid the undo of it (its
+ * neighbours were taken from the baseline), and an edit in pi's lines after an undo made it a revert again.
  *
  * `PI_IDE_SEEDS=<n>` runs more sequences (default 6).
  */
@@ -77,6 +80,8 @@ async function runSequence(e: Emacs, file: string, seed: number): Promise<string
 	});
 	place(e, `pi-${process.pid}.json`, JSON.stringify(msg));
 	await e.until((s) => (s?.pi?.seq === seed ? true : undefined), `seed ${seed}: pi's message is handled`);
+	const markLines = () =>
+		e.json<number[]>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) ${MARK_LINES})`);
 	const text = () =>
 		e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))`);
 	assert.equal(await text(), pi, `seed ${seed}: Emacs shows pi's version`);
@@ -84,41 +89,55 @@ async function runSequence(e: Emacs, file: string, seed: number): Promise<string
 	const oracle = new RevertOracle<string>();
 	const trail: string[] = [];
 	let shown = pi;
-	for (let i = 0; i < STEPS; i++) {
-		const action = int(10);
+	let edited: number | undefined;
+	let last: "revert" | "undo" | "redo" | "edit" | undefined;
+	// A step that cannot be taken (nothing to undo, no mark) is drawn again: STEPS steps taken, at most 4 × drawn.
+	for (let i = 0, drawn = 0; i < STEPS && drawn < 4 * STEPS; drawn++) {
+		// As a user goes: after an edit, often a revert (of the hunk beside it, below); after a revert, often its undo.
+		const action = last === "edit" && int(2) === 0 ? 0 : last === "revert" && int(2) === 0 ? 3 : int(10);
 		const count = shown.replace(/\n$/, "").split("\n").length;
 		if (action < 3) {
-			const marked = await e.json<number[]>(
-				`(with-current-buffer (find-buffer-visiting ${elispString(file)}) ${MARK_LINES})`,
-			);
+			const marked = await markLines();
 			if (marked.length === 0) continue;
-			const line = marked[int(marked.length)] ?? 1;
+			// Half the time the mark nearest the user's last edit: an edit beside a hunk, then its revert.
+			const nearest = (l: number) => marked.reduce((a, b) => (Math.abs(b - l) < Math.abs(a - l) ? b : a));
+			const line = edited !== undefined && int(2) === 0 ? nearest(edited) : (marked[int(marked.length)] ?? 1);
 			await e.act(inBuffer(file, `(setq pi-ide-test--ids ${revertAt(line)})`));
 			const ids = await e.json<string[]>("pi-ide-test--ids");
 			if (ids.length === 0) continue;
 			shown = await text();
 			oracle.step(shown, ids);
 			trail.push(`revert ${ids.join(" and ")} at line ${line}`);
+			last = "revert";
 		} else if (action < 5) {
 			const step = oracle.undo();
 			if (!step) continue;
 			await e.act(inBuffer(file, "(undo-only 1)"));
 			shown = oracle.applied.at(-1)?.data ?? pi;
 			trail.push("undo");
+			last = "undo";
 		} else if (action < 7) {
 			const step = oracle.redo();
 			if (!step) continue;
 			await e.act(inBuffer(file, "(undo-redo 1)"));
 			shown = step.data;
 			trail.push("redo");
+			last = "redo";
 		} else {
-			const line = 1 + int(count);
+			// Two times in three next to one of pi's marks (its first line, or the line above it): where a later
+			// revert takes the lines around its place as the user left them, or in pi's lines after an undo.
+			const marked = int(3) > 0 ? await markLines() : [];
+			const near = marked[int(marked.length)];
+			const line = near === undefined ? 1 + int(count) : Math.max(1, near - int(2));
 			const edit = action < 9 ? `(end-of-line) (insert "!${i}")` : `(insert "u${i}\\n")`;
 			await e.act(inBuffer(file, `(goto-char (point-min)) (forward-line ${line - 1}) ${edit}`));
 			shown = await text();
 			oracle.step(shown);
+			edited = line;
+			last = "edit";
 			trail.push(`${action < 9 ? "append to" : "insert above"} line ${line}`);
 		}
+		i += 1;
 		const where = () => `seed ${seed}, step ${i}\n  ${trail.join("\n  ")}`;
 		assert.equal(await text(), shown, `${where()}\nEmacs's undo is the oracle's stack`);
 		const got = await e.json<string[]>(inBuffer(file, LISTED));
