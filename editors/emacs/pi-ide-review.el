@@ -311,7 +311,7 @@ puts back there goes after it, so it stays at the start of pi's lines again."
   "Put back the baseline's lines of OVERLAYS' hunks, in that order, as one change.
 Each goes into `reverted', and is followed for an undo of it.  Returns the
 lines where they stood."
-  (let ((group (prepare-change-group)) (starts nil) (lines nil) (done nil))
+  (let ((group (prepare-change-group)) (puts nil) (lines nil) (done nil))
     (unwind-protect
         (progn
           (activate-change-group group)
@@ -319,25 +319,25 @@ lines where they stood."
             (save-restriction
               (widen)
               (dolist (o overlays)
-                (let ((at (pi-ide-review--put-back o)))
-                  (push at starts)
-                  (push (line-number-at-pos (car at) t) lines)))))
+                (let ((put (pi-ide-review--put-back o)))
+                  (push put puts)
+                  (push (line-number-at-pos (car put) t) lines)))))
           (setq done t))
       ;; One change: one undo brings pi's version back.
       (if done
           (progn (undo-amalgamate-change-group group) (accept-change-group group))
         (cancel-change-group group)
-        (dolist (at starts) (set-marker (car at) nil))))
-    (setq lines (nreverse lines) starts (nreverse starts))
+        (dolist (put puts) (set-marker (car put) nil))))
+    (setq lines (nreverse lines) puts (nreverse puts))
     (cl-loop for o in overlays
              for line in lines
-             for at in starts
+             for put in puts
              for entry = (overlay-get o 'pi-ide-review-entry)
              for hunk = (overlay-get o 'pi-ide-review-hunk)
              do (setq pi-ide-review--reverted
                       (pi-ide-state-remember-revert pi-ide-review--reverted entry hunk line))
              (push (pi-ide-review--revert-make
-                    :record (car (last pi-ide-review--reverted)) :at (car at) :entry entry :hunk hunk :around (cdr at))
+                    :record (car (last pi-ide-review--reverted)) :at (car put) :entry entry :hunk hunk :around (cdr put))
                    pi-ide-review--reverts)
              (delete-overlay o))
     (funcall pi-ide-review-changed-function)
