@@ -19,8 +19,8 @@
 ;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
 ;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes (the buffer shows pi's
-;;   lines at its place again, looked at when the state file is written) leaves `reverted' before that, and the
-;;   hunk is marked again; a redo lists it again;
+;;   version at its place again, looked at when the state file is written) leaves `reverted' before that, and the
+;;   hunk is marked again; it stays undone until a redo lists it again;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
 ;;   it was before pi's run, read-only.
 ;;
@@ -221,10 +221,10 @@ PID is connected to this Emacs."
 (cl-defstruct (pi-ide-review--revert (:constructor pi-ide-review--revert-make) (:copier nil))
   "A revert of one of pi's hunks, followed for an undo of it.
 RECORD: its entry in `pi-ide-review--reverted'; AT: a marker at the start
-of the baseline's lines put back; ENTRY, HUNK: what was reverted; BASELINE:
-the baseline's lines (a vector), for a deletion; UNDONE: the buffer showed
-pi's version at AT when last looked at."
-  record at entry hunk baseline undone)
+of the baseline's lines put back; ENTRY, HUNK: what was reverted; AROUND:
+the lines just before and after the hunk's place before the revert
+\=(`pi-ide-review--around'); UNDONE: undone, until a redo."
+  record at entry hunk around undone)
 
 (defun pi-ide-review--in-order (overlays)
   "The review overlays among OVERLAYS, in the order to revert them.
@@ -254,18 +254,36 @@ outside the mark, and the hunk must still be found (and refused)."
          (equal (split-string (if (string-suffix-p "\n" text) (substring text 0 -1) text) "\n")
                 (alist-get 'new_text (overlay-get o 'pi-ide-review-hunk))))))
 
+(defun pi-ide-review--line-text ()
+  "The text of the line of point, without its newline."
+  (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
+
+(defun pi-ide-review--around (beg end)
+  "The lines just before BEG and from END, as they are now: (BEFORE . AFTER).
+BEG starts a hunk's place (pi's lines, or where pi deleted), END ends it;
+BEG not at the start of a line is after a last line without its newline,
+which is then the line before.  nil for either at the buffer's edge."
+  (save-excursion
+    (cons (progn (goto-char beg)
+                 (cond ((not (bolp)) (pi-ide-review--line-text))
+                       ((> beg (point-min)) (forward-line -1) (pi-ide-review--line-text))))
+          (and (< end (point-max)) (progn (goto-char end) (pi-ide-review--line-text))))))
+
 (defun pi-ide-review--put-back (o)
   "Put the baseline's lines of overlay O's hunk in place of pi's.
-Returns a marker at the start of the lines put back (for an added hunk,
-where pi's lines were).  Its insertion type is nil: text an undo puts back
-there goes after it, so it stays at the start of pi's lines again."
+Returns (AT . AROUND): a marker at the start of the lines put back (for an
+added hunk, where pi's lines were), and the lines around the hunk's place
+before (`pi-ide-review--around').  AT's insertion type is nil: text an undo
+puts back there goes after it, so it stays at the start of pi's lines again."
   (let* ((hunk (overlay-get o 'pi-ide-review-hunk))
          (old (alist-get 'old_text hunk))
          (beg (overlay-start o))
-         (at (make-marker)))
+         (at (make-marker))
+         (around nil))
     (if (eq (pi-ide-state-hunk-kind hunk) 'deleted)
         (let ((text (mapconcat #'identity old "\n")))
           (goto-char (if (overlay-get o 'pi-ide-review-at-end) (point-max) beg))
+          (setq around (pi-ide-review--around (point) (point)))
           (if (bolp)
               (progn (set-marker at (point)) (insert text "\n"))
             ;; After a last line without its newline.
@@ -273,11 +291,12 @@ there goes after it, so it stays at the start of pi's lines again."
             (set-marker at (point))
             (insert text)))
       (let ((newline (string-suffix-p "\n" (buffer-substring-no-properties beg (overlay-end o)))))
+        (setq around (pi-ide-review--around beg (overlay-end o)))
         (goto-char beg)
         (delete-region beg (overlay-end o))
         (set-marker at beg)
         (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))))
-    at))
+    (cons at around)))
 
 (defun pi-ide-review--edited-p (o)
   "Did the user edit the lines of overlay O's hunk after pi's change?"
@@ -292,7 +311,7 @@ there goes after it, so it stays at the start of pi's lines again."
   "Put back the baseline's lines of OVERLAYS' hunks, in that order, as one change.
 Each goes into `reverted', and is followed for an undo of it.  Returns the
 lines where they stood."
-  (let ((group (prepare-change-group)) (starts nil) (lines nil) (done nil))
+  (let ((group (prepare-change-group)) (puts nil) (lines nil) (done nil))
     (unwind-protect
         (progn
           (activate-change-group group)
@@ -300,26 +319,25 @@ lines where they stood."
             (save-restriction
               (widen)
               (dolist (o overlays)
-                (let ((at (pi-ide-review--put-back o)))
-                  (push at starts)
-                  (push (line-number-at-pos at t) lines)))))
+                (let ((put (pi-ide-review--put-back o)))
+                  (push put puts)
+                  (push (line-number-at-pos (car put) t) lines)))))
           (setq done t))
       ;; One change: one undo brings pi's version back.
       (if done
           (progn (undo-amalgamate-change-group group) (accept-change-group group))
         (cancel-change-group group)
-        (dolist (at starts) (set-marker at nil))))
-    (setq lines (nreverse lines) starts (nreverse starts))
+        (dolist (put puts) (set-marker (car put) nil))))
+    (setq lines (nreverse lines) puts (nreverse puts))
     (cl-loop for o in overlays
              for line in lines
-             for at in starts
+             for put in puts
              for entry = (overlay-get o 'pi-ide-review-entry)
              for hunk = (overlay-get o 'pi-ide-review-hunk)
              do (setq pi-ide-review--reverted
                       (pi-ide-state-remember-revert pi-ide-review--reverted entry hunk line))
              (push (pi-ide-review--revert-make
-                    :record (car (last pi-ide-review--reverted)) :at at :entry entry :hunk hunk
-                    :baseline (and (eq (pi-ide-state-hunk-kind hunk) 'deleted) (pi-ide-review--baseline-lines entry)))
+                    :record (car (last pi-ide-review--reverted)) :at (car put) :entry entry :hunk hunk :around (cdr put))
                    pi-ide-review--reverts)
              (delete-overlay o))
     (funcall pi-ide-review-changed-function)
@@ -391,10 +409,43 @@ again).  GOTO and LAST-LINE are as in `pi-ide-review--place'."
         (pi-ide-review--place goto last-line entry hunk start)
         (cl-pushnew (current-buffer) pi-ide-review--marked)))))
 
+(defun pi-ide-review--around-p (reader last-line start around)
+  "Are the lines around the place before line START AROUND's, nothing between?
+READER and LAST-LINE are as in `pi-ide-review--pi-version-p'; AROUND as
+`pi-ide-review--around' returns it (nil for either: the buffer's edge)."
+  (and (if (car around)
+           (and (> start 1) (pi-ide-state-lines-at-p reader (1- start) (list (car around))))
+         (= start 1))
+       (if (cdr around)
+           (pi-ide-state-lines-at-p reader start (list (cdr around)))
+         (> start last-line))))
+
+(defun pi-ide-review--undone-p (reader last-line revert start)
+  "Is REVERT undone, its baseline's lines put back at line START?
+The buffer shows pi's version there again: its lines; for a deletion put
+back, the lines put back gone and the lines around the place as before the
+revert (the user's edits next to it are undone first: undo is a stack).
+READER and LAST-LINE are as in `pi-ide-review--pi-version-p'."
+  (let ((hunk (pi-ide-review--revert-hunk revert)))
+    (if (alist-get 'new_text hunk)
+        (pi-ide-state-lines-at-p reader start (alist-get 'new_text hunk))
+      (and (not (pi-ide-state-lines-at-p reader start (alist-get 'old_text hunk)))
+           (pi-ide-review--around-p reader last-line start (pi-ide-review--revert-around revert))))))
+
+(defun pi-ide-review--redone-p (reader last-line revert start)
+  "Is REVERT, undone, redone: the baseline's lines back at line START?
+For a hunk that only added lines, which has none: pi's lines gone from
+between the lines around the place (pi's lines edited are no redo).
+READER and LAST-LINE are as in `pi-ide-review--pi-version-p'."
+  (let ((hunk (pi-ide-review--revert-hunk revert)))
+    (if (alist-get 'old_text hunk)
+        (pi-ide-state-lines-at-p reader start (alist-get 'old_text hunk))
+      (pi-ide-review--around-p reader last-line start (pi-ide-review--revert-around revert)))))
+
 (defun pi-ide-review--look-in-buffer (reverts)
-  "Look at REVERTS, all of the current buffer (widened): undone, or not.
-A revert is undone when the buffer shows pi's version of its hunk where the
-baseline's lines were put back; for a deletion, those lines are gone too."
+  "Look at REVERTS, all of the current buffer (widened): undone, redone, or not.
+Undone sticks: the user editing pi's lines afterwards does not make it a
+revert again, only a redo does (`pi-ide-review--redone-p')."
   (let* ((last-line (count-lines (point-min) (point-max)))
          (goto (pi-ide-approval-goto-line-function))
          (reader (pi-ide-approval-line-reader goto last-line))
@@ -407,27 +458,29 @@ baseline's lines were put back; for a deletion, those lines are gone too."
              (start (progn (setq line (+ line (count-lines pos bol)) pos bol)
                            ;; Past the end of a last line without its newline: lines put back there, an undo
                            ;; took them and that newline away.
-                           (if (bolp) line (1+ line))))
-             (hunk (pi-ide-review--revert-hunk r))
-             (undone (and (pi-ide-review--pi-version-p reader last-line (pi-ide-review--revert-baseline r) hunk start)
-                          ;; The baseline's lines around a deletion put back can be the lines put back.
-                          (or (alist-get 'new_text hunk)
-                              (not (pi-ide-state-lines-at-p reader start (alist-get 'old_text hunk))))
-                          t)))
+                           (if (bolp) line (1+ line)))))
         (cond
-         (undone (pi-ide-review--mark-again r goto last-line start))
-         ((pi-ide-review--revert-undone r)
+         ((not (pi-ide-review--revert-undone r))
+          (when (pi-ide-review--undone-p reader last-line r start)
+            (setf (pi-ide-review--revert-undone r) t)
+            (pi-ide-review--mark-again r goto last-line start)))
+         ((pi-ide-review--redone-p reader last-line r start)
           ;; Redone: a revert again, its hunk's mark goes as at the revert.
-          (mapc #'delete-overlay (pi-ide-review--marks-of r (point-min) (point-max)))))
-        (setf (pi-ide-review--revert-undone r) undone)))))
+          (setf (pi-ide-review--revert-undone r) nil)
+          (mapc #'delete-overlay (pi-ide-review--marks-of r (point-min) (point-max))))
+         ;; Still undone, its marks taken away since (`pi-ide-review--unmark'): marked again only where pi's
+         ;; version is, never on lines the user edited.
+         ((pi-ide-review--undone-p reader last-line r start)
+          (pi-ide-review--mark-again r goto last-line start)))))))
 
 (defun pi-ide-review--look-at-reverts ()
   "Look again at the reverts in the buffers changed since the last look.
 One undone (`undo', or pi's lines typed back) is left out of `reverted', so
 pi never tells its model of a revert that does not hold, and while its run
 is still the file's newest in pi's change set its hunk is marked again
-where pi's lines are back; a redo makes it a revert again (listed, that
-mark gone).  The text of the buffers is never changed here."
+where pi's lines are back.  It stays undone (the user editing pi's lines
+afterwards makes no revert of it) until a redo makes it a revert again
+\=(listed, that mark gone).  The text of the buffers is never changed here."
   ;; A revert out of `reverted' (the hunk reverted again, or past the newest 50) is forgotten.  One in a killed
   ;; buffer stays as it was last seen: its undo is not taken back by the buffer going.
   (setq pi-ide-review--reverts

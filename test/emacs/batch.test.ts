@@ -4,9 +4,9 @@
  * defect in the end-of-line rules), a seeded random test of the approval marks read back as drawn against the hunks
  * applied on their own (test/emacs/pi-ide-approval-tests.el; shown to catch insertions placed one line late), a
  * seeded random test of pi's hunks reverted in a buffer against the baseline with the other hunks applied, then
- * undone (out of `reverted`, marked again) and redone (test/emacs/pi-ide-review-tests.el; shown to catch a
+ * undone one at a time and redone against the stack rule (test/emacs/pi-ide-review-tests.el; shown to catch a
  * deletion put back one line late, and a revert's place followed by a marker that an undo's text moves; a table
- * of reverts undone and redone at the buffer's edges),
+ * of reverts undone and redone at the buffer's edges, and one beside the user's own edits),
  * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
  * loading in batch without writing anything (no UI: nobody looks).
  */
@@ -59,7 +59,7 @@ describe("emacs --batch", () => {
 		assert.match(r.output, /Ran 1 tests, 1 results as expected, 0 unexpected/);
 	});
 
-	it("ERT: 1,500 seeded random change sets, hunks reverted in a buffer, are the baseline with the rest applied; undo, redo", async () => {
+	it("ERT: 1,500 seeded random change sets, hunks reverted in a buffer, are the baseline with the rest applied; undo, redo; the tables", async () => {
 		const r = await emacsBatch([
 			"-L",
 			"test/emacs",
@@ -69,7 +69,7 @@ describe("emacs --batch", () => {
 			'(ert-run-tests-batch-and-exit "pi-ide-review-test")',
 		]);
 		assert.equal(r.code, 0, r.output);
-		assert.match(r.output, /Ran 2 tests, 2 results as expected, 0 unexpected/);
+		assert.match(r.output, /Ran 3 tests, 3 results as expected, 0 unexpected/);
 	});
 
 	it("every file byte-compiles with warnings as errors and is checkdoc-clean", async () => {

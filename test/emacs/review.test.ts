@@ -5,7 +5,8 @@
  * lines; `pi-ide-revert-hunk` puts one hunk's baseline lines back in the buffer, never on disk, one undo brings
  * pi's version back, and the revert reaches the state file's `reverted`; undone, a revert leaves `reverted` (pi
  * never tells its model of it) and its hunk is marked again, a redo lists it again and takes that mark away, and a
- * hunk reverted again is listed once; a hunk the user edited is refused; edits elsewhere do not stop a revert; the
+ * hunk reverted again is listed once; an undo is told by the lines beside the hunk as the user left them, and
+ * stays an undo when the user then edits pi's lines; a hunk the user edited is refused; edits elsewhere do not stop a revert; the
  * option switches the marks off. Bad change sets: one message each, no marks,
  * no error; a change set of a pi connected to another editor, or of a pi that is gone, is not read.
  */
@@ -256,6 +257,39 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		const status = await e.eval("(pi-ide-status)");
 		assert.match(status, /pi's last run: 3 hunks \(M-x pi-ide-hunks/);
 		assert.match(status, /reverted here: 3 of pi's hunks/);
+	});
+
+	it("an undo told by the lines as the user left them beside the hunk; undone, pi's lines edited stay undone", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		await openFile(e, file);
+		await piChanges(e, file);
+		const inFile = (form: string) => `(with-current-buffer (find-buffer-visiting ${elispString(file)}) ${form})`;
+		const appendTo = (line: number, text: string) =>
+			e.act(
+				inFile(`(undo-boundary) (goto-char (point-min)) (forward-line ${line - 1}) (end-of-line) (insert "${text}")`),
+			);
+		const listed = () =>
+			e.json<string[]>(inFile("(vconcat (mapcar (lambda (r) (alist-get 'id r)) (pi-ide-review-report)))"));
+		// The line after pi's deletion edited, then the deletion reverted and undone: its place is as the user left it.
+		await appendTo(4, "!");
+		assert.match(await revertAt(e, file, 4), /reverted pi's hunk at line 4/);
+		assert.equal(await bufferText(e, file), "a\nB\nc\nd\ne!\nf\ng\n");
+		await e.until((s) => (revertedOf(s)?.length === 1 ? true : undefined), "the deletion's revert reported");
+		await undo(e, file);
+		assert.equal(await bufferText(e, file), "a\nB\nc\ne!\nf\ng\n");
+		await untilNoneListed(e, "the deletion's revert undone beside the user's edit");
+		assert.deepEqual(await marks(e, file), MARKED, "marked again");
+		// pi's changed line reverted, undone, then edited by the user: still undone (not listed), its mark kept.
+		await revertAt(e, file, 2);
+		await e.until((s) => (revertedOf(s)?.length === 1 ? true : undefined), "the change's revert reported");
+		await undo(e, file);
+		await untilNoneListed(e, "the change's revert undone");
+		await appendTo(2, "?");
+		assert.equal(await bufferText(e, file), "a\nB?\nc\ne!\nf\ng\n");
+		assert.deepEqual(await listed(), [], "an edit of pi's lines after the undo makes no revert");
+		assert.equal(revertedOf(e.readState()), undefined);
+		assert.deepEqual(await marks(e, file), MARKED);
 	});
 
 	it("a hunk the user edited is refused; unsaved edits elsewhere do not stop a revert", async (t) => {
