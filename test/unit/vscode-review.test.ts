@@ -475,25 +475,26 @@ describe("planRevert and ReviewBook", () => {
 		});
 	}
 
-	test("reverted, undone, then edited: not listed", () => {
+	/** A book whose hunk on line 2 the user reverted: the book, and the revert's edit. */
+	const revertedBook = () => {
 		const b = book();
 		b.sync(FILE, docOf(PI));
 		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
 		const edit = plan.edits[0] as TextEdit;
 		b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit)));
 		b.markReverted(FILE, plan, docOf(applyEdit(PI, edit)));
+		return { b, edit };
+	};
+
+	test("reverted, undone, then edited: not listed", () => {
+		const { b, edit } = revertedBook();
 		b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI), true);
 		b.edited(FILE, [{ startLine: 1, endLine: 1, endCharacter: 1, text: "!" }], docOf(PI.replace("B\n", "B!\n")));
 		assert.deepEqual(b.reverted, []);
 	});
 
 	test("the user typing pi's lines back is no undo: still listed; the editor's undo is", () => {
-		const b = book();
-		b.sync(FILE, docOf(PI));
-		const plan = planRevert(b.marks(FILE), docOf(PI), "\n", { cursor: 1 });
-		const edit = plan.edits[0] as TextEdit;
-		b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit)));
-		b.markReverted(FILE, plan, docOf(applyEdit(PI, edit)));
+		const { b, edit } = revertedBook();
 		assert.equal(b.edited(FILE, [changeOf(inverseOf(PI, edit))], docOf(PI)), false, "typed");
 		assert.equal(b.reverted.length, 1);
 		assert.equal(b.edited(FILE, [changeOf(edit)], docOf(applyEdit(PI, edit))), false);
