@@ -18,9 +18,9 @@
 ;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
 ;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
-;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes (the buffer shows pi's
-;;   version at its place again, looked at when the state file is written) leaves `reverted' before that, and the
-;;   hunk is marked again; it stays undone until a redo lists it again;
+;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes leaves `reverted' before
+;;   that, and the hunk is marked again; a redo lists it again.  Emacs's undo alone tells them, never the text:
+;;   the revert's change carries an undo entry (`pi-ide-review--undone') that puts its own inverse back;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
 ;;   it was before pi's run, read-only.
 ;;
@@ -70,6 +70,7 @@ Each a `pi-ide-review--revert'.")
 
 (defvar-local pi-ide-review--looked nil
   "The `buffer-chars-modified-tick' at which this buffer's reverts were looked at.
+Only the undone ones, for their marks (`pi-ide-review--look-at-reverts').
 nil: look again (its marks were taken away).")
 
 (defvar-local pi-ide-review--source nil

@@ -235,29 +235,38 @@
 
 (ert-deftest pi-ide-review-test-undo-beside-edits ()
   "A revert's undo and redo told apart from the user's edits beside and in the hunk, step by step."
-  ;; name, baseline, pi's version, pi's hunk, steps: (edit LINE) appends \"!\" to LINE, (type LINE TEXT) types
-  ;; TEXT over LINE, (revert LINE), (undo), (redo); each its own command, with the ids listed after it.
+  ;; name, baseline, pi's version, pi's hunks, steps: (edit LINE) appends \"!\" to LINE, (type LINE TEXT) types
+  ;; TEXT over LINE, (revert LINE), (undo) or (undo N) (`undo-only'), (redo), (plain-undo) (`undo', on from the
+  ;; last step's when that was one too); each its own command, with the ids listed after it.
   (dolist (c '(("the line above a deletion edited before the revert: its undo seen" "a\nb\nc\n" "a\nc\n"
-                ((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text))
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text)))
                 ((edit 1) nil (revert 2) ("h1") (undo) nil (redo) ("h1")))
                ("the line after a deletion edited before the revert: its undo seen" "a\nb\nc\n" "a\nc\n"
-                ((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text))
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text)))
                 ((edit 2) nil (revert 2) ("h1") (undo) nil (redo) ("h1")))
                ("pi's changed line edited after the undo: still undone" "a\nb\nc\n" "a\nB\nc\n"
-                ((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text "B"))
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text "B")))
                 ((revert 2) ("h1") (undo) nil (edit 2) nil (undo) nil (redo) nil))
                ("the line above an added line edited before the revert: its redo seen" "a\nc\n" "a\nb\nc\n"
-                ((id . "h1") (old_start . 2) (old_text) (new_start . 2) (new_text "b"))
+                (((id . "h1") (old_start . 2) (old_text) (new_start . 2) (new_text "b")))
                 ((edit 1) nil (revert 2) ("h1") (undo) nil (redo) ("h1") (undo) nil (redo) ("h1")))
                ;; The text is pi's again, but no undo took the revert back: the user's edits never decide.
                ("pi's line typed back by the user: still a revert until its undo" "a\nb\nc\n" "a\nB\nc\n"
-                ((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text "B"))
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text "B")))
                 ((revert 2) ("h1") (type 2 "B") ("h1") (undo) ("h1") (undo) nil (redo) ("h1")))
                ("an undo of the user's edit beside a revert undone: still undone" "a\nb\nc\n" "a\nc\n"
-                ((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text))
-                ((revert 2) ("h1") (undo) nil (edit 1) nil (undo) nil (edit 2) nil (undo) nil (redo) nil))))
-    (let* ((hunk (nth 3 c))
-           (pi-ide-review--sets `((7 (:run 3 :files ((:file "/p/a.txt" :baseline ,(nth 1 c) :hunks (,hunk)))))))
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text)))
+                ((revert 2) ("h1") (undo) nil (edit 1) nil (undo) nil (edit 2) nil (undo) nil (redo) nil))
+               ;; Several steps in one command: each revert's own undo entry tells it, not the text at the end; that
+               ;; undo is one step, and so is its redo, while `undo-only' goes back through the reverts one by one.
+               ("two reverts undone by one command (a step of its own), then redone" "a\nb\nc\nd\n" "a\nB\nc\nD\n"
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text "B"))
+                 ((id . "h2") (old_start . 4) (old_text "d") (new_start . 4) (new_text "D")))
+                ((revert 4) ("h2") (revert 2) ("h2" "h1") (undo 2) nil (redo) ("h2" "h1") (undo) ("h2") (undo) nil (redo) ("h2") (redo) ("h2" "h1")))
+               ("an undo of an undo (`undo' on after another command) is a redo" "a\nb\n" "a\nB\n"
+                (((id . "h1") (old_start . 2) (old_text "b") (new_start . 2) (new_text "B")))
+                ((revert 2) ("h1") (undo) nil (edit 1) nil (plain-undo) nil (plain-undo) ("h1") (plain-undo) nil))))
+    (let* ((pi-ide-review--sets `((7 (:run 3 :files ((:file "/p/a.txt" :baseline ,(nth 1 c) :hunks ,(nth 3 c)))))))
            (pi-ide-review--reverted nil)
            (pi-ide-review--reverts nil)
            (pi-ide-review-changed-function #'ignore)
@@ -274,6 +283,9 @@
                        (delete-region (point) (line-end-position)) (insert text))
                       (`(revert ,line) (goto-char (point-min)) (forward-line (1- line)) (pi-ide-review-revert-at-point))
                       ('(undo) (undo-only 1))
+                      (`(undo ,n) (undo-only n))
+                      ('(plain-undo) (setq last-command (if (equal (car (car trail)) '(plain-undo)) 'undo 'ignore))
+                       (undo))
                       ('(redo) (undo-redo 1)))
                  (undo-boundary)
                  (push (list step (buffer-string)) trail)

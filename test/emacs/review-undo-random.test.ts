@@ -120,7 +120,8 @@ async function runSequence(e: Emacs, file: string, seed: number): Promise<string
 			let head = 0;
 			while (head < was.length && head < shown.length && was[head] === shown[head]) head++;
 			let tail = 0;
-			while (tail < was.length - head && tail < shown.length - head && was.at(-1 - tail) === shown.at(-1 - tail)) tail++;
+			while (tail < was.length - head && tail < shown.length - head && was.at(-1 - tail) === shown.at(-1 - tail))
+				tail++;
 			const typed = was.slice(head, was.length - tail);
 			await e.act(
 				inBuffer(
