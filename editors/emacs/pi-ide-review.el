@@ -18,9 +18,9 @@
 ;; - `pi-ide-revert-hunk' (pi-ide.el) puts the baseline's lines of the hunk under point back in the
 ;;   buffer (`pi-ide-revert-file': every hunk in it), not on disk: one undo brings pi's version back, the user saves when they choose.  A hunk whose
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
-;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes (the buffer shows pi's
-;;   version at its place again, looked at when the state file is written) leaves `reverted' before that, and the
-;;   hunk is marked again; it stays undone until a redo lists it again;
+;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes leaves `reverted' before
+;;   that, and the hunk is marked again; a redo lists it again.  Emacs's undo alone tells them, never the text:
+;;   the revert's change carries an undo entry (`pi-ide-review--undone') that puts its own inverse back;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
 ;;   it was before pi's run, read-only.
 ;;
@@ -70,6 +70,7 @@ Each a `pi-ide-review--revert'.")
 
 (defvar-local pi-ide-review--looked nil
   "The `buffer-chars-modified-tick' at which this buffer's reverts were looked at.
+Only the undone ones, for their marks (`pi-ide-review--look-at-reverts').
 nil: look again (its marks were taken away).")
 
 (defvar-local pi-ide-review--source nil
@@ -221,10 +222,9 @@ PID is connected to this Emacs."
 (cl-defstruct (pi-ide-review--revert (:constructor pi-ide-review--revert-make) (:copier nil))
   "A revert of one of pi's hunks, followed for an undo of it.
 RECORD: its entry in `pi-ide-review--reverted'; AT: a marker at the start
-of the baseline's lines put back; ENTRY, HUNK: what was reverted; AROUND:
-the lines just before and after the hunk's place before the revert
-\=(`pi-ide-review--around'); UNDONE: undone, until a redo."
-  record at entry hunk around undone)
+of the baseline's lines put back; ENTRY, HUNK: what was reverted; UNDONE:
+Emacs's undo took it back, until a redo (`pi-ide-review--undone')."
+  record at entry hunk undone)
 
 (defun pi-ide-review--in-order (overlays)
   "The review overlays among OVERLAYS, in the order to revert them.
@@ -258,32 +258,18 @@ outside the mark, and the hunk must still be found (and refused)."
   "The text of the line of point, without its newline."
   (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
 
-(defun pi-ide-review--around (beg end)
-  "The lines just before BEG and from END, as they are now: (BEFORE . AFTER).
-BEG starts a hunk's place (pi's lines, or where pi deleted), END ends it;
-BEG not at the start of a line is after a last line without its newline,
-which is then the line before.  nil for either at the buffer's edge."
-  (save-excursion
-    (cons (progn (goto-char beg)
-                 (cond ((not (bolp)) (pi-ide-review--line-text))
-                       ((> beg (point-min)) (forward-line -1) (pi-ide-review--line-text))))
-          (and (< end (point-max)) (progn (goto-char end) (pi-ide-review--line-text))))))
-
 (defun pi-ide-review--put-back (o)
   "Put the baseline's lines of overlay O's hunk in place of pi's.
-Returns (AT . AROUND): a marker at the start of the lines put back (for an
-added hunk, where pi's lines were), and the lines around the hunk's place
-before (`pi-ide-review--around').  AT's insertion type is nil: text an undo
-puts back there goes after it, so it stays at the start of pi's lines again."
+Returns a marker at the start of the lines put back (for an added hunk,
+where pi's lines were).  Its insertion type is nil: text an undo puts back
+there goes after it, so it stays at the start of pi's lines again."
   (let* ((hunk (overlay-get o 'pi-ide-review-hunk))
          (old (alist-get 'old_text hunk))
          (beg (overlay-start o))
-         (at (make-marker))
-         (around nil))
+         (at (make-marker)))
     (if (eq (pi-ide-state-hunk-kind hunk) 'deleted)
         (let ((text (mapconcat #'identity old "\n")))
           (goto-char (if (overlay-get o 'pi-ide-review-at-end) (point-max) beg))
-          (setq around (pi-ide-review--around (point) (point)))
           (if (bolp)
               (progn (set-marker at (point)) (insert text "\n"))
             ;; After a last line without its newline.
@@ -291,12 +277,11 @@ puts back there goes after it, so it stays at the start of pi's lines again."
             (set-marker at (point))
             (insert text)))
       (let ((newline (string-suffix-p "\n" (buffer-substring-no-properties beg (overlay-end o)))))
-        (setq around (pi-ide-review--around beg (overlay-end o)))
         (goto-char beg)
         (delete-region beg (overlay-end o))
         (set-marker at beg)
         (when old (insert (mapconcat #'identity old "\n") (if newline "\n" "")))))
-    (cons at around)))
+    at))
 
 (defun pi-ide-review--edited-p (o)
   "Did the user edit the lines of overlay O's hunk after pi's change?"
@@ -309,36 +294,41 @@ puts back there goes after it, so it stays at the start of pi's lines again."
 
 (defun pi-ide-review--revert (overlays)
   "Put back the baseline's lines of OVERLAYS' hunks, in that order, as one change.
-Each goes into `reverted', and is followed for an undo of it.  Returns the
-lines where they stood."
-  (let ((group (prepare-change-group)) (puts nil) (lines nil) (done nil))
+Each goes into `reverted', and is followed for an undo of it: the change
+carries an entry of Emacs's undo that tells its undo and redo
+\=(`pi-ide-review--undone').  Returns the lines where they stood."
+  (let ((group (prepare-change-group))
+        (reverts (mapcar (lambda (o) (pi-ide-review--revert-make :entry (overlay-get o 'pi-ide-review-entry)
+                                                                 :hunk (overlay-get o 'pi-ide-review-hunk)))
+                         overlays))
+        (lines nil) (done nil))
     (unwind-protect
         (progn
           (activate-change-group group)
+          ;; Oldest in the change: an undo calls it last, when pi's lines are back to be marked again.
+          (pi-ide-review--undo-entry #'pi-ide-review--undone reverts)
           (save-excursion
             (save-restriction
               (widen)
-              (dolist (o overlays)
-                (let ((put (pi-ide-review--put-back o)))
-                  (push put puts)
-                  (push (line-number-at-pos (car put) t) lines)))))
+              (cl-loop for o in overlays
+                       for r in reverts
+                       do (setf (pi-ide-review--revert-at r) (pi-ide-review--put-back o))
+                       (push (line-number-at-pos (pi-ide-review--revert-at r) t) lines))))
           (setq done t))
       ;; One change: one undo brings pi's version back.
       (if done
           (progn (undo-amalgamate-change-group group) (accept-change-group group))
         (cancel-change-group group)
-        (dolist (put puts) (set-marker (car put) nil))))
-    (setq lines (nreverse lines) puts (nreverse puts))
+        (dolist (r reverts) (when (pi-ide-review--revert-at r) (set-marker (pi-ide-review--revert-at r) nil)))))
+    (setq lines (nreverse lines))
     (cl-loop for o in overlays
              for line in lines
-             for put in puts
-             for entry = (overlay-get o 'pi-ide-review-entry)
-             for hunk = (overlay-get o 'pi-ide-review-hunk)
+             for r in reverts
              do (setq pi-ide-review--reverted
-                      (pi-ide-state-remember-revert pi-ide-review--reverted entry hunk line))
-             (push (pi-ide-review--revert-make
-                    :record (car (last pi-ide-review--reverted)) :at (car put) :entry entry :hunk hunk :around (cdr put))
-                   pi-ide-review--reverts)
+                      (pi-ide-state-remember-revert pi-ide-review--reverted (pi-ide-review--revert-entry r)
+                                                    (pi-ide-review--revert-hunk r) line))
+             (setf (pi-ide-review--revert-record r) (car (last pi-ide-review--reverted)))
+             (push r pi-ide-review--reverts)
              (delete-overlay o))
     (funcall pi-ide-review-changed-function)
     lines))
@@ -409,85 +399,105 @@ again).  GOTO and LAST-LINE are as in `pi-ide-review--place'."
         (pi-ide-review--place goto last-line entry hunk start)
         (cl-pushnew (current-buffer) pi-ide-review--marked)))))
 
-(defun pi-ide-review--around-p (reader last-line start around)
-  "Are the lines around the place before line START AROUND's, nothing between?
-READER and LAST-LINE are as in `pi-ide-review--pi-version-p'; AROUND as
-`pi-ide-review--around' returns it (nil for either: the buffer's edge)."
-  (and (if (car around)
-           (and (> start 1) (pi-ide-state-lines-at-p reader (1- start) (list (car around))))
-         (= start 1))
-       (if (cdr around)
-           (pi-ide-state-lines-at-p reader start (list (cdr around)))
-         (> start last-line))))
+(defun pi-ide-review--start (revert)
+  "The line of REVERT's marker in the current buffer (widened), moving there.
+The line its baseline's lines were put back on, or where pi's are back."
+  (goto-char (pi-ide-review--revert-at revert))
+  ;; Past the end of a last line without its newline: lines put back there, an undo took them and that newline
+  ;; away.
+  (if (bolp) (line-number-at-pos nil t) (1+ (line-number-at-pos nil t))))
 
-(defun pi-ide-review--undone-p (reader last-line revert start)
-  "Is REVERT undone, its baseline's lines put back at line START?
-The buffer shows pi's version there again: its lines; for a deletion put
-back, the lines put back gone and the lines around the place as before the
-revert (the user's edits next to it are undone first: undo is a stack).
-READER and LAST-LINE are as in `pi-ide-review--pi-version-p'."
-  (let ((hunk (pi-ide-review--revert-hunk revert)))
-    (if (alist-get 'new_text hunk)
-        (pi-ide-state-lines-at-p reader start (alist-get 'new_text hunk))
-      (and (not (pi-ide-state-lines-at-p reader start (alist-get 'old_text hunk)))
-           (pi-ide-review--around-p reader last-line start (pi-ide-review--revert-around revert))))))
-
-(defun pi-ide-review--redone-p (reader last-line revert start)
-  "Is REVERT, undone, redone: the baseline's lines back at line START?
-For a hunk that only added lines, which has none: pi's lines gone from
-between the lines around the place (pi's lines edited are no redo).
-READER and LAST-LINE are as in `pi-ide-review--pi-version-p'."
-  (let ((hunk (pi-ide-review--revert-hunk revert)))
-    (if (alist-get 'old_text hunk)
-        (pi-ide-state-lines-at-p reader start (alist-get 'old_text hunk))
-      (pi-ide-review--around-p reader last-line start (pi-ide-review--revert-around revert)))))
-
-(defun pi-ide-review--look-in-buffer (reverts)
-  "Look at REVERTS, all of the current buffer (widened): undone, redone, or not.
-Undone sticks: the user editing pi's lines afterwards does not make it a
-revert again, only a redo does (`pi-ide-review--redone-p')."
+(defun pi-ide-review--mark-where-back (reverts &optional by-undo)
+  "Mark the hunks of REVERTS, undone, where pi's version is back at their place.
+All of the current buffer (widened); never on lines the user edited.
+BY-UNDO: called by the undo of REVERTS, the buffer as just before them: a
+deletion, which left no lines of pi's to check, is marked at its place as
+the revert found it (the user's edits beside it, before the revert, kept)."
   (let* ((last-line (count-lines (point-min) (point-max)))
          (goto (pi-ide-approval-goto-line-function))
          (reader (pi-ide-approval-line-reader goto last-line))
-         (line 1) (pos (point-min)))
-    ;; In buffer order, each line counted on from the one before: the buffer is read once, not once a revert.
+         (baselines nil))
+    ;; In buffer order: GOTO moves on from the line before, the buffer is read once, not once a revert.
     (dolist (r (sort (copy-sequence reverts)
                      (lambda (a b) (< (pi-ide-review--revert-at a) (pi-ide-review--revert-at b)))))
-      (goto-char (pi-ide-review--revert-at r))
-      (let* ((bol (line-beginning-position))
-             (start (progn (setq line (+ line (count-lines pos bol)) pos bol)
-                           ;; Past the end of a last line without its newline: lines put back there, an undo
-                           ;; took them and that newline away.
-                           (if (bolp) line (1+ line)))))
-        (cond
-         ((not (pi-ide-review--revert-undone r))
-          (when (pi-ide-review--undone-p reader last-line r start)
-            (setf (pi-ide-review--revert-undone r) t)
-            (pi-ide-review--mark-again r goto last-line start)))
-         ((pi-ide-review--redone-p reader last-line r start)
-          ;; Redone: a revert again, its hunk's mark goes as at the revert.
+      (let* ((hunk (pi-ide-review--revert-hunk r))
+             (entry (pi-ide-review--revert-entry r))
+             (start (pi-ide-review--start r))
+             (deletion (null (alist-get 'new_text hunk)))
+             ;; A deletion has no lines of pi's: the baseline's around it, split once an entry.
+             (baseline (and deletion (not by-undo)
+                            (or (cdr (assq entry baselines))
+                                (cdar (push (cons entry (pi-ide-review--baseline-lines entry)) baselines))))))
+        (when (if (and deletion by-undo)
+                  t
+                (pi-ide-review--pi-version-p reader last-line baseline hunk start))
+          (pi-ide-review--mark-again r goto last-line start))))))
+
+(defun pi-ide-review--undo-entry (fun reverts)
+  "Put (apply FUN REVERTS) on the current buffer's undo list, unless it has none.
+Emacs's undo calls FUN with REVERTS when it gets to it."
+  (unless (eq buffer-undo-list t)
+    (push (list 'apply fun reverts) buffer-undo-list)))
+
+(defun pi-ide-review--followed (reverts)
+  "The reverts among REVERTS still followed: in `reverted', their buffer live."
+  (cl-remove-if-not (lambda (r) (and (memq r pi-ide-review--reverts)
+                                     (memq (pi-ide-review--revert-record r) pi-ide-review--reverted)
+                                     (marker-buffer (pi-ide-review--revert-at r))))
+                    reverts))
+
+(defmacro pi-ide-review--in-undo (&rest body)
+  "Run BODY, called by Emacs's undo; an error is told, never stops the undo."
+  (declare (indent 0) (debug t))
+  `(condition-case err
+       (save-excursion (save-restriction (widen) ,@body))
+     (error (message "(pi-ide) internal error, please report it: %s" (error-message-string err)))))
+
+(defun pi-ide-review--undone (reverts)
+  "Leave REVERTS out of the state file: Emacs's undo took their change back.
+Called from the entry of Emacs's undo that `pi-ide-review--revert' puts
+with their change, oldest in it: the undo has put pi's version back by
+then.  pi never tells its model of them, or is told they were undone;
+while a revert's run is still the file's newest in pi's change set, its
+hunk is marked again where pi's lines are back.  Puts its own inverse on
+the undo list (`pi-ide-review--redone'): the undo of this undo, a redo, is
+told too.  The undo history alone decides: the user's edits never make a
+revert, or its undo."
+  (pi-ide-review--undo-entry #'pi-ide-review--redone reverts)
+  (pi-ide-review--in-undo
+    (let ((taken (cl-remove-if #'pi-ide-review--revert-undone (pi-ide-review--followed reverts))))
+      (when taken
+        (dolist (r taken) (setf (pi-ide-review--revert-undone r) t))
+        (pi-ide-review--mark-where-back taken t)
+        (funcall pi-ide-review-changed-function)))))
+
+(defun pi-ide-review--redone (reverts)
+  "List REVERTS again, their hunks unmarked: Emacs's undo redid them.
+Called from the entry `pi-ide-review--undone' put; puts its inverse back."
+  (pi-ide-review--undo-entry #'pi-ide-review--undone reverts)
+  (pi-ide-review--in-undo
+    (let ((back (cl-remove-if-not #'pi-ide-review--revert-undone (pi-ide-review--followed reverts))))
+      (when back
+        (dolist (r back)
           (setf (pi-ide-review--revert-undone r) nil)
           (mapc #'delete-overlay (pi-ide-review--marks-of r (point-min) (point-max))))
-         ;; Still undone, its marks taken away since (`pi-ide-review--unmark'): marked again only where pi's
-         ;; version is, never on lines the user edited.
-         ((pi-ide-review--undone-p reader last-line r start)
-          (pi-ide-review--mark-again r goto last-line start)))))))
+        (funcall pi-ide-review-changed-function)))))
 
 (defun pi-ide-review--look-at-reverts ()
-  "Look again at the reverts in the buffers changed since the last look.
-One undone (`undo', or pi's lines typed back) is left out of `reverted', so
-pi never tells its model of a revert that does not hold, and while its run
-is still the file's newest in pi's change set its hunk is marked again
-where pi's lines are back.  It stays undone (the user editing pi's lines
-afterwards makes no revert of it) until a redo makes it a revert again
-\=(listed, that mark gone).  The text of the buffers is never changed here."
+  "Forget the reverts out of `reverted'; mark again the undone ones' hunks.
+An undone revert whose marks were taken away since (pi's change set read
+again, `pi-ide-review-marks'), in a buffer changed since the last look, is
+marked again where pi's version is at its place.  Whether a revert holds is
+never decided here (`pi-ide-review--undone').  The text of the buffers is
+never changed here."
   ;; A revert out of `reverted' (the hunk reverted again, or past the newest 50) is forgotten.  One in a killed
   ;; buffer stays as it was last seen: its undo is not taken back by the buffer going.
   (setq pi-ide-review--reverts
         (cl-remove-if-not (lambda (r) (or (memq (pi-ide-review--revert-record r) pi-ide-review--reverted)
                                           (progn (set-marker (pi-ide-review--revert-at r) nil) nil)))
                           pi-ide-review--reverts))
-  (dolist (buffer (delete-dups (delq nil (mapcar (lambda (r) (marker-buffer (pi-ide-review--revert-at r)))
+  (dolist (buffer (delete-dups (delq nil (mapcar (lambda (r) (and (pi-ide-review--revert-undone r)
+                                                                  (marker-buffer (pi-ide-review--revert-at r))))
                                                  pi-ide-review--reverts))))
     (with-current-buffer buffer
       (let ((tick (buffer-chars-modified-tick)))
@@ -495,8 +505,9 @@ afterwards makes no revert of it) until a redo makes it a revert again
           (save-excursion
             (save-restriction
               (widen)
-              (pi-ide-review--look-in-buffer
-               (cl-remove-if-not (lambda (r) (eq (marker-buffer (pi-ide-review--revert-at r)) buffer))
+              (pi-ide-review--mark-where-back
+               (cl-remove-if-not (lambda (r) (and (pi-ide-review--revert-undone r)
+                                                  (eq (marker-buffer (pi-ide-review--revert-at r)) buffer)))
                                  pi-ide-review--reverts))))
           (setq pi-ide-review--looked tick))))))
 

@@ -4,9 +4,11 @@
  * defect in the end-of-line rules), a seeded random test of the approval marks read back as drawn against the hunks
  * applied on their own (test/emacs/pi-ide-approval-tests.el; shown to catch insertions placed one line late), a
  * seeded random test of pi's hunks reverted in a buffer against the baseline with the other hunks applied, then
- * undone one at a time and redone against the stack rule (test/emacs/pi-ide-review-tests.el; shown to catch a
- * deletion put back one line late, and a revert's place followed by a marker that an undo's text moves; a table
- * of reverts undone and redone at the buffer's edges, and one beside the user's own edits),
+ * undone one at a time and redone against the stack rule, also where lines repeat (test/emacs/pi-ide-review-tests.el;
+ * shown to catch a deletion put back one line late, a revert's place followed by a marker that an undo's text
+ * moves, and an undo told by the text (main's lines-around rule); a table of reverts undone and redone at the
+ * buffer's edges and among equal lines, and one beside the user's own edits, pi's lines typed back, several undone
+ * by one command and an undo of an undo),
  * every file byte-compiled with warnings as errors and checkdoc-clean (test/emacs/lint.el), and the package
  * loading in batch without writing anything (no UI: nobody looks).
  */

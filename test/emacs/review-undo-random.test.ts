@@ -6,8 +6,11 @@
  * does. The change set is pi's own (src/link/change-set.ts via the shared fixture); each step is its own command
  * (an undo boundary before it, post-command-hook after it: the state file is written after each, as for a user).
  * The steps lean the way a user goes (an edit next to a mark, then a revert of the hunk beside it, then its undo),
- * so the two ways the first rule went wrong show: an edit beside a hunk before its revert hid the undo of it (its
- * neighbours were taken from the baseline), and an edit in pi's lines after an undo made it a revert again.
+ * so the ways the text-based rules went wrong show: an edit beside a hunk before its revert hid the undo of it, an
+ * edit in pi's lines after an undo made it a revert again, lines the user copies make equal lines at a place's
+ * edges, and pi's lines typed back by hand after a revert (an edit, no undo: the revert holds) read as its undo.
+ * Every step is checked; only Emacs's undo decides (pi-ide-review.el's `pi-ide-review--undone`): the text as of
+ * main's lines-around rule fails seed 1 (pi's lines typed back).
  *
  * `PI_IDE_SEEDS=<n>` runs more sequences (default 6).
  */
@@ -93,8 +96,10 @@ async function runSequence(e: Emacs, file: string, seed: number): Promise<string
 	let last: "revert" | "undo" | "redo" | "edit" | undefined;
 	// A step that cannot be taken (nothing to undo, no mark) is drawn again: STEPS steps taken, at most 4 × drawn.
 	for (let i = 0, drawn = 0; i < STEPS && drawn < 4 * STEPS; drawn++) {
-		// As a user goes: after an edit, often a revert (of the hunk beside it, below); after a revert, often its undo.
-		const action = last === "edit" && int(2) === 0 ? 0 : last === "revert" && int(2) === 0 ? 3 : int(10);
+		// As a user goes: after an edit, often a revert (of the hunk beside it, below); after a revert, often its undo,
+		// or pi's lines typed back by hand (10: an edit of the user's, no undo: the revert holds).
+		const afterRevert = () => (int(3) === 0 ? 10 : 3);
+		const action = last === "edit" && int(2) === 0 ? 0 : last === "revert" && int(2) === 0 ? afterRevert() : int(10);
 		const count = shown.replace(/\n$/, "").split("\n").length;
 		if (action < 3) {
 			const marked = await markLines();
@@ -109,6 +114,26 @@ async function runSequence(e: Emacs, file: string, seed: number): Promise<string
 			oracle.step(shown, ids);
 			trail.push(`revert ${ids.join(" and ")} at line ${line}`);
 			last = "revert";
+		} else if (action === 10) {
+			// The text before the revert typed back where it differs (one change: its shared start and end kept).
+			const was = oracle.applied.at(-2)?.data ?? pi;
+			let head = 0;
+			while (head < was.length && head < shown.length && was[head] === shown[head]) head++;
+			let tail = 0;
+			while (tail < was.length - head && tail < shown.length - head && was.at(-1 - tail) === shown.at(-1 - tail))
+				tail++;
+			const typed = was.slice(head, was.length - tail);
+			await e.act(
+				inBuffer(
+					file,
+					`(goto-char ${head + 1}) (delete-char ${shown.length - head - tail}) (insert ${elispString(typed)})`,
+				),
+			);
+			shown = await text();
+			assert.equal(shown, was, `seed ${seed}: pi's lines typed back`);
+			oracle.step(shown);
+			last = "edit";
+			trail.push("pi's lines typed back");
 		} else if (action < 5) {
 			const step = oracle.undo();
 			if (!step) continue;
@@ -129,13 +154,19 @@ async function runSequence(e: Emacs, file: string, seed: number): Promise<string
 			const marked = int(3) > 0 ? await markLines() : [];
 			const near = marked[int(marked.length)];
 			const line = near === undefined ? 1 + int(count) : Math.max(1, near - int(2));
-			const edit = action < 9 ? `(end-of-line) (insert "!${i}")` : `(insert "u${i}\\n")`;
+			// Or the line copied above itself: equal lines at a place's edges, as the user types them.
+			const kind = action < 9 ? "append to" : int(2) === 0 ? "insert above" : "copy above itself";
+			const edit = {
+				"append to": `(end-of-line) (insert "!${i}")`,
+				"insert above": `(insert "u${i}\\n")`,
+				"copy above itself": `(insert (buffer-substring-no-properties (line-beginning-position) (line-end-position)) "\\n")`,
+			}[kind];
 			await e.act(inBuffer(file, `(goto-char (point-min)) (forward-line ${line - 1}) ${edit}`));
 			shown = await text();
 			oracle.step(shown);
 			edited = line;
 			last = "edit";
-			trail.push(`${action < 9 ? "append to" : "insert above"} line ${line}`);
+			trail.push(`${kind} line ${line}`);
 		}
 		i += 1;
 		const where = () => `seed ${seed}, step ${i}\n  ${trail.join("\n  ")}`;

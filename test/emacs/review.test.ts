@@ -5,8 +5,8 @@
  * lines; `pi-ide-revert-hunk` puts one hunk's baseline lines back in the buffer, never on disk, one undo brings
  * pi's version back, and the revert reaches the state file's `reverted`; undone, a revert leaves `reverted` (pi
  * never tells its model of it) and its hunk is marked again, a redo lists it again and takes that mark away, and a
- * hunk reverted again is listed once; an undo is told by the lines beside the hunk as the user left them, and
- * stays an undo when the user then edits pi's lines; a hunk the user edited is refused; edits elsewhere do not stop a revert; the
+ * hunk reverted again is listed once; an undo is told by Emacs's undo beside the user's edits, and stays an undo
+ * when the user then edits pi's lines; a hunk the user edited is refused; edits elsewhere do not stop a revert; the
  * option switches the marks off. Bad change sets: one message each, no marks,
  * no error; a change set of a pi connected to another editor, or of a pi that is gone, is not read.
  */
@@ -259,7 +259,7 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		assert.match(status, /reverted here: 3 of pi's hunks/);
 	});
 
-	it("an undo told by the lines as the user left them beside the hunk; undone, pi's lines edited stay undone", async (t) => {
+	it("a revert's undo beside the user's edits told by Emacs's undo; undone, pi's lines edited stay undone", async (t) => {
 		const e = await startEmacs(t);
 		const file = join(e.dir, "a.txt");
 		await openFile(e, file);
