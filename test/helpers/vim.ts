@@ -397,6 +397,29 @@ export async function offsetOf(vim: Vim, line: number, column: number): Promise<
 	return Number(await vim.expr(`line2byte(${line}) + ${column} - 1`));
 }
 
+/**
+ * Run pure rules of the client in a real Vim (`vim -es`): a Vim9 script whose `c` is `input` (as JSON) and whose
+ * `body` builds a dict `out`, returned parsed. An error the script raises fails with Vim's words and where.
+ */
+export function runVimRules<T>(t: TestContext, input: unknown, body: string): T {
+	const dirs = makeVimDirs(t);
+	const inFile = join(dirs.root, "in.json");
+	const outFile = join(dirs.root, "out.json");
+	const script = join(dirs.root, "rules.vim");
+	writeFileSync(inFile, JSON.stringify(input));
+	writeFileSync(
+		script,
+		`vim9script\nvar c = json_decode(join(readfile(${vimString(inFile)}), "\\n"))\n${body}\nwritefile([json_encode(out)], ${vimString(outFile)})\n`,
+	);
+	runVimScript(dirs, [
+		`try | source ${script} | catch | call writefile([v:exception, v:throwpoint], ${vimString(outFile)}) | endtry`,
+	]);
+	const outText = readFileSync(outFile, "utf8");
+	// The script's error, when it raised one (written instead of the results).
+	if (!outText.startsWith("{")) throw new Error(`the rules script failed: ${outText}`);
+	return JSON.parse(outText) as T;
+}
+
 /** Run `vim -es` (a script: no UI) with the client's vimrc and `commands`; resolves when Vim exits. */
 export function runVimScript(dirs: VimDirs, commands: string[], env: Record<string, string> = {}): string {
 	requireVim();

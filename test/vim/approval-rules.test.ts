@@ -6,12 +6,10 @@
  * (the oracle), and they no longer match once a line they replace is changed. `PI_IDE_SEED=<n>` replays one seed.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { it } from "node:test";
 import { type ApprovalMessage, buildRequest } from "../../src/link/approval.ts";
 import { seededInts } from "../helpers/seeded.ts";
-import { makeVimDirs, runVimScript, vimString } from "../helpers/vim.ts";
+import { runVimRules, vimString } from "../helpers/vim.ts";
 
 const FILE = "/p/a.txt";
 
@@ -219,16 +217,18 @@ it("vim: approval's pure rules, as tables and seeded random proposals against pi
 		]),
 		random: random.map((c) => [c.before, c.hunks, c.edited ?? []]),
 	};
-	const dirs = makeVimDirs(t);
-	const inFile = join(dirs.root, "in.json");
-	const outFile = join(dirs.root, "out.json");
-	const script = join(dirs.root, "rules.vim");
-	writeFileSync(inFile, JSON.stringify(input));
-	writeFileSync(
-		script,
-		`vim9script
-var c = json_decode(join(readfile(${vimString(inFile)}), "\\n"))
-var decisions: list<dict<any>> = []
+	const out = runVimRules<{
+		validate: [Record<string, unknown>, string][];
+		names: number[];
+		placement: unknown[];
+		notice: string[];
+		decisions: string[];
+		diff: string[];
+		random: [boolean, string[], boolean][];
+	}>(
+		t,
+		input,
+		`var decisions: list<dict<any>> = []
 for i in range(25)
   decisions = pi_ide#approval#AddDecision(decisions, {pi_pid: 1, id: string(i), decision: 'accept'})
 endfor
@@ -242,19 +242,8 @@ var out = {
   random: mapnew(c.random, (_, v) => [pi_ide#approval#Matches(v[0], v[1]), pi_ide#approval#Apply(v[0], v[1]),
     empty(v[2]) ? v:false : pi_ide#approval#Matches(v[2], v[1])]),
 }
-writefile([json_encode(out)], ${vimString(outFile)})
 `,
 	);
-	runVimScript(dirs, [`source ${script}`]);
-	const out = JSON.parse(readFileSync(outFile, "utf8")) as {
-		validate: [Record<string, unknown>, string][];
-		names: number[];
-		placement: unknown[];
-		notice: string[];
-		decisions: string[];
-		diff: string[];
-		random: [boolean, string[], boolean][];
-	};
 
 	VALIDATE.forEach((c, i) => {
 		const [request, why] = out.validate[i] ?? [{}, "missing"];

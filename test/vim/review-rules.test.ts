@@ -9,12 +9,10 @@
  * again. `PI_IDE_SEED=<n>` replays one seed.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { it } from "node:test";
 import { computeHunks, type ReviewHunk, splitLines } from "../../src/link/change-set.ts";
 import { seededInts } from "../helpers/seeded.ts";
-import { makeVimDirs, runVimScript, vimString } from "../helpers/vim.ts";
+import { runVimRules, vimString } from "../helpers/vim.ts";
 
 const FILE = "/p/a.txt";
 
@@ -272,16 +270,22 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 			c.whole,
 		]),
 	};
-	const dirs = makeVimDirs(t);
-	const inFile = join(dirs.root, "in.json");
-	const outFile = join(dirs.root, "out.json");
-	const script = join(dirs.root, "rules.vim");
-	writeFileSync(inFile, JSON.stringify(input));
-	writeFileSync(
-		script,
-		`vim9script
-var c = json_decode(join(readfile(${vimString(inFile)}), "\\n"))
-var reverted: list<dict<any>> = []
+	const out = runVimRules<{
+		validate: [{ run: number; files: { hunks: unknown[] }[] }[], string][];
+		placement: { first: number; last: number; kind: string; at_end: boolean }[][];
+		reverted: string[];
+		step_applied: boolean[];
+		texts: string[][];
+		add_reverted: string[][];
+		newest: Record<string, [number, number]>;
+		quickfix: [string, number, string][];
+		random: { marked: number; said: string[]; lines: string[]; undone: string[]; undo_redo: number[] }[];
+		deletion: [number, string, string[]];
+		untracked: Record<string, [string[], string[]]>;
+	}>(
+		t,
+		input,
+		`var reverted: list<dict<any>> = []
 for i in range(60)
   reverted = pi_ide#review#AddReverted(reverted, {id: string(i)})
 endfor
@@ -397,28 +401,8 @@ for [way, run] in [['wiped', 11], ['signs gone', 12]]
   endif
   out.untracked[way] = [seen, Ids(run)]
 endfor
-writefile([json_encode(out)], ${vimString(outFile)})
 `,
 	);
-	runVimScript(dirs, [
-		`try | source ${script} | catch | call writefile([v:exception, v:throwpoint], ${vimString(outFile)}) | endtry`,
-	]);
-	const outText = readFileSync(outFile, "utf8");
-	// The script's error, when it raised one (written instead of the results).
-	assert.ok(outText.startsWith("{"), outText);
-	const out = JSON.parse(outText) as {
-		validate: [{ run: number; files: { hunks: unknown[] }[] }[], string][];
-		placement: { first: number; last: number; kind: string; at_end: boolean }[][];
-		reverted: string[];
-		step_applied: boolean[];
-		texts: string[][];
-		add_reverted: string[][];
-		newest: Record<string, [number, number]>;
-		quickfix: [string, number, string][];
-		random: { marked: number; said: string[]; lines: string[]; undone: string[]; undo_redo: number[] }[];
-		deletion: [number, string, string[]];
-		untracked: Record<string, [string[], string[]]>;
-	};
 
 	VALIDATE.forEach((c, i) => {
 		const [runs, why] = out.validate[i] ?? [[], "missing"];
