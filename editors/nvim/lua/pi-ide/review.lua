@@ -9,8 +9,8 @@
 ---                   from what pi left (the user edited them) is refused, never overwritten.
 --- The change set is read only for a pi whose message names this Neovim, through the same checks as pi's
 --- message; only buffers already loaded are marked or changed. What was reverted goes into the state file
---- (`reverted`), so pi can tell its model. A revert the user undoes (`u`: the buffer shows pi's lines at its place
---- again) leaves `reverted` before pi tells its model, and the hunk is marked again.
+--- (`reverted`), so pi can tell its model. A revert the user takes back with `u` (Neovim's undo tree says so)
+--- leaves `reverted` before pi tells its model, and the hunk is marked again; a redo lists it again.
 ---@module 'pi-ide.review'
 local M = {}
 
@@ -35,7 +35,7 @@ local H = {
   --- newest last: { pi_pid, run, id, file, line, lines }
   reverted = {},
   --- buf -> list of { info = the mark's info, record = its entry in `reverted`, seq = its undo step, top = the
-  --- extmark at the top of its lines (ns_reverted), undone, mark = the hunk's mark placed again after an undo }
+  --- extmark at the top of its lines (ns_reverted), mark = the hunk's mark placed again after an undo }
   undoable = {},
   --- buf -> changedtick when its reverts were last checked for an undo
   checked = {},
@@ -195,6 +195,12 @@ function M._deletion_holds(buf, base, h, follow)
   return before_ok and after_ok
 end
 
+--- Whether `buf` has `lines` from 0-based `row`.
+local function has_lines(buf, row, lines)
+  return row + #lines <= vim.api.nvim_buf_line_count(buf)
+    and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + #lines, false), lines)
+end
+
 --- The sign of a hunk of pi's that adds or changes lines (`n` of pi's), or of a deletion.
 local function sign_opts(h, row, n)
   if n == 0 then
@@ -254,8 +260,8 @@ local function mark_buffer(buf, file)
     local row = h.new_start - 1
     local n = #h.new_text
     local opts
-    if n > 0 and row + n <= count then
-      if vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + n, false), h.new_text) then
+    if n > 0 then
+      if has_lines(buf, row, h.new_text) then
         opts = sign_opts(h, row, n)
       end
     elseif n == 0 and count > 0 and M._deletion_holds(buf, base_lines(found.entry), h, h.new_start) then
@@ -543,12 +549,6 @@ function M.show_baseline()
   return nil
 end
 
---- Whether `buf` has `lines` from 0-based `row`.
-local function has_lines(buf, row, lines)
-  return row + #lines <= vim.api.nvim_buf_line_count(buf)
-    and vim.deep_equal(vim.api.nvim_buf_get_lines(buf, row, row + #lines, false), lines)
-end
-
 --- Look again at the reverts in buffers that changed since the last look, by asking each buffer's undo tree
 --- whether the revert's undo step is in its text. One UNDONE (`u`, `:earlier`, an undo branch without it) is
 --- left out of `reverted`, so pi never tells its model of a revert that does not hold, and while its run is still
@@ -578,8 +578,7 @@ local function look_at_reverts()
         else
           kept[#kept + 1] = t
           local holds = M._step_applied(tree, t.seq)
-          if not holds and not t.undone then
-            t.undone = true
+          if not holds and not H.undone[t.record] then
             H.undone[t.record] = true
             local row = t.top and api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, t.top, {})[1]
             local found = newest_entry(t.info.file)
@@ -593,8 +592,7 @@ local function look_at_reverts()
                 t.mark = place(buf, H.marks[buf], at, sign_opts(h, at, 0), found, t.info.file, h, row >= count)
               end
             end
-          elseif holds and t.undone then
-            t.undone = nil
+          elseif holds and H.undone[t.record] then
             H.undone[t.record] = nil
             if t.mark then
               pcall(api.nvim_buf_del_extmark, buf, H.ns, t.mark)
