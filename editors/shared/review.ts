@@ -537,7 +537,6 @@ export class ReviewBook {
 			return false;
 		}
 		const now = hashLines(document);
-		const undoneBefore = this.#undone.size;
 		const listed = new Set(this.#reverted.map(revertKeyOf));
 		const next = moved.map((m) => {
 			const key = revertKeyOf(m);
@@ -555,7 +554,8 @@ export class ReviewBook {
 			return m;
 		});
 		this.#marks.set(file, next);
-		return this.#undone.size !== undoneBefore || next.some((m, i) => m.reverted !== moved[i]?.reverted);
+		// Every change of the undone set comes with a change of its mark's `reverted`.
+		return next.some((m, i) => m.reverted !== moved[i]?.reverted);
 	}
 
 	closed(file: string): void {
