@@ -192,7 +192,7 @@ export class EditorLink {
 		const state = this.#read(editor.pid) ?? editor.state;
 		const undone = undoneReverts(state, editor.pid, this.#toldReverts);
 		for (const r of undone) this.#toldReverts.delete(revertKey(r));
-		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), new Set(this.#toldReverts.keys()));
+		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), this.#toldReverts);
 		for (const r of fresh) this.#toldReverts.set(revertKey(r), { revert: r, editorPid: editor.pid });
 		const notes = [formatUndoneNote(undone, this.#options.cwd), formatRevertNote(fresh, this.#options.cwd)];
 		const text = notes.filter((n) => n !== null).join("\n\n");

@@ -21,7 +21,7 @@ export function newReverts(
 	state: EditorState | undefined,
 	piPid: number,
 	runs: ReadonlySet<number>,
-	told: ReadonlySet<string>,
+	told: { has(key: string): boolean },
 ): RevertedHunk[] {
 	return (state?.reverted ?? []).filter((r) => r.pi_pid === piPid && runs.has(r.run) && !told.has(revertKey(r)));
 }
@@ -42,9 +42,11 @@ export function undoneReverts(
 	editorPid: number,
 	told: ReadonlyMap<string, ToldRevert>,
 ): RevertedHunk[] {
-	const listed = state?.reverted;
-	if (listed === undefined ? state === undefined : listed.length >= MAX_REVERTED_REPORTS) return [];
-	const keys = new Set((listed ?? []).map(revertKey));
+	if (state === undefined) return [];
+	// No field: the editor lists none (every revert undone), or it is a v0.3 editor, which was never told of.
+	const listed = state.reverted ?? [];
+	if (listed.length >= MAX_REVERTED_REPORTS) return [];
+	const keys = new Set(listed.map(revertKey));
 	return [...told.entries()].filter(([key, t]) => t.editorPid === editorPid && !keys.has(key)).map(([, t]) => t.revert);
 }
 
