@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DIALOG_ACCEPT, DIALOG_REJECT } from "../../src/link/approval.ts";
-import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
+import { DEFAULT_REPLY, type FakeReply, type RecordedRequest, toolsThenReply } from "../helpers/fake-llm.ts";
 import { runPrint } from "../helpers/pi-env.ts";
 import { startRpc, type UiRequest } from "../helpers/rpc.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
@@ -148,10 +148,9 @@ describe("pi + approval through pi's dialog (RPC), no editor", () => {
 	it("an edit whose text is not in the file asks nobody: the tool fails as it would", async (t) => {
 		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 		const file = touch(env.workDir, "notes.txt", ORIGINAL);
-		env.model.respond = (_request, index) =>
-			index === 0
-				? { toolCalls: [{ name: "edit", arguments: { path: file, edits: [{ oldText: "delta", newText: "D" }] } }] }
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([
+			{ name: "edit", arguments: { path: file, edits: [{ oldText: "delta", newText: "D" }] } },
+		]);
 		const rpc = await startRpc(env);
 		t.after(() => rpc.close());
 		const { since } = await rpc.prompt("change delta");
@@ -165,10 +164,7 @@ describe("pi -p + approval, no UI and no editor", () => {
 	it("nobody can be asked: the write applies and the model is told it was not approved", async (t) => {
 		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 		const file = touch(env.workDir, "notes.txt", ORIGINAL);
-		env.model.respond = (_request, index) =>
-			index === 0
-				? { toolCalls: [{ name: "write", arguments: { path: file, content: "written\n" } }] }
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written\n" } }]);
 		const result = await runPrint(env, ["write it"]);
 		assert.equal(result.code, 0, result.stderr);
 		assert.equal(readFileSync(file, "utf8"), "written\n");

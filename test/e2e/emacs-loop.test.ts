@@ -20,7 +20,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
-import { DEFAULT_REPLY, type FakeReply, type RecordedRequest, toolResults } from "../helpers/fake-llm.ts";
+import { type RecordedRequest, toolResults, toolsThenReply } from "../helpers/fake-llm.ts";
 import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startRpc, type UiRequest } from "../helpers/rpc.ts";
@@ -67,10 +67,7 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 			"Emacs reports the file, its diagnostics and the cursor",
 		);
 		const next = ORIGINAL.map((l, i) => (i === 4 ? "v5 = 'changed by pi'" : l));
-		env.model.respond = (_request, index): FakeReply =>
-			index === 0
-				? { toolCalls: [{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }] }
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }]);
 		const result = await runPrint(env, [PROMPT]);
 		assert.equal(result.code, 0, result.stderr);
 		const toolText = toolResults(env.model.requests[1]).join("\n");
@@ -107,10 +104,7 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 			"Flycheck's clean answer for the original",
 		);
 		const next = ORIGINAL.map((l, i) => (i === 4 ? "v5 = 5  !error pi broke v5" : l));
-		env.model.respond = (_request, index): FakeReply =>
-			index === 0
-				? { toolCalls: [{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }] }
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }]);
 		const result = await runPrint(env, [PROMPT]);
 		assert.equal(result.code, 0, result.stderr);
 		const toolText = toolResults(env.model.requests[1]).join("\n");
@@ -141,17 +135,12 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 				"Emacs reports the file and answers approvals",
 			);
 			const edited = `${ORIGINAL.map((l, i) => (i === 4 ? "v5 = 'changed by pi'" : l)).join("\n")}\n`;
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? {
-							toolCalls: [
-								{
-									name: "edit",
-									arguments: { path: file, edits: [{ oldText: ORIGINAL[4], newText: "v5 = 'changed by pi'" }] },
-								},
-							],
-						}
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{
+					name: "edit",
+					arguments: { path: file, edits: [{ oldText: ORIGINAL[4], newText: "v5 = 'changed by pi'" }] },
+				},
+			]);
 			const ran = runPrint(env, ["change v5"]);
 			// pi starts and the model answers first: that takes pi's own wait under load, not an Emacs one.
 			await pollUntil(
@@ -182,10 +171,7 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 			(s) => (s?.active_buffer.file === file && Array.isArray(s.decisions) ? true : undefined),
 			"Emacs reports the file and answers approvals",
 		);
-		env.model.respond = (_request, index): FakeReply =>
-			index === 0
-				? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written by pi\n" } }]);
 		const ran = runPrint(env, ["rewrite it"]);
 		await pollUntil(
 			async () => ((await e.eval("(length pi-ide-approval--pending)")) === "1" ? true : undefined),
@@ -213,17 +199,12 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 		);
 		const rpc = await startRpc(env);
 		t.after(() => rpc.close());
-		env.model.respond = (_request, index): FakeReply =>
-			index === 0
-				? {
-						toolCalls: [
-							{
-								name: "edit",
-								arguments: { path: file, edits: [{ oldText: ORIGINAL[4], newText: "v5 = 'changed by pi'" }] },
-							},
-						],
-					}
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([
+			{
+				name: "edit",
+				arguments: { path: file, edits: [{ oldText: ORIGINAL[4], newText: "v5 = 'changed by pi'" }] },
+			},
+		]);
 		const since = rpc.records.length;
 		const prompted = rpc.prompt("change v5");
 		await pollUntil(
@@ -263,23 +244,18 @@ describe("emacs + pi end to end", { concurrency: 2 }, () => {
 		await e.until((s) => (s?.active_buffer.file === file ? true : undefined), "Emacs reports notes.txt");
 		const rpc = await startRpc(env);
 		t.after(() => rpc.close());
-		env.model.respond = (_request, index): FakeReply =>
-			index === 0
-				? {
-						toolCalls: [
-							{
-								name: "edit",
-								arguments: {
-									path: file,
-									edits: [
-										{ oldText: "line 2\n", newText: "line 2, by pi\n" },
-										{ oldText: "line 9\n", newText: "line 9, by pi\nand one more\n" },
-									],
-								},
-							},
-						],
-					}
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([
+			{
+				name: "edit",
+				arguments: {
+					path: file,
+					edits: [
+						{ oldText: "line 2\n", newText: "line 2, by pi\n" },
+						{ oldText: "line 9\n", newText: "line 9, by pi\nand one more\n" },
+					],
+				},
+			},
+		]);
 		await rpc.prompt("change lines 2 and 9");
 		const piVersion = readFileSync(file, "utf8");
 		assert.match(piVersion, /line 2, by pi\n[\s\S]*line 9, by pi\nand one more\n/);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
+import { toolResults, toolsThenReply } from "../helpers/fake-llm.ts";
 import { type JetBrainsDriver, startJetBrainsDriver } from "../helpers/jetbrains.ts";
 import { type PiEnv, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -38,8 +38,7 @@ interface StateFile {
 const readState = (driver: JetBrainsDriver): StateFile => JSON.parse(readFileSync(driver.stateFile, "utf8"));
 
 async function runWrite(env: PiEnv, path: string, content: string): Promise<string> {
-	env.model.respond = (_request, index): FakeReply =>
-		index === 0 ? { toolCalls: [{ name: "write", arguments: { path, content } }] } : { text: DEFAULT_REPLY };
+	env.model.respond = toolsThenReply([{ name: "write", arguments: { path, content } }]);
 	const result = await runPrint(env, [PROMPT]);
 	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
 	return toolResults(env.model.requests[1]).join("\n");
@@ -155,14 +154,9 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 			const driver = await startJetBrainsDriver({ project: env.workDir, env: env.env, file, product: "IntelliJ IDEA" });
 			t.after(() => driver.kill());
 			assert.deepEqual(JSON.parse(readFileSync(driver.stateFile, "utf8")).decisions, [], "it says it answers");
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? {
-							toolCalls: [
-								{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
-							],
-						}
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
+			]);
 			// pi -p has no dialog of its own: the IDE alone is asked.
 			const ran = runPrint(env, [PROMPT]);
 			const request = await pollUntil(

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
-import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
+import { type RecordedRequest, toolsThenReply } from "../helpers/fake-llm.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -89,14 +89,9 @@ forEachNvim((flavour) => {
 				await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
 				const rpc = await startRpc(env);
 				t.after(() => rpc.close());
-				env.model.respond = (_request, index): FakeReply =>
-					index === 0
-						? {
-								toolCalls: [
-									{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
-								],
-							}
-						: { text: DEFAULT_REPLY };
+				env.model.respond = toolsThenReply([
+					{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] } },
+				]);
 				const since = rpc.records.length;
 				const prompted = rpc.prompt("change beta");
 				// pi starts and the model answers first: that takes pi's own wait under load, not a Neovim one.
@@ -133,10 +128,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
 			await nv.command("edit notes.txt");
 			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written by pi\n" } }]);
 			const ran = runPrint(env, ["rewrite notes"]);
 			await pollUntil(
 				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
@@ -156,10 +148,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
 			await nv.command("edit notes.txt");
 			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? { toolCalls: [{ name: "write", arguments: { path: file, content: "written by pi\n" } }] }
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written by pi\n" } }]);
 			const ran = runPrint(env, ["rewrite notes"]);
 			await pollUntil(
 				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),

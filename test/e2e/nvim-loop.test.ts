@@ -9,8 +9,7 @@ import assert from "node:assert/strict";
 import { lstatSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import type { FakeReply } from "../helpers/fake-llm.ts";
-import { DEFAULT_REPLY, toolResults } from "../helpers/fake-llm.ts";
+import { toolResults, toolsThenReply } from "../helpers/fake-llm.ts";
 import { forEachNvim, type Nvim, type NvimFlavour, startNvim } from "../helpers/nvim.ts";
 import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -36,7 +35,7 @@ async function openInNvim(
 
 /** One prompt whose first model reply calls `calls`; returns the text of pi's tool result message(s). */
 async function runTools(env: PiEnv, calls: { name: string; arguments: Record<string, unknown> }[]): Promise<string> {
-	env.model.respond = (_request, index): FakeReply => (index === 0 ? { toolCalls: calls } : { text: DEFAULT_REPLY });
+	env.model.respond = toolsThenReply(calls);
 	const result = await runPrint(env, [PROMPT]);
 	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
 	assert.equal(env.model.requests.length, 2, "the tool call, then the answer");

@@ -22,6 +22,7 @@ import {
 	type RecordedRequest,
 	requestMessages,
 	toolResults,
+	toolsThenReply,
 } from "../helpers/fake-llm.ts";
 import { NVIM_MATRIX, type Nvim, type NvimFlavour, requireBin, startNvim } from "../helpers/nvim.ts";
 import { BIN, type PiEnv, runPrint } from "../helpers/pi-env.ts";
@@ -76,23 +77,18 @@ for (const flavour of NVIM_MATRIX) {
 			assert.equal(before.active_buffer.diagnostics?.items[0]?.source, "json");
 			assert.equal(before.active_buffer.diagnostics?.version, before.active_buffer.version);
 
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? {
-							toolCalls: [
-								{
-									name: "edit",
-									arguments: {
-										path: file,
-										edits: [
-											{ oldText: '"demo"\n', newText: '"demo",\n' },
-											{ oldText: "8080\n", newText: "8080,\n" },
-										],
-									},
-								},
-							],
-						}
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{
+					name: "edit",
+					arguments: {
+						path: file,
+						edits: [
+							{ oldText: '"demo"\n', newText: '"demo",\n' },
+							{ oldText: "8080\n", newText: "8080,\n" },
+						],
+					},
+				},
+			]);
 			const result = await runPrint(env, [PROMPT]);
 			assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
 			const toolText = toolResults(env.model.requests[1]).join("\n");
@@ -117,17 +113,12 @@ for (const flavour of NVIM_MATRIX) {
 					{{ lnum = 1, col = 2, message = "old lint warning", severity = 2, source = "lint" }})`,
 			);
 			await nv.until((s) => s.active_buffer.diagnostics?.total === 2, "the server's and the linter's items listed");
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? {
-							toolCalls: [
-								{
-									name: "edit",
-									arguments: { path: file, edits: [{ oldText: "8080\n", newText: "8080,\n" }] },
-								},
-							],
-						}
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{
+					name: "edit",
+					arguments: { path: file, edits: [{ oldText: "8080\n", newText: "8080,\n" }] },
+				},
+			]);
 			const result = await runPrint(env, [PROMPT]);
 			assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
 			const toolText = toolResults(env.model.requests[1]).join("\n");
@@ -220,17 +211,12 @@ for (const flavour of NVIM_MATRIX) {
 				15_000,
 			);
 			await nv.lua("local id = ...; vim.lsp.get_client_by_id(id).notify('fixture/late', { delay = 400 })", id);
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? {
-							toolCalls: [
-								{
-									name: "edit",
-									arguments: { path: file, edits: [{ oldText: "badx\nfine\n", newText: "good\nfine\nbad too\n" }] },
-								},
-							],
-						}
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{
+					name: "edit",
+					arguments: { path: file, edits: [{ oldText: "badx\nfine\n", newText: "good\nfine\nbad too\n" }] },
+				},
+			]);
 			const result = await runPrint(env, [PROMPT]);
 			assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
 			const toolText = toolResults(env.model.requests[1]).join("\n");

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { DEFAULT_REPLY, type FakeReply, toolResults } from "../helpers/fake-llm.ts";
+import { toolResults, toolsThenReply } from "../helpers/fake-llm.ts";
 import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
@@ -43,23 +43,18 @@ async function openWithAle(t: TestContext): Promise<{ env: PiEnv; vim: Vim; file
 
 /** The model's first answer: pi's `edit` fixing line 2 and making line 3 "meh". */
 function editFixingAndBreaking(env: PiEnv, file: string): void {
-	env.model.respond = (_request, index): FakeReply =>
-		index === 0
-			? {
-					toolCalls: [
-						{
-							name: "edit",
-							arguments: {
-								path: file,
-								edits: [
-									{ oldText: "b = bad;", newText: "b = 2;" },
-									{ oldText: "c = 3;", newText: "c = meh;" },
-								],
-							},
-						},
-					],
-				}
-			: { text: DEFAULT_REPLY };
+	env.model.respond = toolsThenReply([
+		{
+			name: "edit",
+			arguments: {
+				path: file,
+				edits: [
+					{ oldText: "b = bad;", newText: "b = 2;" },
+					{ oldText: "c = 3;", newText: "c = meh;" },
+				],
+			},
+		},
+	]);
 }
 
 describe("vim + ALE + pi", { concurrency: 2 }, () => {

@@ -12,7 +12,13 @@ import assert from "node:assert/strict";
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { DEFAULT_REPLY, type FakeReply, type RecordedRequest, toolResults } from "../helpers/fake-llm.ts";
+import {
+	DEFAULT_REPLY,
+	type FakeReply,
+	type RecordedRequest,
+	toolResults,
+	toolsThenReply,
+} from "../helpers/fake-llm.ts";
 import { type PiEnv, REPO, runPi, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { startRpc } from "../helpers/rpc.ts";
 import { envFor, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
@@ -69,10 +75,7 @@ describe("vim + pi", { concurrency: 2 }, () => {
 		await vim.keys("10G", "3", "l");
 		await vim.waitExpr("line('.') == 10 && col('.') == 4");
 		const next = ORIGINAL.map((l, i) => (i === 4 ? "export const v5 = 'changed by pi';" : l));
-		env.model.respond = (_request, index): FakeReply =>
-			index === 0
-				? { toolCalls: [{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }] }
-				: { text: DEFAULT_REPLY };
+		env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: `${next.join("\n")}\n` } }]);
 		const result = await runPrint(env, [PROMPT]);
 		assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
 		const toolText = toolResults(env.model.requests[1]).join("\n");
@@ -129,20 +132,15 @@ describe("vim + pi: approval on (v0.4)", { concurrency: 3 }, () => {
 			await vim.until((s) => Array.isArray(s["decisions"]), "Vim says it answers approvals");
 			const original = readFileSync(file, "utf8");
 			const edited = original.replace("export const v2 = 2;", "export const v2 = 'by pi';");
-			env.model.respond = (_request, index): FakeReply =>
-				index === 0
-					? {
-							toolCalls: [
-								{
-									name: "edit",
-									arguments: {
-										path: file,
-										edits: [{ oldText: "export const v2 = 2;", newText: "export const v2 = 'by pi';" }],
-									},
-								},
-							],
-						}
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{
+					name: "edit",
+					arguments: {
+						path: file,
+						edits: [{ oldText: "export const v2 = 2;", newText: "export const v2 = 'by pi';" }],
+					},
+				},
+			]);
 			// pi -p has no dialog of its own: Vim alone is asked.
 			const ran = runPrint(env, ["change v2"]);
 			// pi starts and the model answers first: that takes pi's own wait under load, not a Vim one.

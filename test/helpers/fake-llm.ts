@@ -46,9 +46,18 @@ export interface FakeModel {
  * A scripted reply: plain text, or tool calls (name + arguments object), streamed as pi's provider expects.
  * `promptTokens`: the context size the reply reports (default 10): a large one makes pi compact before its next turn.
  */
-export type FakeReply = ({ text: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }) & {
+export type FakeReply = ({ text: string } | { toolCalls: FakeToolCall[] }) & {
 	promptTokens?: number;
 };
+
+/** One tool call the fake model asks pi to make. */
+export type FakeToolCall = { name: string; arguments: Record<string, unknown> };
+
+/** A `respond` that asks pi to make `calls` in answer to the first request, and replies to every later one. */
+export const toolsThenReply =
+	(calls: FakeToolCall[]) =>
+	(_request: RecordedRequest, index: number): FakeReply =>
+		index === 0 ? { toolCalls: calls } : { text: DEFAULT_REPLY };
 
 export interface FakeModelOptions {
 	reply?: string;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { DEFAULT_REPLY, type RecordedRequest } from "../helpers/fake-llm.ts";
+import { type RecordedRequest, toolsThenReply } from "../helpers/fake-llm.ts";
 import { GLYPH_DISCONNECTED, GLYPH_NVIM, waitForPill } from "../helpers/ide.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 import { PRODUCT_EXTENSION, piArgs } from "../helpers/pi-env.ts";
@@ -47,10 +47,9 @@ describe("TUI: approving pi's edit in pi's own dialog", { concurrency: 3 }, () =
 		test(c.name, async (t) => {
 			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 			const file = touch(env.workDir, "notes.txt", ORIGINAL);
-			env.model.respond = (_request, index) =>
-				index === 0
-					? { toolCalls: [{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta", newText: "BETA" }] } }] }
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta", newText: "BETA" }] } },
+			]);
 			const tui = await startTui(env, { args: piArgs(PRODUCT_EXTENSION, ["--no-session"]), cols: 140 });
 			t.after(tui.close);
 			await waitForPill(tui, GLYPH_DISCONNECTED);
@@ -79,10 +78,9 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
 			await nv.command("edit notes.txt");
 			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
-			env.model.respond = (_request, index) =>
-				index === 0
-					? { toolCalls: [{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta", newText: "BETA" }] } }] }
-					: { text: DEFAULT_REPLY };
+			env.model.respond = toolsThenReply([
+				{ name: "edit", arguments: { path: file, edits: [{ oldText: "beta", newText: "BETA" }] } },
+			]);
 			const tui = await startTui(env, { args: piArgs(PRODUCT_EXTENSION, ["--no-session"]), cols: 140 });
 			t.after(tui.close);
 			await waitForPill(tui, new RegExp(`^${GLYPH_NVIM}`, "u"));
