@@ -370,6 +370,23 @@ export class IdeController {
 	}
 
 	/**
+	 * Whether the ignore rules keep `file` (absolute, one pi's tools wrote) from the model: the one rule for
+	 * everything pi says about a file beyond the prompt's block (tool-result notes, revert notes). Outside pi's
+	 * cwd the global rules apply relative to the connected editor's cwd, as for its active buffer. Unreadable
+	 * rules count as excluding (nothing is said rather than something the user excluded).
+	 */
+	excludes(file: string): boolean {
+		try {
+			const rules = this.#loadRules();
+			if (!rules.ok) return true;
+			const editorCwd = this.connectedEditor()?.record.state.cwd ?? this.#options.piCwd;
+			return this.#checkIgnored(rules.rules, file, editorCwd).ignored;
+		} catch {
+			return true;
+		}
+	}
+
+	/**
 	 * Connect to an editor chosen by the user; it sticks until it dies or the user disconnects, and is
 	 * remembered for this project (it applies again while that editor runs, or to a restarted one that
 	 * looks the same).

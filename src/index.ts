@@ -131,6 +131,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				connected: () => current.connectedEditor()?.record,
 				warn: (message) => ui?.notify(message, "warning"),
+				excluded: (file) => current.excludes(file),
 			});
 			editorLink = published;
 			approval?.close();
