@@ -36,7 +36,13 @@ import {
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
 import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
-import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./discovery/scan.ts";
+import {
+	type EditorRecord,
+	type PiFileRecord,
+	type ScanDiagnostic,
+	type ScanMode,
+	StateDirScanner,
+} from "./discovery/scan.ts";
 import {
 	bestTier,
 	focusWindow,
@@ -275,6 +281,8 @@ export class IdeController {
 					});
 				}
 			}
+
+			this.#dropGonePiFiles(scan.piFiles);
 
 			const ranked = rankEditors(
 				live.map((record) => ({ record, state: record.state })),
@@ -672,6 +680,23 @@ export class IdeController {
 			why === null ? null : { path: record.path, message: `${why}: ${removed ? "removed" : "ignored"}` };
 		this.#leftovers.set(record.state, diagnostic);
 		if (diagnostic) diagnostics.push(diagnostic);
+	}
+
+	/**
+	 * A gone pi's files (`pi-<pid>.json`, its change set with baselines, an approval request): removed by the rule
+	 * of a gone editor's file: its pid dead (ESRCH) or reused by a process started after the file was last
+	 * written, and only the very file listed (StateDirScanner.removeLeftover). A live pi's (this one's too), a
+	 * foreign or an unknown pid's: left alone. Quietly: a killed pi's leftovers are not news.
+	 */
+	#dropGonePiFiles(piFiles: readonly PiFileRecord[]): void {
+		const clock = this.#options.startClock;
+		for (const file of piFiles) {
+			const liveness = this.#probePid(file.pid);
+			const gone =
+				liveness === "dead" ||
+				(liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt));
+			if (gone) this.#scanner.removeLeftover(file);
+		}
 	}
 
 	/** Say a warning unless it is the one said last: a rescan loop must not repeat it. */
