@@ -119,6 +119,30 @@ describe("pi + approval through pi's dialog (RPC), no editor", () => {
 			assert.match(toolResult(env.model.requests[1]), c.told);
 		});
 
+	it("a state dir another user made first: the dialog asks, and its title says the editor cannot be asked and why", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+		mkdirSync(env.stateDir, { recursive: true, mode: 0o700 });
+		chownSync(env.stateDir, OTHER_UID, OTHER_UID);
+		const file = touch(env.workDir, "notes.txt", ORIGINAL);
+		env.model.respond = editOnce(file);
+		const rpc = await startRpc(env);
+		t.after(() => rpc.close());
+		const since = rpc.records.length;
+		const prompted = rpc.prompt("change beta");
+		const dialog = await rpc.waitFor<UiRequest>(
+			(r) => r.type === "extension_ui_request" && r.method === "select",
+			undefined,
+			since,
+		);
+		assert.match(
+			String(dialog.title),
+			/^pi wants to edit notes\.txt .* Your editor cannot be asked: pi refuses its state directory .*pi-ide is owned by uid 1001/,
+		);
+		rpc.respond(dialog.id, { value: DIALOG_ACCEPT });
+		await prompted;
+		assert.equal(readFileSync(file, "utf8"), EDITED);
+	});
+
 	it("pi's abort while it waits: not applied, pi still answers", async (t) => {
 		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 		const file = touch(env.workDir, "notes.txt", ORIGINAL);
