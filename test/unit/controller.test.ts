@@ -453,6 +453,45 @@ describe("IdeController", { concurrency: 4 }, () => {
 		assert.equal(again.connection.connected && again.connection.pid, pid);
 	});
 
+	describe("excludes: the ignore rules for what pi says about a file its tools changed", () => {
+		const cases: {
+			name: string;
+			global?: string;
+			project?: string;
+			/** The rules file cannot be read (a directory where it should be). */
+			unreadable?: boolean;
+			file: (f: Fixture) => string;
+			excluded: boolean;
+		}[] = [
+			{ name: "no rules", file: (f) => join(f.project, ".env"), excluded: false },
+			{ name: "a global rule", global: ".env\n", file: (f) => join(f.project, ".env"), excluded: true },
+			{ name: "a project rule", project: "secrets/\n", file: (f) => join(f.project, "secrets/k.pem"), excluded: true },
+			{ name: "another file", global: ".env\n", file: (f) => join(f.project, "src/a.ts"), excluded: false },
+			{
+				name: "outside pi's project, the global rule",
+				global: "*.key\n",
+				file: (f) => join(f.root, "x.key"),
+				excluded: true,
+			},
+			{
+				name: "rules that cannot be read: excluded",
+				unreadable: true,
+				file: (f) => join(f.project, "a.ts"),
+				excluded: true,
+			},
+		];
+		for (const c of cases) {
+			it(`${c.name}: ${c.excluded ? "excluded" : "not excluded"}`, () => {
+				const f = fixture();
+				if (c.global) writeFileSync(join(f.agentDir, "ide-context.ignore"), c.global);
+				if (c.project) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), c.project);
+				if (c.unreadable) mkdirSync(join(f.agentDir, "ide-context.ignore"));
+				f.controller.refresh();
+				assert.equal(f.controller.excludes(c.file(f)), c.excluded);
+			});
+		}
+	});
+
 	describe("a gone pi's files are removed on the scan, by the rule of a gone editor's file", () => {
 		const OLD = Date.now() / 1000 - 60;
 		const cases: {
