@@ -282,7 +282,7 @@ export class IdeController {
 				}
 			}
 
-			this.#dropGonePiFiles(scan.piFiles);
+			const livePis = this.#dropGonePiFiles(scan.piFiles);
 
 			const ranked = rankEditors(
 				live.map((record) => ({ record, state: record.state })),
@@ -293,7 +293,8 @@ export class IdeController {
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
 			const livePids = editors.map((e) => e.record.pid);
-			clock?.retain?.(new Set(livePids));
+			// Other pis' start times stay held too: their files are checked with every scan.
+			clock?.retain?.(new Set([...livePids, ...livePis]));
 			const { host, envPid } = this.#options.hostHints
 				? findHostEditor(this.#options.hostHints, {
 						live: new Set(livePids),
@@ -686,17 +687,24 @@ export class IdeController {
 	 * A gone pi's files (`pi-<pid>.json`, its change set with baselines, an approval request): removed by the rule
 	 * of a gone editor's file: its pid dead (ESRCH) or reused by a process started after the file was last
 	 * written, and only the very file listed (StateDirScanner.removeLeftover). A live pi's (this one's too), a
-	 * foreign or an unknown pid's: left alone. Quietly: a killed pi's leftovers are not news.
+	 * foreign or an unknown pid's: left alone. Quietly: a killed pi's leftovers are not news. Returns the pids of
+	 * the pis that run (their start times stay held).
 	 */
-	#dropGonePiFiles(piFiles: readonly PiFileRecord[]): void {
+	#dropGonePiFiles(piFiles: readonly PiFileRecord[]): Set<number> {
 		const clock = this.#options.startClock;
+		const live = new Set<number>();
+		const verdicts = new Map<number, Liveness>();
 		for (const file of piFiles) {
-			const liveness = this.#probePid(file.pid);
-			const gone =
-				liveness === "dead" ||
-				(liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt));
-			if (gone) this.#scanner.removeLeftover(file);
+			let liveness = verdicts.get(file.pid);
+			if (liveness === undefined) {
+				liveness = this.#probePid(file.pid);
+				verdicts.set(file.pid, liveness);
+			}
+			const reused = liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt);
+			if (liveness === "dead" || reused) this.#scanner.removeLeftover(file);
+			else if (liveness === "alive") live.add(file.pid);
 		}
+		return live;
 	}
 
 	/** Say a warning unless it is the one said last: a rescan loop must not repeat it. */
