@@ -36,7 +36,13 @@ import {
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
 import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
-import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./discovery/scan.ts";
+import {
+	type EditorRecord,
+	type PiFileRecord,
+	type ScanDiagnostic,
+	type ScanMode,
+	StateDirScanner,
+} from "./discovery/scan.ts";
 import {
 	bestTier,
 	focusWindow,
@@ -276,6 +282,8 @@ export class IdeController {
 				}
 			}
 
+			const livePis = this.#dropGonePiFiles(scan.piFiles);
+
 			const ranked = rankEditors(
 				live.map((record) => ({ record, state: record.state })),
 				this.#options.piCwd,
@@ -285,7 +293,8 @@ export class IdeController {
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
 			const livePids = editors.map((e) => e.record.pid);
-			clock?.retain?.(new Set(livePids));
+			// Other pis' start times stay held too: their files are checked with every scan.
+			clock?.retain?.(new Set([...livePids, ...livePis]));
 			const { host, envPid } = this.#options.hostHints
 				? findHostEditor(this.#options.hostHints, {
 						live: new Set(livePids),
@@ -366,6 +375,23 @@ export class IdeController {
 			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
 		} catch (error) {
 			return { kind: "skip", reason: `internal error: ${String(error)}`, stale: "unreadable" };
+		}
+	}
+
+	/**
+	 * Whether the ignore rules keep `file` (absolute, one pi's tools wrote) from the model: the one rule for
+	 * everything pi says about a file beyond the prompt's block (tool-result notes, revert notes). Outside pi's
+	 * cwd the global rules apply relative to the connected editor's cwd, as for its active buffer. Unreadable
+	 * rules count as excluding (nothing is said rather than something the user excluded).
+	 */
+	excludes(file: string): boolean {
+		try {
+			const rules = this.#loadRules();
+			if (!rules.ok) return true;
+			const editorCwd = this.connectedEditor()?.record.state.cwd ?? this.#options.piCwd;
+			return this.#checkIgnored(rules.rules, file, editorCwd).ignored;
+		} catch {
+			return true;
 		}
 	}
 
@@ -655,6 +681,30 @@ export class IdeController {
 			why === null ? null : { path: record.path, message: `${why}: ${removed ? "removed" : "ignored"}` };
 		this.#leftovers.set(record.state, diagnostic);
 		if (diagnostic) diagnostics.push(diagnostic);
+	}
+
+	/**
+	 * A gone pi's files (`pi-<pid>.json`, its change set with baselines, an approval request): removed by the rule
+	 * of a gone editor's file: its pid dead (ESRCH) or reused by a process started after the file was last
+	 * written, and only the very file listed (StateDirScanner.removeLeftover). A live pi's (this one's too), a
+	 * foreign or an unknown pid's: left alone. Quietly: a killed pi's leftovers are not news. Returns the pids of
+	 * the pis that run (their start times stay held).
+	 */
+	#dropGonePiFiles(piFiles: readonly PiFileRecord[]): Set<number> {
+		const clock = this.#options.startClock;
+		const live = new Set<number>();
+		const verdicts = new Map<number, Liveness>();
+		for (const file of piFiles) {
+			let liveness = verdicts.get(file.pid);
+			if (liveness === undefined) {
+				liveness = this.#probePid(file.pid);
+				verdicts.set(file.pid, liveness);
+			}
+			const reused = liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt);
+			if (liveness === "dead" || reused) this.#scanner.removeLeftover(file);
+			else if (liveness === "alive") live.add(file.pid);
+		}
+		return live;
 	}
 
 	/** Say a warning unless it is the one said last: a rescan loop must not repeat it. */

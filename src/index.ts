@@ -47,7 +47,7 @@ import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
 import { userTrustCheck } from "./pi-trust.ts";
-import { resolveStateDir } from "./protocol/state-dir.ts";
+import { formatDirHealth, resolveStateDir } from "./protocol/state-dir.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
 import type { StatusFacts } from "./ui/status-report.ts";
 import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
@@ -131,6 +131,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				connected: () => current.connectedEditor()?.record,
 				warn: (message) => ui?.notify(message, "warning"),
+				excluded: (file) => current.excludes(file),
 			});
 			editorLink = published;
 			approval?.close();
@@ -143,6 +144,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				connected: () => current.connectedEditor()?.record,
 				editorPorts: (pid) => published.editorPorts(pid),
 				warn: (message) => ui?.notify(message, "warning"),
+				stateDirProblem: () => refusedStateDir(current),
 			});
 			current.onPill = () => published.sync();
 			void controller.start();
@@ -199,6 +201,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				answeringEditor: state && answersApprovals(state) ? editorName(state) : null,
 				dialog: ctx.hasUI,
 				pending: approval?.pending() ?? null,
+				refusedDir: refusedStateDir(current),
 			},
 		};
 	};
@@ -436,6 +439,12 @@ async function pickEditor(controller: IdeController, ctx: ExtensionContext): Pro
 	}
 	controller.pick(action.pid, action.window);
 	ctx.ui.notify(`pi-ide-context: ${describeConnection(controller)}`, "info");
+}
+
+/** Why pi refuses its state dir now (no editor can be asked), or null: it reads it, or there is none yet. */
+function refusedStateDir(controller: IdeController): string | null {
+	const health = controller.view.health;
+	return health.ok || health.missing ? null : formatDirHealth(health);
 }
 
 function describeConnection(controller: IdeController): string {

@@ -16,6 +16,7 @@ import {
 	editorName,
 	encodeApprovalMessage,
 	type OutcomeWords,
+	refusedDirWarning,
 } from "./approval.ts";
 import type { WaitPorts } from "./await-report.ts";
 import { type EditorLinkOptions, readForReview } from "./editor-link.ts";
@@ -27,6 +28,11 @@ export interface ApprovalDeskOptions
 	extends Pick<EditorLinkOptions, "stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs"> {
 	/** The editor's state file, read fresh and watched (EditorLink's). */
 	editorPorts: (pid: number) => WaitPorts;
+	/**
+	 * Why pi refuses its state dir now (formatDirHealth), or null when it reads it (or it does not exist yet). A
+	 * refused dir means no editor can be asked: never a silent approval (PROTOCOL.md, Approval).
+	 */
+	stateDirProblem?: () => string | null;
 }
 
 export interface ReviewCall {
@@ -84,8 +90,10 @@ export class ApprovalDesk {
 		const editorPorts = editor ? this.#options.editorPorts(editor.pid) : undefined;
 		const state = editorPorts?.read() ?? null;
 		const answering = editor && editorPorts && state && answersApprovals(state) ? editorPorts : undefined;
+		const refused = this.#stateDirProblem();
 		if (!answering && !call.dialog) {
-			const outcome: ApprovalOutcome = { kind: "unattended" };
+			const outcome: ApprovalOutcome =
+				refused === null ? { kind: "unattended" } : { kind: "dir refused", problem: refused };
 			return { outcome, words: describeOutcome(outcome, file, cwd) };
 		}
 		this.#pending = { tool: call.toolName, file, sinceMs: now * 1000 };
@@ -107,7 +115,12 @@ export class ApprovalDesk {
 				...(answering && state
 					? { editor: { name: editorName(state), read: answering.read, subscribe: answering.subscribe } }
 					: {}),
-				...(dialog ? { dialog: (signal: AbortSignal) => dialog(dialogTitle(request, cwd), signal) } : {}),
+				...(dialog
+					? {
+							dialog: (signal: AbortSignal) =>
+								dialog(`${dialogTitle(request, cwd)}${refused === null ? "" : refusedDirWarning(refused)}`, signal),
+						}
+					: {}),
 				setTimer: (fn, ms) => {
 					const timer = setTimeout(fn, ms);
 					return () => clearTimeout(timer);
@@ -126,6 +139,15 @@ export class ApprovalDesk {
 		if (!this.#pending) return null;
 		const { tool, file, sinceMs } = this.#pending;
 		return { tool, file, waitedS: Math.max(0, ((this.#options.nowMs?.() ?? Date.now()) - sinceMs) / 1000) };
+	}
+
+	/** The state dir's problem; one that cannot be told counts as refused. */
+	#stateDirProblem(): string | null {
+		try {
+			return this.#options.stateDirProblem?.() ?? null;
+		} catch (error) {
+			return `(cannot tell: ${String(error)})`;
+		}
 	}
 
 	close(): void {

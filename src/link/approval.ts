@@ -114,7 +114,9 @@ export type ApprovalOutcome =
 	| { kind: "dismissed" }
 	| { kind: "editor gone"; where: string }
 	| { kind: "aborted" }
-	| { kind: "unattended" };
+	| { kind: "unattended" }
+	/** Nobody could be asked because pi refuses its state dir (`problem`: which and why): never an approval. */
+	| { kind: "dir refused"; problem: string };
 
 export const DIALOG_NAME = "pi's approval dialog";
 
@@ -235,12 +237,25 @@ export function describeOutcome(outcome: ApprovalOutcome, file: string, cwd: str
 				block: `The run was stopped while this change waited for the user's approval: ${notApplied}.`,
 				note: null,
 			};
+		case "dir refused":
+			return {
+				block: `Approval is on, but pi refuses its state directory (${oneLine(outcome.problem, 300)}), so the user's editor cannot be asked, and pi has no dialog here: ${notApplied}. This is not a rejection: tell the user, who must fix the directory or approve another way.`,
+				note: null,
+			};
 		case "unattended":
 			return {
 				block: null,
 				note: "Approval is on, but no editor and no dialog could ask the user (no UI, no editor that answers approvals): this change was applied without approval.",
 			};
 	}
+}
+
+/**
+ * What pi's dialog adds when pi refuses its state dir (`problem`: which and why): the user's editor was not asked
+ * and cannot be, so the dialog is the only place this change is approved.
+ */
+export function refusedDirWarning(problem: string): string {
+	return ` Your editor cannot be asked: pi refuses its state directory ${oneLine(problem, 300)}.`;
 }
 
 /** The editor's name for the words above ("Neovim", "VS Code"). */

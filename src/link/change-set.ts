@@ -289,11 +289,6 @@ export class ChangeSet {
 		this.#open = false;
 	}
 
-	/** The runs kept (their numbers), with or without changed files. */
-	runIds(): Set<number> {
-		return new Set(this.#runs.map((r) => r.run));
-	}
-
 	/** Whether `file` already has a baseline in the current run (the shell then need not read it). */
 	hasBaseline(file: string): boolean {
 		return this.#open && (this.#runs.at(-1)?.files.has(file) ?? false);

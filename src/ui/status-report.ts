@@ -67,6 +67,8 @@ export interface ApprovalFacts {
 	dialog: boolean;
 	/** The write/edit waiting for a decision now. */
 	pending: { tool: string; file: string; waitedS: number } | null;
+	/** Why pi refuses its state dir (no editor can be asked), when it does. */
+	refusedDir?: string | null;
 }
 
 /** The report, one fact per line. */
@@ -140,11 +142,15 @@ function describeApproval(approval: ApprovalFacts): string[] {
 		...(approval.answeringEditor === null ? [] : [oneLine(approval.answeringEditor)]),
 		...(approval.dialog ? ["pi's dialog"] : []),
 	];
+	const refused = approval.refusedDir ?? null;
 	const who =
 		askers.length > 0
 			? `asked in ${askers.join(" and ")}`
-			: "nobody can be asked (no editor that answers, no dialog): changes are applied and the model is told";
+			: refused !== null
+				? "nobody can be asked: changes are not applied and the model is told to ask the user"
+				: "nobody can be asked (no editor that answers, no dialog): changes are applied and the model is told";
 	const lines = [`Approval: each write/edit waits up to ${approval.timeoutS} s; ${who}`];
+	if (refused !== null) lines.push(`  no editor can be asked: pi refuses its state directory ${oneLine(refused)}`);
 	const pending = approval.pending;
 	if (pending)
 		lines.push(

@@ -22,7 +22,7 @@ after(() => {
 	for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
-function world(editorState: Partial<EditorState> | null) {
+function world(editorState: Partial<EditorState> | null, refusedDir: string | null = null) {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-approval-"));
 	roots.push(root);
 	const dir = join(root, "pi-ide");
@@ -50,6 +50,7 @@ function world(editorState: Partial<EditorState> | null) {
 			now: () => 0,
 			setTimer: () => () => {},
 		}),
+		stateDirProblem: () => refusedDir,
 	});
 	const decide = (decision: "accept" | "reject", id: string) => {
 		if (state) state = { ...state, decisions: [{ pi_pid: PI, id, decision }] };
@@ -99,6 +100,55 @@ describe("ApprovalDesk", () => {
 		assert.deepEqual(reviewed?.outcome, { kind: "unattended" });
 		assert.match(reviewed?.words.note ?? "", /applied without approval/);
 		assert.equal(existsSync(w.approvalFile), false);
+	});
+
+	describe("a state dir pi refuses (another user made /tmp/pi-ide first) never turns into silent approval", () => {
+		const REFUSED = "/tmp/pi-ide is owned by uid 1001, not by you";
+		test("no dialog (print mode): not applied, and the model is told why and to tell the user", async () => {
+			const w = world(null, REFUSED);
+			const reviewed = await w.desk.review(call({}));
+			assert.deepEqual(reviewed?.outcome, { kind: "dir refused", problem: REFUSED });
+			assert.equal(reviewed?.words.note, null);
+			assert.match(reviewed?.words.block ?? "", /pi refuses its state directory \(\/tmp\/pi-ide is owned by uid 1001/);
+			assert.match(reviewed?.words.block ?? "", /the change was not applied and a\.txt is unchanged/);
+		});
+		test("pi's dialog: asked, and its title says the editor cannot be asked and why", async () => {
+			const w = world(null, REFUSED);
+			let title = "";
+			const reviewed = await w.desk.review(
+				call({
+					dialog: async (t) => {
+						title = t;
+						return "accept";
+					},
+				}),
+			);
+			assert.match(
+				title,
+				/Your editor cannot be asked: pi refuses its state directory \/tmp\/pi-ide is owned by uid 1001/,
+			);
+			assert.deepEqual(reviewed?.outcome, { kind: "accepted", where: "pi's approval dialog" });
+		});
+		test("a problem that cannot be told counts as refused", async () => {
+			const w = world(null);
+			const desk = new ApprovalDesk({
+				stateDir: w.dir,
+				uid: UID,
+				pid: PI,
+				cwd: w.work,
+				home: w.dir,
+				connected: () => undefined,
+				editorPorts: () => {
+					throw new Error("no editor");
+				},
+				stateDirProblem: () => {
+					throw new Error("boom");
+				},
+			});
+			const reviewed = await desk.review(call({}));
+			assert.equal(reviewed?.outcome.kind, "dir refused");
+			assert.ok(reviewed?.words.block);
+		});
 	});
 
 	test("no editor, pi's dialog: asked with the title, its answer counts; no file", async () => {
