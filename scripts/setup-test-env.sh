@@ -6,7 +6,8 @@
 #     vterm as Debian ships them), and for the real VS Code test chromium + libkrb5-dev (code-server's kerberos
 #     add-on builds from source), for the JetBrains client a JDK, the IntelliJ platform 183 jars and JUnit 5;
 #   - Neovim 0.10 unpacked from Debian 13 into .cache/nvim-0.10 (the version matrix runs 0.7.2 and 0.10);
-#   - code-server in .cache/vscode-test for the real VS Code test.
+#   - code-server in .cache/vscode-test for the real VS Code test;
+#   - verdaccio (a local npm registry, from npm) in test/registry/node_modules for the release test.
 # A second run with everything present takes well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,8 @@ command -v emacs >/dev/null || need+=(emacs-nox)
 dpkg -s elpa-flycheck >/dev/null 2>&1 || need+=(elpa-flycheck)
 dpkg -s elpa-vterm >/dev/null 2>&1 || need+=(elpa-vterm)
 command -v git >/dev/null || need+=(git)
+# unzip: the release test reads the .vsix and the JetBrains plugin zip.
+command -v unzip >/dev/null || need+=(unzip)
 command -v chromium >/dev/null || need+=(chromium)
 dpkg -s libkrb5-dev >/dev/null 2>&1 || need+=(libkrb5-dev)
 # The JetBrains client (editors/jetbrains/build.sh): a JDK, the IntelliJ platform 183 jars, JUnit 5.
@@ -46,4 +49,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 bash scripts/fetch-nvim-0.10.sh
+# verdaccio, the local npm registry of the release test (test/e2e/release.test.ts), pinned by its own lock file.
+if [ ! -x test/registry/node_modules/.bin/verdaccio ]; then
+  echo "setup-test-env: installing verdaccio into test/registry"
+  (cd test/registry && npm ci --no-audit --no-fund --loglevel=error)
+fi
 if [ -f scripts/setup-vscode-test.sh ]; then bash scripts/setup-vscode-test.sh; fi

@@ -380,6 +380,17 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		return quoteLine(theme.fg("muted", `↳ ${oneLine(sent, 300)}`), options.outputPad);
 	});
 
+	// The review's notes to the model (a revert, an undone revert), shown under the prompt as pi's own lines, not
+	// as a raw message with its type tag.
+	pi.registerMessageRenderer(REVERTS_MESSAGE_TYPE, (message, options, theme) => {
+		if (typeof message.content !== "string") return undefined;
+		const lines = message.content.split("\n").map((line, i) => `${i === 0 ? "↳" : " "} ${line}`);
+		return noteLines(
+			lines.map((line) => theme.fg("muted", line)),
+			options.outputPad,
+		);
+	});
+
 	pi.registerCommand("ide", {
 		description: "Connect pi to an editor: /ide (pick), /ide status, /ide off, /ide auto",
 		getArgumentCompletions: (prefix) => {
@@ -516,9 +527,14 @@ function reportError(ctx: ExtensionContext, where: string, error: unknown): void
 
 /** One line, cut to the width it gets: the quote never wraps. */
 function quoteLine(text: string, pad: number): Component {
+	return noteLines([text], pad);
+}
+
+/** Lines under the prompt, each cut to the terminal's width. */
+function noteLines(lines: readonly string[], pad: number): Component {
 	const padding = " ".repeat(pad);
 	return {
-		render: (width: number) => [truncateToWidth(`${padding}${text}`, Math.max(1, width))],
+		render: (width: number) => lines.map((line) => truncateToWidth(`${padding}${line}`, Math.max(1, width))),
 		invalidate: () => {},
 	};
 }

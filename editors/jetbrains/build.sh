@@ -6,7 +6,8 @@
 #   core.jar                       the pure core and the headless driver (no platform classes)
 #   test/                          the JUnit tests, compiled (`build.sh test` also runs them)
 # Java 8 bytecode (--release 8): IDEs of build 183 run on Java 8, current ones on 17 or 21.
-# Needs: a JDK (javac, jar), the libintellij-*-java and junit5 packages, and Node >= 22.18 (the language table).
+# Needs: a JDK (javac, jar), the libintellij-*-java and junit5 packages, and Node >= 22.18 for the language table:
+# the clone's pinned Node (node_modules/.bin/node, from `npm ci`) is taken first, so Debian's Node 20 on PATH is fine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -21,8 +22,16 @@ javac_8=(javac -nowarn -Xlint:-options --release 8 -encoding UTF-8)
 rm -rf "$out/core" "$out/plugin" "$out/test" "$out/zip"
 mkdir -p "$out/core/pi/ide/core" "$out/plugin/META-INF" "$out/test" "$out/zip/pi-ide-context/lib"
 
+# A Node that runs TypeScript (type stripping, >= 22.18): the clone's pinned one, else the first on PATH.
+node_bin="$repo/node_modules/.bin/node"
+[ -x "$node_bin" ] || node_bin=$(command -v node || true)
+if [ -z "$node_bin" ] || ! "$node_bin" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 18) ? 0 : 1)'; then
+  echo "build.sh: needs Node >= 22.18 to read src/context/languages.ts; run \`npm ci\` in the clone (it pins Node 24) or put a newer node first on PATH" >&2
+  exit 1
+fi
+
 # pi's language table (src/context/languages.ts) as data, so the ids are the other clients' and never a copy.
-(cd "$repo" && node --input-type=module -e '
+(cd "$repo" && "$node_bin" --input-type=module -e '
 import { EXTENSION_LANGUAGES, FILENAME_LANGUAGES } from "./src/context/languages.ts";
 process.stdout.write(JSON.stringify({ extensions: EXTENSION_LANGUAGES, filenames: FILENAME_LANGUAGES }));
 ') > "$out/core/pi/ide/core/languages.json"

@@ -5,6 +5,7 @@
  * come before parsing live in pi-reader.ts.
  */
 import {
+	FILE_REPORT_HOLD_SECONDS,
 	KEPT_FILE_REPORTS,
 	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
@@ -15,7 +16,14 @@ import { parseStateFileName } from "../../src/protocol/state-dir.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
 // The caps (message size, its lists, the editor's `files`) are the protocol's: src/protocol/limits.ts.
-export { KEPT_FILE_REPORTS, MAX_FILE_REPORTS, MAX_PI_CHANGED, MAX_PI_LAST_TURN, MAX_PI_MESSAGE_BYTES };
+export {
+	FILE_REPORT_HOLD_SECONDS,
+	KEPT_FILE_REPORTS,
+	MAX_FILE_REPORTS,
+	MAX_PI_CHANGED,
+	MAX_PI_LAST_TURN,
+	MAX_PI_MESSAGE_BYTES,
+};
 
 export interface ChangedFile {
 	file: string;
@@ -174,11 +182,35 @@ export function pendingChanges(message: PiMessage, ownPid: number, handledSeq: n
 	return [...byFile.values()];
 }
 
+/** A report the editor holds, with when it made it (seconds on its own clock): retention needs its age. */
+export interface HeldReport {
+	readonly report: FileReport;
+	readonly at: number;
+}
+
 /**
- * `reports` with `report` replacing any earlier report of the same pi on the same file, newest last, capped.
- * Keyed by pi too: with two pis on one editor, one pi's report must not replace the other's before it read it.
+ * `held` with `report` (made at `now`) replacing any earlier report of the same pi on the same file, newest last,
+ * then retained (`retainReports`). Keyed by pi too: with two pis on one editor, one pi's report must not replace
+ * the other's before it read it.
  */
-export function addReport(reports: readonly FileReport[], report: FileReport): FileReport[] {
-	const same = (r: FileReport) => r.file === report.file && r.pi_pid === report.pi_pid;
-	return [...reports.filter((r) => !same(r)), report].slice(-KEPT_FILE_REPORTS);
+export function addReport(held: readonly HeldReport[], report: FileReport, now: number): HeldReport[] {
+	const same = (h: HeldReport) => h.report.file === report.file && h.report.pi_pid === report.pi_pid;
+	return retainReports([...held.filter((h) => !same(h)), { report, at: now }], now);
+}
+
+/**
+ * PROTOCOL.md's retention of `files` reports (held newest last): each pi's newest KEPT_FILE_REPORTS at all times,
+ * older ones while younger than FILE_REPORT_HOLD_SECONDS (pi may still be waiting for them), at most
+ * MAX_FILE_REPORTS in all, the newest. One pi's reports never push out another's newest KEPT_FILE_REPORTS.
+ */
+export function retainReports(held: readonly HeldReport[], now: number): HeldReport[] {
+	const perPi = new Map<number | undefined, number>();
+	const kept: HeldReport[] = [];
+	for (let i = held.length - 1; i >= 0; i--) {
+		const h = held[i] as HeldReport;
+		const count = (perPi.get(h.report.pi_pid) ?? 0) + 1;
+		perPi.set(h.report.pi_pid, count);
+		if (count <= KEPT_FILE_REPORTS || now - h.at < FILE_REPORT_HOLD_SECONDS) kept.push(h);
+	}
+	return kept.slice(0, MAX_FILE_REPORTS).reverse();
 }

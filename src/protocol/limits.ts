@@ -27,6 +27,8 @@ export const MAX_DIAGNOSTIC_MESSAGE_CHARS = 500;
  */
 export const MAX_FILE_REPORTS = 200;
 export const KEPT_FILE_REPORTS = 20;
+/** How long an editor keeps a report beyond its pi's newest KEPT_FILE_REPORTS: pi waits at most 2 s after its tool. */
+export const FILE_REPORT_HOLD_SECONDS = 5;
 
 /** v0.3 pi message (`pi-<pid>.json`): its lists, and its size (larger files are ignored by editors, unread). */
 export const MAX_PI_CHANGED = 50;

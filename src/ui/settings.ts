@@ -19,7 +19,7 @@ export interface IdeSettings {
 	/** Link the bundled Vim client into Vim's packpath at session start (also off with PI_IDE_NO_VIM_LINK=1). */
 	linkVim: boolean;
 	/**
-	 * Send the whole block, selection text included, with every prompt (the behaviour of 0.1.0). Off: a prompt
+	 * Send the whole block, selection text included, with every prompt (as 0.1.0 did). Off: a prompt
 	 * sends only what the model does not already have (see context-memory.ts).
 	 */
 	sendUnchanged: boolean;

@@ -36,6 +36,11 @@ const AGREEMENTS: Agreement[] = [
 	{ name: "approval request size", lua: 'require("pi-ide.approval").MAX_BYTES', limit: limits.MAX_APPROVAL_BYTES },
 	{ name: "decisions kept", lua: 'require("pi-ide.approval").MAX_DECISIONS', limit: limits.MAX_DECISIONS },
 	{ name: "files reports kept per pi", lua: 'require("pi-ide.inbox").KEPT_REPORTS', limit: limits.KEPT_FILE_REPORTS },
+	{
+		name: "files reports held (seconds)",
+		lua: 'require("pi-ide.inbox").HOLD_S',
+		limit: limits.FILE_REPORT_HOLD_SECONDS,
+	},
 ];
 
 forEachNvim((flavour) => {

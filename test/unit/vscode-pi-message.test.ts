@@ -11,13 +11,17 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import {
 	addReport,
+	FILE_REPORT_HOLD_SECONDS,
 	type FileReport,
+	type HeldReport,
 	KEPT_FILE_REPORTS,
+	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
 	MAX_PI_MESSAGE_BYTES,
 	parsePiMessage,
 	pendingChanges,
 	piMessagePid,
+	retainReports,
 } from "../../editors/shared/pi-message.ts";
 import { type PidProbe, type PiMessageVerdict, readPiMessage } from "../../editors/shared/pi-reader.ts";
 import { PiWatcher } from "../../editors/shared/pi-watcher.ts";
@@ -131,41 +135,88 @@ describe("pendingChanges", () => {
 	}
 });
 
-test("addReport: one report per file, newest last, capped", () => {
-	const report = (file: string, seq: number): FileReport => ({
+describe("report retention (PROTOCOL.md `files`): each pi's newest 20 always, older ones for 5 s, 200 in all", () => {
+	const report = (file: string, piPid = 100): FileReport => ({
 		file,
-		seq,
+		seq: 1,
 		status: "not-open",
 		version: null,
 		modified: false,
 		diagnostics_expected: false,
 		diagnostics: null,
-	});
-	let reports: FileReport[] = [];
-	for (let i = 0; i < 30; i++) reports = addReport(reports, report(`/f${i}`, i));
-	assert.equal(reports.length, KEPT_FILE_REPORTS);
-	assert.equal(reports[0]?.file, "/f10");
-	reports = addReport(reports, report("/f15", 31));
-	assert.equal(reports.length, KEPT_FILE_REPORTS);
-	assert.deepEqual(reports.at(-1), report("/f15", 31));
-	assert.equal(reports.filter((r) => r.file === "/f15").length, 1);
-});
-
-test("addReport: two pis' reports on one file are both kept; each pi's newer one replaces its older", () => {
-	const report = (piPid: number, seq: number): FileReport => ({
-		file: "/a",
-		seq,
-		status: "reloaded",
-		version: seq,
-		modified: false,
-		diagnostics_expected: false,
-		diagnostics: null,
 		pi_pid: piPid,
 	});
-	let reports = addReport(addReport([], report(100, 1)), report(200, 1));
-	assert.deepEqual(reports, [report(100, 1), report(200, 1)]);
-	reports = addReport(reports, report(100, 2));
-	assert.deepEqual(reports, [report(200, 1), report(100, 2)]);
+	/** `count` reports of pi `piPid` on /<prefix>0, /<prefix>1, ..., all made at `at`. */
+	const batch = (held: HeldReport[], count: number, at: number, piPid = 100, prefix = "f") => {
+		for (let i = 0; i < count; i++) held = addReport(held, report(`/${prefix}${i}`, piPid), at);
+		return held;
+	};
+	const files = (held: HeldReport[]) => held.map((h) => h.report.file);
+
+	const cases: { name: string; held: () => HeldReport[]; now: number; kept: number; first?: string }[] = [
+		{
+			name: "40 files in one message: every report kept while pi may wait",
+			held: () => batch([], 40, 0),
+			now: 1,
+			kept: 40,
+		},
+		{
+			name: "the same 40 after the hold: the newest 20",
+			held: () => batch([], 40, 0),
+			now: FILE_REPORT_HOLD_SECONDS,
+			kept: KEPT_FILE_REPORTS,
+			first: "/f20",
+		},
+		{
+			name: "250 at once: the newest 200",
+			held: () => batch([], 250, 0),
+			now: 1,
+			kept: MAX_FILE_REPORTS,
+			first: "/f50",
+		},
+		{
+			name: "two pis, 30 each, after the hold: 20 of each",
+			held: () => batch(batch([], 30, 0, 100, "a"), 30, 0, 200, "b"),
+			now: 10,
+			kept: 2 * KEPT_FILE_REPORTS,
+			first: "/a10",
+		},
+	];
+	for (const c of cases)
+		test(c.name, () => {
+			const kept = retainReports(c.held(), c.now);
+			assert.equal(kept.length, c.kept);
+			if (c.first) assert.equal(kept[0]?.report.file, c.first);
+		});
+
+	test("one pi's 30 new reports never push out another pi's newest 20", () => {
+		let held = batch([], 20, 0, 200, "b");
+		held = batch(held, 30, 100, 100, "a");
+		assert.deepEqual(files(retainReports(held, 200)).filter((f) => f.startsWith("/b")).length, KEPT_FILE_REPORTS);
+	});
+
+	test("a newer report of the same pi on the same file replaces its older one, moved to the end", () => {
+		let held = batch([], 3, 0);
+		held = addReport(held, { ...report("/f0"), seq: 2 }, 1);
+		assert.deepEqual(files(held), ["/f1", "/f2", "/f0"]);
+		assert.equal(held.at(-1)?.report.seq, 2);
+	});
+
+	test("two pis' reports on one file are both kept; each pi's newer one replaces its older", () => {
+		let held = addReport(addReport([], report("/a", 100), 0), report("/a", 200), 0);
+		assert.deepEqual(
+			held.map((h) => h.report.pi_pid),
+			[100, 200],
+		);
+		held = addReport(held, { ...report("/a", 100), seq: 2 }, 0);
+		assert.deepEqual(
+			held.map((h) => [h.report.pi_pid, h.report.seq]),
+			[
+				[200, 1],
+				[100, 2],
+			],
+		);
+	});
 });
 
 describe("readPiMessage (real files)", () => {

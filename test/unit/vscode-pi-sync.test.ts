@@ -18,6 +18,7 @@ import {
 	sameContent,
 } from "../../editors/vscode/src/pi-sync.ts";
 import { formatStatus, MAX_LISTED } from "../../editors/vscode/src/status.ts";
+import { FILE_REPORT_HOLD_SECONDS, KEPT_FILE_REPORTS } from "../../src/protocol/limits.ts";
 
 const OWN = 77;
 
@@ -37,6 +38,8 @@ function fakeHost() {
 	const timers = new Map<number, { fn: () => void; ms: number }>();
 	let nextTimer = 1;
 	let changes = 0;
+	/** The editor's clock, in seconds: report retention reads it. */
+	const clock = { seconds: 1000 };
 	const host = {
 		ownPid: OWN,
 		findDocument: (file: string) => documents.get(file),
@@ -54,6 +57,7 @@ function fakeHost() {
 			return nextTimer++;
 		},
 		clearTimeout: (handle: unknown) => timers.delete(handle as number),
+		now: () => clock.seconds,
 	};
 	const sync = new PiSync(host);
 	const open = (file: string, text: string, version = 1, isDirty = false) => {
@@ -90,6 +94,7 @@ function fakeHost() {
 		onDisk,
 		reload,
 		runTimers,
+		clock,
 		changes: () => changes,
 	};
 }
@@ -424,5 +429,44 @@ describe("formatStatus", () => {
 		const status = formatStatus({ ...base, connected: [{ pid: 500, lastTurn }] });
 		assert.match(status.tooltip, /and 3 more$/);
 		assert.equal(status.tooltip.split("\n").filter((l) => l.startsWith("  f")).length, MAX_LISTED);
+	});
+});
+
+describe("PiSync: report retention (PROTOCOL.md `files`)", () => {
+	test("pi writing 40 open files in one message finds all 40 answers; after the hold, its newest 20 stay", () => {
+		const h = fakeHost();
+		const files = Array.from({ length: 40 }, (_, i) => `/w/f${i}.ts`);
+		for (const file of files) {
+			h.open(file, "new");
+			h.onDisk(file, "new");
+		}
+		h.sync.handleMessage(piMessage(files));
+		assert.deepEqual(
+			h.sync.reports.map((r) => r.file),
+			files,
+		);
+		h.clock.seconds += FILE_REPORT_HOLD_SECONDS;
+		assert.deepEqual(
+			h.sync.reports.map((r) => r.file),
+			files.slice(-KEPT_FILE_REPORTS),
+		);
+	});
+
+	test("two pis writing one file: each finds its own answer, and both follow the file's diagnostics", () => {
+		const h = fakeHost();
+		h.open("/w/a.ts", "new", 3);
+		h.onDisk("/w/a.ts", "new");
+		h.sync.handleMessage(piMessage(["/w/a.ts"], { pid: 500 }));
+		h.sync.handleMessage(piMessage(["/w/a.ts"], { pid: 600 }));
+		assert.deepEqual(
+			h.sync.reports.map((r) => r.pi_pid),
+			[500, 600],
+		);
+		h.diagnostics.set("/w/a.ts", dated(3, 1));
+		h.sync.diagnosticsChanged(["/w/a.ts"]);
+		assert.deepEqual(
+			h.sync.reports.map((r) => r.diagnostics?.total),
+			[1, 1],
+		);
 	});
 });

@@ -20,8 +20,10 @@ import {
 	type FileReport,
 	type FileStatus,
 	type HandledMessage,
+	type HeldReport,
 	type PiMessage,
 	pendingChanges,
+	retainReports,
 } from "../../shared/pi-message.ts";
 
 /** How long VS Code gets to reload a clean document before the report says `unchanged`. */
@@ -64,6 +66,8 @@ export interface SyncHost {
 	changed(): void;
 	setTimeout(fn: () => void, ms: number): unknown;
 	clearTimeout(handle: unknown): void;
+	/** Seconds on the editor's clock (Date.now() / 1000): how old a report is. */
+	now(): number;
 }
 
 /** A pi that names this window as its editor. */
@@ -100,16 +104,17 @@ export class PiSync {
 	readonly #warned = new Set<string>();
 	/** Per open document's path: what it was when VS Code opened the document. */
 	readonly #openedAs = new Map<string, OpenedAs>();
-	#reports: FileReport[] = [];
+	#reports: HeldReport[] = [];
 	#last: HandledMessage | null = null;
 
 	constructor(host: SyncHost) {
 		this.#host = host;
 	}
 
-	/** The state file's `files`. */
+	/** The state file's `files`: the reports PROTOCOL.md's retention keeps now. */
 	get reports(): FileReport[] {
-		return this.#reports;
+		this.#reports = retainReports(this.#reports, this.#host.now());
+		return this.#reports.map((h) => h.report);
 	}
 
 	/** The state file's `pi`. */
@@ -173,23 +178,22 @@ export class PiSync {
 	/** Diagnostics changed for these files: refresh their reports. */
 	diagnosticsChanged(files: Iterable<string>): void {
 		let changed = false;
-		for (const file of files) {
-			const index = this.#reports.findIndex((r) => r.file === file);
-			const report = this.#reports[index];
-			if (report === undefined || report.version === null) continue;
-			const diagnostics = this.#host.diagnostics(file);
-			const expected = report.diagnostics_expected || this.#host.diagnosticsExpected(file);
+		const wanted = new Set(files);
+		// Every pi's report on the file: two pis connected to this window each wait for theirs.
+		this.#reports = this.#reports.map((held) => {
+			const report = held.report;
+			if (!wanted.has(report.file) || report.version === null) return held;
+			const diagnostics = this.#host.diagnostics(report.file);
+			const expected = report.diagnostics_expected || this.#host.diagnosticsExpected(report.file);
 			if (
 				JSON.stringify(diagnostics) === JSON.stringify(report.diagnostics) &&
 				expected === report.diagnostics_expected
 			) {
-				continue;
+				return held;
 			}
-			this.#reports = this.#reports.map((r, i) =>
-				i === index ? { ...r, diagnostics, diagnostics_expected: expected } : r,
-			);
 			changed = true;
-		}
+			return { ...held, report: { ...report, diagnostics, diagnostics_expected: expected } };
+		});
 		if (changed) this.#host.changed();
 	}
 
@@ -260,15 +264,19 @@ export class PiSync {
 
 	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined): void {
 		const open = document !== undefined && status !== "not-open";
-		this.#reports = addReport(this.#reports, {
-			file: entry.file,
-			seq: entry.seq,
-			status,
-			version: open ? document.version : null,
-			modified: open ? document.isDirty : false,
-			diagnostics_expected: open ? this.#host.diagnosticsExpected(entry.file) : false,
-			diagnostics: open ? this.#host.diagnostics(entry.file) : null,
-			pi_pid: entry.piPid,
-		});
+		this.#reports = addReport(
+			this.#reports,
+			{
+				file: entry.file,
+				seq: entry.seq,
+				status,
+				version: open ? document.version : null,
+				modified: open ? document.isDirty : false,
+				diagnostics_expected: open ? this.#host.diagnosticsExpected(entry.file) : false,
+				diagnostics: open ? this.#host.diagnostics(entry.file) : null,
+				pi_pid: entry.piPid,
+			},
+			this.#host.now(),
+		);
 	}
 }

@@ -340,6 +340,58 @@ export const cases: KitCase[] = [
 			}
 		},
 	},
+	{
+		name: "report retention: one message naming 40 files gets a report on every file, each with its change's seq",
+		needs: ["reload"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			const named = Array.from({ length: 40 }, () => editor.file(unique("many"), ORIGINAL));
+			const pi = await livePi();
+			try {
+				await connect(editor, pi.pid);
+				const message = messageFor(editor, pi.pid, named);
+				send(editor, message);
+				const state = await editor.until(
+					(s) => s.pi?.pid === pi.pid && s.pi.seq === message.seq,
+					"the message of 40 files is handled",
+				);
+				const reports = new Map(
+					(state.files ?? []).filter((r) => r.pi_pid === undefined || r.pi_pid === pi.pid).map((r) => [r.file, r]),
+				);
+				const missing = named.filter((file) => !reports.has(file)).map((file) => basename(file));
+				assert.deepEqual(missing, [], "every file pi named has its report while pi may still wait for it");
+				for (const [i, file] of named.entries()) assert.equal(reports.get(file)?.seq, i + 1, basename(file));
+			} finally {
+				await pi.kill();
+			}
+		},
+	},
+	{
+		name: "report retention: two pis changing one file each find their own report (keyed by pi_pid)",
+		needs: ["reload"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			const file = editor.file(unique("both"), ORIGINAL);
+			const first = await livePi();
+			const second = await livePi();
+			try {
+				await connect(editor, first.pid);
+				send(editor, messageFor(editor, first.pid, [file]));
+				await editor.until((s) => s.pi?.pid === first.pid && s.pi.seq === 1, "the first pi's message is handled");
+				await connect(editor, second.pid);
+				send(editor, messageFor(editor, second.pid, [file]));
+				const state = await editor.until(
+					(s) => s.pi?.pid === second.pid && s.pi.seq === 1,
+					"the second pi's message is handled",
+				);
+				const owners = (state.files ?? []).filter((r) => r.file === file).map((r) => r.pi_pid);
+				assert.deepEqual(owners.sort(), [first.pid, second.pid].sort(), "one report per pi on the file");
+			} finally {
+				await first.kill();
+				await second.kill();
+			}
+		},
+	},
 	...BAD.map(
 		(bad): KitCase => ({
 			name: `v0.3: a message ${bad.name} is ignored (${bad.notice} notice, nothing touched), and the next good one handled`,

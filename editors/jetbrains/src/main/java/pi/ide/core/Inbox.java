@@ -35,13 +35,20 @@ public final class Inbox {
 	}
 
 	private final long ownPid;
+	/** Seconds on the editor's clock: how old a report is (PROTOCOL.md's retention). */
+	private final java.util.function.DoubleSupplier clock;
 	private final Map<Long, Long> handled = new HashMap<>();
 	private final Set<String> notified = new HashSet<>();
-	private List<Map<String, Object>> files = new ArrayList<>();
+	private List<PiMessage.Held> files = new ArrayList<>();
 	private Map<String, Object> pi;
 
 	public Inbox(long ownPid) {
+		this(ownPid, () -> System.currentTimeMillis() / 1000.0);
+	}
+
+	public Inbox(long ownPid, java.util.function.DoubleSupplier clock) {
 		this.ownPid = ownPid;
+		this.clock = clock;
 	}
 
 	/** Act on a message; true when the reports changed (the state file should be written promptly). */
@@ -69,7 +76,7 @@ public final class Inbox {
 			boolean open = !"not-open".equals(status);
 			files = PiMessage.addReport(files, Reload.report(change.file, change.seq, message.pid, status,
 					open ? host.version(change.file) : null, facts.modified, open && host.diagnosticsExpected(change.file),
-					open ? host.diagnostics(change.file) : null));
+					open ? host.diagnostics(change.file) : null), clock.getAsDouble());
 		}
 		long newest = handled.containsKey(message.pid) ? handled.get(message.pid) : -1;
 		for (PiMessage.Change c : pending) newest = Math.max(newest, c.seq);
@@ -88,24 +95,28 @@ public final class Inbox {
 	/** Refresh the diagnostics of listed reports (kept up to date while listed); true when any changed. */
 	public synchronized boolean refreshDiagnostics(Host host) {
 		boolean changed = false;
-		List<Map<String, Object>> next = new ArrayList<>();
-		for (Map<String, Object> r : files) {
-			Map<String, Object> copy = new java.util.LinkedHashMap<>(r);
-			if (!"not-open".equals(r.get("status"))) {
-				Map<String, Object> now = host.diagnostics((String) r.get("file"));
-				if (now != null && !now.equals(r.get("diagnostics"))) {
+		List<PiMessage.Held> next = new ArrayList<>();
+		for (PiMessage.Held h : files) {
+			Map<String, Object> copy = new java.util.LinkedHashMap<>(h.report);
+			if (!"not-open".equals(h.report.get("status"))) {
+				Map<String, Object> now = host.diagnostics((String) h.report.get("file"));
+				if (now != null && !now.equals(h.report.get("diagnostics"))) {
 					copy.put("diagnostics", now);
 					changed = true;
 				}
 			}
-			next.add(copy);
+			next.add(new PiMessage.Held(copy, h.at));
 		}
 		files = next;
 		return changed;
 	}
 
+	/** The state file's {@code files}: the reports PROTOCOL.md's retention keeps now; null when none. */
 	public synchronized List<Map<String, Object>> files() {
-		return files.isEmpty() ? null : new ArrayList<>(files);
+		files = PiMessage.retain(files, clock.getAsDouble());
+		List<Map<String, Object>> out = new ArrayList<>();
+		for (PiMessage.Held h : files) out.add(h.report);
+		return out.isEmpty() ? null : out;
 	}
 
 	public synchronized Map<String, Object> pi() {

@@ -17,7 +17,10 @@ public final class PiMessage {
 	public static final int MAX_BYTES = 64 * 1024;
 	public static final int MAX_CHANGED = 50;
 	public static final int MAX_LAST_TURN = 50;
-	public static final int MAX_FILE_REPORTS = 20;
+	/** PROTOCOL.md `files`: at most 200 reports; each pi's newest 20 always, older ones for 5 s (pi may wait). */
+	public static final int MAX_FILE_REPORTS = 200;
+	public static final int KEPT_FILE_REPORTS = 20;
+	public static final double FILE_REPORT_HOLD_SECONDS = 5;
 	private static final long MAX_PID = 2147483647L;
 	private static final long MAX_SAFE = 9007199254740991L;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.json");
@@ -154,13 +157,45 @@ public final class PiMessage {
 		return out;
 	}
 
-	/** reports with report replacing any earlier one on the same file, newest last, capped. */
-	public static List<Map<String, Object>> addReport(List<Map<String, Object>> reports, Map<String, Object> report) {
-		List<Map<String, Object>> out = new ArrayList<>();
-		for (Map<String, Object> r : reports) {
-			if (!r.get("file").equals(report.get("file"))) out.add(r);
+	/** A report the editor holds, with when it made it (seconds on its own clock): retention needs its age. */
+	public static final class Held {
+		public final Map<String, Object> report;
+		public final double at;
+
+		public Held(Map<String, Object> report, double at) {
+			this.report = report;
+			this.at = at;
 		}
-		out.add(report);
-		return new ArrayList<>(out.subList(Math.max(0, out.size() - MAX_FILE_REPORTS), out.size()));
+	}
+
+	/**
+	 * held with report (made at now) replacing any earlier report of the same pi on the same file, newest last, then
+	 * retained: keyed by pi too, so one pi's report never replaces another's before that pi read it.
+	 */
+	public static List<Held> addReport(List<Held> held, Map<String, Object> report, double now) {
+		List<Held> out = new ArrayList<>();
+		for (Held h : held) {
+			boolean same = h.report.get("file").equals(report.get("file"))
+					&& java.util.Objects.equals(h.report.get("pi_pid"), report.get("pi_pid"));
+			if (!same) out.add(h);
+		}
+		out.add(new Held(report, now));
+		return retain(out, now);
+	}
+
+	/**
+	 * PROTOCOL.md's retention of {@code files} reports (held newest last): each pi's newest KEPT_FILE_REPORTS at all
+	 * times, older ones while younger than FILE_REPORT_HOLD_SECONDS, at most MAX_FILE_REPORTS in all, the newest.
+	 */
+	public static List<Held> retain(List<Held> held, double now) {
+		Map<Object, Integer> perPi = new java.util.HashMap<>();
+		List<Held> kept = new ArrayList<>();
+		for (int i = held.size() - 1; i >= 0 && kept.size() < MAX_FILE_REPORTS; i--) {
+			Held h = held.get(i);
+			int count = perPi.merge(h.report.get("pi_pid"), 1, Integer::sum);
+			if (count <= KEPT_FILE_REPORTS || now - h.at < FILE_REPORT_HOLD_SECONDS) kept.add(h);
+		}
+		Collections.reverse(kept);
+		return kept;
 	}
 }

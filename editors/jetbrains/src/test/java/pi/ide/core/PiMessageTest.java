@@ -140,12 +140,37 @@ class PiMessageTest {
 	}
 
 	@Test
-	void reportsStayCappedNewestLast() {
+	void fortyFilesInOneMessageAllAnsweredThenEachPisNewestTwentyStay() {
 		Buffers host = new Buffers();
-		Inbox inbox = new Inbox(1);
-		for (int i = 1; i <= 25; i++) inbox.handle(parsed("1", "[" + change("/f" + i, i) + "]"), host);
+		double[] now = {1000};
+		Inbox inbox = new Inbox(1, () -> now[0]);
+		StringBuilder changes = new StringBuilder("[");
+		for (int i = 1; i <= 40; i++) changes.append(i == 1 ? "" : ",").append(change("/f" + i, 4));
+		inbox.handle(parsed("1", changes.append("]").toString()), host);
+		assertEquals(40, inbox.files().size(), "every report kept while pi may wait for it");
+		now[0] += PiMessage.FILE_REPORT_HOLD_SECONDS;
 		List<Map<String, Object>> files = inbox.files();
-		assertEquals(PiMessage.MAX_FILE_REPORTS, files.size());
-		assertEquals("/f25", files.get(files.size() - 1).get("file"));
+		assertEquals(PiMessage.KEPT_FILE_REPORTS, files.size());
+		assertEquals("/f21", files.get(0).get("file"));
+		assertEquals("/f40", files.get(files.size() - 1).get("file"));
+	}
+
+	@Test
+	void twoPisWritingOneFileEachKeepTheirAnswer() {
+		Map<String, Object> a = Reload.report("/a", 1, 100, "reloaded", 1L, false, false, null);
+		Map<String, Object> b = Reload.report("/a", 1, 200, "reloaded", 1L, false, false, null);
+		List<PiMessage.Held> held = PiMessage.addReport(PiMessage.addReport(new java.util.ArrayList<>(), a, 0), b, 0);
+		assertEquals(List.of(100L, 200L), held.stream().map(h -> h.report.get("pi_pid")).collect(Collectors.toList()));
+		Map<String, Object> a2 = Reload.report("/a", 2, 100, "reloaded", 2L, false, false, null);
+		held = PiMessage.addReport(held, a2, 0);
+		assertEquals(List.of(200L, 100L), held.stream().map(h -> h.report.get("pi_pid")).collect(Collectors.toList()));
+	}
+
+	@Test
+	void atMostTwoHundredReportsTheNewest() {
+		List<PiMessage.Held> held = new java.util.ArrayList<>();
+		for (int i = 0; i < 250; i++) held = PiMessage.addReport(held, Reload.report("/f" + i, 1, 100, "not-open", null, false, false, null), 0);
+		assertEquals(PiMessage.MAX_FILE_REPORTS, held.size());
+		assertEquals("/f50", held.get(0).report.get("file"));
 	}
 }

@@ -1,0 +1,54 @@
+/**
+ * The protocol's limits are written once (src/protocol/limits.ts); the Emacs client keeps Emacs Lisp copies
+ * (`defconst`s in editors/emacs/pi-ide-state.el). This reads them in a real Emacs and fails when one drifts (the
+ * Lua, Vim9 and Java twins: test/nvim/, test/vim/ and test/jetbrains/limits-agree.test.ts).
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { it } from "node:test";
+import { promisify } from "node:util";
+import * as limits from "../../src/protocol/limits.ts";
+import { EMACS_BIN, EMACS_CLIENT_DIR } from "../helpers/emacs.ts";
+
+const run = promisify(execFile);
+
+const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
+	{ name: "state file size", elisp: "pi-ide-state-max-file-bytes", limit: limits.MAX_STATE_FILE_BYTES },
+	{ name: "encoded selection cap", elisp: "pi-ide-state-max-selection-bytes", limit: limits.MAX_SELECTION_TEXT_BYTES },
+	{ name: "pi message size", elisp: "pi-ide-state-max-message-bytes", limit: limits.MAX_PI_MESSAGE_BYTES },
+	{ name: "pi message changed list", elisp: "pi-ide-state-max-changed", limit: limits.MAX_PI_CHANGED },
+	{ name: "files reports at most", elisp: "pi-ide-state-max-reports", limit: limits.MAX_FILE_REPORTS },
+	{ name: "files reports kept per pi", elisp: "pi-ide-state-kept-reports", limit: limits.KEPT_FILE_REPORTS },
+	{ name: "files reports held (seconds)", elisp: "pi-ide-state-report-hold", limit: limits.FILE_REPORT_HOLD_SECONDS },
+	{ name: "diagnostic items", elisp: "pi-ide-state-max-diagnostics", limit: limits.MAX_DIAGNOSTIC_ITEMS },
+	{
+		name: "diagnostic message",
+		elisp: "pi-ide-state-max-diagnostic-message",
+		limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS,
+	},
+	{ name: "approval request size", elisp: "pi-ide-state-max-approval-bytes", limit: limits.MAX_APPROVAL_BYTES },
+	{ name: "decisions kept", elisp: "pi-ide-state-max-decisions", limit: limits.MAX_DECISIONS },
+	{ name: "change set size", elisp: "pi-ide-state-max-review-bytes", limit: limits.MAX_REVIEW_BYTES },
+	{ name: "reverts kept", elisp: "pi-ide-state-max-reverted", limit: limits.MAX_REVERTED_REPORTS },
+];
+
+it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {
+	const form = `(princ (json-encode (vector ${AGREEMENTS.map((a) => a.elisp).join(" ")})))`;
+	const { stdout } = await run(EMACS_BIN, [
+		"--batch",
+		"-Q",
+		"-L",
+		EMACS_CLIENT_DIR,
+		"-l",
+		"json",
+		"-l",
+		"pi-ide-state",
+		"--eval",
+		form,
+	]);
+	const values = JSON.parse(stdout) as number[];
+	assert.deepEqual(
+		AGREEMENTS.map((a, i) => ({ name: a.name, value: values[i] })),
+		AGREEMENTS.map((a) => ({ name: a.name, value: a.limit })),
+	);
+});
