@@ -37,9 +37,11 @@ endfor
 var out = {verdicts: verdicts}
 `,
 	);
-	for (const [i, c] of READER_CASES.entries()) {
+	// Every row's verdict, so one run names every row that fails.
+	const wrong = READER_CASES.flatMap((c, i) => {
 		const [why, kept] = out.verdicts[i] ?? ["missing", -1];
-		if (c.refused) assert.match(why, c.refused, c.name);
-		else assert.deepEqual({ why, kept }, { why: "", kept: c.kept }, c.name);
-	}
+		const right = c.refused ? c.refused.test(why) : why === "" && kept === c.kept;
+		return right ? [] : [`${c.name}: ${why || `kept ${kept}`}`];
+	});
+	assert.deepEqual(wrong, []);
 });

@@ -92,6 +92,10 @@ function M.validate(msg, pid)
     return nil, "request.hunks: not a list"
   end
   local review = require("pi-ide.review")
+  local over = review.over_cap("request.hunks", r.hunks)
+  if over then
+    return nil, over
+  end
   local hunks = {}
   for _, h in ipairs(r.hunks) do
     if review.valid_hunk(h) then
@@ -107,7 +111,7 @@ function M.validate(msg, pid)
     created = r.created == true,
     note = type(r.note) == "string" and r.note or nil,
     hunks = hunks,
-    hunks_total = is_integer(r.hunks_total) and r.hunks_total or #hunks,
+    hunks_total = review.is_line(r.hunks_total) and r.hunks_total or #hunks,
     timeout_s = r.timeout_s,
     expires = r.expires,
   }
