@@ -322,26 +322,27 @@ More is refused whole, by the count, before any work per hunk.")
   "Why TEXT, one of pi's files, is refused for its nesting, or nil.
 Counts `[' and `{' outside strings, without decoding: nesting deeper
 than `pi-ide-state-max-depth' is refused.  Malformed text is the
-decoder's to refuse."
-  (let ((depth 0) (pos 0) (len (length text)) (deep nil) (case-fold-search nil))
-    (while (and (not deep) (string-match "[][{}\"]" text pos))
-      (let ((c (aref text (match-beginning 0))))
-        (setq pos (match-end 0))
-        (cond
-         ((eq c ?\")
-          (let ((open t))
-            (while open
-              (if (not (string-match "[\"\\]" text pos))
-                  (setq pos len open nil)
-                (setq pos (match-end 0))
-                (if (eq (aref text (match-beginning 0)) ?\\)
-                    (setq pos (min len (1+ pos)))
-                  (setq open nil))))))
-         ((memq c '(?\[ ?{))
-          (setq depth (1+ depth))
-          (when (> depth pi-ide-state-max-depth) (setq deep t)))
-         (t (setq depth (1- depth))))))
-    (and deep (format "nested deeper than %d levels: refused unread" pi-ide-state-max-depth))))
+decoder's to refuse.  In a buffer: `skip-chars-forward' passes the
+text between brackets and quotes at C speed (8 MiB in a fraction of a
+second)."
+  (with-temp-buffer
+    (insert text)
+    (goto-char (point-min))
+    (let ((depth 0) (deep nil))
+      (while (and (not deep) (progn (skip-chars-forward "^][{}\"") (not (eobp))))
+        (let ((c (char-after)))
+          (forward-char 1)
+          (cond
+           ((eq c ?\")
+            ;; To the string's closing quote, over its escapes.
+            (while (progn (skip-chars-forward "^\"\\\\") (eq (char-after) ?\\))
+              (goto-char (min (point-max) (+ (point) 2))))
+            (unless (eobp) (forward-char 1)))
+           ((memq c '(?\[ ?{))
+            (setq depth (1+ depth))
+            (when (> depth pi-ide-state-max-depth) (setq deep t)))
+           (t (setq depth (1- depth))))))
+      (and deep (format "nested deeper than %d levels: refused unread" pi-ide-state-max-depth)))))
 
 (defun pi-ide-state-over-cap (what hunks)
   "Why the list HUNKS (of WHAT) is over `pi-ide-state-max-hunks', or nil."

@@ -164,12 +164,14 @@ enddef
 # brackets; each pass then takes out the innermost empty pairs, one level per pass, so what is left after
 # MAX_DEPTH passes nests deeper (or never closes).
 export def Decode(text: string): list<any>
-  var b = text->substitute('\\.', '', 'g')->substitute('"[^"]*"', '', 'g')->substitute('[^][{}]\+', '', 'g')
+  # The old engine (\%#=1) does these simple patterns several times faster than the NFA on megabytes.
+  var b = text->substitute('\%#=1\\.', '', 'g')->substitute('\%#=1"[^"]*"', '', 'g')
+    ->substitute('\%#=1[^][{}]\+', '', 'g')
   for _ in range(MAX_DEPTH)
     if b == ''
       break
     endif
-    b = b->substitute('\[\]\|{}', '', 'g')
+    b = b->substitute('\%#=1\[\]\|{}', '', 'g')
   endfor
   if b != ''
     # As many openers as closers left: levels deeper than MAX_DEPTH; else brackets that never close (no JSON).
