@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
-import { PI_PID, READER_CASES, verdictHolds } from "../fixtures/reader-limits.ts";
+import { MAX_PI_FILE_DEPTH } from "../../src/protocol/limits.ts";
+import { PI_PID, READER_CASES, randomNestedTexts, verdictHolds } from "../fixtures/reader-limits.ts";
 import { EMACS_BIN, EMACS_CLIENT_DIR, REPO } from "../helpers/emacs.ts";
 
 const SCRIPT = `
@@ -61,6 +62,39 @@ it("emacs: pi's files too deep refused before decoding, lists over a cap by thei
 	const wrong = READER_CASES.flatMap((c, i) => {
 		const [why, kept] = out[i] ?? ["missing", -1];
 		return verdictHolds(c, why, kept) ? [] : [`${c.name}: ${why || `kept ${kept}`}`];
+	});
+	assert.deepEqual(wrong, []);
+});
+
+it("emacs: pi-ide-state-too-deep refuses exactly the seeded random texts nested deeper than the limit (PI_IDE_SEED)", (t) => {
+	const seed = Number(process.env["PI_IDE_SEED"] ?? 2026);
+	const texts = randomNestedTexts(seed, 300);
+	const dir = mkdtempSync(join(tmpdir(), "pi-ide-emacs-nesting-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
+	writeFileSync(join(dir, "in.json"), JSON.stringify(texts.map((x) => x.text)));
+	const script = join(dir, "scan.el");
+	writeFileSync(
+		script,
+		`(require 'pi-ide-state)
+(let* ((dir (getenv "READER_DIR"))
+       (texts (with-temp-buffer
+                (insert-file-contents (expand-file-name "in.json" dir))
+                (json-parse-buffer :array-type 'list))))
+  (with-temp-file (expand-file-name "out.json" dir)
+    (insert (json-serialize (vconcat (mapcar (lambda (text) (or (pi-ide-state-too-deep text) "")) texts))))))
+`,
+	);
+	execFileSync(EMACS_BIN, ["--batch", "-Q", "-L", EMACS_CLIENT_DIR, "-l", script], {
+		cwd: REPO,
+		env: { ...process.env, READER_DIR: dir },
+		encoding: "utf8",
+		timeout: 120_000,
+	});
+	const whys = JSON.parse(readFileSync(join(dir, "out.json"), "utf8")) as string[];
+	const wrong = texts.flatMap(({ text, depth }, i) => {
+		const why = whys[i] ?? "missing";
+		const right = depth > MAX_PI_FILE_DEPTH ? /nested deeper than/.test(why) : why === "";
+		return right ? [] : [`seed ${seed} #${i} (depth ${depth}): ${why || "taken"}: ${text.slice(0, 200)}`];
 	});
 	assert.deepEqual(wrong, []);
 });

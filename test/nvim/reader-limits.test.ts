@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { PI_PID, READER_CASES, verdictHolds } from "../fixtures/reader-limits.ts";
+import { MAX_PI_FILE_DEPTH } from "../../src/protocol/limits.ts";
+import { PI_PID, READER_CASES, randomNestedTexts, verdictHolds } from "../fixtures/reader-limits.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 
 const READ_ALL = `
@@ -77,6 +78,24 @@ forEachNvim((flavour) => {
 			const wrong = READER_CASES.flatMap((c, i) => {
 				const [why, kept] = out[i] ?? ["missing", -1];
 				return verdictHolds(c, why, kept) ? [] : [`${c.name}: ${why || `kept ${kept}`}`];
+			});
+			assert.deepEqual(wrong, []);
+		});
+
+		it("too_deep refuses exactly the seeded random texts nested deeper than the limit (PI_IDE_SEED)", async (t) => {
+			const seed = Number(process.env["PI_IDE_SEED"] ?? 2026);
+			const texts = randomNestedTexts(seed, 300);
+			const nv = await startNvim(t, flavour, { ui: false });
+			const whys = await nv.lua<(string | null)[]>(
+				`local out = {}
+				for i, text in ipairs(...) do out[i] = require("pi-ide.inbox.read").too_deep(text) or vim.NIL end
+				return out`,
+				texts.map((x) => x.text),
+			);
+			const wrong = texts.flatMap(({ text, depth }, i) => {
+				const why = whys[i] ?? "";
+				const right = depth > MAX_PI_FILE_DEPTH ? /nested deeper than/.test(why) : why === "";
+				return right ? [] : [`seed ${seed} #${i} (depth ${depth}): ${why || "taken"}: ${text.slice(0, 200)}`];
 			});
 			assert.deepEqual(wrong, []);
 		});

@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import { parseApproval } from "../../editors/shared/approval.ts";
 import { nestingDepth, parsePiMessage } from "../../editors/shared/pi-message.ts";
 import { parseReview } from "../../editors/shared/review.ts";
-import { PI_PID, READER_CASES, type ReaderCase } from "../fixtures/reader-limits.ts";
+import { PI_PID, READER_CASES, type ReaderCase, randomNestedTexts } from "../fixtures/reader-limits.ts";
 
 /** The TypeScript reader's verdict on a row: its problem, or the hunks it keeps. */
 function read(c: ReaderCase): { problem: string } | { kept: number } {
@@ -49,4 +49,13 @@ describe("nestingDepth: the levels of `[` and `{` outside strings, up to one pas
 		{ text: "[".repeat(1000), max: 3, depth: 4 },
 	];
 	for (const c of cases) test(c.text.slice(0, 30), () => assert.equal(nestingDepth(c.text, c.max), c.depth));
+});
+
+test("nestingDepth on 500 seeded random texts around the limit is the depth of their values (PI_IDE_SEED replays one)", () => {
+	const seed = Number(process.env["PI_IDE_SEED"] ?? 2026);
+	const wrong = randomNestedTexts(seed, 500).flatMap(({ text, depth }, i) => {
+		const scanned = nestingDepth(text, 64);
+		return scanned === depth ? [] : [`seed ${seed} #${i}: scanned ${scanned}, is ${depth}: ${text.slice(0, 200)}`];
+	});
+	assert.deepEqual(wrong, []);
 });

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { PI_PID, READER_CASES, verdictHolds } from "../fixtures/reader-limits.ts";
+import { MAX_PI_FILE_DEPTH } from "../../src/protocol/limits.ts";
+import { PI_PID, READER_CASES, randomNestedTexts, verdictHolds } from "../fixtures/reader-limits.ts";
 import { runVimRules } from "../helpers/vim.ts";
 
 it("vim: pi's files too deep are refused before json_decode, lists over a cap by their count, bad lines dropped", (t) => {
@@ -41,6 +42,22 @@ var out = {verdicts: verdicts}
 	const wrong = READER_CASES.flatMap((c, i) => {
 		const [why, kept] = out.verdicts[i] ?? ["missing", -1];
 		return verdictHolds(c, why, kept) ? [] : [`${c.name}: ${why || `kept ${kept}`}`];
+	});
+	assert.deepEqual(wrong, []);
+});
+
+it("vim: Decode refuses exactly the seeded random texts nested deeper than the limit (PI_IDE_SEED replays one)", (t) => {
+	const seed = Number(process.env["PI_IDE_SEED"] ?? 2026);
+	const texts = randomNestedTexts(seed, 300);
+	const out = runVimRules<{ whys: string[] }>(
+		t,
+		texts.map((x) => x.text),
+		"var out = {whys: mapnew(c, (_, text) => pi_ide#inbox#Decode(text)[1])}",
+	);
+	const wrong = texts.flatMap(({ text, depth }, i) => {
+		const why = out.whys[i] ?? "missing";
+		const right = depth > MAX_PI_FILE_DEPTH ? /nested deeper than/.test(why) : why === "";
+		return right ? [] : [`seed ${seed} #${i} (depth ${depth}): ${why || "taken"}: ${text.slice(0, 200)}`];
 	});
 	assert.deepEqual(wrong, []);
 });
