@@ -85,7 +85,9 @@ function M.validate(msg, pid)
   if type(r.file) ~= "string" or r.file:sub(1, 1) ~= "/" then
     return nil, "request.file: not an absolute path"
   end
-  if type(r.tool) ~= "string" or not is_integer(r.timeout_s, 1) or type(r.expires) ~= "number" then
+  -- expires: a time, finite (1e400 decodes to infinity, which never runs out).
+  local finite = type(r.expires) == "number" and r.expires == r.expires and math.abs(r.expires) ~= math.huge
+  if type(r.tool) ~= "string" or not is_integer(r.timeout_s, 1) or not finite then
     return nil, "request: tool, timeout_s or expires missing"
   end
   if type(r.hunks) ~= "table" then

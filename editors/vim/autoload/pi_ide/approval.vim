@@ -109,7 +109,7 @@ export def Validate(msg: any, pid: number): list<any>
   endif
   var expires = get(r, 'expires', '')
   if type(get(r, 'tool', 0)) != v:t_string || type(get(r, 'timeout_s', '')) != v:t_number || r.timeout_s < 1
-      || (type(expires) != v:t_number && type(expires) != v:t_float)
+      || (type(expires) != v:t_number && (type(expires) != v:t_float || isinf(expires) || isnan(expires)))
     return [{}, 'request: tool, timeout_s or expires missing']
   endif
   if type(get(r, 'hunks', 0)) != v:t_list

@@ -158,7 +158,9 @@ public final class Approval {
 		}
 		if (!(r.get("tool") instanceof String)) return problem("request.tool: not a string");
 		if (!isLong(r.get("timeout_s"), 1)) return problem("request.timeout_s: not a positive integer");
-		if (!(r.get("expires") instanceof Number)) return problem("request.expires: not a number");
+		if (!(r.get("expires") instanceof Number) || !Double.isFinite(((Number) r.get("expires")).doubleValue())) {
+			return problem("request.expires: not a finite number");
+		}
 		if (!(r.get("hunks") instanceof List)) return problem("request.hunks: not a list");
 		int listed = ((List<Object>) r.get("hunks")).size();
 		if (listed > MAX_HUNKS) return problem("request.hunks: " + listed + ", over the cap of " + MAX_HUNKS + ": refused");
