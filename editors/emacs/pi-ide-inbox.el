@@ -206,15 +206,20 @@ Non-nil when it names this Emacs."
   "Read and parse NAME in the state directory, at most MAX bytes.
 Returns (MSG . nil), (nil . WHY), or (nil . nil) when it is gone.  The one
 reader of pi's files: `pi-ide-writer-read-trusted' (regular file, ours, no
-group/other bits, never a link or a FIFO), then JSON."
-  (pcase-let ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name) max)))
-    (if (null text)
-        (cons nil why)
+group/other bits, never a link or a FIFO), then `pi-ide-state-too-deep',
+then JSON."
+  (pcase-let* ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name) max))
+               ;; Before the decoder: it need not see a file pi would never write (PROTOCOL.md, "Limits").
+               (deep (and text (pi-ide-state-too-deep text))))
+    (cond
+     ((null text) (cons nil why))
+     (deep (cons nil deep))
+     (t
       (condition-case nil
           (cons (json-parse-string text :object-type 'alist :array-type 'list
                                    :null-object :null :false-object :false)
                 nil)
-        (error (cons nil "not valid JSON"))))))
+        (error (cons nil "not valid JSON")))))))
 
 (defun pi-ide-inbox--forget-pi (pid)
   "Forget pi PID's message, request and change set.

@@ -304,6 +304,56 @@ empty region selects nothing."
 
 ;;;; pi's messages (protocol v0.3)
 
+(defconst pi-ide-state-max-depth 16
+  "Most levels of lists and objects in pi's files (PROTOCOL.md, \"Limits\").
+A deeper file is refused before it is decoded.")
+
+(defconst pi-ide-state-max-hunks 500
+  "Most hunks of a change set's file or of a request (PROTOCOL.md, \"Limits\").
+More is refused whole, by the count, before any work per hunk.")
+
+(defconst pi-ide-state-max-runs 3
+  "Most runs of a change set (PROTOCOL.md, \"Limits\"); more is refused whole.")
+
+(defconst pi-ide-state-max-line (1- (expt 2 31))
+  "The largest line number or line count taken from pi's hunks.")
+
+(defun pi-ide-state-too-deep (text)
+  "Why TEXT, one of pi's files, is refused for its nesting, or nil.
+Counts `[' and `{' outside strings, without decoding: nesting deeper
+than `pi-ide-state-max-depth' is refused.  Malformed text is the
+decoder's to refuse.  In a buffer: `skip-chars-forward' passes the
+text between brackets and quotes at C speed (8 MiB in a fraction of a
+second)."
+  (with-temp-buffer
+    (insert text)
+    (goto-char (point-min))
+    (let ((depth 0) (deep nil))
+      (while (and (not deep) (progn (skip-chars-forward "^][{}\"") (not (eobp))))
+        (let ((c (char-after)))
+          (forward-char 1)
+          (cond
+           ((eq c ?\")
+            ;; To the string's closing quote, over its escapes.
+            (while (progn (skip-chars-forward "^\"\\\\") (eq (char-after) ?\\))
+              (goto-char (min (point-max) (+ (point) 2))))
+            (unless (eobp) (forward-char 1)))
+           ((memq c '(?\[ ?{))
+            (setq depth (1+ depth))
+            (when (> depth pi-ide-state-max-depth) (setq deep t)))
+           (t (setq depth (1- depth))))))
+      (and deep (format "nested deeper than %d levels: refused unread" pi-ide-state-max-depth)))))
+
+(defun pi-ide-state-over-cap (what hunks)
+  "Why the list HUNKS (of WHAT) is over `pi-ide-state-max-hunks', or nil."
+  (let ((n (length hunks)))
+    (and (> n pi-ide-state-max-hunks)
+         (format "%s: %d, over the cap of %d: refused" what n pi-ide-state-max-hunks))))
+
+(defun pi-ide-state--line-p (v)
+  "Is V a line number or count of pi's: an integer 0 to `pi-ide-state-max-line'?"
+  (and (integerp v) (<= 0 v pi-ide-state-max-line)))
+
 (defun pi-ide-state--integer-p (v &optional min)
   "Is V an integer of at least MIN (default 0)?"
   (and (integerp v) (>= v (or min 0)) (< v (expt 2 53))))
@@ -418,8 +468,8 @@ The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
   "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?"
   (and (consp h) (consp (car h))
        (stringp (alist-get 'id h)) (<= (length (alist-get 'id h)) 64)
-       (pi-ide-state--integer-p (alist-get 'old_start h))
-       (pi-ide-state--integer-p (alist-get 'new_start h))
+       (pi-ide-state--line-p (alist-get 'old_start h))
+       (pi-ide-state--line-p (alist-get 'new_start h))
        (pi-ide-state--lines-p (alist-get 'old_text h))
        (pi-ide-state--lines-p (alist-get 'new_text h))))
 
@@ -446,6 +496,8 @@ to carry)."
                 (numberp (alist-get 'expires r))))
       '(nil . "request.tool, timeout_s or expires is missing"))
      ((not (listp (alist-get 'hunks r))) '(nil . "request.hunks is not a list"))
+     ((pi-ide-state-over-cap "request.hunks" (alist-get 'hunks r))
+      (cons nil (pi-ide-state-over-cap "request.hunks" (alist-get 'hunks r))))
      ((< (alist-get 'expires r) now) '(nil . "its request ran out: pi no longer waits for it"))
      (t
       (let ((hunks (cl-remove-if-not #'pi-ide-state--hunk-p (alist-get 'hunks r)))
@@ -453,7 +505,7 @@ to carry)."
         (cons (list :pi-pid name-pid :editor-pid (alist-get 'editor_pid msg) :id id :tool (alist-get 'tool r)
                     :file file :created (eq (alist-get 'created r) t)
                     :note (and (stringp (alist-get 'note r)) (alist-get 'note r))
-                    :hunks hunks :hunks-total (if (pi-ide-state--integer-p total) total (length hunks))
+                    :hunks hunks :hunks-total (if (pi-ide-state--line-p total) total (length hunks))
                     :timeout (alist-get 'timeout_s r) :expires (alist-get 'expires r))
               nil))))))
 
@@ -534,12 +586,25 @@ At most `pi-ide-state-max-decisions', the newest."
 Returns (RUNS . nil), or (nil . WHY) when it is not one.  RUNS is a list of
 plists :run :files, oldest first; each file a plist :file :baseline :hunks.
 Malformed runs, files and hunks are dropped (the rest still counts)."
-  (let ((obj (and (consp msg) (consp (car msg)))))
+  (let ((obj (and (consp msg) (consp (car msg)))) (over nil))
     (cond
      ((not (and obj (equal (alist-get 'kind msg) "pi-review"))) '(nil . "not a pi change set"))
      ((not (eql (alist-get 'pid msg) name-pid))
       (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
      ((not (listp (alist-get 'runs msg))) '(nil . "runs is not a list"))
+     ((> (length (alist-get 'runs msg)) pi-ide-state-max-runs)
+      (cons nil (format "runs: %d, over the cap of %d: refused"
+                        (length (alist-get 'runs msg)) pi-ide-state-max-runs)))
+     ;; The caps by the counts alone, before any work per hunk.
+     ((setq over
+            (cl-some (lambda (run)
+                       (let ((files (and (consp run) (consp (car run)) (alist-get 'files run))))
+                         (cl-some (lambda (f)
+                                    (and (consp f) (consp (car f)) (listp (alist-get 'hunks f))
+                                         (pi-ide-state-over-cap "hunks of a file" (alist-get 'hunks f))))
+                                  (and (listp files) files))))
+                     (alist-get 'runs msg)))
+      (cons nil over))
      (t
       (cons (cl-loop
              for run in (alist-get 'runs msg)

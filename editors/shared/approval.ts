@@ -8,11 +8,11 @@
  * live in pi-reader.ts.
  */
 import type { ApprovalRequest } from "../../src/link/approval.ts";
-import { MAX_APPROVAL_BYTES, MAX_DECISIONS } from "../../src/protocol/limits.ts";
+import { MAX_APPROVAL_BYTES, MAX_DECISIONS, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
-import { isCount, isObject, isPid, parsePiObject } from "./pi-message.ts";
-import { applyHunks, parseHunk, type ReviewHunk } from "./review.ts";
+import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
+import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
 
 export type { ApprovalDecision, ApprovalRequest };
 // The caps are the protocol's (src/protocol/limits.ts).
@@ -68,6 +68,8 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 		return { ok: false, problem: "request.note: not binary, too large, unreadable or null" };
 	}
 	if (!Array.isArray(hunks)) return { ok: false, problem: "request.hunks: not a list" };
+	const over = overCap("request.hunks", hunks, MAX_REVIEW_HUNKS_PER_FILE);
+	if (over) return { ok: false, problem: over };
 	if (!isTime(timeout_s) || timeout_s <= 0) return { ok: false, problem: "request.timeout_s: not a positive number" };
 	if (!isTime(expires)) return { ok: false, problem: "request.expires: not a time" };
 	const good: ReviewHunk[] = [];
@@ -91,7 +93,7 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 			note: noted,
 			hunks: noted === null ? good : [],
 			// Dropped hunks count: a proposal without them is not pi's (proposalLines then shows none).
-			hunks_total: Math.max(isCount(hunks_total) ? hunks_total : 0, good.length + dropped),
+			hunks_total: Math.max(isLineNumber(hunks_total) ? hunks_total : 0, good.length + dropped),
 			timeout_s,
 			expires,
 		},

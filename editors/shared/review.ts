@@ -10,9 +10,14 @@
  * parsing live in pi-reader.ts.
  */
 import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/link/change-set.ts";
-import { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
+import {
+	MAX_REVERTED_REPORTS,
+	MAX_REVIEW_BYTES,
+	MAX_REVIEW_HUNKS_PER_FILE,
+	MAX_REVIEW_RUNS,
+} from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
-import { isCount, isObject, parsePiObject } from "./pi-message.ts";
+import { isCount, isLineNumber, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
 
 export type { RevertedHunk, ReviewFile, ReviewHunk, ReviewRun };
@@ -37,7 +42,7 @@ export function parseHunk(raw: unknown): ReviewHunk | undefined {
 	if (!isObject(raw)) return undefined;
 	const { id, old_start, new_start, old_text, new_text } = raw;
 	if (typeof id !== "string" || id.length === 0 || id.length > 64) return undefined;
-	if (!isCount(old_start) || !isCount(new_start) || new_start < 1) return undefined;
+	if (!isLineNumber(old_start) || !isLineNumber(new_start) || new_start < 1) return undefined;
 	if (!isLines(old_text) || !isLines(new_text)) return undefined;
 	// The texts are what the editor compares and puts back: the counts are taken from them.
 	return {
@@ -59,7 +64,7 @@ function parseFile(raw: unknown, dropped: { n: number }): ReviewFile | undefined
 	if (note !== null && note !== undefined && !(typeof note === "string" && NOTES.has(note))) return undefined;
 	if (!Array.isArray(hunks)) return undefined;
 	const good: ReviewHunk[] = [];
-	for (const each of hunks.slice(0, MAX_REVIEW_HUNKS_PER_FILE)) {
+	for (const each of hunks) {
 		const hunk = parseHunk(each);
 		if (hunk) good.push(hunk);
 		else dropped.n++;
@@ -69,19 +74,45 @@ function parseFile(raw: unknown, dropped: { n: number }): ReviewFile | undefined
 		baseline: note ? null : baseline,
 		note: (note as ReviewFile["note"] | undefined) ?? null,
 		hunks: note ? [] : good,
-		hunks_total: isCount(hunks_total) ? Math.max(hunks_total, good.length) : good.length,
+		hunks_total: isLineNumber(hunks_total) ? Math.max(hunks_total, good.length) : good.length,
 	};
 }
 
 /**
+ * Why a list of pi's (a change set's `runs`, a file's or a request's `hunks`) is over the protocol's cap, or
+ * undefined: checked by its length, before any work per entry (PROTOCOL.md "Limits").
+ */
+export function overCap(what: string, list: readonly unknown[], cap: number): string | undefined {
+	return list.length > cap ? `${what}: ${list.length}, over the cap of ${cap}: refused` : undefined;
+}
+
+/** Why a change set's runs or a file's hunks are over the protocol's caps, or undefined. */
+function reviewOverCaps(runs: unknown[]): string | undefined {
+	const tooMany = overCap("runs", runs, MAX_REVIEW_RUNS);
+	if (tooMany) return tooMany;
+	for (const run of runs) {
+		if (!isObject(run) || !Array.isArray(run["files"])) continue;
+		for (const file of run["files"]) {
+			if (isObject(file) && Array.isArray(file["hunks"])) {
+				const over = overCap("hunks of a file", file["hunks"], MAX_REVIEW_HUNKS_PER_FILE);
+				if (over) return over;
+			}
+		}
+	}
+	return undefined;
+}
+
+/**
  * Parse the text of pi `pid`'s change set. Never throws. The whole file is refused when it is not a change set of
- * that pi; a malformed run, file or hunk is left out and counted (a newer pi's additions are ignored).
+ * that pi, or over a cap; a malformed run, file or hunk is left out and counted (a newer pi's additions are ignored).
  */
 export function parseReview(text: string, pid: number): ParsedReview {
 	const head = parsePiObject(text, "pi-review", pid);
 	if (!head.ok) return head;
 	const raw = head.raw;
 	if (!Array.isArray(raw["runs"])) return { ok: false, problem: "runs: not a list" };
+	const over = reviewOverCaps(raw["runs"]);
+	if (over) return { ok: false, problem: over };
 	const dropped = { n: 0 };
 	const runs: ReviewRun[] = [];
 	for (const run of raw["runs"]) {

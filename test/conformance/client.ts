@@ -32,7 +32,7 @@ export type Capability =
 	| "ui-gate"
 	/**
 	 * Editors start cheaply enough for a table that starts one of its own per row (the state dir's 21 rows,
-	 * the 12 kinds of bad message). An adapter whose editor takes seconds to start (a browser window with a
+	 * the 13 kinds of bad message). An adapter whose editor takes seconds to start (a browser window with a
 	 * whole workbench) leaves such tables to a faster adapter of the same client, and says which.
 	 */
 	| "editor-per-row";

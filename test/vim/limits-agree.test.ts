@@ -24,6 +24,10 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "decisions kept", vim: "pi_ide#approval#MAX_DECISIONS", limit: limits.MAX_DECISIONS },
 	{ name: "change set size", vim: "pi_ide#review#MAX_BYTES", limit: limits.MAX_REVIEW_BYTES },
 	{ name: "reverts kept", vim: "pi_ide#review#MAX_REVERTED", limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "nesting of pi's files", vim: "pi_ide#inbox#MAX_DEPTH", limit: limits.MAX_PI_FILE_DEPTH },
+	{ name: "hunks per file or request", vim: "pi_ide#approval#MAX_HUNKS", limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
+	{ name: "largest line number", vim: "pi_ide#approval#MAX_LINE", limit: limits.MAX_LINE_NUMBER },
+	{ name: "change set runs", vim: "pi_ide#review#MAX_RUNS", limit: limits.MAX_REVIEW_RUNS },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

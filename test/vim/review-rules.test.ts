@@ -40,9 +40,20 @@ const VALIDATE: { name: string; msg: unknown; why: string; kept?: [number, numbe
 	{ name: "pid a string", msg: { ...changeSet(), pid: "4242" }, why: "its pid is not the one in its name" },
 	{ name: "runs not a list", msg: changeSet({}), why: "runs: not a list" },
 	{ name: "no runs", msg: changeSet([]), why: "", kept: [0, 0, 0] },
+	// At most 3 runs in all (PROTOCOL.md "Limits"): the malformed ones in two change sets.
 	{
 		name: "malformed runs dropped",
-		msg: changeSet([{ run: -1, files: [] }, { run: "2", files: [] }, { run: 3 }, 7, { run: 5, files: [] }]),
+		msg: changeSet([
+			{ run: -1, files: [] },
+			{ run: "2", files: [] },
+			{ run: 5, files: [] },
+		]),
+		why: "",
+		kept: [1, 0, 0],
+	},
+	{
+		name: "malformed runs dropped (no files, not an object)",
+		msg: changeSet([{ run: 3 }, 7, { run: 5, files: [] }]),
 		why: "",
 		kept: [1, 0, 0],
 	},

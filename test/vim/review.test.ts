@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { chownSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import { computeHunks, encodeReviewMessage, type ReviewMessage } from "../../src/link/change-set.ts";
+import { computeHunks, encodeReviewMessage, type ReviewHunk, type ReviewMessage } from "../../src/link/change-set.ts";
 import { deadPid, killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
@@ -399,7 +399,7 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 
 	it("bad change sets: no marks, one notice each (none for another editor's or a dead pi's), no error", async (t) => {
 		const w = await world(t);
-		const pis = await Promise.all(Array.from({ length: 9 }, () => spawnLiveEditor()));
+		const pis = await Promise.all(Array.from({ length: 11 }, () => spawnLiveEditor()));
 		const pid = (i: number) => (pis[i] as { pid: number }).pid;
 		const good = (i: number) =>
 			encodeReviewMessage(changeSet(pid(i), [{ file: w.file, before: BASELINE, after: CONTENT }]));
@@ -457,6 +457,33 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 					renameSync(planted, join(w.vim.dirs.stateDir, reviewName(pid(7))));
 				},
 				why: /belongs to (a user without a name|\S+), not to you/,
+			},
+			{
+				// Vim 9.0's json_decode() crashed (SIGSEGV) on it: refused before decoding (PROTOCOL.md "Limits").
+				name: "100,000 levels deep",
+				pid: pid(9),
+				write: () =>
+					void publish(
+						w,
+						pid(9),
+						JSON.stringify({ ...changeSet(pid(9), []), deep: 0 }).replace(
+							'"deep":0',
+							`"deep":${"[".repeat(100_000)}${"]".repeat(100_000)}`,
+						),
+					),
+				why: /nested deeper than 16 levels/,
+			},
+			{
+				// Refused by the count, before the loop over the hunks (which took 32 s).
+				name: "30,000 hunks in a file",
+				pid: pid(10),
+				write: () => {
+					const set = changeSet(pid(10), [{ file: w.file, before: BASELINE, after: CONTENT }]);
+					const file = set.runs[0]?.files[0];
+					if (file) file.hunks = Array.from({ length: 30_000 }, () => file.hunks[0] as ReviewHunk);
+					publish(w, pid(10), JSON.stringify(set));
+				},
+				why: /hunks of a file: 30000, over the cap of 500/,
 			},
 			{
 				name: "a pi naming another editor",

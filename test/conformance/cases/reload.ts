@@ -119,6 +119,9 @@ const SITUATIONS: Situation[] = [
 	},
 ];
 
+/** Levels of a message nested too deep, within its 64 KiB. */
+const DEEP_MESSAGE = 30_000;
+
 /** Kinds of bad message, each written in place of a good one naming an open, unmodified file pi changed. */
 interface BadMessage {
 	name: string;
@@ -135,6 +138,18 @@ const BAD: BadMessage[] = [
 		name: `over the ${MAX_PI_MESSAGE_BYTES / 1024} KiB limit`,
 		notice: "one",
 		write: (e, m) => void send(e, { ...m, padding: "x".repeat(MAX_PI_MESSAGE_BYTES) }),
+	},
+	{
+		// PROTOCOL.md "Limits": refused before it is decoded (Vim 9.0's json_decode() crashed on it).
+		name: `nested ${DEEP_MESSAGE.toLocaleString("en")} levels deep`,
+		notice: "one",
+		write: (e, m) =>
+			void send(e, m, {
+				raw: JSON.stringify({ ...m, deep: 0 }).replace(
+					'"deep":0',
+					`"deep":${"[".repeat(DEEP_MESSAGE)}${"]".repeat(DEEP_MESSAGE)}`,
+				),
+			}),
 	},
 	{ name: "of another kind", notice: "one", write: (e, m) => void send(e, { ...m, kind: "editor" }) },
 	{ name: "with a malformed field (seq a string)", notice: "one", write: (e, m) => void send(e, { ...m, seq: "4" }) },

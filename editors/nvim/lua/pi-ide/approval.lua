@@ -85,13 +85,19 @@ function M.validate(msg, pid)
   if type(r.file) ~= "string" or r.file:sub(1, 1) ~= "/" then
     return nil, "request.file: not an absolute path"
   end
-  if type(r.tool) ~= "string" or not is_integer(r.timeout_s, 1) or type(r.expires) ~= "number" then
+  -- expires: a time, finite (1e400 decodes to infinity, which never runs out).
+  local finite = type(r.expires) == "number" and r.expires == r.expires and math.abs(r.expires) ~= math.huge
+  if type(r.tool) ~= "string" or not is_integer(r.timeout_s, 1) or not finite then
     return nil, "request: tool, timeout_s or expires missing"
   end
   if type(r.hunks) ~= "table" then
     return nil, "request.hunks: not a list"
   end
   local review = require("pi-ide.review")
+  local over = review.over_cap("request.hunks", r.hunks)
+  if over then
+    return nil, over
+  end
   local hunks = {}
   for _, h in ipairs(r.hunks) do
     if review.valid_hunk(h) then
@@ -107,7 +113,7 @@ function M.validate(msg, pid)
     created = r.created == true,
     note = type(r.note) == "string" and r.note or nil,
     hunks = hunks,
-    hunks_total = is_integer(r.hunks_total) and r.hunks_total or #hunks,
+    hunks_total = review.is_line(r.hunks_total) and r.hunks_total or #hunks,
     timeout_s = r.timeout_s,
     expires = r.expires,
   }

@@ -21,6 +21,11 @@ M.on_change = nil
 --- PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
 M.MAX_BYTES = 8 * 1024 * 1024
 M.MAX_REVERTED = 50
+--- PROTOCOL.md "Limits": the runs of a change set, the hunks of a file (or of an approval request): more is
+--- refused whole, by the count, before any work per hunk; and the largest line number or count taken from a hunk.
+M.MAX_RUNS = 3
+M.MAX_HUNKS = 500
+M.MAX_LINE = 2 ^ 31 - 1
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
@@ -60,7 +65,25 @@ local function is_list(v)
 end
 
 local function is_count(v)
-  return type(v) == "number" and v >= 0 and v == math.floor(v)
+  return type(v) == "number" and v >= 0 and v == math.floor(v) and v < 2 ^ 53
+end
+
+--- Pure: is `v` a line number or line count of pi's: an integer 0 to MAX_LINE (1.5, -1, 1e400, 2^53 are none)?
+---@param v any
+---@return boolean
+function M.is_line(v)
+  return type(v) == "number" and v >= 0 and v <= M.MAX_LINE and v == math.floor(v)
+end
+
+--- Pure: why a list of pi's hunks is over the cap (refused whole), or nil.
+---@param what string
+---@param hunks table
+---@return string|nil
+function M.over_cap(what, hunks)
+  if #hunks > M.MAX_HUNKS then
+    return ("%s: %d, over the cap of %d: refused"):format(what, #hunks, M.MAX_HUNKS)
+  end
+  return nil
 end
 
 local function is_lines(v)
@@ -82,8 +105,8 @@ function M.valid_hunk(h)
   return type(h) == "table"
     and type(h.id) == "string"
     and #h.id <= 64
-    and is_count(h.old_start)
-    and is_count(h.new_start)
+    and M.is_line(h.old_start)
+    and M.is_line(h.new_start)
     and is_lines(h.old_text)
     and is_lines(h.new_text)
 end
@@ -102,6 +125,18 @@ function M.validate(msg, pid)
   end
   if not is_list(msg.runs) then
     return nil, "runs: not a list"
+  end
+  -- The caps by the counts alone, before any work per hunk.
+  if #msg.runs > M.MAX_RUNS then
+    return nil, ("runs: %d, over the cap of %d: refused"):format(#msg.runs, M.MAX_RUNS)
+  end
+  for _, run in ipairs(msg.runs) do
+    for _, f in ipairs(type(run) == "table" and is_list(run.files) and run.files or {}) do
+      local over = type(f) == "table" and is_list(f.hunks) and M.over_cap("hunks of a file", f.hunks)
+      if over then
+        return nil, over
+      end
+    end
   end
   local runs = {}
   for _, run in ipairs(msg.runs) do

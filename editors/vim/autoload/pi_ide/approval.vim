@@ -20,6 +20,10 @@ import autoload 'pi_ide/writer.vim'
 export const MAX_BYTES = 1024 * 1024
 export const MAX_DECISIONS = 20
 export const MAX_VIRTUAL_LINES = 20
+# PROTOCOL.md "Limits": the hunks of a request, or of a file of pi's change set (refused whole when more, by the
+# count, before any work per hunk), and the largest line number or count taken from them.
+export const MAX_HUNKS = 500
+export const MAX_LINE = 2147483647
 
 const SIGN = 'PiIdeApproval'
 const SIGN_GROUP = 'pi_ide_approval'
@@ -39,8 +43,14 @@ var defined = false
 # Buffers (string) that carry marks: only those are cleared (a clear walks every line of the buffer).
 var marked: dict<bool> = {}
 
-def IsCount(v: any): bool
-  return type(v) == v:t_number && v >= 0
+# A line number or line count of pi's: an integer 0 to MAX_LINE (a Float, 1.5 or 1e400, is none).
+def IsLine(v: any): bool
+  return type(v) == v:t_number && v >= 0 && v <= MAX_LINE
+enddef
+
+# Pure: why a list of pi's hunks is over the cap (refused whole), or ''.
+export def OverCap(what: string, hunks: list<any>): string
+  return len(hunks) > MAX_HUNKS ? printf('%s: %d, over the cap of %d: refused', what, len(hunks), MAX_HUNKS) : ''
 enddef
 
 # Loops rather than filter() and mapnew() with a lambda, here and below: a lambda made per hunk costs more
@@ -64,7 +74,7 @@ enddef
 # Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md)?
 export def ValidHunk(h: any): bool
   return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && strlen(h.id) <= 64
-    && IsCount(get(h, 'old_start', -1)) && IsCount(get(h, 'new_start', -1))
+    && IsLine(get(h, 'old_start', -1)) && IsLine(get(h, 'new_start', -1))
     && IsLines(get(h, 'old_text', 0)) && IsLines(get(h, 'new_text', 0))
 enddef
 
@@ -99,11 +109,15 @@ export def Validate(msg: any, pid: number): list<any>
   endif
   var expires = get(r, 'expires', '')
   if type(get(r, 'tool', 0)) != v:t_string || type(get(r, 'timeout_s', '')) != v:t_number || r.timeout_s < 1
-      || (type(expires) != v:t_number && type(expires) != v:t_float)
+      || (type(expires) != v:t_number && (type(expires) != v:t_float || isinf(expires) || isnan(expires)))
     return [{}, 'request: tool, timeout_s or expires missing']
   endif
   if type(get(r, 'hunks', 0)) != v:t_list
     return [{}, 'request.hunks: not a list']
+  endif
+  var over = OverCap('request.hunks', r.hunks)
+  if over != ''
+    return [{}, over]
   endif
   var hunks: list<dict<any>> = []
   for h in r.hunks
@@ -121,7 +135,7 @@ export def Validate(msg: any, pid: number): list<any>
     created: type(get(r, 'created', 0)) == v:t_bool && r.created,
     note: type(get(r, 'note', v:null)) == v:t_string ? r.note : '',
     hunks: hunks,
-    hunks_total: IsCount(total) ? total : len(hunks),
+    hunks_total: IsLine(total) ? total : len(hunks),
     timeout_s: r.timeout_s,
     expires: expires,
   }, '']

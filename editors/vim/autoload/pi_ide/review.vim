@@ -19,6 +19,8 @@ import autoload 'pi_ide/approval.vim'
 # PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
 export const MAX_BYTES = 8 * 1024 * 1024
 export const MAX_REVERTED = 50
+# PROTOCOL.md "Limits": the runs of a change set (refused whole when more; the hunks per file: approval.MAX_HUNKS).
+export const MAX_RUNS = 3
 
 const GROUP = 'pi_ide_review'
 # The signs (no text) that keep where each revert put the baseline's lines (see Track).
@@ -62,6 +64,19 @@ export def Validate(msg: any, pid: number): list<any>
   if type(get(msg, 'runs', 0)) != v:t_list
     return [[], 'runs: not a list']
   endif
+  # The caps by the counts alone, before any work per hunk.
+  if len(msg.runs) > MAX_RUNS
+    return [[], printf('runs: %d, over the cap of %d: refused', len(msg.runs), MAX_RUNS)]
+  endif
+  for run in msg.runs
+    for f in type(run) == v:t_dict && type(get(run, 'files', 0)) == v:t_list ? run.files : []
+      var over = type(f) == v:t_dict && type(get(f, 'hunks', 0)) == v:t_list
+        ? approval.OverCap('hunks of a file', f.hunks) : ''
+      if over != ''
+        return [[], over]
+      endif
+    endfor
+  endfor
   var runs: list<dict<any>> = []
   for run in msg.runs
     if type(run) != v:t_dict || !IsCount(get(run, 'run', -1)) || type(get(run, 'files', 0)) != v:t_list

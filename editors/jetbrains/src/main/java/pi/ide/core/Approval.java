@@ -22,6 +22,8 @@ public final class Approval {
 	public static final int MAX_BYTES = 1024 * 1024;
 	/** Decisions kept in the state file, newest last. */
 	public static final int MAX_DECISIONS = 20;
+	/** PROTOCOL.md "Limits": a request listing more hunks is refused whole, by the count. */
+	public static final int MAX_HUNKS = 500;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.approval\\.json");
 	private static final long MAX_SAFE = 9007199254740991L;
 
@@ -133,7 +135,7 @@ public final class Approval {
 	public static Parsed parse(String text, long pid) {
 		Object raw;
 		try {
-			raw = Json.parse(text);
+			raw = Json.parse(text, PiMessage.MAX_DEPTH);
 		} catch (Json.ParseError e) {
 			return problem("invalid JSON: " + e.getMessage());
 		}
@@ -156,15 +158,19 @@ public final class Approval {
 		}
 		if (!(r.get("tool") instanceof String)) return problem("request.tool: not a string");
 		if (!isLong(r.get("timeout_s"), 1)) return problem("request.timeout_s: not a positive integer");
-		if (!(r.get("expires") instanceof Number)) return problem("request.expires: not a number");
+		if (!(r.get("expires") instanceof Number) || !Double.isFinite(((Number) r.get("expires")).doubleValue())) {
+			return problem("request.expires: not a finite number");
+		}
 		if (!(r.get("hunks") instanceof List)) return problem("request.hunks: not a list");
+		int listed = ((List<Object>) r.get("hunks")).size();
+		if (listed > MAX_HUNKS) return problem("request.hunks: " + listed + ", over the cap of " + MAX_HUNKS + ": refused");
 		List<Hunk> hunks = new ArrayList<>();
 		for (Object h : (List<Object>) r.get("hunks")) {
 			Hunk good = hunk(h);
 			if (good != null) hunks.add(good);
 		}
 		String note = r.get("note") instanceof String ? (String) r.get("note") : null;
-		long total = isLong(r.get("hunks_total"), 0) ? (Long) r.get("hunks_total") : hunks.size();
+		long total = isInt(r.get("hunks_total"), 0) ? (Long) r.get("hunks_total") : hunks.size();
 		return new Parsed(new Request(pid, (Long) m.get("editor_pid"), (String) id, (String) r.get("tool"), (String) file,
 				Boolean.TRUE.equals(r.get("created")), note, hunks, total, (Long) r.get("timeout_s"),
 				((Number) r.get("expires")).doubleValue()), null);
