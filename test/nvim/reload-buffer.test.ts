@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { killAllEditors } from "../helpers/editors.ts";
 import { forEachNvim } from "../helpers/nvim.ts";
-import { assertNoErrors, lines, message, send, type World, world } from "../helpers/nvim-inbox.ts";
+import { assertNoErrors, lines, luaWithoutPrompt, message, send, type World, world } from "../helpers/nvim-inbox.ts";
 
 after(killAllEditors);
 
@@ -45,6 +45,52 @@ forEachNvim((flavour) => {
 				await assertNoErrors(w.nv);
 			});
 		}
+
+		const DECODE = [
+			{ name: "LF, last line ended", text: "a\nb\n", ff: "unix", fenc: "utf-8", lines: ["a", "b"], eol: true },
+			{ name: "no line break at the end", text: "a\nb", ff: "unix", fenc: "utf-8", lines: ["a", "b"], eol: false },
+			{ name: "CRLF", text: "a\r\nb\r\n", ff: "dos", fenc: "utf-8", lines: ["a", "b"], eol: true },
+			{ name: "a BOM", text: "\u{feff}a\n", ff: "unix", fenc: "utf-8", lines: ["a"], eol: true, bomb: true },
+			{ name: "an empty file", text: "", ff: "unix", fenc: "utf-8", lines: [], eol: null },
+			{ name: "one line break", text: "\n", ff: "unix", fenc: "utf-8", lines: [""], eol: true },
+			{ name: "latin1", text: "caf\u00e9\n", ff: "unix", fenc: "latin1", latin1: true, lines: ["café"], eol: true },
+		];
+		it("M.decode: the lines, 'endofline' and 'bomb' of the verified bytes, written back as exactly those", async (t) => {
+			const w = await world(t, flavour);
+			const got = await w.nv.lua<unknown[]>(
+				`local r = require("pi-ide.inbox.reload")
+				return vim.tbl_map(function(c)
+					local text = c.latin1 and vim.fn.iconv(c.text, "utf-8", "latin1") or c.text
+					local d = r.decode(text, c.ff, c.fenc)
+					return { lines = d.lines, eol = d.endofline == nil and vim.NIL or d.endofline, bomb = d.bomb }
+				end, ...)`,
+				DECODE,
+			);
+			assert.deepEqual(
+				got,
+				DECODE.map((c) => ({ lines: c.lines, eol: c.eol, bomb: c.bomb ?? false })),
+			);
+		});
+
+		it("a change in several places is one undo step; marks on lines pi left alone stay; :checktime and :w ask nothing", async (t) => {
+			const w = await world(t, flavour, { answerPrompts: false });
+			const before = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`);
+			writeFileSync(w.file, `${before.join("\n")}\n`);
+			await w.nv.command("edit!");
+			await w.nv.command("7mark a");
+			const after = [...before];
+			after[1] = "pi 2";
+			after.splice(9, 1);
+			after.push("pi end");
+			await piWrites(w, `${after.join("\n")}\n`);
+			assert.deepEqual(await lines(w.nv), after);
+			assert.equal(await w.nv.lua('return vim.fn.line("\'a")'), 7, "the mark on an untouched line stays");
+			await luaWithoutPrompt(w.nv, `vim.cmd("checktime"); vim.cmd("write")`);
+			assert.equal(readFileSync(w.file, "utf8"), `${after.join("\n")}\n`);
+			await w.nv.command("undo");
+			assert.deepEqual(await lines(w.nv), before, "one undo takes back all of pi's change");
+			await assertNoErrors(w.nv);
+		});
 
 		it("a buffer-local noautoread stays; under a global noautoread nothing buffer-local is left", async (t) => {
 			const w = await world(t, flavour);
