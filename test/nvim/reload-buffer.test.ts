@@ -46,6 +46,31 @@ forEachNvim((flavour) => {
 			});
 		}
 
+		const EMPTY: { name: string; from: string; to: string; written?: string }[] = [
+			{ name: "a line to an empty file", from: "a\n", to: "" },
+			{ name: "a line break to an empty file", from: "\n", to: "" },
+			{ name: "an empty file to a line break", from: "", to: "\n" },
+			{ name: "an empty file to a line", from: "", to: "x\n" },
+			// 'fixendofline' (on by default) adds it back at :w, as after Neovim's own read of such a file.
+			{ name: "no line break at the end", from: "a\nb\n", to: "a\nb", written: "a\nb\n" },
+		];
+		for (const c of EMPTY) {
+			it(`${c.name}: the buffer holds pi's bytes, a :w writes them back as Neovim does`, async (t) => {
+				const w = await world(t, flavour);
+				writeFileSync(w.file, c.from);
+				await w.nv.command("edit!");
+				writeFileSync(w.file, c.to);
+				const msg = message(w);
+				send(w, msg);
+				const state = await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+				assert.equal(state.files?.find((f) => f.file === w.file)?.status, "reloaded");
+				assert.equal(await w.nv.lua("return vim.bo.modified"), false);
+				await w.nv.command("write");
+				assert.equal(readFileSync(w.file, "utf8"), c.written ?? c.to);
+				await assertNoErrors(w.nv);
+			});
+		}
+
 		const DECODE = [
 			{ name: "LF, last line ended", text: "a\nb\n", ff: "unix", fenc: "utf-8", lines: ["a", "b"], eol: true },
 			{ name: "no line break at the end", text: "a\nb", ff: "unix", fenc: "utf-8", lines: ["a", "b"], eol: false },

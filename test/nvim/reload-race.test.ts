@@ -4,8 +4,9 @@
  * messages arrive. Whatever each reload decides, the secret must never be in the buffer, not even for a
  * moment: observers record the buffer's text at every read autocommand (BufReadPre, BufReadPost,
  * FileReadPost) and every nvim_buf_attach callback (on_lines, what language servers' didChange is made of;
- * on_reload, what their didClose + didOpen is made of). A reload reads the path once, verified, and gives the
- * buffer those bytes through the API: no read autocommand fires at all. Afterwards, with the real file back,
+ * on_reload, what their didClose + didOpen is made of), and a real language server attached to the buffer
+ * (test/fixtures/late-lsp-server.ts) keeps every text it is sent. A reload reads the path once, verified,
+ * and gives the buffer those bytes through the API: no read autocommand fires at all. Afterwards, with the real file back,
  * Neovim's record of the file is current: :checktime and :w neither ask nor read.
  */
 import assert from "node:assert/strict";
@@ -13,11 +14,14 @@ import { spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { killAllEditors } from "../helpers/editors.ts";
-import { forEachNvim } from "../helpers/nvim.ts";
+import { forEachNvim, pollUntil } from "../helpers/nvim.ts";
 import { assertNoErrors, lines, luaWithoutPrompt, message, send, world } from "../helpers/nvim-inbox.ts";
 
 after(killAllEditors);
+
+const SERVER = fileURLToPath(new URL("../fixtures/late-lsp-server.ts", import.meta.url));
 
 /** pi's messages sent during the race (each handled before the next): the leak showed after ~130 ms. */
 const MESSAGES = 300;
@@ -68,6 +72,25 @@ forEachNvim((flavour) => {
 			const SECRET = `SECRET-${process.pid}-${Date.now()}`;
 			writeFileSync(secret, `${SECRET}\n`, { mode: 0o600 });
 			await w.nv.lua(OBSERVE, SECRET);
+			const server = await w.nv.lua<number>(
+				`local id = vim.lsp.start_client({ name = "late", cmd = { ... }, root_dir = vim.fn.getcwd() })
+				vim.lsp.buf_attach_client(0, id)
+				return id`,
+				process.execPath,
+				SERVER,
+			);
+			/** Every text the server was sent (the request sends pending changes first). */
+			const serverTexts = () =>
+				w.nv.lua<string[]>(
+					`local answer = vim.lsp.get_client_by_id(...).request_sync("fixture/texts", {}, 5000, 0)
+					return answer and answer.result or { "no answer" }`,
+					server,
+				);
+			const opened = await pollUntil(async () => {
+				const texts = await serverTexts();
+				return texts.length > 0 ? texts : undefined;
+			}, "the server was sent the buffer");
+			assert.deepEqual(opened, ["one\ntwo\nthree\n"]);
 
 			const flipper = spawn(process.execPath, ["-e", FLIPPER, w.file, secret], { stdio: "ignore" });
 			const flipperExited = new Promise((resolve) => flipper.once("exit", resolve));
@@ -90,6 +113,16 @@ forEachNvim((flavour) => {
 			assert.ok((statuses["reloaded"] ?? 0) > 0, `some messages reloaded the buffer: ${JSON.stringify(statuses)}`);
 			assert.equal(await w.nv.lua("return _G.race.reads"), 0, "no read autocommand fired for the buffer");
 			assert.ok(!(await lines(w.nv)).join("\n").includes(SECRET));
+			const sent = await serverTexts();
+			assert.deepEqual(
+				sent.filter((text) => text.includes(SECRET)),
+				[],
+				"the language server was never sent the secret",
+			);
+			assert.ok(
+				sent.some((text) => text.startsWith("pi's version")),
+				"the server was sent the reloads",
+			);
 
 			// The real file back (what the buffer was read from is a regular file): the next reload takes it,
 			// and Neovim's record of the file is current: no W11/W12, no "changed since reading it" at :w.

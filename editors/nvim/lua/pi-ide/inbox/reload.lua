@@ -265,15 +265,24 @@ function M.decode(text, fileformat, fileencoding)
   return again == text and decoded or nil
 end
 
---- Does `buf` now hold `text`, the bytes of the verified read, as Neovim would write them?
-local function holds(buf, text)
+--- The lines of `buf` as M.encode takes them: none for a buffer as an empty file reads (Neovim shows one
+--- empty line, and writes nothing: told apart from a line break by its byte count).
+local function lines_of(buf)
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  if #lines == 1 and lines[1] == "" and text == "" then
-    return true -- an empty buffer: what an empty file reads as
+  if #lines == 1 and lines[1] == "" then
+    local bytes = vim.api.nvim_buf_call(buf, function()
+      return vim.fn.wordcount().bytes
+    end)
+    return bytes == 0 and {} or lines
   end
+  return lines
+end
+
+--- The bytes `buf` holds as Neovim writes them (M.encode), nil when it cannot say.
+local function bytes_of(buf)
   local bo = vim.bo[buf]
   local o = { fileformat = bo.fileformat, endofline = bo.endofline, bomb = bo.bomb, fileencoding = bo.fileencoding }
-  return M.encode(lines, o) == text
+  return M.encode(lines_of(buf), o)
 end
 
 --- Put `lines` back into `buf` as if the reload never happened, and drop the undo history that holds what
@@ -286,14 +295,18 @@ local function put_back(buf, lines)
   vim.bo[buf].modified = false
 end
 
---- Replace the lines of `buf` that differ from `new`, hunk by hunk from the last, so marks, extmarks and
---- folds on the lines pi left alone stay where they are; one undoable change.
-local function apply_lines(buf, old, new)
-  local hunks = linemap.hunks(old, new)
+--- Replace the lines of `buf` that differ from `new` (`hunks`: linemap.hunks from `old`, lines_of(buf)),
+--- hunk by hunk from the last, so marks, extmarks and folds on the lines pi left alone stay where they are;
+--- one undoable change. Deleting every line leaves the buffer as an empty file reads; lines put into such a
+--- buffer go before the empty line it shows, which then goes.
+local function apply_lines(buf, hunks, old, new)
   for i = #hunks, 1, -1 do
     local sa, ca, sb, cb = unpack(hunks[i])
     local from = ca == 0 and sa or sa - 1 -- 0-based: an insertion goes after line sa
     vim.api.nvim_buf_set_lines(buf, from, from + ca, false, { unpack(new, sb, sb + cb - 1) })
+  end
+  if #old == 0 and #new > 0 then
+    vim.api.nvim_buf_set_lines(buf, #new, #new + 1, false, {})
   end
 end
 
@@ -347,7 +360,7 @@ end
 --- Apply `new` (M.decode of the verified read) to `buf` as a change through the API: no read of the path, no
 --- BufReadPre/BufReadPost, only the new content in on_lines callbacks, and a didChange (a higher version)
 --- to language servers. 'modifiable' and 'readonly' are lifted for it, as Neovim's reload ignores them.
-local function apply(buf, old, new, format)
+local function apply(buf, hunks, old, new, format)
   local bo = vim.bo[buf]
   local modifiable, readonly = bo.modifiable, bo.readonly
   if not modifiable then
@@ -357,7 +370,7 @@ local function apply(buf, old, new, format)
     bo.readonly = false -- no W10 "Changing a readonly file"
   end
   local ok, err = pcall(function()
-    apply_lines(buf, old, new.lines)
+    apply_lines(buf, hunks, old, new.lines)
     if format ~= bo.fileformat then
       bo.fileformat = format
     end
@@ -412,21 +425,22 @@ function M.reload(buf)
       views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
     end
   end
-  local before = vim.api.nvim_buf_get_var(buf, "changedtick")
-  local old = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local ok, err = pcall(apply, buf, old, new, format)
-  local verified = ok and vim.api.nvim_buf_is_valid(buf) and holds(buf, text)
+  local held = bytes_of(buf)
+  local old = lines_of(buf)
+  local hunks = linemap.hunks(old, new.lines)
+  local ok, err = pcall(apply, buf, hunks, old, new, format)
+  local verified = ok and vim.api.nvim_buf_is_valid(buf) and bytes_of(buf) == text
   if vim.api.nvim_buf_is_valid(buf) then
     if verified then
       record_on_disk(buf)
       vim.bo[buf].modified = false
     else
-      put_back(buf, old)
+      put_back(buf, #old == 0 and {} or old)
     end
   end
   -- Every window's cursor and view stay on the text they were on: mapped through the change (a line pi
   -- inserted above the cursor moves it down with its text), not kept at the same line number.
-  local hunks = verified and linemap.hunks(old, vim.api.nvim_buf_get_lines(buf, 0, -1, false)) or {}
+  hunks = verified and hunks or {}
   for win, view in pairs(views) do
     if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == buf then
       view.lnum = linemap.map_line(hunks, view.lnum)
@@ -450,7 +464,7 @@ function M.reload(buf)
     dev = st.dev,
     ino = st.ino,
   }
-  return vim.api.nvim_buf_get_var(buf, "changedtick") ~= before and "reloaded" or "unchanged"
+  return held ~= text and "reloaded" or "unchanged"
 end
 
 --- BufReadPost: the buffer was read from its path; remember what that path was (see reload_verdict), so a
