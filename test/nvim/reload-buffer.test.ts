@@ -117,6 +117,39 @@ forEachNvim((flavour) => {
 			await assertNoErrors(w.nv);
 		});
 
+		it("without LuaJIT's FFI: Neovim's record made current by a quiet :checktime (no W11, no read autocommand)", async (t) => {
+			const w = await world(t, flavour, { answerPrompts: false });
+			await w.nv.lua(`package.loaded.ffi = nil
+				package.preload.ffi = function() error("no FFI in this Neovim") end
+				_G.reads = 0
+				vim.api.nvim_create_autocmd({ "BufReadPre", "BufReadPost", "FileReadPost" }, {
+					callback = function() _G.reads = _G.reads + 1 end,
+				})`);
+			for (const autoread of [true, false]) {
+				await w.nv.command(autoread ? "set autoread" : "set noautoread");
+				await piWrites(w, `pi's version, autoread ${autoread}\n`);
+				await luaWithoutPrompt(w.nv, `vim.cmd("checktime")`);
+				assert.deepEqual(await lines(w.nv), [`pi's version, autoread ${autoread}`]);
+				assert.equal(await w.nv.lua("return vim.bo.modified"), false);
+			}
+			assert.equal(await w.nv.lua("return _G.reads"), 0, "no read autocommand");
+			await assertNoErrors(w.nv);
+		});
+
+		it("a 'nomodifiable' 'readonly' buffer reloads as Neovim's reload does, and stays so (no W10)", async (t) => {
+			const w = await world(t, flavour);
+			await w.nv.command("setlocal nomodifiable readonly");
+			await piWrites(w, "pi's version\n");
+			assert.deepEqual(await lines(w.nv), ["pi's version"]);
+			assert.deepEqual(await w.nv.lua("return { vim.bo.modifiable, vim.bo.readonly, vim.bo.modified }"), [
+				false,
+				true,
+				false,
+			]);
+			assert.doesNotMatch(await w.nv.exec("messages"), /W10/);
+			await assertNoErrors(w.nv);
+		});
+
 		it("a buffer-local noautoread stays; under a global noautoread nothing buffer-local is left", async (t) => {
 			const w = await world(t, flavour);
 			await w.nv.command("setlocal noautoread");
