@@ -136,6 +136,18 @@ forEachNvim((flavour) => {
 			await assertNoErrors(w.nv);
 		});
 
+		it("a 'binary' buffer: pi's bytes as they are (CR-LF and a BOM kept in the lines), a :w writes them back", async (t) => {
+			const w = await world(t, flavour);
+			writeFileSync(w.file, "a\nb\n");
+			await w.nv.command("setlocal binary");
+			await w.nv.command("edit!");
+			await piWrites(w, "\u{feff}x\r\ny\r\n");
+			assert.deepEqual(await lines(w.nv), ["\u{feff}x\r", "y\r"]);
+			await w.nv.command("write");
+			assert.equal(readFileSync(w.file, "utf8"), "\u{feff}x\r\ny\r\n");
+			await assertNoErrors(w.nv);
+		});
+
 		it("a 'nomodifiable' 'readonly' buffer reloads as Neovim's reload does, and stays so (no W10)", async (t) => {
 			const w = await world(t, flavour);
 			await w.nv.command("setlocal nomodifiable readonly");

@@ -239,13 +239,15 @@ end
 --- Pure: what a buffer with 'fileformat' `fileformat` and 'fileencoding' `fileencoding` holds for the bytes
 --- `text`: its lines (none for an empty file), 'endofline' (nil: keep) and 'bomb'. nil when those would not
 --- be written back as exactly `text` (M.encode): then the bytes are not what the buffer can show as they are.
+--- `binary` ('binary'): no BOM taken off.
 ---@param text string
 ---@param fileformat string
 ---@param fileencoding string
+---@param binary boolean|nil
 ---@return { lines: string[], endofline: boolean|nil, bomb: boolean }|nil
-function M.decode(text, fileformat, fileencoding)
+function M.decode(text, fileformat, fileencoding, binary)
   local body, bomb = text, false
-  if is_utf8(fileencoding) and body:sub(1, 3) == BOM then
+  if not binary and is_utf8(fileencoding) and body:sub(1, 3) == BOM then
     body, bomb = body:sub(4), true
   elseif not is_utf8(fileencoding) and body ~= "" then
     body = vim.fn.iconv(body, fileencoding, "utf-8")
@@ -278,11 +280,20 @@ local function lines_of(buf)
   return lines
 end
 
+--- The options M.encode takes, as Neovim writes `buf`: with 'binary', no line-ending or encoding conversion.
+local function write_options(buf)
+  local bo = vim.bo[buf]
+  return {
+    fileformat = bo.binary and "unix" or bo.fileformat,
+    endofline = bo.endofline,
+    bomb = bo.bomb and not bo.binary,
+    fileencoding = bo.binary and "" or bo.fileencoding,
+  }
+end
+
 --- The bytes `buf` holds as Neovim writes them (M.encode), nil when it cannot say.
 local function bytes_of(buf)
-  local bo = vim.bo[buf]
-  local o = { fileformat = bo.fileformat, endofline = bo.endofline, bomb = bo.bomb, fileencoding = bo.fileencoding }
-  return M.encode(lines_of(buf), o)
+  return M.encode(lines_of(buf), write_options(buf))
 end
 
 --- Put `lines` back into `buf` as if the reload never happened, and drop the undo history that holds what
@@ -377,7 +388,7 @@ local function apply(buf, hunks, old, new, format)
     if new.endofline ~= nil and new.endofline ~= bo.endofline then
       bo.endofline = new.endofline
     end
-    if new.bomb ~= bo.bomb then
+    if not bo.binary and new.bomb ~= bo.bomb then
       bo.bomb = new.bomb
     end
   end)
@@ -411,8 +422,10 @@ function M.reload(buf)
   if not text or not st then
     return "refused"
   end
-  local format = M.fileformat_of(text, vim.o.fileformats) or vim.bo[buf].fileformat
-  local new = M.decode(text, format, vim.bo[buf].fileencoding)
+  -- 'binary': read and written as it is ('fileformat' and 'fileencoding' ignored, as Neovim does).
+  local binary = vim.bo[buf].binary
+  local format = not binary and M.fileformat_of(text, vim.o.fileformats) or vim.bo[buf].fileformat
+  local new = M.decode(text, binary and "unix" or format, binary and "" or vim.bo[buf].fileencoding, binary)
   if not new then
     return "refused" -- bytes this buffer cannot hold as they are (not valid in its 'fileencoding')
   end
