@@ -21,8 +21,7 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
-import { askApproval, proposeContent } from "./approval-shell.ts";
-import { type ContextBlock, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
+import { type ContextBlock, formatQuote } from "./context/blocks.ts";
 import {
 	type Decision,
 	decide,
@@ -42,15 +41,17 @@ import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
+import { installNvimClient, isNvimInstallDisabled, nvimDataHome } from "./install/nvim-client.ts";
+import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-client.ts";
 import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
-import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
-import { userTrustCheck } from "./pi-trust.ts";
+import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
+import { userTrustCheck } from "./pi-api/trust.ts";
+import { formatEditorName, oneLine } from "./protocol/inert.ts";
 import { formatDirHealth, resolveStateDir } from "./protocol/state-dir.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
 import type { StatusFacts } from "./ui/status-report.ts";
-import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
@@ -150,15 +151,15 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			void controller.start();
 			published.sync();
 			const links = [
-				linkNvimClient({
+				installNvimClient({
 					packageRoot: PACKAGE_ROOT,
 					dataHome: nvimDataHome(process.env, home),
-					disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
+					disabled: !settings.linkNvim || isNvimInstallDisabled(process.env),
 				}),
-				linkVimClient({
+				installVimClient({
 					packageRoot: PACKAGE_ROOT,
 					vimDir: vimDir(process.env, home),
-					disabled: !settings.linkVim || isVimLinkDisabled(process.env),
+					disabled: !settings.linkVim || isVimInstallDisabled(process.env),
 				}),
 			];
 			// "already" and "disabled" are the quiet, usual outcomes; the rest is said once, here.

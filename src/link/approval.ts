@@ -7,7 +7,7 @@
  * clock and abort injected) and the words the model reads.
  */
 import { posix } from "node:path";
-import { formatEditorName, oneLine } from "../context/blocks.ts";
+import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { MAX_APPROVAL_BYTES } from "../protocol/limits.ts";
 import type { EditorState } from "../protocol/protocol.ts";
 import { releaseAll } from "./await-report.ts";

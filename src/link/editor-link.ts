@@ -5,9 +5,9 @@
  * await-report.ts, diagnostics.ts); this class only reads and writes files and runs timers. Never throws.
  */
 import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, watch } from "node:fs";
-import { oneLine } from "../context/blocks.ts";
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
+import { oneLine } from "../protocol/inert.ts";
 import { piReviewFileName } from "../protocol/protocol.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";

@@ -5,8 +5,8 @@
  */
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatEditorName, oneLine } from "../context/blocks.ts";
 import { formatList, isClean, isCurrent, TOOL_DIAGNOSTICS_CAP } from "../context/diagnostics.ts";
+import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import {
 	type EditorState,
 	type FileReport,

@@ -6,7 +6,7 @@
  * Pure: the shell passes the editor's state and remembers what was told, and to which editor.
  */
 import { posix } from "node:path";
-import { oneLine } from "../context/blocks.ts";
+import { oneLine } from "../protocol/inert.ts";
 import { MAX_REVERTED_REPORTS } from "../protocol/limits.ts";
 import type { EditorState, RevertedHunk } from "../protocol/protocol.ts";
 import type { ReviewHunk, ReviewRun } from "./change-set.ts";

@@ -5,13 +5,13 @@
  * `inert` for multi-line text), so a hostile file name or snippet cannot forge a
  * line of the report or send the terminal an escape sequence.
  */
-import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "../context/blocks.ts";
+import { checkFreshness, formatSeconds } from "../context/blocks.ts";
 import type { RememberedResolution } from "../discovery/choices.ts";
 import type { Connection, ConnectionMode } from "../discovery/connection.ts";
 import { describeEnvPid, describeHost, type EnvPidVerdict, type HostEditor } from "../discovery/host-editor.ts";
 import type { ScanDiagnostic } from "../discovery/scan.ts";
 import type { Tier } from "../discovery/tiers.ts";
-import { inert } from "../protocol/inert.ts";
+import { formatEditorName, inert, oneLine } from "../protocol/inert.ts";
 import type { EditorState, Selection } from "../protocol/protocol.ts";
 import type { DirHealth } from "../protocol/state-dir.ts";
 

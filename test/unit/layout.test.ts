@@ -13,6 +13,8 @@ const root = resolve(import.meta.dirname, "../..");
 /** Depth of each folder of src/ on the data path; a file may import only from its own folder or a deeper one. */
 const SRC_LAYERS: Record<string, number> = {
 	src: 0,
+	"src/pi-api": 0.5,
+	"src/install": 1,
 	"src/ui": 1,
 	"src/link": 1,
 	"src/context": 2,
