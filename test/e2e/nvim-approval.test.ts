@@ -142,6 +142,35 @@ forEachNvim((flavour) => {
 			assert.match(toolResult(env.model.requests[1]), /approved this change to notes\.txt in Neovim/);
 		});
 
+		it("the user adds a line and saves while reviewing, then approves: pi refuses, the saved line stays", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written by pi\n" } }]);
+			const ran = runPrint(env, ["rewrite notes"]);
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			await nv.lua("vim.api.nvim_buf_set_lines(0, -1, -1, false, { 'mine' })");
+			await nv.command("write");
+			await nv.command("PiIde approve");
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			const saved = `${ORIGINAL}mine\n`;
+			assert.equal(readFileSync(file, "utf8"), saved, "the user's saved line is not overwritten");
+			assert.match(
+				toolResult(env.model.requests[1]),
+				/approved this change in Neovim, but notes\.txt changed after the change was proposed.*not applied/,
+			);
+			await nv.command("checktime");
+			const buffer = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
+			assert.deepEqual(buffer, ["alpha", "beta", "gamma", "mine"], "the buffer keeps the user's line");
+		});
+
 		it("pi -p (no UI), Neovim quits while pi waits: not applied, not a rejection, the model told", async (t) => {
 			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 			const file = touch(env.workDir, "notes.txt", ORIGINAL);
