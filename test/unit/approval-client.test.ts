@@ -316,7 +316,7 @@ describe("ApprovalInbox", () => {
 			left: 0,
 		},
 		{
-			name: "the current one is the one that runs out first",
+			name: "a command answers the request shown (told first), not the one that runs out first",
 			waiting: [
 				{ piPid: 1, id: "late", expires: NOW + 50 },
 				{ piPid: 2, id: "soon", expires: NOW + 10 },
@@ -325,7 +325,7 @@ describe("ApprovalInbox", () => {
 			target: "current",
 			now: NOW,
 			outcome: "decided",
-			decisions: [{ pi_pid: 2, id: "soon", decision: "accept" }],
+			decisions: [{ pi_pid: 1, id: "late", decision: "accept" }],
 			left: 1,
 		},
 		{
@@ -368,6 +368,71 @@ describe("ApprovalInbox", () => {
 			assert.equal(inbox.pending.length, c.left);
 		});
 	}
+
+	// Issue 22, item 8 (PROTOCOL.md "An answer is for the request the user saw"): steps in order, then what a
+	// command's answer does. `arrive` a request of pi PI, `end` pi's wait, `show` the proposal (the host's #show).
+	type Step = { arrive: string } | { end: true } | { show: true } | { answer: "accept" | "reject"; want: string };
+	const BOUND: { name: string; steps: Step[]; decisions: { id: string; decision: string }[] }[] = [
+		{
+			name: "A shown, A ends, B arrives: the command names B (moved), the same command again answers B",
+			steps: [
+				{ arrive: "A" },
+				{ end: true },
+				{ arrive: "B" },
+				{ answer: "accept", want: "moved B" },
+				{ answer: "accept", want: "decided B" },
+			],
+			decisions: [{ id: "B", decision: "accept" }],
+		},
+		{
+			name: "A replaced by B in one read (pi's file rewritten): B is not rejected unseen",
+			steps: [{ arrive: "A" }, { arrive: "B" }, { answer: "reject", want: "moved B" }],
+			decisions: [],
+		},
+		{
+			name: "A shown, A ends, B arrives, B's proposal shown: the command answers B",
+			steps: [{ arrive: "A" }, { end: true }, { arrive: "B" }, { show: true }, { answer: "reject", want: "decided B" }],
+			decisions: [{ id: "B", decision: "reject" }],
+		},
+		{
+			name: "A answered, then B arrives: B is shown by its notice, the command answers it",
+			steps: [
+				{ arrive: "A" },
+				{ answer: "accept", want: "decided A" },
+				{ arrive: "B" },
+				{ answer: "accept", want: "decided B" },
+			],
+			decisions: [
+				{ id: "A", decision: "accept" },
+				{ id: "B", decision: "accept" },
+			],
+		},
+		{
+			name: "A ends, nothing else waits: gone",
+			steps: [{ arrive: "A" }, { end: true }, { answer: "accept", want: "gone" }],
+			decisions: [],
+		},
+	];
+	for (const c of BOUND)
+		test(`an answer is for the request the user saw: ${c.name}`, () => {
+			const inbox = new ApprovalInbox();
+			for (const step of c.steps) {
+				if ("arrive" in step) inbox.receive(request({ id: step.arrive }));
+				else if ("end" in step) inbox.end(PI);
+				else if ("show" in step) {
+					const shown = inbox.seen() ?? inbox.current();
+					if (shown) inbox.shown(shown);
+				} else {
+					const outcome = inbox.decide(step.answer, "current", NOW);
+					const got = outcome.kind === "gone" ? "gone" : `${outcome.kind} ${outcome.request.id}`;
+					assert.equal(got, step.want);
+				}
+			}
+			assert.deepEqual(
+				inbox.decisions,
+				c.decisions.map((d) => ({ pi_pid: PI, ...d })),
+			);
+		});
 
 	test("receive: new, a rewrite of the same, another that replaces it; end and expire forget", () => {
 		const inbox = new ApprovalInbox();
