@@ -18,6 +18,8 @@ import {
 	ApprovalInbox,
 	addDecision,
 	approvalPid,
+	type DecideOutcome,
+	type DecisionTarget,
 	describeApproval,
 	MAX_APPROVAL_BYTES,
 	MAX_DECISIONS,
@@ -433,6 +435,83 @@ describe("ApprovalInbox", () => {
 				c.decisions.map((d) => ({ pi_pid: PI, ...d })),
 			);
 		});
+
+	/**
+	 * Seeded: two pis ask, end, the user looks (Show change) and answers from a notice (by id) or by command. The
+	 * oracle replays what the user was shown since their last answer (PROTOCOL.md: the first request told, then any
+	 * shown on purpose or named by a refused command, the latest counting) and says what a command must do.
+	 */
+	function runBound(seed: number, inbox: ApprovalInbox): string | undefined {
+		const int = seededInts(seed);
+		const trace: string[] = [];
+		let since: { kind: "told" | "show" | "moved"; id: string }[] = [];
+		let ids = 0;
+		const pendingNow = () => inbox.pending;
+		const soonest = () => [...pendingNow()].sort((a, b) => a.expires - b.expires)[0];
+		const seenByOracle = () => {
+			let seen: string | undefined;
+			for (const e of since) if (e.kind !== "told" || seen === undefined) seen = e.id;
+			return pendingNow().find((r) => r.id === seen);
+		};
+		for (let step = 0; step < 30; step++) {
+			const what = int(10);
+			const piPid = 1 + int(2);
+			if (what < 3) {
+				const id = `r${ids++}`;
+				const got = inbox.receive(request({ piPid, id, expires: NOW + 10 + int(50) + ids / 1000 }));
+				if (got.kind !== "same") since.push({ kind: "told", id });
+				trace.push(`pi ${piPid} asks ${id}`);
+			} else if (what < 4) {
+				inbox.end(piPid);
+				trace.push(`pi ${piPid} ends`);
+			} else if (what < 5) {
+				const shown = inbox.seen() ?? inbox.current();
+				const want = seenByOracle() ?? soonest();
+				trace.push(`show ${shown?.id}`);
+				if (shown?.id !== want?.id)
+					return `seed ${seed}: showed ${shown?.id}, not ${want?.id}\n  ${trace.join("\n  ")}`;
+				if (shown) {
+					inbox.shown(shown);
+					since.push({ kind: "show", id: shown.id });
+				}
+			} else if (what < 7) {
+				const target = pendingNow()[int(Math.max(1, pendingNow().length))];
+				const id = target?.id ?? "r-none";
+				const outcome = inbox.decide("accept", { piPid: target?.piPid ?? piPid, id }, NOW);
+				trace.push(`notice of ${id}: ${outcome.kind}`);
+				if (outcome.kind !== (target ? "decided" : "gone"))
+					return `seed ${seed}: ${outcome.kind}\n  ${trace.join("\n  ")}`;
+				if (target) since = [];
+			} else {
+				const seen = seenByOracle();
+				const instead = seen ? undefined : soonest();
+				const want = seen ? `decided ${seen.id}` : instead ? `moved ${instead.id}` : "gone";
+				const outcome = inbox.decide("reject", "current", NOW);
+				const got = outcome.kind === "gone" ? "gone" : `${outcome.kind} ${outcome.request.id}`;
+				trace.push(`command: ${got}`);
+				if (got !== want) return `seed ${seed}: the command gave ${got}, the oracle ${want}\n  ${trace.join("\n  ")}`;
+				if (instead) since.push({ kind: "moved", id: instead.id });
+				else since = [];
+			}
+		}
+		return undefined;
+	}
+
+	test("seeded: a command answers only the request the user saw (the oracle replays the screen); a planted defect is caught", () => {
+		for (let seed = 1; seed <= 300; seed++) {
+			const failure = runBound(seed, new ApprovalInbox());
+			assert.equal(failure, undefined, failure);
+		}
+		/** The defect of issue 22, item 8: a command answers whatever request runs out first. */
+		class AnswersCurrent extends ApprovalInbox {
+			override decide(decision: "accept" | "reject", target: DecisionTarget, now: number): DecideOutcome {
+				const current = this.current();
+				return super.decide(decision, target === "current" && current ? current : target, now);
+			}
+		}
+		const caught = Array.from({ length: 300 }, (_, i) => runBound(i + 1, new AnswersCurrent())).filter(Boolean);
+		assert.ok(caught.length > 10, `the planted defect was caught by ${caught.length} seeds`);
+	});
 
 	test("receive: new, a rewrite of the same, another that replaces it; end and expire forget", () => {
 		const inbox = new ApprovalInbox();
