@@ -119,15 +119,31 @@ function M.validate(msg, pid)
   }
 end
 
---- The request shown first: the one that runs out first.
-local function current()
-  local best
-  for _, r in pairs(H.pending) do
-    if not best or r.expires < best.expires then
-      best = r
+--- Pure: the request approve/reject answer, from the requests waiting (pi pid -> request) and the one the user
+--- was shown (`shown`: { pi_pid, id } or nil). Returns it, or nil and the request that waits instead (if any):
+--- an answer is never given to a request the user was not shown.
+---@param pending table
+---@param shown table|nil
+---@return table|nil answer
+---@return table|nil instead
+function M.target(pending, shown)
+  local r = shown and pending[shown.pi_pid]
+  if r and r.id == shown.id then
+    return r, nil
+  end
+  local first
+  for _, p in pairs(pending) do
+    if not first or p.expires < first.expires then
+      first = p
     end
   end
-  return best
+  return nil, first
+end
+
+--- The request shown first: the one that runs out first (M.target's rule, with no request shown).
+local function current()
+  local _, first = M.target(H.pending, nil)
+  return first
 end
 
 local function buffer_of(file)
@@ -242,27 +258,6 @@ end
 --- The user is shown `r`: approve/reject answer it from now on.
 local function bind(r)
   H.shown = { pi_pid = r.pi_pid, id = r.id }
-end
-
---- Pure: the request approve/reject answer, from the requests waiting (pi pid -> request) and the one the user
---- was shown (`shown`: { pi_pid, id } or nil). Returns it, or nil and the request that waits instead (if any):
---- an answer is never given to a request the user was not shown.
----@param pending table
----@param shown table|nil
----@return table|nil answer
----@return table|nil instead
-function M.target(pending, shown)
-  local r = shown and pending[shown.pi_pid]
-  if r and r.id == shown.id then
-    return r, nil
-  end
-  local first
-  for _, p in pairs(pending) do
-    if not first or p.expires < first.expires then
-      first = p
-    end
-  end
-  return nil, first
 end
 
 --- A request arrived: say so once, in one line that fits (no hit-enter prompt). It becomes the one approve/reject

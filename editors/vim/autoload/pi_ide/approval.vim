@@ -283,17 +283,6 @@ def Mark(file: string)
   sign_placelist(signs)
 enddef
 
-# The request shown first: the one that runs out first.
-def Current(): dict<any>
-  var best: dict<any> = {}
-  for r in values(pending)
-    if empty(best) || r.expires < best.expires
-      best = r
-    endif
-  endfor
-  return best
-enddef
-
 # The request approve/reject answer: the one shown, if it still waits; else {} and the one that waits instead
 # (or {}). An answer never goes to a request the user was not shown.
 export def Target(waiting: dict<dict<any>>, seen: dict<any>): list<dict<any>>
@@ -308,6 +297,11 @@ export def Target(waiting: dict<dict<any>>, seen: dict<any>): list<dict<any>>
     endif
   endfor
   return [{}, best]
+enddef
+
+# The request shown first: the one that runs out first (Target's rule, with no request shown).
+def Current(): dict<any>
+  return Target(pending, {})[1]
 enddef
 
 def Bind(r: dict<any>)
