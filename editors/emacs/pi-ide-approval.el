@@ -311,14 +311,14 @@ user was not shown."
         (cons r nil)
       (cons nil (pi-ide-state-current-request (mapcar #'cdr pending))))))
 
-(defun pi-ide-approval-decide (decision &optional expected)
+(defun pi-ide-approval-decide (decision expected)
   "Answer with DECISION (\"accept\" or \"reject\") the request the user saw.
-EXPECTED is the (PID . ID) the user saw before pi's files were read again
-\(default: `pi-ide-approval--seen'): a request that is gone or was replaced
-is not answered, and the one that waits now is named instead, to be answered
-by the same command again.  Returns the line to tell the user."
-  (let* ((expected (or expected pi-ide-approval--seen))
-         (target (pi-ide-approval-target pi-ide-approval--pending expected))
+EXPECTED is the (PID . ID) the user saw (`pi-ide-approval--seen') before
+pi's files were read again, or nil: a request that is gone, was replaced or
+arrived with that read is not answered, and the one that waits now is named
+instead, to be answered by the same command again.  Returns the line to tell
+the user."
+  (let* ((target (pi-ide-approval-target pi-ide-approval--pending expected))
          (r (car target))
          (instead (cdr target)))
     (cond

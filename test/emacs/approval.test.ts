@@ -282,6 +282,33 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 			assert.deepEqual(decisionsOf(s), want);
 		});
 
+	it("an answer is for the request the user saw: a request first read by the command itself is named, not answered", async (t) => {
+		// No watch, and a timer that never comes: pi's files change under Emacs without Emacs having read them.
+		const e = await startEmacs(t, {
+			preEval: ["(setq pi-ide-inbox-use-file-notify nil pi-ide-inbox-poll-interval 3600)"],
+		});
+		const file = await openFile(e, "a.txt");
+		const other = await spawnLiveEditor();
+		t.after(() => other.kill());
+		const read = () => e.eval("(progn (pi-ide-inbox--scan) (pi-ide-inbox--flush))");
+		ask(e, request(e, file, {}, { id: "req-X" }));
+		await read();
+		ask(e, request(e, file, { pid: other.pid }, { id: "req-A" }));
+		await read();
+		await waitPending(e, 2);
+		assert.match(await e.eval("(pi-ide-approve)"), /approved: pi applies/, "X, told first, is the one shown");
+		// The other pi replaces A with B; only the command's own re-read sees it.
+		ask(e, request(e, file, { pid: other.pid }, { id: "req-B" }));
+		assert.match(await e.eval("(pi-ide-approve)"), /not approved: the request you saw is gone; pi now asks about/);
+		assert.equal(await e.eval("(length pi-ide-approval--decisions)"), "1", "B was not decided");
+		assert.match(await e.eval("(pi-ide-approve)"), /approved: pi applies/);
+		const s = await e.until((s) => (decisionsOf(s)?.length === 2 ? s : undefined), "the decision on req-B");
+		assert.deepEqual(decisionsOf(s), [
+			{ pi_pid: process.pid, id: "req-X", decision: "accept" },
+			{ pi_pid: other.pid, id: "req-B", decision: "accept" },
+		]);
+	});
+
 	it("a request that runs out, or whose pi dies, without pi removing it is dropped within seconds", async (t) => {
 		const e = await startEmacs(t);
 		const file = await openFile(e, "a.txt");
