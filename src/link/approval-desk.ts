@@ -4,6 +4,8 @@
  * waits, and removes it once decided. The decisions and words are approval.ts's; the dry run of the tool is
  * the pi shell's (src/index.ts), handed in. Never throws.
  */
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { piApprovalFileName } from "../protocol/protocol.ts";
 import {
 	type ApprovalOutcome,
@@ -51,6 +53,28 @@ export interface ReviewCall {
 	signal?: AbortSignal;
 }
 
+/**
+ * What the file holds now, as a hash of its bytes ("absent", "unreadable"): an approved proposal applies only to
+ * the content it was made from. Opened as readForReview opens it (non-blocking, regular files only).
+ */
+export function contentHash(path: string): string {
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+		if (!fstatSync(fd).isFile()) return "unreadable";
+		const hash = createHash("sha256");
+		const chunk = Buffer.allocUnsafe(64 * 1024);
+		for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null))
+			hash.update(chunk.subarray(0, n));
+		return hash.digest("hex");
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		return code === "ENOENT" || code === "ENOTDIR" ? "absent" : "unreadable";
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
 export class ApprovalDesk {
 	readonly #options: ApprovalDeskOptions;
 	readonly #writer: PiMessageWriter;
@@ -70,6 +94,8 @@ export class ApprovalDesk {
 		const path = call.input && typeof call.input === "object" ? (call.input as { path?: unknown }).path : undefined;
 		const file = typeof path === "string" && path !== "" ? resolveToolPath(path, cwd, home) : null;
 		if (file === null) return null;
+		// Hashed first: a change between the two reads makes the check below refuse, never apply over it.
+		const madeFrom = contentHash(file);
 		const before = readForReview(file);
 		let after: string | null = null;
 		if (before.kind !== "note") {
@@ -126,7 +152,10 @@ export class ApprovalDesk {
 					return () => clearTimeout(timer);
 				},
 			};
-			const outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
+			let outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
+			// The user may have saved the file while reviewing: the approval was for the content pi proposed against.
+			if (outcome.kind === "accepted" && contentHash(file) !== madeFrom)
+				outcome = { kind: "changed", where: outcome.where };
 			return { outcome, words: describeOutcome(outcome, file, cwd) };
 		} finally {
 			this.#pending = null;

@@ -109,6 +109,8 @@ export function decisionIn(
 /** How a wait ended. `where` names the editor or pi's dialog. */
 export type ApprovalOutcome =
 	| { kind: "accepted"; where: string }
+	/** Approved, but the file is no longer what the proposal was made from (the user saved it meanwhile). */
+	| { kind: "changed"; where: string }
 	| { kind: "rejected"; where: string }
 	| { kind: "timeout"; seconds: number }
 	| { kind: "dismissed" }
@@ -215,6 +217,11 @@ export function describeOutcome(outcome: ApprovalOutcome, file: string, cwd: str
 	switch (outcome.kind) {
 		case "accepted":
 			return { block: null, note: `Approval: the user approved this change to ${path} in ${outcome.where}.` };
+		case "changed":
+			return {
+				block: `The user approved this change in ${outcome.where}, but ${path} changed after the change was proposed (saved while the user reviewed it): the change was not applied, so the file keeps its new content. Read ${path} again before changing it.`,
+				note: null,
+			};
 		case "rejected":
 			return {
 				block: `The user rejected this change in ${outcome.where}: ${path} is unchanged. Do not make it again unless the user asks.`,

@@ -187,6 +187,48 @@ describe("ApprovalDesk", () => {
 		assert.equal((await pending)?.outcome.kind, "rejected");
 	});
 
+	// Item 9 of issue 22: the user saves the file while reviewing; the approval was for the content pi read.
+	const MEANWHILE: {
+		name: string;
+		before: string | null;
+		/** What happens to the file while pi waits: new content, null to delete it, undefined to leave it. */
+		meanwhile: string | null | undefined;
+		decision: "accept" | "reject";
+		want: string;
+	}[] = [
+		{
+			name: "the file untouched, approved",
+			before: "old\n",
+			meanwhile: undefined,
+			decision: "accept",
+			want: "accepted",
+		},
+		{ name: "saved with the same bytes", before: "old\n", meanwhile: "old\n", decision: "accept", want: "accepted" },
+		{ name: "a line added and saved", before: "old\n", meanwhile: "old\nmine\n", decision: "accept", want: "changed" },
+		{ name: "one byte changed", before: "old\n", meanwhile: "olD\n", decision: "accept", want: "changed" },
+		{ name: "deleted", before: "old\n", meanwhile: null, decision: "accept", want: "changed" },
+		{ name: "a new file created meanwhile", before: null, meanwhile: "mine\n", decision: "accept", want: "changed" },
+		{ name: "changed, but rejected", before: "old\n", meanwhile: "old\nmine\n", decision: "reject", want: "rejected" },
+	];
+	for (const m of MEANWHILE)
+		test(`the file while the user reviews: ${m.name} -> ${m.want}`, async () => {
+			const w = world({ decisions: [] });
+			const path = join(w.work, "a.txt");
+			if (m.before !== null) writeFileSync(path, m.before);
+			const pending = w.desk.review(call({}));
+			await new Promise((r) => setImmediate(r));
+			assert.equal(existsSync(w.approvalFile), true, "pi asks");
+			if (m.meanwhile === null) rmSync(path);
+			else if (m.meanwhile !== undefined) writeFileSync(path, m.meanwhile);
+			w.decide(m.decision, "req-1");
+			const reviewed = await pending;
+			assert.equal(reviewed?.outcome.kind, m.want);
+			if (m.want === "changed") {
+				assert.deepEqual(reviewed?.outcome, { kind: "changed", where: "Neovim" });
+				assert.match(reviewed?.words.block ?? "", /a\.txt changed after the change was proposed.*not applied/);
+			}
+		});
+
 	const NOTHING: { name: string; c: Partial<ReviewCall> }[] = [
 		{ name: "the tool would fail (its text is not in the file)", c: { toolName: "edit", propose: async () => null } },
 		{ name: "the tool would change nothing", c: { propose: async () => "old\n" } },

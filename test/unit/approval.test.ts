@@ -151,6 +151,12 @@ describe("what the model is told", () => {
 			note: null,
 		},
 		{
+			outcome: { kind: "changed", where: "Neovim" },
+			block:
+				/^The user approved this change in Neovim, but a\.txt changed after .*not applied, so the file keeps its new content\. Read a\.txt again/,
+			note: null,
+		},
+		{
 			outcome: { kind: "rejected", where: DIALOG_NAME },
 			block: /rejected this change in pi's approval dialog/,
 			note: null,

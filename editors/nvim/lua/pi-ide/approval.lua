@@ -6,6 +6,10 @@
 ---   :PiIde approve    let pi apply the change
 ---   :PiIde reject     pi does not apply it (and tells its model the user rejected it)
 ---   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+--- An answer is bound to the request the user was shown (PROTOCOL.md "An answer is for the request the user saw"):
+--- approve/reject answer the request this Neovim last showed (its notice, or :PiIde proposal) and not yet answered;
+--- when that one no longer waits and another does, they refuse in one line that names the other, and the same
+--- command again answers it. A request that arrives while one shown is unanswered does not take its place.
 --- The decision goes into the state file (`decisions`); pi reads it. Doing nothing is not a rejection: pi's own
 --- dialog may answer, or its timeout ends the wait. Only a request of a live pi of this user naming this
 --- Neovim counts; it never changes a buffer or a file.
@@ -31,6 +35,8 @@ local H = {
   decisions = {},
   --- request id -> true, once its notice was shown
   told = {},
+  --- { pi_pid, id } of the request the user was last shown and has not answered: the one approve/reject answer
+  shown = nil,
   hl_defined = false,
 }
 
@@ -119,15 +125,31 @@ function M.validate(msg, pid)
   }
 end
 
---- The request shown first: the one that runs out first.
-local function current()
-  local best
-  for _, r in pairs(H.pending) do
-    if not best or r.expires < best.expires then
-      best = r
+--- Pure: the request approve/reject answer, from the requests waiting (pi pid -> request) and the one the user
+--- was shown (`shown`: { pi_pid, id } or nil). Returns it, or nil and the request that waits instead (if any):
+--- an answer is never given to a request the user was not shown.
+---@param pending table
+---@param shown table|nil
+---@return table|nil answer
+---@return table|nil instead
+function M.target(pending, shown)
+  local r = shown and pending[shown.pi_pid]
+  if r and r.id == shown.id then
+    return r, nil
+  end
+  local first
+  for _, p in pairs(pending) do
+    if not first or p.expires < first.expires then
+      first = p
     end
   end
-  return best
+  return nil, first
+end
+
+--- The request shown first: the one that runs out first (M.target's rule, with no request shown).
+local function current()
+  local _, first = M.target(H.pending, nil)
+  return first
 end
 
 local function buffer_of(file)
@@ -239,12 +261,21 @@ local function describe(r)
   return name, what
 end
 
---- A request arrived: say so once, in one line that fits (no hit-enter prompt).
+--- The user is shown `r`: approve/reject answer it from now on.
+local function bind(r)
+  H.shown = { pi_pid = r.pi_pid, id = r.id }
+end
+
+--- A request arrived: say so once, in one line that fits (no hit-enter prompt). It becomes the one approve/reject
+--- answer only when no request the user was shown is still unanswered (they may be typing their answer to it).
 local function tell(r)
   if H.told[r.id] then
     return
   end
   H.told[r.id] = true
+  if not H.shown then
+    bind(r)
+  end
   local name, what = describe(r)
   notice.show({
     {
@@ -308,10 +339,24 @@ end
 ---@param decision "accept"|"reject"
 ---@return string
 function M.decide(decision)
-  local r = current()
+  local r, instead = M.target(H.pending, H.shown)
   if not r then
-    return "(pi-ide) pi is not waiting for your approval"
+    if not instead then
+      H.shown = nil
+      return "(pi-ide) pi is not waiting for your approval"
+    end
+    -- The request the user saw is gone (timed out, answered elsewhere): this one was never answered by them.
+    bind(instead)
+    local name, what = describe(instead)
+    local verb = decision == "accept" and "approve" or "reject"
+    return ("(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): :PiIde %s again"):format(
+      decision == "accept" and "approved" or "rejected",
+      name,
+      what,
+      verb
+    )
   end
+  H.shown = nil
   M.forget(r.pi_pid)
   local name = describe(r)
   if os.time() > r.expires then
@@ -353,10 +398,11 @@ end
 --- diff in a scratch window. Either way read-only, and the cursor comes back. Returns nil or why not.
 ---@return string|nil problem
 function M.show()
-  local r = current()
+  local r = M.target(H.pending, H.shown) or current()
   if not r then
     return "(pi-ide) pi is not waiting for your approval"
   end
+  bind(r)
   local compare = require("pi-ide.inbox.compare")
   local buf = buffer_of(r.file)
   if buf and not r.note then

@@ -9,6 +9,10 @@ vim9script
 #   :PiIde approve    let pi apply the change
 #   :PiIde reject     pi does not apply it (and tells its model the user rejected it in Vim)
 #   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+# An answer is for the request the user saw (PROTOCOL.md): approve/reject answer the request this Vim last
+# showed (its notice, or :PiIde proposal) and the user has not answered; when that one no longer waits and
+# another does, they refuse in one line naming the other, and the same command again answers it. A request
+# that arrives while one shown is unanswered is told but does not take its place.
 # The decision goes into the state file (`decisions`), which pi reads. Doing nothing is not a rejection: pi's
 # own dialog may answer, or its timeout ends the wait. It never changes a buffer or a file for a request.
 # The Neovim client's behaviour (editors/nvim/lua/pi-ide/approval.lua).
@@ -35,6 +39,8 @@ var pending: dict<dict<any>> = {}
 var decisions: list<dict<any>> = []
 # Request ids whose arrival was told.
 var told: dict<bool> = {}
+# {pi_pid, id} of the request the user was last shown and has not answered: the one approve/reject answer.
+var shown: dict<any> = {}
 var dir = ''
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a decision.
 var FindBuffer: func(string): number = (_) => 0
@@ -291,22 +297,41 @@ def Mark(file: string)
   sign_placelist(signs)
 enddef
 
-# The request shown first: the one that runs out first.
-def Current(): dict<any>
+# The request approve/reject answer: the one shown, if it still waits; else {} and the one that waits instead
+# (or {}). An answer never goes to a request the user was not shown.
+export def Target(waiting: dict<dict<any>>, seen: dict<any>): list<dict<any>>
+  var r = empty(seen) ? {} : get(waiting, string(seen.pi_pid), {})
+  if !empty(r) && r.id ==# seen.id
+    return [r, {}]
+  endif
   var best: dict<any> = {}
-  for r in values(pending)
-    if empty(best) || r.expires < best.expires
-      best = r
+  for p in values(waiting)
+    if empty(best) || p.expires < best.expires
+      best = p
     endif
   endfor
-  return best
+  return [{}, best]
 enddef
 
+# The request shown first: the one that runs out first (Target's rule, with no request shown).
+def Current(): dict<any>
+  return Target(pending, {})[1]
+enddef
+
+def Bind(r: dict<any>)
+  shown = {pi_pid: r.pi_pid, id: r.id}
+enddef
+
+# A request arrived: told once. It becomes the one approve/reject answer only when no request shown to the
+# user is still unanswered (they may be typing their answer to that one).
 def Tell(r: dict<any>)
   if get(told, r.id, false)
     return
   endif
   told[r.id] = true
+  if empty(shown)
+    Bind(r)
+  endif
   pi_ide#Notice(NoticeText(r, Shown(r.file), max([v:echospace - 1, 10])))
 enddef
 
@@ -379,10 +404,19 @@ enddef
 
 # :PiIde approve | reject ("accept" or "reject"). Returns the one line to tell the user.
 export def Decide(decision: string): string
-  var r = Current()
+  var [r, instead] = Target(pending, shown)
   if empty(r)
-    return '(pi-ide) pi is not waiting for your approval'
+    if empty(instead)
+      shown = {}
+      return '(pi-ide) pi is not waiting for your approval'
+    endif
+    # The request the user saw has ended (timed out, answered elsewhere): this one was never shown to them.
+    Bind(instead)
+    var verb = decision == 'accept' ? 'approve' : 'reject'
+    return printf('(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): :PiIde %s again',
+      decision == 'accept' ? 'approved' : 'rejected', Shown(instead.file), What(instead), verb)
   endif
+  shown = {}
   Forget(r.pi_pid)
   var name = Shown(r.file)
   # pi may have ended the wait since the last poll: then there is nothing to answer.
@@ -416,10 +450,14 @@ enddef
 # is never changed, reloaded or written (no W12), and the cursor goes back to the window it was in. Returns ''
 # or why there is nothing to show.
 export def Show(): string
-  var r = Current()
+  var r = Target(pending, shown)[0]
+  if empty(r)
+    r = Current()
+  endif
   if empty(r)
     return '(pi-ide) pi is not waiting for your approval'
   endif
+  Bind(r)
   var back = win_getid()
   var buf = FindBuffer(r.file)
   if buf > 0 && r.note == '' && Matches(getbufline(buf, 1, '$'), r.hunks)
@@ -476,5 +514,5 @@ enddef
 
 # For tests.
 export def Debug(): dict<any>
-  return {pending: pending, decisions: decisions}
+  return {pending: pending, decisions: decisions, shown: shown}
 enddef
