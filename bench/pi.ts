@@ -62,7 +62,7 @@ function writeAtomically(dir: string, state: EditorState): void {
 	renameSync(`${path}.tmp`, path);
 }
 
-interface Fixture {
+export interface Fixture {
 	root: string;
 	stateDir: string;
 	project: string;
@@ -70,7 +70,7 @@ interface Fixture {
 	children: ReturnType<typeof spawn>[];
 }
 
-function createFixture(live: number, dead: number): Fixture {
+export function createFixture(live: number, dead: number): Fixture {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-bench-"));
 	const stateDir = join(root, "run", "pi-ide");
 	const project = join(root, "project");
@@ -91,7 +91,7 @@ function createFixture(live: number, dead: number): Fixture {
 	return { root, stateDir, project, agentDir, children };
 }
 
-function destroyFixture(fixture: Fixture): void {
+export function destroyFixture(fixture: Fixture): void {
 	for (const child of fixture.children) child.kill("SIGKILL");
 	rmSync(fixture.root, { recursive: true, force: true });
 }
