@@ -31,7 +31,7 @@ function ms(value: number): string {
 	return value.toFixed(3);
 }
 
-function editorState(pid: number, cwd: string, i: number): EditorState {
+export function editorState(pid: number, cwd: string, i: number): EditorState {
 	const now = Date.now() / 1000;
 	return {
 		pid,
@@ -56,7 +56,7 @@ function editorState(pid: number, cwd: string, i: number): EditorState {
 	};
 }
 
-function writeAtomically(dir: string, state: EditorState): void {
+export function writeAtomically(dir: string, state: EditorState): void {
 	const path = join(dir, `${state.pid}.json`);
 	writeFileSync(`${path}.tmp`, JSON.stringify(state), { mode: 0o600 });
 	renameSync(`${path}.tmp`, path);

@@ -6,7 +6,8 @@
  * prompts; beside each, the same calls in a pi session without the extension (pi's own part). Beside it
  * the floor: readdir of the state dir, then read + JSON.parse + kill(pid, 0) of every file. Issue 15's targets
  * on it: the prompt's fixed cost with one editor (p50 - floor p50) <= 0.1 ms, 10 editors <= 1.5x the floor.
- * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/prompt-path.ts`.
+ * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/prompt-path.ts` (PROMPT_BENCH_MODES=moved for
+ * one mode of `unchanged,moved,block`).
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { startFakeModel } from "../test/helpers/fake-llm.ts";
 import { modelsJson, REPO } from "../test/helpers/pi-env.ts";
-import { createFixture, destroyFixture, type Fixture } from "./pi.ts";
+import { createFixture, destroyFixture, editorState, type Fixture, writeAtomically } from "./pi.ts";
 import { header, percentile, row } from "./report.ts";
 
 const ITERATIONS = 3000;
@@ -46,10 +47,12 @@ function floor(stateDir: string): void {
 	}
 }
 
-async function time(fn: () => unknown, iterations: number): Promise<number[]> {
-	for (let i = 0; i < 200; i++) await fn();
+/** `fn`'s times; `between` runs before each call, untimed. */
+async function time(fn: () => unknown, iterations: number, between?: () => Promise<void>): Promise<number[]> {
+	for (let i = 0; i < Math.min(200, iterations); i++) await fn();
 	const samples: number[] = [];
 	for (let i = 0; i < iterations; i++) {
+		await between?.();
 		const start = process.hrtime.bigint();
 		await fn();
 		samples.push(Number(process.hrtime.bigint() - start) / 1e6);
@@ -67,12 +70,16 @@ interface Figures {
 }
 
 /**
- * One pi session over the fixture's state files: the hooks timed through pi's runner after one real prompt, and
- * the floor. The prompts after it send nothing (the editor is unchanged: the model has its context), or with
- * `sendUnchanged` the full block each time (ideContext.sendUnchanged: the injection path whole, and the block and
- * its selection entry added to the session each time, as pi does).
+ * One pi session over the fixture's state files: the hooks timed through pi's runner after the real prompts, and
+ * the floor. In mode `unchanged` the prompts after them send nothing (the model has the editor's context);
+ * `moved`: the editor in the project moved its cursor before each (its state file rewritten, the watcher's
+ * rescan let run, untimed): an update goes out; `block`: a full block each time (ideContext.sendUnchanged: the
+ * injection path whole, its selection entry added to the session each time, as pi does).
  */
-async function measure(fixture: Fixture, sendUnchanged: boolean): Promise<Figures> {
+type Mode = "unchanged" | "moved" | "block";
+
+async function measure(fixture: Fixture, mode: Mode): Promise<Figures> {
+	const sendUnchanged = mode === "block";
 	const model = await startFakeModel();
 	const env = { ...process.env };
 	try {
@@ -85,6 +92,8 @@ async function measure(fixture: Fixture, sendUnchanged: boolean): Promise<Figure
 			PI_OFFLINE: "1",
 		});
 		writeFileSync(join(fixture.agentDir, "models.json"), JSON.stringify(modelsJson(model.baseUrl)));
+		// The file open in the editor in the project exists, as an editor's file does (its real path is looked up).
+		writeFileSync(join(fixture.project, "src", "file0.ts"), "export {};\n");
 		const settings = {
 			defaultProvider: "fake",
 			defaultModel: "fake-model",
@@ -140,16 +149,36 @@ async function measure(fixture: Fixture, sendUnchanged: boolean): Promise<Figure
 			if (!beforeAgentStart || !context || !providerRequest) throw new Error("pi did not call every hook");
 			const sent = JSON.stringify(model.requests.at(-1)?.body ?? "");
 			if (!sent.includes("The user's editor")) throw new Error("the first prompt sent no editor context");
+			const [editor] = fixture.children;
+			let line = 1;
+			const move = async () => {
+				const state = editorState(editor?.pid ?? 0, fixture.project, 0);
+				state.active_buffer.cursor = { line: 1 + (line++ % 150), column: 1 };
+				writeAtomically(fixture.stateDir, state);
+				await new Promise((resolve) => setTimeout(resolve, 20));
+			};
+			if (mode === "moved") await move();
 			const reply = await runner.emitBeforeAgentStart(...beforeAgentStart);
-			const block = (reply?.messages ?? []).some((m) => JSON.stringify(m.content).includes("The user's editor"));
-			if (block !== sendUnchanged) throw new Error(`the prompt after it sent ${block ? "a" : "no"} block`);
+			const said = (reply?.messages ?? []).map((m) => JSON.stringify(m.content)).join("");
+			const expected = { unchanged: "", moved: "Editor update", block: "The user's editor" }[mode];
+			if (expected ? !said.includes(expected) : said !== "") throw new Error(`${mode}: the next prompt sent ${said}`);
 			// Past the racy window of the state files' writes (src/protocol/file-version.ts): a settled prompt.
-			await new Promise((resolve) => setTimeout(resolve, 3000));
+			if (mode !== "moved") await new Promise((resolve) => setTimeout(resolve, 3000));
 			const figures: Figures = {
-				prompt: await time(() => runner.emitBeforeAgentStart(...beforeAgentStart), ITERATIONS),
+				prompt: await time(
+					() => runner.emitBeforeAgentStart(...beforeAgentStart),
+					mode === "moved" ? 400 : ITERATIONS,
+					mode === "moved" ? move : undefined,
+				),
 				context: await time(() => runner.emitContext(...context), ITERATIONS),
 				request: await time(() => runner.emitBeforeProviderRequest(...providerRequest), ITERATIONS),
-				floor: await time(() => floor(fixture.stateDir), ITERATIONS),
+				// Moved: the floor too reads a file just written, after the same pause (a pause alone makes the next
+				// call slower: cold caches), so the two compare.
+				floor: await time(
+					() => floor(fixture.stateDir),
+					mode === "moved" ? 400 : ITERATIONS,
+					mode === "moved" ? move : undefined,
+				),
 				alone: { prompt: [], context: [], request: [] },
 			};
 			// pi's own part: the same calls with the same arguments in a session without the extension.
@@ -177,23 +206,27 @@ async function measure(fixture: Fixture, sendUnchanged: boolean): Promise<Figure
 
 export async function runPromptPathBench(): Promise<void> {
 	console.log("\nPer prompt and per model request, the whole path pi runs (index.ts through pi's loader and runner)");
-	console.log("  unchanged: the editor as the model last saw it (nothing sent); block: a full block with every prompt");
+	console.log(
+		"  unchanged: the editor as the model last saw it (nothing sent); moved: its cursor moved since (an update;",
+	);
+	console.log(
+		"  the file written just before: read again); block: a full block with every prompt (ideContext.sendUnchanged)",
+	);
 	console.log("  floor: readdir + read + JSON.parse + kill(pid, 0) of every state file");
 	header();
 	const p50 = (samples: number[]) => percentile(samples, 0.5);
 	const ms = (value: number) => `${value.toFixed(3)} ms`;
-	for (const sendUnchanged of [false, true]) {
+	for (const mode of (process.env["PROMPT_BENCH_MODES"]?.split(",") ?? ["unchanged", "moved", "block"]) as Mode[]) {
 		const figures = new Map<number, Figures>();
 		for (const live of [1, 10]) {
 			const fixture = createFixture(live, 0);
 			mkdirSync(join(fixture.root, "run"), { recursive: true });
 			try {
-				figures.set(live, await measure(fixture, sendUnchanged));
+				figures.set(live, await measure(fixture, mode));
 			} finally {
 				destroyFixture(fixture);
 			}
 		}
-		const mode = sendUnchanged ? "block" : "unchanged";
 		for (const [live, f] of figures) {
 			const editors = `${live} editor${live > 1 ? "s" : ""}, ${mode}`;
 			const pair = (samples: number[], alone: number[]) => `${p50(samples).toFixed(3)} / ${ms(p50(alone))}`;
