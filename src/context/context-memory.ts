@@ -618,16 +618,18 @@ interface Leaf {
  */
 export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 	if (!isRecord(payload)) return undefined;
-	const known = new Map<string, ReadMessage>();
-	for (const m of [...facts.session, ...facts.repaired]) known.set(contentText(m.content), m);
-	if (known.size === 0) return undefined;
+	const session = textsOf(facts.session);
+	const repaired = new Map(facts.repaired.map((m) => [contentText(m.content), m]));
+	if (session.size === 0 && repaired.size === 0) return undefined;
+	const known = (text: string) => repaired.get(text) ?? session.get(text);
+	const wanted = (text: string) => known(text) !== undefined || text === facts.prompt;
 	for (const [key, value] of Object.entries(payload)) {
 		if (!Array.isArray(value)) continue;
 		const leaves: Leaf[] = [];
-		collectLeaves(value, [key], leaves, 0);
+		collectLeaves(value, [key], wanted, leaves, 0);
 		const found: Array<{ leaf: Leaf; message: RequestMessage }> = [];
 		for (const leaf of leaves) {
-			const ours = known.get(leaf.text);
+			const ours = known(leaf.text);
 			if (ours) found.push({ leaf, message: { kind: "ide-context", details: ours.details, content: leaf.text } });
 			else if (leaf.text === facts.prompt)
 				found.push({ leaf, message: { kind: "user", details: undefined, content: leaf.text } });
@@ -659,15 +661,49 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 
 const MAX_PAYLOAD_DEPTH = 8;
 
-function collectLeaves(value: unknown, path: Array<string | number>, out: Leaf[], depth: number): void {
+/**
+ * The strings in `value` that `wanted` picks, each with its path (`path` is the way down so far: grown and shrunk in
+ * place, copied only for a string picked, as a request holds thousands of strings and only a few are ours).
+ */
+function collectLeaves(
+	value: unknown,
+	path: Array<string | number>,
+	wanted: (text: string) => boolean,
+	out: Leaf[],
+	depth: number,
+): void {
 	if (typeof value === "string") {
-		out.push({ path, text: value });
+		if (wanted(value)) out.push({ path: [...path], text: value });
 		return;
 	}
 	if (depth >= MAX_PAYLOAD_DEPTH || typeof value !== "object" || value === null) return;
 	if (Array.isArray(value)) {
-		for (const [i, item] of value.entries()) collectLeaves(item, [...path, i], out, depth + 1);
-	} else for (const [k, v] of Object.entries(value)) collectLeaves(v, [...path, k], out, depth + 1);
+		for (let i = 0; i < value.length; i++) {
+			path.push(i);
+			collectLeaves(value[i], path, wanted, out, depth + 1);
+			path.pop();
+		}
+	} else
+		for (const k of Object.keys(value)) {
+			path.push(k);
+			collectLeaves((value as Record<string, unknown>)[k], path, wanted, out, depth + 1);
+			path.pop();
+		}
+}
+
+/**
+ * The session's ide-context messages by their text, for the payload check: built once per facts (a session's
+ * facts stay the same object while its leaf does), not with every model request.
+ */
+const sessionTexts = new WeakMap<readonly ReadMessage[], Map<string, ReadMessage>>();
+
+function textsOf(messages: readonly ReadMessage[]): Map<string, ReadMessage> {
+	let texts = sessionTexts.get(messages);
+	if (!texts) {
+		texts = new Map(messages.map((m) => [contentText(m.content), m]));
+		sessionTexts.set(messages, texts);
+	}
+	return texts;
 }
 
 /** `root` with the string at `path` replaced (the containers on the way copied, the rest shared). */

@@ -131,6 +131,16 @@ function hunkId(file: string, oldText: string[], newText: string[], occurrence: 
 	return `h${hash.digest("hex").slice(0, 10)}`;
 }
 
+/**
+ * The longest edit script (lines removed plus lines added) the line diff looks for, and how long it may take: Myers'
+ * diff costs about the square of the edit script's length, so a full rewrite of a 20,000-line file took 79 s on pi's
+ * main thread (issue 22). Beyond either bound the changed region becomes one hunk (the lines the two texts share
+ * at either end still stay out of it). The time bound is only a guard for inputs the length bound misses; about
+ * 30 ms at the length bound on a 20,000-line rewrite.
+ */
+export const MAX_DIFF_EDIT_LENGTH = 500;
+const DIFF_TIMEOUT_MS = 100;
+
 /** A hunk before it has its id. */
 type RawHunk = Omit<ReviewHunk, "id">;
 
@@ -154,7 +164,20 @@ function diffHunks(oldLines: string[], newLines: string[], oldBase = 0, newBase 
 	let oldAt = oldBase + head + 1;
 	let newAt = newBase + head + 1;
 	let open: RawHunk | undefined;
-	const middle = diffArrays(oldLines.slice(head, oldLines.length - tail), newLines.slice(head, newLines.length - tail));
+	const oldMiddle = oldLines.slice(head, oldLines.length - tail);
+	const newMiddle = newLines.slice(head, newLines.length - tail);
+	// Bounded (issue 22): past MAX_DIFF_EDIT_LENGTH lines removed and added, or DIFF_TIMEOUT_MS, the whole middle is
+	// one hunk. Still a true change set (replayed on the baseline it gives pi's version), only coarser.
+	// Without a line in common (a full rewrite) the exact diff is that one hunk too, found without a search.
+	const oldSet = new Set(oldMiddle);
+	const common = newMiddle.some((line) => oldSet.has(line));
+	const options = { maxEditLength: MAX_DIFF_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS };
+	const middle =
+		(common ? diffArrays(oldMiddle, newMiddle, options) : undefined) ??
+		[
+			{ value: oldMiddle, count: oldMiddle.length, added: false, removed: true },
+			{ value: newMiddle, count: newMiddle.length, added: true, removed: false },
+		].filter((part) => part.count > 0);
 	for (const part of middle) {
 		const lines = part.value as string[];
 		if (!part.added && !part.removed) {
