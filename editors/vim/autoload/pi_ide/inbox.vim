@@ -325,7 +325,11 @@ def Reload(buf: number, path: string): string
   endif
   var opts = {ff: getbufvar(buf, '&fileformat'), fenc: getbufvar(buf, '&fileencoding'), enc: &encoding,
     bomb: getbufvar(buf, '&bomb')}
-  return Apply(buf, BufferLines(read.bytes, opts)) ? 'reloaded' : 'unchanged'
+  var changed = Apply(buf, BufferLines(read.bytes, opts))
+  # What BufferRead does after a read, but the record of the path: it stays as it was when the user read it.
+  approval.BufferRead(buf)
+  review.BufferRead(buf)
+  return changed ? 'reloaded' : 'unchanged'
 enddef
 
 const HOW_TO_RESOLVE = "Compare: :w !diff % -   Take pi's version: :e!"
