@@ -10,7 +10,9 @@
  *   the document is clean again);
  * - otherwise `reloaded` as soon as the buffer shows what is on disk (at once when VS Code was faster than
  *   the message, else at VS Code's reload event), with the document version and its diagnostics; `unchanged`
- *   if VS Code has not reloaded it within RELOAD_WAIT_MS (a later reload still turns it into `reloaded`).
+ *   if VS Code has not reloaded it within RELOAD_WAIT_MS (a later reload still turns it into `reloaded`);
+ *   `refused`, without diagnostics, if VS Code's reload put in anything but what this module's verified read
+ *   (disk.ts: no symlink followed) found: VS Code reads the path itself and cannot be stopped (README).
  * It also keeps which pis name this window as their editor, for the status bar.
  */
 import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
@@ -176,7 +178,7 @@ export class PiSync {
 		for (const file of files) {
 			const index = this.#reports.findIndex((r) => r.file === file);
 			const report = this.#reports[index];
-			if (report === undefined || report.version === null) continue;
+			if (report === undefined || report.version === null || report.status === "refused") continue;
 			const diagnostics = this.#host.diagnostics(file);
 			const expected = report.diagnostics_expected || this.#host.diagnosticsExpected(file);
 			if (
@@ -224,12 +226,14 @@ export class PiSync {
 		else if (disk.kind !== "file") status = disk.kind;
 		else if (document.isDirty) status = "modified";
 		else if (disk.text !== undefined && sameContent(document.getText(), disk.text)) status = "reloaded";
-		else if (document.version > pending.version) status = "reloaded";
+		// Too large to compare: VS Code's clean change is taken as its reload. One that does not hold what the
+		// verified read found is not: VS Code read something else (the path swapped for a symlink meanwhile).
+		else if (document.version > pending.version && disk.text === undefined) status = "reloaded";
 		if (status === undefined && !timedOut) return;
 		if (status === undefined) {
 			// Keep listening: a reload after the wait still turns the report into `reloaded`.
 			this.#host.clearTimeout(pending.timer);
-			this.#report(pending.entry, "unchanged", document);
+			this.#report(pending.entry, document && document.version > pending.version ? "refused" : "unchanged", document);
 		} else {
 			this.#dropPending(file);
 			if (status === "modified" && document) this.#modified(pending.entry, document);
@@ -260,14 +264,16 @@ export class PiSync {
 
 	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined): void {
 		const open = document !== undefined && status !== "not-open";
+		// A refused file's document may hold what VS Code read through a swapped path: none of it goes to pi.
+		const told = open && status !== "refused";
 		this.#reports = addReport(this.#reports, {
 			file: entry.file,
 			seq: entry.seq,
 			status,
 			version: open ? document.version : null,
 			modified: open ? document.isDirty : false,
-			diagnostics_expected: open ? this.#host.diagnosticsExpected(entry.file) : false,
-			diagnostics: open ? this.#host.diagnostics(entry.file) : null,
+			diagnostics_expected: told ? this.#host.diagnosticsExpected(entry.file) : false,
+			diagnostics: told ? this.#host.diagnostics(entry.file) : null,
 			pi_pid: entry.piPid,
 		});
 	}
