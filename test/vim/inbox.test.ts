@@ -473,11 +473,12 @@ describe("vim: a reload puts in exactly the bytes of its one verified read", () 
 		},
 		{ name: "a byte-order mark ('bomb')", before: Buffer.from("\ufeffx\n"), after: Buffer.from("\ufeffa\nb\n") },
 	];
-	for (const c of FORMATS) {
+	for (const [i, c] of FORMATS.entries()) {
 		it(`reads as Vim reads: ${c.name}`, async (t) => {
 			const w = await world(t);
 			writeFileSync(w.file, c.before);
-			await w.vim.ex("edit!");
+			// Also where the buffer may not be changed by the user: a reload changes it all the same.
+			await w.vim.ex(i % 2 === 0 ? "edit!" : "edit! | setlocal nomodifiable readonly");
 			writeFileSync(w.file, c.after);
 			const msg = message(w);
 			send(w, msg);
@@ -485,6 +486,7 @@ describe("vim: a reload puts in exactly the bytes of its one verified read", () 
 			assert.equal(files(s).find((f) => f.seq === msg["seq"])?.status, "reloaded");
 			const read = "[getline(1, '$'), &eol, &modified, &fileformat, &fileencoding, &bomb]";
 			const ours = await w.vim.expr(read);
+			assert.deepEqual(await w.vim.expr("[&modifiable, &readonly]"), i % 2 === 0 ? [1, 0] : [0, 1], "kept");
 			await w.vim.ex("edit!");
 			assert.deepEqual(ours, await w.vim.expr(read));
 		});

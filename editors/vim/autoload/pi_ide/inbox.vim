@@ -272,11 +272,21 @@ def Apply(buf: number, content: dict<any>): bool
   endfor
   var changed = getbufline(buf, 1, '$') != content.lines || getbufvar(buf, '&eol') != content.eol
   if changed
-    setbufline(buf, 1, content.lines)
-    if len(getbufline(buf, 1, '$')) > len(content.lines)
-      silent deletebufline(buf, len(content.lines) + 1, '$')
-    endif
-    setbufvar(buf, '&eol', content.eol)
+    # As a reload would, also in a 'nomodifiable' or 'readonly' buffer (and without W10's pause).
+    var ma = getbufvar(buf, '&modifiable')
+    var ro = getbufvar(buf, '&readonly')
+    setbufvar(buf, '&modifiable', 1)
+    setbufvar(buf, '&readonly', 0)
+    try
+      setbufline(buf, 1, content.lines)
+      if len(getbufline(buf, 1, '$')) > len(content.lines)
+        silent deletebufline(buf, len(content.lines) + 1, '$')
+      endif
+      setbufvar(buf, '&eol', content.eol)
+    finally
+      setbufvar(buf, '&modifiable', ma)
+      setbufvar(buf, '&readonly', ro)
+    endtry
   endif
   setbufvar(buf, '&modified', 0)
   var global_ar = &g:autoread
