@@ -284,6 +284,35 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 });
 
 describe("emacs: a reload puts in exactly the bytes of its one verified read", () => {
+	// The oracle is Emacs's own read: after the client's reload, `revert-buffer` must find the same text and
+	// coding system (an emptied file keeps the buffer's: a revert takes the default one for no bytes).
+	const FORMATS: { name: string; before: Buffer; after: Buffer }[] = [
+		{ name: "lines with a final newline", before: Buffer.from("x\n"), after: Buffer.from("a\nb\n") },
+		{ name: "no final newline", before: Buffer.from("x\n"), after: Buffer.from("a\nb") },
+		{ name: "emptied", before: Buffer.from("x\n"), after: Buffer.from("") },
+		{ name: "CRLF (a dos coding system)", before: Buffer.from("x\r\ny\r\n"), after: Buffer.from("a\r\nb\r\n") },
+		{ name: "UTF-8", before: Buffer.from("é\n"), after: Buffer.from("café ☕ 😀\n") },
+		{ name: "latin-1", before: Buffer.from([0x78, 0xe9, 0x0a]), after: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]) },
+	];
+	for (const [i, c] of FORMATS.entries()) {
+		it(`reads as Emacs reads: ${c.name}`, async (t) => {
+			const e = await startEmacs(t);
+			const file = join(e.dir, "f.txt");
+			writeFileSync(file, c.before);
+			await e.act(`(find-file ${elispString(file)})`);
+			await e.until((s) => (s?.active_buffer.file === file ? true : undefined), `${file} open`);
+			writeFileSync(file, c.after);
+			publish(e, message(e, i + 1, [file]));
+			assert.equal((await reportOn(e, file, i + 1)).status, "reloaded");
+			const read = `(with-current-buffer (find-buffer-visiting ${elispString(file)})
+				(vector (buffer-string) ${c.after.length === 0 ? '""' : "(symbol-name buffer-file-coding-system)"}
+						(if (buffer-modified-p) t :false)))`;
+			const ours = await e.json(read);
+			await e.eval(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (revert-buffer t t t) t)`);
+			assert.deepEqual(ours, await e.json(read));
+		});
+	}
+
 	// Issue 22: another user flips the path between the user's file and a symlink to a 0600 secret while pi's
 	// messages arrive. Observers in Emacs (find-file-hook, after-revert-hook, the buffer's
 	// after-change-functions) record any content with the secret; afterwards Emacs's record of the file is up
