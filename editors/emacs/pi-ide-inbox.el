@@ -215,7 +215,8 @@ record of the path: it stays as it was when the user read it."
       (prog1 (if (pi-ide-inbox--apply buffer read path) "reloaded" "unchanged")
         (with-current-buffer buffer
           (pi-ide-approval-buffer-read)
-          (pi-ide-review-buffer-read))))))
+          (pi-ide-review-buffer-read))
+        (pi-ide-diagnostics-reloaded buffer)))))
 
 (defun pi-ide-inbox--tell-modified (buffer file)
   "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
