@@ -323,6 +323,12 @@ def Apply(buf: number, content: dict<any>): bool
       win_execute(str2nr(w), 'winrestview(g:pi_ide_view)')
     endif
   endfor
+  # As after Vim's own reload, FileChangedShellPost in the buffer (ALE lints on it), which now holds the
+  # verified lines; where a window shows it (an autocommand's <abuf> is the current buffer).
+  var wins = win_findbuf(buf)
+  if changed && !empty(wins)
+    win_execute(wins[0], 'doautocmd <nomodeline> FileChangedShellPost ' .. fnameescape(bufname(buf)))
+  endif
   return changed
 enddef
 
