@@ -521,6 +521,8 @@ export class ReviewBook {
 	#reverted: RevertedHunk[] = [];
 	/** Reverts the user undid (revertKeyOf): left out of `reverted` until a redo, so pi is never told of them. */
 	readonly #undone = new Set<string>();
+	/** Reverts the file has (revertKeyOf): the document's last save since the revert had it (`saved`). */
+	readonly #saved = new Set<string>();
 	readonly #rules: RevertRules;
 
 	constructor(rules: RevertRules = REVERT_RULES) {
@@ -609,6 +611,42 @@ export class ReviewBook {
 
 	closed(file: string): void {
 		this.#marks.delete(file);
+	}
+
+	/** The document of `file` was saved: the reverts its file now has (those that hold), or no longer has. */
+	saved(file: string): void {
+		for (const mark of this.#marks.get(file) ?? []) {
+			const key = revertKeyOf(mark);
+			if (mark.reverted && mark.revertStates !== undefined && !this.#undone.has(key)) this.#saved.add(key);
+			else this.#saved.delete(key);
+		}
+	}
+
+	/**
+	 * The document of `file` was thrown away for its file's text (File: Revert File, a reload, closed unsaved):
+	 * `document`, its lines now, or undefined when closed. A revert its file does not have (no save since had it) is
+	 * gone with the text: out of `reverted`, so pi never tells its model of it; one the file has holds, even if
+	 * undone in the text thrown away. The marks are placed anew. Returns whether `reverted` changed.
+	 */
+	discarded(file: string, document: TextLines | undefined): boolean {
+		const listed = this.reverted.map(revertKeyOf).join(" ");
+		const gone = new Set<string>();
+		for (const r of this.#reverted) {
+			if (r.file !== file) continue;
+			const key = revertKeyOf(r);
+			if (this.#saved.has(key)) this.#undone.delete(key);
+			else gone.add(key);
+		}
+		if (gone.size > 0) {
+			this.#reverted = this.#reverted.filter((r) => !gone.has(revertKeyOf(r)));
+			for (const key of gone) this.#undone.delete(key);
+		}
+		if (document === undefined) this.#marks.delete(file);
+		else if (this.#marks.has(file)) {
+			this.#marks.set(file, []);
+			this.sync(file, document);
+		}
+		return this.reverted.map(revertKeyOf).join(" ") !== listed;
 	}
 
 	marks(file: string): readonly Mark[] {

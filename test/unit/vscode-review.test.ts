@@ -375,6 +375,53 @@ describe("a mark on a line equal to the next one (baseline a q } b, pi's a } } b
 	}
 });
 
+describe("ReviewBook.discarded: a revert thrown away unsaved (File: Revert File, closed) is no longer told", () => {
+	const BASE = "a\nb\nc\n";
+	const PI = "a\nB\nc\n";
+	// [what happens after the revert, the document's text when thrown away (null: closed), listed afterwards]
+	const cases: [string[], string | null, number][] = [
+		[[], PI, 0],
+		[[], null, 0],
+		[["save"], BASE, 1],
+		[["save"], null, 1],
+		[["save", "undo"], BASE, 1],
+		[["save", "undo", "save"], PI, 0],
+		[["undo"], PI, 0],
+	];
+	for (const [steps, thrown, listed] of cases) {
+		test(`revert, ${[...steps, thrown === null ? "close" : "revert file"].join(", ")}: ${listed ? "still" : "no longer"} listed`, () => {
+			const b = new ReviewBook();
+			const hunks = computeHunks(FILE, BASE, PI);
+			b.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: BASE, note: null, hunks, hunks_total: 1 }] }]);
+			let text = PI;
+			b.sync(FILE, docOf(text));
+			const plan = planRevert(b.marks(FILE), docOf(text), "\n", { cursor: 1 });
+			const edit = plan.edits[0] as TextEdit;
+			const back = inverseOf(text, edit);
+			text = applyEdit(text, edit);
+			b.edited(FILE, [changeOf(edit)], docOf(text));
+			b.markReverted(FILE, plan, docOf(text));
+			assert.equal(b.reverted.length, 1);
+			for (const step of steps) {
+				if (step === "save") b.saved(FILE);
+				else {
+					text = applyEdit(text, back);
+					b.edited(FILE, [changeOf(back)], docOf(text), true);
+				}
+			}
+			const listedBefore = b.reverted.length;
+			const changed = b.discarded(FILE, thrown === null ? undefined : docOf(thrown));
+			assert.equal(b.reverted.length, listed);
+			assert.equal(changed, listed !== listedBefore, "told to write the state file when the list changed");
+			if (thrown === PI)
+				assert.deepEqual(
+					b.marks(FILE).map((m) => [m.line, markStatus(m, docOf(PI))]),
+					[[1, "pi"]],
+				);
+		});
+	}
+});
+
 describe("shiftMarks: edits above move a mark, edits on it leave it for markStatus", () => {
 	// A mark of two lines at 0-based line 4.
 	const mark: Mark = {
