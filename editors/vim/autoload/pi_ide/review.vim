@@ -256,7 +256,8 @@ enddef
 
 # Whether the mark `info` in `buf` still stands on pi's version, from line `at` (its first sign's): pi's lines, none
 # deleted (the last sign above the fence) or added between; for a deletion, the baseline's lines around it.
-def MarkHolds(buf: number, info: dict<any>, at: number): bool
+# `lnums`: where the signs of the buffer stand (sign id (string) -> line), read once for many marks; empty: asked.
+def MarkHolds(buf: number, info: dict<any>, at: number, lnums: dict<number> = {}): bool
   var h = info.hunk
   var n = len(h.new_text)
   if at == 0
@@ -264,9 +265,10 @@ def MarkHolds(buf: number, info: dict<any>, at: number): bool
   elseif n == 0
     return DeletionHolds(buf, info.at_end ? at : at - 1, info.base, h)
   endif
-  var last = SignLine(buf, info.ids[-1])
-  return last == at + n - 1 && (info.fence == 0 || SignLineIn(buf, FENCE_GROUP, info.fence) > last)
-    && getbufline(buf, at, at + n - 1) ==# h.new_text
+  var last = empty(lnums) ? SignLine(buf, info.ids[-1]) : get(lnums, string(info.ids[-1]), 0)
+  var fence = info.fence == 0 ? 0
+    : empty(lnums) ? SignLineIn(buf, FENCE_GROUP, info.fence) : get(lnums, string(info.fence), 0)
+  return last == at + n - 1 && (info.fence == 0 || fence > last) && getbufline(buf, at, at + n - 1) ==# h.new_text
 enddef
 
 # Take the mark `info` (its signs and fence) out of `buf`.
@@ -284,11 +286,18 @@ enddef
 # The marks of `buf` checked where they are now: one that no longer stands on pi's version (MarkHolds) goes, as
 # MarkBuffer would not place it (a revert of it is refused anyway); the others stay where they moved.
 def KeepMarks(buf: number)
+  # Where every sign stands, read once (Vim walks all of the buffer's signs for each sign_getplaced()).
+  var lnums: dict<number> = {}
+  for group in [GROUP, FENCE_GROUP]
+    for placed in sign_getplaced(buf, {group: group})[0].signs
+      lnums[string(placed.id)] = placed.lnum
+    endfor
+  endfor
   var seen: dict<bool> = {}
   for info in values(get(get(marks, string(buf), {}), 'hunks', {}))
     if !has_key(seen, string(info.ids[0]))
       seen[string(info.ids[0])] = true
-      if !MarkHolds(buf, info, SignLine(buf, info.ids[0]))
+      if !MarkHolds(buf, info, get(lnums, string(info.ids[0]), 0), lnums)
         UnplaceMark(buf, info)
       endif
     endif
