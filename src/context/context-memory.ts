@@ -534,8 +534,11 @@ export function repairRequest(
 	const selectionHeld = !target.selection || view.selections.has(selectionKey(target.selection));
 	if (view.latest?.id === target.id && selectionHeld) return undefined;
 	const replaced = ours.at(-1);
-	// The selections the request still holds once the replaced message is gone.
-	const kept = viewOf(inRequest.filter((r) => r.message !== replaced?.message)).selections;
+	// The selections the request still holds once the replaced message is gone, and every older one that no longer
+	// resolves (supersededIn: it will read SUPERSEDED): a reference stands only where the request keeps the text.
+	const gone = new Set<ReadMessage>(supersededIn(request, session).map((i) => request[i] as RequestMessage));
+	if (replaced) gone.add(replaced.message);
+	const kept = viewOf(inRequest.filter((r) => !gone.has(r.message))).selections;
 	const holders = branch === session ? fromSession : readRecords(branch);
 	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders);
 	const details = standAlone(newest.message.details, target, whole);
@@ -611,8 +614,8 @@ interface Leaf {
  * The same check once more, on the provider's payload: a `context_with_system` handler of an extension loaded
  * after this one runs after this one's, so only the payload shows what the request finally holds. Provider
  * formats differ, so the payload is read generically: every string in its top-level arrays that is exactly the
- * text of an ide-context message (or the prompt) is that message; a repair replaces that string, or puts a copy
- * of the prompt's part (or message) holding the block before the prompt's. Undefined: the payload is fine, or
+ * text of an ide-context message (or the prompt) is that message; a repair replaces that string, or puts a message
+ * of its own holding the block before the prompt's (withCopyBefore). Undefined: the payload is fine, or
  * there is nothing safe to change (no ide-context text and no prompt left in it: the model then has no editor
  * context at all, which is not a stale one).
  */
@@ -683,22 +686,30 @@ function withLeaf(root: Record<string, unknown>, path: ReadonlyArray<string | nu
 }
 
 /**
- * `root` with a copy of the item holding the string at `path` put before it, in the innermost array on the way
- * (a message's content part, or the message itself when its content is one string): the copy holds `text`
- * in place of that string, and only that part.
+ * `root` with a message of its own holding `text` put before the message that holds the string at `path` (the
+ * item of the outermost array on the way: a provider's messages). The copy keeps that message's shape (role and
+ * the like) with, in every list on the way down, only the item holding that string (the prompt's text part: no
+ * other part, no image, no cache marker), which holds `text`. So the block reads as in an unpruned request, a
+ * message before the prompt, never glued to the prompt's text in the same message.
  */
 function withCopyBefore(root: Record<string, unknown>, path: ReadonlyArray<string | number>, text: string): unknown {
-	const last = path.findLastIndex((step) => typeof step === "number");
-	if (last < 0) return undefined;
-	const itemPath = path.slice(0, last + 1);
-	let item: unknown = root;
-	for (const step of itemPath) item = isRecord(item) || Array.isArray(item) ? (item as never)[step] : undefined;
-	const copy = withLeaf({ item } as Record<string, unknown>, ["item", ...path.slice(last + 1)], text) as {
-		item: unknown;
+	const at = path.findIndex((step) => typeof step === "number");
+	if (at < 0) return undefined;
+	let message: unknown = root;
+	for (const step of path.slice(0, at + 1))
+		message = isRecord(message) || Array.isArray(message) ? (message as never)[step] : undefined;
+	const only = (node: unknown, i: number): unknown => {
+		if (i === path.length) return text;
+		const step = path[i] as string | number;
+		if (Array.isArray(node)) return typeof step === "number" ? [only(node[step], i + 1)] : node;
+		if (!isRecord(node)) return node;
+		const { cache_control: _marker, ...rest } = node;
+		return { ...rest, [step]: only(node[step], i + 1) };
 	};
-	const index = path[last] as number;
+	const copy = only(message, at + 1);
+	const index = path[at] as number;
 	const insert = (node: unknown, i: number): unknown => {
-		if (i === last) return Array.isArray(node) ? [...node.slice(0, index), copy.item, ...node.slice(index)] : node;
+		if (i === at) return Array.isArray(node) ? [...node.slice(0, index), copy, ...node.slice(index)] : node;
 		const step = path[i] as string | number;
 		if (Array.isArray(node)) return node.map((x, j) => (j === step ? insert(x, i + 1) : x));
 		if (isRecord(node)) return { ...node, [step]: insert(node[step], i + 1) };

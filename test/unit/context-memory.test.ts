@@ -15,6 +15,7 @@ import {
 	repairRequest,
 	STALE_WORDING,
 	type StaleReason,
+	SUPERSEDED,
 	supersededIn,
 	withRunContext,
 } from "../../src/context/context-memory.ts";
@@ -429,6 +430,14 @@ function repaired(request: RequestMessage[], session: readonly ReadMessage[]): R
 	return out;
 }
 
+/** As the request check leaves it: repaired, then every older editor context that no longer resolves superseded. */
+function checked(request: RequestMessage[], session: readonly ReadMessage[]): RequestMessage[] {
+	const out = repaired(request, session);
+	for (const index of supersededIn(out, session))
+		out[index] = { ...(out[index] as RequestMessage), content: SUPERSEDED, details: {} };
+	return out;
+}
+
 const ideTexts = (request: readonly RequestMessage[]) =>
 	request.filter((m) => m.kind === "ide-context").map((m) => String(m.content));
 const kinds = (request: readonly RequestMessage[]) => request.map((m) => m.kind).join(" ");
@@ -616,6 +625,21 @@ describe("repairRequest: the request carries the editor context the session says
 			copies: 1,
 		},
 	];
+	it("a reference stays only where the request keeps the text: not when its holder is superseded", () => {
+		// m1 a block, m2 an update carrying a new selection, m3 a cursor update on m2; a pruner dropped m1, so m2
+		// no longer resolves (superseded) and takes the selection's text with it: m3 puts the text back.
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(moved(50, selection(SELECTED, NOW + 4)));
+		c.send(moved(51, selection(SELECTED, NOW + 4)));
+		const texts = ideTexts(checked(without(c.request, "m1"), c.messages));
+		assert.equal(texts[0], SUPERSEDED);
+		const newest = texts.at(-1) ?? "";
+		assert.match(newest, /^Cursor: line 51, column 2$/m);
+		assert.doesNotMatch(newest, /the same selection as in an earlier editor context/);
+		assert.equal(texts.join("\n").split("return run(argv);").length - 1, 1, texts.join("\n---\n"));
+	});
+
 	for (const { name, conversation, request, session, selection: expected, copies } of selectionCases) {
 		it(name, () => {
 			const c = conversation();
@@ -816,14 +840,26 @@ describe("repairPayload: the check once more, on the provider's payload", () => 
 			],
 		},
 		{
-			name: "no editor context left: a copy of the prompt's part goes before it (content parts)",
+			// Not a part glued before the prompt's in its message (the model read "...Diagnostics: nonetwo").
+			name: "no editor context left, the prompt in text parts: a message of its own before the prompt's",
 			messages: [
 				{ role: "system", content: "sys" },
 				{ role: "user", content: [...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
 			],
 			after: [
 				{ role: "system", content: "sys" },
-				{ role: "user", content: [...parts("WHOLE"), ...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
+				{ role: "user", content: parts("WHOLE") },
+				{ role: "user", content: [...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
+			],
+		},
+		{
+			name: "the prompt's part among others, with a cache marker: the copy has only its own part, no marker",
+			messages: [
+				{ role: "user", content: [...parts("look:"), { type: "text", text: "two", cache_control: { type: "e" } }] },
+			],
+			after: [
+				{ role: "user", content: parts("WHOLE") },
+				{ role: "user", content: [...parts("look:"), { type: "text", text: "two", cache_control: { type: "e" } }] },
 			],
 		},
 		{
