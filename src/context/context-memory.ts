@@ -184,10 +184,36 @@ function lastOurs(request: readonly RequestMessage[], count: number): Array<{ me
 	return out.reverse();
 }
 
-/** Where the part of the session that the newest record depends on starts: its chain and its selection's text. */
-function tailStart(fold: Fold, target: MemoryRecord): number {
-	const holder = target.selection ? fold.holders.get(selectionKey(target.selection)) : undefined;
-	return Math.min(fold.chainStart, holder ?? fold.chainStart);
+/**
+ * Where the part of the session that the newest record depends on starts: each message depends on itself, an
+ * update also on what its chain builds on, and a message that refers to a selection ("not repeated", or an update
+ * that keeps it) also on the copy carrying its text, and on what that copy depends on in turn.
+ */
+function tailStart(session: readonly ReadMessage[], fold: Fold): number {
+	const start = new Map<number, number>();
+	const copies = new Map<string, number>();
+	let prev: { id: string; at: number } | undefined;
+	let from = fold.at;
+	for (let i = Math.max(0, session.length - READ_BACK); i <= fold.at; i++) {
+		const record = readChecked(session[i] as ReadMessage);
+		if (record === undefined) continue;
+		if (record === null) {
+			prev = undefined;
+			continue;
+		}
+		let first = i;
+		if (record.kind === "update" && prev?.id === record.prev) first = start.get(prev.at) ?? i;
+		if (record.selection) {
+			const key = selectionKey(record.selection);
+			const copy = copies.get(key);
+			if (record.selectionSent) copies.set(key, i);
+			else if (copy !== undefined) first = Math.min(first, start.get(copy) ?? copy);
+		}
+		start.set(i, first);
+		prev = { id: record.id, at: i };
+		from = first;
+	}
+	return from;
 }
 
 /**
@@ -514,7 +540,7 @@ export function repairRequest(
 	if (!target) return undefined;
 	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
 	// it reads as the session does, without reading a record again (and without reading the rest of the request).
-	const from = tailStart(sessionFold, target);
+	const from = tailStart(session, sessionFold);
 	if (sameTail(lastOurs(request, session.length - from), session, from)) {
 		if (sessionFold.stands && (!target.selection || sessionFold.selections.has(selectionKey(target.selection))))
 			return undefined;
@@ -530,15 +556,16 @@ export function repairRequest(
 	// says: it is never wound back to the session's.
 	const requestNewest = inRequest.at(-1)?.record;
 	if (requestNewest && !fromSession.some((r) => r.record?.id === requestNewest.id)) return undefined;
-	const view = viewOf(inRequest);
+	// Read without the older messages that no longer resolve (supersededIn: they will read SUPERSEDED): a chain
+	// through one of them is broken, and a selection only they carry is not in the request.
+	const superseded = new Set<ReadMessage>(supersededIn(request, session).map((i) => request[i] as RequestMessage));
+	const standing = inRequest.filter((r) => !superseded.has(r.message));
+	const view = viewOf(standing);
 	const selectionHeld = !target.selection || view.selections.has(selectionKey(target.selection));
 	if (view.latest?.id === target.id && selectionHeld) return undefined;
 	const replaced = ours.at(-1);
-	// The selections the request still holds once the replaced message is gone, and every older one that no longer
-	// resolves (supersededIn: it will read SUPERSEDED): a reference stands only where the request keeps the text.
-	const gone = new Set<ReadMessage>(supersededIn(request, session).map((i) => request[i] as RequestMessage));
-	if (replaced) gone.add(replaced.message);
-	const kept = viewOf(inRequest.filter((r) => !gone.has(r.message))).selections;
+	// The selections the request still holds once the replaced message is gone: a reference stands only there.
+	const kept = viewOf(standing.filter((r) => r.message !== replaced?.message)).selections;
 	const holders = branch === session ? fromSession : readRecords(branch);
 	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders);
 	const details = standAlone(newest.message.details, target, whole);

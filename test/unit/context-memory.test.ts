@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { basename } from "node:path";
 import { describe, it } from "node:test";
 import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.ts";
 import {
@@ -22,6 +23,7 @@ import {
 import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
+import { mulberry32 } from "../helpers/seeded.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const NOW = 1_800_000_000;
@@ -421,8 +423,12 @@ describe("parseBlock: sections by leading key", () => {
 });
 
 /** The request after `repairRequest` did its work (or as it was, when it left it alone). */
-function repaired(request: RequestMessage[], session: readonly ReadMessage[]): RequestMessage[] {
-	const repair = repairRequest(request, session);
+function repaired(
+	request: RequestMessage[],
+	session: readonly ReadMessage[],
+	branch: readonly ReadMessage[] = session,
+): RequestMessage[] {
+	const repair = repairRequest(request, session, branch);
 	if (!repair) return request;
 	const out = [...request];
 	const message: RequestMessage = { kind: "ide-context", details: repair.details, content: repair.text };
@@ -432,7 +438,16 @@ function repaired(request: RequestMessage[], session: readonly ReadMessage[]): R
 
 /** As the request check leaves it: repaired, then every older editor context that no longer resolves superseded. */
 function checked(request: RequestMessage[], session: readonly ReadMessage[]): RequestMessage[] {
-	const out = repaired(request, session);
+	return checkedWith(request, session, session);
+}
+
+/** `checked`, with the branch's editor contexts (where a selection's text is looked for) given apart. */
+function checkedWith(
+	request: RequestMessage[],
+	session: readonly ReadMessage[],
+	branch: readonly ReadMessage[],
+): RequestMessage[] {
+	const out = [...repaired(request, session, branch)];
 	for (const index of supersededIn(out, session))
 		out[index] = { ...(out[index] as RequestMessage), content: SUPERSEDED, details: {} };
 	return out;
@@ -950,6 +965,141 @@ describe("supersededIn: older references that no longer resolve within the reque
 		it(name, () => {
 			const r = request();
 			assert.deepEqual(idsOf(r, supersededIn(r, c.messages)), superseded);
+		});
+	}
+});
+
+/**
+ * The request check against pruners, seeded and randomised: random editor changes (cursor moves, new selections,
+ * cleared ones, another file and back), notices, compactions (the session keeps only the run's newest message;
+ * the branch keeps all), and after every prompt the request as each kind of pruner leaves it (every editor context
+ * dropped, the first one dropped, a random few, a window of the last two messages). The repaired request is read by
+ * a small reader of its own (below), not by this module: it must say what the editor shows now, every update and
+ * selection reference must resolve within the request, and a selection's text is always there (the branch holds
+ * every copy, so "no longer in the model's context" is never right). PI_IDE_REPAIR_SEED replays one seed,
+ * PI_IDE_REPAIR_SEQUENCES runs more.
+ */
+describe("the request check against pruners: seeded random sequences, read back by an independent reader", () => {
+	type Picture =
+		| { kind: "none" }
+		| { kind: "notice" }
+		| { kind: "block"; file: string; cursor: number | null; selection: { range: string; text: string | null } | null };
+
+	/** Read the editor context texts of a request as the model would; every reference that does not resolve is a problem. */
+	const read = (texts: readonly string[]): { picture: Picture; problems: string[] } => {
+		const problems: string[] = [];
+		const copies = new Map<string, string>();
+		let picture: Picture = { kind: "none" };
+		for (const text of texts) {
+			if (text.startsWith("Editor context out of date: ")) picture = { kind: "notice" };
+			else if (text.startsWith("The user's editor (")) {
+				picture = { kind: "block", file: /^File: (.*)$/m.exec(text)?.[1] ?? "", cursor: null, selection: null };
+			} else if (text.startsWith("Editor update (")) {
+				if (picture.kind !== "block") problems.push(`an update with nothing before it: ${text}`);
+			} else continue;
+			if (picture.kind !== "block") continue;
+			const cursor = /^Cursor: line (\d+)/m.exec(text);
+			if (cursor) picture.cursor = Number(cursor[1]);
+			if (/^Selection: none now$/m.test(text)) picture.selection = null;
+			const head = /^Selection \((lines \d+-\d+)[^)]*\):(.*)$/m.exec(text);
+			if (!head) continue;
+			const [, range = "", rest = ""] = head;
+			if (rest === "") {
+				const fenced = /^Selection \([^)]*\):\n(`{3,})[^\n]*\n([\s\S]*?)\n\1$/m.exec(text);
+				picture.selection = { range, text: fenced?.[2] ?? null };
+				if (fenced?.[2]) copies.set(range, fenced[2]);
+			} else if (rest.includes("the same selection as in an earlier editor context")) {
+				const copy = copies.get(range);
+				if (copy === undefined) problems.push(`a reference with no copy before it in the request: ${head[0]}`);
+				picture.selection = { range, text: copy ?? null };
+			} else picture.selection = { range, text: null };
+		}
+		return { picture, problems };
+	};
+
+	const pruners: Record<string, (request: RequestMessage[], random: () => number) => RequestMessage[]> = {
+		"every editor context dropped": (r) => r.filter((m) => m.kind !== "ide-context"),
+		"the first editor context dropped": (r) => {
+			const ours = r.filter((m) => m.kind === "ide-context");
+			return ours.length < 2 ? r : r.filter((m) => m !== ours[0]);
+		},
+		"a random few dropped": (r, random) => r.filter((m) => m.kind !== "ide-context" || random() < 0.6),
+		"a window of the last two messages": (r) => [...r.filter((m) => m.kind === "system"), ...r.slice(1).slice(-2)],
+	};
+
+	const SEEDS = process.env["PI_IDE_REPAIR_SEED"]
+		? [Number(process.env["PI_IDE_REPAIR_SEED"])]
+		: Array.from({ length: Number(process.env["PI_IDE_REPAIR_SEQUENCES"] ?? 40) }, (_, i) => 9001 + i);
+	for (const seed of SEEDS) {
+		it(`seed ${seed}`, () => {
+			const random = mulberry32(seed);
+			const c = new Conversation();
+			const branch: ReadMessage[] = [];
+			let cursor = 42;
+			let file = FILE;
+			let picked: { text: string; start: number; at: number } | null = null;
+			let expected: Picture = { kind: "none" };
+			const log: string[] = [];
+			for (let step = 1; step <= 24; step++) {
+				const now = NOW + step;
+				const r = random();
+				const before = c.messages.length;
+				if (r < 0.1 && expected.kind !== "none") {
+					log.push("notice");
+					const d = decideStale("off", modelView(c.messages), { id: `s${step}` });
+					c.request.push({ kind: "user", details: undefined, content: `prompt s${step}` });
+					if (d.kind !== "none") {
+						c.messages.push({ details: d.details, content: d.text });
+						c.request.push({ kind: "ide-context", details: d.details, content: d.text });
+					}
+					expected = { kind: "notice" };
+				} else if (r < 0.18 && c.messages.length > 0) {
+					// A compaction summarised the conversation; the session still has the run's newest message.
+					log.push("compaction");
+					c.messages = withRunContext([], c.messages.at(-1));
+					c.request = [{ kind: "system", details: undefined, content: "system prompt" }];
+					continue;
+				} else {
+					if (r < 0.45) cursor = 1 + Math.floor(random() * 150);
+					else if (r < 0.65) {
+						const start = 1 + Math.floor(random() * 100);
+						picked = { text: `const s${start} = ${Math.floor(random() * 1e6)};\nreturn s${start};`, start, at: now };
+					} else if (r < 0.75) picked = null;
+					else if (r < 0.85) file = file === FILE ? "/home/u/proj/src/b.ts" : FILE;
+					log.push(`cursor ${cursor}, ${file === FILE ? "main" : "b"}, selection ${picked ? picked.start : "none"}`);
+					const sel = picked && selection(picked.text, picked.at, picked.start);
+					c.send(
+						blockOf(state({ file, name: basename(file), cursor: { line: cursor, column: 1 }, selection: sel }), now),
+					);
+					expected = {
+						kind: "block",
+						file,
+						cursor,
+						selection: picked && { range: `lines ${picked.start}-${picked.start + 1}`, text: picked.text },
+					};
+				}
+				branch.push(...c.messages.slice(before));
+				for (const [name, prune] of Object.entries(pruners)) {
+					const texts = ideTexts(checkedWith(prune(c.request, random), c.messages, branch));
+					const { picture, problems } = read(texts);
+					if (expected.kind === "block" && picture.kind === "block") {
+						if (picture.file !== expected.file)
+							problems.push(`file ${picture.file}, the editor shows ${expected.file}`);
+						if (picture.cursor !== expected.cursor)
+							problems.push(`cursor ${picture.cursor}, the editor has ${expected.cursor}`);
+						if (JSON.stringify(picture.selection) !== JSON.stringify(expected.selection))
+							problems.push(
+								`selection ${JSON.stringify(picture.selection)}, the editor has ${JSON.stringify(expected.selection)}`,
+							);
+					} else if (picture.kind !== expected.kind)
+						problems.push(`the request says ${picture.kind}, expected ${expected.kind}`);
+					assert.deepEqual(
+						problems,
+						[],
+						`seed ${seed}, ${name}, after: ${log.join("; ")}\n---\n${texts.join("\n---\n")}`,
+					);
+				}
+			}
 		});
 	}
 });
