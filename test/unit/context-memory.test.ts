@@ -973,7 +973,8 @@ describe("supersededIn: older references that no longer resolve within the reque
  * The request check against pruners, seeded and randomised: random editor changes (cursor moves, new selections,
  * cleared ones, another file and back), notices, compactions (the session keeps only the run's newest message;
  * the branch keeps all), and after every prompt the request as each kind of pruner leaves it (every editor context
- * dropped, the first one dropped, a random few, a window of the last two messages). The repaired request is read by
+ * dropped, the first one dropped, a random few, a window of the last two messages), then that request cut again by
+ * a window loaded after this extension and put through the payload check. Each repaired request is read by
  * a small reader of its own (below), not by this module: it must say what the editor shows now, every update and
  * selection reference must resolve within the request, and a selection's text is always there (the branch holds
  * every copy, so "no longer in the model's context" is never right). PI_IDE_REPAIR_SEED replays one seed,
@@ -1025,6 +1026,32 @@ describe("the request check against pruners: seeded random sequences, read back 
 		},
 		"a random few dropped": (r, random) => r.filter((m) => m.kind !== "ide-context" || random() < 0.6),
 		"a window of the last two messages": (r) => [...r.filter((m) => m.kind === "system"), ...r.slice(1).slice(-2)],
+	};
+
+	/** The last two messages after the system head, as a window extension loaded after this one leaves a request. */
+	const windowAfter = (request: RequestMessage[]) => [
+		...request.filter((m) => m.kind === "system"),
+		...request.filter((m) => m.kind !== "system").slice(-2),
+	];
+	/** The request as a provider payload (text parts), after the payload check: its user texts, in order. */
+	const payloadTexts = (
+		request: RequestMessage[],
+		session: readonly ReadMessage[],
+		branch: readonly ReadMessage[],
+		prompt: string | undefined,
+	): string[] => {
+		const known = new Set(session.map((m) => m.content));
+		const repairedNow = request.filter((m) => m.kind === "ide-context" && !known.has(m.content));
+		const messages = request.map((m) =>
+			m.kind === "system"
+				? { role: "system", content: String(m.content) }
+				: { role: "user", content: [{ type: "text", text: String(m.content) }] },
+		);
+		const facts = { session, branch, prompt, repaired: repairedNow };
+		const out = (repairPayload({ messages }, facts) ?? { messages }) as { messages: typeof messages };
+		return out.messages
+			.filter((m) => m.role === "user")
+			.map((m) => (Array.isArray(m.content) ? m.content.map((part) => part.text).join("") : m.content));
 	};
 
 	const SEEDS = process.env["PI_IDE_REPAIR_SEED"]
@@ -1079,9 +1106,12 @@ describe("the request check against pruners: seeded random sequences, read back 
 					};
 				}
 				branch.push(...c.messages.slice(before));
-				for (const [name, prune] of Object.entries(pruners)) {
-					const texts = ideTexts(checkedWith(prune(c.request, random), c.messages, branch));
+				const prompt = [...c.request].reverse().find((m) => m.kind === "user")?.content as string | undefined;
+				const verify = (texts: string[], what: string) => {
 					const { picture, problems } = read(texts);
+					for (const text of texts)
+						if (/.(The user's editor \(|Editor update \(|Editor context out of date: )/s.test(text))
+							problems.push(`an editor context glued to other text: ${JSON.stringify(text)}`);
 					if (expected.kind === "block" && picture.kind === "block") {
 						if (picture.file !== expected.file)
 							problems.push(`file ${picture.file}, the editor shows ${expected.file}`);
@@ -1096,8 +1126,15 @@ describe("the request check against pruners: seeded random sequences, read back 
 					assert.deepEqual(
 						problems,
 						[],
-						`seed ${seed}, ${name}, after: ${log.join("; ")}\n---\n${texts.join("\n---\n")}`,
+						`seed ${seed}, ${what}, after: ${log.join("; ")}\n---\n${texts.join("\n---\n")}`,
 					);
+				};
+				for (const [name, prune] of Object.entries(pruners)) {
+					const checkedRequest = checkedWith(prune(c.request, random), c.messages, branch);
+					verify(ideTexts(checkedRequest), name);
+					// A context_with_system window loaded later cuts it to its last two messages: the payload check.
+					const payload = payloadTexts(windowAfter(checkedRequest), c.messages, branch, prompt);
+					verify(payload, `${name}, then a window after the request check`);
 				}
 			}
 		});
