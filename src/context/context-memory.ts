@@ -187,27 +187,33 @@ function lastOurs(request: readonly RequestMessage[], count: number): Array<{ me
 /**
  * Where the part of the session that the newest record depends on starts: each message depends on itself, an
  * update also on what its chain builds on, and a message that refers to a selection ("not repeated", or an update
- * that keeps it) also on the copy carrying its text, and on what that copy depends on in turn.
+ * that keeps it) also on the copy carrying its text, and on what that copy depends on in turn. Read over the last
+ * READ_BACK messages, as supersededIn reads a request: what the first of them rest on before that is not judged
+ * (the whole window is then the tail). -1: it rests on a broken chain (an update whose block is not right before
+ * it) or on a selection copy the session does not show, which no tail vouches for.
  */
 function tailStart(session: readonly ReadMessage[], fold: Fold): number {
+	const low = Math.max(0, session.length - READ_BACK);
 	const start = new Map<number, number>();
 	const copies = new Map<string, number>();
-	let prev: { id: string; at: number } | undefined;
+	let prev: { id: string; at: number } | null | undefined; // null: an unusable record came between
 	let from = fold.at;
-	for (let i = Math.max(0, session.length - READ_BACK); i <= fold.at; i++) {
+	for (let i = low; i <= fold.at; i++) {
 		const record = readChecked(session[i] as ReadMessage);
 		if (record === undefined) continue;
 		if (record === null) {
-			prev = undefined;
+			prev = null;
 			continue;
 		}
+		const unjudged = low > 0 ? low : -1;
 		let first = i;
-		if (record.kind === "update" && prev?.id === record.prev) first = start.get(prev.at) ?? i;
+		if (record.kind === "update")
+			first = prev === undefined ? unjudged : prev?.id === record.prev ? (start.get(prev.at) ?? -1) : -1;
 		if (record.selection) {
 			const key = selectionKey(record.selection);
 			const copy = copies.get(key);
 			if (record.selectionSent) copies.set(key, i);
-			else if (copy !== undefined) first = Math.min(first, start.get(copy) ?? copy);
+			else first = Math.min(first, copy === undefined ? unjudged : (start.get(copy) ?? -1));
 		}
 		start.set(i, first);
 		prev = { id: record.id, at: i };
@@ -297,14 +303,15 @@ const EMPTY_FOLD: Fold = {
 function step(fold: Fold, record: MemoryRecord | null, at: number): Fold {
 	if (!record) return { ...fold, last: null, stands: false, at, chainStart: at };
 	let { selections, holders } = fold;
-	if (record.selection && record.selectionSent) {
+	const extends_ = record.kind === "update" && fold.last?.id === record.prev && fold.stands;
+	const stands = record.kind !== "update" || extends_;
+	// An update whose chain is broken reads SUPERSEDED in a request (supersededIn): the text it carries is not a copy.
+	if (record.selection && record.selectionSent && stands) {
 		const key = selectionKey(record.selection);
 		// Copied only when they change: a fold is shared by the cache and every list that extends it.
 		if (!selections.has(key)) selections = new Set(selections).add(key);
 		holders = new Map(holders).set(key, at);
 	}
-	const extends_ = record.kind === "update" && fold.last?.id === record.prev && fold.stands;
-	const stands = record.kind !== "update" || extends_;
 	return { selections, holders, last: record, stands, at, chainStart: extends_ ? fold.chainStart : at };
 }
 
@@ -595,8 +602,13 @@ export function supersededIn(request: readonly RequestMessage[], session: readon
 		if (id !== undefined) known.set(id, { record: readChecked(m), text: contentText(m.content) });
 	}
 	const ours: number[] = [];
-	for (let i = request.length - 1; i >= 0 && ours.length < READ_BACK; i--)
+	let i = request.length - 1;
+	for (; i >= 0 && ours.length < READ_BACK; i--)
 		if ((request[i] as RequestMessage).kind === "ide-context") ours.unshift(i);
+	// More editor contexts before the ones read: what the first of them build on lies there, and is not judged
+	// (a chain or a selection copy cut by the window is not a broken one).
+	let cut = false;
+	for (; i >= 0 && !cut; i--) cut = (request[i] as RequestMessage).kind === "ide-context";
 	ours.pop(); // the newest: repairRequest's
 	const out: number[] = [];
 	let fold = EMPTY_FOLD;
@@ -607,13 +619,17 @@ export function supersededIn(request: readonly RequestMessage[], session: readon
 		const same = id === undefined ? undefined : known.get(id);
 		const record = same && same.text === text ? same.record : readChecked(message);
 		if (!record) continue;
-		const brokenChain = record.kind === "update" && !(fold.stands && fold.last?.id === record.prev);
+		const first = cut && fold.last === undefined;
+		const brokenChain = record.kind === "update" && !first && !(fold.stands && fold.last?.id === record.prev);
 		const brokenReference =
+			!cut &&
 			record.selection !== null &&
 			!record.selectionSent &&
 			!fold.selections.has(selectionKey(record.selection)) &&
 			text.includes(REFERENCE_WORDS);
 		if (brokenChain || brokenReference) out.push(index);
+		else if (first && record.kind === "update" && record.prev !== null)
+			fold = step({ ...fold, last: { ...record, id: record.prev }, stands: true }, record, index);
 		else fold = step(fold, record, index);
 	}
 	return out;

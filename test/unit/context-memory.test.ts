@@ -139,6 +139,20 @@ describe("decide: what each prompt of a conversation sends", () => {
 		assert.match(stale.text, /^Selection: none now$/m);
 	});
 
+	it("a selection whose only copy is an update whose block is gone is sent again, not referred to", () => {
+		// The request check reads such an update as superseded (its "rest as before" resolves to nothing), so the
+		// text it carries is not a copy the model keeps.
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(blockOf(state({ selection: selection(SELECTED, NOW + 4) }), NOW + 5));
+		c.messages = c.messages.slice(1); // a compaction kept only the update
+		const next = c.send(
+			blockOf(state({ selection: selection(SELECTED, NOW + 4), cursor: { line: 7, column: 1 } }), NOW + 9),
+		);
+		assert.equal(next.kind, "full");
+		assert.ok(selectionTextSent(next), next.text);
+	});
+
 	it("a new selection (other text, range or time) is sent in full in an update", () => {
 		const c = new Conversation();
 		c.send(blockOf(state({ selection: selection() }), NOW));
@@ -967,12 +981,20 @@ describe("supersededIn: older references that no longer resolve within the reque
 			assert.deepEqual(idsOf(r, supersededIn(r, c.messages)), superseded);
 		});
 	}
+
+	it("a long intact conversation: none, though the messages read start in the middle of a chain", () => {
+		const long = new Conversation();
+		for (let i = 0; i < 100; i++) long.send(blockOf(state({ cursor: { line: 1 + (i % 150), column: 1 } }), NOW + i));
+		assert.ok(long.messages.length > 64, "more editor contexts than the check reads");
+		assert.deepEqual(supersededIn(long.request, long.messages), []);
+		assert.equal(repairRequest(long.request, long.messages), undefined);
+	});
 });
 
 /**
  * The request check against pruners, seeded and randomised: random editor changes (cursor moves, new selections,
- * cleared ones, another file and back), notices, compactions (the session keeps only the run's newest message;
- * the branch keeps all), and after every prompt the request as each kind of pruner leaves it (every editor context
+ * cleared ones, another file and back), notices, compactions (the session keeps the last 0 to 2 editor contexts
+ * and the run's newest message; the branch keeps all), and after every prompt the request as each kind of pruner leaves it (every editor context
  * dropped, the first one dropped, a random few, a window of the last two messages), then that request cut again by
  * a window loaded after this extension and put through the payload check. Each repaired request is read by
  * a small reader of its own (below), not by this module: it must say what the editor shows now, every update and
@@ -1081,10 +1103,14 @@ describe("the request check against pruners: seeded random sequences, read back 
 					}
 					expected = { kind: "notice" };
 				} else if (r < 0.18 && c.messages.length > 0) {
-					// A compaction summarised the conversation; the session still has the run's newest message.
-					log.push("compaction");
-					c.messages = withRunContext([], c.messages.at(-1));
-					c.request = [{ kind: "system", details: undefined, content: "system prompt" }];
+					// A compaction summarised the conversation but its last 0 to 2 editor contexts (and their prompts);
+					// the session still has the run's newest message.
+					const kept = c.messages.slice(c.messages.length - Math.floor(random() * 3));
+					log.push(`compaction keeping ${kept.length}`);
+					const at = c.request.findIndex((m) => kept[0] !== undefined && m.details === kept[0].details);
+					const from = at > 0 ? at - 1 : c.request.length;
+					c.messages = withRunContext(kept, c.messages.at(-1));
+					c.request = [{ kind: "system", details: undefined, content: "system prompt" }, ...c.request.slice(from)];
 					continue;
 				} else {
 					if (r < 0.45) cursor = 1 + Math.floor(random() * 150);
