@@ -385,8 +385,13 @@ const ACTIONS: Action[] = [
 		weight: 0.8,
 		run: async (s) => {
 			await command(s, "/ide auto");
+			// pi keeps a live connection through /ide auto, as an automatic one (sticky: controller.resumeAuto).
+			const before = connect(
+				s.connection,
+				alive(s).map((e) => e.placed.pid),
+			);
 			s.connection.mode = { kind: "auto" };
-			s.connection.sticky = null;
+			s.connection.sticky = "pid" in before ? before.pid : null;
 			s.connection.remembered = { kind: "none" };
 			return "/ide auto";
 		},
@@ -575,6 +580,8 @@ async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promi
 			(r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === STATUS_KEY,
 			3 * WAIT_MS,
 		);
+		// pi connected to the first editor on its own (sticky): a second one starting later does not take over.
+		expectedNow(s.editors, s.connection);
 		for (let step = 0; step < STEPS; step++) {
 			const possible = ACTIONS.filter((a) => !a.when || a.when(s));
 			const total = possible.reduce((n, a) => n + a.weight, 0);
