@@ -6,7 +6,8 @@
  * other context extension of each kind loaded before or after this one. Every request the model receives is
  * checked against a small model of its own (the oracle below: the editors, the connection rules, what a request
  * says): the newest editor context is true now or marked out of date for the right reason, every update and
- * selection reference resolves within the request, and an ignored file's name never appears.
+ * selection reference resolves within the request, an editor context put back by the request check reads as
+ * in an unpruned request (never glued to the prompt's text), and an ignored file's name never appears.
  *
  * Reproducible: PI_IDE_STALE_SEED=<n> replays one sequence exactly (a failure prints its seed and its steps);
  * PI_IDE_STALE_SEQUENCES and PI_IDE_STALE_STEPS make long runs; PI_IDE_STALE_LOG=1 prints each sequence's steps.
