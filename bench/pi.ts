@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type ControllerOptions, IdeController } from "../src/controller.ts";
 import { ChoiceStore } from "../src/discovery/choice-store.ts";
 import { findHostEditor, type HostHints } from "../src/discovery/host-editor.ts";
-import { type Liveness, probePid } from "../src/discovery/liveness.ts";
+import { type Liveness, probePid } from "../src/protocol/liveness.ts";
 import { ProcessClock, readAncestry } from "../src/discovery/proc-info.ts";
 import { RACY_WINDOW_MS } from "../src/protocol/file-version.ts";
 import type { EditorState } from "../src/protocol/protocol.ts";

@@ -34,7 +34,6 @@ import {
 	decideConnection,
 } from "./discovery/connection.ts";
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
-import { isPidReused, judgesPids, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
 import {
 	type EditorRecord,
@@ -54,6 +53,7 @@ import {
 } from "./discovery/tiers.ts";
 import { StateDirWatcher } from "./discovery/watcher.ts";
 import { type FileVersion, isUnchanged, versionOf } from "./protocol/file-version.ts";
+import { isPidReused, judgesPids, type Liveness, probePid } from "./protocol/liveness.ts";
 import { nodePathProbe } from "./protocol/path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
 import type { EditorState } from "./protocol/protocol.ts";
@@ -86,7 +86,7 @@ export interface ControllerOptions {
 	probePid?: (pid: number) => Liveness;
 	/**
 	 * pi's own pid namespace (`pid:[...]`), null when unknown; default: read from /proc once. Editors and pis of
-	 * another namespace cannot be judged by their pid from here (src/discovery/liveness.ts `judgesPids`).
+	 * another namespace cannot be judged by their pid from here (src/protocol/liveness.ts `judgesPids`).
 	 */
 	pidNamespace?: string | null;
 	pathProbe?: PathProbe;

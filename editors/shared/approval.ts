@@ -8,10 +8,11 @@
  * decision is only ever a line in the state file, which pi reads. The file-system checks that come before parsing
  * live in pi-reader.ts.
  */
-import type { ApprovalRequest } from "../../src/link/approval.ts";
+
 import { MAX_APPROVAL_BYTES, MAX_DECISIONS, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
+import type { ApprovalRequest } from "../../src/protocol/wire.ts";
 import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
 

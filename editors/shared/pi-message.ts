@@ -15,6 +15,7 @@ import {
 	MAX_PI_MESSAGE_BYTES,
 } from "../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
+import { PI_FILE_PREFIX } from "../../src/protocol/wire.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
 // The caps (message size, its lists, the editor's `files`, nesting) are the protocol's: src/protocol/limits.ts.
@@ -72,14 +73,12 @@ export interface HandledMessage {
 
 export type ParsedPiMessage = { ok: true; message: PiMessage } | { ok: false; problem: string };
 
-const PI_MESSAGE_PREFIX = "pi-";
-
 /**
  * The pid in a `pi-<pid>.json` name, or undefined for any other name (temp files included): the state file
  * name rule (canonical decimal, at most 2^31-1, so `pi-042.json` is not pi 42's) behind the prefix.
  */
 export function piMessagePid(name: string): number | undefined {
-	return name.startsWith(PI_MESSAGE_PREFIX) ? parseStateFileName(name.slice(PI_MESSAGE_PREFIX.length)) : undefined;
+	return name.startsWith(PI_FILE_PREFIX) ? parseStateFileName(name.slice(PI_FILE_PREFIX.length)) : undefined;
 }
 
 /** A JSON object's fields, and the checks every reader of pi's files makes of them. */

@@ -9,7 +9,6 @@
  * so a hunk the user edited is never shown or reverted as pi's. The file-system checks that come before
  * parsing live in pi-reader.ts.
  */
-import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/link/change-set.ts";
 import {
 	MAX_REVERTED_REPORTS,
 	MAX_REVIEW_BYTES,
@@ -17,6 +16,7 @@ import {
 	MAX_REVIEW_RUNS,
 } from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
+import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/protocol/wire.ts";
 import { isCount, isLineNumber, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
 

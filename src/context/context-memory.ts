@@ -738,18 +738,11 @@ function collectLeaves(
 }
 
 /**
- * The session's ide-context messages by their text, for the payload check: built once per facts (a session's
- * facts stay the same object while its leaf does), not with every model request.
+ * The session's ide-context messages by their text, for the payload check. Built with every check: the session's
+ * list is the caller's and may change in place, so a map kept by its identity could answer for an older state.
  */
-const sessionTexts = new WeakMap<readonly ReadMessage[], Map<string, ReadMessage>>();
-
 function textsOf(messages: readonly ReadMessage[]): Map<string, ReadMessage> {
-	let texts = sessionTexts.get(messages);
-	if (!texts) {
-		texts = new Map(messages.map((m) => [contentText(m.content), m]));
-		sessionTexts.set(messages, texts);
-	}
-	return texts;
+	return new Map(messages.map((m) => [contentText(m.content), m]));
 }
 
 /** `root` with the string at `path` replaced (the containers on the way copied, the rest shared). */

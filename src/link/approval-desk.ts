@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { piApprovalFileName } from "../protocol/protocol.ts";
+import { piApprovalFileName } from "../protocol/wire.ts";
 import {
 	type ApprovalOutcome,
 	answersApprovals,

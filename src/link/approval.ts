@@ -10,49 +10,13 @@ import { posix } from "node:path";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { MAX_APPROVAL_BYTES } from "../protocol/limits.ts";
 import type { EditorState } from "../protocol/protocol.ts";
+import type { ApprovalMessage, ApprovalRequest, ReviewNote } from "../protocol/wire.ts";
 import { releaseAll } from "./await-report.ts";
-import {
-	computeHunks,
-	type FileContent,
-	MAX_REVIEW_HUNKS_PER_FILE,
-	type ReviewHunk,
-	type ReviewNote,
-} from "./change-set.ts";
+import { computeHunks, type FileContent, MAX_REVIEW_HUNKS_PER_FILE } from "./change-set.ts";
 
 /** The dialog's two answers (pi's TUI, or an RPC client's extension UI). */
 export const DIALOG_ACCEPT = "Apply the change";
 export const DIALOG_REJECT = "Reject it (the file stays as it is)";
-
-/** One proposed change, as the editor reads it. */
-export interface ApprovalRequest {
-	/** Unique for the life of the pi process: the editor's decision names it. */
-	id: string;
-	tool: string;
-	/** Absolute path, resolved as pi's tools resolve theirs. */
-	file: string;
-	/** The file does not exist yet: `write` creates it. */
-	created: boolean;
-	/** Why the hunks are not carried (the file is binary, too large, unreadable): then `hunks` is empty. */
-	note: ReviewNote | null;
-	/** From the file as it is now to what the tool would leave (no context lines), as in the change set. */
-	hunks: ReviewHunk[];
-	hunks_total: number;
-	/** The stated timeout, and when it runs out (seconds since the epoch). */
-	timeout_s: number;
-	expires: number;
-}
-
-/** `pi-<pid>.approval.json`: present only while a request waits. */
-export interface ApprovalMessage {
-	protocol: "0.4";
-	kind: "pi-approval";
-	pid: number;
-	editor_pid: number | null;
-	timestamp: number;
-	request: ApprovalRequest;
-	/** v0.5: pi's pid namespace. */
-	pid_ns?: string;
-}
 
 export interface RequestInput {
 	id: string;

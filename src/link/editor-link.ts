@@ -8,7 +8,7 @@ import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, wa
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
 import { oneLine } from "../protocol/inert.ts";
-import { piReviewFileName } from "../protocol/protocol.ts";
+import { piReviewFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {

@@ -9,7 +9,7 @@ import { posix } from "node:path";
 import { oneLine } from "../protocol/inert.ts";
 import { MAX_REVERTED_REPORTS } from "../protocol/limits.ts";
 import type { EditorState, RevertedHunk } from "../protocol/protocol.ts";
-import type { ReviewHunk, ReviewRun } from "./change-set.ts";
+import type { ReviewHunk, ReviewRun } from "../protocol/wire.ts";
 
 /** Hunks listed in one note; more are counted. */
 export const MAX_REVERTS_LISTED = 10;

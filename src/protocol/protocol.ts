@@ -433,21 +433,3 @@ export const PiMessageSchema = Type.Object({
 
 export type PiChange = Static<typeof PiChangeSchema>;
 export type PiMessage = Static<typeof PiMessageSchema>;
-
-/**
- * `pi-<pid>.json`: never an editor's `<pid>.json`, so v0.2 readers skip it. Readers take the pid from the
- * name with piMessagePid (editors/shared/pi-message.ts, the state file name rule behind the prefix).
- */
-export function piMessageFileName(pid: number): string {
-	return `pi-${pid}.json`;
-}
-
-/** pi's edit waiting for the user's approval (v0.4): `pi-<pid>.approval.json`, beside the change set. */
-export function piApprovalFileName(pid: number): string {
-	return `pi-${pid}.approval.json`;
-}
-
-/** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */
-export function piReviewFileName(pid: number): string {
-	return `pi-${pid}.review.json`;
-}

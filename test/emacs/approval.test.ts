@@ -21,7 +21,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { type ApprovalMessage, buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { deadPid, killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { pollUntil } from "../helpers/poll.ts";

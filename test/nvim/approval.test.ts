@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { type ApprovalMessage, buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { killAllEditors, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim } from "../helpers/nvim.ts";
 import {

@@ -37,7 +37,8 @@ import { buildEditorState, type HostSnapshot, SelectionClock } from "../../edito
 import { type EditorLike, snapshotWindow, type V03Extras } from "../../editors/vscode/src/snapshot.ts";
 import { buildRequest } from "../../src/link/approval.ts";
 import { splitLines } from "../../src/link/change-set.ts";
-import { parseEditorState, piApprovalFileName } from "../../src/protocol/protocol.ts";
+import { parseEditorState } from "../../src/protocol/protocol.ts";
+import { piApprovalFileName } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-approval-client-"));

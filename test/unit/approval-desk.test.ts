@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { EditorRecord } from "../../src/discovery/scan.ts";
-import type { ApprovalMessage } from "../../src/link/approval.ts";
 import { ApprovalDesk, type ReviewCall } from "../../src/link/approval-desk.ts";
 import type { EditorState } from "../../src/protocol/protocol.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const PI = 4242;

@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
-	type ApprovalMessage,
 	type ApprovalOutcome,
 	answersApprovals,
 	awaitDecision,
@@ -19,6 +18,7 @@ import {
 } from "../../src/link/approval.ts";
 import type { ApprovalDecision, EditorState } from "../../src/protocol/protocol.ts";
 import { parseEditorState } from "../../src/protocol/protocol.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { makeState } from "../helpers/state-files.ts";
 

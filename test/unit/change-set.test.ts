@@ -11,16 +11,15 @@ import {
 	ChangeSet,
 	computeHunks,
 	contentOf,
+	diffEditBound,
 	encodeReviewMessage,
 	MAX_DIFF_EDIT_LENGTH,
 	MAX_REVIEW_HUNKS_PER_FILE,
 	MAX_REVIEW_RUNS,
-	type ReviewHunk,
-	type ReviewMessage,
-	type ReviewRun,
 	splitLines,
 	splitLinesAfter,
 } from "../../src/link/change-set.ts";
+import type { ReviewHunk, ReviewMessage, ReviewRun } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 
 const text = (t: string) => ({ kind: "text" as const, text: t });
@@ -143,6 +142,18 @@ describe("a large rewrite: one coarse hunk past the diff's bound (issue 22)", ()
 			assert.match(hunks[0]?.id ?? "", /^h[0-9a-f]{10}$/);
 		});
 	}
+
+	test("the bound is on the work, not the clock: 500 up to 20,000 lines compared, less beyond", () => {
+		const rows: [number, number][] = [
+			[0, 500],
+			[2_000, 500],
+			[20_000, 500],
+			[100_000, 100],
+			[1_000_000, 10],
+			[50_000_000, 1],
+		];
+		for (const [lines, bound] of rows) assert.equal(diffEditBound(lines), bound, `${lines} lines`);
+	});
 
 	test("just under the bound: still the exact hunks", () => {
 		const { before, after } = rewrite(MAX_DIFF_EDIT_LENGTH - 2);

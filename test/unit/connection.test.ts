@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
 import { type ConnectionMode, decideConnection, type RememberedInput } from "../../src/discovery/connection.ts";
-import { probePid } from "../../src/discovery/liveness.ts";
+import { probePid } from "../../src/protocol/liveness.ts";
 import { parseSettings } from "../../src/ui/settings.ts";
 
 describe("decideConnection", () => {

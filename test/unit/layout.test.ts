@@ -78,6 +78,24 @@ describe("source layout", () => {
 		assert.deepEqual(upward, []);
 	});
 
+	test("editors/shared takes from src/ only the protocol (src/protocol/: the wire, its limits, the state dir's rules)", () => {
+		const reaching: string[] = [];
+		for (const file of tsFiles("editors/shared")) {
+			for (const target of importsOf(file).filter((f) => f.startsWith("src/"))) {
+				if (!target.startsWith("src/protocol/")) reaching.push(`${file} -> ${target}`);
+			}
+		}
+		assert.deepEqual(reaching, []);
+	});
+
+	test("the wire module is dependency-free: it imports only the protocol's own modules", () => {
+		const outside = importsOf("src/protocol/wire.ts").filter((f) => !f.startsWith("src/protocol/"));
+		const packages = [
+			...readFileSync(join(root, "src/protocol/wire.ts"), "utf8").matchAll(/from\s+"([^".][^"]*)"/g),
+		].map((m) => m[1]);
+		assert.deepEqual([...outside, ...packages], []);
+	});
+
 	for (const dir of ["src", "editors/shared", "editors/vscode/src", "editors/obsidian/src"]) {
 		test(`no import circle in ${dir}`, () => {
 			assert.equal(findCircle(tsFiles(dir))?.join(" -> "), undefined);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { buildEditorState, SelectionClock } from "../../editors/shared/state.ts";
 import { type ControllerOptions, IdeController } from "../../src/controller.ts";
-import { INITIAL_PID_NAMESPACE, judgesPids, type Liveness } from "../../src/discovery/liveness.ts";
+import { INITIAL_PID_NAMESPACE, judgesPids, type Liveness } from "../../src/protocol/liveness.ts";
 import { parseEditorState } from "../../src/protocol/protocol.ts";
 import { readOwnPidNamespace } from "../../src/protocol/state-dir.ts";
 import { DEFAULT_SETTINGS } from "../../src/ui/settings.ts";

@@ -1,7 +1,6 @@
 /** What the model is told about pi's hunks the user reverted in the editor (src/link/reverts.ts). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { ReviewFile, ReviewHunk, ReviewRun } from "../../src/link/change-set.ts";
 import {
 	formatRevertNote,
 	formatUndoneNote,
@@ -12,6 +11,7 @@ import {
 } from "../../src/link/reverts.ts";
 import { MAX_REVERTED_REPORTS } from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
+import type { ReviewFile, ReviewHunk, ReviewRun } from "../../src/protocol/wire.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const PI = 4242;

@@ -35,7 +35,7 @@ import {
 	type TextEdit,
 } from "../../editors/shared/review.ts";
 import { computeHunks, splitLines } from "../../src/link/change-set.ts";
-import { piReviewFileName } from "../../src/protocol/protocol.ts";
+import { piReviewFileName } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { applyEdit, changeOf, doc, docOf, inverseOf } from "../helpers/text-edits.ts";
 

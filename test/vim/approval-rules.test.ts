@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { type ApprovalMessage, buildRequest } from "../../src/link/approval.ts";
+import { buildRequest } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { runVimRules, vimString } from "../helpers/vim.ts";
 

@@ -10,7 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { computeHunks, type ReviewHunk, splitLines } from "../../src/link/change-set.ts";
+import { computeHunks, splitLines } from "../../src/link/change-set.ts";
+import type { ReviewHunk } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { runVimRules, vimString } from "../helpers/vim.ts";
 
