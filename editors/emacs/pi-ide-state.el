@@ -318,6 +318,9 @@ More is refused whole, by the count, before any work per hunk.")
 (defconst pi-ide-state-max-line (1- (expt 2 31))
   "The largest line number or line count taken from pi's hunks.")
 
+(defconst pi-ide-state-max-hunk-id-bytes 64
+  "Most bytes (UTF-8) of a hunk's id (PROTOCOL.md, `hunks[].id'); it has at least one.")
+
 (defun pi-ide-state-too-deep (text)
   "Why TEXT, one of pi's files, is refused for its nesting, or nil.
 Counts `[' and `{' outside strings, without decoding: nesting deeper
@@ -465,11 +468,14 @@ The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
   (and (listp v) (cl-every #'stringp v)))
 
 (defun pi-ide-state--hunk-p (h)
-  "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?"
+  "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?
+Its id is 1 to `pi-ide-state-max-hunk-id-bytes' bytes of UTF-8 (counted in
+bytes, not characters); `old_start' and `new_start' are line numbers from 1."
   (and (consp h) (consp (car h))
-       (stringp (alist-get 'id h)) (<= (length (alist-get 'id h)) 64)
-       (pi-ide-state--line-p (alist-get 'old_start h))
-       (pi-ide-state--line-p (alist-get 'new_start h))
+       (stringp (alist-get 'id h))
+       (<= 1 (length (encode-coding-string (alist-get 'id h) 'utf-8)) pi-ide-state-max-hunk-id-bytes)
+       (pi-ide-state--line-p (alist-get 'old_start h)) (>= (alist-get 'old_start h) 1)
+       (pi-ide-state--line-p (alist-get 'new_start h)) (>= (alist-get 'new_start h) 1)
        (pi-ide-state--lines-p (alist-get 'old_text h))
        (pi-ide-state--lines-p (alist-get 'new_text h))))
 

@@ -26,6 +26,8 @@ M.MAX_REVERTED = 50
 M.MAX_RUNS = 3
 M.MAX_HUNKS = 500
 M.MAX_LINE = 2 ^ 31 - 1
+--- PROTOCOL.md `hunks[].id`: 1 to this many bytes (Lua's `#` counts bytes).
+M.MAX_ID_BYTES = 64
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
@@ -98,15 +100,19 @@ local function is_lines(v)
   return true
 end
 
---- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too)?
+--- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too): its id 1 to
+--- MAX_ID_BYTES bytes, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`)?
 ---@param h any
 ---@return boolean
 function M.valid_hunk(h)
   return type(h) == "table"
     and type(h.id) == "string"
-    and #h.id <= 64
+    and #h.id >= 1
+    and #h.id <= M.MAX_ID_BYTES
     and M.is_line(h.old_start)
+    and h.old_start >= 1
     and M.is_line(h.new_start)
+    and h.new_start >= 1
     and is_lines(h.old_text)
     and is_lines(h.new_text)
 end

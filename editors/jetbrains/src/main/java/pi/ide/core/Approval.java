@@ -1,5 +1,6 @@
 package pi.ide.core;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -24,6 +25,8 @@ public final class Approval {
 	public static final int MAX_DECISIONS = 20;
 	/** PROTOCOL.md "Limits": a request listing more hunks is refused whole, by the count. */
 	public static final int MAX_HUNKS = 500;
+	/** PROTOCOL.md {@code hunks[].id}: 1 to this many bytes of its UTF-8 (not chars, which are UTF-16 units). */
+	public static final int MAX_HUNK_ID_BYTES = 64;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.approval\\.json");
 	private static final long MAX_SAFE = 9007199254740991L;
 
@@ -118,8 +121,9 @@ public final class Approval {
 		Object id = h.get("id");
 		List<String> oldText = lines(h.get("old_text"));
 		List<String> newText = lines(h.get("new_text"));
-		if (!(id instanceof String) || ((String) id).length() > 64 || !isInt(h.get("old_start"), 0)
-				|| !isInt(h.get("new_start"), 0) || oldText == null || newText == null) {
+		if (!(id instanceof String) || ((String) id).isEmpty()
+				|| ((String) id).getBytes(StandardCharsets.UTF_8).length > MAX_HUNK_ID_BYTES || !isInt(h.get("old_start"), 1)
+				|| !isInt(h.get("new_start"), 1) || oldText == null || newText == null) {
 			return null;
 		}
 		return new Hunk((String) id, ((Long) h.get("old_start")).intValue(), ((Long) h.get("new_start")).intValue(), oldText,
