@@ -11,7 +11,7 @@
  */
 import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/link/change-set.ts";
 import {
-	MAX_HUNK_ID_BYTES,
+	MAX_ID_BYTES,
 	MAX_REVERTED_REPORTS,
 	MAX_REVIEW_BYTES,
 	MAX_REVIEW_HUNKS_PER_FILE,
@@ -41,12 +41,12 @@ const NOTES = new Set(["binary", "too large", "unreadable"]);
 
 /**
  * One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed: its id
- * 1 to MAX_HUNK_ID_BYTES bytes of UTF-8, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`).
+ * 1 to MAX_ID_BYTES bytes of UTF-8, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`).
  */
 export function parseHunk(raw: unknown): ReviewHunk | undefined {
 	if (!isObject(raw)) return undefined;
 	const { id, old_start, new_start, old_text, new_text } = raw;
-	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_HUNK_ID_BYTES) return undefined;
+	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_ID_BYTES) return undefined;
 	if (!isLineNumber(old_start) || !isLineNumber(new_start) || old_start < 1 || new_start < 1) return undefined;
 	if (!isLines(old_text) || !isLines(new_text)) return undefined;
 	// The texts are what the editor compares and puts back: the counts are taken from them.

@@ -68,7 +68,8 @@ export const MAX_PI_FILE_DEPTH = 16;
 export const MAX_LINE_NUMBER = 2 ** 31 - 1;
 
 /**
- * A hunk's `id` in pi's files (change set, approval request) is 1 to this many bytes of its UTF-8 encoding (pi
- * writes `h` and 10 hex digits): counted in bytes in every client, never in characters or UTF-16 units.
+ * An id in pi's files (a hunk's `id` in the change set and in an approval request, the request's `id`) is 1 to this
+ * many bytes of its UTF-8 encoding (pi writes `h` and 10 hex digits, `r` and a number): counted in bytes in every
+ * client, never in characters or UTF-16 units.
  */
-export const MAX_HUNK_ID_BYTES = 64;
+export const MAX_ID_BYTES = 64;

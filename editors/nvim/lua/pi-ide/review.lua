@@ -26,7 +26,7 @@ M.MAX_REVERTED = 50
 M.MAX_RUNS = 3
 M.MAX_HUNKS = 500
 M.MAX_LINE = 2 ^ 31 - 1
---- PROTOCOL.md `hunks[].id`: 1 to this many bytes (Lua's `#` counts bytes).
+--- PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (Lua's `#` counts bytes).
 M.MAX_ID_BYTES = 64
 
 local H = {

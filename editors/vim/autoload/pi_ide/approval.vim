@@ -28,7 +28,7 @@ export const MAX_VIRTUAL_LINES = 20
 # count, before any work per hunk), and the largest line number or count taken from them.
 export const MAX_HUNKS = 500
 export const MAX_LINE = 2147483647
-# PROTOCOL.md `hunks[].id`: 1 to this many bytes (strlen() counts bytes).
+# PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (strlen() counts bytes).
 export const MAX_ID_BYTES = 64
 
 const SIGN = 'PiIdeApproval'
@@ -110,8 +110,8 @@ export def Validate(msg: any, pid: number): list<any>
     return [{}, 'request: not an object']
   endif
   var id = get(r, 'id', 0)
-  if type(id) != v:t_string || id == '' || strchars(id) > 64
-    return [{}, 'request.id: not a string of 1 to 64 characters']
+  if type(id) != v:t_string || id == '' || strlen(id) > MAX_ID_BYTES
+    return [{}, printf('request.id: not a string of 1 to %d bytes', MAX_ID_BYTES)]
   endif
   if type(get(r, 'file', 0)) != v:t_string || r.file !~ '^/'
     return [{}, 'request.file: not an absolute path']
