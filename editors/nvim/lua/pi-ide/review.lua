@@ -425,6 +425,26 @@ function M._step_applied(tree, seq)
   return on_path
 end
 
+--- Pure: `reverted` (newest last, changed in place) with `record` added, at most MAX_REVERTED. A revert is keyed by
+--- `(pi_pid, run, id)` (PROTOCOL.md `hunks[].id`): the same hunk reverted again (after an undo) is one entry, the
+--- newest; two that differ in any of the three are two.
+---@param reverted table
+---@param record table { pi_pid, run, id, file, line, lines }
+---@return table reverted
+function M.add_reverted(reverted, record)
+  for i = #reverted, 1, -1 do
+    local r = reverted[i]
+    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
+      table.remove(reverted, i)
+    end
+  end
+  reverted[#reverted + 1] = record
+  while #reverted > M.MAX_REVERTED do
+    table.remove(reverted, 1)
+  end
+  return reverted
+end
+
 --- Record a revert in `reverted`, and follow it in `buf`: its undo step (an undo of it, and a redo, are seen by
 --- asking Neovim's undo tree: M.report) and where its lines start (0-based `at`: an extmark that stays above
 --- lines put at it, so the hunk can be marked again after an undo).
@@ -437,17 +457,7 @@ local function track_revert(buf, info, line, at)
     line = line,
     lines = #info.hunk.new_text,
   }
-  -- The same hunk reverted again (after an undo): one entry, the newest.
-  for i = #H.reverted, 1, -1 do
-    local r = H.reverted[i]
-    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
-      table.remove(H.reverted, i)
-    end
-  end
-  H.reverted[#H.reverted + 1] = record
-  while #H.reverted > M.MAX_REVERTED do
-    table.remove(H.reverted, 1)
-  end
+  M.add_reverted(H.reverted, record)
   local t = { info = info, record = record, seq = undo_tree(buf).seq_cur }
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
   t.top = ok and id or nil
