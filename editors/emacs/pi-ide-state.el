@@ -682,7 +682,8 @@ pi deleted."
   "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
 ENTRY is from `pi-ide-state-newest-entry'.  At most
 `pi-ide-state-max-reverted', the newest.  A hunk reverted again (after an
-undo of its revert) is listed once, as the newest."
+undo of its revert) is listed once, as the newest: keyed by pi_pid, run and
+id, as pi and every client key a revert (test/fixtures/revert-key.ts)."
   (let ((key (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk))))
     (last (append (cl-remove key reverted
                              :test #'equal

@@ -394,7 +394,7 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 	return { start: at > 0 ? endOfLine(at - 1) : { line: 0, character: 0 }, end, text: "" };
 }
 
-/** The key of a hunk's revert: the same hunk of the same run of the same pi. */
+/** The key of a hunk's revert: the same hunk of the same run of the same pi (as pi's, test/fixtures/revert-key.ts). */
 const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
 	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
 

@@ -427,7 +427,7 @@ end
 
 --- Pure: `reverted` (newest last, changed in place) with `record` added, at most MAX_REVERTED. A revert is keyed by
 --- `(pi_pid, run, id)` (PROTOCOL.md `hunks[].id`): the same hunk reverted again (after an undo) is one entry, the
---- newest; two that differ in any of the three are two.
+--- newest; two that differ in any of the three are two (pi's key and every client's: test/fixtures/revert-key.ts).
 ---@param reverted table
 ---@param record table { pi_pid, run, id, file, line, lines }
 ---@return table reverted
