@@ -34,7 +34,7 @@ import {
 	decideConnection,
 } from "./discovery/connection.ts";
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
-import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
+import { isPidReused, judgesPids, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
 import {
 	type EditorRecord,
@@ -57,7 +57,7 @@ import { type FileVersion, isUnchanged, versionOf } from "./protocol/file-versio
 import { nodePathProbe } from "./protocol/path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
 import type { EditorState } from "./protocol/protocol.ts";
-import { createStateDir, type DirHealth } from "./protocol/state-dir.ts";
+import { createStateDir, type DirHealth, readOwnPidNamespace } from "./protocol/state-dir.ts";
 import { formatPill } from "./ui/glyphs.ts";
 import { formatPickerRows } from "./ui/picker.ts";
 import type { IdeSettings } from "./ui/settings.ts";
@@ -84,6 +84,11 @@ export interface ControllerOptions {
 	isProjectTrusted: () => boolean;
 	nowMs?: () => number;
 	probePid?: (pid: number) => Liveness;
+	/**
+	 * pi's own pid namespace (`pid:[...]`), null when unknown; default: read from /proc once. Editors and pis of
+	 * another namespace cannot be judged by their pid from here (src/discovery/liveness.ts `judgesPids`).
+	 */
+	pidNamespace?: string | null;
 	pathProbe?: PathProbe;
 	/** Where pi runs: PI_IDE_EDITOR_PID and pi's ancestors (none by default). */
 	hostHints?: HostHints;
@@ -136,6 +141,9 @@ export class IdeController {
 	readonly #scanner: StateDirScanner;
 	readonly #nowMs: () => number;
 	readonly #probePid: (pid: number) => Liveness;
+	readonly #pidNamespace: string | null;
+	/** Editors of another pid namespace, by state: kept and listed as running, never probed or removed. */
+	readonly #elsewhere = new WeakSet<EditorState>();
 	readonly #pathProbe: PathProbe;
 	#mode: ConnectionMode;
 	#view: View;
@@ -186,6 +194,7 @@ export class IdeController {
 		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
 		this.#nowMs = options.nowMs ?? Date.now;
 		this.#probePid = options.probePid ?? probePid;
+		this.#pidNamespace = options.pidNamespace !== undefined ? options.pidNamespace : readOwnPidNamespace();
 		this.#pathProbe = options.pathProbe ?? nodePathProbe();
 		this.#mode = options.settings.autoConnect ? { kind: "auto" } : { kind: "off" };
 		this.#view = {
@@ -252,6 +261,17 @@ export class IdeController {
 					if (leftover) diagnostics.push(leftover);
 					continue;
 				}
+				if (!judgesPids(record.state.pid_ns, this.#pidNamespace)) {
+					// Another pid namespace's editor (pi in a sandbox, or the editor in a container): its pid names
+					// another process here, or none, so nothing here proves it gone. Listed as running; its file stays.
+					this.#elsewhere.add(record.state);
+					diagnostics.push({
+						path: record.path,
+						message: `pid ${record.pid} is in another pid namespace (${record.state.pid_ns ?? "the host's"}; pi is in ${this.#pidNamespace ?? "an unknown one"}): pi cannot check from here whether it runs, so it counts as running and its file stays`,
+					});
+					live.push(this.#focusWindow(record));
+					continue;
+				}
 				// A process the start clock already follows and that still runs needs no kill(pid, 0) as well.
 				const known = clock?.known?.(record.pid);
 				const liveness = known !== undefined ? "alive" : this.#probePid(record.pid);
@@ -293,11 +313,13 @@ export class IdeController {
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
 			const livePids = editors.map((e) => e.record.pid);
+			// Only pids of pi's own namespace can be pi's ancestors or be followed by their start time.
+			const judgedPids = editors.filter((e) => !this.#elsewhere.has(e.record.state)).map((e) => e.record.pid);
 			// Other pis' start times stay held too: their files are checked with every scan.
-			clock?.retain?.(new Set([...livePids, ...livePis]));
+			clock?.retain?.(new Set([...judgedPids, ...livePis]));
 			const { host, envPid } = this.#options.hostHints
 				? findHostEditor(this.#options.hostHints, {
-						live: new Set(livePids),
+						live: new Set(judgedPids),
 						inProject: new Set(editors.filter((e) => e.tier !== null).map((e) => e.record.pid)),
 					})
 				: { host: null, envPid: "unset" as const };
@@ -658,7 +680,7 @@ export class IdeController {
 
 	#checkConnectedAlive(): void {
 		const editor = this.connectedEditor();
-		if (!editor) return;
+		if (!editor || this.#elsewhere.has(editor.record.state)) return;
 		const pid = editor.record.pid;
 		const started = this.#options.startClock?.startedAt(pid) ?? null;
 		if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
@@ -701,8 +723,11 @@ export class IdeController {
 				verdicts.set(file.pid, liveness);
 			}
 			const reused = liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt);
-			if (liveness === "dead" || reused) this.#scanner.removeLeftover(file);
-			else if (liveness === "alive") live.add(file.pid);
+			if (liveness === "dead" || reused) {
+				// Only a pi of pi's own pid namespace can be proved gone by its pid (a sandboxed pi's is not ours).
+				const namespace = this.#scanner.piFileNamespace(file);
+				if (namespace !== null && judgesPids(namespace, this.#pidNamespace)) this.#scanner.removeLeftover(file);
+			} else if (liveness === "alive") live.add(file.pid);
 		}
 		return live;
 	}

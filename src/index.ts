@@ -49,7 +49,7 @@ import { EditorLink } from "./link/editor-link.ts";
 import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
 import { userTrustCheck } from "./pi-api/trust.ts";
 import { formatEditorName, oneLine } from "./protocol/inert.ts";
-import { formatDirHealth, resolveStateDir } from "./protocol/state-dir.ts";
+import { formatDirHealth, readOwnPidNamespace, resolveStateDir } from "./protocol/state-dir.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
 import type { StatusFacts } from "./ui/status-report.ts";
 
@@ -95,6 +95,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			// One state dir and one uid for the controller, pi's messages and the approval desk.
 			const stateDir = resolveStateDir(process.env);
 			const uid = process.getuid?.() ?? -1;
+			// pi's pid namespace: on the host the initial one; in a sandbox or container another (issue 23).
+			const pidNamespace = readOwnPidNamespace();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
 			approve = settings.approve;
@@ -121,6 +123,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				},
 				startClock: new ProcessClock(),
 				choiceStore: new ChoiceStore(getAgentDir(), uid),
+				pidNamespace,
 			});
 			await editorLink?.close();
 			const current = controller;
@@ -133,6 +136,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				connected: () => current.connectedEditor()?.record,
 				warn: (message) => ui?.notify(message, "warning"),
 				excluded: (file) => current.excludes(file),
+				pidNamespace,
 			});
 			editorLink = published;
 			approval?.close();
@@ -146,6 +150,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				editorPorts: (pid) => published.editorPorts(pid),
 				warn: (message) => ui?.notify(message, "warning"),
 				stateDirProblem: () => refusedStateDir(current),
+				pidNamespace,
 			});
 			current.onPill = () => published.sync();
 			void controller.start();

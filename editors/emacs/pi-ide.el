@@ -379,12 +379,13 @@ user sees also runs the window hooks, which write promptly."
 
 (defun pi-ide--saved ()
   "The buffer was saved: its file and buffer agree again."
-  (pi-ide--guard (pi-ide-inbox-buffer-synced) (pi-ide-schedule t)))
+  (pi-ide--guard (pi-ide-inbox-buffer-synced) (pi-ide-review-buffer-saved) (pi-ide-schedule t)))
 
 (defun pi-ide--killed ()
   "A buffer is being killed."
   (pi-ide--guard
     (pi-ide-inbox-forget-buffer)
+    (pi-ide-review-buffer-killed)
     (when (eq (car pi-ide--last-file) (current-buffer)) (setq pi-ide--last-file nil))))
 
 (defun pi-ide--diagnostics-changed (buffer)

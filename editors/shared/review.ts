@@ -221,6 +221,14 @@ export interface Mark {
 	 * states, whatever lines are alike or were typed around the place.
 	 */
 	revertStates?: RevertStates;
+	/**
+	 * Set when an edit took away one of pi's lines (shiftMarks): the mark stays on the line that follows, which can
+	 * read the same as pi's (the baseline `a q } b`, pi's `a } } b`, pi's line deleted), so the text can no longer
+	 * tell; the hunk is edited for good, as an overlay of Emacs's evaporates.
+	 */
+	lost?: boolean;
+	/** Whether pi's lines stood whole at the mark after the last edit (noteIntact): only then can an edit take one. */
+	intact?: boolean;
 }
 
 /** hashLines of a document before a revert, and after it. */
@@ -302,14 +310,46 @@ const lineBreaks = (text: string): number => {
  * ending at the start of it having replaced whole lines) moves it by the lines it added or removed; an edit that
  * touches the mark's lines leaves it in place, and `markStatus` then says whether they are still pi's. A reverted
  * addition has no lines left: lines inserted at its place (an undo putting pi's back) go below it, not above.
+ * An edit that takes away one of pi's lines marks the hunk `lost` (see Mark), but for the editor's undo or redo
+ * (`byUndo`).
  */
-export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[]): Mark[] {
+export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[], byUndo = false): Mark[] {
 	return marks.map((mark) => {
 		if (mark.line === undefined) return mark;
 		const emptyPlace = mark.reverted && mark.hunk.old_text.length === 0 && mark.hunk.new_text.length > 0;
+		// An undo or redo puts back states (ReviewBook.edited tells a revert's): it takes no line of pi's.
+		const lost =
+			!byUndo &&
+			!mark.reverted &&
+			!mark.lost &&
+			mark.intact !== false &&
+			takesLine(mark.line, mark.hunk.new_text, changes);
 		const line = shiftLine(mark.line, changes, emptyPlace);
+		if (lost) return { ...mark, line, lost };
 		return line === mark.line ? mark : { ...mark, line };
 	});
+}
+
+/**
+ * Whether `changes` (in order) take away a line of pi's `lines` at `line` (0-based): a change that removes a line
+ * break, starting before the end of pi's last line and ending past the start of its first. One ending at the start
+ * of its first line is above it (shiftLine); one starting at the end of its last line (not empty) leaves pi's text
+ * whole, and the text then tells.
+ */
+function takesLine(line: number, lines: readonly string[], changes: readonly LineChange[]): boolean {
+	if (lines.length === 0) return false;
+	const lastLength = (lines[lines.length - 1] ?? "").length;
+	let at = line;
+	for (const change of changes) {
+		const last = at + lines.length - 1;
+		const startsAfter =
+			change.startLine > last ||
+			(change.startLine === last && lastLength > 0 && (change.startCharacter ?? 0) >= lastLength);
+		const endsBefore = change.endLine < at || (change.endLine === at && change.endCharacter === 0);
+		if (change.endLine > change.startLine && !startsAfter && !endsBefore) return true;
+		at = shiftLine(at, [change]);
+	}
+	return false;
 }
 
 /** Line `line` moved through `changes` (shiftMarks' rule); `stays`: lines inserted at its start go below it. */
@@ -324,10 +364,19 @@ function shiftLine(line: number, changes: readonly LineChange[], stays = false):
 	return Math.max(0, at);
 }
 
+/** `marks` with `intact` noted from `document` (the text after the edits shiftMarks followed). */
+export function noteIntact(marks: readonly Mark[], document: TextLines): Mark[] {
+	return marks.map((mark) => {
+		const intact = markStatus(mark, document) === "pi";
+		return mark.intact === intact ? mark : { ...mark, intact };
+	});
+}
+
 /** What a mark is now in `document` (see MarkStatus). */
 export function markStatus(mark: Mark, document: TextLines): MarkStatus {
 	const { line, hunk } = mark;
 	if (line === undefined) return "unplaced";
+	if (mark.lost) return "edited";
 	// A revert holds until ReviewBook.edited sees it undone: the text at the mark's line can look like pi's (an
 	// added line like the one after it) and must not offer the revert again.
 	if (mark.reverted && mark.revertStates !== undefined) return "reverted";
@@ -508,6 +557,8 @@ export class ReviewBook {
 	#reverted: RevertedHunk[] = [];
 	/** Reverts the user undid (revertKeyOf): left out of `reverted` until a redo, so pi is never told of them. */
 	readonly #undone = new Set<string>();
+	/** Reverts the file has (revertKeyOf): the document's last save since the revert had it (`saved`). */
+	readonly #saved = new Set<string>();
 	readonly #rules: RevertRules;
 
 	constructor(rules: RevertRules = REVERT_RULES) {
@@ -549,7 +600,7 @@ export class ReviewBook {
 	sync(file: string, document: TextLines): void {
 		const found = this.entryFor(file);
 		if (found === undefined) this.#marks.delete(file);
-		else this.#marks.set(file, placeMarks(this.#marks.get(file) ?? [], found, document));
+		else this.#marks.set(file, noteIntact(placeMarks(this.#marks.get(file) ?? [], found, document), document));
 	}
 
 	/**
@@ -567,7 +618,7 @@ export class ReviewBook {
 			this.sync(file, document);
 			return false;
 		}
-		const moved = placeUnplaced(shiftMarks(marks, changes), found, document);
+		const moved = noteIntact(placeUnplaced(shiftMarks(marks, changes, byUndo), found, document), document);
 		if (!byUndo || !moved.some((m) => m.revertStates !== undefined)) {
 			this.#marks.set(file, moved);
 			return false;
@@ -589,13 +640,49 @@ export class ReviewBook {
 			}
 			return m;
 		});
-		this.#marks.set(file, next);
+		this.#marks.set(file, noteIntact(next, document));
 		// Every change of the undone set comes with a change of its mark's `reverted`.
 		return next.some((m, i) => m.reverted !== moved[i]?.reverted);
 	}
 
 	closed(file: string): void {
 		this.#marks.delete(file);
+	}
+
+	/** The document of `file` was saved: the reverts its file now has (those that hold), or no longer has. */
+	saved(file: string): void {
+		for (const mark of this.#marks.get(file) ?? []) {
+			const key = revertKeyOf(mark);
+			if (mark.reverted && mark.revertStates !== undefined && !this.#undone.has(key)) this.#saved.add(key);
+			else this.#saved.delete(key);
+		}
+	}
+
+	/**
+	 * The document of `file` was thrown away for its file's text (File: Revert File, a reload, closed unsaved):
+	 * `document`, its lines now, or undefined when closed. A revert its file does not have (no save since had it) is
+	 * gone with the text: out of `reverted`, so pi never tells its model of it; one the file has holds, even if
+	 * undone in the text thrown away. The marks are placed anew. Returns whether `reverted` changed.
+	 */
+	discarded(file: string, document: TextLines | undefined): boolean {
+		const listed = this.reverted.map(revertKeyOf).join(" ");
+		const gone = new Set<string>();
+		for (const r of this.#reverted) {
+			if (r.file !== file) continue;
+			const key = revertKeyOf(r);
+			if (this.#saved.has(key)) this.#undone.delete(key);
+			else gone.add(key);
+		}
+		if (gone.size > 0) {
+			this.#reverted = this.#reverted.filter((r) => !gone.has(revertKeyOf(r)));
+			for (const key of gone) this.#undone.delete(key);
+		}
+		if (document === undefined) this.#marks.delete(file);
+		else if (this.#marks.has(file)) {
+			this.#marks.set(file, []);
+			this.sync(file, document);
+		}
+		return this.reverted.map(revertKeyOf).join(" ") !== listed;
 	}
 
 	marks(file: string): readonly Mark[] {
@@ -614,7 +701,8 @@ export class ReviewBook {
 		if (current)
 			this.#marks.set(
 				file,
-				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true, revertStates } : m)),
+				// The revert's own edit took pi's lines (shiftMarks): not the user's.
+				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true, revertStates, lost: false } : m)),
 			);
 		for (const mark of marks) {
 			this.#reverted = addRevert(this.#reverted, mark);

@@ -184,10 +184,42 @@ function lastOurs(request: readonly RequestMessage[], count: number): Array<{ me
 	return out.reverse();
 }
 
-/** Where the part of the session that the newest record depends on starts: its chain and its selection's text. */
-function tailStart(fold: Fold, target: MemoryRecord): number {
-	const holder = target.selection ? fold.holders.get(selectionKey(target.selection)) : undefined;
-	return Math.min(fold.chainStart, holder ?? fold.chainStart);
+/**
+ * Where the part of the session that the newest record depends on starts: each message depends on itself, an
+ * update also on what its chain builds on, and a message that refers to a selection ("not repeated", or an update
+ * that keeps it) also on the copy carrying its text, and on what that copy depends on in turn. Read over the last
+ * READ_BACK messages, as supersededIn reads a request: what the first of them rest on before that is not judged
+ * (the whole window is then the tail). -1: it rests on a broken chain (an update whose block is not right before
+ * it) or on a selection copy the session does not show, which no tail vouches for.
+ */
+function tailStart(session: readonly ReadMessage[], fold: Fold): number {
+	const low = Math.max(0, session.length - READ_BACK);
+	const start = new Map<number, number>();
+	const copies = new Map<string, number>();
+	let prev: { id: string; at: number } | null | undefined; // null: an unusable record came between
+	let from = fold.at;
+	for (let i = low; i <= fold.at; i++) {
+		const record = readChecked(session[i] as ReadMessage);
+		if (record === undefined) continue;
+		if (record === null) {
+			prev = null;
+			continue;
+		}
+		const unjudged = low > 0 ? low : -1;
+		let first = i;
+		if (record.kind === "update")
+			first = prev === undefined ? unjudged : prev?.id === record.prev ? (start.get(prev.at) ?? -1) : -1;
+		if (record.selection) {
+			const key = selectionKey(record.selection);
+			const copy = copies.get(key);
+			if (record.selectionSent) copies.set(key, i);
+			else first = Math.min(first, copy === undefined ? unjudged : (start.get(copy) ?? -1));
+		}
+		start.set(i, first);
+		prev = { id: record.id, at: i };
+		from = first;
+	}
+	return from;
 }
 
 /**
@@ -271,14 +303,15 @@ const EMPTY_FOLD: Fold = {
 function step(fold: Fold, record: MemoryRecord | null, at: number): Fold {
 	if (!record) return { ...fold, last: null, stands: false, at, chainStart: at };
 	let { selections, holders } = fold;
-	if (record.selection && record.selectionSent) {
+	const extends_ = record.kind === "update" && fold.last?.id === record.prev && fold.stands;
+	const stands = record.kind !== "update" || extends_;
+	// An update whose chain is broken reads SUPERSEDED in a request (supersededIn): the text it carries is not a copy.
+	if (record.selection && record.selectionSent && stands) {
 		const key = selectionKey(record.selection);
 		// Copied only when they change: a fold is shared by the cache and every list that extends it.
 		if (!selections.has(key)) selections = new Set(selections).add(key);
 		holders = new Map(holders).set(key, at);
 	}
-	const extends_ = record.kind === "update" && fold.last?.id === record.prev && fold.stands;
-	const stands = record.kind !== "update" || extends_;
 	return { selections, holders, last: record, stands, at, chainStart: extends_ ? fold.chainStart : at };
 }
 
@@ -514,7 +547,7 @@ export function repairRequest(
 	if (!target) return undefined;
 	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
 	// it reads as the session does, without reading a record again (and without reading the rest of the request).
-	const from = tailStart(sessionFold, target);
+	const from = tailStart(session, sessionFold);
 	if (sameTail(lastOurs(request, session.length - from), session, from)) {
 		if (sessionFold.stands && (!target.selection || sessionFold.selections.has(selectionKey(target.selection))))
 			return undefined;
@@ -530,12 +563,16 @@ export function repairRequest(
 	// says: it is never wound back to the session's.
 	const requestNewest = inRequest.at(-1)?.record;
 	if (requestNewest && !fromSession.some((r) => r.record?.id === requestNewest.id)) return undefined;
-	const view = viewOf(inRequest);
+	// Read without the older messages that no longer resolve (supersededIn: they will read SUPERSEDED): a chain
+	// through one of them is broken, and a selection only they carry is not in the request.
+	const superseded = new Set<ReadMessage>(supersededIn(request, session).map((i) => request[i] as RequestMessage));
+	const standing = inRequest.filter((r) => !superseded.has(r.message));
+	const view = viewOf(standing);
 	const selectionHeld = !target.selection || view.selections.has(selectionKey(target.selection));
 	if (view.latest?.id === target.id && selectionHeld) return undefined;
 	const replaced = ours.at(-1);
-	// The selections the request still holds once the replaced message is gone.
-	const kept = viewOf(inRequest.filter((r) => r.message !== replaced?.message)).selections;
+	// The selections the request still holds once the replaced message is gone: a reference stands only there.
+	const kept = viewOf(standing.filter((r) => r.message !== replaced?.message)).selections;
 	const holders = branch === session ? fromSession : readRecords(branch);
 	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders);
 	const details = standAlone(newest.message.details, target, whole);
@@ -565,8 +602,13 @@ export function supersededIn(request: readonly RequestMessage[], session: readon
 		if (id !== undefined) known.set(id, { record: readChecked(m), text: contentText(m.content) });
 	}
 	const ours: number[] = [];
-	for (let i = request.length - 1; i >= 0 && ours.length < READ_BACK; i--)
+	let i = request.length - 1;
+	for (; i >= 0 && ours.length < READ_BACK; i--)
 		if ((request[i] as RequestMessage).kind === "ide-context") ours.unshift(i);
+	// More editor contexts before the ones read: what the first of them build on lies there, and is not judged
+	// (a chain or a selection copy cut by the window is not a broken one).
+	let cut = false;
+	for (; i >= 0 && !cut; i--) cut = (request[i] as RequestMessage).kind === "ide-context";
 	ours.pop(); // the newest: repairRequest's
 	const out: number[] = [];
 	let fold = EMPTY_FOLD;
@@ -577,13 +619,17 @@ export function supersededIn(request: readonly RequestMessage[], session: readon
 		const same = id === undefined ? undefined : known.get(id);
 		const record = same && same.text === text ? same.record : readChecked(message);
 		if (!record) continue;
-		const brokenChain = record.kind === "update" && !(fold.stands && fold.last?.id === record.prev);
+		const first = cut && fold.last === undefined;
+		const brokenChain = record.kind === "update" && !first && !(fold.stands && fold.last?.id === record.prev);
 		const brokenReference =
+			!cut &&
 			record.selection !== null &&
 			!record.selectionSent &&
 			!fold.selections.has(selectionKey(record.selection)) &&
 			text.includes(REFERENCE_WORDS);
 		if (brokenChain || brokenReference) out.push(index);
+		else if (first && record.kind === "update" && record.prev !== null)
+			fold = step({ ...fold, last: { ...record, id: record.prev }, stands: true }, record, index);
 		else fold = step(fold, record, index);
 	}
 	return out;
@@ -611,8 +657,8 @@ interface Leaf {
  * The same check once more, on the provider's payload: a `context_with_system` handler of an extension loaded
  * after this one runs after this one's, so only the payload shows what the request finally holds. Provider
  * formats differ, so the payload is read generically: every string in its top-level arrays that is exactly the
- * text of an ide-context message (or the prompt) is that message; a repair replaces that string, or puts a copy
- * of the prompt's part (or message) holding the block before the prompt's. Undefined: the payload is fine, or
+ * text of an ide-context message (or the prompt) is that message; a repair replaces that string, or puts a message
+ * of its own holding the block before the prompt's (withCopyBefore). Undefined: the payload is fine, or
  * there is nothing safe to change (no ide-context text and no prompt left in it: the model then has no editor
  * context at all, which is not a stale one).
  */
@@ -719,22 +765,30 @@ function withLeaf(root: Record<string, unknown>, path: ReadonlyArray<string | nu
 }
 
 /**
- * `root` with a copy of the item holding the string at `path` put before it, in the innermost array on the way
- * (a message's content part, or the message itself when its content is one string): the copy holds `text`
- * in place of that string, and only that part.
+ * `root` with a message of its own holding `text` put before the message that holds the string at `path` (the
+ * item of the outermost array on the way: a provider's messages). The copy keeps that message's shape (role and
+ * the like) with, in every list on the way down, only the item holding that string (the prompt's text part: no
+ * other part, no image, no cache marker), which holds `text`. So the block reads as in an unpruned request, a
+ * message before the prompt, never glued to the prompt's text in the same message.
  */
 function withCopyBefore(root: Record<string, unknown>, path: ReadonlyArray<string | number>, text: string): unknown {
-	const last = path.findLastIndex((step) => typeof step === "number");
-	if (last < 0) return undefined;
-	const itemPath = path.slice(0, last + 1);
-	let item: unknown = root;
-	for (const step of itemPath) item = isRecord(item) || Array.isArray(item) ? (item as never)[step] : undefined;
-	const copy = withLeaf({ item } as Record<string, unknown>, ["item", ...path.slice(last + 1)], text) as {
-		item: unknown;
+	const at = path.findIndex((step) => typeof step === "number");
+	if (at < 0) return undefined;
+	let message: unknown = root;
+	for (const step of path.slice(0, at + 1))
+		message = isRecord(message) || Array.isArray(message) ? (message as never)[step] : undefined;
+	const only = (node: unknown, i: number): unknown => {
+		if (i === path.length) return text;
+		const step = path[i] as string | number;
+		if (Array.isArray(node)) return typeof step === "number" ? [only(node[step], i + 1)] : node;
+		if (!isRecord(node)) return node;
+		const { cache_control: _marker, ...rest } = node;
+		return { ...rest, [step]: only(node[step], i + 1) };
 	};
-	const index = path[last] as number;
+	const copy = only(message, at + 1);
+	const index = path[at] as number;
 	const insert = (node: unknown, i: number): unknown => {
-		if (i === last) return Array.isArray(node) ? [...node.slice(0, index), copy.item, ...node.slice(index)] : node;
+		if (i === at) return Array.isArray(node) ? [...node.slice(0, index), copy, ...node.slice(index)] : node;
 		const step = path[i] as string | number;
 		if (Array.isArray(node)) return node.map((x, j) => (j === step ? insert(x, i + 1) : x));
 		if (isRecord(node)) return { ...node, [step]: insert(node[step], i + 1) };

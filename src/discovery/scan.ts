@@ -17,7 +17,8 @@
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type FileVersion, isUnchanged, RACY_WINDOW_MS, signatureOf, versionOf } from "../protocol/file-version.ts";
-import { type EditorState, parseEditorState } from "../protocol/protocol.ts";
+import { MAX_REVIEW_BYTES } from "../protocol/limits.ts";
+import { type EditorState, PID_NAMESPACE_PATTERN, parseEditorState } from "../protocol/protocol.ts";
 import {
 	checkStateDir,
 	type DirHealth,
@@ -234,6 +235,25 @@ export class StateDirScanner {
 			return true;
 		} catch {
 			return false;
+		}
+	}
+
+	/**
+	 * The pid namespace a pi's file names (v0.5 `pid_ns`): undefined when it names none (a pi before v0.5), null
+	 * when it cannot be read or parsed (then nothing about it is known: it is never removed). Read only on the way
+	 * to removing the file, so a scan costs nothing more.
+	 */
+	piFileNamespace(file: Pick<PiFileRecord, "path">): string | undefined | null {
+		try {
+			const stats = lstatSync(file.path, { throwIfNoEntry: false });
+			if (!stats?.isFile() || stats.uid !== this.uid) return null;
+			const read = readPrivateFile(file.path, stats, { maxBytes: MAX_REVIEW_BYTES });
+			if (read.kind !== "text") return null;
+			const value: unknown = (JSON.parse(read.text) as { pid_ns?: unknown }).pid_ns;
+			if (value === undefined) return undefined;
+			return typeof value === "string" && PID_NAMESPACE_PATTERN.test(value) ? value : null;
+		} catch {
+			return null;
 		}
 	}
 

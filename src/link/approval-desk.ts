@@ -27,7 +27,10 @@ import { PiMessageWriter } from "./pi-writer.ts";
 
 /** EditorLink's options that the desk shares (the same state dir, identity and connection), and its ports. */
 export interface ApprovalDeskOptions
-	extends Pick<EditorLinkOptions, "stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs"> {
+	extends Pick<
+		EditorLinkOptions,
+		"stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs" | "pidNamespace"
+	> {
 	/** The editor's state file, read fresh and watched (EditorLink's). */
 	editorPorts: (pid: number) => WaitPorts;
 	/**
@@ -132,6 +135,7 @@ export class ApprovalDesk {
 					editor_pid: editor.pid,
 					timestamp: now,
 					request,
+					...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 				});
 				const written = this.#writer.write(text, text);
 				if (!written.ok) this.#options.warn?.(`pi-ide-context: ${written.message}`);

@@ -50,6 +50,8 @@ export interface ApprovalMessage {
 	editor_pid: number | null;
 	timestamp: number;
 	request: ApprovalRequest;
+	/** v0.5: pi's pid namespace. */
+	pid_ns?: string;
 }
 
 export interface RequestInput {

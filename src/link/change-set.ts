@@ -62,6 +62,8 @@ export interface ReviewMessage {
 	editor_pid: number | null;
 	timestamp: number;
 	runs: ReviewRun[];
+	/** v0.5: pi's pid namespace. */
+	pid_ns?: string;
 }
 
 /** Lines of a text, without the terminator of the last one (so "a\n" and "a" are both ["a"]). */

@@ -71,6 +71,8 @@ export interface EditorLinkOptions {
 	 * them (diagnostics, reload, reverts). Default: none.
 	 */
 	excluded?: (file: string) => boolean;
+	/** pi's pid namespace (`pid:[...]`, v0.5), written in pi's files so a reader elsewhere knows its pid is not theirs. */
+	pidNamespace?: string | null;
 }
 
 /**
@@ -288,6 +290,7 @@ export class EditorLink {
 				now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
 				editorPid: this.#editorPid,
 				log: this.log,
+				pidNamespace: this.#options.pidNamespace ?? null,
 			}),
 		);
 		// Published from now on (landed or on its way): later changes of the connection must follow it.
@@ -329,6 +332,7 @@ export class EditorLink {
 			editor_pid: this.#editorPid,
 			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
 			runs: this.changes.runs(),
+			...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 		});
 		// Never skipped: its timestamp changes with every publish anyway. A megabyte or more: written off pi's
 		// thread (on ext4 the rename over the old file alone costs about 3 ms), after the writes under way.

@@ -123,6 +123,7 @@ export class Workbench {
 	readonly onDidChangeTextEditorSelection = new EventEmitter<{ textEditor: TextEditor }>();
 	readonly onDidChangeWindowState = new EventEmitter<{ focused: boolean }>();
 	readonly onDidChangeTextDocument = new EventEmitter<{ document: TextDocument }>();
+	readonly onWillSaveTextDocument = new EventEmitter<{ document: TextDocument }>();
 	readonly onDidSaveTextDocument = new EventEmitter<TextDocument>();
 	readonly onDidOpenTextDocument = new EventEmitter<TextDocument>();
 	readonly onDidCloseTextDocument = new EventEmitter<TextDocument>();
@@ -172,6 +173,7 @@ export class Workbench {
 	}
 
 	save(document: TextDocument): void {
+		this.onWillSaveTextDocument.fire({ document });
 		writeFileSync(document.fileName, document.getText());
 		document.isDirty = false;
 		this.onDidSaveTextDocument.fire(document);
@@ -259,6 +261,7 @@ export const workspace = {
 		update: () => Promise.resolve(),
 	}),
 	onDidChangeTextDocument: (l: Listener<{ document: TextDocument }>) => current().onDidChangeTextDocument.event(l),
+	onWillSaveTextDocument: (l: Listener<{ document: TextDocument }>) => current().onWillSaveTextDocument.event(l),
 	onDidSaveTextDocument: (l: Listener<TextDocument>) => current().onDidSaveTextDocument.event(l),
 	onDidOpenTextDocument: (l: Listener<TextDocument>) => current().onDidOpenTextDocument.event(l),
 	onDidCloseTextDocument: (l: Listener<TextDocument>) => current().onDidCloseTextDocument.event(l),

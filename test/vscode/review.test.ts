@@ -358,6 +358,18 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		await linesMarked(OURS, [9, 10]);
 	});
 
+	test("7c. reverted again, then File: Revert File: the document is its file's again, the revert no longer listed", async () => {
+		await goToLine(9);
+		await runCommand("pi: Revert pi's change under the cursor");
+		await waitForState("reverted again", (s) => (s.reverted ?? []).length === 1);
+		await runCommand("File: Revert File");
+		await waitFor("pi's lines back", async () =>
+			JSON.stringify((await editorLines()).slice(0, 13)) === JSON.stringify(PI_LINES) ? true : undefined,
+		);
+		await waitForState("the revert thrown away leaves the state file", (s) => s.reverted === undefined);
+		await linesMarked(OURS, [9, 10]);
+	});
+
 	test("8. a hunk the user edited afterwards is refused, the text left as the user made it", async () => {
 		await goToLine(9);
 		await page.keyboard.press("End");

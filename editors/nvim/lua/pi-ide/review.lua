@@ -10,7 +10,10 @@
 --- The change set is read only for a pi whose message names this Neovim, through the same checks as pi's
 --- message; only buffers already loaded are marked or changed. What was reverted goes into the state file
 --- (`reverted`), so pi can tell its model. A revert the user takes back with `u` (Neovim's undo tree says so)
---- leaves `reverted` before pi tells its model, and the hunk is marked again; a redo lists it again.
+--- leaves `reverted` before pi tells its model, and the hunk is marked again; a redo lists it again. A revert
+--- thrown away unsaved with the buffer's text (`:e!`, `:bd!`, `:bw!`) leaves it for good. Marks follow their
+--- lines when lines move above them (pi's next message checks them where they are), and a hunk whose lines of
+--- pi's were deleted is not reverted (its mark moved onto the next line, which may read the same).
 ---@module 'pi-ide.review'
 local M = {}
 
@@ -33,16 +36,22 @@ local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
   --- Where each revert's lines start in a buffer (extmarks without a sign; see track_revert).
   ns_reverted = vim.api.nvim_create_namespace("pi-ide-review-reverted"),
+  --- The whole lines of each marked hunk of pi's (extmarks without a sign, from the start of pi's first line to
+  --- the start of the line after its last): the user deleting pi's lines leaves it empty (see place).
+  ns_span = vim.api.nvim_create_namespace("pi-ide-review-span"),
   --- pi pid -> { runs = decoded runs } (only pis connected to this Neovim)
   sets = {},
   --- buf -> { [extmark id] = { pid, run, file, hunk } }
   marks = {},
   --- buf -> what its marks were placed from (marks_source)
   marked = {},
+  --- buf -> its changedtick when its marks were last placed or checked (keep_marks)
+  marks_tick = {},
   --- newest last: { pi_pid, run, id, file, line, lines }
   reverted = {},
   --- buf -> list of { info = the mark's info, record = its entry in `reverted`, seq = its undo step, top = the
-  --- extmark at the top of its lines (ns_reverted), mark = the hunk's mark placed again after an undo }
+  --- extmark at the top of its lines (ns_reverted), mark = the hunk's mark placed again after an undo, saved =
+  --- whether the buffer's last write after the revert had it (see M.buffer_written) }
   undoable = {},
   --- buf -> changedtick when its reverts were last checked for an undo
   checked = {},
@@ -181,13 +190,16 @@ local function newest_entry(file)
   return best
 end
 
---- What marks in `buf` would be placed from: pi, run, each hunk's id and place, and the buffer's changedtick
---- (the marks check the buffer's lines). nil: no marks.
-local function marks_source(buf, found)
+--- What marks would be placed from: pi, run, each hunk's id and place. nil: no marks. Not the buffer's text:
+--- marks placed from the same source follow the lines they were placed on (extmarks), where pi's line numbers
+--- no longer hold once lines were added or removed above (a revert that changes the line count, the user's
+--- edits); they are checked where they are (keep_marks), and the buffer read again from its file
+--- (M.buffer_read) places them anew.
+local function marks_source(found)
   if not found or require("pi-ide").option("review_marks") == false then
     return nil
   end
-  local parts = { found.pid, found.run, vim.api.nvim_buf_get_changedtick(buf) }
+  local parts = { found.pid, found.run }
   for _, h in ipairs(found.entry.hunks) do
     parts[#parts + 1] = h.id .. ":" .. h.new_start
   end
@@ -261,16 +273,29 @@ local function sign_opts(h, row, n)
 end
 
 --- Place one mark (extmark `opts` at `row`) for hunk `h` of `found` (newest_entry) and record it in `marks`;
---- returns its id, or nil when Neovim refused it.
+--- returns its id, or nil when Neovim refused it. A hunk with lines of pi's gets a span too (ns_span): the sign's
+--- extmark cannot tell pi's lines deleted (it moves onto the line that follows, which can be equal to pi's: a
+--- revert there would change a line that is not pi's); the span ends at the start of the next line with left
+--- gravity, so it loses a row with each of pi's lines deleted and keeps out lines added below it.
 local function place(buf, marks, row, opts, found, file, h, at_end)
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
   if ok then
     local deletion = #h.new_text == 0
+    local span
+    if not deletion then
+      local span_ok, span_id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_span, row, 0, {
+        end_row = row + #h.new_text,
+        end_col = 0,
+        end_right_gravity = false,
+      })
+      span = span_ok and span_id or nil
+    end
     marks[id] = {
       pid = found.pid,
       run = found.run,
       file = file,
       hunk = h,
+      span = span,
       at_end = deletion and at_end,
       base = deletion and base_lines(found.entry) or nil,
     }
@@ -279,16 +304,47 @@ local function place(buf, marks, row, opts, found, file, h, at_end)
   return nil
 end
 
+--- Take mark `id` of `buf` away, with its span.
+local function drop_mark(buf, id)
+  pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, id)
+  local info = H.marks[buf] and H.marks[buf][id]
+  if info and info.span then
+    pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_span, info.span)
+  end
+  if H.marks[buf] then
+    H.marks[buf][id] = nil
+  end
+end
+
+--- Whether the span of a mark (`info`, placed at 0-based `row`) still holds exactly pi's lines from `row`: none
+--- of them deleted (the span would have fewer rows) and none added inside.
+local function span_holds(buf, info, row)
+  if not info.span then
+    return false
+  end
+  local at = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns_span, info.span, { details = true })
+  local d = at[3]
+  return at[1] == row and at[2] == 0 and d ~= nil and d.end_row == row + #info.hunk.new_text and d.end_col == 0
+end
+
 --- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's. Marks
---- placed from the same source stay as they are: pi's change set is rewritten with every change of any file,
---- and re-placing hundreds of extmarks in the buffers of the files it did not change is most of a load's cost.
-local function mark_buffer(buf, file)
+--- placed from the same source stay as they are, where they moved (marks_source), unless `anew` (the buffer was
+--- read from its file): and pi's change set is rewritten with every change of any file, so re-placing hundreds
+--- of extmarks in the buffers of the files it did not change would be most of a load's cost.
+local function mark_buffer(buf, file, anew)
   local found = newest_entry(file)
-  local source = marks_source(buf, found)
-  if source ~= nil and source == H.marked[buf] then
+  local source = marks_source(found)
+  if source ~= nil and source == H.marked[buf] and not anew then
+    local tick = vim.api.nvim_buf_get_changedtick(buf)
+    if H.marks_tick[buf] ~= tick then
+      H.marks_tick[buf] = tick
+      M._keep_marks(buf)
+    end
     return
   end
+  H.marks_tick[buf] = vim.api.nvim_buf_get_changedtick(buf)
   vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(buf, H.ns_span, 0, -1)
   H.marks[buf] = nil
   H.marked[buf] = source
   if source == nil then
@@ -374,6 +430,26 @@ local function current_marks(buf)
     end
   end
   return out
+end
+
+--- The marks of `buf` checked where they are now: one whose lines are no longer pi's (the user edited or deleted
+--- them), or, for a deletion, whose neighbours are no longer the baseline's, goes, as mark_buffer would not
+--- place it (a revert of it is refused anyway). The others stay where they moved.
+function M._keep_marks(buf)
+  for _, m in ipairs(current_marks(buf)) do
+    local h = m.info.hunk
+    local n = #h.new_text
+    local holds
+    if n > 0 then
+      holds = span_holds(buf, m.info, m.row) and has_lines(buf, m.row, h.new_text)
+    else
+      local at = m.info.at_end and m.row + 1 or m.row
+      holds = M._deletion_holds(buf, m.info.base, h, at + 1)
+    end
+    if not holds then
+      drop_mark(buf, m.id)
+    end
+  end
 end
 
 --- The undo tree of `buf` (`:help undotree()`), asked in the buffer (0.7 asks the current one only).
@@ -472,7 +548,9 @@ local function revert_mark(buf, mark)
   local at
   if n > 0 then
     local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
-    if mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text) then
+    -- The span too: pi's line deleted moves the mark onto the next line, which can be equal to it.
+    local edited = mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text)
+    if edited or not span_holds(buf, mark.info, mark.row) then
       -- Lines replaced under a mark can leave it past the end: name the last line then.
       local line = math.min(mark.row + 1, vim.api.nvim_buf_line_count(buf))
       return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
@@ -487,8 +565,7 @@ local function revert_mark(buf, mark)
     end
     vim.api.nvim_buf_set_lines(buf, at, at, false, h.old_text)
   end
-  vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
-  H.marks[buf][mark.id] = nil
+  drop_mark(buf, mark.id)
   track_revert(buf, mark.info, mark.row + 1, at)
   return nil
 end
@@ -646,10 +723,7 @@ local function look_at_reverts()
           elseif holds and H.undone[t.record] then
             H.undone[t.record] = nil
             if t.mark then
-              pcall(api.nvim_buf_del_extmark, buf, H.ns, t.mark)
-              if H.marks[buf] then
-                H.marks[buf][t.mark] = nil
-              end
+              drop_mark(buf, t.mark)
               t.mark = nil
             end
           end
@@ -673,13 +747,97 @@ function M.report()
   return #out > 0 and out or nil
 end
 
---- BufReadPost: a file pi changed, opened after its change set arrived, gets its marks.
+--- Drop revert `t` (a tracker of `buf`) from `reverted`: its buffer was read again from a file that does not
+--- have it, or thrown away unsaved. Returns true.
+local function discard(buf, t)
+  for i = #H.reverted, 1, -1 do
+    if H.reverted[i] == t.record then
+      table.remove(H.reverted, i)
+    end
+  end
+  H.undone[t.record] = nil
+  if t.top and vim.api.nvim_buf_is_valid(buf) then
+    pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_reverted, t.top)
+  end
+  return true
+end
+
+--- Whether `t` (a tracker) is still in `reverted`.
+local function listed(t)
+  for _, r in ipairs(H.reverted) do
+    if r == t.record then
+      return true
+    end
+  end
+  return false
+end
+
+--- The text of `buf` was thrown away for its file's: read again (`:e!`, a reload; `read`) or unloaded (`:bd!`,
+--- `:bw!`; `read` false). A revert the file does not have (none of the buffer's writes since it had it) is gone
+--- with the text: out of `reverted`, so pi never tells its model of a revert the file and buffer do not hold.
+--- One the file has holds, even if undone in the text thrown away; after a read, the undo step it is in is the
+--- read's when the text before it had it undone.
+local function text_replaced(buf, read)
+  local trackers = H.undoable[buf]
+  if not trackers then
+    return
+  end
+  local changed = false
+  local kept = {}
+  local tree = read and undo_tree(buf)
+  for _, t in ipairs(trackers) do
+    if listed(t) then
+      if not t.saved then
+        changed = discard(buf, t) or changed
+      else
+        changed = changed or H.undone[t.record] ~= nil
+        H.undone[t.record] = nil
+        if read then
+          if not M._step_applied(tree, t.seq) then
+            t.seq = tree.seq_cur
+          end
+          t.mark = nil
+          kept[#kept + 1] = t
+        end
+      end
+    end
+  end
+  H.undoable[buf] = read and kept or nil
+  H.checked[buf] = nil
+  if changed and M.on_change then
+    M.on_change()
+  end
+end
+
+--- BufReadPost: a file pi changed, opened (or read again) after its change set arrived, gets its marks where
+--- the text read has pi's lines; reverts the file read does not have are no longer listed (text_replaced).
 ---@param buf integer
 function M.buffer_read(buf)
+  text_replaced(buf, true)
   local file = require("pi-ide.inbox.reload").buffer_path(buf)
   if file and newest_entry(file) then
-    mark_buffer(buf, file)
+    mark_buffer(buf, file, true)
   end
+end
+
+--- BufWritePost: the reverts of `buf` its file now has, or no longer has (one undone when written).
+---@param buf integer
+---@param file string the file written (`:w other` writes another one)
+function M.buffer_written(buf, file)
+  local trackers = H.undoable[buf]
+  if not trackers or vim.fn.fnamemodify(file, ":p") ~= vim.api.nvim_buf_get_name(buf) then
+    return
+  end
+  local tree = undo_tree(buf)
+  for _, t in ipairs(trackers) do
+    t.saved = M._step_applied(tree, t.seq)
+  end
+end
+
+--- BufUnload (`:bd!`, `:bw!`): the buffer's text is thrown away; see text_replaced.
+---@param buf integer
+function M.buffer_unloaded(buf)
+  text_replaced(buf, false)
 end
 
 --- A buffer was wiped: drop its marks.
@@ -687,6 +845,7 @@ end
 function M.forget_buffer(buf)
   H.marks[buf] = nil
   H.marked[buf] = nil
+  H.marks_tick[buf] = nil
   H.undoable[buf] = nil
   H.checked[buf] = nil
 end
@@ -700,6 +859,7 @@ function M._reset()
   for b in pairs(H.marks) do
     if vim.api.nvim_buf_is_valid(b) then
       vim.api.nvim_buf_clear_namespace(b, H.ns, 0, -1)
+      vim.api.nvim_buf_clear_namespace(b, H.ns_span, 0, -1)
     end
   end
   for b in pairs(H.undoable) do
@@ -708,6 +868,7 @@ function M._reset()
     end
   end
   H.sets, H.marks, H.marked, H.reverted, H.undoable, H.checked, H.undone = {}, {}, {}, {}, {}, {}, {}
+  H.marks_tick = {}
 end
 
 return M

@@ -11,8 +11,10 @@ vim9script
 # names this Vim (pi writes the change set before the message that announces it), and hands it here. Only
 # buffers already loaded are marked or changed. What was reverted goes into the state file (`reverted`), so pi
 # can tell its model; a revert the user undoes (`u`, `:earlier`: its undo step is no longer in the text, as Vim's
-# undo tree tells) leaves `reverted` before pi tells its model, and the hunk is marked again. The Neovim client's
-# behaviour (editors/nvim/lua/pi-ide/review.lua).
+# undo tree tells) leaves `reverted` before pi tells its model, and the hunk is marked again; one thrown away unsaved
+# with the buffer's text (`:e!`, `:bd!`, `:bw!`) leaves it for good. Marks follow their lines when lines move above
+# them, and a hunk whose lines of pi's were deleted is not reverted. The Neovim client's behaviour
+# (editors/nvim/lua/pi-ide/review.lua).
 
 import autoload 'pi_ide/approval.vim'
 
@@ -26,6 +28,8 @@ const GROUP = 'pi_ide_review'
 # The signs (no text) that keep where each revert put the baseline's lines (see Track).
 const TRACK_GROUP = 'pi_ide_reverted'
 const TRACK_SIGN = 'PiIdeReverted'
+# The signs (no text) on the line after each marked hunk of pi's lines (see MarkSigns).
+const FENCE_GROUP = 'pi_ide_review_fence'
 # Below the approval's `?` (9): a proposal on the same line shows first.
 const PRIORITY = 8
 
@@ -38,7 +42,7 @@ var reverted: list<dict<any>> = []
 # Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{seq: the revert's undo
 # step (`undotree()`'s seq); sign: the id of the sign that keeps where its lines start (Track); top: whether they
 # start on line 1; record: its entry in `reverted`; info: what the hunk's mark was; undone: whether its undo step
-# was out of the text at the last look}]}.
+# was out of the text at the last look; saved: whether the buffer's last write after it had it (Written)}]}.
 var tracked: dict<dict<any>> = {}
 var next_id = 1
 var defined = false
@@ -193,13 +197,18 @@ def Unmark(buf: number)
     remove(marks, string(buf))
     if bufexists(buf)
       sign_unplace(GROUP, {buffer: buf})
+      sign_unplace(FENCE_GROUP, {buffer: buf})
     endif
   endif
 enddef
 
 # The signs that mark placement `p` (Placement's {hunk, first, last, kind, at_end}) of a hunk of pi `pid`'s run `run`
-# in `buf` (whose file is `file`; `base`: the baseline's lines, for a deletion), and what they mark: [signs, info].
-def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string, base: list<string>): list<any>
+# in `buf` (whose file is `file`, `count` lines; `base`: the baseline's lines, for a deletion), and what they mark:
+# [signs, info]. A hunk of pi's lines with a line after it gets a fence there too (a sign without text, below every
+# other): Vim moves the sign of a deleted line onto the next one, so pi's last line deleted puts its sign on the
+# fence's line, which may read the same as pi's (MarkHolds).
+def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string, base: list<string>,
+    count: number): list<any>
   var ids: list<number> = []
   var signs: list<dict<any>> = []
   for l in range(p.first, p.last)
@@ -207,19 +216,34 @@ def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string,
     signs->add({buffer: buf, group: GROUP, id: next_id, name: SIGNS[p.kind], lnum: l, priority: PRIORITY})
     next_id += 1
   endfor
-  return [signs, {pid: pid, run: run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, base: base}]
+  var fence = 0
+  if p.kind != 'delete' && p.last < count
+    fence = next_id
+    signs->add({buffer: buf, group: FENCE_GROUP, id: fence, name: TRACK_SIGN, lnum: p.last + 1, priority: 1})
+    next_id += 1
+  endif
+  return [signs, {pid: pid, run: run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, fence: fence,
+    base: base}]
 enddef
 
 # Mark `found` ({pid, run, entry}) in `buf`, unless `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`).
-# Marks placed from the same source on the same buffer text stay: the change set is rewritten with every change
-# of any file, and re-placing the signs of the files it did not change is most of a load's cost.
+# Marks placed from the same source stay where they moved: pi's line numbers no longer hold once lines were added
+# or removed above (a revert that changes the line count, the user's edits), so after an edit they are checked
+# where they are (KeepMarks); the buffer read again from its file (TextRead) places them anew. And the change set
+# is rewritten with every change of any file: re-placing the signs of the files it did not change would be most of
+# a load's cost.
 def MarkBuffer(buf: number, file: string, found: dict<any>)
   var source = ''
   if !empty(found) && get(g:, 'pi_ide_review_marks', true)
-    source = printf('%d %d %d %s', found.pid, found.run, getbufvar(buf, 'changedtick'),
+    source = printf('%d %d %s', found.pid, found.run,
       join(mapnew(found.entry.hunks, (_, h) => h.id .. ':' .. h.new_start)))
   endif
-  if source != '' && get(get(marks, string(buf), {}), 'source', '') ==# source
+  var known = get(marks, string(buf), {})
+  if source != '' && get(known, 'source', '') ==# source
+    if known.tick != getbufvar(buf, 'changedtick')
+      known.tick = getbufvar(buf, 'changedtick')
+      KeepMarks(buf)
+    endif
     return
   endif
   Unmark(buf)
@@ -234,15 +258,66 @@ def MarkBuffer(buf: number, file: string, found: dict<any>)
   if type(found.entry.baseline) == v:t_string && !empty(filter(copy(found.entry.hunks), (_, h) => empty(h.new_text)))
     base = TextLines(found.entry.baseline)
   endif
-  for p in Placement(found.entry.hunks, getbufline(buf, 1, '$'), base)
-    var [these, info] = MarkSigns(buf, p, found.pid, found.run, file, base)
+  var lines = getbufline(buf, 1, '$')
+  for p in Placement(found.entry.hunks, lines, base)
+    var [these, info] = MarkSigns(buf, p, found.pid, found.run, file, base, len(lines))
     signs += these
     for id in info.ids
       placed[string(id)] = info
     endfor
   endfor
   sign_placelist(signs)
-  marks[string(buf)] = {source: source, hunks: placed}
+  marks[string(buf)] = {source: source, tick: getbufvar(buf, 'changedtick'), hunks: placed}
+enddef
+
+# Whether the mark `info` in `buf` still stands on pi's version, from line `at` (its first sign's): pi's lines, none
+# deleted (the last sign above the fence) or added between; for a deletion, the baseline's lines around it.
+# `lnums`: where the signs of the buffer stand (sign id (string) -> line), read once for many marks; empty: asked.
+def MarkHolds(buf: number, info: dict<any>, at: number, lnums: dict<number> = {}): bool
+  var h = info.hunk
+  var n = len(h.new_text)
+  if at == 0
+    return false
+  elseif n == 0
+    return DeletionHolds(buf, info.at_end ? at : at - 1, info.base, h)
+  endif
+  var last = empty(lnums) ? SignLine(buf, info.ids[-1]) : get(lnums, string(info.ids[-1]), 0)
+  var fence = info.fence == 0 ? 0
+    : empty(lnums) ? SignLineIn(buf, FENCE_GROUP, info.fence) : get(lnums, string(info.fence), 0)
+  return last == at + n - 1 && (info.fence == 0 || fence > last) && getbufline(buf, at, at + n - 1) ==# h.new_text
+enddef
+
+# Take the mark `info` (its signs and fence) out of `buf`.
+def UnplaceMark(buf: number, info: dict<any>)
+  var signs = mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id}))
+  sign_unplacelist(info.fence == 0 ? signs : signs + [{buffer: buf, group: FENCE_GROUP, id: info.fence}])
+  var known = get(get(marks, string(buf), {}), 'hunks', {})
+  for id in info.ids
+    if has_key(known, string(id))
+      remove(known, string(id))
+    endif
+  endfor
+enddef
+
+# The marks of `buf` checked where they are now: one that no longer stands on pi's version (MarkHolds) goes, as
+# MarkBuffer would not place it (a revert of it is refused anyway); the others stay where they moved.
+def KeepMarks(buf: number)
+  # Where every sign stands, read once (Vim walks all of the buffer's signs for each sign_getplaced()).
+  var lnums: dict<number> = {}
+  for group in [GROUP, FENCE_GROUP]
+    for placed in sign_getplaced(buf, {group: group})[0].signs
+      lnums[string(placed.id)] = placed.lnum
+    endfor
+  endfor
+  var seen: dict<bool> = {}
+  for info in values(get(get(marks, string(buf), {}), 'hunks', {}))
+    if !has_key(seen, string(info.ids[0]))
+      seen[string(info.ids[0])] = true
+      if !MarkHolds(buf, info, get(lnums, string(info.ids[0]), 0), lnums)
+        UnplaceMark(buf, info)
+      endif
+    endif
+  endfor
 enddef
 
 # Re-mark every loaded buffer of a file in the newest runs, and clear those no longer in them.
@@ -314,6 +389,74 @@ export def Wiped(buf: number)
     endfor
     remove(tracked, string(buf))
   endif
+enddef
+
+# The text of `buf` was thrown away for its file's: read again (`:e!`, a reload; `read`) or unloaded (`:bd!`, `:bw!`).
+# A revert the file does not have (none of the buffer's writes since had it) is gone with the text: out of
+# `reverted`, so pi never tells its model of a revert the file and buffer do not hold. One the file has holds, even
+# if undone in the text thrown away; after a read, the undo step it is in is the read's when the text before had it
+# undone.
+def TextReplaced(buf: number, read: bool)
+  if !has_key(tracked, string(buf))
+    return
+  endif
+  var t = tracked[string(buf)]
+  var tree = read ? UndoTree(buf) : {}
+  var steps = StepsOf(tree)
+  var changed = false
+  var still: list<dict<any>> = []
+  for r in t.reverts
+    if Kept(r.record) && !r.saved
+      filter(reverted, (_, e) => e isnot r.record)
+      changed = true
+    elseif Kept(r.record)
+      changed = changed || r.undone
+      r.undone = false
+      if read
+        if !Applied(steps, r.seq)
+          r.seq = tree.seq_cur
+        endif
+        still->add(r)
+        continue
+      endif
+    endif
+    if bufexists(buf)
+      sign_unplace(TRACK_GROUP, {buffer: buf, id: r.sign})
+    endif
+  endfor
+  if read
+    t.reverts = still
+    t.tick = -1
+  else
+    remove(tracked, string(buf))
+  endif
+  if changed
+    OnChange()
+  endif
+enddef
+
+# BufReadPost (before BufferRead): the buffer's text is its file's again; see TextReplaced. Its marks are placed
+# anew from the text read.
+export def TextRead(buf: number)
+  TextReplaced(buf, true)
+  Unmark(buf)
+enddef
+
+# BufUnload (`:bd!`, `:bw!`): the buffer's text is thrown away; see TextReplaced.
+export def TextUnloaded(buf: number)
+  TextReplaced(buf, false)
+enddef
+
+# BufWritePost of `buf` to `file` (`:w other` writes another one): the reverts its file now has, or no longer has
+# (one undone when written).
+export def Written(buf: number, file: string)
+  if !has_key(tracked, string(buf)) || file !=# fnamemodify(bufname(buf), ':p')
+    return
+  endif
+  var steps = StepsOf(UndoTree(buf))
+  for r in tracked[string(buf)].reverts
+    r.saved = Applied(steps, r.seq)
+  endfor
 enddef
 
 # The line where sign `id` of `group` stands now in `buf`, or 0.
@@ -435,8 +578,9 @@ def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
   var n = len(h.new_text)
   var at = SignLine(buf, info.ids[0])
   if n > 0
-    # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides.
-    if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getbufline(buf, at, at + n - 1) !=# h.new_text
+    # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides,
+    # and the fence (pi's last line deleted).
+    if !MarkHolds(buf, info, at)
       return printf("%s line %d: you changed these lines after pi's edit; not reverted",
         fnamemodify(info.file, ':t'), at)
     endif
@@ -453,16 +597,13 @@ def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
   else
     # Checked again as when it was marked: the lines around the deletion are still the baseline's.
     var before = info.at_end ? at : at - 1
-    if at == 0 || !DeletionHolds(buf, before, info.base, h)
+    if !MarkHolds(buf, info, at)
       return printf("%s line %d: the lines around pi's deletion changed since; not reverted",
         fnamemodify(info.file, ':t'), at)
     endif
     appendbufline(buf, before, h.old_text)
   endif
-  sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
-  for id in info.ids
-    remove(marks[string(buf)].hunks, string(id))
-  endfor
+  UnplaceMark(buf, info)
   var record = {pi_pid: info.pid, run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n}
   reverted = AddReverted(reverted, record)
   made->add([record, info])
@@ -485,7 +626,7 @@ def Track(buf: number, record: dict<any>, info: dict<any>, seq: number)
     tracked[string(buf)] = {tick: -1, reverts: []}
   endif
   tracked[string(buf)].reverts->add({seq: seq, sign: sign, top: record.line <= 1, record: record, info: info,
-    undone: false})
+    undone: false, saved: false})
 enddef
 
 # Stop following revert `r` in `buf` (its sign or its buffer gone, or it left `reverted`): it stays as it was last
@@ -528,7 +669,7 @@ def MarkAgain(buf: number, at: number, info: dict<any>)
     ? {hunk: info.hunk, first: at, last: at + n - 1, kind: empty(info.hunk.old_text) ? 'add' : 'change', at_end: false}
     : {hunk: info.hunk, first: max([1, min([at, count])]), last: max([1, min([at, count])]), kind: 'delete',
       at_end: at > count}
-  var [signs, again] = MarkSigns(buf, p, info.pid, info.run, info.file, info.base)
+  var [signs, again] = MarkSigns(buf, p, info.pid, info.run, info.file, info.base, count)
   sign_placelist(signs)
   for id in again.ids
     known.hunks[string(id)] = again
@@ -543,10 +684,11 @@ enddef
 
 # Take the marks of hunk `info` out of `buf` (its revert holds again: a redo).
 def UnmarkHunk(buf: number, info: dict<any>)
-  var ids = MarksOf(buf, info)
-  sign_unplacelist(mapnew(ids, (_, id) => ({buffer: buf, group: GROUP, id: str2nr(id)})))
-  for id in ids
-    remove(marks[string(buf)].hunks, id)
+  for id in MarksOf(buf, info)
+    var mark = get(marks[string(buf)].hunks, id, {})
+    if !empty(mark)
+      UnplaceMark(buf, mark)
+    endif
   endfor
 enddef
 
