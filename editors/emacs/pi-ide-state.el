@@ -318,6 +318,15 @@ More is refused whole, by the count, before any work per hunk.")
 (defconst pi-ide-state-max-line (1- (expt 2 31))
   "The largest line number or line count taken from pi's hunks.")
 
+(defconst pi-ide-state-max-id-bytes 64
+  "Most bytes (UTF-8) of an id in pi's files: a hunk's, a request's.
+PROTOCOL.md, `hunks[].id' and `request.id'; an id has at least one byte.")
+
+(defun pi-ide-state--id-p (v)
+  "Is V an id of pi's: a string of 1 to `pi-ide-state-max-id-bytes' bytes?
+Counted in bytes of UTF-8, not characters."
+  (and (stringp v) (<= 1 (length (encode-coding-string v 'utf-8)) pi-ide-state-max-id-bytes)))
+
 (defun pi-ide-state-too-deep (text)
   "Why TEXT, one of pi's files, is refused for its nesting, or nil.
 Counts `[' and `{' outside strings, without decoding: nesting deeper
@@ -465,11 +474,13 @@ The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
   (and (listp v) (cl-every #'stringp v)))
 
 (defun pi-ide-state--hunk-p (h)
-  "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?"
+  "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?
+Its id is 1 to `pi-ide-state-max-id-bytes' bytes of UTF-8 (counted in
+bytes, not characters); `old_start' and `new_start' are line numbers from 1."
   (and (consp h) (consp (car h))
-       (stringp (alist-get 'id h)) (<= (length (alist-get 'id h)) 64)
-       (pi-ide-state--line-p (alist-get 'old_start h))
-       (pi-ide-state--line-p (alist-get 'new_start h))
+       (pi-ide-state--id-p (alist-get 'id h))
+       (pi-ide-state--line-p (alist-get 'old_start h)) (>= (alist-get 'old_start h) 1)
+       (pi-ide-state--line-p (alist-get 'new_start h)) (>= (alist-get 'new_start h) 1)
        (pi-ide-state--lines-p (alist-get 'old_text h))
        (pi-ide-state--lines-p (alist-get 'new_text h))))
 
@@ -490,7 +501,8 @@ to carry)."
       (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
      ((not (pi-ide-state--integer-p (alist-get 'editor_pid msg) 1)) '(nil . "editor_pid is not a pid"))
      ((not (and (consp r) (consp (car r)))) '(nil . "request is not an object"))
-     ((not (and (stringp id) (<= 1 (length id) 64))) '(nil . "request.id is not a string of 1 to 64 characters"))
+     ((not (pi-ide-state--id-p id))
+      (cons nil (format "request.id is not a string of 1 to %d bytes" pi-ide-state-max-id-bytes)))
      ((not (and (stringp file) (string-prefix-p "/" file))) '(nil . "request.file is not an absolute path"))
      ((not (and (stringp (alist-get 'tool r)) (pi-ide-state--integer-p (alist-get 'timeout_s r) 1)
                 (numberp (alist-get 'expires r))))
@@ -670,7 +682,8 @@ pi deleted."
   "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
 ENTRY is from `pi-ide-state-newest-entry'.  At most
 `pi-ide-state-max-reverted', the newest.  A hunk reverted again (after an
-undo of its revert) is listed once, as the newest."
+undo of its revert) is listed once, as the newest: keyed by pi_pid, run and
+id, as pi and every client key a revert (test/fixtures/revert-key.ts)."
   (let ((key (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk))))
     (last (append (cl-remove key reverted
                              :test #'equal

@@ -9,12 +9,18 @@
  * live in pi-reader.ts.
  */
 
-import { MAX_APPROVAL_BYTES, MAX_DECISIONS, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
+import {
+	MAX_APPROVAL_BYTES,
+	MAX_DECISIONS,
+	MAX_ID_BYTES,
+	MAX_REVIEW_HUNKS_PER_FILE,
+} from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
 import type { ApprovalRequest } from "../../src/protocol/wire.ts";
 import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
+import { utf8Length } from "./utf16.ts";
 
 export type { ApprovalDecision, ApprovalRequest };
 // The caps are the protocol's (src/protocol/limits.ts).
@@ -57,8 +63,8 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 	const request = raw["request"];
 	if (!isObject(request)) return { ok: false, problem: "request: not an object" };
 	const { id, tool, file, created, note, hunks, hunks_total, timeout_s, expires } = request;
-	if (typeof id !== "string" || id.length === 0 || id.length > 64) {
-		return { ok: false, problem: "request.id: not a string of 1 to 64 characters" };
+	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_ID_BYTES) {
+		return { ok: false, problem: `request.id: not a string of 1 to ${MAX_ID_BYTES} bytes` };
 	}
 	if (typeof tool !== "string" || tool.length === 0 || tool.length > 64) {
 		return { ok: false, problem: "request.tool: not a tool name" };

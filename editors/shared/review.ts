@@ -10,6 +10,7 @@
  * parsing live in pi-reader.ts.
  */
 import {
+	MAX_ID_BYTES,
 	MAX_REVERTED_REPORTS,
 	MAX_REVIEW_BYTES,
 	MAX_REVIEW_HUNKS_PER_FILE,
@@ -19,6 +20,7 @@ import type { RevertedHunk } from "../../src/protocol/protocol.ts";
 import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/protocol/wire.ts";
 import { isCount, isLineNumber, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
+import { utf8Length } from "./utf16.ts";
 
 export type { RevertedHunk, ReviewFile, ReviewHunk, ReviewRun };
 // The caps are the protocol's (src/protocol/limits.ts).
@@ -37,12 +39,15 @@ const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
 const NOTES = new Set(["binary", "too large", "unreadable"]);
 
-/** One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed. */
+/**
+ * One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed: its id
+ * 1 to MAX_ID_BYTES bytes of UTF-8, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`).
+ */
 export function parseHunk(raw: unknown): ReviewHunk | undefined {
 	if (!isObject(raw)) return undefined;
 	const { id, old_start, new_start, old_text, new_text } = raw;
-	if (typeof id !== "string" || id.length === 0 || id.length > 64) return undefined;
-	if (!isLineNumber(old_start) || !isLineNumber(new_start) || new_start < 1) return undefined;
+	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_ID_BYTES) return undefined;
+	if (!isLineNumber(old_start) || !isLineNumber(new_start) || old_start < 1 || new_start < 1) return undefined;
 	if (!isLines(old_text) || !isLines(new_text)) return undefined;
 	// The texts are what the editor compares and puts back: the counts are taken from them.
 	return {
@@ -438,7 +443,7 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 	return { start: at > 0 ? endOfLine(at - 1) : { line: 0, character: 0 }, end, text: "" };
 }
 
-/** The key of a hunk's revert: the same hunk of the same run of the same pi. */
+/** The key of a hunk's revert: the same hunk of the same run of the same pi (as pi's, test/fixtures/revert-key.ts). */
 const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
 	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
 

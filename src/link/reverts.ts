@@ -14,7 +14,10 @@ import type { ReviewHunk, ReviewRun } from "../protocol/wire.ts";
 /** Hunks listed in one note; more are counted. */
 export const MAX_REVERTS_LISTED = 10;
 
-/** The key a reverted hunk is told under: the same hunk reverted again is not news. */
+/**
+ * The key a reverted hunk is told under: the same hunk reverted again is not news. `(pi_pid, run, id)`, as every
+ * client keys its `reverted` list (one table holds the copies together: test/fixtures/revert-key.ts).
+ */
 export const revertKey = (r: RevertedHunk): string => `${r.pi_pid}:${r.run}:${r.id}`;
 
 /**

@@ -66,3 +66,10 @@ export const MAX_PI_FILE_DEPTH = 16;
  * anything else (1.5, -1, 1e400, 2^53) is malformed.
  */
 export const MAX_LINE_NUMBER = 2 ** 31 - 1;
+
+/**
+ * An id in pi's files (a hunk's `id` in the change set and in an approval request, the request's `id`) is 1 to this
+ * many bytes of its UTF-8 encoding (pi writes `h` and 10 hex digits, `r` and a number): counted in bytes in every
+ * client, never in characters or UTF-16 units.
+ */
+export const MAX_ID_BYTES = 64;

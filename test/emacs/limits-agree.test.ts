@@ -30,6 +30,7 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "decisions kept", elisp: "pi-ide-state-max-decisions", limit: limits.MAX_DECISIONS },
 	{ name: "change set size", elisp: "pi-ide-state-max-review-bytes", limit: limits.MAX_REVIEW_BYTES },
 	{ name: "reverts kept", elisp: "pi-ide-state-max-reverted", limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "id bytes (a hunk's, a request's)", elisp: "pi-ide-state-max-id-bytes", limit: limits.MAX_ID_BYTES },
 ];
 
 it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {

@@ -49,6 +49,11 @@ const AGREEMENTS: Agreement[] = [
 		limit: limits.MAX_REVIEW_HUNKS_PER_FILE,
 	},
 	{ name: "largest line number", lua: 'require("pi-ide.review").MAX_LINE', limit: limits.MAX_LINE_NUMBER },
+	{
+		name: "id bytes (a hunk's, a request's)",
+		lua: 'require("pi-ide.review").MAX_ID_BYTES',
+		limit: limits.MAX_ID_BYTES,
+	},
 ];
 
 forEachNvim((flavour) => {

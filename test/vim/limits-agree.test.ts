@@ -28,6 +28,7 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "hunks per file or request", vim: "pi_ide#approval#MAX_HUNKS", limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 	{ name: "largest line number", vim: "pi_ide#approval#MAX_LINE", limit: limits.MAX_LINE_NUMBER },
 	{ name: "change set runs", vim: "pi_ide#review#MAX_RUNS", limit: limits.MAX_REVIEW_RUNS },
+	{ name: "id bytes (a hunk's, a request's)", vim: "pi_ide#approval#MAX_ID_BYTES", limit: limits.MAX_ID_BYTES },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

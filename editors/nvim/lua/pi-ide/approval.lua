@@ -85,8 +85,9 @@ function M.validate(msg, pid)
   if type(r) ~= "table" then
     return nil, "request: not an object"
   end
-  if type(r.id) ~= "string" or #r.id == 0 or #r.id > 64 then
-    return nil, "request.id: not a string of 1 to 64 characters"
+  local max_id = require("pi-ide.review").MAX_ID_BYTES
+  if type(r.id) ~= "string" or #r.id == 0 or #r.id > max_id then
+    return nil, ("request.id: not a string of 1 to %d bytes"):format(max_id)
   end
   if type(r.file) ~= "string" or r.file:sub(1, 1) ~= "/" then
     return nil, "request.file: not an absolute path"

@@ -29,6 +29,8 @@ M.MAX_REVERTED = 50
 M.MAX_RUNS = 3
 M.MAX_HUNKS = 500
 M.MAX_LINE = 2 ^ 31 - 1
+--- PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (Lua's `#` counts bytes).
+M.MAX_ID_BYTES = 64
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
@@ -107,15 +109,19 @@ local function is_lines(v)
   return true
 end
 
---- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too)?
+--- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too): its id 1 to
+--- MAX_ID_BYTES bytes, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`)?
 ---@param h any
 ---@return boolean
 function M.valid_hunk(h)
   return type(h) == "table"
     and type(h.id) == "string"
-    and #h.id <= 64
+    and #h.id >= 1
+    and #h.id <= M.MAX_ID_BYTES
     and M.is_line(h.old_start)
+    and h.old_start >= 1
     and M.is_line(h.new_start)
+    and h.new_start >= 1
     and is_lines(h.old_text)
     and is_lines(h.new_text)
 end
@@ -495,6 +501,26 @@ function M._step_applied(tree, seq)
   return on_path
 end
 
+--- Pure: `reverted` (newest last, changed in place) with `record` added, at most MAX_REVERTED. A revert is keyed by
+--- `(pi_pid, run, id)` (PROTOCOL.md `hunks[].id`): the same hunk reverted again (after an undo) is one entry, the
+--- newest; two that differ in any of the three are two (pi's key and every client's: test/fixtures/revert-key.ts).
+---@param reverted table
+---@param record table { pi_pid, run, id, file, line, lines }
+---@return table reverted
+function M.add_reverted(reverted, record)
+  for i = #reverted, 1, -1 do
+    local r = reverted[i]
+    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
+      table.remove(reverted, i)
+    end
+  end
+  reverted[#reverted + 1] = record
+  while #reverted > M.MAX_REVERTED do
+    table.remove(reverted, 1)
+  end
+  return reverted
+end
+
 --- Record a revert in `reverted`, and follow it in `buf`: its undo step (an undo of it, and a redo, are seen by
 --- asking Neovim's undo tree: M.report) and where its lines start (0-based `at`: an extmark that stays above
 --- lines put at it, so the hunk can be marked again after an undo).
@@ -507,17 +533,7 @@ local function track_revert(buf, info, line, at)
     line = line,
     lines = #info.hunk.new_text,
   }
-  -- The same hunk reverted again (after an undo): one entry, the newest.
-  for i = #H.reverted, 1, -1 do
-    local r = H.reverted[i]
-    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
-      table.remove(H.reverted, i)
-    end
-  end
-  H.reverted[#H.reverted + 1] = record
-  while #H.reverted > M.MAX_REVERTED do
-    table.remove(H.reverted, 1)
-  end
+  M.add_reverted(H.reverted, record)
   local t = { info = info, record = record, seq = undo_tree(buf).seq_cur }
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
   t.top = ok and id or nil

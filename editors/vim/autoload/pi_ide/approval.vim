@@ -28,6 +28,8 @@ export const MAX_VIRTUAL_LINES = 20
 # count, before any work per hunk), and the largest line number or count taken from them.
 export const MAX_HUNKS = 500
 export const MAX_LINE = 2147483647
+# PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (strlen() counts bytes).
+export const MAX_ID_BYTES = 64
 
 const SIGN = 'PiIdeApproval'
 const SIGN_GROUP = 'pi_ide_approval'
@@ -77,10 +79,11 @@ def IsString(v: any, s: string): bool
   return type(v) == v:t_string && v ==# s
 enddef
 
-# Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md)?
+# Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md `hunks[]`): its id 1 to
+# MAX_ID_BYTES bytes, `old_start` and `new_start` line numbers from 1?
 export def ValidHunk(h: any): bool
-  return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && strlen(h.id) <= 64
-    && IsLine(get(h, 'old_start', -1)) && IsLine(get(h, 'new_start', -1))
+  return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && h.id != '' && strlen(h.id) <= MAX_ID_BYTES
+    && IsLine(get(h, 'old_start', -1)) && IsLine(get(h, 'new_start', -1)) && h.old_start >= 1 && h.new_start >= 1
     && IsLines(get(h, 'old_text', 0)) && IsLines(get(h, 'new_text', 0))
 enddef
 
@@ -107,8 +110,8 @@ export def Validate(msg: any, pid: number): list<any>
     return [{}, 'request: not an object']
   endif
   var id = get(r, 'id', 0)
-  if type(id) != v:t_string || id == '' || strchars(id) > 64
-    return [{}, 'request.id: not a string of 1 to 64 characters']
+  if type(id) != v:t_string || id == '' || strlen(id) > MAX_ID_BYTES
+    return [{}, printf('request.id: not a string of 1 to %d bytes', MAX_ID_BYTES)]
   endif
   if type(get(r, 'file', 0)) != v:t_string || r.file !~ '^/'
     return [{}, 'request.file: not an absolute path']

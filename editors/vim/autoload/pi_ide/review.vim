@@ -152,7 +152,8 @@ export def Placement(hunks: list<dict<any>>, lines: list<string>, base: list<str
   return out
 enddef
 
-# Pure: do reverts `a` and `b` ({pi_pid, run, id}) revert the same hunk of pi's?
+# Pure: do reverts `a` and `b` ({pi_pid, run, id}) revert the same hunk of pi's? The key of every client and of pi
+# (test/fixtures/revert-key.ts); ids compared case-sensitively, byte for byte (==#).
 def SameHunk(a: dict<any>, b: dict<any>): bool
   return get(a, 'pi_pid', 0) == get(b, 'pi_pid', 0) && get(a, 'run', -1) == get(b, 'run', -1)
     && get(a, 'id', '') ==# get(b, 'id', '')

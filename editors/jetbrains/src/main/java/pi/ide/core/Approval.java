@@ -1,5 +1,6 @@
 package pi.ide.core;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -24,6 +25,8 @@ public final class Approval {
 	public static final int MAX_DECISIONS = 20;
 	/** PROTOCOL.md "Limits": a request listing more hunks is refused whole, by the count. */
 	public static final int MAX_HUNKS = 500;
+	/** PROTOCOL.md {@code hunks[].id} and {@code request.id}: 1 to this many bytes of UTF-8 (not UTF-16 chars). */
+	public static final int MAX_ID_BYTES = 64;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.approval\\.json");
 	private static final long MAX_SAFE = 9007199254740991L;
 
@@ -97,6 +100,12 @@ public final class Approval {
 		return v instanceof Long && (Long) v >= min && (Long) v <= Integer.MAX_VALUE;
 	}
 
+	/** An id of pi's (a hunk's, a request's): 1 to MAX_ID_BYTES bytes of UTF-8. */
+	private static boolean isId(Object v) {
+		return v instanceof String && !((String) v).isEmpty()
+				&& ((String) v).getBytes(StandardCharsets.UTF_8).length <= MAX_ID_BYTES;
+	}
+
 	private static boolean isLong(Object v, long min) {
 		return v instanceof Long && (Long) v >= min && (Long) v <= MAX_SAFE;
 	}
@@ -118,8 +127,8 @@ public final class Approval {
 		Object id = h.get("id");
 		List<String> oldText = lines(h.get("old_text"));
 		List<String> newText = lines(h.get("new_text"));
-		if (!(id instanceof String) || ((String) id).length() > 64 || !isInt(h.get("old_start"), 0)
-				|| !isInt(h.get("new_start"), 0) || oldText == null || newText == null) {
+		if (!isId(id) || !isInt(h.get("old_start"), 1)
+				|| !isInt(h.get("new_start"), 1) || oldText == null || newText == null) {
 			return null;
 		}
 		return new Hunk((String) id, ((Long) h.get("old_start")).intValue(), ((Long) h.get("new_start")).intValue(), oldText,
@@ -149,8 +158,8 @@ public final class Approval {
 		if (!(m.get("request") instanceof Map)) return problem("request: not an object");
 		Map<String, Object> r = (Map<String, Object>) m.get("request");
 		Object id = r.get("id");
-		if (!(id instanceof String) || ((String) id).isEmpty() || ((String) id).length() > 64) {
-			return problem("request.id: not a string of 1 to 64 characters");
+		if (!isId(id)) {
+			return problem("request.id: not a string of 1 to " + MAX_ID_BYTES + " bytes");
 		}
 		Object file = r.get("file");
 		if (!(file instanceof String) || !((String) file).startsWith("/") || ((String) file).length() > 4096) {
