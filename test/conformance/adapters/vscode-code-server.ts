@@ -313,6 +313,8 @@ export const adapters: ClientAdapter[] = [
 		app: "vscode",
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
+			review:
+				"the driver extension (test/vscode/driver-extension.ts) cannot yet read the extension's decorations or run its revert and undo commands",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":

@@ -114,6 +114,8 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
 		missing: {
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
+			review:
+				"the fake VS Code API (test/helpers/fake-vscode.ts) records no decorations, runs no registered commands and has no undo; test/unit/vscode-review.test.ts checks editors/shared/review.ts",
 		},
 		inProcess: true,
 		hostReloads: true,
