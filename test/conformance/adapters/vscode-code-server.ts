@@ -314,7 +314,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
 			review:
-				"the driver extension (test/vscode/driver-extension.ts) cannot yet read the extension's decorations or run its revert and undo commands",
+				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":
