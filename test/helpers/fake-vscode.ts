@@ -122,7 +122,7 @@ export class Workbench {
 	readonly onDidChangeActiveTextEditor = new EventEmitter<TextEditor | undefined>();
 	readonly onDidChangeTextEditorSelection = new EventEmitter<{ textEditor: TextEditor }>();
 	readonly onDidChangeWindowState = new EventEmitter<{ focused: boolean }>();
-	readonly onDidChangeTextDocument = new EventEmitter<TextDocumentChangeEvent>();
+	readonly onDidChangeTextDocument = new EventEmitter<{ document: TextDocument }>();
 	readonly onDidSaveTextDocument = new EventEmitter<TextDocument>();
 	readonly onDidOpenTextDocument = new EventEmitter<TextDocument>();
 	readonly onDidCloseTextDocument = new EventEmitter<TextDocument>();
@@ -228,11 +228,13 @@ export class Workbench {
 		const inserted = tail > 0 ? middle.map((l) => `${l}\n`).join("") : middle.join("\n");
 		document.setText(text);
 		document.isDirty = true;
-		this.onDidChangeTextDocument.fire({
+		// VS Code's event carries the content changes and the reason (the listeners' type names only `document`).
+		const event: TextDocumentChangeEvent = {
 			document,
 			contentChanges: [{ range: new Range(head, 0, end.line, end.character), text: inserted }],
 			reason,
-		});
+		};
+		this.onDidChangeTextDocument.fire(event);
 	}
 
 	save(document: TextDocument): void {
@@ -329,7 +331,7 @@ export const workspace = {
 		get: <T>(_key: string, fallback: T): T => fallback,
 		update: () => Promise.resolve(),
 	}),
-	onDidChangeTextDocument: (l: Listener<TextDocumentChangeEvent>) => current().onDidChangeTextDocument.event(l),
+	onDidChangeTextDocument: (l: Listener<{ document: TextDocument }>) => current().onDidChangeTextDocument.event(l),
 	onDidSaveTextDocument: (l: Listener<TextDocument>) => current().onDidSaveTextDocument.event(l),
 	onDidOpenTextDocument: (l: Listener<TextDocument>) => current().onDidOpenTextDocument.event(l),
 	onDidCloseTextDocument: (l: Listener<TextDocument>) => current().onDidCloseTextDocument.event(l),
