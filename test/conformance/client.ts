@@ -35,7 +35,13 @@ export type Capability =
 	 * the 13 kinds of bad message). An adapter whose editor takes seconds to start (a browser window with a
 	 * whole workbench) leaves such tables to a faster adapter of the same client, and says which.
 	 */
-	| "editor-per-row";
+	| "editor-per-row"
+	/**
+	 * Protocol v0.4, pi's change set (`pi-<pid>.review.json`) and `reverted`: the client marks pi's hunks in the
+	 * buffers it has open and reverts one in the buffer on the user's command. The session has the review
+	 * methods (`reviewMarks`, `editLines`, `revertHunk`, `undo`).
+	 */
+	| "review";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {
@@ -91,6 +97,26 @@ export interface ClientSession {
 	quit(): Promise<void>;
 	/** End the editor however it is (idempotent) and release what the adapter holds. Called after every case. */
 	dispose(): Promise<void>;
+
+	// ---- capability "review" (protocol v0.4: pi's change set and reverts; cases/review.ts) ----
+	/**
+	 * The lines (1-based, ascending, each once) of the buffer holding `file` that the client marks as pi's, read
+	 * through the editor's own API and only from marks that are drawn and carry the client's "pi" name (Neovim's
+	 * namespace, Vim's sign group, Emacs's overlay property, VS Code's decoration types of the extension).
+	 */
+	reviewMarks?(file: string): Promise<number[]>;
+	/**
+	 * The user's edit in the buffer holding `file`, without saving, as one change of their own (its own undo
+	 * step): the `remove` lines from `line` (1-based) are replaced by `insert` (`remove` 0: inserted before it).
+	 */
+	editLines?(file: string, line: number, remove: number, insert: string[]): Promise<void>;
+	/**
+	 * The user puts the cursor on `line` of the buffer holding `file` (made the current one) and gives the
+	 * client's command to revert pi's hunk there; returns once the client has handled it (reverted or refused).
+	 */
+	revertHunk?(file: string, line: number): Promise<void>;
+	/** The user's undo of one step in the buffer holding `file` (Neovim/Vim `u`, Emacs `undo`, Ctrl+Z). */
+	undo?(file: string): Promise<void>;
 }
 
 export interface ClientAdapter {

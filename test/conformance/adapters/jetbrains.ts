@@ -17,6 +17,8 @@ const jetbrains: ClientAdapter = {
 	app: "jetbrains",
 	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
 	missing: {
+		review:
+			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"ui-gate":
 			"a JetBrains IDE always has its UI; the headless driver writes from its start, as the plugin does once a project window opens",
 	},

@@ -25,8 +25,11 @@ const extension = await import("../../../editors/vscode/src/extension.ts");
 /** vscode.DiagnosticSeverity's numbers. */
 const SEVERITY = { error: 0, warning: 1, info: 2, hint: 3 } as const;
 
-/** What the extension tells about bad input: its warnings, and the lines its output channel gives a pi message. */
-const isNotice = (line: string) => / pi message: /.test(line);
+/**
+ * What the extension tells about bad input: its warnings, and the lines its output channel gives a pi message or
+ * a change set it ignores (not the line saying a gone pi's changes are no longer shown).
+ */
+const isNotice = (line: string) => / pi message: /.test(line) || /\.review\.json\b.*ignored$/.test(line);
 
 async function start(options: StartOptions): Promise<ClientSession> {
 	const bench = new vscode.Workbench(options.cwd);
@@ -104,6 +107,45 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		messages: async () => [...bench.shown, ...bench.output.filter(isNotice)],
 		quit: async () => deactivate(),
 		dispose: async () => deactivate(),
+		...reviewMethods(bench, documentOf),
+	};
+}
+
+// ---- capability "review" (protocol v0.4; cases/review.ts) ----
+
+type Bench = InstanceType<typeof vscode.Workbench>;
+type Document = InstanceType<typeof vscode.TextDocument>;
+
+/**
+ * Whether a decoration type is one of the review's: VS Code gives decoration types no name, and the extension
+ * draws pi's hunks with the diff gutter's colours (editors/vscode/src/review-view.ts, its `KINDS`).
+ */
+const isReviewDecoration = (type: { options: object }) =>
+	String((type.options as { borderColor?: { id?: string } }).borderColor?.id).startsWith("editorGutter.");
+
+function reviewMethods(
+	bench: Bench,
+	documentOf: (file: string) => Document,
+): Pick<ClientSession, "reviewMarks" | "editLines" | "revertHunk" | "undo"> {
+	return {
+		reviewMarks: async (file) => {
+			const lines = new Set<number>();
+			for (const [type, ranges] of bench.decorations.get(file) ?? []) {
+				if (!isReviewDecoration(type)) continue;
+				for (const range of ranges) for (let l = range.start.line; l <= range.end.line; l++) lines.add(l + 1);
+			}
+			return [...lines].sort((a, b) => a - b);
+		},
+		editLines: async (file, line, remove, insert) => bench.editLines(documentOf(file), line - 1, remove, insert),
+		// The file's editor made the active one, the cursor on `line`, then the command "pi: Revert this change".
+		revertHunk: async (file, line) => {
+			bench.open(file);
+			bench.select({ line: line - 1, character: 0 }, { line: line - 1, character: 0 });
+			const revert = bench.commands.get("piIdeContext.revertHunk");
+			if (!revert) throw new Error("the extension registered no piIdeContext.revertHunk");
+			await revert();
+		},
+		undo: async (file) => bench.undo(documentOf(file)),
 	};
 }
 
@@ -111,7 +153,7 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (extension code, fake VS Code API)",
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row", "review"]),
 		missing: {
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
 		},
