@@ -71,6 +71,16 @@ export interface Position {
 	character: number;
 }
 
+/** vscode.Range from its four numbers (what the extension constructs). */
+export class Range {
+	readonly start: Position;
+	readonly end: Position;
+	constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+		this.start = { line: startLine, character: startCharacter };
+		this.end = { line: endLine, character: endCharacter };
+	}
+}
+
 export class TextDocument {
 	readonly uri: Uri;
 	readonly fileName: string;
@@ -134,6 +144,10 @@ export class Workbench {
 	/** What the extension showed the user, and what it wrote to its output channel. */
 	readonly shown: string[] = [];
 	readonly output: string[] = [];
+	/** The commands the extension registered (`vscode.commands.registerCommand`), by id. */
+	readonly commands = new Map<string, (...args: unknown[]) => unknown>();
+	/** The status bar's passing messages (`vscode.window.setStatusBarMessage`). */
+	readonly statusMessages: string[] = [];
 	activeTextEditor: TextEditor | undefined;
 	readonly folder: string;
 	readonly #watcher: ReturnType<typeof setInterval>;
@@ -243,6 +257,10 @@ export const window = {
 		current().shown.push(message);
 		return Promise.resolve(undefined);
 	},
+	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
+		current().statusMessages.push(message);
+		return { dispose() {} };
+	},
 };
 
 export const workspace = {
@@ -274,8 +292,18 @@ export const languages = {
 };
 
 export const commands = {
-	registerCommand: (_id: string, _fn: (...args: unknown[]) => unknown): Disposable => ({ dispose() {} }),
-	executeCommand: (_id: string, ..._args: unknown[]) => Promise.resolve(undefined),
+	/** Kept in the workbench in use, if any (the user runs it with `executeCommand`). */
+	registerCommand: (id: string, fn: (...args: unknown[]) => unknown): Disposable => {
+		const registry = bench?.commands;
+		registry?.set(id, fn);
+		return {
+			dispose() {
+				if (registry?.get(id) === fn) registry.delete(id);
+			},
+		};
+	},
+	/** A command the extension registered runs (VS Code's own commands do nothing here). */
+	executeCommand: async (id: string, ...args: unknown[]) => bench?.commands.get(id)?.(...args),
 };
 
 export const env = { clipboard: { writeText: (_text: string) => Promise.resolve() } };
