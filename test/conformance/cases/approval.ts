@@ -376,7 +376,11 @@ export const cases: KitCase[] = [
 					await editor.until((s) => decisionsIn(s).some((d) => d.id === id), `${id} decided`);
 					end(editor, pi);
 				}
-				const kept = decisionsIn(editor.readState());
+				// The file as written: pi's reader keeps the newest 20 of a longer list, so it would hide one.
+				const raw = editor.rawState();
+				assert.ok(raw !== null, "the state file is there");
+				editor.readState(); // and pi reads it without a problem
+				const kept = (JSON.parse(raw) as { decisions: ApprovalDecision[] }).decisions;
 				assert.deepEqual(
 					kept.map((d) => d.id),
 					ids.slice(-MAX_DECISIONS),
