@@ -259,7 +259,9 @@ export const cases: KitCase[] = [
 				for (const row of IGNORED) {
 					const before = (await editor.notices()).length;
 					const owner = await row.write(editor, pi, request(editor, pi, `kit-${row.name.length}`, file));
-					await quietPeriod(QUIET_MS);
+					// Longer than a poll of the clients that poll the state dir (Vim: every 500 ms), so the user's
+					// command below comes after the client has read the request.
+					await quietPeriod(QUIET_MS * 2);
 					const told = (await editor.notices()).slice(before);
 					assert.ok(told.length <= 1, `${row.name}: at most one notice: ${JSON.stringify(told)}`);
 					await command(editor.session, "approve");
@@ -373,9 +375,10 @@ export const cases: KitCase[] = [
 					ask(editor, pi, request(editor, pi, id, file));
 					await announced(editor, before, id);
 					await command(editor.session, i % 2 === 0 ? "reject" : "approve");
-					await editor.until((s) => decisionsIn(s).some((d) => d.id === id), `${id} decided`);
 					end(editor, pi);
 				}
+				const newest = ids[ids.length - 1];
+				await editor.until((s) => decisionsIn(s).some((d) => d.id === newest), `${newest} decided`);
 				// The file as written: pi's reader keeps the newest 20 of a longer list, so it would hide one.
 				const raw = editor.rawState();
 				assert.ok(raw !== null, "the state file is there");
