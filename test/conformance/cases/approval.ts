@@ -249,6 +249,26 @@ export const cases: KitCase[] = [
 		},
 	},
 	{
+		name: "approval: a request is known by its pi and its id: another pi's request with the same id (pi's ids are its tool calls') is announced and answered as its own",
+		needs: ["approval"],
+		run: async (kit) => {
+			const { editor, files, pis } = await setUp(kit, ["a.txt", "b.txt"]);
+			try {
+				for (const [i, file] of files.entries()) {
+					const pi = await livePi(pis);
+					const before = (await arrivals(editor)).length;
+					ask(editor, pi, request(editor, pi, "call_1", file));
+					await announced(editor, before, `pi ${i + 1}'s call_1`);
+					await command(editor.session, "approve");
+					await decided(editor, pi, [{ id: "call_1", decision: "accept" }], `pi ${i + 1}'s call_1 approved`);
+					end(editor, pi);
+				}
+			} finally {
+				await killAll(pis);
+			}
+		},
+	},
+	{
 		name: `approval: a request for another editor, from a dead pi, expired, malformed, with an id over 64 characters or nested too deep is ignored: at most one notice, no decision (${IGNORED.length} kinds)`,
 		needs: ["approval"],
 		run: async (kit) => {
