@@ -41,7 +41,15 @@ export type Capability =
 	 * buffers it has open and reverts one in the buffer on the user's command. The session has the review
 	 * methods (`reviewMarks`, `editLines`, `revertHunk`, `undo`).
 	 */
-	| "review";
+	| "review"
+	// ---- approval (protocol v0.4, cases/approval.ts) ----
+	/**
+	 * The client answers pi's approval requests (`pi-<pid>.approval.json`, `decisions`): it announces a request
+	 * for it (a notice) and the user answers with a command that names no request (ClientSession.approve/reject).
+	 */
+	| "approval"
+	/** The client marks a proposal in an open buffer, and the adapter reads the marks (ClientSession.approvalMarks). */
+	| "approval-marks";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {
@@ -91,6 +99,27 @@ export interface ClientSession {
 	setDiagnostics(file: string, items: KitDiagnostic[]): Promise<void>;
 	/** What the editor told the user since it started (its notices about bad input), oldest first. */
 	messages(): Promise<string[]>;
+	// ---- approval (protocol v0.4, capability "approval"; cases/approval.ts) ----
+	/**
+	 * The user's command that approves the request the editor showed, naming none (`:PiIde approve`, M-x
+	 * pi-ide-approve, VS Code's "Accept pi's proposed change", JetBrains' action). Returns what the editor told
+	 * the user in reply (its line or lines, joined).
+	 */
+	approve?(): Promise<string>;
+	/** The same, rejecting. */
+	reject?(): Promise<string>;
+	/**
+	 * The approval marks in the buffer holding `file`, read through the editor's API (capability
+	 * "approval-marks"): the name each carries (namespace, sign group, text property type, overlay face or
+	 * property) and the 1-based line it is on.
+	 */
+	approvalMarks?(file: string): Promise<{ name: string; line: number }[]>;
+	/**
+	 * The notices that announced pi's requests as they arrived, oldest first, for a client that also tells of other
+	 * things about them (a request ending): without it the cases take every notice (`messages`) as one.
+	 */
+	approvalNotices?(): Promise<string[]>;
+	// ---- end approval ----
 	/** Give a headless editor its UI (capability "ui-gate"). */
 	attachUi?(): Promise<void>;
 	/** A clean exit: the client removes its state file. */

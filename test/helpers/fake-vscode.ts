@@ -71,6 +71,16 @@ export interface Position {
 	character: number;
 }
 
+/** vscode.Range from its four numbers (what the extension constructs). */
+export class Range {
+	readonly start: Position;
+	readonly end: Position;
+	constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+		this.start = { line: startLine, character: startCharacter };
+		this.end = { line: endLine, character: endCharacter };
+	}
+}
+
 export class TextDocument {
 	readonly uri: Uri;
 	readonly fileName: string;
@@ -135,12 +145,15 @@ export class Workbench {
 	/** What the extension showed the user, and what it wrote to its output channel. */
 	readonly shown: string[] = [];
 	readonly output: string[] = [];
+	/** The commands the extension registered (`vscode.commands.registerCommand`), by id. */
+	readonly commands = new Map<string, (...args: unknown[]) => unknown>();
+	/** The status bar's passing messages (`vscode.window.setStatusBarMessage`). */
+	readonly statusMessages: string[] = [];
 	activeTextEditor: TextEditor | undefined;
 	readonly folder: string;
 	readonly #watcher: ReturnType<typeof setInterval>;
-	/** Review (the kit's review cases): decorations drawn per file and type, commands, each document's undo stack. */
+	/** Review (the kit's review cases): decorations drawn per file and type, each document's undo stack. */
 	readonly decorations = new Map<string, Map<DecorationType, Range[]>>();
-	readonly commands = new Map<string, (...args: unknown[]) => unknown>();
 	readonly #undo = new Map<TextDocument, string[]>();
 
 	constructor(folder: string) {
@@ -318,6 +331,10 @@ export const window = {
 		current().shown.push(message);
 		return Promise.resolve(undefined);
 	},
+	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
+		current().statusMessages.push(message);
+		return { dispose() {} };
+	},
 };
 
 export const workspace = {
@@ -351,12 +368,18 @@ export const languages = {
 };
 
 export const commands = {
+	/** Kept in the workbench in use, if any (the user runs it with `executeCommand`). */
 	registerCommand: (id: string, fn: (...args: unknown[]) => unknown): Disposable => {
-		const workbench = current();
-		workbench.commands.set(id, fn);
-		return { dispose: () => workbench.commands.delete(id) };
+		const registry = bench?.commands;
+		registry?.set(id, fn);
+		return {
+			dispose() {
+				if (registry?.get(id) === fn) registry.delete(id);
+			},
+		};
 	},
-	executeCommand: (_id: string, ..._args: unknown[]) => Promise.resolve(undefined),
+	/** A command the extension registered runs (VS Code's own commands do nothing here). */
+	executeCommand: async (id: string, ...args: unknown[]) => bench?.commands.get(id)?.(...args),
 };
 
 export const env = { clipboard: { writeText: (_text: string) => Promise.resolve() } };
@@ -372,15 +395,6 @@ export function makeContext(): { subscriptions: Disposable[]; environmentVariabl
 // ---- review (protocol v0.4, the kit's review cases): ranges, edits, undo, decorations, the quick diff ----
 
 export const TextDocumentChangeReason = { Undo: 1, Redo: 2 } as const;
-
-export class Range {
-	readonly start: Position;
-	readonly end: Position;
-	constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
-		this.start = { line: startLine, character: startCharacter };
-		this.end = { line: endLine, character: endCharacter };
-	}
-}
 
 export class WorkspaceEdit {
 	readonly edits: { uri: Uri; range: Range; text: string }[] = [];

@@ -190,7 +190,8 @@ forEachNvim((flavour) => {
 						const r = request(w);
 						ask(w, encodeApprovalMessage({ ...r, request: { ...r.request, id: step.ask } }));
 						await pollFor(
-							() => w.nv.lua<boolean>(`return require("pi-ide.approval")._state().told["${step.ask}"] == true`),
+							() =>
+								w.nv.lua<boolean>(`return require("pi-ide.approval")._state().told["${w.piPid}:${step.ask}"] == true`),
 							`Neovim told of ${step.ask}`,
 						);
 					} else if ("end" in step) {

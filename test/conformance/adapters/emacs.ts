@@ -60,6 +60,20 @@ function session(e: Emacs, checker: Checker): ClientSession {
 			await e.eval(`(${PUBLISH[checker]} ${elispString(file)} '(${list}))`);
 		},
 		messages: () => e.messages(),
+		// ---- approval: M-x pi-ide-approve / pi-ide-reject, their reply; every overlay, by face or property ----
+		approve: async () => (await e.json<string | null>("(call-interactively #'pi-ide-approve)")) ?? "",
+		reject: async () => (await e.json<string | null>("(call-interactively #'pi-ide-reject)")) ?? "",
+		approvalMarks: async (file) =>
+			(await e.json<{ name: string; line: number }[] | null>(
+				`(with-current-buffer ${buffer(file)}
+				  (vconcat (mapcar (lambda (o)
+				    (let ((face (overlay-get o 'face)) (props (overlay-properties o)) (keys nil))
+				      (while props (push (symbol-name (car props)) keys) (setq props (cddr props)))
+				      (list :name (if (and face (symbolp face)) (symbol-name face) (mapconcat (function identity) (nreverse keys) " "))
+				            :line (line-number-at-pos (overlay-start o) t))))
+				    (overlays-in (point-min) (point-max)))))`,
+			)) ?? [],
+		// ---- end approval ----
 		attachUi: () => e.attachUi(),
 		quit: () => e.quit(),
 		dispose: () => e.dispose(),
@@ -115,6 +129,8 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"ui-gate",
 	"editor-per-row",
 	"review",
+	"approval",
+	"approval-marks",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {

@@ -15,6 +15,8 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"ui-gate",
 	"editor-per-row",
 	"review",
+	"approval",
+	"approval-marks",
 ]);
 
 /** vim.diagnostic.severity's numbers. */
@@ -131,6 +133,21 @@ return files`),
 				.split("\n")
 				.map((line) => line.trim())
 				.filter(isNotice),
+		// ---- approval: `:PiIde approve` / `:PiIde reject` as typed, their reply; the marks of every namespace ----
+		approve: async () => (await nv.exec("PiIde approve")).trim(),
+		reject: async () => (await nv.exec("PiIde reject")).trim(),
+		approvalMarks: (file) =>
+			inBuffer<{ name: string; line: number }[]>(
+				file,
+				`local marks = {}
+for name, ns in pairs(vim.api.nvim_get_namespaces()) do
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, {})) do
+    marks[#marks + 1] = { name = name, line = m[2] + 1 }
+  end
+end
+return marks`,
+			),
+		// ---- end approval ----
 		attachUi: () => attachUi(nv),
 		quit: async () => {
 			await nv.quit();

@@ -126,6 +126,24 @@ class VimSession implements ClientSession {
 			.filter((l) => l.startsWith("(pi-ide)") || /E\d{2,4}:|Error/.test(l));
 	}
 
+	// ---- approval: `:PiIde approve` / `:PiIde reject` as typed, their reply; every sign and text property ----
+	approve(): Promise<string> {
+		return this.vim.expr<string>(`trim(execute('PiIde approve'))`);
+	}
+
+	reject(): Promise<string> {
+		return this.vim.expr<string>(`trim(execute('PiIde reject'))`);
+	}
+
+	/** Every sign (its group) and text property (its type) in the buffer holding `file`. */
+	approvalMarks(file: string): Promise<{ name: string; line: number }[]> {
+		const b = bufExpr(file);
+		return this.vim.expr<{ name: string; line: number }[]>(
+			`map(sign_getplaced(${b}, {'group': '*'})[0].signs, {_, s -> {'name': s.group, 'line': s.lnum}}) + flatten(map(range(1, getbufinfo(${b})[0].linecount), {_, l -> map(prop_list(l, {'bufnr': ${b}}), {_, p -> {'name': p.type, 'line': l}})}))`,
+		);
+	}
+	// ---- end approval ----
+
 	async quit(): Promise<void> {
 		await this.vim.quit();
 	}
@@ -191,6 +209,8 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"diagnostics",
 	"editor-per-row",
 	"review",
+	"approval",
+	"approval-marks",
 ]);
 
 export const adapters: ClientAdapter[] = [

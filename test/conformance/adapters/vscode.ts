@@ -31,6 +31,14 @@ const SEVERITY = { error: 0, warning: 1, info: 2, hint: 3 } as const;
  */
 const isNotice = (line: string) => / pi message: /.test(line) || /\.review\.json\b.*ignored$/.test(line);
 
+/** Run the extension's command `id` as the user does; what it told the user, joined. */
+async function runCommand(bench: InstanceType<typeof vscode.Workbench>, id: string): Promise<string> {
+	const [output, status, shown] = [bench.output.length, bench.statusMessages.length, bench.shown.length];
+	if (!bench.commands.has(id)) throw new Error(`the extension registered no command ${id}`);
+	await vscode.commands.executeCommand(id);
+	return [...bench.output.slice(output), ...bench.statusMessages.slice(status), ...bench.shown.slice(shown)].join("\n");
+}
+
 async function start(options: StartOptions): Promise<ClientSession> {
 	const bench = new vscode.Workbench(options.cwd);
 	vscode.useWorkbench(bench);
@@ -105,6 +113,13 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			);
 		},
 		messages: async () => [...bench.shown, ...bench.output.filter(isNotice)],
+		// ---- approval: the commands "Accept/Reject pi's proposed change" as the user runs them; their reply is
+		// what they put in the output channel, the status bar and notifications ----
+		approve: () => runCommand(bench, "piIdeContext.approve"),
+		reject: () => runCommand(bench, "piIdeContext.reject"),
+		// A request's notification (describeApproval: "pi wants to edit a.txt: 2 hunks. ...").
+		approvalNotices: async () => bench.shown.filter((m) => m.startsWith("pi wants to ")),
+		// ---- end approval ----
 		quit: async () => deactivate(),
 		dispose: async () => deactivate(),
 		...reviewMethods(bench, documentOf),
@@ -153,8 +168,10 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (extension code, fake VS Code API)",
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row", "review"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row", "review", "approval"]),
 		missing: {
+			"approval-marks":
+				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
 		},
 		inProcess: true,

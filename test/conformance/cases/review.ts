@@ -9,9 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
-import { ChangeSet, encodeReviewMessage, type ReviewRun } from "../../../src/link/change-set.ts";
+import { ChangeSet, encodeReviewMessage } from "../../../src/link/change-set.ts";
 import { MAX_PI_FILE_DEPTH, MAX_REVIEW_HUNKS_PER_FILE, MAX_REVIEW_RUNS } from "../../../src/protocol/limits.ts";
 import type { EditorState } from "../../../src/protocol/protocol.ts";
+import type { ReviewRun } from "../../../src/protocol/wire.ts";
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollUntil } from "../../helpers/poll.ts";

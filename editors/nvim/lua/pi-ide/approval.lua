@@ -33,7 +33,7 @@ local H = {
   pending = {},
   --- newest last: { pi_pid, id, decision }
   decisions = {},
-  --- request id -> true, once its notice was shown
+  --- "<pi pid>:<request id>" -> true, once its notice was shown
   told = {},
   --- { pi_pid, id } of the request the user was last shown and has not answered: the one approve/reject answer
   shown = nil,
@@ -270,10 +270,12 @@ end
 --- A request arrived: say so once, in one line that fits (no hit-enter prompt). It becomes the one approve/reject
 --- answer only when no request the user was shown is still unanswered (they may be typing their answer to it).
 local function tell(r)
-  if H.told[r.id] then
+  -- A request is (pi pid, id): pi's ids are its tool calls', which another pi may use too.
+  local key = ("%d:%s"):format(r.pi_pid, r.id)
+  if H.told[key] then
     return
   end
-  H.told[r.id] = true
+  H.told[key] = true
   if not H.shown then
     bind(r)
   end

@@ -39,7 +39,7 @@ const PROP = 'pi_ide_approval_add'
 var pending: dict<dict<any>> = {}
 # Newest last: {pi_pid, id, decision}.
 var decisions: list<dict<any>> = []
-# Request ids whose arrival was told.
+# Requests whose arrival was told, as '<pi pid>:<id>' (pi's ids are its tool calls', which another pi may use too).
 var told: dict<bool> = {}
 # {pi_pid, id} of the request the user was last shown and has not answered: the one approve/reject answer.
 var shown: dict<any> = {}
@@ -328,10 +328,11 @@ enddef
 # A request arrived: told once. It becomes the one approve/reject answer only when no request shown to the
 # user is still unanswered (they may be typing their answer to that one).
 def Tell(r: dict<any>)
-  if get(told, r.id, false)
+  const key = printf('%d:%s', r.pi_pid, r.id)
+  if get(told, key, false)
     return
   endif
-  told[r.id] = true
+  told[key] = true
   if empty(shown)
     Bind(r)
   endif
