@@ -9,16 +9,13 @@ import { posix } from "node:path";
 import { oneLine } from "../protocol/inert.ts";
 import { MAX_REVERTED_REPORTS } from "../protocol/limits.ts";
 import type { EditorState, RevertedHunk } from "../protocol/protocol.ts";
-import type { ReviewHunk, ReviewRun } from "../protocol/wire.ts";
+import { type ReviewHunk, type ReviewRun, revertKey } from "../protocol/wire.ts";
 
 /** Hunks listed in one note; more are counted. */
 export const MAX_REVERTS_LISTED = 10;
 
-/**
- * The key a reverted hunk is told under: the same hunk reverted again is not news. `(pi_pid, run, id)`, as every
- * client keys its `reverted` list (one table holds the copies together: test/fixtures/revert-key.ts).
- */
-export const revertKey = (r: RevertedHunk): string => `${r.pi_pid}:${r.run}:${r.id}`;
+/** The key a reverted hunk is told under (the same hunk reverted again is not news): the wire's. */
+export { revertKey };
 
 /**
  * The editor's reverts of this pi's hunks not told yet, oldest first, each described by pi's own change set: only

@@ -43,6 +43,12 @@ export function splitLines(text: string): string[] {
 	return lines;
 }
 
+/**
+ * The key of a revert in the editor's `reverted` list: the same hunk (`id`) of the same run of the same pi. pi and
+ * every TypeScript client key by it; the other clients' copies are held together by test/fixtures/revert-key.ts.
+ */
+export const revertKey = (r: { pi_pid: number; run: number; id: string }): string => `${r.pi_pid}:${r.run}:${r.id}`;
+
 /** Every file pi writes for the editors starts so; no editor's `<pid>.json` does. */
 export const PI_FILE_PREFIX = "pi-";
 
