@@ -82,7 +82,9 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.match(toolText, /unsaved/i, toolText);
 		const kept = await driver.command({ cmd: "buffer", file });
 		assert.deepEqual(kept["buffer"], { text: "// the user's unsaved line\n", modified: true });
-		assert.equal(readState(driver).files?.find((f) => f.file === file)?.status, "modified");
+		// Each runWrite is a pi of its own: the first pi's report stays beside the second's (PROTOCOL.md: a pi's report
+		// never replaces another pi's), and the second's is the newest.
+		assert.equal(readState(driver).files?.findLast((f) => f.file === file)?.status, "modified");
 		const messages = await driver.command({ cmd: "messages" });
 		assert.equal((messages["messages"] as string[]).filter((m) => m.includes(file)).length, 1, "told once");
 	});
