@@ -14,23 +14,30 @@
 --- thrown away unsaved with the buffer's text (`:e!`, `:bd!`, `:bw!`) leaves it for good. Marks follow their
 --- lines when lines move above them (pi's next message checks them where they are), and a hunk whose lines of
 --- pi's were deleted is not reverted (its mark moved onto the next line, which may read the same).
+--- The rules (validation, which hunks are whose, the revert key...) are pure, in pi-ide.review.rules; this module
+--- is the UI: marks, commands, the undo tree asked, the buffers' events.
 ---@module 'pi-ide.review'
+local rules = require("pi-ide.review.rules")
+
 local M = {}
 
 --- Asks init.lua for a prompt state write (set by pi-ide.inbox.start).
 ---@type fun()|nil
 M.on_change = nil
 
---- PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
-M.MAX_BYTES = 8 * 1024 * 1024
-M.MAX_REVERTED = 50
---- PROTOCOL.md "Limits": the runs of a change set, the hunks of a file (or of an approval request): more is
---- refused whole, by the count, before any work per hunk; and the largest line number or count taken from a hunk.
-M.MAX_RUNS = 3
-M.MAX_HUNKS = 500
-M.MAX_LINE = 2 ^ 31 - 1
---- PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (Lua's `#` counts bytes).
-M.MAX_ID_BYTES = 64
+--- The caps (pi-ide.review.rules), and its pure rules, reachable here as before the split.
+M.MAX_BYTES = rules.MAX_BYTES
+M.MAX_REVERTED = rules.MAX_REVERTED
+M.MAX_RUNS = rules.MAX_RUNS
+M.MAX_HUNKS = rules.MAX_HUNKS
+M.MAX_LINE = rules.MAX_LINE
+M.MAX_ID_BYTES = rules.MAX_ID_BYTES
+M.is_line = rules.is_line
+M.over_cap = rules.over_cap
+M.valid_hunk = rules.valid_hunk
+M.validate = rules.validate
+M.add_reverted = rules.add_reverted
+M._step_applied = rules.step_applied
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
@@ -71,123 +78,9 @@ local function define_highlights()
   end
 end
 
-local function is_list(v)
-  return type(v) == "table" and (next(v) == nil or v[1] ~= nil)
-end
-
-local function is_count(v)
-  return type(v) == "number" and v >= 0 and v == math.floor(v) and v < 2 ^ 53
-end
-
---- Pure: is `v` a line number or line count of pi's: an integer 0 to MAX_LINE (1.5, -1, 1e400, 2^53 are none)?
----@param v any
----@return boolean
-function M.is_line(v)
-  return type(v) == "number" and v >= 0 and v <= M.MAX_LINE and v == math.floor(v)
-end
-
---- Pure: why a list of pi's hunks is over the cap (refused whole), or nil.
----@param what string
----@param hunks table
----@return string|nil
-function M.over_cap(what, hunks)
-  if #hunks > M.MAX_HUNKS then
-    return ("%s: %d, over the cap of %d: refused"):format(what, #hunks, M.MAX_HUNKS)
-  end
-  return nil
-end
-
-local function is_lines(v)
-  if not is_list(v) then
-    return false
-  end
-  for _, line in ipairs(v) do
-    if type(line) ~= "string" then
-      return false
-    end
-  end
-  return true
-end
-
---- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too): its id 1 to
---- MAX_ID_BYTES bytes, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`)?
----@param h any
----@return boolean
-function M.valid_hunk(h)
-  return type(h) == "table"
-    and type(h.id) == "string"
-    and #h.id >= 1
-    and #h.id <= M.MAX_ID_BYTES
-    and M.is_line(h.old_start)
-    and h.old_start >= 1
-    and M.is_line(h.new_start)
-    and h.new_start >= 1
-    and is_lines(h.old_text)
-    and is_lines(h.new_text)
-end
-
---- Pure: the runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
----@param msg any
----@param pid integer
----@return table|nil runs
----@return string|nil problem
-function M.validate(msg, pid)
-  if type(msg) ~= "table" or msg.kind ~= "pi-review" then
-    return nil, "not a pi change set"
-  end
-  if msg.pid ~= pid then
-    return nil, ("its pid (%s) is not the one in its name"):format(tostring(msg.pid))
-  end
-  if not is_list(msg.runs) then
-    return nil, "runs: not a list"
-  end
-  -- The caps by the counts alone, before any work per hunk.
-  if #msg.runs > M.MAX_RUNS then
-    return nil, ("runs: %d, over the cap of %d: refused"):format(#msg.runs, M.MAX_RUNS)
-  end
-  for _, run in ipairs(msg.runs) do
-    for _, f in ipairs(type(run) == "table" and is_list(run.files) and run.files or {}) do
-      local over = type(f) == "table" and is_list(f.hunks) and M.over_cap("hunks of a file", f.hunks)
-      if over then
-        return nil, over
-      end
-    end
-  end
-  local runs = {}
-  for _, run in ipairs(msg.runs) do
-    if type(run) == "table" and is_count(run.run) and is_list(run.files) then
-      local files = {}
-      for _, f in ipairs(run.files) do
-        if type(f) == "table" and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
-          local hunks = {}
-          for _, h in ipairs(f.hunks) do
-            if M.valid_hunk(h) then
-              hunks[#hunks + 1] = h
-            end
-          end
-          local baseline = type(f.baseline) == "string" and f.baseline or nil
-          files[#files + 1] = { file = f.file, baseline = baseline, hunks = hunks }
-        end
-      end
-      runs[#runs + 1] = { run = run.run, files = files }
-    end
-  end
-  return runs
-end
-
 --- The newest run's entry for `file` among all connected pis: pid, run number, file entry.
 local function newest_entry(file)
-  local best
-  for pid, set in pairs(H.sets) do
-    for _, run in ipairs(set.runs) do
-      for _, f in ipairs(run.files) do
-        if f.file == file and (not best or run.run > best.run) then
-          best = { pid = pid, run = run.run, entry = f }
-        end
-      end
-    end
-  end
-  return best
+  return rules.newest_entry(H.sets, file)
 end
 
 --- What marks would be placed from: pi, run, each hunk's id and place. nil: no marks. Not the buffer's text:
@@ -196,56 +89,27 @@ end
 --- edits); they are checked where they are (keep_marks), and the buffer read again from its file
 --- (M.buffer_read) places them anew.
 local function marks_source(found)
-  if not found or require("pi-ide").option("review_marks") == false then
+  if require("pi-ide").option("review_marks") == false then
     return nil
   end
-  local parts = { found.pid, found.run }
-  for _, h in ipairs(found.entry.hunks) do
-    parts[#parts + 1] = h.id .. ":" .. h.new_start
-  end
-  return table.concat(parts, " ")
+  return rules.marks_source(found)
 end
 
---- The baseline's lines of a change set entry, split once.
-local function base_lines(entry)
-  if not entry.base_lines then
-    entry.base_lines = require("pi-ide.inbox.compare").lines_of(entry.baseline or "", "unix")
-  end
-  return entry.base_lines
-end
+local base_lines = rules.base_lines
 
---- Whether `buf` has, around a deletion of pi's, the baseline's lines that were around the deleted ones: a
---- deletion leaves no line of pi's to check, and without this a buffer whose lines moved (unsaved lines added
---- above, not reloaded) would be marked, and reverted, on a wrong line. `follow`: the 1-based buffer line that
---- follows the deletion (the line count + 1 for a deletion at the end). Pure but for reading `buf`.
+--- Whether `buf` has, around a deletion of pi's, the baseline's lines that were around the deleted ones
+--- (pi-ide.review.rules.deletion_holds, on the buffer's lines). `follow`: the 1-based buffer line that follows the
+--- deletion (the line count + 1 for a deletion at the end).
 ---@param buf integer
 ---@param base string[] the baseline's lines
 ---@param h table the hunk (old_start, old_text)
 ---@param follow integer
 ---@return boolean
 function M._deletion_holds(buf, base, h, follow)
-  local count = vim.api.nvim_buf_line_count(buf)
   local line = function(n)
     return vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
   end
-  -- As pi counts lines: an empty buffer has none.
-  if count == 1 and line(1) == "" then
-    count = 0
-  end
-  local before, after = h.old_start - 1, h.old_start + #h.old_text
-  local before_ok
-  if before >= 1 then
-    before_ok = follow - 1 >= 1 and follow - 1 <= count and line(follow - 1) == base[before]
-  else
-    before_ok = follow == 1
-  end
-  local after_ok
-  if after <= #base then
-    after_ok = follow <= count and line(follow) == base[after]
-  else
-    after_ok = follow == count + 1
-  end
-  return before_ok and after_ok
+  return rules.deletion_holds(vim.api.nvim_buf_line_count(buf), line, base, h, follow)
 end
 
 --- Whether `buf` has `lines` from 0-based `row`.
@@ -393,7 +257,7 @@ end
 ---@return string|nil problem
 function M.load(dir, pid)
   local name = ("pi-%d.review.json"):format(pid)
-  local ok, msg = require("pi-ide.inbox.read").read_json(dir .. "/" .. name, M.MAX_BYTES)
+  local ok, msg = require("pi-ide.inbox.read").read_json(dir .. "/" .. name, rules.MAX_BYTES)
   if not ok then
     if not msg and H.sets[pid] then
       H.sets[pid] = nil
@@ -401,7 +265,7 @@ function M.load(dir, pid)
     end
     return msg
   end
-  local runs, bad = M.validate(msg, pid)
+  local runs, bad = rules.validate(msg, pid)
   if not runs then
     return bad
   end
@@ -466,74 +330,12 @@ local function undo_break(buf)
   end)
 end
 
---- Whether undo step `seq` of `tree` is in the text now: on the path from the first step to the current one
---- (an undone step is past it; one on another branch is not on it), or no longer in the history at all (cut by
---- 'undolevels', or the history was dropped): then nothing can take it back.
-function M._step_applied(tree, seq)
-  local function has(entries)
-    for _, e in ipairs(entries) do
-      if e.seq == seq or (e.alt and has(e.alt)) then
-        return true
-      end
-    end
-    return false
-  end
-  if not has(tree.entries or {}) then
-    return true
-  end
-  -- Each `alt` list is a branch that left the list it is in just before its entry.
-  local function walk(entries, seen)
-    for _, e in ipairs(entries) do
-      if e.alt then
-        local found, on = walk(e.alt, seen)
-        if found then
-          return true, on
-        end
-      end
-      seen = seen or e.seq == seq
-      if e.seq == tree.seq_cur then
-        return true, seen
-      end
-    end
-    return false, false
-  end
-  local _, on_path = walk(tree.entries or {}, false)
-  return on_path
-end
-
---- Pure: `reverted` (newest last, changed in place) with `record` added, at most MAX_REVERTED. A revert is keyed by
---- `(pi_pid, run, id)` (PROTOCOL.md `hunks[].id`): the same hunk reverted again (after an undo) is one entry, the
---- newest; two that differ in any of the three are two (pi's key and every client's: test/fixtures/revert-key.ts).
----@param reverted table
----@param record table { pi_pid, run, id, file, line, lines }
----@return table reverted
-function M.add_reverted(reverted, record)
-  for i = #reverted, 1, -1 do
-    local r = reverted[i]
-    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
-      table.remove(reverted, i)
-    end
-  end
-  reverted[#reverted + 1] = record
-  while #reverted > M.MAX_REVERTED do
-    table.remove(reverted, 1)
-  end
-  return reverted
-end
-
 --- Record a revert in `reverted`, and follow it in `buf`: its undo step (an undo of it, and a redo, are seen by
 --- asking Neovim's undo tree: M.report) and where its lines start (0-based `at`: an extmark that stays above
 --- lines put at it, so the hunk can be marked again after an undo).
 local function track_revert(buf, info, line, at)
-  local record = {
-    pi_pid = info.pid,
-    run = info.run,
-    id = info.hunk.id,
-    file = info.file,
-    line = line,
-    lines = #info.hunk.new_text,
-  }
-  M.add_reverted(H.reverted, record)
+  local record = rules.revert_record(info, line)
+  rules.add_reverted(H.reverted, record)
   local t = { info = info, record = record, seq = undo_tree(buf).seq_cur }
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
   t.top = ok and id or nil
@@ -640,22 +442,8 @@ end
 --- :PiIde hunks: pi's hunks of its newest run, every file, into the quickfix list. Returns how many.
 ---@return integer
 function M.to_quickfix()
-  local newest
-  for pid, set in pairs(H.sets) do
-    local run = set.runs[#set.runs]
-    if run and (not newest or run.run > newest.run.run) then
-      newest = { pid = pid, run = run }
-    end
-  end
-  local items = {}
-  for _, f in ipairs(newest and newest.run.files or {}) do
-    for _, h in ipairs(f.hunks) do
-      local what = ("+%d -%d"):format(#h.new_text, #h.old_text)
-      local first = h.new_text[1] or h.old_text[1] or ""
-      local text = ("pi %s  %s"):format(what, first)
-      items[#items + 1] = { filename = f.file, lnum = math.max(1, h.new_start), text = text }
-    end
-  end
+  local newest = rules.newest_run(H.sets)
+  local items = rules.quickfix_items(newest and newest.run)
   vim.fn.setqflist({}, " ", { title = "pi's changes", items = items })
   return #items
 end
@@ -705,7 +493,7 @@ local function look_at_reverts()
           end
         else
           kept[#kept + 1] = t
-          local holds = M._step_applied(tree, t.seq)
+          local holds = rules.step_applied(tree, t.seq)
           if not holds and not H.undone[t.record] then
             H.undone[t.record] = true
             local row = t.top and api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, t.top, {})[1]
@@ -738,13 +526,7 @@ end
 ---@return table|nil
 function M.report()
   look_at_reverts()
-  local out = {}
-  for _, r in ipairs(H.reverted) do
-    if not H.undone[r] then
-      out[#out + 1] = vim.deepcopy(r)
-    end
-  end
-  return #out > 0 and out or nil
+  return rules.report(H.reverted, H.undone)
 end
 
 --- Drop revert `t` (a tracker of `buf`) from `reverted`: its buffer was read again from a file that does not
@@ -793,7 +575,7 @@ local function text_replaced(buf, read)
         changed = changed or H.undone[t.record] ~= nil
         H.undone[t.record] = nil
         if read then
-          if not M._step_applied(tree, t.seq) then
+          if not rules.step_applied(tree, t.seq) then
             t.seq = tree.seq_cur
           end
           t.mark = nil
@@ -830,7 +612,7 @@ function M.buffer_written(buf, file)
   end
   local tree = undo_tree(buf)
   for _, t in ipairs(trackers) do
-    t.saved = M._step_applied(tree, t.seq)
+    t.saved = rules.step_applied(tree, t.seq)
   end
 end
 
