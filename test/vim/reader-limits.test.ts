@@ -21,7 +21,7 @@ for [kind, text] in c
   if why == '' && kind == 'message'
     why = pi_ide#inbox#Validate(msg, ${PI_PID})
   elseif why == '' && kind == 'review'
-    var [runs, bad] = pi_ide#review#Validate(msg, ${PI_PID})
+    var [runs, bad] = pi_ide#review_rules#Validate(msg, ${PI_PID})
     why = bad
     for run in runs
       for f in run.files
@@ -29,7 +29,7 @@ for [kind, text] in c
       endfor
     endfor
   elseif why == ''
-    var [request, bad] = pi_ide#approval#Validate(msg, ${PI_PID})
+    var [request, bad] = pi_ide#approval_rules#Validate(msg, ${PI_PID})
     why = bad
     kept = why == '' ? len(request.hunks) : 0
   endif

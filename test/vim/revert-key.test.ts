@@ -1,6 +1,6 @@
 /**
  * The revert key `(pi_pid, run, id)` (test/fixtures/revert-key.ts) in the Vim client's `reverted` list
- * (pi_ide#review#AddReverted: a hunk reverted again is one entry), in one real Vim (`vim -es`).
+ * (pi_ide#review_rules#AddReverted: a hunk reverted again is one entry), in one real Vim (`vim -es`).
  */
 import assert from "node:assert/strict";
 import { it } from "node:test";
@@ -12,7 +12,7 @@ it("vim: AddReverted keeps one entry per (pi_pid, run, id), two when one field o
 	const out = runVimRules<{ lists: Revert[][] }>(
 		t,
 		REVERT_KEY_CASES.map((c) => [c.first, c.second]),
-		"var out = {lists: mapnew(c, (_, pair) => pi_ide#review#AddReverted(pi_ide#review#AddReverted([], pair[0]), pair[1]))}",
+		"var out = {lists: mapnew(c, (_, pair) => pi_ide#review_rules#AddReverted(pi_ide#review_rules#AddReverted([], pair[0]), pair[1]))}",
 	);
 	const wrong = REVERT_KEY_CASES.flatMap((c, i) => {
 		const list = out.lists[i] ?? [];

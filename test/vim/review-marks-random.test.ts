@@ -78,7 +78,7 @@ async function runSequence(vim: Vim, piPid: number, seed: number): Promise<strin
 		?.hunks;
 	assert.ok(hunks, `seed ${seed}: pi's change set has the file`);
 	await piMessage(vim, piPid, review);
-	await vim.waitExpr(`has_key(pi_ide#review#Newest(pi_ide#review#Debug().sets), ${vimString(file)})`);
+	await vim.waitExpr(`has_key(pi_ide#review_rules#Newest(pi_ide#review#Debug().sets), ${vimString(file)})`);
 	const oracle = new MarksOracle(pi.replace(/\n$/, "").split("\n"), hunks);
 	const trail: string[] = [];
 	for (let i = 0; i <= STEPS; i++) {

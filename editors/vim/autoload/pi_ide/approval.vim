@@ -16,20 +16,11 @@ vim9script
 # The decision goes into the state file (`decisions`), which pi reads. Doing nothing is not a rejection: pi's
 # own dialog may answer, or its timeout ends the wait. It never changes a buffer or a file for a request.
 # The Neovim client's behaviour (editors/nvim/lua/pi-ide/approval.lua).
+# This file is the UI (signs, virtual text, notices, the proposal view, commands); the pure rules (which requests
+# count, the proposal's diff and marks, the notice's text, the decisions kept, an answer's request) are
+# pi_ide/approval_rules.vim.
 
-import autoload 'pi_ide/writer.vim'
-
-# PROTOCOL.md "Approval": the largest request read, the decisions kept for pi; and the proposed lines shown
-# inline per hunk (the rest is counted).
-export const MAX_BYTES = 1024 * 1024
-export const MAX_DECISIONS = 20
-export const MAX_VIRTUAL_LINES = 20
-# PROTOCOL.md "Limits": the hunks of a request, or of a file of pi's change set (refused whole when more, by the
-# count, before any work per hunk), and the largest line number or count taken from them.
-export const MAX_HUNKS = 500
-export const MAX_LINE = 2147483647
-# PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (strlen() counts bytes).
-export const MAX_ID_BYTES = 64
+import autoload 'pi_ide/approval_rules.vim'
 
 const SIGN = 'PiIdeApproval'
 const SIGN_GROUP = 'pi_ide_approval'
@@ -51,203 +42,8 @@ var defined = false
 # Buffers (string) that carry marks: only those are cleared (a clear walks every line of the buffer).
 var marked: dict<bool> = {}
 
-# A line number or line count of pi's: an integer 0 to MAX_LINE (a Float, 1.5 or 1e400, is none).
-def IsLine(v: any): bool
-  return type(v) == v:t_number && v >= 0 && v <= MAX_LINE
-enddef
-
-# Pure: why a list of pi's hunks is over the cap (refused whole), or ''.
-export def OverCap(what: string, hunks: list<any>): string
-  return len(hunks) > MAX_HUNKS ? printf('%s: %d, over the cap of %d: refused', what, len(hunks), MAX_HUNKS) : ''
-enddef
-
-# Loops rather than filter() and mapnew() with a lambda, here and below: a lambda made per hunk costs more
-# than the work itself (500 hunks, bench/vim.ts).
-def IsLines(v: any): bool
-  if type(v) != v:t_list
-    return false
-  endif
-  for l in v
-    if type(l) != v:t_string
-      return false
-    endif
-  endfor
-  return true
-enddef
-
-def IsString(v: any, s: string): bool
-  return type(v) == v:t_string && v ==# s
-enddef
-
-# Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md `hunks[]`): its id 1 to
-# MAX_ID_BYTES bytes, `old_start` and `new_start` line numbers from 1?
-export def ValidHunk(h: any): bool
-  return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && h.id != '' && strlen(h.id) <= MAX_ID_BYTES
-    && IsLine(get(h, 'old_start', -1)) && IsLine(get(h, 'new_start', -1)) && h.old_start >= 1 && h.new_start >= 1
-    && IsLines(get(h, 'old_text', 0)) && IsLines(get(h, 'new_text', 0))
-enddef
-
-# The pid of `pi-<pid>.approval.json` (the canonical decimal of every state file name), or 0.
-export def PidOfName(name: string): number
-  var digits = matchstr(name, '^pi-\zs[0-9]\+\ze\.approval\.json$')
-  return digits == '' ? 0 : writer.PidOfName(digits .. '.json')
-enddef
-
-# Pure: [request, ''] from a decoded approval file of pi `pid`, or [{}, why it is refused]. Malformed hunks are
-# dropped (the rest still shows); the request is still asked without them.
-export def Validate(msg: any, pid: number): list<any>
-  if type(msg) != v:t_dict || !IsString(get(msg, 'kind', 0), 'pi-approval')
-    return [{}, 'not a pi approval request']
-  endif
-  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
-    return [{}, 'its pid is not the one in its name']
-  endif
-  if type(get(msg, 'editor_pid', '')) != v:t_number || msg.editor_pid < 1
-    return [{}, 'editor_pid is not a pid']
-  endif
-  var r = get(msg, 'request', 0)
-  if type(r) != v:t_dict
-    return [{}, 'request: not an object']
-  endif
-  var id = get(r, 'id', 0)
-  if type(id) != v:t_string || id == '' || strlen(id) > MAX_ID_BYTES
-    return [{}, printf('request.id: not a string of 1 to %d bytes', MAX_ID_BYTES)]
-  endif
-  if type(get(r, 'file', 0)) != v:t_string || r.file !~ '^/'
-    return [{}, 'request.file: not an absolute path']
-  endif
-  var expires = get(r, 'expires', '')
-  if type(get(r, 'tool', 0)) != v:t_string || type(get(r, 'timeout_s', '')) != v:t_number || r.timeout_s < 1
-      || (type(expires) != v:t_number && (type(expires) != v:t_float || isinf(expires) || isnan(expires)))
-    return [{}, 'request: tool, timeout_s or expires missing']
-  endif
-  if type(get(r, 'hunks', 0)) != v:t_list
-    return [{}, 'request.hunks: not a list']
-  endif
-  var over = OverCap('request.hunks', r.hunks)
-  if over != ''
-    return [{}, over]
-  endif
-  var hunks: list<dict<any>> = []
-  for h in r.hunks
-    if ValidHunk(h)
-      hunks->add(h)
-    endif
-  endfor
-  var total = get(r, 'hunks_total', v:null)
-  return [{
-    pi_pid: pid,
-    editor_pid: msg.editor_pid,
-    id: id,
-    tool: r.tool,
-    file: r.file,
-    created: type(get(r, 'created', 0)) == v:t_bool && r.created,
-    note: type(get(r, 'note', v:null)) == v:t_string ? r.note : '',
-    hunks: hunks,
-    hunks_total: IsLine(total) ? total : len(hunks),
-    timeout_s: r.timeout_s,
-    expires: expires,
-  }, '']
-enddef
-
-# Pure: do the hunks' old lines stand in `lines` where the request says (the buffer holds what pi read)?
-export def Matches(lines: list<string>, hunks: list<dict<any>>): bool
-  for h in hunks
-    var i = 0
-    for text in h.old_text
-      var at = h.old_start - 1 + i
-      if at < 0 || at >= len(lines) || lines[at] !=# text
-        return false
-      endif
-      i += 1
-    endfor
-  endfor
-  return true
-enddef
-
-# Pure: `lines` with the hunks applied (bottom up, so earlier line numbers stay right).
-export def Apply(lines: list<string>, hunks: list<dict<any>>): list<string>
-  var out = copy(lines)
-  for h in sort(copy(hunks), (a, b) => b.old_start - a.old_start)
-    var at = min([max([0, h.old_start - 1]), len(out)])
-    if !empty(h.old_text) && at < len(out)
-      remove(out, at, min([at + len(h.old_text), len(out)]) - 1)
-    endif
-    extend(out, h.new_text, at)
-  endfor
-  return out
-enddef
-
-# Pure: the request as a unified diff, for a file that is not loaded (or no longer holds pi's lines).
-export def DiffLines(r: dict<any>): list<string>
-  var out = ['--- ' .. r.file, '+++ ' .. r.file .. " (pi's proposal)"]
-  if r.note != ''
-    out->add(printf('(no preview: %s)', r.note))
-  endif
-  for h in r.hunks
-    out->add(printf('@@ -%d,%d +%d,%d @@', h.old_start, len(h.old_text), h.new_start, len(h.new_text)))
-    out += mapnew(h.old_text, (_, l) => '-' .. l)
-    out += mapnew(h.new_text, (_, l) => '+' .. l)
-  endfor
-  return out
-enddef
-
-# Pure: where the marks of `hunks` go in a buffer of `count` lines. Per hunk: the lines that get the sign (those
-# pi would replace; for an insertion the line it goes before, or the last line), and the proposed lines as
-# virtual text hung on line `at`, `below` it or (an insertion before a line) `above` it.
-export def Placement(hunks: list<dict<any>>, count: number): list<dict<any>>
-  var out: list<dict<any>> = []
-  for h in hunks
-    var n = len(h.old_text)
-    var first = max([1, min([h.old_start, count])])
-    var last = n > 0 ? max([first, min([h.old_start + n - 1, count])]) : first
-    var text: list<string> = []
-    for l in h.new_text[: MAX_VIRTUAL_LINES - 1]
-      text->add('+ ' .. l)
-    endfor
-    if len(h.new_text) > MAX_VIRTUAL_LINES
-      text->add(printf('+ … %d more lines', len(h.new_text) - MAX_VIRTUAL_LINES))
-    endif
-    var above = n == 0 && h.old_start <= count
-    out->add({signs: range(first, last), at: above ? first : last, align: above ? 'above' : 'below', text: text})
-  endfor
-  return out
-enddef
-
-# Control characters of a name from a file shown as `?`: nothing pi writes can move the cursor or clear lines.
-def Inert(s: string): string
-  return substitute(s, '[[:cntrl:]]', '?', 'g')
-enddef
-
-def What(r: dict<any>): string
-  return r.note != '' ? printf('(%s)', r.note) : printf('%d %s', r.hunks_total, r.hunks_total == 1 ? 'hunk' : 'hunks')
-enddef
-
-# Pure: the one line that tells of request `r` for `name` (the file as the user knows it): the longest form
-# that fits `room` columns, else the shortest (the message line cuts it).
-export def NoticeText(r: dict<any>, name: string, room: number): string
-  var forms = [
-    printf('(pi-ide) pi waits for your approval (%s, %d s) of %s: :PiIde approve / reject / proposal', What(r),
-      r.timeout_s, name),
-    printf("(pi-ide) approve pi's change to %s? :PiIde approve / reject", name),
-    printf('(pi-ide) pi waits: %s (:PiIde)', name),
-  ]
-  for f in forms
-    if strdisplaywidth(f) <= room
-      return f
-    endif
-  endfor
-  return forms[-1]
-enddef
-
-# Pure: `list` with `decision` added, newest last, at most MAX_DECISIONS.
-export def AddDecision(list: list<dict<any>>, decision: dict<any>): list<dict<any>>
-  var out = list + [decision]
-  return len(out) > MAX_DECISIONS ? out[len(out) - MAX_DECISIONS :] : out
-enddef
-
 def Shown(file: string): string
-  return Inert(fnamemodify(file, ':~:.'))
+  return approval_rules.Inert(fnamemodify(file, ':~:.'))
 enddef
 
 def Define()
@@ -283,13 +79,13 @@ def Mark(file: string)
     return
   endif
   var lines = getbufline(buf, 1, '$')
-  if !Matches(lines, r[0].hunks)
+  if !approval_rules.Matches(lines, r[0].hunks)
     return
   endif
   Define()
   marked[string(buf)] = true
   var signs: list<dict<any>> = []
-  for p in Placement(r[0].hunks, len(lines))
+  for p in approval_rules.Placement(r[0].hunks, len(lines))
     for l in p.signs
       signs->add({buffer: buf, group: SIGN_GROUP, name: SIGN, lnum: l, priority: 9})
     endfor
@@ -300,25 +96,9 @@ def Mark(file: string)
   sign_placelist(signs)
 enddef
 
-# The request approve/reject answer: the one shown, if it still waits; else {} and the one that waits instead
-# (or {}). An answer never goes to a request the user was not shown.
-export def Target(waiting: dict<dict<any>>, seen: dict<any>): list<dict<any>>
-  var r = empty(seen) ? {} : get(waiting, string(seen.pi_pid), {})
-  if !empty(r) && r.id ==# seen.id
-    return [r, {}]
-  endif
-  var best: dict<any> = {}
-  for p in values(waiting)
-    if empty(best) || p.expires < best.expires
-      best = p
-    endif
-  endfor
-  return [{}, best]
-enddef
-
 # The request shown first: the one that runs out first (Target's rule, with no request shown).
 def Current(): dict<any>
-  return Target(pending, {})[1]
+  return approval_rules.Target(pending, {})[1]
 enddef
 
 def Bind(r: dict<any>)
@@ -336,7 +116,7 @@ def Tell(r: dict<any>)
   if empty(shown)
     Bind(r)
   endif
-  pi_ide#Notice(NoticeText(r, Shown(r.file), max([v:echospace - 1, 10])))
+  pi_ide#Notice(approval_rules.NoticeText(r, Shown(r.file), max([v:echospace - 1, 10])))
 enddef
 
 # Start (pi_ide/inbox.vim): requests come from `state_dir`; `Find` gives the loaded buffer of a path;
@@ -351,7 +131,7 @@ enddef
 # '' or why it is not used. One naming another editor is not ours: forgotten, nothing said. A file that
 # replaced a request and cannot be read as one leaves nothing known to wait on: forgotten too.
 export def Receive(msg: any, pid: number, now: number): string
-  var [r, bad] = Validate(msg, pid)
+  var [r, bad] = approval_rules.Validate(msg, pid)
   if bad != ''
     Forget(pid)
     return bad
@@ -408,7 +188,7 @@ enddef
 
 # :PiIde approve | reject ("accept" or "reject"). Returns the one line to tell the user.
 export def Decide(decision: string): string
-  var [r, instead] = Target(pending, shown)
+  var [r, instead] = approval_rules.Target(pending, shown)
   if empty(r)
     if empty(instead)
       shown = {}
@@ -418,7 +198,7 @@ export def Decide(decision: string): string
     Bind(instead)
     var verb = decision == 'accept' ? 'approve' : 'reject'
     return printf('(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): :PiIde %s again',
-      decision == 'accept' ? 'approved' : 'rejected', Shown(instead.file), What(instead), verb)
+      decision == 'accept' ? 'approved' : 'rejected', Shown(instead.file), approval_rules.What(instead), verb)
   endif
   shown = {}
   Forget(r.pi_pid)
@@ -430,7 +210,7 @@ export def Decide(decision: string): string
   if localtime() >= r.expires
     return printf("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it", name, r.timeout_s)
   endif
-  decisions = AddDecision(decisions, {pi_pid: r.pi_pid, id: r.id, decision: decision})
+  decisions = approval_rules.AddDecision(decisions, {pi_pid: r.pi_pid, id: r.id, decision: decision})
   OnChange()
   return decision == 'accept' ? printf('(pi-ide) approved: pi applies its change to %s', name)
     : printf('(pi-ide) rejected: pi leaves %s as it is', name)
@@ -454,7 +234,7 @@ enddef
 # is never changed, reloaded or written (no W12), and the cursor goes back to the window it was in. Returns ''
 # or why there is nothing to show.
 export def Show(): string
-  var r = Target(pending, shown)[0]
+  var r = approval_rules.Target(pending, shown)[0]
   if empty(r)
     r = Current()
   endif
@@ -464,8 +244,8 @@ export def Show(): string
   Bind(r)
   var back = win_getid()
   var buf = FindBuffer(r.file)
-  if buf > 0 && r.note == '' && Matches(getbufline(buf, 1, '$'), r.hunks)
-    var proposed = Apply(getbufline(buf, 1, '$'), r.hunks)
+  if buf > 0 && r.note == '' && approval_rules.Matches(getbufline(buf, 1, '$'), r.hunks)
+    var proposed = approval_rules.Apply(getbufline(buf, 1, '$'), r.hunks)
     var wins = win_findbuf(buf)
     if bufnr() != buf
       if empty(wins)
@@ -481,7 +261,7 @@ export def Show(): string
     diffthis
   else
     botright new
-    Scratch(DiffLines(r), 'pi-ide://proposal.diff' .. r.file, 'diff')
+    Scratch(approval_rules.DiffLines(r), 'pi-ide://proposal.diff' .. r.file, 'diff')
   endif
   win_gotoid(back)
   return ''
@@ -513,7 +293,8 @@ export def SummaryLines(): list<string>
     return []
   endif
   return [printf('pi waits for your approval: %s of %s (%s), %d s left. :PiIde approve / reject / proposal',
-    r.created ? 'creation' : Inert(r.tool), Shown(r.file), What(r), max([0, float2nr(r.expires) - localtime()]))]
+    r.created ? 'creation' : approval_rules.Inert(r.tool), Shown(r.file), approval_rules.What(r),
+    max([0, float2nr(r.expires) - localtime()]))]
 enddef
 
 # For tests.

@@ -20,7 +20,9 @@ vim9script
 import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/diagnostics.vim'
 import autoload 'pi_ide/approval.vim'
+import autoload 'pi_ide/approval_rules.vim'
 import autoload 'pi_ide/review.vim'
+import autoload 'pi_ide/review_rules.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
@@ -541,7 +543,7 @@ enddef
 def ProcessReview(pid: number)
   var name = printf('pi-%d.review.json', pid)
   var e = writer.Entry(dir .. '/' .. name)
-  var [text, why] = empty(e) ? ['', ''] : ReadFile(dir .. '/' .. name, e, review.MAX_BYTES)
+  var [text, why] = empty(e) ? ['', ''] : ReadFile(dir .. '/' .. name, e, review_rules.MAX_BYTES)
   if why != ''
     Problem(name, why)
     return
@@ -572,7 +574,7 @@ enddef
 
 # Read and hand on one listed `pi-<pid>.approval.json` (v0.4): only a live pi of this user counts.
 def ProcessApproval(e: dict<any>, pid: number)
-  var [msg, read] = ReadNew(e, approval.MAX_BYTES)
+  var [msg, read] = ReadNew(e, approval_rules.MAX_BYTES)
   if read == 'bad'
     # What replaced the request cannot be read as one: nothing known is waited on any more.
     approval.Forget(pid)
@@ -612,7 +614,7 @@ enddef
 
 # The file of a pi pid, whichever kind it is (0: not a file of pi's).
 def PidOfAny(name: string): number
-  return PidOfName(name) ?? approval.PidOfName(name)
+  return PidOfName(name) ?? approval_rules.PidOfName(name)
 enddef
 
 # One tick of the poll: list the directory, read what may have changed.
@@ -641,7 +643,7 @@ export def Poll()
     endif
     seen[e.name].fp = fp
     touched = true
-    if approval.PidOfName(e.name) > 0
+    if approval_rules.PidOfName(e.name) > 0
       ProcessApproval(e, pid)
     elseif Process(e, pid)
       acted = true
@@ -652,7 +654,7 @@ export def Poll()
       seen->remove(name)
       # A pi message gone: pi exited. An approval request gone: the wait ended. Either way nothing waits.
       var gone_pid = PidOfAny(name)
-      if approval.PidOfName(name) == 0
+      if approval_rules.PidOfName(name) == 0
         if has_key(pis, string(gone_pid))
           remove(pis, string(gone_pid))
         endif
@@ -705,7 +707,7 @@ export def Start(state_dir: string, On_report: func)
   approval.Start(state_dir, FindBuffer, Decided)
   review.Start(FindBuffer, Decided)
   # Stop forgot every request: one still waiting is read again.
-  filter(seen, (name, _) => approval.PidOfName(name) == 0)
+  filter(seen, (name, _) => approval_rules.PidOfName(name) == 0)
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)
