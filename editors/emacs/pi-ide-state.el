@@ -11,7 +11,8 @@
 ;; so every rule can be tested with literal data (ERT tables in test/emacs/pi-ide-state-tests.el).  The
 ;; rules are PROTOCOL.md's; the Neovim client (editors/nvim/lua/pi-ide/state.lua, selection.lua,
 ;; inbox.lua) is the reference for the same situation.  The protocol's limits and the validation of pi's
-;; files are in pi-ide-protocol.el.
+;; files are in pi-ide-protocol.el; the pure rules of each feature that acts on pi's files in
+;; pi-ide-inbox-rules.el, pi-ide-approval-rules.el and pi-ide-review-rules.el, beside its UI file.
 
 ;;; Code:
 
@@ -260,37 +261,7 @@ empty region selects nothing."
           (list :start start :end end :text (mapconcat #'identity (nreverse parts) "\n")
                 :read-cut cut :at at))))))
 
-;;;; pi's messages: reloads and reports (protocol v0.3)
-
-(defun pi-ide-state-reload-verdict (was now)
-  "May a buffer be re-read from its path?  \"reload\", \"gone\" or \"refused\".
-WAS is what the path was when the buffer was read (a plist :type :real, or
-nil: read before the client saw it), NOW what it is (a plist :type :real
-:resolves-to, or nil: gone).  Types are `file', `link' and others.  The path
-must still be what it was: a regular file then and now, or a symlink then
-and now that resolves to the same real path, a regular file; without a
-record a symlink is refused (PROTOCOL.md, v0.3)."
-  (cond
-   ((null now) "gone")
-   ((or (not (eq (plist-get now :resolves-to) 'file))
-        (not (memq (plist-get now :type) '(file link))))
-    "refused")
-   ((null was) (if (eq (plist-get now :type) 'file) "reload" "refused"))
-   ((or (not (eq (plist-get was :type) (plist-get now :type)))
-        (and (eq (plist-get now :type) 'link)
-             (not (equal (plist-get was :real) (plist-get now :real)))))
-    "refused")
-   (t "reload")))
-
-(defun pi-ide-state-newest-changes (changed handled)
-  "The newest change per file in CHANGED with a seq above HANDLED, in seq order."
-  (let ((newest nil))
-    (dolist (c changed)
-      (let* ((file (alist-get 'file c)) (old (assoc file newest)))
-        (when (and (> (alist-get 'seq c) handled)
-                   (or (null old) (< (alist-get 'seq (cdr old)) (alist-get 'seq c))))
-          (setq newest (cons (cons file c) (assoc-delete-all file newest))))))
-    (sort (mapcar #'cdr newest) (lambda (a b) (< (alist-get 'seq a) (alist-get 'seq b))))))
+;;;; The inbox's reports (protocol v0.3)
 
 (defun pi-ide-state-retain-reports (reports now)
   "Which of REPORTS (newest last, each with `at', when it was made) to keep at NOW.
@@ -318,145 +289,6 @@ stays); `at' is set to NOW; see `pi-ide-state-retain-reports'."
                            reports)
              (list (cons (cons 'at now) (assq-delete-all 'at (copy-sequence report)))))
      now)))
-
-;;;; Approval (protocol v0.4)
-
-(defconst pi-ide-state-max-proposed-lines 20
-  "Most proposed lines of one hunk shown in the file's buffer.")
-
-(defun pi-ide-state-lines-at-p (lines at expected)
-  "Does the text of LINES hold EXPECTED (a list of lines) from line AT on?
-LINES is a function (FIRST LAST) returning those lines (1-based, inclusive)
-as a list, fewer past the end.  No lines are always there."
-  (or (null expected)
-      (and (>= at 1) (equal (funcall lines at (+ at (length expected) -1)) expected))))
-
-(defun pi-ide-state-hunks-match-p (lines hunks)
-  "Do HUNKS' old lines stand where they say in the text of LINES?
-LINES is as in `pi-ide-state-lines-at-p'.  Then the buffer holds the text
-pi read, and its marks fall on the right lines."
-  (cl-every (lambda (h) (pi-ide-state-lines-at-p lines (alist-get 'old_start h) (alist-get 'old_text h)))
-            hunks))
-
-(defun pi-ide-state-proposed-lines (new-text)
-  "The proposed lines NEW-TEXT as shown in the buffer: \"+ \" each, capped.
-At most `pi-ide-state-max-proposed-lines', then one line saying how many more."
-  (let ((n (length new-text)) (max pi-ide-state-max-proposed-lines))
-    (append (cl-loop for l in new-text repeat max collect (concat "+ " (pi-ide-state-inert l)))
-            (and (> n max) (list (format "+ ... %d more lines" (- n max)))))))
-
-(defun pi-ide-state-proposal-diff (request)
-  "REQUEST (see `pi-ide-state-validate-approval') as the lines of a unified diff."
-  (let ((file (pi-ide-state-inert (plist-get request :file))))
-    (append (list (concat "--- " file) (concat "+++ " file " (pi's proposal)"))
-            (and (plist-get request :note) (list (format "(no preview: %s)" (plist-get request :note))))
-            (cl-loop for h in (plist-get request :hunks)
-                     append (append (list (format "@@ -%d,%d +%d,%d @@"
-                                                  (alist-get 'old_start h) (length (alist-get 'old_text h))
-                                                  (alist-get 'new_start h) (length (alist-get 'new_text h))))
-                                    (mapcar (lambda (l) (concat "-" l)) (alist-get 'old_text h))
-                                    (mapcar (lambda (l) (concat "+" l)) (alist-get 'new_text h)))))))
-
-(defun pi-ide-state-remember-decision (decisions pi-pid id decision)
-  "DECISIONS (newest last) with PI-PID's request ID answered DECISION.
-At most `pi-ide-state-max-decisions', the newest."
-  (last (append decisions (list `((pi_pid . ,pi-pid) (id . ,id) (decision . ,decision))))
-        pi-ide-state-max-decisions))
-
-(defun pi-ide-state-decided-p (decisions pi-pid id)
-  "Did DECISIONS already answer PI-PID's request ID?"
-  (cl-some (lambda (d) (and (eql (alist-get 'pi_pid d) pi-pid) (equal (alist-get 'id d) id))) decisions))
-
-(defun pi-ide-state-current-request (requests)
-  "The request of REQUESTS (plists) shown first: the earliest expiry."
-  (car (sort (copy-sequence requests) (lambda (a b) (< (plist-get a :expires) (plist-get b :expires))))))
-
-(defun pi-ide-state-describe-request (request)
-  "(WHAT . SIZE) of REQUEST in words: \"edit\"/\"write\"/\"creation\" and \"2 hunks\"."
-  (let ((n (plist-get request :hunks-total)))
-    (cons (if (plist-get request :created) "creation" (pi-ide-state-inert (plist-get request :tool)))
-          (if (plist-get request :note)
-              (format "(%s)" (pi-ide-state-inert (plist-get request :note)))
-            (format "%d %s" n (if (= n 1) "hunk" "hunks"))))))
-
-;;;; pi's change set, for review (protocol v0.4)
-
-(defun pi-ide-state-newest-entry (change-sets file)
-  "Return the newest change of FILE in the change set list CHANGE-SETS, or nil.
-That is the change of the newest run that changed FILE.
-CHANGE-SETS is an alist: pi pid -> runs (see `pi-ide-state-validate-review').
-Returns a plist :pid :run :file :baseline :hunks."
-  (let ((best nil))
-    (dolist (set change-sets)
-      (dolist (run (cdr set))
-        (dolist (f (plist-get run :files))
-          (when (and (equal (plist-get f :file) file)
-                     (or (null best) (> (plist-get run :run) (plist-get best :run))))
-            (setq best (append (list :pid (car set) :run (plist-get run :run)) f))))))
-    best))
-
-(defun pi-ide-state-text-lines (text)
-  "TEXT's lines as pi counts them: without terminators, none for \"\"."
-  (let ((lines (split-string text "\n")))
-    (if (equal (car (last lines)) "") (butlast lines) lines)))
-
-(defun pi-ide-state-deletion-at-p (lines last-line baseline hunk &optional start)
-  "Does the text of LINES stand around deletion HUNK as pi left it?
-LINES is as in `pi-ide-state-lines-at-p', LAST-LINE its number of lines and
-BASELINE the vector of the baseline's lines.  The line that followed the
-deleted lines in the baseline must be at START (default the hunk's
-new_start); for lines deleted at the end, the text ends at START - 1 with
-the line that came before them.  Then the mark of the deletion falls where
-pi deleted."
-  (let* ((start (or start (alist-get 'new_start hunk)))
-         (after (+ (alist-get 'old_start hunk) (length (alist-get 'old_text hunk))))
-         (before (1- (alist-get 'old_start hunk))))
-    (and (> last-line 0) (>= start 1)
-         (if (<= after (length baseline))
-             (pi-ide-state-lines-at-p lines start (list (aref baseline (1- after))))
-           (and (= last-line (1- start))
-                (or (< before 1)
-                    (and (<= before (length baseline))
-                         (pi-ide-state-lines-at-p lines last-line (list (aref baseline (1- before)))))))))))
-
-(defun pi-ide-state-hunk-kind (hunk)
-  "What HUNK did: `added' (no old lines), `deleted' (no new lines) or `changed'."
-  (cond ((null (alist-get 'old_text hunk)) 'added)
-        ((null (alist-get 'new_text hunk)) 'deleted)
-        (t 'changed)))
-
-(defun pi-ide-state-remember-revert (reverted entry hunk line)
-  "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
-ENTRY is from `pi-ide-state-newest-entry'.  At most
-`pi-ide-state-max-reverted', the newest.  A hunk reverted again (after an
-undo of its revert) is listed once, as the newest: keyed by pi_pid, run and
-id, as pi and every client key a revert (test/fixtures/revert-key.ts)."
-  (let ((key (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk))))
-    (last (append (cl-remove key reverted
-                             :test #'equal
-                             :key (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'run r) (alist-get 'id r))))
-                  (list `((pi_pid . ,(plist-get entry :pid)) (run . ,(plist-get entry :run))
-                          (id . ,(alist-get 'id hunk)) (file . ,(plist-get entry :file))
-                          (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
-          pi-ide-state-max-reverted)))
-
-;; Written as `compilation-mode' reads a location: RET on a line visits it, when the user asks.
-(defun pi-ide-state-hunk-list (change-sets)
-  "The lines listing pi's hunks of its newest run in CHANGE-SETS.
-CHANGE-SETS is as in `pi-ide-state-newest-entry'.  Each line is
-\"FILE:LINE: pi +ADDED -REMOVED  FIRST LINE\", in pi's order."
-  (let ((newest nil))
-    (dolist (set change-sets)
-      (let ((run (car (last (cdr set)))))
-        (when (and run (or (null newest) (> (plist-get run :run) (plist-get newest :run))))
-          (setq newest run))))
-    (cl-loop for f in (plist-get newest :files)
-             append (cl-loop for h in (plist-get f :hunks)
-                             for new = (alist-get 'new_text h)
-                             for old = (alist-get 'old_text h)
-                             collect (format "%s:%d: pi +%d -%d  %s" (pi-ide-state-inert (plist-get f :file))
-                                             (max 1 (alist-get 'new_start h)) (length new) (length old)
-                                             (pi-ide-state-inert (or (car new) (car old) "")))))))
 
 ;;;; Diagnostics
 
