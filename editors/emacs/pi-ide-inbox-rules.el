@@ -12,8 +12,6 @@
 
 ;;; Code:
 
-(require 'cl-lib)
-
 (defun pi-ide-state-reload-verdict (was now)
   "May a buffer be re-read from its path?  \"reload\", \"gone\" or \"refused\".
 WAS is what the path was when the buffer was read (a plist :type :real, or
