@@ -33,6 +33,7 @@
 (require 'cl-lib)
 (require 'diff-mode)
 (require 'pi-ide-state)
+(require 'pi-ide-approval-rules)
 
 (defvar pi-ide-approval-marks)
 (declare-function pi-ide-inbox-liveness "pi-ide-inbox" (pid))

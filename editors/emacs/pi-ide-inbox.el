@@ -32,6 +32,7 @@
 (require 'cl-lib)
 (require 'filenotify)
 (require 'pi-ide-state)
+(require 'pi-ide-inbox-rules)
 (require 'pi-ide-writer)
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-approval)

@@ -35,6 +35,7 @@
 (require 'diff-mode)
 (require 'compile)
 (require 'pi-ide-state)
+(require 'pi-ide-review-rules)
 (require 'pi-ide-approval)
 
 (defvar pi-ide-review-marks)

@@ -75,7 +75,7 @@ it("emacs: pi-ide-state-too-deep refuses exactly the seeded random texts nested 
 	const script = join(dir, "scan.el");
 	writeFileSync(
 		script,
-		`(require 'pi-ide-state)
+		`(require 'pi-ide-protocol)
 (let* ((dir (getenv "READER_DIR"))
        (texts (with-temp-buffer
                 (insert-file-contents (expand-file-name "in.json" dir))

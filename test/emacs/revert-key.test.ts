@@ -14,7 +14,7 @@ import { EMACS_BIN, EMACS_CLIENT_DIR, REPO } from "../helpers/emacs.ts";
 
 // Each revert as the client makes one: ENTRY (the file's entry: pid, run, file), HUNK (its id and pi's lines), LINE.
 const SCRIPT = `
-(require 'pi-ide-state)
+(require 'pi-ide-review-rules)
 (let* ((dir (getenv "REVERT_DIR"))
        (pairs (with-temp-buffer
                 (insert-file-contents (expand-file-name "in.json" dir))
