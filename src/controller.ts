@@ -9,7 +9,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
-import type { StaleReason } from "./context/context-memory.ts";
 import { appendPromptDiagnostics } from "./context/diagnostics.ts";
 import {
 	checkIgnored,
@@ -18,6 +17,7 @@ import {
 	type IgnoreVerdict,
 	type RulesFile,
 } from "./context/ignore-rules.ts";
+import type { StaleReason } from "./context/model-view.ts";
 import type { ChoiceStore } from "./discovery/choice-store.ts";
 import {
 	type ChoicesFile,
@@ -542,7 +542,7 @@ export class IdeController {
 
 	/**
 	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
-	 * `nextPrompt` says what the next prompt sends given what the model already has (context-memory.ts).
+	 * `nextPrompt` says what the next prompt sends given what the model already has (context/model-view.ts).
 	 */
 	statusReport(
 		nextPrompt?: (block: ContextBlock) => { why: string; text: string },

@@ -30,12 +30,14 @@ import {
 	type ModelView,
 	modelView,
 	type ReadMessage,
+} from "./context/model-view.ts";
+import {
 	type RequestMessage,
 	repairPayload,
 	repairRequest,
 	SUPERSEDED,
 	supersededIn,
-} from "./context/context-memory.ts";
+} from "./context/request-repair.ts";
 import { type SessionFacts, SessionFactsCache } from "./context/session-facts.ts";
 import { IdeController, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";

@@ -2,25 +2,27 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { describe, it } from "node:test";
+import { parseBlock } from "../../src/context/block-sections.ts";
 import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.ts";
+import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
 import {
 	type Decision,
 	decide,
 	decideStale,
 	type MemoryDetails,
 	modelView,
-	parseBlock,
 	type ReadMessage,
+	STALE_WORDING,
+	type StaleReason,
+} from "../../src/context/model-view.ts";
+import {
 	type RequestMessage,
 	repairPayload,
 	repairRequest,
-	STALE_WORDING,
-	type StaleReason,
 	SUPERSEDED,
 	supersededIn,
 	withRunContext,
-} from "../../src/context/context-memory.ts";
-import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
+} from "../../src/context/request-repair.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
 import { mulberry32 } from "../helpers/seeded.ts";
