@@ -497,18 +497,18 @@ export class IdeController {
 
 	/**
 	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
-	 * `nextPrompt` says what the next prompt sends given what the model already has (context/model-view.ts).
+	 * `next`: the injection prepared now and what the next message sends for it given what the model already has
+	 * (context/model-view.ts `nextMessage`); without it, the injection is prepared here and shown as it is.
 	 */
 	statusReport(
-		nextPrompt?: (block: ContextBlock) => { why: string; text: string },
-		staleNotice?: (reason: StaleReason) => { why: string; text: string },
+		next?: { injection: Injection; decision: { why: string; text: string } },
 		session: Pick<StatusFacts, "changes" | "approval"> = {},
 	): string {
-		const injection = this.prepareInjection();
+		const injection = next?.injection ?? this.prepareInjection();
 		const view = this.#view;
-		const decided = injection.kind === "inject" ? nextPrompt?.(injection.block) : undefined;
+		const decided = injection.kind === "inject" ? next?.decision : undefined;
 		// Nothing to describe, but the model may be told its editor context is out of date: say so, not "nothing".
-		const notice = injection.kind === "skip" ? staleNotice?.(injection.stale) : undefined;
+		const notice = injection.kind === "skip" ? next?.decision : undefined;
 		return formatStatusReport({
 			...session,
 			now: this.#nowMs() / 1000,

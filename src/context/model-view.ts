@@ -413,6 +413,32 @@ export function decideStale(reason: StaleReason, view: ModelView, options: Pick<
 	};
 }
 
+/** What the next message is to describe: a block, or why pi cannot describe the editor (the controller's Injection). */
+export type Describable = { kind: "inject"; block: ContextBlock } | { kind: "skip"; stale: StaleReason };
+
+/** What the decision of the next message reads besides the injection (the session's facts, session-facts.ts). */
+export interface MessageFacts {
+	/** The ide-context messages of the session's projection: what the model sees. */
+	projected: readonly ReadMessage[];
+	/** The same, plus the run's block when a compaction summarised it away: what a notice marks out of date. */
+	session: readonly ReadMessage[];
+	/** ideContext.sendUnchanged: a full block with every prompt. */
+	always: boolean;
+	/** Id for the new message's memory record. */
+	id: string;
+}
+
+/**
+ * The one decision of what goes to the model with the next message, for a prompt (before_agent_start), a message
+ * typed while pi works and `/ide status` alike: the block, an update, a notice that the model's editor context is
+ * out of date, or nothing.
+ */
+export function nextMessage(injection: Describable, facts: MessageFacts): Decision {
+	return injection.kind === "inject"
+		? decide(injection.block, modelView(facts.projected), { always: facts.always, id: facts.id })
+		: decideStale(injection.stale, modelView(facts.session), { id: facts.id });
+}
+
 function staleHeader(reason: StaleReason): string {
 	return `out of date: ${reason}`;
 }

@@ -193,6 +193,40 @@ export function repairRequest(
 	return { index, replace: false, text: whole.text, details };
 }
 
+/**
+ * The request check applied to pi's own message list (a `context_with_system` event's): the repair spliced in (a
+ * new block from `newBlock`, or the last ide-context message replaced) and older editor contexts whose basis is
+ * gone set to SUPERSEDED. Only pi's custom messages are ever changed; the system head stays first. Returns the new
+ * list and the block put in (for the payload check, which finds it by its text), or undefined: nothing to change.
+ */
+export function repairMessages<M extends { role: string }>(
+	messages: readonly M[],
+	read: (message: M) => RequestMessage,
+	facts: { session: readonly ReadMessage[]; branch: readonly ReadMessage[] },
+	newBlock: (text: string, details: unknown) => M,
+): { messages: M[]; repaired: ReadMessage[] } | undefined {
+	const repair = repairRequest(messages.map(read), facts.session, facts.branch);
+	const out = [...messages];
+	let repaired: ReadMessage[] = [];
+	const at = repair && out[repair.index];
+	if (repair && !repair.replace) {
+		out.splice(repair.index, 0, newBlock(repair.text, repair.details));
+		repaired = [{ details: repair.details, content: repair.text }];
+	} else if (repair && at?.role === "custom") {
+		// repairRequest only points at ours; anything else is left be.
+		out[repair.index] = { ...at, content: repair.text, details: repair.details };
+		repaired = [{ details: repair.details, content: repair.text }];
+	}
+	// An older editor context whose basis is gone no longer says anything true: it reads as superseded.
+	const superseded = supersededIn(out.map(read), facts.session);
+	for (const index of superseded) {
+		const message = out[index];
+		if (message?.role === "custom") out[index] = { ...message, content: SUPERSEDED, details: {} };
+	}
+	if (!repair && superseded.length === 0) return undefined;
+	return { messages: out, repaired };
+}
+
 /** What an older editor context of a request reads as when what it refers to is no longer in the request. */
 export const SUPERSEDED =
 	"(An earlier editor context stood here; what it built on is no longer in this conversation, and a later editor context replaces it.)";
