@@ -182,10 +182,6 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		controller = undefined;
 	});
 
-	/**
-	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
-	 * that the model's editor context is out of date, or nothing.
-	 */
 	/** What `/ide status` says of this session beyond the editors: pi's change set and the approval setting. */
 	const statusFacts = (current: IdeController, ctx: ExtensionContext): Pick<StatusFacts, "changes" | "approval"> => {
 		const state = current.connectedEditor()?.record.state;
@@ -202,6 +198,10 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		};
 	};
 
+	/**
+	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
+	 * that the model's editor context is out of date, or nothing.
+	 */
 	const contextMessage = (ctx: ExtensionContext) => {
 		if (!controller) return undefined;
 		const decision = messageFor(controller.prepareInjection(), ctx, randomUUID());
