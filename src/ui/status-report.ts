@@ -17,7 +17,7 @@ import type { DirHealth } from "../protocol/state-dir.ts";
 
 /**
  * What the next prompt would carry: nothing (and why), or a block. `why`, when given, says what of the block
- * is sent given what the model already has (context-memory.ts); `text` is then what is sent (maybe nothing).
+ * is sent given what the model already has (context/model-view.ts); `text` is then what is sent (maybe nothing).
  */
 export type NextPrompt =
 	| { kind: "skip"; reason: string }

@@ -2,25 +2,29 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { describe, it } from "node:test";
+import { parseBlock } from "../../src/context/block-sections.ts";
 import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.ts";
+import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
 import {
 	type Decision,
 	decide,
 	decideStale,
 	type MemoryDetails,
 	modelView,
-	parseBlock,
+	nextMessage,
 	type ReadMessage,
-	type RequestMessage,
-	repairPayload,
-	repairRequest,
 	STALE_WORDING,
 	type StaleReason,
+} from "../../src/context/model-view.ts";
+import {
+	type RequestMessage,
+	repairMessages,
+	repairPayload,
+	repairRequest,
 	SUPERSEDED,
 	supersededIn,
 	withRunContext,
-} from "../../src/context/context-memory.ts";
-import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
+} from "../../src/context/request-repair.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
 import { mulberry32 } from "../helpers/seeded.ts";
@@ -989,6 +993,96 @@ describe("supersededIn: older references that no longer resolve within the reque
 		assert.deepEqual(supersededIn(long.request, long.messages), []);
 		assert.equal(repairRequest(long.request, long.messages), undefined);
 	});
+});
+
+describe("repairMessages: the request check on pi's own message list", () => {
+	const c = new Conversation();
+	c.send(blockOf(state({ selection: selection() }), NOW)); // m1: block + selection text
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 50, column: 2 } }), NOW + 5)); // m2: update
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 60, column: 2 } }), NOW + 10)); // m3: update
+	/** pi's shape of a request message: a role, and for ours a custom type, content and details. */
+	type PiMessage = { role: string; customType?: string; content: unknown; details?: unknown; made?: true };
+	const toPi = (m: RequestMessage): PiMessage =>
+		m.kind === "ide-context"
+			? { role: "custom", customType: "ide-context", content: m.content, details: m.details }
+			: { role: m.kind, content: m.content };
+	const read = (m: PiMessage): RequestMessage =>
+		m.role === "custom"
+			? { kind: "ide-context", details: m.details, content: m.content }
+			: { kind: m.role as RequestMessage["kind"], details: undefined, content: m.content };
+	const newBlock = (content: string, details: unknown): PiMessage => ({ role: "custom", content, details, made: true });
+	const cases: Array<{ name: string; request: () => RequestMessage[]; changed: boolean }> = [
+		{ name: "intact: left alone", request: () => c.request, changed: false },
+		{ name: "the newest pruned: the last one left replaced", request: () => without(c.request, "m3"), changed: true },
+		{ name: "the block pruned: older updates superseded", request: () => without(c.request, "m1"), changed: true },
+		{
+			name: "every editor context pruned: a block put before the last prompt",
+			request: () => without(c.request, "m1", "m2", "m3"),
+			changed: true,
+		},
+	];
+	for (const { name, request, changed } of cases) {
+		it(name, () => {
+			const r = request();
+			const facts = { session: c.messages, branch: c.messages };
+			const result = repairMessages(r.map(toPi), read, facts, newBlock);
+			assert.equal(result !== undefined, changed);
+			const after = result ? result.messages : r.map(toPi);
+			// The same request as the RequestMessage check makes of it (an oracle composed of repairRequest and supersededIn).
+			const expected = checked(r, c.messages);
+			assert.deepEqual(
+				after.map((m) => [read(m).kind, read(m).content]),
+				expected.map((m) => [m.kind, m.content]),
+			);
+			// Only custom messages change; a block put in is newBlock's, and the payload check gets it back.
+			const users = (list: PiMessage[]) => list.filter((m) => m.role !== "custom");
+			assert.deepEqual(users(after), users(r.map(toPi)));
+			const made = after.filter((m) => m.made);
+			assert.equal(made.length, r.every((m) => m.kind !== "ide-context") ? 1 : 0);
+			if (result && result.repaired.length > 0)
+				assert.ok(ideTexts(expected).includes(String(result.repaired[0]?.content)));
+		});
+	}
+});
+
+describe("nextMessage: one decision for a prompt, a message typed while pi works and /ide status", () => {
+	const c = new Conversation();
+	c.send(blockOf(state(), NOW));
+	const moved = blockOf(state({ cursor: { line: 50, column: 2 } }), NOW + 5);
+	// The projection lost the block (a compaction in the middle of the run); the session still has the run's block.
+	const facts = (always: boolean) => ({ projected: [] as ReadMessage[], session: c.messages, always, id: "x" });
+	const cases: Array<{
+		name: string;
+		injection: Parameters<typeof nextMessage>[0];
+		always: boolean;
+		expected: Decision;
+	}> = [
+		{
+			name: "a block: decided on the projection (what the model sees)",
+			injection: { kind: "inject", block: moved },
+			always: false,
+			expected: decide(moved, modelView([]), { always: false, id: "x" }),
+		},
+		{
+			name: "a block with sendUnchanged: the whole block",
+			injection: { kind: "inject", block: moved },
+			always: true,
+			expected: decide(moved, modelView([]), { always: true, id: "x" }),
+		},
+		{
+			name: "a skip: a notice decided on the session (the run's block is marked out of date)",
+			injection: { kind: "skip", stale: "gone" },
+			always: false,
+			expected: decideStale("gone", modelView(c.messages), { id: "x" }),
+		},
+	];
+	for (const { name, injection, always, expected } of cases) {
+		it(name, () => {
+			const d = nextMessage(injection, facts(always));
+			assert.deepEqual(d, expected);
+			assert.notEqual(d.kind, "none");
+		});
+	}
 });
 
 /**
