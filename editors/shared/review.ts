@@ -17,7 +17,7 @@ import {
 	MAX_REVIEW_RUNS,
 } from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
-import { type ReviewFile, type ReviewHunk, type ReviewRun, revertKey, splitLines } from "../../src/protocol/wire.ts";
+import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/protocol/wire.ts";
 import { isCount, isLineNumber, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
 import { utf8Length } from "./utf16.ts";
@@ -443,9 +443,12 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 	return { start: at > 0 ? endOfLine(at - 1) : { line: 0, character: 0 }, end, text: "" };
 }
 
-/** The key of a hunk's revert, for a mark or a listed revert: the wire's `revertKey`, which pi keys by too. */
+/**
+ * The key of a hunk's revert, for a mark or a listed revert: the wire's `revertKey` spelled out (pi's; the copies
+ * are held together by test/fixtures/revert-key.ts).
+ */
 const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
-	"hunk" in r ? revertKey({ pi_pid: r.pid, run: r.run, id: r.hunk.id }) : revertKey(r);
+	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
 
 /**
  * A hash of a document's text (53 bits, cyrb53's mixing), to recognise the states a revert left and an undo or
