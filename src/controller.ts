@@ -119,8 +119,6 @@ export class IdeController {
 	readonly #nowMs: () => number;
 	readonly #probePid: (pid: number) => Liveness;
 	readonly #pidNamespace: string | null;
-	/** Editors of another pid namespace, by state: kept and listed as running, never probed or removed. */
-	readonly #elsewhere = new WeakSet<EditorState>();
 	readonly #pathProbe: PathProbe;
 	#mode: ConnectionMode;
 	#view: View;
@@ -235,10 +233,9 @@ export class IdeController {
 					if (leftover) diagnostics.push(leftover);
 					continue;
 				}
-				if (!judgesPids(record.state.pid_ns, this.#pidNamespace)) {
+				if (!this.#judgesPid(record.state)) {
 					// Another pid namespace's editor (pi in a sandbox, or the editor in a container): its pid names
 					// another process here, or none, so nothing here proves it gone. Listed as running; its file stays.
-					this.#elsewhere.add(record.state);
 					diagnostics.push({
 						path: record.path,
 						message: `pid ${record.pid} is in another pid namespace (${record.state.pid_ns ?? "the host's"}; pi is in ${this.#pidNamespace ?? "an unknown one"}): pi cannot check from here whether it runs, so it counts as running and its file stays`,
@@ -288,7 +285,7 @@ export class IdeController {
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
 			const livePids = editors.map((e) => e.record.pid);
 			// Only pids of pi's own namespace can be pi's ancestors or be followed by their start time.
-			const judgedPids = editors.filter((e) => !this.#elsewhere.has(e.record.state)).map((e) => e.record.pid);
+			const judgedPids = editors.filter((e) => this.#judgesPid(e.record.state)).map((e) => e.record.pid);
 			// Other pis' start times stay held too: their files are checked with every scan.
 			clock?.retain?.(new Set([...judgedPids, ...livePis]));
 			const { host, envPid } = this.#options.hostHints
@@ -608,7 +605,7 @@ export class IdeController {
 
 	#checkConnectedAlive(): void {
 		const editor = this.connectedEditor();
-		if (!editor || this.#elsewhere.has(editor.record.state)) return;
+		if (!editor || !this.#judgesPid(editor.record.state)) return;
 		const pid = editor.record.pid;
 		const started = this.#options.startClock?.startedAt(pid) ?? null;
 		if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
@@ -631,6 +628,11 @@ export class IdeController {
 			why === null ? null : { path: record.path, message: `${why}: ${removed ? "removed" : "ignored"}` };
 		this.#leftovers.set(record.state, diagnostic);
 		if (diagnostic) diagnostics.push(diagnostic);
+	}
+
+	/** May this pi judge the pid of `state`'s editor (its own pid namespace: src/protocol/liveness.ts)? */
+	#judgesPid(state: EditorState): boolean {
+		return judgesPids(state.pid_ns, this.#pidNamespace);
 	}
 
 	/**
