@@ -154,7 +154,7 @@ export function sectionLines(section: BlockSection, ages = true): string[] {
 			return [
 				`Selection (${where}, made ${age}${cutByEditor}${cutHere}):`,
 				`${fence}${section.fenceLanguage}`,
-				section.text,
+				...section.text.split("\n"),
 				fence,
 			];
 		}
