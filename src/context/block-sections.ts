@@ -107,7 +107,7 @@ function parseSection(key: string, lines: string[]): BlockSection {
 /** The typed form a section's lines seem to have (parseSection checks it renders back to them). */
 function typedSection(key: string, lines: string[]): BlockSection | undefined {
 	if (key === SELECTION_KEY) return parseSelection(lines);
-	const rule = ONE_LINE_SECTIONS[key];
+	const rule = Object.hasOwn(ONE_LINE_SECTIONS, key) ? ONE_LINE_SECTIONS[key] : undefined;
 	const m = rule?.pattern.exec(lines[0] ?? "");
 	return rule && m ? rule.read(m) : undefined;
 }

@@ -4,6 +4,11 @@
  * state file is treated as untrusted text: single-line fields are escaped so a
  * file name cannot start a new line of the block, and selection text is fenced
  * with a fence longer than any backtick run inside it, so it can never close it.
+ *
+ * A block is data first (`BlockSections`: its header and its sections, ages and
+ * sizes as numbers) and its text is rendered from that data in one place
+ * (`sectionLines`, `blockText`): the decision (model-view.ts) works on the
+ * sections, and never reads back the text it was given.
  */
 import { basename } from "node:path";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";

@@ -6,7 +6,7 @@
  * controller built now, and returns data.
  *
  * A block is compared in its canonical form (block-sections.ts): sections by key,
- * ages removed, the selection replaced by its identity. Every message records that
+ * ages left out, the selection replaced by its identity. Every message records that
  * canonical state in its details, with an id and the id of the message it updates,
  * so a chain of updates is only trusted while every link of it is still in the
  * model's view, and a hash of the text it was sent with: a `context_edit` that
