@@ -187,6 +187,14 @@ export function selectionReference(section: BlockSection | undefined): string {
 	return `${head}: ${REFERENCE_WORDS} of this conversation; not repeated.`;
 }
 
+/**
+ * A selection section's first line up to its first ")" (`Selection (lines 1-3, made 2 s ago`): its range, for
+ * a note about a selection whose text is gone; `Selection` when the section is missing or of another shape.
+ */
+export function selectionHead(section: BlockSection | undefined): string {
+	return /^Selection \([^)]*\)/.exec((section && sectionLines(section)[0]) ?? "")?.[0] ?? SELECTION_KEY;
+}
+
 function renderSection(key: string, section: BlockSection, referenceSelection: boolean): string[] {
 	return key === SELECTION_KEY && referenceSelection ? [selectionReference(section)] : sectionLines(section);
 }

@@ -10,6 +10,7 @@ import {
 	REFERENCE_WORDS,
 	SELECTION_KEY,
 	type SelectionIdentity,
+	selectionHead,
 	selectionKey,
 	selectionReference,
 } from "./block-sections.ts";
@@ -501,6 +502,5 @@ function selectionLines(
 
 /** The selection's own head (its range) kept, its text said to be gone: nothing in the request holds it. */
 function selectionGone(own: BlockSection | undefined): string {
-	const head = /^Selection \([^)]*\)/.exec((own && sectionLines(own)[0]) ?? "")?.[0] ?? SELECTION_KEY;
-	return `${head}: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).`;
+	return `${selectionHead(own)}: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).`;
 }
