@@ -386,6 +386,6 @@ export function formatSeconds(seconds: number): string {
 	return `${Math.round(s / 3600)} h`;
 }
 
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
 	return bytes < 1024 ? `${bytes} B` : `${Math.round(bytes / 1024)} KiB`;
 }
