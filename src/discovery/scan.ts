@@ -8,7 +8,8 @@
  * A small cache keyed by each file's version (src/protocol/file-version.ts: its
  * lstat signature, trusted once settled) means a verifying rescan costs one
  * readdir plus one lstat per file; only files that changed, or were read too soon
- * after a write to tell the next one apart, are opened again. While a watcher
+ * after a write to tell the next one apart, are opened again (and parsed again only
+ * when their text changed). While a watcher
  * reports every change, a rescan may skip even the lstat of files no event named
  * (`scan("changed")`).
  *
