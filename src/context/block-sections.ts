@@ -4,7 +4,7 @@
  * selection as a reference, pi's one-line screen note). The one parser of a block's text (`parseBlock`) is here
  * too, for text that comes from the session, never for a block built now. Pure.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { basename } from "node:path";
 import {
 	type BlockHeader,
@@ -174,11 +174,17 @@ export function selectionIdentity(details: ContextDetails, block: BlockSections)
 		file: selection.file,
 		range: `${selection.start.line}:${selection.start.column}-${selection.end.line}:${selection.end.column}`,
 		selectedAt: selection.selectedAt,
-		hash: createHash("sha256")
-			.update(`${selection.lines}:${selection.bytes}:${selection.truncated}\n${body}`)
-			.digest("hex")
-			.slice(0, 16),
+		hash: selectionHash(`${selection.lines}:${selection.bytes}:${selection.truncated}\n${body}`),
 	};
+}
+
+/** The last selection hashed: a cursor moved with the selection kept asks for the same digest again. */
+let lastSelection: { input: string; hash: string } | undefined;
+
+/** sha256 of `input`, first 16 hex digits (one-shot `hash`: no Hash object built), remembered for the last input. */
+function selectionHash(input: string): string {
+	if (lastSelection?.input !== input) lastSelection = { input, hash: hash("sha256", input).slice(0, 16) };
+	return lastSelection.hash;
 }
 
 /** The selection section's first line, turned into a reference to the copy the model already has. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { describe, it } from "node:test";
-import { canonicalState, keyedSections, parseBlock } from "../../src/context/block-sections.ts";
+import { canonicalState, keyedSections, parseBlock, selectionIdentity } from "../../src/context/block-sections.ts";
 import {
 	type ContextBlock,
 	contextBlock,
@@ -425,6 +425,28 @@ describe("modelView: what the model has, from the messages it sees", () => {
 		const d = c.send(blockOf(state({ selection: selection() }), NOW + 5));
 		assert.equal(d.kind, "full");
 		assert.ok(selectionTextSent(d), "the selection text too: the model no longer reads it");
+	});
+});
+
+describe("selectionIdentity: the digest of the selection a block shows", () => {
+	it("each block's own, whatever was hashed before it (the last digest is remembered)", () => {
+		const texts = ["const a = 1;", "const b = 2;", "const a = 1;", "const a = 1;", "const b = 2;", "x\ny"];
+		for (const [i, text] of texts.entries()) {
+			const block = blockOf(state({ selection: selection(text) }), NOW + i);
+			const identity = selectionIdentity(block.details, parseBlock(block.text));
+			const shown = block.details.selection;
+			assert.ok(identity && shown);
+			// The oracle: the fenced text as the block shows it, read back from the block's lines, and its sha256.
+			const lines = block.text.split("\n");
+			const open = lines.findIndex((line) => line.startsWith("Selection"));
+			const body = lines.slice(open + 2, open + 2 + text.split("\n").length).join("\n");
+			const expected = createHash("sha256")
+				.update(`${shown.lines}:${shown.bytes}:${shown.truncated}\n${body}`)
+				.digest("hex")
+				.slice(0, 16);
+			assert.equal(body, text, `block ${i}: the oracle reads the selection's text`);
+			assert.equal(identity.hash, expected, `block ${i}: ${JSON.stringify(text)}`);
+		}
 	});
 });
 
