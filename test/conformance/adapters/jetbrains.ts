@@ -17,6 +17,7 @@ const jetbrains: ClientAdapter = {
 	app: "jetbrains",
 	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row", "approval"]),
 	missing: {
+		"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"approval-marks":
