@@ -7,14 +7,16 @@
  * test/vim/pi-identity.test.ts.)
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
 import { IDENTITY_CASES, INITIAL_NS, NS_A, NS_B } from "../fixtures/pi-identity-cases.ts";
 import { oneRunReview } from "../fixtures/review-message.ts";
+import { PI_FILE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
 import { deadPid, killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
-import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
+import { EMACS_BIN, EMACS_CLIENT_DIR, type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
 after(killAllEditors);
@@ -65,6 +67,23 @@ const bufferText = (e: Emacs, file: string) =>
 	e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))`);
 
 describe("emacs: pi's identity across pid namespaces (v0.5)", () => {
+	it("pi's file names: the shared table (PI_FILE_NAME_CASES), with case-fold-search on", () => {
+		const names = PI_FILE_NAME_CASES.map((c) => elispString(c.name)).join(" ");
+		const form = `(let ((case-fold-search t)) (princ (mapconcat (lambda (n) (let ((k (pi-ide-state-pi-key-of-name n))) (if k (format "%s" k) ""))) (list ${names}) "\n")))`;
+		const out = execFileSync(
+			EMACS_BIN,
+			["--batch", "-Q", "-L", EMACS_CLIENT_DIR, "-l", "pi-ide-protocol", "--eval", form],
+			{
+				encoding: "utf8",
+			},
+		).split("\n");
+		PI_FILE_NAME_CASES.forEach((c, i) => {
+			const want =
+				c.expect === undefined ? "" : c.expect.ns === null ? `${c.expect.pid}` : `${c.expect.pid}-${c.expect.ns}`;
+			assert.equal(out[i], want, c.name);
+		});
+	});
+
 	it("the state file says Emacs's own pid namespace, as readlink /proc/self/ns/pid does", async (t) => {
 		const e = await startEmacs(t);
 		const s = await e.until((s) => s ?? undefined, "a state file");

@@ -12,8 +12,9 @@ import { after, describe, it, type TestContext } from "node:test";
 import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
 import { IDENTITY_CASES, INITIAL_NS, NS_A, NS_B } from "../fixtures/pi-identity-cases.ts";
 import { oneRunReview } from "../fixtures/review-message.ts";
+import { PI_FILE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
 import { deadPid, killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
-import { startVim, type Vim } from "../helpers/vim.ts";
+import { runVimRules, startVim, type Vim } from "../helpers/vim.ts";
 
 after(killAllEditors);
 
@@ -53,6 +54,21 @@ function message(vim: Vim, file: string, pid: number, pidNs: string | undefined,
 }
 
 describe("vim: pi's identity across pid namespaces (v0.5)", () => {
+	it("pi's file names: the shared table (PI_FILE_NAME_CASES), with 'ignorecase' set", (t) => {
+		const out = runVimRules<{ keys: string[] }>(
+			t,
+			PI_FILE_NAME_CASES.map((c) => c.name),
+			`set ignorecase
+import autoload 'pi_ide/writer.vim'
+var out = {keys: mapnew(c, (_, n) => writer.PiKeyOfName(n))}`,
+		);
+		PI_FILE_NAME_CASES.forEach((c, i) => {
+			const want =
+				c.expect === undefined ? "" : c.expect.ns === null ? `${c.expect.pid}` : `${c.expect.pid}-${c.expect.ns}`;
+			assert.equal(out.keys[i], want, c.name);
+		});
+	});
+
 	it("the state file says Vim's own pid namespace, as readlink /proc/self/ns/pid does", async (t) => {
 		const { vim } = await world(t);
 		const s = vim.state() ?? {};

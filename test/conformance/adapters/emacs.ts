@@ -131,6 +131,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"review",
 	"approval",
 	"approval-marks",
+	"pi-identity",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {
@@ -139,9 +140,7 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
-		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
-		},
+		missing: {},
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
 				cwd: options.cwd,

@@ -211,6 +211,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"review",
 	"approval",
 	"approval-marks",
+	"pi-identity",
 ]);
 
 export const adapters: ClientAdapter[] = [
@@ -220,7 +221,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

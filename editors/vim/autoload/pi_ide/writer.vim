@@ -47,7 +47,7 @@ const INITIAL_NS_DIGITS = '4026531836'
 # The identity (stem) of one of pi's file names, `pi-<stem>.json`, `.review.json` or `.approval.json`, or '':
 # canonical decimal for both numbers; a suffix naming the initial namespace is no name pi writes.
 export def PiKeyOfName(name: string): string
-  var m = matchlist(name, '^pi-\([1-9][0-9]\{0,9}\)\%(-\([1-9][0-9]\{0,19}\)\)\=\%(\.review\|\.approval\)\=\.json$')
+  var m = matchlist(name, '\C^pi-\([1-9][0-9]\{0,9}\)\%(-\([1-9][0-9]\{0,19}\)\)\=\%(\.review\|\.approval\)\=\.json$')
   if empty(m) || str2nr(m[1]) > MAX_PID || m[2] ==# INITIAL_NS_DIGITS
     return ''
   endif
