@@ -15,9 +15,16 @@ const jetbrains: ClientAdapter = {
 	name: "jetbrains (headless)",
 	expectedSeconds: 180,
 	app: "jetbrains",
-	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row", "approval"]),
+	capabilities: new Set<Capability>([
+		"selection",
+		"edit",
+		"reload",
+		"diagnostics",
+		"editor-per-row",
+		"approval",
+		"pi-identity",
+	]),
 	missing: {
-		"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"approval-marks":
