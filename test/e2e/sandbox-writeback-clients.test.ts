@@ -1,15 +1,18 @@
 /**
- * Write-back from a sandbox (issue 23 items 3-5) in Vim and Emacs: a real pi under `unshare --pid --fork
- * --mount-proc`, at a pid that is dead on the host (test/helpers/sandbox.ts), writes a file open in a real Vim or
- * Emacs on the host. pi names its files by its identity (`pi-<pid>-<ns>.json`); the editor acts on them without
+ * Write-back from a sandbox (issue 23 items 3-5) in Vim, Emacs and the JetBrains client (its headless driver): a
+ * real pi under `unshare --pid --fork --mount-proc`, at a pid that is dead on the host (test/helpers/sandbox.ts),
+ * writes a file open in the editor on the host. pi names its files by its identity (`pi-<pid>-<ns>.json`); the editor acts on them without
  * judging that pid, reloads the buffer, and its report (naming pi by `pi_pid` and `pi_ns`) reaches pi in time: the
  * tool result never says the editor did not answer. (Neovim: test/e2e/sandbox-writeback.test.ts.)
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { INITIAL_PID_NAMESPACE } from "../../src/protocol/liveness.ts";
 import { elispString, startEmacs } from "../helpers/emacs.ts";
+import { startJetBrainsDriver } from "../helpers/jetbrains.ts";
 import { runPrint } from "../helpers/pi-env.ts";
+import { pollUntil } from "../helpers/poll.ts";
 import { hostDeadPid, isAlive, sandboxAt, toolResultFor, writeAsAsked } from "../helpers/sandbox.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
 import { startVim } from "../helpers/vim.ts";
@@ -23,7 +26,7 @@ interface Report {
 	pi_ns?: string;
 }
 
-describe("write-back from a sandbox: a real pi under unshare --pid writes a file open in Vim or Emacs", () => {
+describe("write-back from a sandbox: a real pi under unshare --pid writes a file open in Vim, Emacs, JetBrains", () => {
 	it("vim: the buffer reloads, the report names the sandboxed pi by pid and namespace, pi hears in time", async (t) => {
 		const env = await envFor(t);
 		const file = touch(env.workDir, "src/a.ts", ORIGINAL);
@@ -75,5 +78,32 @@ describe("write-back from a sandbox: a real pi under unshare --pid writes a file
 		assert.equal(report?.pi_pid, piPid, "the report names pi by the pid it has in its namespace");
 		assert.match(report?.pi_ns ?? "", /^pid:\[\d+\]$/);
 		assert.notEqual(report?.pi_ns, INITIAL_PID_NAMESPACE, "pi's namespace, not the host's");
+	});
+
+	it("jetbrains (headless driver): the buffer reloads, the report names the sandboxed pi, pi hears in time", async (t) => {
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/a.ts", ORIGINAL);
+		const driver = await startJetBrainsDriver({ project: env.workDir, env: env.env, file, product: "IntelliJ IDEA" });
+		t.after(() => driver.kill());
+
+		const piPid = hostDeadPid();
+		env.model.respond = writeAsAsked;
+		const result = await runPrint(env, [`WRITE ${file} from_the_sandbox;`], [], { wrap: sandboxAt(piPid) });
+		assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+		assert.ok(!isAlive(piPid), `pid ${piPid} is dead on the host: judging it would have refused pi's message`);
+
+		const toolText = toolResultFor(env.model.requests, file);
+		assert.match(toolText, /Successfully wrote/, toolText);
+		assert.doesNotMatch(toolText, /did not answer|not reloaded/, toolText);
+		const reply = await driver.command({ cmd: "buffer", file });
+		assert.deepEqual(reply["buffer"], { text: "from_the_sandbox;\n", modified: false });
+		const report = await pollUntil(() => {
+			const s = JSON.parse(readFileSync(driver.stateFile, "utf8")) as { files?: Report[] };
+			return s.files?.find((f) => f.file === file);
+		}, "the driver's report");
+		assert.equal(report.status, "reloaded");
+		assert.equal(report.pi_pid, piPid, "the report names pi by the pid it has in its namespace");
+		assert.match(report.pi_ns ?? "", /^pid:\[\d+\]$/);
+		assert.notEqual(report.pi_ns, INITIAL_PID_NAMESPACE, "pi's namespace, not the host's");
 	});
 });
