@@ -53,6 +53,47 @@ describe("write-back from a sandbox: a real pi under unshare --pid writes a file
 		assert.notEqual(report?.pi_ns, INITIAL_PID_NAMESPACE, "pi's namespace, not the host's");
 	});
 
+	it("vim, coexistence: a host pi and a sandboxed pi at once both get Vim and both writes reload", async (t) => {
+		const env = await envFor(t);
+		const hostFile = touch(env.workDir, "src/host.ts", ORIGINAL);
+		const boxFile = touch(env.workDir, "src/box.ts", ORIGINAL);
+		const vim = await startVim(t, {
+			dirs: { root: env.root, run: env.runtimeDir, home: env.home, work: env.workDir, stateDir: env.stateDir },
+		});
+		// Both loaded (a buffer Vim abandoned without 'hidden' is unloaded: "not-open").
+		await vim.ex("edit src/box.ts");
+		await vim.ex("split src/host.ts");
+		await vim.until((s) => (s["active_buffer"] as { file: string }).file === hostFile, "Vim reports src/host.ts");
+
+		const piPid = hostDeadPid();
+		env.model.respond = writeAsAsked;
+		const [host, box] = await Promise.all([
+			runPrint(env, [`WRITE ${hostFile} from_the_host;`]),
+			runPrint(env, [`WRITE ${boxFile} from_the_sandbox;`], [], { wrap: sandboxAt(piPid) }),
+		]);
+		assert.equal(host.code, 0, host.stderr);
+		assert.equal(box.code, 0, box.stderr);
+		for (const [file, text] of [
+			[hostFile, "from_the_host;"],
+			[boxFile, "from_the_sandbox;"],
+		] as const) {
+			const toolText = toolResultFor(env.model.requests, file);
+			assert.match(toolText, /Successfully wrote/, `${file}: ${toolText}`);
+			assert.doesNotMatch(toolText, /did not answer|not reloaded/, toolText);
+			assert.deepEqual(
+				await vim.expr<string[]>(`getbufline(bufnr(${JSON.stringify(file)}), 1, "$")`),
+				[text],
+				`${file} reloaded`,
+			);
+		}
+		const reports = (vim.state()?.["files"] as Report[] | undefined) ?? [];
+		const boxReport = reports.find((f) => f.file === boxFile);
+		const hostReport = reports.find((f) => f.file === hostFile);
+		assert.equal(boxReport?.pi_pid, piPid);
+		assert.match(boxReport?.pi_ns ?? "", /^pid:\[\d+\]$/);
+		assert.notEqual(hostReport?.pi_ns ?? INITIAL_PID_NAMESPACE, boxReport?.pi_ns, "two pis, two namespaces");
+	});
+
 	it("emacs: the buffer reloads, the report names the sandboxed pi by pid and namespace, pi hears in time", async (t) => {
 		const env = await envFor(t);
 		const file = touch(env.workDir, "src/a.ts", ORIGINAL);
