@@ -669,6 +669,9 @@ export class IdeController {
 		const live = new Set<number>();
 		const verdicts = new Map<number, Liveness>();
 		for (const file of piFiles) {
+			// v0.5: a file named for another namespace (`pi-<pid>-<ns>.json`) is a pi pi cannot judge from here: not
+			// probed, never removed (its pid names another process, or none, in pi's namespace).
+			if (file.nameNs !== null && !judgesPids(file.nameNs, this.#pidNamespace)) continue;
 			let liveness = verdicts.get(file.pid);
 			if (liveness === undefined) {
 				liveness = this.#probePid(file.pid);
@@ -677,8 +680,12 @@ export class IdeController {
 			const reused = liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt);
 			if (liveness === "dead" || reused) {
 				// Only a pi of pi's own pid namespace can be proved gone by its pid (a sandboxed pi's is not ours).
+				// A name with a namespace must agree with the file's `pid_ns` (PROTOCOL.md); one that does not is left.
 				const namespace = this.#scanner.piFileNamespace(file);
-				if (namespace !== null && judgesPids(namespace, this.#pidNamespace)) this.#scanner.removeLeftover(file);
+				const agrees = file.nameNs === null || namespace === file.nameNs;
+				if (namespace !== null && agrees && judgesPids(namespace, this.#pidNamespace)) {
+					this.#scanner.removeLeftover(file);
+				}
 			} else if (liveness === "alive") live.add(file.pid);
 		}
 		return live;

@@ -54,13 +54,18 @@ At most `pi-ide-state-max-proposed-lines', then one line saying how many more."
 
 (defun pi-ide-state-remember-decision (decisions pi-pid id decision)
   "DECISIONS (newest last) with PI-PID's request ID answered DECISION.
-At most `pi-ide-state-max-decisions', the newest."
-  (last (append decisions (list `((pi_pid . ,pi-pid) (id . ,id) (decision . ,decision))))
+PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields':
+`pi_pid', and `pi_ns' as its file said).  At most
+`pi-ide-state-max-decisions', the newest."
+  (last (append decisions (list `(,@(if (consp pi-pid) pi-pid `((pi_pid . ,pi-pid)))
+                                  (id . ,id) (decision . ,decision))))
         pi-ide-state-max-decisions))
 
 (defun pi-ide-state-decided-p (decisions pi-pid id)
-  "Did DECISIONS already answer PI-PID's request ID?"
-  (cl-some (lambda (d) (and (eql (alist-get 'pi_pid d) pi-pid) (equal (alist-get 'id d) id))) decisions))
+  "Did DECISIONS already answer PI-PID's request ID?
+PI-PID is a pi identity (`pi-ide-state-pi-key-of-name'): a pid, or a pi of
+another namespace."
+  (cl-some (lambda (d) (and (eql (pi-ide-state-key-of-record d) pi-pid) (equal (alist-get 'id d) id))) decisions))
 
 (defun pi-ide-state-current-request (requests)
   "The request of REQUESTS (plists) shown first: the earliest expiry."

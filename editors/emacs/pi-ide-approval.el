@@ -36,7 +36,7 @@
 (require 'pi-ide-approval-rules)
 
 (defvar pi-ide-approval-marks)
-(declare-function pi-ide-inbox-liveness "pi-ide-inbox" (pid))
+(declare-function pi-ide-inbox-liveness "pi-ide-inbox" (key))
 
 (defface pi-ide-approval
   '((t :inherit diff-removed))
@@ -225,7 +225,7 @@ LAST-LINE is the buffer's last line."
   "Say once that request R waits for the user.
 R becomes the one answered only when no request shown is still unanswered:
 the user may be typing their answer to that one."
-  (let ((key (cons (plist-get r :pi-pid) (plist-get r :id))))
+  (let ((key (cons (plist-get r :pi-key) (plist-get r :id))))
     (unless (member key pi-ide-approval--told)
       (setq pi-ide-approval--told (last (cons key pi-ide-approval--told) 50))
       (unless pi-ide-approval--seen (setq pi-ide-approval--seen key))
@@ -260,7 +260,7 @@ And show the change in the mode line now."
   "REQUEST (validated, from a live pi of ours) arrived or was read again.
 Kept when it names this Emacs and was not answered yet; else its pi waits on
 nothing here."
-  (let* ((pid (plist-get request :pi-pid))
+  (let* ((pid (plist-get request :pi-key))
          (before (alist-get pid pi-ide-approval--pending)))
     (if (or (not (eql (plist-get request :editor-pid) (emacs-pid)))
             (pi-ide-state-decided-p pi-ide-approval--decisions pid (plist-get request :id)))
@@ -329,7 +329,7 @@ the user."
           "(pi-ide) pi no longer waits for that decision (answered elsewhere, run out, or pi is gone)"
         "(pi-ide) pi is not waiting for your approval"))
      ((null r)
-      (setq pi-ide-approval--seen (cons (plist-get instead :pi-pid) (plist-get instead :id)))
+      (setq pi-ide-approval--seen (cons (plist-get instead :pi-key) (plist-get instead :id)))
       (format "(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): M-x pi-ide-%s again"
               (if (equal decision "accept") "approved" "rejected")
               (pi-ide-approval--name (plist-get instead :file))
@@ -337,15 +337,15 @@ the user."
               (if (equal decision "accept") "approve" "reject")))
      ((> (float-time) (plist-get r :expires))
       (setq pi-ide-approval--seen nil)
-      (pi-ide-approval-forget (plist-get r :pi-pid))
+      (pi-ide-approval-forget (plist-get r :pi-key))
       (format "(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it"
               (pi-ide-approval--name (plist-get r :file)) (plist-get r :timeout)))
      (t
       (setq pi-ide-approval--seen nil)
       (setq pi-ide-approval--decisions
-            (pi-ide-state-remember-decision pi-ide-approval--decisions (plist-get r :pi-pid) (plist-get r :id)
+            (pi-ide-state-remember-decision pi-ide-approval--decisions (plist-get r :pi-fields) (plist-get r :id)
                                             decision))
-      (pi-ide-approval-forget (plist-get r :pi-pid))
+      (pi-ide-approval-forget (plist-get r :pi-key))
       (funcall pi-ide-approval-changed-function)
       (if (equal decision "accept")
           (format "(pi-ide) approved: pi applies its change to %s" (pi-ide-approval--name (plist-get r :file)))
@@ -359,7 +359,7 @@ nil, or the line to tell the user when nothing waits."
                (pi-ide-approval-current))))
     (if (null r)
         "(pi-ide) pi is not waiting for your approval"
-      (setq pi-ide-approval--seen (cons (plist-get r :pi-pid) (plist-get r :id)))
+      (setq pi-ide-approval--seen (cons (plist-get r :pi-key) (plist-get r :id)))
       (with-current-buffer (get-buffer-create pi-ide-approval-proposal-buffer)
         (let ((inhibit-read-only t))
           (erase-buffer)
@@ -368,7 +368,7 @@ nil, or the line to tell the user when nothing waits."
           ;; diff-mode would otherwise read the file named in the header to highlight the hunks' syntax: a
           ;; path from pi's file is never read (it could be a FIFO).
           (setq-local diff-font-lock-syntax nil)
-          (setq pi-ide-approval--shown (cons (plist-get r :pi-pid) (plist-get r :id))
+          (setq pi-ide-approval--shown (cons (plist-get r :pi-key) (plist-get r :id))
                 header-line-format (concat "pi waits for your decision on this change: " pi-ide-approval-commands))
           (setq buffer-read-only t)
           (set-buffer-modified-p nil)

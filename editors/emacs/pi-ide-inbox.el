@@ -51,15 +51,17 @@ pi-ide.el asks for a prompt write.")
 (defvar pi-ide-inbox--polled nil "Alist: file name -> (mtime size inode) last seen by the fallback.")
 (defvar pi-ide-inbox--queued nil "File names waiting to be read.")
 (defvar pi-ide-inbox--flush-timer nil "The timer that reads the queued names.")
-(defvar pi-ide-inbox--pis nil "Alist: pi pid -> plist :message :handled :at.")
+(defvar pi-ide-inbox--pis nil
+  "Alist: pi identity -> plist :message :handled :at.
+A pi is its pid and pid namespace: see `pi-ide-state-pi-key-of-name'.")
 (defvar pi-ide-inbox--reports nil
   "Reports on pi's changes, newest last (alists with `buffer' and `at' keys).")
 (defvar pi-ide-inbox--last nil "(PID . SEQ) of the last pi message handled.")
 (defvar pi-ide-inbox--problems nil "Alist: file name -> why it was ignored (each said once).")
 (defvar pi-ide-inbox--told nil "Alist: buffer -> file name, for the \"unsaved, not reloaded\" said.")
-(defvar pi-ide-inbox--alive-at nil "Alist: pid -> when it was last seen alive.")
+(defvar pi-ide-inbox--alive-at nil "Alist: pi identity -> when it was last seen alive.")
 (defvar pi-ide-inbox--review-read nil
-  "Alist: pi pid -> the identity of the change set last loaded.
+  "Alist: pi identity -> the identity of the change set last loaded.
 See `pi-ide-inbox--file-key'.")
 
 (defvar-local pi-ide-inbox--read-as nil
@@ -80,10 +82,15 @@ See `pi-ide-inbox--file-key'.")
     (setf (alist-get name pi-ide-inbox--problems nil nil #'equal) why)
     (pi-ide-inbox--say "(pi-ide) ignoring %s: %s" name why)))
 
-(defun pi-ide-inbox-liveness (pid)
-  "Whether PID is `alive' (a process of ours), `foreign' or `dead'."
-  (let ((attrs (ignore-errors (process-attributes pid))))
-    (cond ((null attrs) 'dead)
+(defun pi-ide-inbox-liveness (key)
+  "Whether pi KEY's pid is `alive' (a process of ours), `foreign' or `dead'.
+KEY is a pi identity (`pi-ide-state-pi-key-of-name').  A pi of another pid
+namespace (a sandbox, a container) counts as `alive': its pid names another
+process here, or none, so it is not judged at all (PROTOCOL.md v0.5)."
+  (let ((attrs (and (pi-ide-state-judges-key-p key)
+                    (ignore-errors (process-attributes (pi-ide-state-key-pid key))))))
+    (cond ((not (pi-ide-state-judges-key-p key)) 'alive)
+          ((null attrs) 'dead)
           ((eql (alist-get 'euid attrs) (user-uid)) 'alive)
           (t 'foreign))))
 
@@ -227,15 +234,18 @@ record of the path: it stays as it was when the user read it."
       (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name))))
 
 (defun pi-ide-inbox--handle-change (change pi-pid)
-  "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report."
+  "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report.
+PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
   (let* ((file (alist-get 'file change))
          ;; No file name handlers while a path from a message is looked up: "/ssh:host:..." must not make
          ;; TRAMP connect anywhere (and block on a password prompt), nor any other handler act on it.
          (buffer (let ((file-name-handler-alist nil)) (find-buffer-visiting file)))
          ;; Fresh conses (not a quoted constant): the fields are set in place below.
-         (report (list (cons 'file file) (cons 'seq (alist-get 'seq change)) (cons 'pi_pid pi-pid)
-                       (cons 'status "not-open") (cons 'version :null) (cons 'modified :false)
-                       (cons 'diagnostics_expected :false))))
+         (report (append
+                  (list (cons 'file file) (cons 'seq (alist-get 'seq change)))
+                  (if (consp pi-pid) (copy-alist pi-pid) (list (cons 'pi_pid pi-pid)))
+                  (list (cons 'status "not-open") (cons 'version :null) (cons 'modified :false)
+                        (cons 'diagnostics_expected :false)))))
     (when buffer
       (with-current-buffer buffer
         (let* ((path (expand-file-name buffer-file-name))
@@ -258,10 +268,11 @@ record of the path: it stays as it was when the user read it."
           (push (cons 'buffer buffer) report))))
     report))
 
-(defun pi-ide-inbox--handle-message (msg)
-  "Act on MSG, a validated message from a live pi.
-Non-nil when it names this Emacs."
-  (let ((pid (alist-get 'pid msg)))
+(defun pi-ide-inbox--handle-message (msg &optional key)
+  "Act on MSG, a validated message from a live pi, identity KEY.
+KEY defaults to MSG's pid (a pi of the initial namespace).  Non-nil when it
+names this Emacs."
+  (let ((pid (or key (alist-get 'pid msg))))
     (if (not (eql (alist-get 'editor_pid msg) (emacs-pid)))
         ;; Not (or no longer) connected to us: forget it, act on nothing.
         (progn (pi-ide-inbox--forget-pi pid) nil)
@@ -270,9 +281,9 @@ Non-nil when it names this Emacs."
               (list :message msg :handled (max handled (alist-get 'seq msg)) :at (float-time)))
         (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
           (setq pi-ide-inbox--reports
-                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c pid)
+                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg))
                                               (float-time))))
-        (setq pi-ide-inbox--last (cons pid (alist-get 'seq msg)))
+        (setq pi-ide-inbox--last (cons (alist-get 'pid msg) (alist-get 'seq msg)))
         t))))
 
 (defun pi-ide-inbox--read (name max)
@@ -327,15 +338,26 @@ A change set read before is not parsed again: it can be 8 MiB."
                 (pi-ide-inbox--problem name bad)
               (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems))
               (setf (alist-get pid pi-ide-inbox--review-read) key)
-              (pi-ide-review-load pid runs)))))))))
+              (pi-ide-review-load pid runs (pi-ide-state-pi-fields pid msg))))))))))
+
+(defun pi-ide-inbox--kind (name)
+  "What NAME in the state directory is: `message', `approval', or nil.
+A pi's message pi-<pid>.json or pi-<pid>-<ns digits>.json, or its request
+for approval (.approval.json); a change set is read after its message."
+  (and (pi-ide-state-pi-key-of-name name)
+       (cond ((string-suffix-p ".approval.json" name) 'approval)
+             ((string-suffix-p ".review.json" name) nil)
+             (t 'message))))
 
 (defun pi-ide-inbox-process (name)
   "Read and handle NAME in the state directory.
 NAME is a pi message, pi-<digits>.json, or a request for approval,
-pi-<digits>.approval.json.
+pi-<digits>.approval.json; a pi of another pid namespace has its namespace's
+digits after the pid (pi-<pid>-<ns digits>.json, PROTOCOL.md v0.5).
 Non-nil when acted on."
-  (let* ((approval-pid (pi-ide-state-pid-of-approval-name name))
-         (pid (or approval-pid (pi-ide-state-pid-of-name name "pi-"))))
+  (let* ((kind (pi-ide-inbox--kind name))
+         (approval-pid (eq kind 'approval))
+         (pid (and kind (pi-ide-state-pi-key-of-name name))))
     ;; The directory itself may have been swapped or opened up since the watch began.
     (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
       (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name (if approval-pid pi-ide-state-max-approval-bytes
@@ -355,10 +377,11 @@ Non-nil when acted on."
                  (setf (alist-get pid pi-ide-inbox--alive-at) (float-time))
                  (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems))
                  (cond (approval-pid (pi-ide-approval-load request) t)
-                       ((pi-ide-inbox--handle-message request) (pi-ide-inbox--read-review pid) t)))
+                       ((pi-ide-inbox--handle-message request pid) (pi-ide-inbox--read-review pid) t)))
                 (life
                  (when (eq life 'foreign)
-                   (pi-ide-inbox--problem name (format "pid %d belongs to another user" pid)))
+                   (pi-ide-inbox--problem name (format "pid %d belongs to another user"
+                                                       (pi-ide-state-key-pid pid))))
                  (pi-ide-inbox--forget-pi pid)
                  nil))))))))))
 
@@ -368,8 +391,8 @@ A request decided elsewhere, run out or replaced since the last event read
 must not be answered as if it still waited."
   (dolist (p (copy-sequence pi-ide-approval--pending))
     (condition-case err
-        (pi-ide-inbox-process (format "pi-%d.approval.json" (car p)))
-      (error (pi-ide-inbox--problem (format "pi-%d.approval.json" (car p))
+        (pi-ide-inbox-process (format "pi-%s.approval.json" (car p)))
+      (error (pi-ide-inbox--problem (format "pi-%s.approval.json" (car p))
                                     (format "internal error: %s" (error-message-string err)))))))
 
 (defun pi-ide-inbox--flush ()
@@ -386,7 +409,7 @@ must not be answered as if it still waited."
 
 (defun pi-ide-inbox--queue (name)
   "Queue NAME for reading when it is a pi message or approval request name."
-  (when (or (pi-ide-state-pid-of-name name "pi-") (pi-ide-state-pid-of-approval-name name))
+  (when (pi-ide-inbox--kind name)
     (push name pi-ide-inbox--queued)
     (unless pi-ide-inbox--flush-timer
       (setq pi-ide-inbox--flush-timer (run-at-time 0 nil #'pi-ide-inbox--flush)))))
@@ -403,7 +426,7 @@ must not be answered as if it still waited."
   (condition-case nil
       (let ((seen nil))
         (dolist (name (let ((file-name-handler-alist nil))
-                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:\\.approval\\)?\\.json\\'" t)))
+                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:-[0-9]+\\)?\\(?:\\.approval\\)?\\.json\\'" t)))
           (let ((key (pi-ide-inbox--file-key (concat pi-ide-inbox--dir "/" name))))
             (push (cons name key) seen)
             (unless (equal key (cdr (assoc name pi-ide-inbox--polled)))

@@ -105,8 +105,88 @@ The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
     (pi-ide-state-pid-of-name (concat (match-string 1 name) ".json"))))
 
 (defun pi-ide-state-review-name (pid)
-  "The name of pi PID's change set in the state directory."
-  (format "pi-%d.review.json" pid))
+  "The name of pi PID's change set in the state directory.
+PID may be an identity (`pi-ide-state-pi-key-of-name')."
+  (format "pi-%s.review.json" pid))
+
+;;;; pi's identity across pid namespaces (protocol v0.5)
+
+(defconst pi-ide-state-initial-pid-ns "pid:[4026531836]"
+  "The initial (host) pid namespace, as readlink of /proc/self/ns/pid names it.")
+
+(defvar pi-ide-state--pi-keys (obarray-make)
+  "The symbols that name pis of another namespace than the initial one.")
+
+(defun pi-ide-state-pi-key-of-name (name)
+  "The identity of the pi whose file NAME is, else nil.
+NAME is pi-<pid>.json, pi-<pid>-<ns digits>.json, or either with .review or
+.approval before .json.  A pi is the pair (pid, pid namespace): its pid (an
+integer) for a pi of the initial namespace (or not knowing its own), a symbol
+<pid>-<ns digits> (compared with `eq', as pids are) for any other.  Both
+numbers canonical decimal; a suffix naming the initial namespace is no name
+pi writes."
+  (when (and (stringp name)
+             (let ((case-fold-search nil))
+               (string-match (concat "\\`pi-\\([1-9][0-9]\\{0,9\\}\\)\\(?:-\\([1-9][0-9]\\{0,19\\}\\)\\)?"
+                                     "\\(?:\\.review\\|\\.approval\\)?\\.json\\'")
+                             name)))
+    (let ((pid (string-to-number (match-string 1 name)))
+          (ns (match-string 2 name)))
+      (and (<= pid pi-ide-state-max-pid)
+           (not (equal ns "4026531836"))
+           (if ns (intern (format "%d-%s" pid ns) pi-ide-state--pi-keys) pid)))))
+
+(defun pi-ide-state-key-pid (key)
+  "The pid of pi identity KEY."
+  (if (integerp key) key (string-to-number (symbol-name key))))
+
+(defun pi-ide-state-key-ns (key)
+  "The pid namespace of pi identity KEY, as `pid_ns' spells it."
+  (if (integerp key)
+      pi-ide-state-initial-pid-ns
+    (format "pid:[%s]" (substring (symbol-name key) (1+ (string-match "-" (symbol-name key)))))))
+
+(defun pi-ide-state-ns-disagrees (msg key)
+  "Why MSG, a file of pi identity KEY, names another namespace than its name.
+Else nil: `pid_ns' is the name's namespace, and may be left out only in a
+name without one (a pi before v0.5, or not knowing its own)."
+  (let ((ns (alist-get 'pid_ns msg :absent)))
+    (unless (or (and (eq ns :absent) (integerp key))
+                (and (stringp ns) (equal ns (pi-ide-state-key-ns key))))
+      (format "pid_ns %s does not match the file name" (if (eq ns :absent) "(none)" (format "%S" ns))))))
+
+(defun pi-ide-state-pi-fields (key msg)
+  "The fields that name pi KEY in what this Emacs writes back, from MSG.
+`pi_pid', and `pi_ns' exactly as pi's file MSG said (left out when it said
+none): in reports, decisions and reverts."
+  (let ((ns (alist-get 'pid_ns msg)))
+    `((pi_pid . ,(pi-ide-state-key-pid key)) ,@(and (stringp ns) `((pi_ns . ,ns))))))
+
+(defun pi-ide-state-key-of-record (r)
+  "The pi identity that record R written back names: `pi_pid' and `pi_ns'.
+A `pi_ns' left out is the initial namespace."
+  (let ((pid (alist-get 'pi_pid r)) (ns (alist-get 'pi_ns r)))
+    (if (and (stringp ns) (not (equal ns pi-ide-state-initial-pid-ns))
+             (string-match "\\`pid:\\[\\([0-9]+\\)\\]\\'" ns))
+        (intern (format "%s-%s" pid (match-string 1 ns)) pi-ide-state--pi-keys)
+      pid)))
+
+(defvar pi-ide-state--own-pid-ns :unread "This Emacs's pid namespace, read once.")
+
+(defun pi-ide-state-own-pid-ns ()
+  "Return this Emacs's pid namespace: readlink of /proc/self/ns/pid.
+Nil where /proc does not say."
+  (when (eq pi-ide-state--own-pid-ns :unread)
+    (setq pi-ide-state--own-pid-ns
+          (let ((link (ignore-errors (let ((file-name-handler-alist nil)) (file-symlink-p "/proc/self/ns/pid")))))
+            (and (stringp link) (string-match-p "\\`pid:\\[[0-9]+\\]\\'" link) link))))
+  pi-ide-state--own-pid-ns)
+
+(defun pi-ide-state-judges-key-p (key)
+  "May this Emacs judge pi KEY's pid by its process (liveness)?
+Only in its own pid namespace: elsewhere the pid names another process or
+none.  An Emacs not knowing its own counts itself in the initial namespace."
+  (equal (pi-ide-state-key-ns key) (or (pi-ide-state-own-pid-ns) pi-ide-state-initial-pid-ns)))
 
 ;;;; pi's files (protocol v0.3 and v0.4)
 
@@ -172,13 +252,15 @@ second)."
 
 (defun pi-ide-state-validate-message (msg name-pid)
   "Why MSG (parsed JSON) is not a message of the pi NAME-PID, or nil.
-NAME-PID is the pid in the file's name, pi-<pid>.json."
+NAME-PID is the identity its name spells (`pi-ide-state-pi-key-of-name'):
+the pid of pi-<pid>.json, or a pi of another namespace."
   (cond
    ((not (and (consp msg) (consp (car msg)))) "not a JSON object")
    ((not (equal (alist-get 'kind msg) "pi")) "kind is not \"pi\"")
    ((not (stringp (alist-get 'protocol msg))) "no protocol version")
-   ((not (eql (alist-get 'pid msg) name-pid))
+   ((not (eql (alist-get 'pid msg) (pi-ide-state-key-pid name-pid)))
     (format "pid field %S does not match the file name" (alist-get 'pid msg)))
+   ((pi-ide-state-ns-disagrees msg name-pid))
    ((let ((e (alist-get 'editor_pid msg :absent)))
       (not (or (memq e '(:absent :null)) (pi-ide-state--integer-p e 1))))
     "editor_pid is not a pid")
@@ -199,7 +281,8 @@ NAME-PID is the pid in the file's name, pi-<pid>.json."
 (defun pi-ide-state-validate-approval (msg name-pid now)
   "MSG (parsed JSON) as pi NAME-PID's request for approval at NOW.
 Returns (REQUEST . nil), or (nil . WHY) when it is not one or has run out.
-REQUEST is a plist :pi-pid :editor-pid :id :tool :file :created :note :hunks
+REQUEST is a plist :pi-pid :pi-key (the identity NAME-PID) :pi-fields (see
+`pi-ide-state-pi-fields') :editor-pid :id :tool :file :created :note :hunks
 :hunks-total :timeout :expires; malformed hunks are dropped (the request
 still counts: the user is asked all the same, as for a proposal too large
 to carry)."
@@ -209,8 +292,9 @@ to carry)."
          (file (and (consp r) (alist-get 'file r))))
     (cond
      ((not (and obj (equal (alist-get 'kind msg) "pi-approval"))) '(nil . "not a pi approval request"))
-     ((not (eql (alist-get 'pid msg) name-pid))
+     ((not (eql (alist-get 'pid msg) (pi-ide-state-key-pid name-pid)))
       (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
+     ((pi-ide-state-ns-disagrees msg name-pid) (cons nil (pi-ide-state-ns-disagrees msg name-pid)))
      ((not (pi-ide-state--integer-p (alist-get 'editor_pid msg) 1)) '(nil . "editor_pid is not a pid"))
      ((not (and (consp r) (consp (car r)))) '(nil . "request is not an object"))
      ((not (pi-ide-state--id-p id))
@@ -226,7 +310,8 @@ to carry)."
      (t
       (let ((hunks (cl-remove-if-not #'pi-ide-state--hunk-p (alist-get 'hunks r)))
             (total (alist-get 'hunks_total r)))
-        (cons (list :pi-pid name-pid :editor-pid (alist-get 'editor_pid msg) :id id :tool (alist-get 'tool r)
+        (cons (list :pi-pid (pi-ide-state-key-pid name-pid) :pi-key name-pid
+                    :pi-fields (pi-ide-state-pi-fields name-pid msg) :editor-pid (alist-get 'editor_pid msg) :id id :tool (alist-get 'tool r)
                     :file file :created (eq (alist-get 'created r) t)
                     :note (and (stringp (alist-get 'note r)) (alist-get 'note r))
                     :hunks hunks :hunks-total (if (pi-ide-state--line-p total) total (length hunks))
@@ -241,8 +326,9 @@ Malformed runs, files and hunks are dropped (the rest still counts)."
   (let ((obj (and (consp msg) (consp (car msg)))) (over nil))
     (cond
      ((not (and obj (equal (alist-get 'kind msg) "pi-review"))) '(nil . "not a pi change set"))
-     ((not (eql (alist-get 'pid msg) name-pid))
+     ((not (eql (alist-get 'pid msg) (pi-ide-state-key-pid name-pid)))
       (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
+     ((pi-ide-state-ns-disagrees msg name-pid) (cons nil (pi-ide-state-ns-disagrees msg name-pid)))
      ((not (listp (alist-get 'runs msg))) '(nil . "runs is not a list"))
      ((> (length (alist-get 'runs msg)) pi-ide-state-max-runs)
       (cons nil (format "runs: %d, over the cap of %d: refused"

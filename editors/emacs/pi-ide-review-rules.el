@@ -20,7 +20,8 @@
 (defun pi-ide-state-newest-entry (change-sets file)
   "Return the newest change of FILE in the change set list CHANGE-SETS, or nil.
 That is the change of the newest run that changed FILE.
-CHANGE-SETS is an alist: pi pid -> runs (see `pi-ide-state-validate-review').
+CHANGE-SETS is an alist: pi identity (`pi-ide-state-pi-key-of-name') ->
+runs (see `pi-ide-state-validate-review').
 Returns a plist :pid :run :file :baseline :hunks."
   (let ((best nil))
     (dolist (set change-sets)
@@ -61,17 +62,20 @@ pi deleted."
         ((null (alist-get 'new_text hunk)) 'deleted)
         (t 'changed)))
 
-(defun pi-ide-state-remember-revert (reverted entry hunk line)
+(defun pi-ide-state-remember-revert (reverted entry hunk line &optional pi-fields)
   "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
-ENTRY is from `pi-ide-state-newest-entry'.  At most
+ENTRY is from `pi-ide-state-newest-entry'.  PI-FIELDS name its pi, see
+`pi-ide-state-pi-fields' (by default `pi_pid' alone, ENTRY's pid).  At most
 `pi-ide-state-max-reverted', the newest.  A hunk reverted again (after an
-undo of its revert) is listed once, as the newest: keyed by pi_pid, run and
-id, as pi and every client key a revert (test/fixtures/revert-key.ts)."
-  (let ((key (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk))))
+undo of its revert) is listed once, as the newest: keyed by pi_pid, pi_ns
+\(the initial namespace when left out), run and id, as pi and every client
+key a revert (test/fixtures/revert-key.ts)."
+  (let* ((fields (or pi-fields `((pi_pid . ,(pi-ide-state-key-pid (plist-get entry :pid))))))
+         (key (list (pi-ide-state-key-of-record fields) (plist-get entry :run) (alist-get 'id hunk))))
     (last (append (cl-remove key reverted
                              :test #'equal
-                             :key (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'run r) (alist-get 'id r))))
-                  (list `((pi_pid . ,(plist-get entry :pid)) (run . ,(plist-get entry :run))
+                             :key (lambda (r) (list (pi-ide-state-key-of-record r) (alist-get 'run r) (alist-get 'id r))))
+                  (list `(,@fields (run . ,(plist-get entry :run))
                           (id . ,(alist-get 'id hunk)) (file . ,(plist-get entry :file))
                           (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
           pi-ide-state-max-reverted)))

@@ -60,8 +60,13 @@
 pi-ide.el asks for a prompt write.")
 
 (defvar pi-ide-review--sets nil
-  "Alist: pi pid -> its runs (see `pi-ide-state-validate-review').
-Only pis whose message names this Emacs.")
+  "Alist: pi identity -> its runs (see `pi-ide-state-validate-review').
+Only pis whose message names this Emacs.  The identity is
+`pi-ide-state-pi-key-of-name''s: a pid, or a pi of another namespace.")
+
+(defvar pi-ide-review--pi-fields nil
+  "Alist: pi identity -> the fields that name it in `reverted'.
+See `pi-ide-state-pi-fields'.")
 
 (defvar pi-ide-review--reverted nil "The state file's `reverted', newest last.")
 
@@ -230,21 +235,24 @@ They are those of the newest run that changed FILE."
             (pi-ide-review--unmark buffer)
           (setq pi-ide-review--marked (delq buffer pi-ide-review--marked)))))))
 
-(defun pi-ide-review-load (pid run-list)
+(defun pi-ide-review-load (pid run-list &optional pi-fields)
   "Load the change set of pi PID (validated): RUN-LIST.
-PID is connected to this Emacs."
-  (setf (alist-get pid pi-ide-review--sets) run-list)
+PID (an identity, `pi-ide-state-pi-key-of-name') is connected to this Emacs;
+PI-FIELDS name it in `reverted' (`pi-ide-state-pi-fields')."
+  (setf (alist-get pid pi-ide-review--sets) run-list
+        (alist-get pid pi-ide-review--pi-fields) pi-fields)
   (pi-ide-review-refresh))
 
 (defun pi-ide-review-forget (pid)
   "Forget pi PID, gone or not connected to this Emacs, and unmark."
   (when (assq pid pi-ide-review--sets)
-    (setq pi-ide-review--sets (assq-delete-all pid pi-ide-review--sets))
+    (setq pi-ide-review--sets (assq-delete-all pid pi-ide-review--sets)
+          pi-ide-review--pi-fields (assq-delete-all pid pi-ide-review--pi-fields))
     (pi-ide-review-refresh)))
 
 (defun pi-ide-review-reset ()
   "Not listening any more: no change set counts."
-  (setq pi-ide-review--sets nil)
+  (setq pi-ide-review--sets nil pi-ide-review--pi-fields nil)
   (pi-ide-review-refresh))
 
 (defun pi-ide-review-buffer-read ()
@@ -368,7 +376,9 @@ carries an entry of Emacs's undo that tells its undo and redo
              for r in reverts
              do (setq pi-ide-review--reverted
                       (pi-ide-state-remember-revert pi-ide-review--reverted (pi-ide-review--revert-entry r)
-                                                    (pi-ide-review--revert-hunk r) line))
+                                                    (pi-ide-review--revert-hunk r) line
+                                                    (alist-get (plist-get (pi-ide-review--revert-entry r) :pid)
+                                                               pi-ide-review--pi-fields)))
              (setf (pi-ide-review--revert-record r) (car (last pi-ide-review--reverted)))
              (push r pi-ide-review--reverts)
              (delete-overlay o))

@@ -146,11 +146,14 @@ The text is cut to MAX-BYTES once encoded, with `truncated' set."
 
 (defun pi-ide-state-build (snap)
   "The protocol v0.2 payload (without `timestamp') from SNAP, a plist.
-SNAP holds :pid :cwd :argv :file (absolute path or nil) :name :language (or
-nil) :line :column (1-based, byte column) :selection (see
-`pi-ide-state-selection') :modified :lines-total :max-selection-bytes."
+SNAP holds :pid :pid-ns (or nil) :cwd :argv :file (absolute path or nil)
+:name :language (or nil) :line :column (1-based, byte column) :selection
+\(see `pi-ide-state-selection') :modified :lines-total
+:max-selection-bytes."
   (let ((file (plist-get snap :file)))
     `((pid . ,(plist-get snap :pid))
+      ;; v0.5: the pid namespace `pid' is in, left out where /proc does not say.
+      ,@(and (plist-get snap :pid-ns) `((pid_ns . ,(plist-get snap :pid-ns))))
       (cwd . ,(pi-ide-state-sanitize (plist-get snap :cwd)))
       (app . "emacs")
       (argv . ,(vconcat (mapcar #'pi-ide-state-sanitize (plist-get snap :argv))))
@@ -270,7 +273,7 @@ Each pi's newest `pi-ide-state-kept-reports', and any younger than
 newest.  A second pi's reports never push out the first's newest."
   (let ((per-pi nil) (kept nil))
     (dolist (r (reverse reports))
-      (let* ((pi-pid (or (alist-get 'pi_pid r) 0))
+      (let* ((pi-pid (or (pi-ide-state-key-of-record r) 0))
              (n (1+ (or (alist-get pi-pid per-pi) 0))))
         (setf (alist-get pi-pid per-pi) n)
         (when (or (<= n pi-ide-state-kept-reports)
@@ -283,9 +286,10 @@ newest.  A second pi's reports never push out the first's newest."
 REPORT replaces this pi's earlier report on the same file (another pi's
 stays); `at' is set to NOW; see `pi-ide-state-retain-reports'."
   (let ((file (alist-get 'file report))
-        (pi-pid (alist-get 'pi_pid report)))
+        (pi-pid (pi-ide-state-key-of-record report)))
     (pi-ide-state-retain-reports
-     (append (cl-remove-if (lambda (r) (and (equal (alist-get 'file r) file) (eql (alist-get 'pi_pid r) pi-pid)))
+     (append (cl-remove-if (lambda (r) (and (equal (alist-get 'file r) file)
+                                            (eql (pi-ide-state-key-of-record r) pi-pid)))
                            reports)
              (list (cons (cons 'at now) (assq-delete-all 'at (copy-sequence report)))))
      now)))

@@ -253,6 +253,7 @@ As Neovim counts them: a last newline ends a line."
           (goto-char pt)
           (cons
            (list :pid (emacs-pid)
+                 :pid-ns (pi-ide-state-own-pid-ns)
                  :cwd (directory-file-name (expand-file-name default-directory))
                  :argv (pi-ide-state-filter-argv (cdr command-line-args))
                  :file file

@@ -31,6 +31,7 @@ import {
 	readPrivateFile,
 	stateFileName,
 } from "../protocol/state-dir.ts";
+import { parsePiFileName } from "../protocol/wire.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */
@@ -57,6 +58,11 @@ export interface ScanDiagnostic {
 export interface PiFileRecord {
 	path: string;
 	pid: number;
+	/**
+	 * The pid namespace its name gives (v0.5 `pi-<pid>-<ns>.json`: `pid:[<ns>]`), or null for `pi-<pid>.json`, whose
+	 * namespace only its `pid_ns` field says (piFileNamespace).
+	 */
+	nameNs: string | null;
 	writtenAt: number;
 	ino: number;
 }
@@ -67,12 +73,6 @@ export interface ScanResult {
 	diagnostics: ScanDiagnostic[];
 	/** pis' files in the directory, as the last full listing saw them (leftovers of a killed pi among them). */
 	piFiles: PiFileRecord[];
-}
-
-/** The pid of a pi file name: `pi-<pid>.json`, `pi-<pid>.review.json` or `pi-<pid>.approval.json`; else undefined. */
-export function parsePiFileName(name: string): number | undefined {
-	const match = /^pi-([^.]+)(?:\.review|\.approval)?\.json$/.exec(name);
-	return match?.[1] === undefined ? undefined : parseStateFileName(`${match[1]}.json`);
 }
 
 type FileVerdict = { kind: "editor"; record: EditorRecord } | { kind: "problem"; message: string } | { kind: "gone" };
@@ -260,13 +260,15 @@ export class StateDirScanner {
 
 	/** A pi's file by its name: a regular file of ours (anything else is not a candidate for removal). */
 	#piFile(name: string): PiFileRecord | undefined {
-		const pid = parsePiFileName(name);
-		if (pid === undefined) return undefined;
+		const parsed = parsePiFileName(name);
+		if (parsed === undefined) return undefined;
+		const { pid } = parsed;
+		const nameNs = parsed.ns === null ? null : `pid:[${parsed.ns}]`;
 		const path = join(this.dir, name);
 		try {
 			const stats = lstatSync(path, { throwIfNoEntry: false });
 			if (!stats?.isFile() || stats.uid !== this.uid) return undefined;
-			return { path, pid, writtenAt: stats.mtimeMs / 1000, ino: stats.ino };
+			return { path, pid, nameNs, writtenAt: stats.mtimeMs / 1000, ino: stats.ino };
 		} catch {
 			return undefined;
 		}

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { piApprovalFileName } from "../protocol/wire.ts";
+import { piFileName } from "../protocol/wire.ts";
 import {
 	type ApprovalOutcome,
 	answersApprovals,
@@ -87,7 +87,12 @@ export class ApprovalDesk {
 
 	constructor(options: ApprovalDeskOptions) {
 		this.#options = options;
-		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid, piApprovalFileName(options.pid));
+		this.#writer = new PiMessageWriter(
+			options.stateDir,
+			options.pid,
+			options.uid,
+			piFileName("approval", options.pid, options.pidNamespace),
+		);
 	}
 
 	/** The outcome of asking about one write/edit and what the model is told, or null: nothing to approve. */
@@ -156,7 +161,11 @@ export class ApprovalDesk {
 					return () => clearTimeout(timer);
 				},
 			};
-			let outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
+			let outcome = await awaitDecision(
+				ports,
+				{ piPid: pid, piNs: this.#options.pidNamespace ?? null, id: request.id, timeoutS: call.timeoutS },
+				call.signal,
+			);
 			// The user may have saved the file while reviewing: the approval was for the content pi proposed against.
 			if (outcome.kind === "accepted" && contentHash(file) !== madeFrom)
 				outcome = { kind: "changed", where: outcome.where };

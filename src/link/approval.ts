@@ -10,7 +10,7 @@ import { posix } from "node:path";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { MAX_APPROVAL_BYTES } from "../protocol/limits.ts";
 import type { EditorState } from "../protocol/protocol.ts";
-import type { ApprovalMessage, ApprovalRequest, ReviewNote } from "../protocol/wire.ts";
+import { type ApprovalMessage, type ApprovalRequest, isPisEntry, type ReviewNote } from "../protocol/wire.ts";
 import { releaseAll } from "./await-report.ts";
 import { computeHunks, type FileContent, MAX_REVIEW_HUNKS_PER_FILE } from "./change-set.ts";
 
@@ -62,13 +62,17 @@ export function answersApprovals(state: EditorState | null | undefined): boolean
 	return Array.isArray(state?.decisions);
 }
 
-/** The editor's decision on request `id` of pi `piPid` (its newest, should it list two), if any. */
+/**
+ * The editor's decision on request `id` of pi `piPid` (its newest, should it list two), if any; v0.5: of pi's
+ * namespace `piNs` (the `pid_ns` pi writes) or naming none.
+ */
 export function decisionIn(
 	state: EditorState | null | undefined,
 	piPid: number,
 	id: string,
+	piNs?: string | null,
 ): "accept" | "reject" | undefined {
-	const mine = (state?.decisions ?? []).filter((d) => d.pi_pid === piPid && d.id === id);
+	const mine = (state?.decisions ?? []).filter((d) => isPisEntry(d, piPid, piNs) && d.id === id);
 	return mine.at(-1)?.decision;
 }
 
@@ -105,7 +109,7 @@ export interface DecisionPorts {
  */
 export function awaitDecision(
 	ports: DecisionPorts,
-	request: { piPid: number; id: string; timeoutS: number },
+	request: { piPid: number; piNs?: string | null; id: string; timeoutS: number },
 	signal?: AbortSignal,
 ): Promise<ApprovalOutcome> {
 	return new Promise((resolve) => {
@@ -150,7 +154,7 @@ export function awaitDecision(
 						if (!dialog) finish({ kind: "editor gone", where: editor.name });
 						return;
 					}
-					const decision = decisionIn(state, request.piPid, request.id);
+					const decision = decisionIn(state, request.piPid, request.id, request.piNs);
 					if (decision === "accept") finish({ kind: "accepted", where: editor.name });
 					else if (decision === "reject") finish({ kind: "rejected", where: editor.name });
 				} catch {

@@ -55,6 +55,7 @@ export function awaitFileReport(
 	caps: WaitCaps,
 	signal?: AbortSignal,
 	piPid?: number,
+	piNs?: string | null,
 ): Promise<WaitOutcome> {
 	const started = ports.now();
 	return new Promise((resolve) => {
@@ -71,7 +72,7 @@ export function awaitFileReport(
 			if (done) return;
 			try {
 				const state = ports.read();
-				const report = state ? findReport(state, file, seq, piPid) : undefined;
+				const report = state ? findReport(state, file, seq, piPid, piNs) : undefined;
 				if (report) last = report;
 				if (isSettled(last)) finish("settled");
 			} catch {

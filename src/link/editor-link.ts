@@ -8,7 +8,7 @@ import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, wa
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
 import { oneLine } from "../protocol/inert.ts";
-import { piReviewFileName } from "../protocol/wire.ts";
+import { piFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
@@ -128,8 +128,20 @@ export class EditorLink {
 	constructor(options: EditorLinkOptions) {
 		this.#options = options;
 		this.log = new ChangeLog(options.seqCounter ?? processSeqCounter());
-		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid);
-		this.#reviewWriter = new PiMessageWriter(options.stateDir, options.pid, options.uid, piReviewFileName(options.pid));
+		// v0.5: named by pi's identity, its pid and (outside the initial namespace) its namespace.
+		const ns = options.pidNamespace ?? null;
+		this.#writer = new PiMessageWriter(
+			options.stateDir,
+			options.pid,
+			options.uid,
+			piFileName("message", options.pid, ns),
+		);
+		this.#reviewWriter = new PiMessageWriter(
+			options.stateDir,
+			options.pid,
+			options.uid,
+			piFileName("review", options.pid, ns),
+		);
 		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
 	}
 
@@ -191,7 +203,15 @@ export class EditorLink {
 		// The editor answers the message: it must be out before the wait for the answer begins.
 		await this.flush();
 		const caps = this.#options.waitCaps ?? WAIT_CAPS;
-		const outcome = await awaitFileReport(this.#ports(editor.pid), file, seq, caps, signal, this.#options.pid);
+		const outcome = await awaitFileReport(
+			this.#ports(editor.pid),
+			file,
+			seq,
+			caps,
+			signal,
+			this.#options.pid,
+			this.#options.pidNamespace ?? null,
+		);
 		const latest = this.#read(editor.pid) ?? editor.state;
 		return formatToolNote(latest, file, outcome, caps);
 	}
@@ -209,7 +229,14 @@ export class EditorLink {
 		const excluded = (file: string) => this.#excluded(file);
 		const undone = undoneReverts(state, editor.pid, this.#toldReverts);
 		for (const r of undone) this.#toldReverts.delete(revertKey(r));
-		const fresh = newReverts(state, this.#options.pid, this.changes.runs(), this.#toldReverts, excluded);
+		const fresh = newReverts(
+			state,
+			this.#options.pid,
+			this.changes.runs(),
+			this.#toldReverts,
+			excluded,
+			this.#options.pidNamespace ?? null,
+		);
 		for (const r of fresh) this.#toldReverts.set(revertKey(r), { revert: r, editorPid: editor.pid });
 		const notes = [
 			formatUndoneNote(

@@ -15,6 +15,7 @@ import {
 	type PiChange,
 	type PiMessage,
 } from "../protocol/protocol.ts";
+import { isPisEntry } from "../protocol/wire.ts";
 
 /**
  * How long pi waits, after a write/edit, for the editor's report at all. An idle editor answers in ~20 ms
@@ -131,13 +132,19 @@ export function speaksV03(state: EditorState): boolean {
 }
 
 /**
- * The editor's report on `file` answering change `seq` or a later one, of this pi (`piPid`) when the report
- * says whose message it answers.
+ * The editor's report on `file` answering change `seq` or a later one, of this pi (`piPid`, and v0.5 its
+ * namespace `piNs`, the `pid_ns` pi writes) when the report says whose message it answers (wire.ts isPisEntry).
  */
-export function findReport(state: EditorState, file: string, seq: number, piPid?: number): FileReport | undefined {
+export function findReport(
+	state: EditorState,
+	file: string,
+	seq: number,
+	piPid?: number,
+	piNs?: string | null,
+): FileReport | undefined {
 	let found: FileReport | undefined;
 	for (const report of state.files ?? []) {
-		if (piPid !== undefined && report.pi_pid !== undefined && report.pi_pid !== piPid) continue;
+		if (piPid !== undefined && report.pi_pid !== undefined && !isPisEntry(report, piPid, piNs)) continue;
 		if (report.file === file && report.seq >= seq && (!found || report.seq >= found.seq)) found = report;
 	}
 	return found;

@@ -9,7 +9,7 @@ import { posix } from "node:path";
 import { oneLine } from "../protocol/inert.ts";
 import { MAX_REVERTED_REPORTS } from "../protocol/limits.ts";
 import type { EditorState, RevertedHunk } from "../protocol/protocol.ts";
-import { type ReviewHunk, type ReviewRun, revertKey } from "../protocol/wire.ts";
+import { isPisEntry, type ReviewHunk, type ReviewRun, revertKey } from "../protocol/wire.ts";
 
 /** Hunks listed in one note; more are counted. */
 export const MAX_REVERTS_LISTED = 10;
@@ -19,7 +19,7 @@ export { revertKey };
 
 /**
  * The editor's reverts of this pi's hunks not told yet, oldest first, each described by pi's own change set: only
- * an entry naming a hunk pi published (its pid, one of its runs `runs`, a hunk id of that run) counts, and it is
+ * an entry naming a hunk pi published (its pid and namespace `piNs`, one of its runs `runs`, a hunk id of that run) counts, and it is
  * told with pi's path and pi's lines for that hunk, never the editor's `file`, `line` or `lines` (an editor can
  * list anything: a file pi never touched, made-up ids, words in a name). `excluded`: files the ignore rules keep
  * from the model (nothing is said about them).
@@ -30,14 +30,17 @@ export function newReverts(
 	runs: readonly ReviewRun[],
 	told: { has(key: string): boolean },
 	excluded: (file: string) => boolean = () => false,
+	piNs?: string | null,
 ): RevertedHunk[] {
 	const fresh: RevertedHunk[] = [];
 	for (const r of state?.reverted ?? []) {
-		if (r.pi_pid !== piPid || told.has(revertKey(r))) continue;
+		// v0.5: pi's by its pid and namespace (an entry without `pi_ns`, from an older editor, by its pid).
+		if (!isPisEntry(r, piPid, piNs) || told.has(revertKey(r))) continue;
 		const own = ownHunk(runs, r.run, r.id);
 		if (own === undefined || excluded(own.file)) continue;
 		fresh.push({
 			pi_pid: piPid,
+			...(r.pi_ns === undefined ? {} : { pi_ns: r.pi_ns }),
 			run: r.run,
 			id: r.id,
 			file: own.file,

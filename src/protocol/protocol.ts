@@ -147,6 +147,12 @@ export const DiagnosticsSchema = Type.Object({
 	items: Type.Array(DiagnosticItemSchema),
 });
 
+/** `pid:[<inode>]`, as readlink of `/proc/self/ns/pid` spells a pid namespace (v0.5 `pid_ns`). */
+export const PID_NAMESPACE_PATTERN = /^pid:\[[0-9]{1,20}\]$/;
+
+/** A v0.5 `pid_ns` or `pi_ns` value: `pid:[<digits>]`. */
+const PidNamespaceSchema = Type.String({ pattern: PID_NAMESPACE_PATTERN.source });
+
 export const FILE_STATUSES = ["reloaded", "unchanged", "modified", "not-open", "gone", "refused"] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
 
@@ -167,6 +173,8 @@ export const FileReportSchema = Type.Object({
 	diagnostics: Nullable(DiagnosticsSchema),
 	/** Optional: the pi whose message this answers (two pis connected to one editor count seqs separately). */
 	pi_pid: Type.Optional(Type.Integer({ minimum: 1 })),
+	/** Optional (v0.5): that pi's `pid_ns`, as its message said; absent: the initial namespace (or an older editor). */
+	pi_ns: Type.Optional(PidNamespaceSchema),
 });
 
 export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });
@@ -193,6 +201,8 @@ export const WindowSchema = Type.Object({
 /** v0.4: one of pi's hunks the user reverted in the editor (in the buffer; on disk once they save). */
 export const RevertedHunkSchema = Type.Object({
 	pi_pid: Type.Integer({ minimum: 1 }),
+	/** v0.5: the pi's `pid_ns` as its change set said; absent: the initial namespace. */
+	pi_ns: Type.Optional(PidNamespaceSchema),
 	run: Type.Integer({ minimum: 0 }),
 	id: Type.String({ minLength: 1, maxLength: 64 }),
 	file: Type.String({ minLength: 1 }),
@@ -204,12 +214,11 @@ export const RevertedHunkSchema = Type.Object({
 /** v0.4 approval: the user's decision on one of pi's proposed edits (`pi-<pid>.approval.json`). */
 export const ApprovalDecisionSchema = Type.Object({
 	pi_pid: Type.Integer({ minimum: 1 }),
+	/** v0.5: the pi's `pid_ns` as its request said; absent: the initial namespace. */
+	pi_ns: Type.Optional(PidNamespaceSchema),
 	id: Type.String({ minLength: 1, maxLength: 64 }),
 	decision: Type.Union([Type.Literal("accept"), Type.Literal("reject")]),
 });
-
-/** `pid:[<inode>]`, as readlink of `/proc/self/ns/pid` spells a pid namespace (v0.5 `pid_ns`). */
-export const PID_NAMESPACE_PATTERN = /^pid:\[[0-9]{1,20}\]$/;
 
 /** The whole v0.3 editor state: v0.2 plus optional fields. */
 export const EditorStateSchema = Type.Object({

@@ -12,6 +12,9 @@
  * - the limits: limits.ts.
  * Types and names only: no I/O, no imports but the protocol's own modules.
  */
+import { INITIAL_PID_NAMESPACE } from "./liveness.ts";
+import { parseStateFileName } from "./state-dir.ts";
+
 export * from "./limits.ts";
 export {
 	type ActiveBuffer,
@@ -31,6 +34,7 @@ export {
 	type RevertedHunk,
 	type Selection,
 } from "./protocol.ts";
+export { INITIAL_PID_NAMESPACE };
 
 /**
  * The lines a hunk's line numbers count (the change set's and the approval request's): a text's lines without
@@ -44,30 +48,108 @@ export function splitLines(text: string): string[] {
 }
 
 /**
- * The key of a revert in the editor's `reverted` list: the same hunk (`id`) of the same run of the same pi. pi and
- * every TypeScript client key by it; the other clients' copies are held together by test/fixtures/revert-key.ts.
+ * The key of a revert in the editor's `reverted` list: the same hunk (`id`) of the same run of the same pi, the pi
+ * being (`pi_pid`, `pi_ns`, absent read as the initial namespace: v0.5). pi and every TypeScript client key by it;
+ * the other clients' copies are held together by test/fixtures/revert-key.ts.
  */
-export const revertKey = (r: { pi_pid: number; run: number; id: string }): string => `${r.pi_pid}:${r.run}:${r.id}`;
+export const revertKey = (r: { pi_pid: number; pi_ns?: string | undefined; run: number; id: string }): string =>
+	`${r.pi_pid}:${r.pi_ns ?? INITIAL_PID_NAMESPACE}:${r.run}:${r.id}`;
+
+/**
+ * One pi, as an editor keys what it keeps per pi (v0.5: the highest seq, reports, reverts, answered requests): its
+ * pid and its namespace, a `pid_ns` left out read as the initial one.
+ */
+export const piIdentityKey = (pid: number, pidNs: string | null | undefined): string =>
+	`${pid}@${pidNs ?? INITIAL_PID_NAMESPACE}`;
+
+/**
+ * Is an editor's entry (a report, a revert, a decision) this pi's? Its `pi_pid` is pi's pid and its `pi_ns` is
+ * left out (an editor before v0.5, or a pi that wrote no `pid_ns`) or is exactly the `pid_ns` pi writes (`ownNs`,
+ * null when pi writes none).
+ */
+export function isPisEntry(
+	entry: { pi_pid?: number | undefined; pi_ns?: string | undefined },
+	pid: number,
+	ownNs: string | null | undefined,
+): boolean {
+	return entry.pi_pid === pid && (entry.pi_ns === undefined || entry.pi_ns === (ownNs ?? undefined));
+}
 
 /** Every file pi writes for the editors starts so; no editor's `<pid>.json` does. */
 export const PI_FILE_PREFIX = "pi-";
 
+/** pi's three files: its message, its change set (v0.4), its approval request (v0.4). */
+export type PiFileKind = "message" | "review" | "approval";
+
+const KIND_SUFFIX: Record<PiFileKind, string> = {
+	message: ".json",
+	review: ".review.json",
+	approval: ".approval.json",
+};
+
+/** The digits of a pid namespace `pid:[<digits>]` in a pi file's name (v0.5): canonical, 1 to 20, as text. */
+const NS_DIGITS = /^[1-9][0-9]{0,19}$/;
+
+/** The digits of `pid:[<digits>]`, or undefined for anything else. */
+const namespaceDigits = (pidNs: string): string | undefined => /^pid:\[([0-9]{1,20})\]$/.exec(pidNs)?.[1];
+
 /**
- * `pi-<pid>.json`: never an editor's `<pid>.json`, so v0.2 readers skip it. Readers take the pid from the
- * name with piMessagePid (editors/shared/pi-message.ts, the state file name rule behind the prefix).
+ * The name of pi's `kind` file (PROTOCOL.md "pi's message file", v0.5): `pi-<pid>.json` (`.review.json`,
+ * `.approval.json`) for a pi of the initial namespace or not knowing its own (`pidNs` null or undefined), and
+ * `pi-<pid>-<ns digits>.json` for a pi of any other. Temp files add `.tmp` to it.
  */
-export function piMessageFileName(pid: number): string {
-	return `${PI_FILE_PREFIX}${pid}.json`;
+export function piFileName(kind: PiFileKind, pid: number, pidNs?: string | null): string {
+	const digits =
+		pidNs === null || pidNs === undefined || pidNs === INITIAL_PID_NAMESPACE ? undefined : namespaceDigits(pidNs);
+	return `${PI_FILE_PREFIX}${pid}${digits === undefined ? "" : `-${digits}`}${KIND_SUFFIX[kind]}`;
+}
+
+/** What a pi file's name says: which file, whose pid, and its namespace's digits (null: the initial namespace's). */
+export interface PiFileName {
+	kind: PiFileKind;
+	pid: number;
+	ns: string | null;
+}
+
+/**
+ * The one parser of pi's file names (v0.5, test/fixtures/state-dir-cases.ts PI_FILE_NAME_CASES): the pid by the
+ * state file name rule (canonical decimal, at most 2^31-1), the namespace's digits canonical and never the initial
+ * namespace's (whose pi is `pi-<pid>.json`), so no other spelling aliases a pi. Temp files and anything else:
+ * undefined.
+ */
+export function parsePiFileName(name: string): PiFileName | undefined {
+	const match = /^pi-([0-9]+)(?:-([0-9]+))?(\.review\.json|\.approval\.json|\.json)$/.exec(name);
+	if (!match?.[1] || !match[3]) return undefined;
+	const pid = parseStateFileName(`${match[1]}.json`);
+	if (pid === undefined) return undefined;
+	const ns = match[2] ?? null;
+	if (ns !== null && (!NS_DIGITS.test(ns) || `pid:[${ns}]` === INITIAL_PID_NAMESPACE)) return undefined;
+	const kind: PiFileKind = match[3] === ".json" ? "message" : match[3] === ".review.json" ? "review" : "approval";
+	return { kind, pid, ns };
+}
+
+/**
+ * Does a pi file's `pid_ns` field agree with its name? A name with a namespace needs exactly that `pid:[<digits>]`;
+ * a name without one takes no `pid_ns` or the initial namespace's. Otherwise the file is malformed.
+ */
+export function piNamespaceAgrees(name: PiFileName, pidNs: unknown): boolean {
+	if (name.ns !== null) return pidNs === `pid:[${name.ns}]`;
+	return pidNs === undefined || pidNs === INITIAL_PID_NAMESPACE;
+}
+
+/** `pi-<pid>.json` (or `pi-<pid>-<ns>.json`, v0.5): never an editor's `<pid>.json`, so v0.2 readers skip it. */
+export function piMessageFileName(pid: number, pidNs?: string | null): string {
+	return piFileName("message", pid, pidNs);
 }
 
 /** pi's edit waiting for the user's approval (v0.4): `pi-<pid>.approval.json`, beside the change set. */
-export function piApprovalFileName(pid: number): string {
-	return `${PI_FILE_PREFIX}${pid}.approval.json`;
+export function piApprovalFileName(pid: number, pidNs?: string | null): string {
+	return piFileName("approval", pid, pidNs);
 }
 
 /** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */
-export function piReviewFileName(pid: number): string {
-	return `${PI_FILE_PREFIX}${pid}.review.json`;
+export function piReviewFileName(pid: number, pidNs?: string | null): string {
+	return piFileName("review", pid, pidNs);
 }
 
 /** Why a file's content is not in the change set. */

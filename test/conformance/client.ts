@@ -49,7 +49,12 @@ export type Capability =
 	 */
 	| "approval"
 	/** The client marks a proposal in an open buffer, and the adapter reads the marks (ClientSession.approvalMarks). */
-	| "approval-marks";
+	| "approval-marks"
+	/**
+	 * Protocol v0.5, pi's identity is (pid, pid_ns) (cases/identity.ts): the client reads `pi-<pid>-<ns>.json`,
+	 * checks pi's pid only in its own namespace, echoes `pid_ns` as `pi_ns` and keys per pi by the pair.
+	 */
+	| "pi-identity";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {

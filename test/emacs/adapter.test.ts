@@ -58,6 +58,7 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 			"diagnostics",
 			"edit",
 			"editor-per-row",
+			"pi-identity",
 			"reload",
 			"review",
 			"selection",

@@ -368,7 +368,7 @@ the cap has cut, only the oracle's and never more than 200."
   (let ((got (pi-ide-state-validate-approval pi-ide-tests--approval 42 150)))
     (should (null (cdr got)))
     (should (equal (cl-loop for (k v) on (car got) by #'cddr unless (eq k :hunks) append (list k v))
-                   '(:pi-pid 42 :editor-pid 7 :id "req-1" :tool "edit" :file "/p/a.txt" :created nil :note nil
+                   '(:pi-pid 42 :pi-key 42 :pi-fields ((pi_pid . 42)) :editor-pid 7 :id "req-1" :tool "edit" :file "/p/a.txt" :created nil :note nil
                              :hunks-total 2 :timeout 120 :expires 220.5)))
     (should (equal (mapcar (lambda (h) (alist-get 'id h)) (plist-get (car got) :hunks)) '("h1" "h2"))))
   (dolist (c `(("not an object" ["x"] "not a pi approval request")

@@ -1,5 +1,5 @@
 /**
- * The revert key `(pi_pid, run, id)` (test/fixtures/revert-key.ts) in the Emacs client's `reverted' list
+ * The revert key `(pi_pid, pi_ns, run, id)` (test/fixtures/revert-key.ts, v0.5 cases too) in the Emacs client's `reverted' list
  * (pi-ide-state-remember-revert: a hunk reverted again is one entry), in `emacs --batch`.
  */
 import assert from "node:assert/strict";
@@ -9,10 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
-import { expectedAfterBoth, REVERT_KEY_CASES, type Revert } from "../fixtures/revert-key.ts";
+import { expectedAfterBoth, REVERT_KEY_CASES, REVERT_KEY_NS_CASES, type Revert } from "../fixtures/revert-key.ts";
+
+/** v0.5: the key is (pi_pid, pi_ns, run, id), pi_ns left out read as the initial namespace. */
+const CASES = [...REVERT_KEY_CASES, ...REVERT_KEY_NS_CASES];
+
 import { EMACS_BIN, EMACS_CLIENT_DIR, REPO } from "../helpers/emacs.ts";
 
-// Each revert as the client makes one: ENTRY (the file's entry: pid, run, file), HUNK (its id and pi's lines), LINE.
+// Each revert as the client makes one: ENTRY (the file's entry: the pi's identity, run, file), HUNK (its id and pi's
+// lines), LINE, and the fields that name the pi.
 const SCRIPT = `
 (require 'pi-ide-review-rules)
 (let* ((dir (getenv "REVERT_DIR"))
@@ -22,19 +27,22 @@ const SCRIPT = `
        (add (lambda (list r)
               (pi-ide-state-remember-revert
                list
-               (list :pid (alist-get 'pi_pid r) :run (alist-get 'run r) :file (alist-get 'file r))
+               (list :pid (pi-ide-state-key-of-record r) :run (alist-get 'run r) :file (alist-get 'file r))
                (list (cons 'id (alist-get 'id r)) (cons 'new_text (make-list (alist-get 'lines r) "y")))
-               (alist-get 'line r)))))
+               (alist-get 'line r)
+               ;; The pi's fields as its change set named it (pi_ns only when it said one).
+               (cons (cons 'pi_pid (alist-get 'pi_pid r))
+                     (and (alist-get 'pi_ns r) (list (cons 'pi_ns (alist-get 'pi_ns r)))))))))
   (with-temp-file (expand-file-name "out.json" dir)
     (insert (json-serialize
              (vconcat (mapcar (lambda (pair) (vconcat (funcall add (funcall add nil (car pair)) (cadr pair))))
                               pairs))))))
 `;
 
-it("emacs: pi-ide-state-remember-revert keeps one entry per (pi_pid, run, id), two when one field differs", (t) => {
+it("emacs: pi-ide-state-remember-revert keeps one entry per (pi_pid, pi_ns, run, id), two when one field differs", (t) => {
 	const dir = mkdtempSync(join(tmpdir(), "pi-ide-emacs-revert-key-"));
 	t.after(() => rmSync(dir, { recursive: true, force: true }));
-	writeFileSync(join(dir, "in.json"), JSON.stringify(REVERT_KEY_CASES.map((c) => [c.first, c.second])));
+	writeFileSync(join(dir, "in.json"), JSON.stringify(CASES.map((c) => [c.first, c.second])));
 	const script = join(dir, "revert-key.el");
 	writeFileSync(script, SCRIPT);
 	execFileSync(EMACS_BIN, ["--batch", "-Q", "-L", EMACS_CLIENT_DIR, "-l", script], {
@@ -44,7 +52,7 @@ it("emacs: pi-ide-state-remember-revert keeps one entry per (pi_pid, run, id), t
 		timeout: 60_000,
 	});
 	const lists = JSON.parse(readFileSync(join(dir, "out.json"), "utf8")) as Revert[][];
-	const wrong = REVERT_KEY_CASES.flatMap((c, i) => {
+	const wrong = CASES.flatMap((c, i) => {
 		const list = lists[i] ?? [];
 		const { count, newest } = expectedAfterBoth(c);
 		return list.length === count && isDeepStrictEqual(list.at(-1), newest)

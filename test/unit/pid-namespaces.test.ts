@@ -140,32 +140,61 @@ describe("the controller: a dead pid of another namespace proves nothing", () =>
 	}
 });
 
-test("seeded: editors and pis in and out of namespaces; a file goes only when its writer is provably gone (200 worlds)", () => {
+/** pi's file of `kind` for the pi (pid, ns) under PROTOCOL.md's v0.5 names, spelled out (the oracle's own copy). */
+function piFilePath(dir: string, kind: "message" | "review" | "approval", pid: number, ns: string | undefined): string {
+	const suffix = kind === "message" ? ".json" : `.${kind}.json`;
+	const digits = ns === undefined || ns === HOST ? "" : `-${ns.slice("pid:[".length, -1)}`;
+	return join(dir, `pi-${pid}${digits}${suffix}`);
+}
+
+test("seeded: editors and pis coming and going in and out of namespaces, pis sharing pids across them; a file goes only when its writer is provably gone (200 worlds)", () => {
 	const seeds = Number(process.env["PI_IDE_SEEDS"] ?? 200);
 	const namespaces = [HOST, BOX, OTHER_BOX];
+	const kinds = ["message", "review", "approval"] as const;
 	for (let seed = 1; seed <= seeds; seed++) {
 		const random = mulberry32(seed);
 		const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 		const own = pick(namespaces);
-		// Each writer: its namespace (or none: a client before v0.5, on the host), whether it runs, and what
-		// kill(pid, 0) from pi's namespace answers: the truth in pi's own namespace, anything elsewhere.
-		const writers = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, i) => {
-			const ns = random() < 0.25 ? undefined : pick(namespaces);
-			const runs = random() < 0.5;
-			const effective = ns ?? HOST;
-			const answer: Liveness = effective === own ? (runs ? "alive" : "dead") : pick(["alive", "dead", "foreign"]);
-			return { pid: 5_000_000 + i, ns, runs, answer, isPi: random() < 0.4 };
-		});
-		const f = fixture({
-			pidNamespace: own,
-			probePid: (pid) => writers.find((w) => w.pid === pid)?.answer ?? "dead",
-		});
+		// Each writer: its namespace (or none: a client or pi before v0.5, on the host), whether it runs. pis take
+		// their pids from a pool of three, so pis of different namespaces share pids (two containers' pid 1), but a
+		// pid is one process within one namespace. kill(pid, 0) from pi's namespace answers the truth for the
+		// writer of that pid in pi's own namespace, and anything for a pid no writer of pi's namespace has.
+		const writers: {
+			pid: number;
+			ns: string | undefined;
+			runs: boolean;
+			isPi: boolean;
+			kind: (typeof kinds)[number];
+		}[] = [];
+		const count = 1 + Math.floor(random() * 7);
+		for (let i = 0; i < count; i++) {
+			const isPi = random() < 0.6;
+			const ns = random() < 0.2 ? undefined : pick(namespaces);
+			const pid = isPi ? 5_000_000 + Math.floor(random() * 3) : 5_100_000 + i;
+			if (writers.some((w) => w.isPi === isPi && w.pid === pid && (w.ns ?? HOST) === (ns ?? HOST))) continue;
+			writers.push({ pid, ns, runs: random() < 0.5, isPi, kind: pick(kinds) });
+		}
+		const elsewhere = new Map<number, Liveness>();
+		const probe = (pid: number): Liveness => {
+			const here = writers.find((w) => w.pid === pid && (w.ns ?? HOST) === own);
+			if (here) return here.runs ? "alive" : "dead";
+			let answer = elsewhere.get(pid);
+			if (answer === undefined) {
+				answer = pick(["alive", "dead", "foreign"] as const);
+				elsewhere.set(pid, answer);
+			}
+			return answer;
+		};
+		const f = fixture({ pidNamespace: own, probePid: probe });
 		const paths = writers.map((w) => {
 			if (w.isPi) {
-				const path = join(f.stateDir, `pi-${w.pid}.review.json`);
-				writeFileSync(path, JSON.stringify({ kind: "pi-review", pid: w.pid, ...(w.ns ? { pid_ns: w.ns } : {}) }), {
-					mode: 0o600,
-				});
+				const path = piFilePath(f.stateDir, w.kind, w.pid, w.ns);
+				const body = {
+					kind: w.kind === "message" ? "pi" : `pi-${w.kind}`,
+					pid: w.pid,
+					...(w.ns ? { pid_ns: w.ns } : {}),
+				};
+				writeFileSync(path, JSON.stringify(body), { mode: 0o600 });
 				return path;
 			}
 			return writeStateFile(f.stateDir, {
@@ -173,16 +202,20 @@ test("seeded: editors and pis in and out of namespaces; a file goes only when it
 				...(w.ns ? { pid_ns: w.ns } : {}),
 			});
 		});
-		const view = f.controller.refresh();
-		for (const [i, w] of writers.entries()) {
-			// The oracle: provably gone = dead, and written in pi's own namespace (none named: the host's).
-			const provablyGone = !w.runs && (w.ns ?? HOST) === own;
-			const where = `seed ${seed}: ${w.isPi ? "pi" : "editor"} ${w.pid} ns ${w.ns ?? "-"} runs ${w.runs}, pi in ${own}`;
-			assert.equal(existsSync(paths[i] as string), !provablyGone, where);
-			if (!w.isPi) {
-				const listed = view.editors.some((e) => e.record.pid === w.pid);
-				const shouldList = (w.ns ?? HOST) === own ? w.runs : true;
-				assert.equal(listed, shouldList, `${where}: listed`);
+		// Two rounds: as written, then after some writers that ran have gone (pis and editors coming and going).
+		for (const round of [1, 2]) {
+			if (round === 2) for (const w of writers) if (w.runs && random() < 0.5) w.runs = false;
+			const view = f.controller.refresh();
+			for (const [i, w] of writers.entries()) {
+				// The oracle: provably gone = dead, and written in pi's own namespace (none named: the host's).
+				const provablyGone = !w.runs && (w.ns ?? HOST) === own;
+				const where = `seed ${seed} round ${round}: ${w.isPi ? `pi ${w.kind}` : "editor"} ${w.pid} ns ${w.ns ?? "-"} runs ${w.runs}, pi in ${own}`;
+				assert.equal(existsSync(paths[i] as string), !provablyGone, where);
+				if (!w.isPi) {
+					const listed = view.editors.some((e) => e.record.pid === w.pid);
+					const shouldList = (w.ns ?? HOST) === own ? w.runs : true;
+					assert.equal(listed, shouldList, `${where}: listed`);
+				}
 			}
 		}
 	}

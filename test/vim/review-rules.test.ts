@@ -289,7 +289,7 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 		step_applied: boolean[];
 		texts: string[][];
 		add_reverted: string[][];
-		newest: Record<string, [number, number]>;
+		newest: Record<string, [string, number]>;
 		quickfix: [string, number, string][];
 		random: { marked: number; said: string[]; lines: string[]; undone: string[]; undo_redo: number[] }[];
 		deletion: [number, string, string[]];
@@ -445,7 +445,11 @@ endfor
 	STEP_APPLIED.forEach(([name, , , want], i) => {
 		assert.equal(out.step_applied[i], want, `whether a revert's undo step is in the text: ${name}`);
 	});
-	assert.deepEqual(out.newest, { "/p/a": [1, 3], "/p/b": [2, 7] }, "per file, the newest run of any pi");
+	assert.deepEqual(
+		out.newest,
+		{ "/p/a": ["1", 3], "/p/b": ["2", 7] },
+		"per file, the newest run of any pi (by identity)",
+	);
 	assert.deepEqual(out.quickfix, [["/p/b", 2, "pi (run 7): +2 -1 y"]]);
 
 	assert.deepEqual(out.deletion, [

@@ -228,6 +228,7 @@ def Snapshot(): dict<any>
   var [sel, at] = ReadSelection(buf, fallback ? 'n' : mode())
   return {
     pid: getpid(),
+    pid_ns: writer.OwnNs(),
     cwd: getcwd(),
     argv: argv,
     bufname: name != '' && buftype == '' ? fnamemodify(name, ':p') : name,

@@ -131,6 +131,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"review",
 	"approval",
 	"approval-marks",
+	"pi-identity",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {

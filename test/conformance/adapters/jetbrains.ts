@@ -15,7 +15,15 @@ const jetbrains: ClientAdapter = {
 	name: "jetbrains (headless)",
 	expectedSeconds: 180,
 	app: "jetbrains",
-	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row", "approval"]),
+	capabilities: new Set<Capability>([
+		"selection",
+		"edit",
+		"reload",
+		"diagnostics",
+		"editor-per-row",
+		"approval",
+		"pi-identity",
+	]),
 	missing: {
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',

@@ -211,6 +211,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"review",
 	"approval",
 	"approval-marks",
+	"pi-identity",
 ]);
 
 export const adapters: ClientAdapter[] = [

@@ -21,6 +21,7 @@ vim9script
 # pi_ide/approval_rules.vim.
 
 import autoload 'pi_ide/approval_rules.vim'
+import autoload 'pi_ide/writer.vim'
 
 const SIGN = 'PiIdeApproval'
 const SIGN_GROUP = 'pi_ide_approval'
@@ -28,11 +29,11 @@ const PROP = 'pi_ide_approval_add'
 
 # pi pid (string) -> the request it waits on.
 var pending: dict<dict<any>> = {}
-# Newest last: {pi_pid, id, decision}.
+# Newest last: {pi_pid, pi_ns (as pi's file said; left out when it said none), id, decision}.
 var decisions: list<dict<any>> = []
 # Requests whose arrival was told, as '<pi pid>:<id>' (pi's ids are its tool calls', which another pi may use too).
 var told: dict<bool> = {}
-# {pi_pid, id} of the request the user was last shown and has not answered: the one approve/reject answer.
+# {pi_key, id} of the request the user was last shown and has not answered: the one approve/reject answer.
 var shown: dict<any> = {}
 var dir = ''
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a decision.
@@ -102,13 +103,13 @@ def Current(): dict<any>
 enddef
 
 def Bind(r: dict<any>)
-  shown = {pi_pid: r.pi_pid, id: r.id}
+  shown = {pi_key: r.pi_key, id: r.id}
 enddef
 
 # A request arrived: told once. It becomes the one approve/reject answer only when no request shown to the
 # user is still unanswered (they may be typing their answer to that one).
 def Tell(r: dict<any>)
-  const key = printf('%d:%s', r.pi_pid, r.id)
+  const key = printf('%s:%s', r.pi_key, r.id)
   if get(told, key, false)
     return
   endif
@@ -130,49 +131,51 @@ enddef
 # A decoded request from `pi-<pid>.approval.json` of a live pi of this user, read at `now` (seconds). Returns
 # '' or why it is not used. One naming another editor is not ours: forgotten, nothing said. A file that
 # replaced a request and cannot be read as one leaves nothing known to wait on: forgotten too.
-export def Receive(msg: any, pid: number, now: number): string
-  var [r, bad] = approval_rules.Validate(msg, pid)
+export def Receive(msg: any, pi: any, now: number): string
+  var key = writer.Key(pi)
+  var [r, bad] = approval_rules.Validate(msg, key)
   if bad != ''
-    Forget(pid)
+    Forget(key)
     return bad
   endif
   if r.editor_pid != getpid()
-    Forget(pid)
+    Forget(key)
     return ''
   endif
-  if !empty(filter(copy(decisions), (_, d) => d.pi_pid == pid && d.id ==# r.id))
+  if !empty(filter(copy(decisions), (_, d) => writer.KeyOfRecord(d) ==# key && d.id ==# r.id))
     return ''
   endif
   if r.expires <= now
-    Forget(pid)
+    Forget(key)
     return printf('the request expired %d s ago', float2nr(now - r.expires))
   endif
-  var before = get(pending, string(pid), {})
+  var before = get(pending, key, {})
   if !empty(before) && before.file != r.file
     Unmark(before.file)
   endif
-  pending[string(pid)] = r
+  pending[key] = r
   Mark(r.file)
   Tell(r)
   return ''
 enddef
 
-# pi `pid` waits on nothing any more (its request removed, another editor asked, pi gone).
-export def Forget(pid: number)
-  var r = get(pending, string(pid), {})
+# pi `pi` (identity or bare pid) waits on nothing any more (its request removed, another editor asked, pi gone).
+export def Forget(pi: any)
+  var key = writer.Key(pi)
+  var r = get(pending, key, {})
   if !empty(r)
-    remove(pending, string(pid))
+    remove(pending, key)
     Unmark(r.file)
   endif
 enddef
 
-# Drop requests whose time ran out or whose pi is no longer alive (`Alive(pid)`), at `now`: pi removes its
+# Drop requests whose time ran out or whose pi is no longer alive (`Alive(identity)`), at `now`: pi removes its
 # file then, but a pi killed mid-wait cannot. True when one was dropped.
-export def Prune(now: number, Alive: func(number): bool): bool
+export def Prune(now: number, Alive: func(string): bool): bool
   var dropped = false
   for r in values(pending)
-    if r.expires <= now || !Alive(r.pi_pid)
-      Forget(r.pi_pid)
+    if r.expires <= now || !Alive(r.pi_key)
+      Forget(r.pi_key)
       dropped = true
     endif
   endfor
@@ -182,7 +185,7 @@ enddef
 # Not listening any more: no request counts.
 export def Reset()
   for r in values(pending)
-    Forget(r.pi_pid)
+    Forget(r.pi_key)
   endfor
 enddef
 
@@ -201,16 +204,17 @@ export def Decide(decision: string): string
       decision == 'accept' ? 'approved' : 'rejected', Shown(instead.file), approval_rules.What(instead), verb)
   endif
   shown = {}
-  Forget(r.pi_pid)
+  Forget(r.pi_key)
   var name = Shown(r.file)
   # pi may have ended the wait since the last poll: then there is nothing to answer.
-  if getftype(printf('%s/pi-%d.approval.json', dir, r.pi_pid)) != 'file'
+  if getftype(printf('%s/pi-%s.approval.json', dir, r.pi_key)) != 'file'
     return printf("(pi-ide) pi's request to change %s is gone (answered in pi, or pi stopped); nothing done", name)
   endif
   if localtime() >= r.expires
     return printf("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it", name, r.timeout_s)
   endif
-  decisions = approval_rules.AddDecision(decisions, {pi_pid: r.pi_pid, id: r.id, decision: decision})
+  decisions = approval_rules.AddDecision(decisions, extend(has_key(r, 'pi_ns') ? {pi_pid: r.pi_pid, pi_ns: r.pi_ns} : {pi_pid: r.pi_pid},
+    {id: r.id, decision: decision}))
   OnChange()
   return decision == 'accept' ? printf('(pi-ide) approved: pi applies its change to %s', name)
     : printf('(pi-ide) rejected: pi leaves %s as it is', name)

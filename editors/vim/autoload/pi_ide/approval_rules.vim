@@ -62,14 +62,21 @@ export def PidOfName(name: string): number
   return digits == '' ? 0 : writer.PidOfName(digits .. '.json')
 enddef
 
-# Pure: [request, ''] from a decoded approval file of pi `pid`, or [{}, why it is refused]. Malformed hunks are
-# dropped (the rest still shows); the request is still asked without them.
-export def Validate(msg: any, pid: number): list<any>
+# Pure: [request, ''] from a decoded approval file of pi `pi` (its identity, writer.PiKeyOfName, or a bare pid),
+# or [{}, why it is refused]. Malformed hunks are dropped (the rest still shows); the request is still asked
+# without them.
+export def Validate(msg: any, pi: any): list<any>
+  var key = writer.Key(pi)
+  var pid = writer.PidOfKey(key)
   if type(msg) != v:t_dict || !IsString(get(msg, 'kind', 0), 'pi-approval')
     return [{}, 'not a pi approval request']
   endif
   if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
     return [{}, 'its pid is not the one in its name']
+  endif
+  var ns_bad = writer.NsDisagrees(msg, key)
+  if ns_bad != ''
+    return [{}, ns_bad]
   endif
   if type(get(msg, 'editor_pid', '')) != v:t_number || msg.editor_pid < 1
     return [{}, 'editor_pid is not a pid']
@@ -104,8 +111,8 @@ export def Validate(msg: any, pid: number): list<any>
     endif
   endfor
   var total = get(r, 'hunks_total', v:null)
-  return [{
-    pi_pid: pid,
+  return [extend(writer.PiFields(key, msg), {
+    pi_key: key,
     editor_pid: msg.editor_pid,
     id: id,
     tool: r.tool,
@@ -116,7 +123,7 @@ export def Validate(msg: any, pid: number): list<any>
     hunks_total: IsLine(total) ? total : len(hunks),
     timeout_s: r.timeout_s,
     expires: expires,
-  }, '']
+  }), '']
 enddef
 
 # Pure: do the hunks' old lines stand in `lines` where the request says (the buffer holds what pi read)?
@@ -218,7 +225,7 @@ enddef
 # The request approve/reject answer: the one shown, if it still waits; else {} and the one that waits instead
 # (or {}). An answer never goes to a request the user was not shown.
 export def Target(waiting: dict<dict<any>>, seen: dict<any>): list<dict<any>>
-  var r = empty(seen) ? {} : get(waiting, string(seen.pi_pid), {})
+  var r = empty(seen) ? {} : get(waiting, seen.pi_key, {})
   if !empty(r) && r.id ==# seen.id
     return [r, {}]
   endif

@@ -45,7 +45,7 @@ var poll_timer = 0
 var OnReport: func = () => 0
 # Per pi file name: {fp: its listing, text: what was last read}.
 var seen: dict<dict<any>> = {}
-# Per pi pid (string): {message, handled, at}.
+# Per pi identity (writer.PiKeyOfName: `<pid>` or `<pid>-<ns digits>`): {message, handled, at}.
 var pis: dict<dict<any>> = {}
 var reports: list<dict<any>> = []
 var last: dict<number> = {}
@@ -55,7 +55,7 @@ var told: dict<string> = {}
 # Buffer (string) -> what its path was when it was read ({name, type, real}).
 var read_as: dict<dict<any>> = {}
 var alive_at: dict<number> = {}
-# Per pi pid (string): the text of its change set last handed on (it is rewritten with every change of any file).
+# Per pi identity: the text of its change set last handed on (it is rewritten with every change of any file).
 var review_text: dict<string> = {}
 var status_drawn = ''
 
@@ -63,8 +63,10 @@ def IsInteger(v: any, min: number = 0): bool
   return type(v) == v:t_number && v >= min
 enddef
 
-# Pure: why `msg` (decoded JSON) is not a well-formed pi message from `pi-<name_pid>.json`, or ''.
-export def Validate(msg: any, name_pid: number): string
+# Pure: why `msg` (decoded JSON) is not a well-formed pi message from `pi-<pi>.json`, or '' (`pi`: the identity
+# its name spells, writer.PiKeyOfName, or a bare pid).
+export def Validate(msg: any, pi: any): string
+  var key = writer.Key(pi)
   if type(msg) != v:t_dict
     return 'not a JSON object'
   endif
@@ -74,8 +76,12 @@ export def Validate(msg: any, name_pid: number): string
   if type(get(msg, 'protocol', 0)) != v:t_string
     return 'no protocol version'
   endif
-  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != name_pid
+  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != writer.PidOfKey(key)
     return printf('pid field %s does not match the file name', string(get(msg, 'pid', v:null)))
+  endif
+  var ns_bad = writer.NsDisagrees(msg, key)
+  if ns_bad != ''
+    return ns_bad
   endif
   var ed = get(msg, 'editor_pid', v:null)
   if type(ed) != v:t_none && !IsInteger(ed, 1)
@@ -121,12 +127,13 @@ def Problem(name: string, why: string)
 enddef
 
 # "alive", "dead" or "foreign": from /proc (Linux). Without /proc the file's presence is all there is
-# (pi removes it when it exits), so a pi counts as alive.
-def Liveness(pid: number): string
-  if !isdirectory('/proc/self')
+# (pi removes it when it exits), so a pi counts as alive. So does a pi of another pid namespace (a sandbox,
+# a container: PROTOCOL.md v0.5): its pid names another process here, or none, so it is not judged at all.
+def Liveness(key: string): string
+  if !isdirectory('/proc/self') || !writer.JudgesKey(key)
     return 'alive'
   endif
-  var proc = '/proc/' .. pid
+  var proc = '/proc/' .. writer.PidOfKey(key)
   if getftype(proc) != 'dir'
     return 'dead'
   endif
@@ -431,6 +438,7 @@ def TellModified(buf: number, file: string)
   pi_ide#Notice(printf('(pi-ide) pi changed %s; unsaved buffer kept, see :PiIde', name))
 enddef
 
+<<<<<<< HEAD
 # Whether unmodified buffer `buf` is reloaded ({verdict: 'reload'} or why not), and the path its reload reads.
 def ReloadPlan(buf: number): dict<string>
   # Decided on the path the reload reads, the buffer's own: pi's path may be another name for it.
@@ -446,6 +454,12 @@ enddef
 def HandleChange(change: dict<any>, pi_pid: number, reads: dict<dict<any>>): dict<any>
   var report: dict<any> = {file: change.file, seq: change.seq, pi_pid: pi_pid, status: 'not-open',
     version: v:null, modified: v:false, diagnostics_expected: v:false, diagnostics: v:null}
+=======
+# `pi`: the fields that name the pi (writer.PiFields).
+def HandleChange(change: dict<any>, pi: dict<any>): dict<any>
+  var report: dict<any> = extend({file: change.file, seq: change.seq, status: 'not-open',
+    version: v:null, modified: v:false, diagnostics_expected: v:false, diagnostics: v:null}, pi)
+>>>>>>> h/identity-clients
   var buf = FindBuffer(change.file)
   if buf == 0
     return report
@@ -482,7 +496,7 @@ export def Retain(list: list<dict<any>>, now: float): list<dict<any>>
   var kept: list<dict<any>> = []
   var per_pi: dict<number> = {}
   for r in reverse(copy(list))
-    var pi = string(get(r, 'pi_pid', 0))
+    var pi = writer.KeyOfRecord(r)
     per_pi[pi] = get(per_pi, pi, 0) + 1
     if per_pi[pi] <= KEPT_REPORTS || now - r.at < HOLD_S
       kept->add(r)
@@ -495,21 +509,21 @@ enddef
 # Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see Retain).
 def Remember(report: dict<any>)
   report.at = Now()
-  filter(reports, (_, r) => r.file != report.file || r.pi_pid != report.pi_pid)
+  const key = writer.KeyOfRecord(report)
+  filter(reports, (_, r) => r.file != report.file || writer.KeyOfRecord(r) !=# key)
   reports->add(report)
   reports = Retain(reports, report.at)
 enddef
 
-def HandleMessage(msg: dict<any>): bool
-  var key = string(msg.pid)
+def HandleMessage(msg: dict<any>, key: string): bool
   var ed = get(msg, 'editor_pid', v:null)
   if type(ed) != v:t_number || ed != getpid()
     if has_key(pis, key)
       remove(pis, key)
     endif
     # Not (or no longer) connected to us: its request for approval and its change set are not ours either.
-    approval.Forget(msg.pid)
-    review.Forget(msg.pid)
+    approval.Forget(key)
+    review.Forget(key)
     return false
   endif
   var handled = get(get(pis, key, {}), 'handled', 0)
@@ -520,6 +534,7 @@ def HandleMessage(msg: dict<any>): bool
       newest[c.file] = c
     endif
   endfor
+<<<<<<< HEAD
   var changes = sort(values(newest), (a, b) => a.seq - b.seq)
   # The files to reload, read at once (ReadVerifiedMany); each is judged again as it is handled.
   var targets: dict<bool> = {}
@@ -535,6 +550,11 @@ def HandleMessage(msg: dict<any>): bool
   var reads = ReadVerifiedMany(keys(targets))
   for c in changes
     Remember(HandleChange(c, msg.pid, reads))
+=======
+  const fields = writer.PiFields(key, msg)
+  for c in sort(values(newest), (a, b) => a.seq - b.seq)
+    Remember(HandleChange(c, fields))
+>>>>>>> h/identity-clients
   endfor
   last = {pid: msg.pid, seq: msg.seq}
   return true
@@ -564,43 +584,43 @@ def ReadNew(e: dict<any>, max: number): list<any>
 enddef
 
 # Read and handle one listed pi file. True when it was a message for us.
-def Process(e: dict<any>, pid: number): bool
+def Process(e: dict<any>, key: string): bool
   var [msg, read] = ReadNew(e, MAX_BYTES)
   if read != 'new'
     return false
   endif
-  var bad = Validate(msg, pid)
+  var bad = Validate(msg, key)
   if bad != ''
     Problem(e.name, bad)
     return false
   endif
-  var life = Liveness(pid)
+  var life = Liveness(key)
   if life != 'alive'
     if life == 'foreign'
-      Problem(e.name, printf('pid %d belongs to another user', pid))
+      Problem(e.name, printf('pid %d belongs to another user', writer.PidOfKey(key)))
     endif
-    if has_key(pis, string(pid))
-      remove(pis, string(pid))
+    if has_key(pis, key)
+      remove(pis, key)
     endif
-    review.Forget(pid)
+    review.Forget(key)
     return false
   endif
-  alive_at[string(pid)] = localtime()
+  alive_at[key] = localtime()
   if has_key(problems, e.name)
     remove(problems, e.name)
   endif
-  if !HandleMessage(msg)
+  if !HandleMessage(msg, key)
     return false
   endif
-  ProcessReview(pid)
+  ProcessReview(key)
   return true
 enddef
 
 # v0.4: read `pi-<pid>.review.json` of pi `pid`, whose message names this Vim, after each of its messages (pi
 # writes the change set before the message that announces it), and hand it to pi_ide/review.vim when its text
 # is new. None there: pi changed nothing yet, or is older than v0.4, or removed it.
-def ProcessReview(pid: number)
-  var name = printf('pi-%d.review.json', pid)
+def ProcessReview(key: string)
+  var name = printf('pi-%s.review.json', key)
   var e = writer.Entry(dir .. '/' .. name)
   var [text, why] = empty(e) ? ['', ''] : ReadFile(dir .. '/' .. name, e, review_rules.MAX_BYTES)
   if why != ''
@@ -608,22 +628,22 @@ def ProcessReview(pid: number)
     return
   endif
   if text == ''
-    if has_key(review_text, string(pid))
-      remove(review_text, string(pid))
+    if has_key(review_text, key)
+      remove(review_text, key)
     endif
-    review.Forget(pid)
+    review.Forget(key)
     return
   endif
-  if get(review_text, string(pid), '') ==# text
+  if get(review_text, key, '') ==# text
     return
   endif
-  review_text[string(pid)] = text
+  review_text[key] = text
   var [msg, bad] = Decode(text)
   if bad != ''
     Problem(name, bad)
     return
   endif
-  why = review.Receive(msg, pid)
+  why = review.Receive(msg, key)
   if why != ''
     Problem(name, why)
   elseif has_key(problems, name)
@@ -632,25 +652,25 @@ def ProcessReview(pid: number)
 enddef
 
 # Read and hand on one listed `pi-<pid>.approval.json` (v0.4): only a live pi of this user counts.
-def ProcessApproval(e: dict<any>, pid: number)
+def ProcessApproval(e: dict<any>, key: string)
   var [msg, read] = ReadNew(e, approval_rules.MAX_BYTES)
   if read == 'bad'
     # What replaced the request cannot be read as one: nothing known is waited on any more.
-    approval.Forget(pid)
+    approval.Forget(key)
   endif
   if read != 'new'
     return
   endif
-  var life = Liveness(pid)
+  var life = Liveness(key)
   if life != 'alive'
     if life == 'foreign'
-      Problem(e.name, printf('pid %d belongs to another user', pid))
+      Problem(e.name, printf('pid %d belongs to another user', writer.PidOfKey(key)))
     endif
-    approval.Forget(pid)
+    approval.Forget(key)
     return
   endif
-  alive_at[string(pid)] = localtime()
-  var why = approval.Receive(msg, pid, localtime())
+  alive_at[key] = localtime()
+  var why = approval.Receive(msg, key, localtime())
   if why != ''
     Problem(e.name, why)
   elseif has_key(problems, e.name)
@@ -658,22 +678,26 @@ def ProcessApproval(e: dict<any>, pid: number)
   endif
 enddef
 
-# Liveness, looked up at most every 2 s per pid (it lists /proc): asked on every poll while a request waits.
-def IsAlive(pid: number): bool
+# Liveness, looked up at most every 2 s per pi (it lists /proc): asked on every poll while a request waits.
+def IsAlive(key: string): bool
   var now = localtime()
-  if now - get(alive_at, string(pid), 0) <= 2
+  if now - get(alive_at, key, 0) <= 2
     return true
   endif
-  if Liveness(pid) != 'alive'
+  if Liveness(key) != 'alive'
     return false
   endif
-  alive_at[string(pid)] = now
+  alive_at[key] = now
   return true
 enddef
 
-# The file of a pi pid, whichever kind it is (0: not a file of pi's).
-def PidOfAny(name: string): number
-  return PidOfName(name) ?? approval_rules.PidOfName(name)
+# The pi identity of a message or approval file, '' for anything else (a change set is read after its message).
+def KeyOfAny(name: string): string
+  return name =~# '\.review\.json$' ? '' : writer.PiKeyOfName(name)
+enddef
+
+def IsApproval(name: string): bool
+  return name =~# '\.approval\.json$'
 enddef
 
 # One tick of the poll: list the directory, read what may have changed.
@@ -687,8 +711,8 @@ export def Poll()
   var acted = false
   var touched = false
   for e in entries
-    var pid = PidOfAny(e.name)
-    if pid == 0
+    var key = KeyOfAny(e.name)
+    if key == ''
       continue
     endif
     present[e.name] = true
@@ -702,9 +726,9 @@ export def Poll()
     endif
     seen[e.name].fp = fp
     touched = true
-    if approval_rules.PidOfName(e.name) > 0
-      ProcessApproval(e, pid)
-    elseif Process(e, pid)
+    if IsApproval(e.name)
+      ProcessApproval(e, key)
+    elseif Process(e, key)
       acted = true
     endif
   endfor
@@ -712,21 +736,21 @@ export def Poll()
     if !has_key(present, name)
       seen->remove(name)
       # A pi message gone: pi exited. An approval request gone: the wait ended. Either way nothing waits.
-      var gone_pid = PidOfAny(name)
-      if approval_rules.PidOfName(name) == 0
-        if has_key(pis, string(gone_pid))
-          remove(pis, string(gone_pid))
+      var gone = KeyOfAny(name)
+      if !IsApproval(name)
+        if has_key(pis, gone)
+          remove(pis, gone)
         endif
-        review.Forget(gone_pid)
-        if has_key(review_text, string(gone_pid))
-          remove(review_text, string(gone_pid))
+        review.Forget(gone)
+        if has_key(review_text, gone)
+          remove(review_text, gone)
         endif
-        var review_name = printf('pi-%d.review.json', gone_pid)
+        var review_name = printf('pi-%s.review.json', gone)
         if has_key(problems, review_name)
           remove(problems, review_name)
         endif
       endif
-      approval.Forget(gone_pid)
+      approval.Forget(gone)
       if has_key(problems, name)
         remove(problems, name)
       endif
@@ -766,7 +790,7 @@ export def Start(state_dir: string, On_report: func)
   approval.Start(state_dir, FindBuffer, Decided)
   review.Start(FindBuffer, Decided)
   # Stop forgot every request: one still waiting is read again.
-  filter(seen, (name, _) => approval_rules.PidOfName(name) == 0)
+  filter(seen, (name, _) => !IsApproval(name))
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)
@@ -829,8 +853,8 @@ export def Annotate(payload: dict<any>, buf: number)
   if !empty(reports)
     payload.files = mapnew(reports, (_, r) => ({file: r.file, seq: r.seq, status: r.status,
       version: r.version, modified: r.modified, diagnostics_expected: r.diagnostics_expected,
-      diagnostics: has_key(r, 'buf') && bufexists(r.buf) ? diagnostics.Collect(r.buf) : v:null,
-      pi_pid: r.pi_pid}))
+      diagnostics: has_key(r, 'buf') && bufexists(r.buf) ? diagnostics.Collect(r.buf) : v:null}
+      ->extend(has_key(r, 'pi_ns') ? {pi_pid: r.pi_pid, pi_ns: r.pi_ns} : {pi_pid: r.pi_pid})))
   endif
   payload.pi = empty(last) ? v:null : {pid: last.pid, seq: last.seq}
   # v0.4: always written, empty before the first decision: it tells pi this Vim answers approvals.
@@ -846,13 +870,13 @@ enddef
 export def Connected(): dict<any>
   var best: dict<any> = {}
   var now = localtime()
-  for [pid, p] in items(pis)
+  for [key, p] in items(pis)
     # The liveness check at most every 2 s: statuslines ask on every redraw.
-    if now - get(alive_at, pid, 0) > 2
-      if Liveness(str2nr(pid)) == 'alive'
-        alive_at[pid] = now
+    if now - get(alive_at, key, 0) > 2
+      if Liveness(key) == 'alive'
+        alive_at[key] = now
       else
-        pis->remove(pid)
+        pis->remove(key)
         continue
       endif
     endif

@@ -20,6 +20,7 @@ vim9script
 
 import autoload 'pi_ide/approval.vim'
 import autoload 'pi_ide/review_rules.vim'
+import autoload 'pi_ide/writer.vim'
 
 const GROUP = 'pi_ide_review'
 # The signs (no text) that keep where each revert put the baseline's lines (see Track).
@@ -30,11 +31,13 @@ const FENCE_GROUP = 'pi_ide_review_fence'
 # Below the approval's `?` (9): a proposal on the same line shows first.
 const PRIORITY = 8
 
-# pi pid (string) -> its validated runs (only pis connected to this Vim).
+# pi identity (writer.PiKeyOfName) -> its validated runs (only pis connected to this Vim).
 var sets: dict<list<dict<any>>> = {}
+# pi identity -> the fields that name it in `reverted` (writer.PiFields).
+var names: dict<dict<any>> = {}
 # Buffer (string) -> {source: what its marks were placed from, hunks: {sign id (string): what it marks}}.
 var marks: dict<dict<any>> = {}
-# Newest last: {pi_pid, run, id, file, line, lines}.
+# Newest last: {pi_pid, pi_ns (as pi's file said; left out when it said none), run, id, file, line, lines}.
 var reverted: list<dict<any>> = []
 # Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{seq: the revert's undo
 # step (`undotree()`'s seq); sign: the id of the sign that keeps where its lines start (Track); top: whether they
@@ -81,7 +84,7 @@ enddef
 # [signs, info]. A hunk of pi's lines with a line after it gets a fence there too (a sign without text, below every
 # other): Vim moves the sign of a deleted line onto the next one, so pi's last line deleted puts its sign on the
 # fence's line, which may read the same as pi's (MarkHolds).
-def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string, base: list<string>,
+def MarkSigns(buf: number, p: dict<any>, pid: string, run: number, file: string, base: list<string>,
     count: number): list<any>
   var ids: list<number> = []
   var signs: list<dict<any>> = []
@@ -109,7 +112,7 @@ enddef
 def MarkBuffer(buf: number, file: string, found: dict<any>)
   var source = ''
   if !empty(found) && get(g:, 'pi_ide_review_marks', true)
-    source = printf('%d %d %s', found.pid, found.run,
+    source = printf('%s %d %s', found.pid, found.run,
       join(mapnew(found.entry.hunks, (_, h) => h.id .. ':' .. h.new_start)))
   endif
   var known = get(marks, string(buf), {})
@@ -220,28 +223,32 @@ enddef
 
 # A decoded change set from `pi-<pid>.review.json` of a live pi of this user that names this Vim. Returns ''
 # or why it is not used (then what was known of that pi stays until it is forgotten).
-export def Receive(msg: any, pid: number): string
-  var [runs, bad] = review_rules.Validate(msg, pid)
+export def Receive(msg: any, pi: any): string
+  var key = writer.Key(pi)
+  var [runs, bad] = review_rules.Validate(msg, key)
   if bad != ''
     return bad
   endif
-  sets[string(pid)] = runs
+  sets[key] = runs
+  names[key] = writer.PiFields(key, msg)
   Refresh()
   return ''
 enddef
 
-# pi `pid` has no change set any more (gone, no longer connected to this Vim, its file removed): its marks go.
-export def Forget(pid: number)
-  if has_key(sets, string(pid))
-    remove(sets, string(pid))
+# pi `pi` (identity or bare pid) has no change set any more (gone, no longer connected to this Vim, its file
+# removed): its marks go.
+export def Forget(pi: any)
+  var key = writer.Key(pi)
+  if has_key(sets, key)
+    remove(sets, key)
     Refresh()
   endif
 enddef
 
 # Not listening any more: no change set counts.
 export def Reset()
-  for pid in keys(sets)
-    Forget(str2nr(pid))
+  for key in keys(sets)
+    Forget(key)
   endfor
 enddef
 
@@ -424,7 +431,7 @@ def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
     appendbufline(buf, before, h.old_text)
   endif
   UnplaceMark(buf, info)
-  var record = {pi_pid: info.pid, run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n}
+  var record = extend(copy(get(names, info.pid, {pi_pid: writer.PidOfKey(info.pid)})), {run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n})
   reverted = review_rules.AddReverted(reverted, record)
   made->add([record, info])
   return ''

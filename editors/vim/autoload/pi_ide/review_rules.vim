@@ -7,6 +7,7 @@ vim9script
 # client's rules (editors/nvim/lua/pi-ide/review.lua).
 
 import autoload 'pi_ide/approval_rules.vim'
+import autoload 'pi_ide/writer.vim'
 
 # PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
 export const MAX_BYTES = 8 * 1024 * 1024
@@ -18,14 +19,20 @@ def IsCount(v: any): bool
   return type(v) == v:t_number && v >= 0
 enddef
 
-# Pure: [runs, ''] from a decoded change set of pi `pid`, or [[], why it is refused]. Malformed runs, files
-# and hunks are dropped (the rest still shows); the hunks' shape is the approval request's (one rule).
-export def Validate(msg: any, pid: number): list<any>
+# Pure: [runs, ''] from a decoded change set of pi `pi` (its identity, writer.PiKeyOfName, or a bare pid), or
+# [[], why it is refused]. Malformed runs, files and hunks are dropped (the rest still shows); the hunks' shape
+# is the approval request's (one rule).
+export def Validate(msg: any, pi: any): list<any>
+  var key = writer.Key(pi)
   if type(msg) != v:t_dict || type(get(msg, 'kind', 0)) != v:t_string || msg.kind !=# 'pi-review'
     return [[], 'not a pi change set']
   endif
-  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
+  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != writer.PidOfKey(key)
     return [[], 'its pid is not the one in its name']
+  endif
+  var ns_bad = writer.NsDisagrees(msg, key)
+  if ns_bad != ''
+    return [[], ns_bad]
   endif
   if type(get(msg, 'runs', 0)) != v:t_list
     return [[], 'runs: not a list']
@@ -68,14 +75,15 @@ export def Validate(msg: any, pid: number): list<any>
   return [runs, '']
 enddef
 
-# Pure: per file of `sets` (pid -> runs), the entry of the newest run that changed it: {pid, run, entry}.
+# Pure: per file of `sets` (pi identity -> runs), the entry of the newest run that changed it: {pid, run, entry};
+# `pid` is the identity (writer.PiKeyOfName), a string.
 export def Newest(all: dict<list<dict<any>>>): dict<dict<any>>
   var out: dict<dict<any>> = {}
   for [pid, runs] in items(all)
     for run in runs
       for f in run.files
         if !has_key(out, f.file) || run.run > out[f.file].run
-          out[f.file] = {pid: str2nr(pid), run: run.run, entry: f}
+          out[f.file] = {pid: pid, run: run.run, entry: f}
         endif
       endfor
     endfor
@@ -114,10 +122,10 @@ export def Placement(hunks: list<dict<any>>, lines: list<string>, base: list<str
   return out
 enddef
 
-# Pure: do reverts `a` and `b` ({pi_pid, run, id}) revert the same hunk of pi's? The key of every client and of pi
+# Pure: do reverts `a` and `b` ({pi_pid, pi_ns, run, id}; pi_ns left out: the initial namespace) revert the same hunk of pi's? The key of every client and of pi
 # (test/fixtures/revert-key.ts); ids compared case-sensitively, byte for byte (==#).
 def SameHunk(a: dict<any>, b: dict<any>): bool
-  return get(a, 'pi_pid', 0) == get(b, 'pi_pid', 0) && get(a, 'run', -1) == get(b, 'run', -1)
+  return writer.KeyOfRecord(a) ==# writer.KeyOfRecord(b) && get(a, 'run', -1) == get(b, 'run', -1)
     && get(a, 'id', '') ==# get(b, 'id', '')
 enddef
 

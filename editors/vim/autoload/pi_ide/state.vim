@@ -184,7 +184,7 @@ export def FilterArgv(argv: list<string>): list<string>
 enddef
 
 # The payload (without `timestamp`) from a snapshot:
-# {pid, cwd, argv, bufname (absolute for files), buftype, filetype, modified, lines_total,
+# {pid, pid_ns ('' when unknown), cwd, argv, bufname (absolute for files), buftype, filetype, modified, lines_total,
 #  cursor: [line, 1-based byte col], selection: dict or {} , selected_at: number or 0 (unknown)}.
 export def Build(snap: dict<any>): dict<any>
   var sel: any = v:null
@@ -196,7 +196,7 @@ export def Build(snap: dict<any>): dict<any>
     endif
   endif
   var is_file = IsFileBuffer(snap.buftype, snap.bufname)
-  return {
+  var out: dict<any> = {
     pid: snap.pid,
     cwd: snap.cwd,
     app: 'vim',
@@ -211,6 +211,11 @@ export def Build(snap: dict<any>): dict<any>
       lines_total: snap.lines_total,
     },
   }
+  # v0.5: the pid namespace `pid` is in (PROTOCOL.md), left out where /proc does not say.
+  if get(snap, 'pid_ns', '') != ''
+    out.pid_ns = snap.pid_ns
+  endif
+  return out
 enddef
 
 # [content, text, error]: the JSON without `timestamp` (to skip writes that change nothing) and the file's

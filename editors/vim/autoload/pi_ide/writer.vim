@@ -38,6 +38,83 @@ export def PidOfName(name: string): number
   return pid <= MAX_PID ? pid : 0
 enddef
 
+# pi's identity across pid namespaces (PROTOCOL.md v0.5): the pair (pid, pid namespace), spelled as the stem of
+# its file names: `<pid>` for a pi of the initial namespace (or not knowing its own), `<pid>-<ns digits>` for
+# any other (`pi-1-4026532455.json`). Every per-pi thing in this client is keyed by that stem.
+export const INITIAL_NS = 'pid:[4026531836]'
+const INITIAL_NS_DIGITS = '4026531836'
+
+# The identity (stem) of one of pi's file names, `pi-<stem>.json`, `.review.json` or `.approval.json`, or '':
+# canonical decimal for both numbers; a suffix naming the initial namespace is no name pi writes.
+export def PiKeyOfName(name: string): string
+  var m = matchlist(name, '\C^pi-\([1-9][0-9]\{0,9}\)\%(-\([1-9][0-9]\{0,19}\)\)\=\%(\.review\|\.approval\)\=\.json$')
+  if empty(m) || str2nr(m[1]) > MAX_PID || m[2] ==# INITIAL_NS_DIGITS
+    return ''
+  endif
+  return m[2] == '' ? m[1] : m[1] .. '-' .. m[2]
+enddef
+
+# The pid of an identity.
+export def PidOfKey(key: string): number
+  return str2nr(key)
+enddef
+
+# The pid namespace of an identity, as `pid_ns` spells it.
+export def NsOfKey(key: string): string
+  var digits = matchstr(key, '-\zs[0-9]\+$')
+  return digits == '' ? INITIAL_NS : printf('pid:[%s]', digits)
+enddef
+
+# An identity from what callers pass: the stem itself, or a bare pid (the initial namespace's pi).
+export def Key(key_or_pid: any): string
+  return type(key_or_pid) == v:t_string ? key_or_pid : string(key_or_pid)
+enddef
+
+# Pure: why decoded file `msg` of identity `key` names another namespace than its name does, or '': `pid_ns` is
+# the name's namespace, and may be left out only in a name without one (a pi before v0.5, or not knowing its own).
+export def NsDisagrees(msg: dict<any>, key: string): string
+  if !has_key(msg, 'pid_ns') && key !~ '-'
+    return ''
+  endif
+  var ns = get(msg, 'pid_ns', v:null)
+  if type(ns) != v:t_string || ns !=# NsOfKey(key)
+    return printf('pid_ns %s does not match the file name', has_key(msg, 'pid_ns') ? string(ns) : '(none)')
+  endif
+  return ''
+enddef
+
+# The fields that name pi `key` in what this Vim writes back (reports, reverts, decisions): `pi_pid`, and
+# `pi_ns` exactly as pi's file said (left out when it said none).
+export def PiFields(key: string, msg: dict<any>): dict<any>
+  var out: dict<any> = {pi_pid: PidOfKey(key)}
+  if type(get(msg, 'pid_ns', 0)) == v:t_string
+    out.pi_ns = msg.pid_ns
+  endif
+  return out
+enddef
+
+# Pure: the identity a record written back names (`pi_pid`, `pi_ns`, the initial namespace when left out).
+export def KeyOfRecord(r: dict<any>): string
+  var digits = matchstr(get(r, 'pi_ns', ''), '^pid:\[\zs[0-9]\+\ze\]$')
+  var pid = string(get(r, 'pi_pid', 0))
+  return digits == '' || digits ==# INITIAL_NS_DIGITS ? pid : pid .. '-' .. digits
+enddef
+
+# This Vim's pid namespace (`readlink /proc/self/ns/pid`), read once; '' where /proc does not say.
+var own_ns: any = v:null
+export def OwnNs(): string
+  if type(own_ns) == v:t_none
+    own_ns = matchstr(resolve('/proc/self/ns/pid'), '/\zspid:\[[0-9]\+\]$')
+  endif
+  return own_ns
+enddef
+
+# May this Vim judge identity `key`'s pid by its process (liveness)? Only in its own namespace: elsewhere the
+# pid names another process or none. A Vim not knowing its own counts itself in the initial namespace.
+export def JudgesKey(key: string): bool
+  return NsOfKey(key) ==# (OwnNs() ?? INITIAL_NS)
+enddef
+
 # What lstat says about `path`: a readdirex() entry ({type, user, perm, size, time, ...}) or {} when
 # nothing is there. Never follows `path` itself.
 export def Entry(path: string): dict<any>

@@ -50,6 +50,8 @@ public final class Approval {
 	/** What pi waits on. */
 	public static final class Request {
 		public final long piPid;
+		/** v0.5: pi's pid namespace as its request said, null when it said none. */
+		public final String piNs;
 		public final long editorPid;
 		public final String id;
 		public final String tool;
@@ -63,9 +65,10 @@ public final class Approval {
 		/** Seconds since the epoch. */
 		public final double expires;
 
-		Request(long piPid, long editorPid, String id, String tool, String file, boolean created, String note,
+		Request(long piPid, String piNs, long editorPid, String id, String tool, String file, boolean created, String note,
 				List<Hunk> hunks, long hunksTotal, long timeoutS, double expires) {
 			this.piPid = piPid;
+			this.piNs = piNs;
 			this.editorPid = editorPid;
 			this.id = id;
 			this.tool = tool;
@@ -76,6 +79,11 @@ public final class Approval {
 			this.hunksTotal = hunksTotal;
 			this.timeoutS = timeoutS;
 			this.expires = expires;
+		}
+
+		/** The identity of the pi that asks ({@link PiIdentity#key}): its pid and namespace. */
+		public String key() {
+			return PiIdentity.key(piPid, piNs);
 		}
 	}
 
@@ -154,6 +162,7 @@ public final class Approval {
 		if (!(m.get("pid") instanceof Long) || (Long) m.get("pid") != pid) {
 			return problem("pid field " + m.get("pid") + " does not match the file name");
 		}
+		if (m.containsKey("pid_ns") && !(m.get("pid_ns") instanceof String)) return problem("pid_ns: not a string");
 		if (!isLong(m.get("editor_pid"), 1)) return problem("editor_pid: not a pid");
 		if (!(m.get("request") instanceof Map)) return problem("request: not an object");
 		Map<String, Object> r = (Map<String, Object>) m.get("request");
@@ -180,7 +189,7 @@ public final class Approval {
 		}
 		String note = r.get("note") instanceof String ? (String) r.get("note") : null;
 		long total = isInt(r.get("hunks_total"), 0) ? (Long) r.get("hunks_total") : hunks.size();
-		return new Parsed(new Request(pid, (Long) m.get("editor_pid"), (String) id, (String) r.get("tool"), (String) file,
+		return new Parsed(new Request(pid, (String) m.get("pid_ns"), (Long) m.get("editor_pid"), (String) id, (String) r.get("tool"), (String) file,
 				Boolean.TRUE.equals(r.get("created")), note, hunks, total, (Long) r.get("timeout_s"),
 				((Number) r.get("expires")).doubleValue()), null);
 	}
@@ -259,6 +268,7 @@ public final class Approval {
 		List<Map<String, Object>> out = new ArrayList<>(decisions);
 		Map<String, Object> d = new LinkedHashMap<>();
 		d.put("pi_pid", r.piPid);
+		if (r.piNs != null) d.put("pi_ns", r.piNs);
 		d.put("id", r.id);
 		d.put("decision", decision);
 		out.add(d);

@@ -30,7 +30,8 @@ public final class Approvals {
 		}
 	}
 
-	private final Map<Long, Approval.Request> pending = new HashMap<>();
+	/** Per pi identity ({@link Approval.Request#key}: its pid and namespace). */
+	private final Map<String, Approval.Request> pending = new HashMap<>();
 	private List<Map<String, Object>> decisions = new ArrayList<>();
 	/** The request the user was last shown and has not answered, or null. */
 	private Approval.Request seen;
@@ -40,7 +41,7 @@ public final class Approvals {
 	 * and it becomes the one shown unless a request shown is still unanswered (the user may be answering that one).
 	 */
 	public synchronized boolean offer(Approval.Request r) {
-		Approval.Request before = pending.put(r.piPid, r);
+		Approval.Request before = pending.put(r.key(), r);
 		boolean news = before == null || !before.id.equals(r.id);
 		if (news && seen == null) seen = r;
 		return news;
@@ -53,22 +54,27 @@ public final class Approvals {
 
 	/** The request an answer naming none is for: the one the user was shown, while it waits; else null. */
 	public synchronized Approval.Request seen() {
-		Approval.Request r = seen == null ? null : pending.get(seen.piPid);
+		Approval.Request r = seen == null ? null : pending.get(seen.key());
 		return r != null && r.id.equals(seen.id) ? r : null;
 	}
 
-	/** pi {@code piPid} waits on nothing any more (decided, timed out, gone); the request it waited on, or null. */
-	public synchronized Approval.Request forget(long piPid) {
-		return pending.remove(piPid);
+	/** pi {@code key} waits on nothing any more (decided, timed out, gone); the request it waited on, or null. */
+	public synchronized Approval.Request forget(String key) {
+		return pending.remove(key);
 	}
 
-	/** The request pi {@code piPid} waits on, or null. */
-	public synchronized Approval.Request pendingOf(long piPid) {
-		return pending.get(piPid);
+	/** {@link #forget(String)} for a pi of the initial namespace. */
+	public Approval.Request forget(long piPid) {
+		return forget(Long.toString(piPid));
 	}
 
-	/** The pis with a pending request. */
-	public synchronized List<Long> waiting() {
+	/** The request pi {@code key} ({@link PiIdentity#key}) waits on, or null. */
+	public synchronized Approval.Request pendingOf(String key) {
+		return pending.get(key);
+	}
+
+	/** The pis (their identities) with a pending request. */
+	public synchronized List<String> waiting() {
 		return new ArrayList<>(pending.keySet());
 	}
 
@@ -111,7 +117,7 @@ public final class Approvals {
 		}
 		if (r == null) return new Answer(null, false, "pi-ide-context: pi is not waiting for your approval of that change (any more)");
 		seen = null;
-		pending.remove(r.piPid);
+		pending.remove(r.key());
 		String shown = Approval.shownPath(r.file, project);
 		if (Approval.expired(r, now)) {
 			return new Answer(r, false, "pi-ide-context: pi's request to change " + shown + " ran out (" + r.timeoutS

@@ -10,6 +10,7 @@ import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -58,6 +59,8 @@ public final class Client {
 	private final Inbox inbox;
 	private final Approvals approvals = new Approvals();
 	private final PiReader.PidProbe probe;
+	/** This process's pid namespace (v0.5 {@code pid_ns}), read once: pi's pids are judged only in it. */
+	private final String ownNs = PiIdentity.ownNamespace();
 
 	private Snapshot.State latest;
 	/** When the debounced write is due (System.nanoTime), and whether a timer task is waiting for it. */
@@ -270,13 +273,16 @@ public final class Client {
 		boolean changed = false;
 		boolean listed = false;
 		double now = clockMillis.getAsLong() / 1000.0;
-		Set<Long> asking = new HashSet<>();
+		// pi identities (PiIdentity.key) with a request file, and their names' namespace for the liveness check.
+		Map<String, PiIdentity.Name> asking = new HashMap<>();
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
 			for (Path entry : entries) {
 				String name = entry.getFileName().toString();
-				long approvalPid = Approval.pidOfName(name);
-				if (approvalPid >= 0) asking.add(approvalPid);
-				if (PiMessage.pidOfName(name) < 0 && approvalPid < 0) continue;
+				PiIdentity.Name piName = PiIdentity.parse(name);
+				// A change set (.review.json) is not this client's: it does not implement review.
+				if (piName == null || "review".equals(piName.kind)) continue;
+				boolean approval = "approval".equals(piName.kind);
+				if (approval) asking.put(piName.key(), piName);
 				long stamp;
 				try {
 					stamp = Files.getLastModifiedTime(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis()
@@ -287,11 +293,12 @@ public final class Client {
 				Long seen = seenMessages.get(name);
 				if (seen != null && seen == stamp) continue;
 				seenMessages.put(name, stamp);
-				if (approvalPid >= 0) {
-					approvalRead(approvalPid, PiReader.readApproval(dir, name, uid, probe, pid, now), dir.resolve(name));
+				if (approval) {
+					approvalRead(piName.key(), PiReader.readApproval(dir, name, uid, probe, pid, now, ownNs),
+							dir.resolve(name));
 					continue;
 				}
-				PiReader.Verdict verdict = PiReader.read(dir, name, uid, probe);
+				PiReader.Verdict verdict = PiReader.read(dir, name, uid, probe, ownNs);
 				if ("problem".equals(verdict.kind)) {
 					fail("pi-ide-context: ignoring " + dir.resolve(name) + ": it " + verdict.problem);
 				} else if ("message".equals(verdict.kind)) {
@@ -305,13 +312,13 @@ public final class Client {
 		}
 		// Only a complete listing says which requests went away. An unchanged file is not read again, so a pi that
 		// died without removing it (a crash) is asked after here.
-		for (Long waiting : listed ? approvals.waiting() : Collections.<Long>emptyList()) {
+		for (String waiting : listed ? approvals.waiting() : Collections.<String>emptyList()) {
 			Approval.Request r = approvals.pendingOf(waiting);
-			if (!asking.contains(waiting)) {
+			if (!asking.containsKey(waiting)) {
 				endApproval(waiting, "pi stopped waiting");
 			} else if (r != null && Approval.expired(r, now)) {
 				endApproval(waiting, "it ran out");
-			} else if (!"alive".equals(probe.probe(waiting))) {
+			} else if (!"alive".equals(PiReader.liveness(asking.get(waiting), probe, ownNs))) {
 				endApproval(waiting, "pi exited");
 			}
 		}
@@ -319,7 +326,7 @@ public final class Client {
 	}
 
 	/** An approval file read: a new request is told to the host; anything else ends what pi waited on. */
-	private void approvalRead(long piPid, PiReader.Verdict verdict, Path path) {
+	private void approvalRead(String piPid, PiReader.Verdict verdict, Path path) {
 		if ("request".equals(verdict.kind)) {
 			// pi asks one thing at a time: a new request replaces what it waited on before (its notice expires).
 			Approval.Request before = approvals.pendingOf(piPid);
@@ -338,7 +345,7 @@ public final class Client {
 				: "elsewhere".equals(verdict.kind) ? "pi asks another editor" : "its request is not usable");
 	}
 
-	private void endApproval(long piPid, String why) {
+	private void endApproval(String piPid, String why) {
 		Approval.Request r = approvals.forget(piPid);
 		if (r == null) return;
 		try {

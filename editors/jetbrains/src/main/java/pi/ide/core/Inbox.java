@@ -37,7 +37,8 @@ public final class Inbox {
 	private final long ownPid;
 	/** Seconds on the editor's clock: how old a report is (PROTOCOL.md's retention). */
 	private final java.util.function.DoubleSupplier clock;
-	private final Map<Long, Long> handled = new HashMap<>();
+	/** The highest seq handled per pi identity ({@link PiMessage#key}: its pid and namespace). */
+	private final Map<String, Long> handled = new HashMap<>();
 	private final Set<String> notified = new HashSet<>();
 	private List<PiMessage.Held> files = new ArrayList<>();
 	private Map<String, Object> pi;
@@ -54,13 +55,14 @@ public final class Inbox {
 	/** Act on a message; true when the reports changed (the state file should be written promptly). */
 	public synchronized boolean handle(PiMessage message, Host host) {
 		if (message.editorPid == null || message.editorPid != ownPid) return false;
-		List<PiMessage.Change> pending = message.pending(ownPid, handled.get(message.pid));
+		String key = message.key();
+		List<PiMessage.Change> pending = message.pending(ownPid, handled.get(key));
 		if (pending.isEmpty()) {
 			// Nothing to act on, but the message was handled: `pi` says so (PROTOCOL.md: "Then write its state
 			// file promptly with files and pi"), as pi's first message after connecting (no changes) expects.
 			// Its seq is handled too: the next message's changes after it are all new to this editor.
-			Long before = handled.get(message.pid);
-			handled.put(message.pid, before == null ? message.seq : Math.max(before, message.seq));
+			Long before = handled.get(key);
+			handled.put(key, before == null ? message.seq : Math.max(before, message.seq));
 			boolean news = pi == null || !pi.get("pid").equals(message.pid) || !pi.get("seq").equals(message.seq);
 			if (news) pi = seen(message);
 			return news;
@@ -70,17 +72,20 @@ public final class Inbox {
 			Reload.Facts facts = host.facts(change.file);
 			status = Reload.decide(facts);
 			if (Reload.reads(status)) host.reload(change.file);
-			if ("modified".equals(status) && notified.add(message.pid + ":" + change.seq + ":" + change.file)) {
+			if ("modified".equals(status) && notified.add(key + ":" + change.seq + ":" + change.file)) {
 				host.notifyModified(change.file, Reload.modifiedNotice(change.file));
 			}
 			boolean open = !"not-open".equals(status);
-			files = PiMessage.addReport(files, Reload.report(change.file, change.seq, message.pid, status,
+			Map<String, Object> report = Reload.report(change.file, change.seq, message.pid, status,
 					open ? host.version(change.file) : null, facts.modified, open && host.diagnosticsExpected(change.file),
-					open ? host.diagnostics(change.file) : null), clock.getAsDouble());
+					open ? host.diagnostics(change.file) : null);
+			// v0.5: the pi's namespace exactly as its message said (left out when it said none).
+			if (message.pidNs != null) report.put("pi_ns", message.pidNs);
+			files = PiMessage.addReport(files, report, clock.getAsDouble());
 		}
-		long newest = handled.containsKey(message.pid) ? handled.get(message.pid) : -1;
+		long newest = handled.containsKey(key) ? handled.get(key) : -1;
 		for (PiMessage.Change c : pending) newest = Math.max(newest, c.seq);
-		handled.put(message.pid, newest);
+		handled.put(key, newest);
 		pi = seen(message);
 		return true;
 	}

@@ -41,6 +41,8 @@ public final class PiMessage {
 
 	public final String protocol;
 	public final long pid;
+	/** v0.5: pi's pid namespace as its file said ({@code "pid:[4026532455]"}), null when it said none. */
+	public final String pidNs;
 	public final String cwd;
 	/** null: pi is connected to no editor. */
 	public final Long editorPid;
@@ -48,10 +50,11 @@ public final class PiMessage {
 	public final List<Change> changed;
 	public final List<String> lastTurn;
 
-	private PiMessage(String protocol, long pid, String cwd, Long editorPid, long seq, List<Change> changed,
-			List<String> lastTurn) {
+	private PiMessage(String protocol, long pid, String pidNs, String cwd, Long editorPid, long seq,
+			List<Change> changed, List<String> lastTurn) {
 		this.protocol = protocol;
 		this.pid = pid;
+		this.pidNs = pidNs;
 		this.cwd = cwd;
 		this.editorPid = editorPid;
 		this.seq = seq;
@@ -68,6 +71,11 @@ public final class PiMessage {
 			this.message = message;
 			this.problem = problem;
 		}
+	}
+
+	/** This pi's identity ({@link PiIdentity#key}): its pid and namespace. */
+	public String key() {
+		return PiIdentity.key(pid, pidNs);
 	}
 
 	/** The pid in a {@code pi-<pid>.json} name (canonical decimal, at most 2^31-1), or -1 for any other name. */
@@ -108,6 +116,7 @@ public final class PiMessage {
 		if (!"pi".equals(m.get("kind"))) return problem("kind: not \"pi\"");
 		if (!(m.get("protocol") instanceof String)) return problem("protocol: not a string");
 		if (!isPid(m.get("pid"))) return problem("pid: not a positive integer");
+		if (m.containsKey("pid_ns") && !(m.get("pid_ns") instanceof String)) return problem("pid_ns: not a string");
 		if (!(m.get("cwd") instanceof String)) return problem("cwd: not a string");
 		if (!(m.get("timestamp") instanceof Number)) return problem("timestamp: not a number");
 		Object editor = m.get("editor_pid");
@@ -134,7 +143,8 @@ public final class PiMessage {
 			if (lastTurn.size() < MAX_LAST_TURN) lastTurn.add((String) p);
 		}
 		List<Change> newest = changed.subList(Math.max(0, changed.size() - MAX_CHANGED), changed.size());
-		return new Parsed(new PiMessage((String) m.get("protocol"), (Long) m.get("pid"), (String) m.get("cwd"),
+		return new Parsed(new PiMessage((String) m.get("protocol"), (Long) m.get("pid"), (String) m.get("pid_ns"),
+				(String) m.get("cwd"),
 				(Long) editor, (Long) m.get("seq"), new ArrayList<>(newest), lastTurn), null);
 	}
 
@@ -172,13 +182,14 @@ public final class PiMessage {
 
 	/**
 	 * held with report (made at now) replacing any earlier report of the same pi on the same file, newest last, then
-	 * retained: keyed by pi too, so one pi's report never replaces another's before that pi read it.
+	 * retained: keyed by pi too (its pid and namespace, {@link PiIdentity#keyOf}), so one pi's report never replaces
+	 * another's before that pi read it.
 	 */
 	public static List<Held> addReport(List<Held> held, Map<String, Object> report, double now) {
 		List<Held> out = new ArrayList<>();
 		for (Held h : held) {
 			boolean same = h.report.get("file").equals(report.get("file"))
-					&& java.util.Objects.equals(h.report.get("pi_pid"), report.get("pi_pid"));
+					&& PiIdentity.keyOf(h.report).equals(PiIdentity.keyOf(report));
 			if (!same) out.add(h);
 		}
 		out.add(new Held(report, now));
@@ -194,7 +205,7 @@ public final class PiMessage {
 		List<Held> kept = new ArrayList<>();
 		for (int i = held.size() - 1; i >= 0 && kept.size() < MAX_FILE_REPORTS; i--) {
 			Held h = held.get(i);
-			int count = perPi.merge(h.report.get("pi_pid"), 1, Integer::sum);
+			int count = perPi.merge(PiIdentity.keyOf(h.report), 1, Integer::sum);
 			if (count <= KEPT_FILE_REPORTS || now - h.at < FILE_REPORT_HOLD_SECONDS) kept.add(h);
 		}
 		Collections.reverse(kept);

@@ -77,35 +77,57 @@ public final class PiReader {
 	}
 
 	public static Verdict read(Path dir, String name, long uid, PidProbe probe) {
-		long fromName = PiMessage.pidOfName(name);
-		if (fromName < 0) return new Verdict("problem", null, "is not named pi-<pid>.json");
+		return read(dir, name, uid, probe, PiIdentity.ownNamespace());
+	}
+
+	/**
+	 * Read a message ({@code pi-<pid>.json}, or {@code pi-<pid>-<ns digits>.json} from a pi of another pid namespace,
+	 * v0.5) as an editor in pid namespace {@code ownNs} (null: unknown, counted as the initial one): its
+	 * {@code pid_ns} must agree with the name, and its pi's liveness is checked only in the editor's own namespace.
+	 */
+	public static Verdict read(Path dir, String name, long uid, PidProbe probe, String ownNs) {
+		PiIdentity.Name fromName = PiIdentity.parse(name);
+		if (fromName == null || !"message".equals(fromName.kind)) {
+			return new Verdict("problem", null, "is not named pi-<pid>.json");
+		}
 		StateDir.Read read = StateDir.readPrivate(dir.resolve(name), uid, PiMessage.MAX_BYTES);
 		if (read.gone) return new Verdict("gone", null, null);
 		if (read.problem != null) return new Verdict("problem", null, read.problem);
 		PiMessage.Parsed parsed = PiMessage.parse(read.text);
 		if (parsed.problem != null) return new Verdict("problem", null, "invalid message: " + parsed.problem);
-		if (parsed.message.pid != fromName) {
+		if (parsed.message.pid != fromName.pid) {
 			return new Verdict("problem", null, "pid field " + parsed.message.pid + " does not match the file name");
 		}
-		Verdict notAlive = unlessAlive(fromName, probe);
+		String ns = PiIdentity.disagrees(fromName, parsed.message.pidNs);
+		if (ns != null) return new Verdict("problem", null, "invalid message: " + ns);
+		Verdict notAlive = unlessAlive(fromName, probe, ownNs);
 		return notAlive != null ? notAlive : new Verdict("message", parsed.message, null);
+	}
+
+	public static Verdict readApproval(Path dir, String name, long uid, PidProbe probe, long ownPid, double now) {
+		return readApproval(dir, name, uid, probe, ownPid, now, PiIdentity.ownNamespace());
 	}
 
 	/**
 	 * Read an approval request ({@code pi-<pid>.approval.json}, at most {@link Approval#MAX_BYTES}) under the same
-	 * checks as a message: only one naming this editor ({@code ownPid}), of a live pi of ours, not run out at
-	 * {@code now} (epoch seconds), is a "request".
+	 * checks as a message: only one naming this editor ({@code ownPid}), of a live pi of ours (judged only in the
+	 * editor's own pid namespace {@code ownNs}), not run out at {@code now} (epoch seconds), is a "request".
 	 */
-	public static Verdict readApproval(Path dir, String name, long uid, PidProbe probe, long ownPid, double now) {
-		long fromName = Approval.pidOfName(name);
-		if (fromName < 0) return new Verdict("problem", null, "is not named pi-<pid>.approval.json");
+	public static Verdict readApproval(Path dir, String name, long uid, PidProbe probe, long ownPid, double now,
+			String ownNs) {
+		PiIdentity.Name fromName = PiIdentity.parse(name);
+		if (fromName == null || !"approval".equals(fromName.kind)) {
+			return new Verdict("problem", null, "is not named pi-<pid>.approval.json");
+		}
 		StateDir.Read read = StateDir.readPrivate(dir.resolve(name), uid, Approval.MAX_BYTES);
 		if (read.gone) return new Verdict("gone", null, null);
 		if (read.problem != null) return new Verdict("problem", null, read.problem);
-		Approval.Parsed parsed = Approval.parse(read.text, fromName);
+		Approval.Parsed parsed = Approval.parse(read.text, fromName.pid);
 		if (parsed.problem != null) return new Verdict("problem", null, "invalid approval request: " + parsed.problem);
+		String ns = PiIdentity.disagrees(fromName, parsed.request.piNs);
+		if (ns != null) return new Verdict("problem", null, "invalid approval request: " + ns);
 		if (parsed.request.editorPid != ownPid) return new Verdict("elsewhere", null, null);
-		Verdict notAlive = unlessAlive(fromName, probe);
+		Verdict notAlive = unlessAlive(fromName, probe, ownNs);
 		if (notAlive != null) return notAlive;
 		if (Approval.expired(parsed.request, now)) {
 			return new Verdict("problem", null, "ran out at " + (long) parsed.request.expires + ": ignored");
@@ -113,9 +135,16 @@ public final class PiReader {
 		return new Verdict("request", null, parsed.request, null);
 	}
 
-	/** null when pi {@code pid} is alive and ours; else what its file counts as. */
-	private static Verdict unlessAlive(long pid, PidProbe probe) {
-		switch (probe.probe(pid)) {
+	/**
+	 * Is the pi whose file is {@code name} alive, for an editor in namespace {@code ownNs}? A pi of another pid
+	 * namespace (a sandbox, a container) is not judged at all: its pid names another process here, or none.
+	 */
+	public static String liveness(PiIdentity.Name name, PidProbe probe, String ownNs) {
+		return PiIdentity.judges(name, ownNs) ? probe.probe(name.pid) : "alive";
+	}
+
+	private static Verdict unlessAlive(PiIdentity.Name name, PidProbe probe, String ownNs) {
+		switch (liveness(name, probe, ownNs)) {
 			case "alive": return null;
 			case "dead": return new Verdict("dead", null, null);
 			case "foreign": return new Verdict("problem", null, "its pid belongs to another user's process: refused");

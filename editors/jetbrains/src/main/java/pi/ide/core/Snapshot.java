@@ -19,8 +19,16 @@ public final class Snapshot {
 		public final String product;
 		public final String version;
 
+		/** v0.5: the pid namespace {@code pid} is in ({@link PiIdentity#ownNamespace}); null: left out. */
+		public final String pidNs;
+
 		public Ide(long pid, String product, String version) {
+			this(pid, null, product, version);
+		}
+
+		public Ide(long pid, String pidNs, String product, String version) {
 			this.pid = pid;
+			this.pidNs = pidNs;
 			this.product = product;
 			this.version = version;
 		}

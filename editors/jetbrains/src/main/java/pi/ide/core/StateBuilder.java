@@ -49,6 +49,7 @@ public final class StateBuilder {
 		Map<String, Object> out = new LinkedHashMap<>();
 		out.put("protocol", PROTOCOL);
 		out.put("pid", state.ide.pid);
+		if (state.ide.pidNs != null) out.put("pid_ns", state.ide.pidNs);
 		out.put("cwd", main.projectPath);
 		out.put("timestamp", now);
 		out.put("app", APP);

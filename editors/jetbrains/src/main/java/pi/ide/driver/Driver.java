@@ -21,6 +21,7 @@ import pi.ide.core.FrozenLines;
 import pi.ide.core.Inbox;
 import pi.ide.core.Json;
 import pi.ide.core.PathFacts;
+import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
 import pi.ide.core.Snapshot;
@@ -68,7 +69,7 @@ public final class Driver implements Inbox.Host, Client.Listener {
 
 	Driver(String project, String product, String version, long pid, Path dir) {
 		this.project = project;
-		this.ide = new Snapshot.Ide(pid, product, version);
+		this.ide = new Snapshot.Ide(pid, PiIdentity.ownNamespace(), product, version);
 		this.client = new Client(pid, dir, StateDir.ownUid(), this, System::currentTimeMillis);
 	}
 

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import pi.ide.core.Approval;
 import pi.ide.core.Json;
+import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.PiReader;
 import pi.ide.core.StateDir;
@@ -42,6 +43,18 @@ public final class Ops {
 			if ("pi-name".equals(op)) {
 				long pid = PiMessage.pidOfName((String) c.get("name"));
 				reply.put("pid", pid < 0 ? null : (Object) pid);
+			} else if ("pi-file-name".equals(op)) {
+				// pi's file names with its identity (v0.5), for the shared table test/fixtures/state-dir-cases.ts
+				PiIdentity.Name n = PiIdentity.parse((String) c.get("name"));
+				if (n == null) {
+					reply.put("name", null);
+				} else {
+					Map<String, Object> parsed = new LinkedHashMap<>();
+					parsed.put("kind", n.kind);
+					parsed.put("pid", n.pid);
+					parsed.put("ns", n.ns);
+					reply.put("name", parsed);
+				}
 			} else if ("describe".equals(op)) {
 				// the selection and cursor rules, for the differential test against editors/shared/state.ts
 				Text.Lines lines = Text.linesOf((String) c.get("text"));

@@ -29,6 +29,7 @@ import pi.ide.core.Approvals;
 import pi.ide.core.Client;
 import pi.ide.core.Inbox;
 import pi.ide.core.PathFacts;
+import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
 import pi.ide.core.Snapshot;
@@ -55,7 +56,7 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 
 	public PiIdeService() {
 		ApplicationInfo info = ApplicationInfo.getInstance();
-		ide = new Snapshot.Ide(StateDir.ownPid(), ApplicationNamesInfo.getInstance().getFullProductName(),
+		ide = new Snapshot.Ide(StateDir.ownPid(), PiIdentity.ownNamespace(), ApplicationNamesInfo.getInstance().getFullProductName(),
 				info.getFullVersion());
 		client = new Client(ide.pid, StateDir.resolve(System.getenv()), StateDir.ownUid(), this, System::currentTimeMillis);
 	}

@@ -205,7 +205,7 @@ class ApprovalLifecycleTest {
 					Map<Long, String> expected = new TreeMap<>();
 					for (Map.Entry<Integer, String> e : pendingModel.entrySet()) expected.put(pis.get(e.getKey()).pid(), e.getValue());
 					Map<Long, String> actual = new TreeMap<>();
-					for (Long pi : client.approvals().waiting()) actual.put(pi, client.approvals().pendingOf(pi).id);
+					for (String pi : client.approvals().waiting()) actual.put(Long.parseLong(pi), client.approvals().pendingOf(pi).id);
 					assertEquals(expected, actual, at);
 				}
 			}
