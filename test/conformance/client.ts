@@ -49,7 +49,12 @@ export type Capability =
 	 */
 	| "approval"
 	/** The client marks a proposal in an open buffer, and the adapter reads the marks (ClientSession.approvalMarks). */
-	| "approval-marks";
+	| "approval-marks"
+	/**
+	 * Protocol v0.5: the client hands its unsaved file buffers' text over in `<pid>.buffers.json`, named by the
+	 * state file's `buffers_serial` (cases/unsaved-buffers.ts; the session's `setLines` and `save` drive it).
+	 */
+	| "unsaved-buffers";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {
