@@ -110,6 +110,59 @@ function limitOf(limit: unknown): number | undefined {
 	return typeof limit === "number" && Number.isInteger(limit) && limit >= 0 ? limit : undefined;
 }
 
+/** Lines `start`.. of `text`, at most `max` of them and `maxBytes` in all (UTF-8, `\n` between them), and the total. */
+interface LineWindow {
+	lines: string[];
+	total: number;
+	/** Stopped by the caps (more lines were asked for). */
+	capped: boolean;
+}
+
+/**
+ * The window a read shows, found without splitting the whole buffer (a 10,000-line buffer is read a window at a
+ * time): skip to `start`, keep whole lines within the caps (a first line over `maxBytes` is cut at a character
+ * boundary, as for the block's selection), then count the rest.
+ */
+function windowOf(text: string, start: number, wanted: number, caps: ReadCaps): LineWindow {
+	let pos = 0;
+	let index = 0;
+	while (index < start && pos <= text.length) {
+		const nl = text.indexOf("\n", pos);
+		pos = nl === -1 ? text.length + 1 : nl + 1;
+		index++;
+	}
+	const lines: string[] = [];
+	let bytes = 0;
+	let capped = false;
+	while (pos <= text.length && lines.length < wanted) {
+		if (lines.length >= caps.maxLines) {
+			capped = true;
+			break;
+		}
+		const nl = text.indexOf("\n", pos);
+		const end = nl === -1 ? text.length : nl;
+		const line = text.slice(pos, end);
+		const cost = Buffer.byteLength(line, "utf8") + (lines.length > 0 ? 1 : 0);
+		if (bytes + cost > caps.maxBytes) {
+			if (lines.length === 0) {
+				lines.push(capText(line, 1, caps.maxBytes).text);
+				pos = end + 1;
+			}
+			capped = true;
+			break;
+		}
+		lines.push(line);
+		bytes += cost;
+		pos = end + 1;
+	}
+	let total = index + lines.length;
+	for (; pos <= text.length; total++) {
+		const nl = text.indexOf("\n", pos);
+		pos = nl === -1 ? text.length + 1 : nl + 1;
+	}
+	return { lines, total, capped };
+}
+
 /** Render the read's result from the editor's unsaved buffer. */
 export function formatUnsavedRead(input: UnsavedReadInput): UnsavedRead {
 	const { buffer, caps } = input;
@@ -121,27 +174,24 @@ export function formatUnsavedRead(input: UnsavedReadInput): UnsavedRead {
 			text: `[${where} (${buffer.lines_total} lines in the buffer), too large for the editor to hand over: the text above is the file on disk and may differ from what the user sees.]`,
 		};
 	}
-	const all = buffer.text.split("\n");
 	const start = startLineOf(input.offset);
-	const head = `[${where}. Below is the editor's unsaved buffer (what the user sees, buffer version ${buffer.version}, ${all.length} ${all.length === 1 ? "line" : "lines"}), not the file on disk, which still has the last saved text.]`;
-	if (start >= all.length) {
+	const limit = limitOf(input.limit);
+	const shown = windowOf(buffer.text, start, limit ?? Number.POSITIVE_INFINITY, caps);
+	const total = shown.total;
+	const head = `[${where}. Below is the editor's unsaved buffer (what the user sees, buffer version ${buffer.version}, ${total} ${total === 1 ? "line" : "lines"}), not the file on disk, which still has the last saved text.]`;
+	if (start >= total) {
 		return {
 			kind: "replace",
-			text: `${head}\n[Offset ${start + 1} is beyond the end of the unsaved buffer (${all.length} lines).]`,
+			text: `${head}\n[Offset ${start + 1} is beyond the end of the unsaved buffer (${total} lines).]`,
 		};
 	}
-	const limit = limitOf(input.limit);
-	const end = limit === undefined ? all.length : Math.min(all.length, start + limit);
-	const capped = capText(all.slice(start, end).join("\n"), caps.maxLines, caps.maxBytes);
-	const body = inert(capped.text, { lines: "keep" });
+	const body = inert(shown.lines.join("\n"), { lines: "keep" });
 	const fence = fenceFor(body);
 	const out = [head, fence, body, fence];
-	const shownEnd = start + capped.lines;
-	if (shownEnd < all.length) {
-		const why = capped.truncated ? "" : ` (${all.length - shownEnd} more)`;
-		out.push(
-			`[Showing lines ${start + 1}-${shownEnd} of ${all.length}${why}. Use offset=${shownEnd + 1} to continue.]`,
-		);
+	const shownEnd = start + shown.lines.length;
+	if (shownEnd < total) {
+		const why = shown.capped ? "" : ` (${total - shownEnd} more)`;
+		out.push(`[Showing lines ${start + 1}-${shownEnd} of ${total}${why}. Use offset=${shownEnd + 1} to continue.]`);
 	}
 	return { kind: "replace", text: out.join("\n") };
 }

@@ -184,3 +184,80 @@ describe("formatUnsavedRead: the buffer's lines for the read's offset and limit"
 		assert.match(out.text.split("\n")[0] as string, /^\[a\\nb\.ts is open in Vim/);
 	});
 });
+
+describe("formatUnsavedRead against a split-everything oracle (seeded)", () => {
+	/** The rule written plainly: split the whole buffer, take offset/limit, then whole lines within the caps. */
+	function oracle(text: string, offset: number | undefined, limit: number | undefined, caps: ReadCaps) {
+		const all = text.split("\n");
+		const start = offset !== undefined && offset >= 1 ? offset - 1 : 0;
+		if (start >= all.length) return { beyond: true, total: all.length, body: [] as string[], tail: false };
+		const end = limit === undefined ? all.length : Math.min(all.length, start + limit);
+		const body: string[] = [];
+		let bytes = 0;
+		for (const line of all.slice(start, end)) {
+			if (body.length >= caps.maxLines) break;
+			const cost = Buffer.byteLength(line) + (body.length > 0 ? 1 : 0);
+			if (bytes + cost > caps.maxBytes) {
+				if (body.length === 0) {
+					let cut = "";
+					for (const ch of line) {
+						if (Buffer.byteLength(cut + ch) > caps.maxBytes) break;
+						cut += ch;
+					}
+					body.push(cut);
+				}
+				break;
+			}
+			body.push(line);
+			bytes += cost;
+		}
+		return { beyond: false, total: all.length, body, tail: start + body.length < all.length };
+	}
+	/** mulberry32: a small seeded generator, so a failure replays from its seed. */
+	function rng(seed: number): () => number {
+		let a = seed >>> 0;
+		return () => {
+			a = (a + 0x6d2b79f5) >>> 0;
+			let t = a;
+			t = Math.imul(t ^ (t >>> 15), t | 1);
+			t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+			return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+		};
+	}
+	const PIECES = ["a", "bb", "é", "日本", "", " ", "x".repeat(30)];
+	test("500 random buffers, offsets, limits and caps", () => {
+		const seed = Number(process.env["SEED"] ?? 26);
+		const next = rng(seed);
+		const int = (n: number) => Math.floor(next() * n);
+		for (let round = 0; round < 500; round++) {
+			const lineCount = int(30);
+			const lines = Array.from({ length: lineCount }, () =>
+				Array.from({ length: int(4) }, () => PIECES[int(PIECES.length)]).join(""),
+			);
+			const text = lines.join("\n");
+			const offset = next() < 0.3 ? undefined : int(lineCount + 3);
+			const limit = next() < 0.4 ? undefined : int(lineCount + 2);
+			const caps: ReadCaps = { maxLines: 1 + int(20), maxBytes: 1 + int(120) };
+			const out = formatUnsavedRead({
+				path: "f",
+				editor: "Neovim",
+				buffer: { file: "/f", version: 1, lines_total: lineCount, text },
+				offset,
+				limit,
+				caps,
+			});
+			const want = oracle(text, offset, limit, caps);
+			const where = `seed ${seed} round ${round}: ${JSON.stringify({ text, offset, limit, caps })}\n${out.text}`;
+			const all = out.text.split("\n");
+			assert.match(all[0] as string, new RegExp(`buffer version 1, ${want.total} lines?\\)`), where);
+			if (want.beyond) {
+				assert.match(out.text, /is beyond the end of the unsaved buffer/, where);
+				continue;
+			}
+			const fence = all[1] as string;
+			const close = all.lastIndexOf(fence);
+			assert.deepEqual(all.slice(2, close), want.body.join("\n").split("\n"), where);
+			assert.equal(close < all.length - 1, want.tail, where);
+		}
+	});
+});
