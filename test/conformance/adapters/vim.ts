@@ -211,6 +211,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"review",
 	"approval",
 	"approval-marks",
+	"unsaved-buffers",
 ]);
 
 export const adapters: ClientAdapter[] = [
@@ -220,7 +221,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			"unsaved-buffers": "not built yet (issue 26)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},
