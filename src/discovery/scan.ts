@@ -253,11 +253,24 @@ export class StateDirScanner {
 			if (!stats?.isFile() || stats.uid !== this.uid) return false;
 			if (stats.ino !== record.ino || stats.mtimeMs / 1000 !== record.writtenAt) return false;
 			unlinkSync(record.path);
+			// A gone editor's unsaved buffers (v0.5) go with its state file (never with a pi's file of the same pid).
+			if (record.path === join(this.dir, stateFileName(record.pid))) this.#removeBuffersOf(record.pid);
 			this.#cache.delete(stateFileName(record.pid));
 			if (this.#listing) this.#listing.piFiles = this.#listing.piFiles.filter((f) => f.path !== record.path);
 			return true;
 		} catch {
 			return false;
+		}
+	}
+
+	/** `<pid>.buffers.json` of a gone editor: only a regular file of ours. */
+	#removeBuffersOf(pid: number): void {
+		try {
+			const path = join(this.dir, editorBuffersFileName(pid));
+			const stats = lstatSync(path, { throwIfNoEntry: false });
+			if (stats?.isFile() && stats.uid === this.uid) unlinkSync(path);
+		} catch {
+			// Gone already, or not ours to remove.
 		}
 	}
 
