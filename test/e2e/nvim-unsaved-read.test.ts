@@ -8,33 +8,20 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { type RecordedRequest, toolResults } from "../helpers/fake-llm.ts";
 import { forEachNvim, type Nvim, startNvim } from "../helpers/nvim.ts";
-import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
-import { envFor, PROMPT, touch } from "../helpers/scenario.ts";
+import { envFor, readThroughPi, touch } from "../helpers/scenario.ts";
 
 const ORIGINAL = Array.from({ length: 20 }, (_, i) => `export const v${i + 1} = ${i + 1}; // line ${i + 1}`);
 const TYPED = "export const typed = 'UNSAVED BY THE USER';";
 
-/** One `pi -p` whose model reads `args` and then answers; returns the read's result as the model got it. */
-async function read(env: PiEnv, args: Record<string, unknown>): Promise<string> {
-	env.model.respond = (request: RecordedRequest) => {
-		const messages = typeof request.body === "string" ? [] : (request.body.messages ?? []);
-		return messages.at(-1)?.role === "tool" ? { text: "done" } : { toolCalls: [{ name: "read", arguments: args }] };
-	};
-	const before = env.model.requests.length;
-	const result = await runPrint(env, [PROMPT]);
-	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
-	assert.equal(env.model.requests.length - before, 2, "the read, then the answer");
-	return toolResults(env.model.requests.at(-1)).join("\n");
-}
-
 /** The user replaces line 3 as a user does: keys, in normal mode, then back to normal mode; not saved. */
 async function typeOverLine3(nv: Nvim, file: string): Promise<void> {
 	await nv.input(`3Gcc${TYPED}<Esc>`);
+	// The state written for the buffer as typed (a debounced write while typing would name an earlier copy).
+	const tick = await nv.lua<number>("return vim.b.changedtick");
 	await nv.until(
-		(s) => s.active_buffer.file === file && s.active_buffer.modified && typeof s.buffers_serial === "number",
-		"Neovim names its unsaved buffer",
+		(s) => s.active_buffer.file === file && s.active_buffer.version === tick && typeof s.buffers_serial === "number",
+		"Neovim names its unsaved buffer as typed",
 	);
 }
 
@@ -48,7 +35,7 @@ forEachNvim((flavour) => {
 			await nv.until((s) => s.active_buffer.file === file, "Neovim reports src/app.ts");
 			await typeOverLine3(nv, file);
 
-			const unsaved = await read(env, { path: "src/app.ts", offset: 2, limit: 3 });
+			const unsaved = await readThroughPi(env, { path: "src/app.ts", offset: 2, limit: 3 });
 			assert.match(unsaved, /unsaved/);
 			assert.match(unsaved, /buffer/);
 			assert.match(unsaved, /Neovim/);
@@ -62,7 +49,7 @@ forEachNvim((flavour) => {
 				(s) => !s.active_buffer.modified && (s.buffers_serial === undefined || s.buffers_serial === null),
 				"saved: no unsaved buffers named",
 			);
-			const saved = await read(env, { path: "src/app.ts", offset: 2, limit: 3 });
+			const saved = await readThroughPi(env, { path: "src/app.ts", offset: 2, limit: 3 });
 			assert.doesNotMatch(saved, /unsaved/);
 			// pi counts the empty line after the final newline: 21 lines on disk.
 			assert.equal(
@@ -79,7 +66,7 @@ forEachNvim((flavour) => {
 			await nv.command("edit src/app.ts");
 			await nv.until((s) => s.active_buffer.file === file, "Neovim reports src/app.ts");
 			await typeOverLine3(nv, file);
-			const text = await read(env, { path: "src/app.ts" });
+			const text = await readThroughPi(env, { path: "src/app.ts" });
 			assert.ok(!text.includes("UNSAVED BY THE USER"), `nothing of the buffer:\n${text}`);
 			assert.doesNotMatch(text, /unsaved/);
 			assert.equal(text, `${ORIGINAL.join("\n")}\n`);
