@@ -6,6 +6,8 @@
  * - the Neovim client's side (every Neovim of the test matrix), timed inside Neovim: one state write with that
  *   buffer modified, when its `changedtick` moved (the buffers file written too) and when it did not (only looked
  *   at). Keystrokes only arm the state file's timer, as before: nothing of this runs per keystroke.
+ * - the Vim client's side, the same two writes, timed inside Vim with reltime(): the main-thread part and the time
+ *   until the state file naming the new copy is in place (Vim writes through `mv` jobs, the copy first).
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/unsaved-read.ts`.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -18,6 +20,7 @@ import { editorBuffersFileName } from "../src/protocol/wire.ts";
 import { writeRawStateFile } from "../test/helpers/editors.ts";
 import { type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { makeState, writeStateFile } from "../test/helpers/state-files.ts";
+import { makeVimDirs, startVim } from "../test/helpers/vim.ts";
 import { forEachNvim, header, percentile, row, scope } from "./report.ts";
 
 const LINES = 10_000;
@@ -142,11 +145,59 @@ async function benchNvim(flavour: NvimFlavour): Promise<void> {
 	}
 }
 
-/** Print the unsaved read's figures: pi's side, then every Neovim in the matrix. */
+/** Per write in ms, [main thread, until in place]; `bump`: one line changed (a new changedtick) before each. */
+const VIM_WRITE_COST = `vim9script
+def g:PiBenchUnsavedWrite(n: number, bump: bool): list<list<float>>
+  var out: list<list<float>> = []
+  for i in range(n)
+    if bump
+      setline(4, 'typed ' .. i)
+    endif
+    var start = reltime()
+    pi_ide#WriteForTest()
+    var sync = reltimefloat(reltime(start)) * 1000.0
+    while pi_ide#Status().writing
+      sleep 1m
+    endwhile
+    out->add([sync, reltimefloat(reltime(start)) * 1000.0])
+  endfor
+  return out
+enddef
+`;
+
+async function benchVim(): Promise<void> {
+	console.log("\n== unsaved read (v0.5): the Vim client's state write ==");
+	header();
+	const dirs = makeVimDirs();
+	const vim = await startVim(null, { dirs, cols: 120, rows: 40 });
+	try {
+		writeFileSync(join(vim.dirs.work, "big.ts"), `${userBuffer().join("\n")}\n`);
+		writeFileSync(join(vim.dirs.root, "unsaved-bench.vim"), VIM_WRITE_COST);
+		await vim.ex(`source ${join(vim.dirs.root, "unsaved-bench.vim")}`);
+		await vim.ex("edit big.ts");
+		await vim.ex("call setline(1, 'typed')");
+		const moved = await vim.expr<[number, number][]>("g:PiBenchUnsavedWrite(50, v:true)");
+		row("state write, modified 10,000-line buffer, new changedtick", ms(moved.map((m) => m[0])), "(info)", true);
+		row("  until the state naming the new copy is in place", ms(moved.map((m) => m[1])), "(info)", true);
+		const still = await vim.expr<[number, number][]>("g:PiBenchUnsavedWrite(50, v:false)");
+		row("state write, the same buffer, changedtick unchanged", ms(still.map((m) => m[0])), "(info)", true);
+	} finally {
+		vim.kill();
+		rmSync(dirs.root, { recursive: true, force: true });
+	}
+}
+
+/** Print the unsaved read's figures: pi's side, then every Neovim in the matrix, then Vim. */
 export async function runUnsavedReadBench(): Promise<void> {
 	benchPi();
 	console.log("\n== unsaved read (v0.5): the Neovim client's state write ==");
 	await forEachNvim(benchNvim);
+	try {
+		await benchVim();
+	} catch (error) {
+		console.log(`Vim: ${(error as Error).message}`);
+		process.exitCode = 1;
+	}
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
