@@ -4,7 +4,7 @@
  * returns the note for the tool result. The decisions live in pure modules (pi-message.ts,
  * await-report.ts, diagnostics.ts); this class only reads and writes files and runs timers. Never throws.
  */
-import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, watch } from "node:fs";
+import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, realpathSync, watch } from "node:fs";
 import { formatUnsavedRead, parseEditorBuffers, type ReadCaps, type UnsavedRead } from "../context/unsaved-read.ts";
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
@@ -105,6 +105,24 @@ export function readForReview(path: string, maxBytes = MAX_REVIEW_FILE_BYTES): F
 /** The tool-result note for a file the ignore rules exclude: pi's own words only, nothing the editor said. */
 export function excludedNote(file: string): string {
 	return `${oneLine(file)} is excluded by pi-ide-context's ignore rules: nothing the editor reports about it (diagnostics, reload) is passed on.`;
+}
+
+/**
+ * The buffer editing the same file as `file` under another name (a symlink on either side: the editor names the
+ * path it opened, pi's read the path the model wrote), by their real paths; undefined when none or unresolvable.
+ */
+function sameFile<T extends { file: string }>(buffers: T[], file: string): T | undefined {
+	const real = realPathOrNull(file);
+	if (real === null) return undefined;
+	return buffers.find((b) => realPathOrNull(b.file) === real);
+}
+
+function realPathOrNull(path: string): string | null {
+	try {
+		return realpathSync.native(path);
+	} catch {
+		return null;
+	}
 }
 
 export class EditorLink {
@@ -271,7 +289,7 @@ export class EditorLink {
 				this.#warnOnce(`the editor's unsaved buffers (${pid}.buffers.json): ${parsed.problem}`);
 				return null;
 			}
-			const buffer = parsed.buffers.find((b) => b.file === file);
+			const buffer = parsed.buffers.find((b) => b.file === file) ?? sameFile(parsed.buffers, file);
 			return buffer ? { state, buffer } : null;
 		}
 		return null;

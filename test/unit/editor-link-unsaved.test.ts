@@ -114,6 +114,38 @@ const ROWS: Row[] = [
 		sent: false,
 	},
 	{ name: "no editor connected", serial: 3, sidecar: put(bufferFile(3)), connected: false, sent: false },
+	{
+		name: "the same file through a symlink: the buffer is read",
+		serial: 3,
+		sidecar: (dir) => {
+			const real = join(dir, "..", "real.ts");
+			writeFileSync(real, "disk\n");
+			symlinkSync(real, join(dir, "..", "link.ts"));
+			put(
+				bufferFile(3, "one\nUSER\nthree", {
+					buffers: [{ file: real, version: 5, lines_total: 3, text: "one\nUSER\nthree" }],
+				}),
+			)(dir);
+		},
+		path: "@link",
+		sent: true,
+	},
+	{
+		name: "another existing file: the disk read stands",
+		serial: 3,
+		sidecar: (dir) => {
+			const real = join(dir, "..", "real.ts");
+			writeFileSync(real, "disk\n");
+			writeFileSync(join(dir, "..", "other.ts"), "disk\n");
+			put(
+				bufferFile(3, "one\nUSER\nthree", {
+					buffers: [{ file: real, version: 5, lines_total: 3, text: "one\nUSER\nthree" }],
+				}),
+			)(dir);
+		},
+		path: "@other",
+		sent: false,
+	},
 ];
 if (UID === 0) {
 	ROWS.push({
@@ -154,7 +186,8 @@ describe("EditorLink.unsavedRead: the copy the state names, under the state file
 				excluded: () => row.excluded === true,
 				warn: (m) => warnings.push(m),
 			});
-			const out = link.unsavedRead({ path: row.path ?? "/w/a.ts" }, CAPS);
+			const path = row.path?.startsWith("@") ? join(root, `${row.path.slice(1)}.ts`) : (row.path ?? "/w/a.ts");
+			const out = link.unsavedRead({ path }, CAPS);
 			await link.close();
 			if (row.sent) {
 				assert.equal(out?.kind, "replace");
