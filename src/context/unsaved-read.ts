@@ -178,7 +178,7 @@ export function formatUnsavedRead(input: UnsavedReadInput): UnsavedRead {
 	const limit = limitOf(input.limit);
 	const shown = windowOf(buffer.text, start, limit ?? Number.POSITIVE_INFINITY, caps);
 	const total = shown.total;
-	const head = `[${where}. Below is the editor's unsaved buffer (what the user sees, buffer version ${buffer.version}, ${total} ${total === 1 ? "line" : "lines"}), not the file on disk, which still has the last saved text.]`;
+	const head = `[${where}. Below is the editor's unsaved buffer (what the user sees, buffer version ${buffer.version}, ${total} ${total === 1 ? "line" : "lines"}), not the file on disk, which does not have the unsaved changes.]`;
 	if (start >= total) {
 		return {
 			kind: "replace",

@@ -58,6 +58,24 @@ forEachNvim((flavour) => {
 			);
 		});
 
+		it("a new file typed and never saved: the read that fails on disk returns the buffer", async (t) => {
+			const env = await envFor(t);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			const file = join(env.workDir, "src/new.ts");
+			await nv.command("edit src/new.ts");
+			await nv.until((s) => s.active_buffer.file === file, "Neovim reports src/new.ts");
+			await nv.input(`i${TYPED}<Esc>`);
+			const tick = await nv.lua<number>("return vim.b.changedtick");
+			await nv.until(
+				(s) => s.active_buffer.version === tick && typeof s.buffers_serial === "number",
+				"Neovim names the new file's buffer",
+			);
+			const text = await readThroughPi(env, { path: "src/new.ts" });
+			assert.match(text, /unsaved buffer/);
+			assert.ok(text.includes(TYPED), `the typed line:\n${text}`);
+			assert.doesNotMatch(text, /ENOENT|no such file/i);
+		});
+
 		it("a file the ignore rules exclude: the read is the disk's, nothing of the buffer", async (t) => {
 			const env = await envFor(t);
 			writeFileSync(join(env.agentDir, "ide-context.ignore"), "src/app.ts\n");
