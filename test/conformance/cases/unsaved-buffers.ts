@@ -55,7 +55,8 @@ export const cases: KitCase[] = [
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.shared();
-			const first = [...LINES.slice(0, 2), "UNSAVED 3", ...LINES.slice(3)];
+			// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
+			const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
 			const { file, serial } = await modified(editor, "unsaved.txt", first);
 			const entry = readBuffers(editor, serial).find((b) => b.file === file);
 			assert.ok(entry, `${file} is listed`);

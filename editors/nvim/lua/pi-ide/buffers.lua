@@ -46,7 +46,8 @@ local function modified_buffers(current)
   return out
 end
 
---- Encode the sidecar for `mods` (pure but for reading the buffers' lines).
+--- Encode the sidecar for `mods` (pure but for reading the buffers' lines). Each text is JSON-encoded once: its
+--- encoded size decides whether it fits, and the encoded string is spliced into the file as it is.
 ---@param pid integer
 ---@param serial integer
 ---@param mods table[]
@@ -54,30 +55,27 @@ end
 ---@return string
 function M.encode(pid, serial, mods, now)
   local api = vim.api
+  local json = vim.json.encode
   local budget = M.MAX_TEXT_BYTES
   local entries = {}
-  for _, m in ipairs(mods) do
+  for i, m in ipairs(mods) do
     local lines = api.nvim_buf_get_lines(m.buf, 0, -1, false)
-    local entry = { file = m.file, version = m.tick, lines_total = #lines }
-    local text = table.concat(lines, "\n")
+    local head = ('{"file":%s,"version":%d,"lines_total":%d,'):format(json(m.file), m.tick, #lines)
     -- The encoded size decides (escapes grow the text): a buffer that would pass what is left goes without text.
-    local encoded = #vim.json.encode(text)
-    if encoded <= budget then
-      entry.text = text
-      budget = budget - encoded
+    local text = json(table.concat(lines, "\n"))
+    if #text <= budget then
+      budget = budget - #text
+      entries[i] = head .. '"text":' .. text .. "}"
     else
-      entry.note = "too_large"
+      entries[i] = head .. '"note":"too_large"}'
     end
-    entries[#entries + 1] = entry
   end
-  return vim.json.encode({
-    protocol = "0.5",
-    kind = "editor-buffers",
-    pid = pid,
-    serial = serial,
-    timestamp = now,
-    buffers = entries,
-  })
+  return ('{"protocol":"0.5","kind":"editor-buffers","pid":%d,"serial":%d,"timestamp":%.3f,"buffers":[%s]}'):format(
+    pid,
+    serial,
+    now,
+    table.concat(entries, ",")
+  )
 end
 
 --- Before the state file's write: write the sidecar when the modified buffers changed. Returns the serial the state

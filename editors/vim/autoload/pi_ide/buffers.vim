@@ -39,23 +39,21 @@ export def Key(mods: list<dict<any>>): string
 enddef
 
 # The file's text for `mods`: each buffer's lines, or `note: "too_large"` once the encoded texts would pass
-# MAX_TEXT_BYTES.
+# MAX_TEXT_BYTES. Each text is JSON-encoded once: its encoded size decides, and it is spliced in as it is.
 export def Encode(pid: number, serial: number, mods: list<dict<any>>, now: number): string
   var budget = MAX_TEXT_BYTES
-  var entries: list<dict<any>> = []
+  var entries: list<string> = []
   for m in mods
     var lines = getbufline(m.buf, 1, '$')
-    var entry: dict<any> = {file: m.file, version: m.tick, lines_total: len(lines)}
-    var text = join(lines, "\n")
-    var encoded = strlen(json_encode(text))
-    if encoded <= budget
-      entry.text = text
-      budget -= encoded
+    var head = printf('{"file":%s,"version":%d,"lines_total":%d,', json_encode(m.file), m.tick, len(lines))
+    var text = json_encode(join(lines, "\n"))
+    if strlen(text) <= budget
+      budget -= strlen(text)
+      add(entries, head .. '"text":' .. text .. '}')
     else
-      entry.note = 'too_large'
+      add(entries, head .. '"note":"too_large"}')
     endif
-    add(entries, entry)
   endfor
-  return json_encode({protocol: '0.5', kind: 'editor-buffers', pid: pid, serial: serial, timestamp: now,
-    buffers: entries})
+  return printf('{"protocol":"0.5","kind":"editor-buffers","pid":%d,"serial":%d,"timestamp":%d,"buffers":[%s]}',
+    pid, serial, now, join(entries, ','))
 enddef
