@@ -264,7 +264,9 @@ def WriteNow()
   # v0.5: the unsaved buffers' texts, written (when they changed) before the state file that names them.
   var mods = buffers.Modified(snap.buf)
   var key = buffers.Key(mods)
-  if !empty(mods) && (key !=# buffers_key || !buffers_written)
+  # Written again when it changed, or when it is gone (with the state dir, when someone removed that).
+  if !empty(mods) && (key !=# buffers_key || !buffers_written
+      || getftype(stats.dir .. '/' .. buffers.FileName(getpid())) != 'file')
     var problem = writer.EnsureDir(stats.dir, writer.Me())
     if !empty(problem)
       Failed(problem)

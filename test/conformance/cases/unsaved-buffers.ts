@@ -6,7 +6,7 @@
  * it (src/context/unsaved-read.ts).
  */
 import assert from "node:assert/strict";
-import { lstatSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseEditorBuffers } from "../../../src/context/unsaved-read.ts";
 import { MAX_BUFFERS_FILE_BYTES, MAX_UNSAVED_TEXT_BYTES } from "../../../src/protocol/limits.ts";
@@ -94,6 +94,30 @@ export const cases: KitCase[] = [
 			);
 			await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
 			noTemp(editor);
+		},
+	},
+	{
+		name: "unsaved buffer: a copy removed from under the editor is written again with its next write",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			const lines = ["gone", "and", "back"];
+			const { file } = await modified(editor, "again.txt", lines);
+			const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+			rmSync(path);
+			// Any write: the cursor moves, the buffer is as it was.
+			await editor.session.moveCursor({ line: 3, column: 2 });
+			// The copy is written before the state naming it: wait for a state whose copy is there.
+			const state = await editor.until(
+				(s) =>
+					s.active_buffer.cursor.line === 3 &&
+					typeof s.buffers_serial === "number" &&
+					existsSync(path) &&
+					parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial).ok,
+				`${path} written again, and named`,
+			);
+			const serial = state.buffers_serial as number;
+			assert.equal(readBuffers(editor, serial).find((b) => b.file === file)?.text, lines.join("\n"));
 		},
 	},
 	{

@@ -108,7 +108,9 @@ function M.prepare(dir, pid, current, now)
     parts[i] = m.file .. "\0" .. m.tick
   end
   local key = table.concat(parts, "\n")
-  if key == H.key and H.written then
+  -- Unchanged, and still there (it goes with the state dir when someone removes that): named again as it is.
+  local uv = require("pi-ide.compat").uv
+  if key == H.key and H.written and uv.fs_lstat(dir .. "/" .. M.file_name(pid)) then
     return true, H.serial, nil
   end
   local serial = H.serial + 1
