@@ -14,6 +14,7 @@ import { runPiBench } from "./pi.ts";
 import { runPromptPathBench } from "./prompt-path.ts";
 import { runReviewBench } from "./review.ts";
 import { runTrustBench } from "./trust.ts";
+import { runUnsavedReadBench } from "./unsaved-read.ts";
 import { runVimBench } from "./vim.ts";
 import { runVscodeReviewBench } from "./vscode-review.ts";
 
@@ -26,6 +27,7 @@ await runVimBench();
 await runLoopBench();
 await runReviewBench();
 await runNvimReviewBench();
+await runUnsavedReadBench();
 runVscodeReviewBench();
 await runEmacsBench();
 await runEmacsReviewBench();

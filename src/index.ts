@@ -16,6 +16,8 @@ import { fileURLToPath } from "node:url";
 import {
 	CONFIG_DIR_NAME,
 	type ContextWithSystemEvent,
+	DEFAULT_MAX_BYTES,
+	DEFAULT_MAX_LINES,
 	type ExtensionAPI,
 	type ExtensionContext,
 	getAgentDir,
@@ -298,6 +300,24 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			// No baseline: the change set leaves this file out; the tool runs as usual.
 		}
 		return undefined;
+	});
+	// Protocol v0.5: pi's `read` of a file the editor holds unsaved returns the editor's buffer (what the user sees),
+	// also where the disk read failed (a new file not saved yet, an offset past the saved file's end).
+	pi.on("tool_result", async (event, ctx) => {
+		try {
+			if (event.toolName !== "read") return undefined;
+			if (event.content.some((c) => c.type !== "text")) return undefined;
+			const read = editorLink?.unsavedRead(event.input, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+			if (!read) return undefined;
+			if (read.kind === "note") {
+				if (event.isError) return undefined;
+				return { content: [...event.content, { type: "text" as const, text: `\n${read.text}` }] };
+			}
+			return { content: [{ type: "text" as const, text: read.text }], isError: false };
+		} catch (error) {
+			reportError(ctx, "tool_result", error);
+			return undefined;
+		}
 	});
 	// Protocol v0.3: tell the editor what pi's tools changed; append its fresh diagnostics to the tool result.
 	pi.on("tool_result", async (event, ctx) => {

@@ -18,7 +18,7 @@
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type FileVersion, isUnchanged, RACY_WINDOW_MS, signatureOf, versionOf } from "../protocol/file-version.ts";
-import { MAX_REVIEW_BYTES } from "../protocol/limits.ts";
+import { MAX_BUFFERS_FILE_BYTES, MAX_REVIEW_BYTES } from "../protocol/limits.ts";
 import { type EditorState, PID_NAMESPACE_PATTERN, parseEditorState } from "../protocol/protocol.ts";
 import {
 	checkStateDir,
@@ -27,11 +27,12 @@ import {
 	judgeStateDir,
 	MAX_STATE_FILE_BYTES,
 	oversize,
+	type PrivateRead,
 	parseStateFileName,
 	readPrivateFile,
 	stateFileName,
 } from "../protocol/state-dir.ts";
-import { parsePiFileName } from "../protocol/wire.ts";
+import { editorBuffersFileName, parsePiFileName } from "../protocol/wire.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */
@@ -220,6 +221,27 @@ export class StateDirScanner {
 	}
 
 	/**
+	 * Read editor `pid`'s unsaved buffers, `<pid>.buffers.json` (v0.5), under the state file's rules: a regular file
+	 * of ours, never through a link, no group or other permission bits, at most MAX_BUFFERS_FILE_BYTES.
+	 */
+	readBuffers(pid: number): PrivateRead {
+		try {
+			if (!checkStateDir(this.dir, this.uid).ok) return { kind: "gone" };
+			const path = join(this.dir, editorBuffersFileName(pid));
+			const stats = lstatSync(path, { throwIfNoEntry: false });
+			if (!stats) return { kind: "gone" };
+			const refused = (s: Stats) =>
+				this.#refuse(s, MAX_BUFFERS_FILE_BYTES) ??
+				((s.mode & 0o077) !== 0 ? `has mode 0${(s.mode & 0o777).toString(8)}, readable by others: refused` : undefined);
+			const early = refused(stats);
+			if (early) return { kind: "problem", message: early };
+			return readPrivateFile(path, stats, { maxBytes: MAX_BUFFERS_FILE_BYTES, refuse: refused });
+		} catch (error) {
+			return { kind: "problem", message: `cannot read: ${describeError(error)}` };
+		}
+	}
+
+	/**
 	 * Remove the state file of an editor, or a file of a pi, that has exited (its pid is dead or reused). Only the
 	 * very file judged (same inode and mtime, still a regular file of ours) and only inside a trusted directory:
 	 * never a file a new editor or pi just wrote, never a file that is not ours. Returns whether it was removed.
@@ -231,11 +253,24 @@ export class StateDirScanner {
 			if (!stats?.isFile() || stats.uid !== this.uid) return false;
 			if (stats.ino !== record.ino || stats.mtimeMs / 1000 !== record.writtenAt) return false;
 			unlinkSync(record.path);
+			// A gone editor's unsaved buffers (v0.5) go with its state file (never with a pi's file of the same pid).
+			if (record.path === join(this.dir, stateFileName(record.pid))) this.#removeBuffersOf(record.pid);
 			this.#cache.delete(stateFileName(record.pid));
 			if (this.#listing) this.#listing.piFiles = this.#listing.piFiles.filter((f) => f.path !== record.path);
 			return true;
 		} catch {
 			return false;
+		}
+	}
+
+	/** `<pid>.buffers.json` of a gone editor: only a regular file of ours. */
+	#removeBuffersOf(pid: number): void {
+		try {
+			const path = join(this.dir, editorBuffersFileName(pid));
+			const stats = lstatSync(path, { throwIfNoEntry: false });
+			if (stats?.isFile() && stats.uid === this.uid) unlinkSync(path);
+		} catch {
+			// Gone already, or not ours to remove.
 		}
 	}
 
@@ -347,11 +382,11 @@ export class StateDirScanner {
 		return { verdict: { kind: "editor", record }, text };
 	}
 
-	#refuse(stats: Stats): string | undefined {
+	#refuse(stats: Stats, maxBytes = MAX_STATE_FILE_BYTES): string | undefined {
 		if (stats.isSymbolicLink()) return "is a symbolic link: refused";
 		if (!stats.isFile()) return "is not a regular file: refused";
 		if (stats.uid !== this.uid) return `is owned by uid ${stats.uid}, not by you: refused`;
-		return oversize(stats.size, MAX_STATE_FILE_BYTES);
+		return oversize(stats.size, maxBytes);
 	}
 }
 

@@ -4,10 +4,12 @@
  * returns the note for the tool result. The decisions live in pure modules (pi-message.ts,
  * await-report.ts, diagnostics.ts); this class only reads and writes files and runs timers. Never throws.
  */
-import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, watch } from "node:fs";
+import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, realpathSync, watch } from "node:fs";
+import { formatUnsavedRead, parseEditorBuffers, type ReadCaps, type UnsavedRead } from "../context/unsaved-read.ts";
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
-import { oneLine } from "../protocol/inert.ts";
+import { formatEditorName, oneLine } from "../protocol/inert.ts";
+import type { EditorState } from "../protocol/protocol.ts";
 import { piFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
@@ -103,6 +105,24 @@ export function readForReview(path: string, maxBytes = MAX_REVIEW_FILE_BYTES): F
 /** The tool-result note for a file the ignore rules exclude: pi's own words only, nothing the editor said. */
 export function excludedNote(file: string): string {
 	return `${oneLine(file)} is excluded by pi-ide-context's ignore rules: nothing the editor reports about it (diagnostics, reload) is passed on.`;
+}
+
+/**
+ * The buffer editing the same file as `file` under another name (a symlink on either side: the editor names the
+ * path it opened, pi's read the path the model wrote), by their real paths; undefined when none or unresolvable.
+ */
+function sameFile<T extends { file: string }>(buffers: T[], file: string): T | undefined {
+	const real = realPathOrNull(file);
+	if (real === null) return undefined;
+	return buffers.find((b) => realPathOrNull(b.file) === real);
+}
+
+function realPathOrNull(path: string): string | null {
+	try {
+		return realpathSync.native(path);
+	} catch {
+		return null;
+	}
 }
 
 export class EditorLink {
@@ -247,6 +267,60 @@ export class EditorLink {
 		];
 		const text = notes.filter((n) => n !== null).join("\n\n");
 		return text === "" ? null : text;
+	}
+
+	/**
+	 * After pi's `read` (v0.5): when the connected editor holds the file with unsaved changes, what the read's result
+	 * becomes (the buffer's lines for the read's offset and limit), or null (the disk read stands: no editor, no
+	 * unsaved buffer for the file, or the ignore rules exclude it, which sends nothing of the buffer).
+	 */
+	unsavedRead(input: unknown, caps: ReadCaps): UnsavedRead | null {
+		if (this.#closed) return null;
+		const args = input && typeof input === "object" ? (input as Record<string, unknown>) : {};
+		const path = args["path"];
+		if (typeof path !== "string" || path === "") return null;
+		const file = resolveToolPath(path, this.#options.cwd, this.#options.home);
+		if (file === null) return null;
+		const editor = this.#options.connected();
+		if (!editor) return null;
+		const found = this.#unsavedBuffer(editor.pid, editor.state, file);
+		if (!found || this.#excluded(file)) return null;
+		return formatUnsavedRead({
+			path,
+			editor: formatEditorName(found.state),
+			buffer: found.buffer,
+			offset: args["offset"],
+			limit: args["limit"],
+			caps,
+		});
+	}
+
+	/**
+	 * The connected editor's unsaved buffer of `file`: its state file read fresh, then the `<pid>.buffers.json` it
+	 * names. The editor writes that file before the state naming it, so a serial that does not match is a write
+	 * that landed in between: both are read once more.
+	 */
+	#unsavedBuffer(pid: number, known: EditorState, file: string) {
+		for (let attempt = 1; attempt <= 2; attempt++) {
+			const state = this.#read(pid) ?? known;
+			const serial = state.buffers_serial;
+			if (serial === undefined || serial === null) return null;
+			const read = this.#scanner.readBuffers(pid);
+			if (read.kind === "gone") continue;
+			if (read.kind === "problem") {
+				this.#warnOnce(`the editor's unsaved buffers (${pid}.buffers.json) ${read.message}`);
+				return null;
+			}
+			const parsed = parseEditorBuffers(read.text, pid, serial);
+			if (!parsed.ok) {
+				if (parsed.problem.startsWith("serial")) continue;
+				this.#warnOnce(`the editor's unsaved buffers (${pid}.buffers.json): ${parsed.problem}`);
+				return null;
+			}
+			const buffer = parsed.buffers.find((b) => b.file === file) ?? sameFile(parsed.buffers, file);
+			return buffer ? { state, buffer } : null;
+		}
+		return null;
 	}
 
 	/** For `/ide status`: the change set's runs, files and hunks, and how many reverts the model was told. */

@@ -73,3 +73,12 @@ export const MAX_LINE_NUMBER = 2 ** 31 - 1;
  * client, never in characters or UTF-16 units.
  */
 export const MAX_ID_BYTES = 64;
+
+/**
+ * v0.5 `<pid>.buffers.json`: the texts of the editor's unsaved buffers, at most this many bytes once JSON-encoded
+ * in all (a buffer that would pass it is listed with `note: "too_large"` and no text), at most this many buffers
+ * (the current one first), and the file's size (pi refuses a larger one, unread).
+ */
+export const MAX_UNSAVED_TEXT_BYTES = 2 * 1024 * 1024;
+export const MAX_UNSAVED_BUFFERS = 32;
+export const MAX_BUFFERS_FILE_BYTES = 3 * 1024 * 1024;

@@ -232,6 +232,8 @@ export const EditorStateSchema = Type.Object({
 	decisions: Type.Optional(Type.Array(ApprovalDecisionSchema)),
 	/** v0.5: the writer's pid namespace (`pid:[4026531836]`): a pid means something only there. */
 	pid_ns: Type.Optional(Type.String()),
+	/** v0.5: the `serial` of the current `<pid>.buffers.json` (unsaved buffers); absent or null when there is none. */
+	buffers_serial: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
 });
 
 export type Position = Static<typeof PositionSchema>;
@@ -350,6 +352,14 @@ function checkV03Fields(state: EditorState): ParseResult {
 	if ("pid_ns" in state && !(typeof state.pid_ns === "string" && PID_NAMESPACE_PATTERN.test(state.pid_ns))) {
 		delete state.pid_ns;
 		warnings.push("/pid_ns: not a pid namespace (pid:[<inode>]), ignored");
+	}
+	if (
+		"buffers_serial" in state &&
+		state.buffers_serial !== null &&
+		!(Number.isSafeInteger(state.buffers_serial) && (state.buffers_serial as number) >= 0)
+	) {
+		delete state.buffers_serial;
+		warnings.push("/buffers_serial: not an integer >= 0, ignored");
 	}
 	if ("pi" in state && !piSeenValidator.Check(state.pi)) {
 		delete state.pi;

@@ -9,6 +9,8 @@
  * - pi's change set `pi-<pid>.review.json` (v0.4): `ReviewMessage` and its runs, files and hunks (below);
  * - pi's approval request `pi-<pid>.approval.json` (v0.4): `ApprovalMessage` (below); the editor's answers are its
  *   state file's `decisions`;
+ * - the editor's unsaved buffers `<pid>.buffers.json` (v0.5): `EditorBuffers` (below), named by its state file's
+ *   `buffers_serial`;
  * - the limits: limits.ts.
  * Types and names only: no I/O, no imports but the protocol's own modules.
  */
@@ -228,4 +230,39 @@ export interface ApprovalMessage {
 	request: ApprovalRequest;
 	/** v0.5: pi's pid namespace. */
 	pid_ns?: string;
+}
+
+/**
+ * v0.5: the editor's unsaved buffers, `<pid>.buffers.json` beside its state file `<pid>.json` (never
+ * `<digits>.json`, so no older reader takes it for a state file). Present only while some file buffer has unsaved
+ * changes; its `serial` is the state file's `buffers_serial`.
+ */
+export function editorBuffersFileName(pid: number): string {
+	return `${pid}.buffers.json`;
+}
+
+/** Why an unsaved buffer's text is not carried: it would pass MAX_UNSAVED_TEXT_BYTES. */
+export type UnsavedBufferNote = "too_large";
+
+/** One loaded file buffer with unsaved changes, as the editor holds it. */
+export interface UnsavedBuffer {
+	/** Absolute path of the file the buffer edits. */
+	file: string;
+	/** The buffer's content version (Neovim and Vim `changedtick`), as the state file's `active_buffer.version`. */
+	version: number;
+	lines_total: number;
+	/** The buffer's lines joined with `\n` (no final newline); absent with `note`. */
+	text?: string;
+	note?: UnsavedBufferNote;
+}
+
+/** `<pid>.buffers.json` (v0.5). */
+export interface EditorBuffers {
+	protocol: "0.5";
+	kind: "editor-buffers";
+	pid: number;
+	/** Grows with every write of this file, for the life of the editor process; the state file names the current one. */
+	serial: number;
+	timestamp: number;
+	buffers: UnsavedBuffer[];
 }

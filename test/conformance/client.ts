@@ -54,7 +54,12 @@ export type Capability =
 	 * Protocol v0.5, pi's identity is (pid, pid_ns) (cases/identity.ts): the client reads `pi-<pid>-<ns>.json`,
 	 * checks pi's pid only in its own namespace, echoes `pid_ns` as `pi_ns` and keys per pi by the pair.
 	 */
-	| "pi-identity";
+	| "pi-identity"
+	/**
+	 * Protocol v0.5: the client hands its unsaved file buffers' text over in `<pid>.buffers.json`, named by the
+	 * state file's `buffers_serial` (cases/unsaved-buffers.ts; the session's `setLines` and `save` drive it).
+	 */
+	| "unsaved-buffers";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {

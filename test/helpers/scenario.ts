@@ -15,7 +15,7 @@ import {
 	spawnLiveEditor,
 	writeStateFile,
 } from "./editors.ts";
-import { injectedAfter, messageText, requestMessages } from "./fake-llm.ts";
+import { injectedAfter, messageText, type RecordedRequest, requestMessages, toolResults } from "./fake-llm.ts";
 import { createPiEnv, type PiEnv, type PiEnvOptions, type RunResult, runPrint } from "./pi-env.ts";
 
 export const PROMPT = "What am I looking at?";
@@ -25,6 +25,22 @@ export async function envFor(t: TestContext, options: PiEnvOptions = {}): Promis
 	const env = await createPiEnv(options);
 	t.after(env.cleanup);
 	return env;
+}
+
+/**
+ * One `pi -p` whose model calls pi's `read` with `args` and then answers (decided by the last message's role, so
+ * it works for any number of earlier runs): the read's result as the model got it.
+ */
+export async function readThroughPi(env: PiEnv, args: Record<string, unknown>): Promise<string> {
+	env.model.respond = (request: RecordedRequest) =>
+		requestMessages(request).at(-1)?.role === "tool"
+			? { text: "done" }
+			: { toolCalls: [{ name: "read", arguments: args }] };
+	const before = env.model.requests.length;
+	const result = await runPrint(env, [PROMPT]);
+	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+	assert.equal(env.model.requests.length - before, 2, "the read, then the answer");
+	return toolResults(env.model.requests.at(-1)).join("\n");
 }
 
 /** Create `relative` (and its parents) under `base` with some content; returns the absolute path. */

@@ -48,6 +48,16 @@ const AGREEMENTS: Agreement[] = [
 		lua: 'require("pi-ide.review").MAX_HUNKS',
 		limit: limits.MAX_REVIEW_HUNKS_PER_FILE,
 	},
+	{
+		name: "unsaved buffers' text (v0.5)",
+		lua: 'require("pi-ide.buffers").MAX_TEXT_BYTES',
+		limit: limits.MAX_UNSAVED_TEXT_BYTES,
+	},
+	{
+		name: "unsaved buffers listed (v0.5)",
+		lua: 'require("pi-ide.buffers").MAX_BUFFERS',
+		limit: limits.MAX_UNSAVED_BUFFERS,
+	},
 	{ name: "largest line number", lua: 'require("pi-ide.review").MAX_LINE', limit: limits.MAX_LINE_NUMBER },
 	{
 		name: "id bytes (a hunk's, a request's)",

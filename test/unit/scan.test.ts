@@ -253,4 +253,35 @@ describe("StateDirScanner.removeLeftover: only the very file judged, only ours, 
 			assert.equal(fs.existsSync(path) || fs.lstatSync(path, { throwIfNoEntry: false }) !== undefined, !removed);
 		});
 	}
+
+	// v0.5: a gone editor's unsaved buffers go with its state file; only a regular file of ours.
+	const sidecars: { name: string; make: (path: string) => void; removed: boolean }[] = [
+		{
+			name: "its <pid>.buffers.json: removed with it",
+			make: (p) => writeFileSync(p, "{}", { mode: 0o600 }),
+			removed: true,
+		},
+		{
+			name: "another user's <pid>.buffers.json: stays",
+			make: (p) => {
+				writeFileSync(p, "{}", { mode: 0o600 });
+				chownSync(p, 65534, 65534);
+			},
+			removed: false,
+		},
+		{ name: "a directory named <pid>.buffers.json: stays", make: (p) => fs.mkdirSync(p), removed: false },
+	];
+	for (const c of sidecars) {
+		it(c.name, () => {
+			const dir = privateDir();
+			put(dir, "400.json", validState(400));
+			const sidecar = join(dir, "400.buffers.json");
+			c.make(sidecar);
+			const scanner = new StateDirScanner(dir, UID);
+			const [record] = scanner.scan().editors;
+			assert.ok(record);
+			assert.equal(scanner.removeLeftover(record), true);
+			assert.equal(fs.lstatSync(sidecar, { throwIfNoEntry: false }) === undefined, c.removed);
+		});
+	}
 });

@@ -20,6 +20,8 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "files reports held (seconds)", vim: "pi_ide#inbox#HOLD_S", limit: limits.FILE_REPORT_HOLD_SECONDS },
 	{ name: "diagnostic items", vim: "pi_ide#diagnostics#MAX_ITEMS", limit: limits.MAX_DIAGNOSTIC_ITEMS },
 	{ name: "diagnostic message", vim: "pi_ide#diagnostics#MAX_MESSAGE", limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS },
+	{ name: "unsaved buffers' text (v0.5)", vim: "pi_ide#buffers#MAX_TEXT_BYTES", limit: limits.MAX_UNSAVED_TEXT_BYTES },
+	{ name: "unsaved buffers listed (v0.5)", vim: "pi_ide#buffers#MAX_BUFFERS", limit: limits.MAX_UNSAVED_BUFFERS },
 	{ name: "approval request size", vim: "pi_ide#approval_rules#MAX_BYTES", limit: limits.MAX_APPROVAL_BYTES },
 	{ name: "decisions kept", vim: "pi_ide#approval_rules#MAX_DECISIONS", limit: limits.MAX_DECISIONS },
 	{ name: "change set size", vim: "pi_ide#review_rules#MAX_BYTES", limit: limits.MAX_REVIEW_BYTES },

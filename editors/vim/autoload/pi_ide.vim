@@ -14,6 +14,7 @@ import autoload 'pi_ide/inbox.vim'
 import autoload 'pi_ide/diagnostics.vim'
 import autoload 'pi_ide/approval.vim'
 import autoload 'pi_ide/review.vim'
+import autoload 'pi_ide/buffers.vim'
 
 var enabled = false
 var ui = false
@@ -25,6 +26,11 @@ var writing = false
 var write_job: any = v:none
 var again = false
 var last_content = ''
+# v0.5 unsaved buffers: the serial of our `<pid>.buffers.json` (grows for the life of this Vim), what it holds
+# (buffers.Key) and whether it exists.
+var buffers_serial = 0
+var buffers_key = ''
+var buffers_written = false
 var warned: dict<bool> = {}
 var argv: list<string> = []
 # Per buffer: the last selection the user made ({at, kind, s, e, tick}: when visual mode was left, the
@@ -256,9 +262,61 @@ def WriteNow()
   var payload = state.Build(snap)
   inbox.Annotate(payload, snap.buf)
   var now = localtime()
+  # v0.5: the unsaved buffers' texts, written (when they changed) before the state file that names them.
+  var mods = buffers.Modified(snap.buf)
+  var key = buffers.Key(mods)
+  # Written again when it changed, or when it is gone (with the state dir, when someone removed that).
+  if !empty(mods) && (key !=# buffers_key || !buffers_written
+      || getftype(stats.dir .. '/' .. buffers.FileName(getpid())) != 'file')
+    var problem = writer.EnsureDir(stats.dir, writer.Me())
+    if !empty(problem)
+      Failed(problem)
+      return
+    endif
+    var serial = buffers_serial + 1
+    var sidecar = buffers.Encode(getpid(), serial, mods, now)
+    writing = true
+    var job = writer.WriteNamed(stats.dir, buffers.FileName(getpid()), sidecar, writer.Me(),
+      (res) => BuffersWritten(res, payload, now, serial, key))
+    write_job = writing ? job : v:none
+    return
+  endif
+  if !empty(mods)
+    payload.buffers_serial = buffers_serial
+  endif
+  WriteState(payload, now)
+enddef
+
+def BuffersWritten(res: list<string>, payload: dict<any>, now: number, serial: number, key: string)
+  writing = false
+  write_job = v:none
+  try
+    if empty(res)
+      buffers_serial = serial
+      buffers_key = key
+      buffers_written = true
+      payload.buffers_serial = serial
+      if has_key(warned, 'buffers')
+        remove(warned, 'buffers')
+      endif
+    else
+      # The state goes without buffers_serial: pi reads the disk, as before.
+      WarnOnce('buffers', '(pi-ide) not handing the unsaved buffers to pi: ' .. res[0])
+    endif
+    WriteState(payload, now)
+  catch
+    Internal('write')
+  endtry
+enddef
+
+def WriteState(payload: dict<any>, now: number)
   var [content, text, err] = state.Encode(payload, now)
   if content != '' && content ==# last_content
     stats.skipped += 1
+    if again
+      again = false
+      WriteNow()
+    endif
     return
   endif
   var problem = content == '' ? [err, 'too-big'] : writer.EnsureDir(stats.dir, writer.Me())
@@ -296,6 +354,13 @@ def Written(res: list<string>, content: string, payload: dict<any>, now: number)
         remove(warned, 'insecure')
       endif
       last_content = content
+      # No buffer is modified any more: the copy the state no longer names goes.
+      if buffers_written && !has_key(payload, 'buffers_serial')
+        if empty(writer.RemoveNamed(stats.dir, buffers.FileName(getpid()), writer.Me()))
+          buffers_written = false
+          buffers_key = ''
+        endif
+      endif
       stats.writes += 1
       stats.last_write = now
       stats.last_error = ''
@@ -503,6 +568,10 @@ def RemoveFile()
   if stats.written && stats.dir != ''
     var problem = writer.Remove(stats.dir, getpid(), writer.Me())
     stats.written = !empty(problem)
+    if empty(problem)
+      buffers_written = false
+      buffers_key = ''
+    endif
     if !empty(problem)
       stats.last_error = problem[0]
     endif

@@ -25,6 +25,7 @@ const jetbrains: ClientAdapter = {
 		"pi-identity",
 	]),
 	missing: {
+		"unsaved-buffers": "not built yet (issue 26)",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"approval-marks":

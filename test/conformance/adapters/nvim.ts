@@ -17,6 +17,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"review",
 	"approval",
 	"approval-marks",
+	"unsaved-buffers",
 ]);
 
 /** vim.diagnostic.severity's numbers. */

@@ -113,6 +113,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "editor-per-row"]),
 		missing: {
 			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
+			"unsaved-buffers": "not built yet (issue 26)",
 			review:
 				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',
 			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",

@@ -212,6 +212,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"approval",
 	"approval-marks",
 	"pi-identity",
+	"unsaved-buffers",
 ]);
 
 export const adapters: ClientAdapter[] = [

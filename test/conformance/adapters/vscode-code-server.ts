@@ -314,6 +314,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
 			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
+			"unsaved-buffers": "not built yet (issue 26)",
 			review:
 				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":

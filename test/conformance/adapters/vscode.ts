@@ -171,6 +171,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row", "review", "approval"]),
 		missing: {
 			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
+			"unsaved-buffers": "not built yet (issue 26)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",

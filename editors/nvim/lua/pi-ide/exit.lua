@@ -13,7 +13,7 @@ local M = {}
 -- The guard's stdin: held open for Neovim's lifetime; closing it (Neovim exiting) is the guard's signal.
 local guard = nil ---@type { pipe: userdata, path: string, pid: integer }|nil
 
-local SCRIPT = 'read _ ; rm -f -- "$1"'
+local SCRIPT = 'read _ ; rm -f -- "$@"'
 
 --- Start the guard for `path` (once per Neovim; the path never changes: it is named after our pid).
 ---@param path string
@@ -28,7 +28,8 @@ function M.arm(path)
     return false, "cannot create a pipe"
   end
   local handle, pid = uv.spawn("/bin/sh", {
-    args = { "-c", SCRIPT, "pi-ide-exit-guard", path },
+    -- The unsaved buffers (v0.5, `<pid>.buffers.json`) go with the state file.
+    args = { "-c", SCRIPT, "pi-ide-exit-guard", path, (path:gsub("%.json$", ".buffers.json")) },
     stdio = { pipe, nil, nil },
     detached = true,
   }, function()

@@ -114,6 +114,8 @@ function H.write_now()
   local payload = state.build(snapshot())
   require("pi-ide.inbox").annotate(payload, vim.api.nvim_get_current_buf()) -- protocol v0.3 fields
   local now = compat.now()
+  -- v0.5: the unsaved buffers' texts, written before the state file that names them.
+  local after_buffers = H.write_buffers(payload, now)
   local content, text = state.encode(payload, now)
   if content ~= nil and content == H.last_content then
     H.stats.skipped = H.stats.skipped + 1
@@ -139,6 +141,9 @@ function H.write_now()
     return false, err
   end
   H.warned.write, H.warned.insecure = nil, nil
+  if after_buffers then
+    after_buffers()
+  end
   H.last_content = content
   H.stats.writes = H.stats.writes + 1
   H.stats.last_write = now
@@ -150,6 +155,27 @@ function H.write_now()
     warn_once("exit-guard", "(pi-ide) the state file may outlive a crash: " .. tostring(aerr))
   end
   return true
+end
+
+--- v0.5: write `<pid>.buffers.json` when the modified buffers changed and name it in `payload` (buffers_serial).
+--- Returns what to run once the state file is written (the removal of a sidecar it no longer names), or nil. A
+--- failure is warned once and leaves the state file without the field: pi then reads the disk, as before.
+---@param payload table
+---@param now number
+---@return fun()|nil
+function H.write_buffers(payload, now)
+  local dir = H.stats.dir
+  if not dir or not require("pi-ide.writer").check(dir) then
+    return nil
+  end
+  local ok, serial, after = require("pi-ide.buffers").prepare(dir, vim.fn.getpid(), vim.api.nvim_get_current_buf(), now)
+  if not ok then
+    warn_once("buffers", "(pi-ide) not handing the unsaved buffers to pi: " .. tostring(serial))
+    return nil
+  end
+  H.warned.buffers = nil
+  payload.buffers_serial = serial
+  return after
 end
 
 H.on_timer = function()

@@ -162,7 +162,20 @@ end
 ---@return string|nil err
 ---@return string|nil kind "temp-in-the-way" or "io"
 function M.write(dir, pid, text, uid)
-  local final = ("%s/%d.json"):format(dir, pid)
+  return M.write_named(dir, ("%d.json"):format(pid), text, uid)
+end
+
+--- Atomically replace `<dir>/<name>` with `text`, by the state file's rules (see write): the editor's other
+--- files in the state dir (v0.5 `<pid>.buffers.json`) are written so too.
+---@param dir string
+---@param name string
+---@param text string
+---@param uid integer|nil
+---@return boolean ok
+---@return string|nil err
+---@return string|nil kind
+function M.write_named(dir, name, text, uid)
+  local final = ("%s/%s"):format(dir, name)
   local tmp = final .. ".tmp"
   -- "wx" (O_EXCL) refuses to open through an existing file or symlink at the temp path.
   local fd, err, code = uv.fs_open(tmp, "wx", MODE_FILE)
@@ -206,6 +219,25 @@ end
 ---@return string|nil err
 ---@return string|nil kind
 function M.remove(dir, pid, uid)
+  -- The unsaved buffers (v0.5) go with the state file that names them.
+  local ok, err, kind = M.remove_named(dir, ("%d.buffers.json"):format(pid), uid)
+  if ok then
+    ok, err, kind = M.remove_named(dir, ("%d.json"):format(pid), uid)
+  end
+  if ok then
+    require("pi-ide.buffers").forget()
+  end
+  return ok, err, kind
+end
+
+--- Remove `<dir>/<name>` and its temp file, under remove's rules.
+---@param dir string
+---@param name string
+---@param uid integer|nil
+---@return boolean ok
+---@return string|nil err
+---@return string|nil kind
+function M.remove_named(dir, name, uid)
   local problem, kind = M.problem(dir, M.inspect(dir), uid or uv.getuid())
   if kind == "missing" then
     return true
@@ -213,7 +245,7 @@ function M.remove(dir, pid, uid)
   if problem then
     return false, "state dir is not ours; left it alone: " .. problem, kind
   end
-  local final = ("%s/%d.json"):format(dir, pid)
+  local final = ("%s/%s"):format(dir, name)
   uv.fs_unlink(final .. ".tmp")
   local ok, err, code = uv.fs_unlink(final)
   if not ok and code ~= "ENOENT" then

@@ -267,7 +267,13 @@ const REPLACE = 'mv -f -T -- "$1/state" "$2" && rmdir -- "$1" && mv -f -T -- "$2
 # `Done` gets [] or [message, problem name] once the file is in place (or the write failed); the job is
 # returned so the caller can wait for it or stop it (VimLeavePre), or v:none when nothing was started.
 export def Write(dir: string, pid: number, text: string, user: string, Done: func(list<string>)): any
-  var final = printf('%s/%d.json', dir, pid)
+  return WriteNamed(dir, printf('%d.json', pid), text, user, Done)
+enddef
+
+# Replace `<dir>/<name>` with `text` by Write's rules: the editor's other files in the state dir (v0.5
+# `<pid>.buffers.json`) are written so too.
+export def WriteNamed(dir: string, name: string, text: string, user: string, Done: func(list<string>)): any
+  var final = dir .. '/' .. name
   var tmp = TempOf(final)
   var private = PrivateOf(final)
   var problem = MakeTemp(tmp, private, user)
@@ -307,6 +313,13 @@ enddef
 # Remove our state file and any temp. Only inside a directory that passes the checks (a missing one holds
 # nothing of ours). delete() unlinks a symlink itself, never its target.
 export def Remove(dir: string, pid: number, user: string): list<string>
+  # The unsaved buffers (v0.5) go with the state file that names them.
+  var problem = RemoveNamed(dir, printf('%d.buffers.json', pid), user)
+  return !empty(problem) ? problem : RemoveNamed(dir, printf('%d.json', pid), user)
+enddef
+
+# Remove `<dir>/<name>` and any temp of it, by Remove's rules.
+export def RemoveNamed(dir: string, name: string, user: string): list<string>
   var problem = Check(dir, user)
   if !empty(problem) && problem[1] == 'missing'
     return []
@@ -314,7 +327,7 @@ export def Remove(dir: string, pid: number, user: string): list<string>
   if !empty(problem)
     return ['state dir is not ours; left it alone: ' .. problem[0], problem[1]]
   endif
-  var final = printf('%s/%d.json', dir, pid)
+  var final = dir .. '/' .. name
   if getftype(TempOf(final)) == 'file'
     delete(TempOf(final))
   endif

@@ -1,0 +1,139 @@
+/**
+ * Protocol v0.5, the editor's unsaved buffers (PROTOCOL.md, "v0.5: the editor's unsaved buffers"): a file buffer
+ * with unsaved changes has its text in `<pid>.buffers.json` (0600, beside the state file, atomically), and the
+ * state file's `buffers_serial` names the current copy; the copy follows the buffer's version; it goes once no
+ * buffer is modified; a buffer over the 2 MiB cap is listed with `note: "too_large"` and no text. Read as pi reads
+ * it (src/context/unsaved-read.ts).
+ */
+import assert from "node:assert/strict";
+import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { parseEditorBuffers } from "../../../src/context/unsaved-read.ts";
+import { MAX_BUFFERS_FILE_BYTES, MAX_UNSAVED_TEXT_BYTES } from "../../../src/protocol/limits.ts";
+import { editorBuffersFileName, type UnsavedBuffer } from "../../../src/protocol/wire.ts";
+import { activeFile, type Editor, type KitCase, stateDirEntries } from "../kit.ts";
+
+const LINES = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+const TEXT = `${LINES.join("\n")}\n`;
+
+/** The editor's unsaved buffers as pi reads them, for the serial its state file names now. */
+function readBuffers(editor: Editor, serial: number): UnsavedBuffer[] {
+	const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+	const stats = lstatSync(path);
+	assert.ok(stats.isFile(), `${path} is a regular file`);
+	assert.equal(stats.mode & 0o777, 0o600, `${path} has mode 0600`);
+	assert.ok(stats.size <= MAX_BUFFERS_FILE_BYTES, `${path} is ${stats.size} bytes, over pi's limit`);
+	const parsed = parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, serial);
+	assert.ok(parsed.ok, `pi refuses ${path}: ${parsed.ok ? "" : parsed.problem}`);
+	assert.equal(parsed.dropped, 0, "no malformed entry");
+	return parsed.buffers;
+}
+
+/** Open a fresh copy of the 20 lines as `name`, change it without saving, and wait until the state names a copy. */
+async function modified(editor: Editor, name: string, lines: string[]): Promise<{ file: string; serial: number }> {
+	const file = editor.file(name, TEXT);
+	await editor.session.open(file);
+	await editor.until((s) => activeFile(s) === file, `${name} open`);
+	await editor.session.setLines(file, lines);
+	const state = await editor.until(
+		(s) => activeFile(s) === file && s.active_buffer.modified && typeof s.buffers_serial === "number",
+		`${name} modified, and the state naming the unsaved buffers`,
+	);
+	return { file, serial: state.buffers_serial as number };
+}
+
+const noTemp = (editor: Editor) =>
+	assert.deepEqual(
+		stateDirEntries(editor).filter((n) => n.endsWith(".tmp")),
+		[],
+		"no temp file left",
+	);
+
+export const cases: KitCase[] = [
+	{
+		name: "unsaved buffer: a modified buffer's text is handed over, and follows its version",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
+			const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
+			const { file, serial } = await modified(editor, "unsaved.txt", first);
+			const entry = readBuffers(editor, serial).find((b) => b.file === file);
+			assert.ok(entry, `${file} is listed`);
+			assert.equal(entry.text, first.join("\n"));
+			assert.equal(entry.lines_total, first.length);
+			assert.equal(entry.note, undefined);
+			noTemp(editor);
+			// Another change: a newer copy, named by a newer serial, with the newer text and version.
+			const second = [...first, "UNSAVED 21"];
+			await editor.session.setLines(file, second);
+			const later = await editor.until(
+				(s) => typeof s.buffers_serial === "number" && s.buffers_serial > serial,
+				"a newer serial after the second change",
+			);
+			const next = readBuffers(editor, later.buffers_serial as number).find((b) => b.file === file);
+			assert.ok(next, `${file} is listed again`);
+			assert.equal(next.text, second.join("\n"));
+			assert.ok(next.version > entry.version, `version ${next.version} after ${entry.version}`);
+			if (later.active_buffer.version !== undefined) assert.equal(next.version, later.active_buffer.version);
+		},
+	},
+	{
+		name: "unsaved buffer: the copy is removed once the buffer is saved",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			// An editor of its own: the shared one may hold other cases' unsaved buffers.
+			const editor = await kit.start();
+			const { file } = await modified(editor, "saved.txt", ["only", "line"]);
+			const name = editorBuffersFileName(editor.session.pid);
+			assert.ok(stateDirEntries(editor).includes(name), `${name} is there while the buffer is unsaved`);
+			await editor.session.save(file);
+			await editor.until(
+				(s) => !s.active_buffer.modified && (s.buffers_serial === undefined || s.buffers_serial === null),
+				"the saved buffer, and no unsaved buffers named",
+			);
+			await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
+			noTemp(editor);
+		},
+	},
+	{
+		name: "unsaved buffer: a copy removed from under the editor is written again with its next write",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			const lines = ["gone", "and", "back"];
+			const { file } = await modified(editor, "again.txt", lines);
+			const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+			rmSync(path);
+			// Any write: the cursor moves, the buffer is as it was.
+			await editor.session.moveCursor({ line: 3, column: 2 });
+			// The copy is written before the state naming it: wait for a state whose copy is there.
+			const state = await editor.until(
+				(s) =>
+					s.active_buffer.cursor.line === 3 &&
+					typeof s.buffers_serial === "number" &&
+					existsSync(path) &&
+					parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial).ok,
+				`${path} written again, and named`,
+			);
+			const serial = state.buffers_serial as number;
+			assert.equal(readBuffers(editor, serial).find((b) => b.file === file)?.text, lines.join("\n"));
+		},
+	},
+	{
+		name: "unsaved buffer: a buffer over the 2 MiB cap is listed without its text",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			// 4,000 lines of 600 characters: 2.4 MB of text, over MAX_UNSAVED_TEXT_BYTES once encoded.
+			const big = Array.from({ length: 4000 }, (_, i) => `${String(i + 1).padStart(8, "0")} ${"x".repeat(591)}`);
+			assert.ok(big.join("\n").length > MAX_UNSAVED_TEXT_BYTES);
+			const { file, serial } = await modified(editor, "big.txt", big);
+			const entry = readBuffers(editor, serial).find((b) => b.file === file);
+			assert.ok(entry, `${file} is listed`);
+			assert.equal(entry.note, "too_large");
+			assert.equal(entry.text, undefined);
+			assert.equal(entry.lines_total, big.length);
+		},
+	},
+];
