@@ -7,13 +7,8 @@
 import { fileURLToPath } from "node:url";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { formatContextBlock } from "../src/context/blocks.ts";
-import {
-	decide,
-	modelView,
-	type ReadMessage,
-	type RequestMessage,
-	repairRequest,
-} from "../src/context/context-memory.ts";
+import { decide, modelView, type ReadMessage } from "../src/context/model-view.ts";
+import { type RequestMessage, repairRequest } from "../src/context/request-repair.ts";
 import { SessionFactsCache } from "../src/context/session-facts.ts";
 import type { EditorState } from "../src/protocol/protocol.ts";
 import { killAllEditors, makeSelection } from "../test/helpers/editors.ts";

@@ -152,7 +152,8 @@ export async function runEmacsReviewBench(): Promise<void> {
 		await measure(e, marked, big, "source");
 		const compiled = join(e.dir, "elc");
 		await e.eval(`(progn (make-directory ${elispString(compiled)} t)
-			(dolist (f '("pi-ide-state" "pi-ide-writer" "pi-ide-approval" "pi-ide-review" "pi-ide-inbox"))
+			(dolist (f '("pi-ide-protocol" "pi-ide-state" "pi-ide-writer" "pi-ide-approval-rules" "pi-ide-approval"
+					"pi-ide-review-rules" "pi-ide-review" "pi-ide-inbox-rules" "pi-ide-inbox"))
 				(let ((byte-compile-dest-file-function (lambda (_) (expand-file-name (concat f ".elc") ${elispString(compiled)}))))
 					(byte-compile-file (expand-file-name (concat f ".el") ${elispString(EMACS_CLIENT_DIR)})))
 				(load (expand-file-name (concat f ".elc") ${elispString(compiled)}) nil t)))`);

@@ -1,5 +1,5 @@
 /**
- * Benchmarks of the Neovim client's review (protocol v0.4, editors/nvim/lua/pi-ide/review.lua), in real Neovim
+ * Benchmarks of the Neovim client's review (protocol v0.4, editors/nvim/lua/pi-ide/review/), in real Neovim
  * (every version of the test matrix), timed inside Neovim with the loop's hrtime over many repetitions:
  * - marking 500 hunks: from pi's change set on disk (`pi-<pid>.review.json`, built and encoded by pi's own
  *   code) to the marks placed in the loaded buffer: read, decode, validate, mark (`review.load`), the client's

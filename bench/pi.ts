@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { type ControllerOptions, IdeController } from "../src/controller.ts";
 import { ChoiceStore } from "../src/discovery/choice-store.ts";
 import { findHostEditor, type HostHints } from "../src/discovery/host-editor.ts";
-import { type Liveness, probePid } from "../src/discovery/liveness.ts";
 import { ProcessClock, readAncestry } from "../src/discovery/proc-info.ts";
 import { RACY_WINDOW_MS } from "../src/protocol/file-version.ts";
+import { type Liveness, probePid } from "../src/protocol/liveness.ts";
 import type { EditorState } from "../src/protocol/protocol.ts";
 import { DEFAULT_SETTINGS } from "../src/ui/settings.ts";
 import { header, percentile, row } from "./report.ts";
@@ -31,7 +31,7 @@ function ms(value: number): string {
 	return value.toFixed(3);
 }
 
-function editorState(pid: number, cwd: string, i: number): EditorState {
+export function editorState(pid: number, cwd: string, i: number): EditorState {
 	const now = Date.now() / 1000;
 	return {
 		pid,
@@ -56,13 +56,13 @@ function editorState(pid: number, cwd: string, i: number): EditorState {
 	};
 }
 
-function writeAtomically(dir: string, state: EditorState): void {
+export function writeAtomically(dir: string, state: EditorState): void {
 	const path = join(dir, `${state.pid}.json`);
 	writeFileSync(`${path}.tmp`, JSON.stringify(state), { mode: 0o600 });
 	renameSync(`${path}.tmp`, path);
 }
 
-interface Fixture {
+export interface Fixture {
 	root: string;
 	stateDir: string;
 	project: string;
@@ -70,7 +70,7 @@ interface Fixture {
 	children: ReturnType<typeof spawn>[];
 }
 
-function createFixture(live: number, dead: number): Fixture {
+export function createFixture(live: number, dead: number): Fixture {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-bench-"));
 	const stateDir = join(root, "run", "pi-ide");
 	const project = join(root, "project");
@@ -91,7 +91,7 @@ function createFixture(live: number, dead: number): Fixture {
 	return { root, stateDir, project, agentDir, children };
 }
 
-function destroyFixture(fixture: Fixture): void {
+export function destroyFixture(fixture: Fixture): void {
 	for (const child of fixture.children) child.kill("SIGKILL");
 	rmSync(fixture.root, { recursive: true, force: true });
 }

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EditorRecord } from "../src/discovery/scan.ts";
+import { buildRequest } from "../src/link/approval.ts";
 import { EditorLink } from "../src/link/editor-link.ts";
 import { makeState } from "../test/helpers/state-files.ts";
 import { header, percentile, row } from "./report.ts";
@@ -23,6 +24,78 @@ import { header, percentile, row } from "./report.ts";
 const ROUNDS = 200;
 /** Left out of the figures: the first runs (caches, JIT) until three runs of baselines are kept. */
 const WARMUP = 20;
+
+/** pi's EditorLink with a connected v0.2 editor: pi publishes for it but does not wait for an answer, so only pi's work is timed. */
+function linkIn(root: string, dir: string): EditorLink {
+	const state = makeState({ pid: 999_998, cwd: root });
+	const editor: EditorRecord = { path: join(dir, "999998.json"), pid: 999_998, state, writtenAt: 0, ino: 0 };
+	return new EditorLink({
+		stateDir: dir,
+		uid: process.getuid?.() ?? -1,
+		pid: 999_999,
+		cwd: root,
+		home: root,
+		connected: () => editor,
+		seqCounter: { last: 0 },
+	});
+}
+
+/**
+ * A full rewrite of an `n`-line file (pi's `write` of new content over it, every line changed, or every second; issue 22): per
+ * round, a new run, then what the tool waits for (the baseline read before the tool, the change set after it),
+ * and the approval request's hunks for the same change (buildRequest, which runs before the user is asked).
+ */
+async function measureRewrite(
+	base: string,
+	n: number,
+	rounds: number,
+	every: number,
+): Promise<{ record: number[]; ask: number[] }> {
+	const root = mkdtempSync(join(base, "pi-ide-bench-rewrite-"));
+	try {
+		const dir = join(root, "pi-ide");
+		mkdirSync(dir);
+		chmodSync(dir, 0o700);
+		const file = join(root, "big.ts");
+		const link = linkIn(root, dir);
+		const record: number[] = [];
+		const ask: number[] = [];
+		for (let round = 0; round < rounds; round++) {
+			// Line i changes when i % every is 0: every line (a full rewrite), or every second one (lines in common
+			// throughout: the diff searches until its bound).
+			const version = (v: number) =>
+				`${Array.from({ length: n }, (_, i) => `export const value${i} = ${i % every ? 0 : v}; // line ${i}`).join("\n")}\n`;
+			const before = version(2 * round);
+			const after = version(2 * round + 1);
+			writeFileSync(file, before);
+			let started = performance.now();
+			buildRequest({
+				id: `r${round}`,
+				tool: "write",
+				file,
+				before: { kind: "text", text: before },
+				after,
+				timeoutS: 120,
+				now: Date.now() / 1000,
+			});
+			ask.push(performance.now() - started);
+			link.startRun();
+			started = performance.now();
+			link.beforeTool("write", { path: file });
+			let waited = performance.now() - started;
+			writeFileSync(file, after);
+			started = performance.now();
+			await link.afterTool("write", { path: file });
+			waited += performance.now() - started;
+			record.push(waited);
+			await link.flush();
+		}
+		await link.close();
+		return { record, ask };
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}
 
 /** Per recorded edit, with the state dir under `base`: the tool's wall ms, ms until the files landed, CPU ms. */
 async function measure(base: string): Promise<{ wall: number[]; landed: number[]; cpu: number[] }> {
@@ -34,18 +107,7 @@ async function measure(base: string): Promise<{ wall: number[]; landed: number[]
 		const file = join(root, "big.ts");
 		const lines = Array.from({ length: 10_000 }, (_, i) => `export const value${i} = ${i}; // line ${i}`);
 		writeFileSync(file, `${lines.join("\n")}\n`);
-		// A connected v0.2 editor: pi publishes for it but does not wait for an answer, so only pi's work is timed.
-		const state = makeState({ pid: 999_998, cwd: root });
-		const editor: EditorRecord = { path: join(dir, "999998.json"), pid: 999_998, state, writtenAt: 0, ino: 0 };
-		const link = new EditorLink({
-			stateDir: dir,
-			uid: process.getuid?.() ?? -1,
-			pid: 999_999,
-			cwd: root,
-			home: root,
-			connected: () => editor,
-			seqCounter: { last: 0 },
-		});
+		const link = linkIn(root, dir);
 		const wall: number[] = [];
 		const landed: number[] = [];
 		const cpu: number[] = [];
@@ -90,6 +152,23 @@ export async function runReviewBench(): Promise<void> {
 		row(`record an edit, 10,000-line file (dir: ${where})`, figure(wall), "p50 <= 5 ms", p50 <= 5);
 		row("  until both files landed (off the tool's path)", figure(landed), "(info)", true);
 		row("  CPU time, all threads (user + system)", figure(cpu), "(info)", true);
+	}
+	// Issue 22: a full rewrite must never hold pi's tool call for more than a few hundred ms.
+	const cases: [number, number][] = [
+		[1_000, 1],
+		[10_000, 1],
+		[20_000, 1],
+		[50_000, 1],
+		[20_000, 2],
+	];
+	for (const [n, every] of cases) {
+		const { record, ask } = await measureRewrite(tmpdir(), n, n > 20_000 ? 6 : 10, every);
+		const figure = (values: number[]) => `${percentile(values, 0.5).toFixed(1)} / ${Math.max(...values).toFixed(1)} ms`;
+		const ok = (values: number[]) => Math.max(...values) <= 300;
+		const what = `${every === 1 ? "full rewrite" : "every 2nd line"}, ${n.toLocaleString("en-US")} lines`;
+		// Over 1 MiB (50,000 lines here) the change set carries a note, not a diff; the approval request diffs all.
+		row(`${what}: change set, p50 / max`, figure(record), "max <= 300 ms", ok(record));
+		row(`${what}: approval request, p50 / max`, figure(ask), "max <= 300 ms", ok(ask));
 	}
 }
 

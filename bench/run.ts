@@ -11,12 +11,14 @@ import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runNvimReviewBench } from "./nvim-review.ts";
 import { runPiBench } from "./pi.ts";
+import { runPromptPathBench } from "./prompt-path.ts";
 import { runReviewBench } from "./review.ts";
 import { runTrustBench } from "./trust.ts";
 import { runVimBench } from "./vim.ts";
 import { runVscodeReviewBench } from "./vscode-review.ts";
 
 await runPiBench();
+await runPromptPathBench();
 await runTrustBench();
 await runContextTokensBench();
 await runNvimBench();

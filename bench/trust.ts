@@ -1,12 +1,12 @@
 /**
- * What the user's-trust check costs a prompt (src/pi-trust.ts): asked with every prompt of a project that has
+ * What the user's-trust check costs a prompt (src/pi-api/trust.ts): asked with every prompt of a project that has
  * a rules file, it reads pi's global settings and, when `<agent-dir>/trust.json` changed, pi's trust store
  * (which takes a lock file). Real files, pi's own classes.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { savedTrustReader, userTrustCheck } from "../src/pi-trust.ts";
+import { savedTrustReader, userTrustCheck } from "../src/pi-api/trust.ts";
 import { header, percentile, row } from "./report.ts";
 
 const ROUNDS = 300;

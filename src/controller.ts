@@ -6,18 +6,12 @@
  * become diagnostics or warnings, never exceptions (one unhandled rejection in
  * an extension ends the user's pi session).
  */
-import { readFileSync, statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
-import type { StaleReason } from "./context/context-memory.ts";
 import { appendPromptDiagnostics } from "./context/diagnostics.ts";
-import {
-	checkIgnored,
-	compileIgnoreRules,
-	type IgnoreRules,
-	type IgnoreVerdict,
-	type RulesFile,
-} from "./context/ignore-rules.ts";
+import { checkIgnored, type IgnoreRules, type IgnoreVerdict } from "./context/ignore-rules.ts";
+import type { StaleReason } from "./context/model-view.ts";
+import { type CompiledRules, IgnoreRulesLoader } from "./context/rules-files.ts";
 import type { ChoiceStore } from "./discovery/choice-store.ts";
 import {
 	type ChoicesFile,
@@ -34,31 +28,25 @@ import {
 	decideConnection,
 } from "./discovery/connection.ts";
 import { type EnvPidVerdict, findHostEditor, type HostEditor, type HostHints } from "./discovery/host-editor.ts";
-import { isPidReused, type Liveness, probePid } from "./discovery/liveness.ts";
 import type { StartClock } from "./discovery/proc-info.ts";
-import { type EditorRecord, type ScanDiagnostic, type ScanMode, StateDirScanner } from "./discovery/scan.ts";
 import {
-	bestTier,
-	focusWindow,
-	rankEditors,
-	scoreEditor,
-	type Tier,
-	windowsOf,
-	withWindow,
-} from "./discovery/tiers.ts";
+	type EditorRecord,
+	type PiFileRecord,
+	type ScanDiagnostic,
+	type ScanMode,
+	StateDirScanner,
+} from "./discovery/scan.ts";
+import { bestTier, focusWindow, rankEditors, scoreEditor, type Tier } from "./discovery/tiers.ts";
 import { StateDirWatcher } from "./discovery/watcher.ts";
-import { type FileVersion, isUnchanged, versionOf } from "./protocol/file-version.ts";
+import { isPidReused, judgesPids, type Liveness, probePid } from "./protocol/liveness.ts";
 import { nodePathProbe } from "./protocol/path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
 import type { EditorState } from "./protocol/protocol.ts";
-import { createStateDir, type DirHealth } from "./protocol/state-dir.ts";
+import { createStateDir, type DirHealth, readOwnPidNamespace } from "./protocol/state-dir.ts";
 import { formatPill } from "./ui/glyphs.ts";
-import { formatPickerRows } from "./ui/picker.ts";
+import { formatPickerChoices, type PickerAction } from "./ui/picker.ts";
 import type { IdeSettings } from "./ui/settings.ts";
 import { describeDisconnected, formatStatusReport, type StatusFacts } from "./ui/status-report.ts";
-
-export const GLOBAL_RULES_FILE = "ide-context.ignore";
-export const PROJECT_RULES_FILE = "ide-context.local.ignore";
 
 export interface UiPort {
 	setStatus(text: string | undefined): void;
@@ -78,6 +66,11 @@ export interface ControllerOptions {
 	isProjectTrusted: () => boolean;
 	nowMs?: () => number;
 	probePid?: (pid: number) => Liveness;
+	/**
+	 * pi's own pid namespace (`pid:[...]`), null when unknown; default: read from /proc once. Editors and pis of
+	 * another namespace cannot be judged by their pid from here (src/protocol/liveness.ts `judgesPids`).
+	 */
+	pidNamespace?: string | null;
 	pathProbe?: PathProbe;
 	/** Where pi runs: PI_IDE_EDITOR_PID and pi's ancestors (none by default). */
 	hostHints?: HostHints;
@@ -120,16 +113,12 @@ const DISCONNECTED_STALE: Readonly<Record<DisconnectedWhy, StaleReason>> = {
 	"several candidates": "choose",
 };
 
-/** `window`: the cwd of the project window picked, for an editor that lists several (PROTOCOL.md, windows). */
-type CompiledRules = { ok: true; rules: IgnoreRules; ifTrusted?: IgnoreRules };
-
-export type PickerAction = { kind: "connect"; pid: number; window?: string } | { kind: "disconnect" };
-
 export class IdeController {
 	readonly #options: ControllerOptions;
 	readonly #scanner: StateDirScanner;
 	readonly #nowMs: () => number;
 	readonly #probePid: (pid: number) => Liveness;
+	readonly #pidNamespace: string | null;
 	readonly #pathProbe: PathProbe;
 	#mode: ConnectionMode;
 	#view: View;
@@ -157,11 +146,7 @@ export class IdeController {
 	/** A state seen through its window for pi's project, per state object (so the tier memo above keeps working). */
 	readonly #focused = new WeakMap<EditorState, { prefer: string | undefined; record: EditorRecord }>();
 	#stopped = false;
-	/** The ignore rules last compiled, by the files' texts and the project's trust. */
-	#compiledRules:
-		| { global: RulesFile | null; project: RulesFile | null; trusted: boolean; result: CompiledRules }
-		| undefined;
-	readonly #rulesFiles = new RulesFileReader();
+	readonly #rules: IgnoreRulesLoader;
 	/** The ignore verdict for a state's file under the rules compiled last (a new state or new rules: judged anew). */
 	readonly #ignoreVerdicts = new WeakMap<EditorState, { rules: CompiledRules; skip: Injection | null }>();
 	#choices: ChoicesFile = EMPTY_CHOICES;
@@ -180,7 +165,9 @@ export class IdeController {
 		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
 		this.#nowMs = options.nowMs ?? Date.now;
 		this.#probePid = options.probePid ?? probePid;
+		this.#pidNamespace = options.pidNamespace !== undefined ? options.pidNamespace : readOwnPidNamespace();
 		this.#pathProbe = options.pathProbe ?? nodePathProbe();
+		this.#rules = new IgnoreRulesLoader(options);
 		this.#mode = options.settings.autoConnect ? { kind: "auto" } : { kind: "off" };
 		this.#view = {
 			health: { ok: false, dir: options.stateDir, problem: "missing", missing: true, reason: "not scanned yet" },
@@ -246,6 +233,16 @@ export class IdeController {
 					if (leftover) diagnostics.push(leftover);
 					continue;
 				}
+				if (!this.#judgesPid(record.state)) {
+					// Another pid namespace's editor (pi in a sandbox, or the editor in a container): its pid names
+					// another process here, or none, so nothing here proves it gone. Listed as running; its file stays.
+					diagnostics.push({
+						path: record.path,
+						message: `pid ${record.pid} is in another pid namespace (${record.state.pid_ns ?? "the host's"}; pi is in ${this.#pidNamespace ?? "an unknown one"}): pi cannot check from here whether it runs, so it counts as running and its file stays`,
+					});
+					live.push(this.#focusWindow(record));
+					continue;
+				}
 				// A process the start clock already follows and that still runs needs no kill(pid, 0) as well.
 				const known = clock?.known?.(record.pid);
 				const liveness = known !== undefined ? "alive" : this.#probePid(record.pid);
@@ -276,6 +273,8 @@ export class IdeController {
 				}
 			}
 
+			const livePis = this.#dropGonePiFiles(scan.piFiles);
+
 			const ranked = rankEditors(
 				live.map((record) => ({ record, state: record.state })),
 				this.#options.piCwd,
@@ -285,10 +284,13 @@ export class IdeController {
 			const editors = ranked.map((r) => ({ record: r.item.record, tier: r.tier }));
 			const best = bestTier(ranked).map((r) => r.item.record.pid);
 			const livePids = editors.map((e) => e.record.pid);
-			clock?.retain?.(new Set(livePids));
+			// Only pids of pi's own namespace can be pi's ancestors or be followed by their start time.
+			const judgedPids = editors.filter((e) => this.#judgesPid(e.record.state)).map((e) => e.record.pid);
+			// Other pis' start times stay held too: their files are checked with every scan.
+			clock?.retain?.(new Set([...judgedPids, ...livePis]));
 			const { host, envPid } = this.#options.hostHints
 				? findHostEditor(this.#options.hostHints, {
-						live: new Set(livePids),
+						live: new Set(judgedPids),
 						inProject: new Set(editors.filter((e) => e.tier !== null).map((e) => e.record.pid)),
 					})
 				: { host: null, envPid: "unset" as const };
@@ -351,7 +353,7 @@ export class IdeController {
 			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
 			if (file === null)
 				return { kind: "skip", reason: "the active buffer has no file (unnamed buffer)", stale: "no-file" };
-			const rules = this.#loadRules();
+			const rules = this.#rules.load();
 			if (!rules.ok) {
 				this.#options.ui?.notify(
 					`pi-ide-context: ${rules.message}; no editor context sent with this prompt`,
@@ -366,6 +368,23 @@ export class IdeController {
 			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
 		} catch (error) {
 			return { kind: "skip", reason: `internal error: ${String(error)}`, stale: "unreadable" };
+		}
+	}
+
+	/**
+	 * Whether the ignore rules keep `file` (absolute, one pi's tools wrote) from the model: the one rule for
+	 * everything pi says about a file beyond the prompt's block (tool-result notes, revert notes). Outside pi's
+	 * cwd the global rules apply relative to the connected editor's cwd, as for its active buffer. Unreadable
+	 * rules count as excluding (nothing is said rather than something the user excluded).
+	 */
+	excludes(file: string): boolean {
+		try {
+			const rules = this.#rules.load();
+			if (!rules.ok) return true;
+			const editorCwd = this.connectedEditor()?.record.state.cwd ?? this.#options.piCwd;
+			return this.#checkIgnored(rules.rules, file, editorCwd).ignored;
+		} catch {
+			return true;
 		}
 	}
 
@@ -461,51 +480,32 @@ export class IdeController {
 	}
 
 	/**
-	 * Rows for `/ide`, aligned, with a disconnect row when connected: one per editor, and for an editor with
-	 * several project windows one per window (the window pi sees first; picking a row picks its window).
+	 * Rows for `/ide` (ui/picker.ts), from a fresh scan: one per editor, one per project window of an editor that
+	 * lists several, and a disconnect row when connected.
 	 */
 	pickerChoices(maxWidth: number): { rows: string[]; actions: PickerAction[] } {
 		const view = this.refresh();
-		const connected = view.connection.connected ? view.connection.pid : null;
-		const entries = view.editors.flatMap((e) => {
-			const windows = windowsOf(e.record.state);
-			return windows.map((window, index) => ({
-				state: index === 0 ? e.record.state : withWindow(e.record.state, window),
-				tier: index === 0 ? e.tier : null,
-				window: windows.length > 1 ? window.cwd : undefined,
-				connected: index === 0 && e.record.pid === connected,
-			}));
-		});
-		const rows = formatPickerRows(
-			entries.map((e) => ({ state: e.state, tier: e.tier, connected: e.connected })),
-			{ now: this.#nowMs() / 1000, home: this.#options.home, connectedPid: connected, maxWidth },
+		return formatPickerChoices(
+			view.editors.map((e) => ({ state: e.record.state, tier: e.tier })),
+			view.connection.connected ? view.connection.pid : null,
+			{ now: this.#nowMs() / 1000, home: this.#options.home, maxWidth },
 		);
-		const actions: PickerAction[] = entries.map((e) =>
-			e.window === undefined
-				? { kind: "connect", pid: e.state.pid }
-				: { kind: "connect", pid: e.state.pid, window: e.window },
-		);
-		if (connected !== null) {
-			rows.push("Disconnect (stop sending editor context in this project, remembered until /ide auto)");
-			actions.push({ kind: "disconnect" });
-		}
-		return { rows, actions };
 	}
 
 	/**
 	 * The `/ide status` report: dir health, editors and tiers, connection, and what would be injected now.
-	 * `nextPrompt` says what the next prompt sends given what the model already has (context-memory.ts).
+	 * `next`: the injection prepared now and what the next message sends for it given what the model already has
+	 * (context/model-view.ts `nextMessage`); without it, the injection is prepared here and shown as it is.
 	 */
 	statusReport(
-		nextPrompt?: (block: ContextBlock) => { why: string; text: string },
-		staleNotice?: (reason: StaleReason) => { why: string; text: string },
+		next?: { injection: Injection; decision: { why: string; text: string } },
 		session: Pick<StatusFacts, "changes" | "approval"> = {},
 	): string {
-		const injection = this.prepareInjection();
+		const injection = next?.injection ?? this.prepareInjection();
 		const view = this.#view;
-		const decided = injection.kind === "inject" ? nextPrompt?.(injection.block) : undefined;
+		const decided = injection.kind === "inject" ? next?.decision : undefined;
 		// Nothing to describe, but the model may be told its editor context is out of date: say so, not "nothing".
-		const notice = injection.kind === "skip" ? staleNotice?.(injection.stale) : undefined;
+		const notice = injection.kind === "skip" ? next?.decision : undefined;
 		return formatStatusReport({
 			...session,
 			now: this.#nowMs() / 1000,
@@ -539,33 +539,6 @@ export class IdeController {
 			maxSelectionLines: this.#options.settings.maxSelectionLines,
 			maxSelectionBytes: this.#options.settings.maxSelectionBytes,
 		};
-	}
-
-	/**
-	 * The ignore rules for this prompt; `ifTrusted`: the same files with the project's negations kept, when the
-	 * project is not trusted and its file exists (to tell the user why a negation did not apply).
-	 */
-	#loadRules(): CompiledRules | { ok: false; message: string } {
-		const globalPath = join(this.#options.agentDir, GLOBAL_RULES_FILE);
-		const projectPath = join(this.#options.piCwd, this.#options.configDirName, PROJECT_RULES_FILE);
-		const global = this.#rulesFiles.read(globalPath);
-		if (!global.ok) return global;
-		const project = this.#rulesFiles.read(projectPath);
-		if (!project.ok) return project;
-		// Trust is asked only when there are project rules to judge (it reads pi's trust store).
-		const trusted = project.file !== null && this.#options.isProjectTrusted();
-		// The files are looked at every prompt (a read only when changed, the same object otherwise); compiling them
-		// again is only needed when they or the trust changed.
-		const known = this.#compiledRules;
-		if (known && known.global === global.file && known.project === project.file && known.trusted === trusted)
-			return known.result;
-		const rules = compileIgnoreRules(global.file, project.file, { projectTrusted: trusted });
-		const result: CompiledRules =
-			trusted || project.file === null
-				? { ok: true, rules }
-				: { ok: true, rules, ifTrusted: compileIgnoreRules(global.file, project.file, { projectTrusted: true }) };
-		this.#compiledRules = { global: global.file, project: project.file, trusted, result };
-		return result;
 	}
 
 	/**
@@ -632,7 +605,7 @@ export class IdeController {
 
 	#checkConnectedAlive(): void {
 		const editor = this.connectedEditor();
-		if (!editor) return;
+		if (!editor || !this.#judgesPid(editor.record.state)) return;
 		const pid = editor.record.pid;
 		const started = this.#options.startClock?.startedAt(pid) ?? null;
 		if (this.#probePid(pid) !== "alive" || isPidReused(started, editor.record.writtenAt)) this.refresh();
@@ -657,41 +630,42 @@ export class IdeController {
 		if (diagnostic) diagnostics.push(diagnostic);
 	}
 
+	/** May this pi judge the pid of `state`'s editor (its own pid namespace: src/protocol/liveness.ts)? */
+	#judgesPid(state: EditorState): boolean {
+		return judgesPids(state.pid_ns, this.#pidNamespace);
+	}
+
+	/**
+	 * A gone pi's files (`pi-<pid>.json`, its change set with baselines, an approval request): removed by the rule
+	 * of a gone editor's file: its pid dead (ESRCH) or reused by a process started after the file was last
+	 * written, and only the very file listed (StateDirScanner.removeLeftover). A live pi's (this one's too), a
+	 * foreign or an unknown pid's: left alone. Quietly: a killed pi's leftovers are not news. Returns the pids of
+	 * the pis that run (their start times stay held).
+	 */
+	#dropGonePiFiles(piFiles: readonly PiFileRecord[]): Set<number> {
+		const clock = this.#options.startClock;
+		const live = new Set<number>();
+		const verdicts = new Map<number, Liveness>();
+		for (const file of piFiles) {
+			let liveness = verdicts.get(file.pid);
+			if (liveness === undefined) {
+				liveness = this.#probePid(file.pid);
+				verdicts.set(file.pid, liveness);
+			}
+			const reused = liveness === "alive" && isPidReused(clock ? clock.startedAt(file.pid) : null, file.writtenAt);
+			if (liveness === "dead" || reused) {
+				// Only a pi of pi's own pid namespace can be proved gone by its pid (a sandboxed pi's is not ours).
+				const namespace = this.#scanner.piFileNamespace(file);
+				if (namespace !== null && judgesPids(namespace, this.#pidNamespace)) this.#scanner.removeLeftover(file);
+			} else if (liveness === "alive") live.add(file.pid);
+		}
+		return live;
+	}
+
 	/** Say a warning unless it is the one said last: a rescan loop must not repeat it. */
 	#warnOnce(message: string): void {
 		if (this.#lastWarning === message) return;
 		this.#lastWarning = message;
 		this.#options.ui?.notify(message, "warning");
-	}
-}
-
-/**
- * An ignore-rules file as it is now: one stat per prompt, a read only when it changed (file-version.ts). It is
- * stat'ed, not lstat'ed: a rules file may be a link into the user's dotfiles, and its target is what counts.
- */
-class RulesFileReader {
-	readonly #known = new Map<string, { version: FileVersion; file: RulesFile | null }>();
-
-	read(path: string): { ok: true; file: RulesFile | null } | { ok: false; message: string } {
-		try {
-			const readStartedMs = Date.now();
-			const stats = statSync(path, { throwIfNoEntry: false });
-			if (!stats) {
-				this.#known.delete(path);
-				return { ok: true, file: null };
-			}
-			const known = this.#known.get(path);
-			if (known && isUnchanged(known.version, stats)) return { ok: true, file: known.file };
-			const text = readFileSync(path, "utf8");
-			// Read again only to settle it, and found as before: the same object, so the rules are not compiled anew.
-			const file = known?.file?.text === text ? known.file : { path, text };
-			this.#known.set(path, { version: versionOf(stats, readStartedMs), file });
-			return { ok: true, file };
-		} catch (error) {
-			this.#known.delete(path);
-			const code = (error as NodeJS.ErrnoException).code;
-			if (code === "ENOENT" || code === "ENOTDIR") return { ok: true, file: null };
-			return { ok: false, message: `cannot read ignore rules ${path}: ${code ?? String(error)}` };
-		}
 	}
 }

@@ -21,36 +21,25 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
-import { askApproval, proposeContent } from "./approval-shell.ts";
-import { type ContextBlock, formatEditorName, formatQuote, oneLine } from "./context/blocks.ts";
-import {
-	type Decision,
-	decide,
-	decideStale,
-	type MemoryDetails,
-	type ModelView,
-	modelView,
-	type ReadMessage,
-	type RequestMessage,
-	repairPayload,
-	repairRequest,
-	SUPERSEDED,
-	supersededIn,
-} from "./context/context-memory.ts";
+import { formatQuote } from "./context/blocks.ts";
+import { type Decision, type MemoryDetails, nextMessage, type ReadMessage } from "./context/model-view.ts";
+import { type RequestMessage, repairMessages, repairPayload } from "./context/request-repair.ts";
 import { type SessionFacts, SessionFactsCache } from "./context/session-facts.ts";
-import { IdeController, type UiPort } from "./controller.ts";
+import { IdeController, type Injection, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
+import { installNvimClient, isNvimInstallDisabled, nvimDataHome } from "./install/nvim-client.ts";
+import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-client.ts";
 import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
-import { isNvimLinkDisabled, linkNvimClient, nvimDataHome } from "./nvim-link.ts";
-import { userTrustCheck } from "./pi-trust.ts";
-import { resolveStateDir } from "./protocol/state-dir.ts";
+import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
+import { userTrustCheck } from "./pi-api/trust.ts";
+import { formatEditorName, oneLine } from "./protocol/inert.ts";
+import { formatDirHealth, readOwnPidNamespace, resolveStateDir } from "./protocol/state-dir.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
 import type { StatusFacts } from "./ui/status-report.ts";
-import { isVimLinkDisabled, linkVimClient, vimDir } from "./vim-link.ts";
 
 export const STATUS_KEY = "ide-context";
 export const MESSAGE_TYPE = "ide-context";
@@ -81,9 +70,11 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	let approveTimeoutS = DEFAULT_SETTINGS.approveTimeoutSeconds;
 	/** What the model is told with an approved tool's result, by tool call id (until that result). */
 	const approvalNotes = new Map<string, string>();
-	/** What this prompt sends, given what the model already has (decided from the session, never from memory). */
-	const decideFor = (block: ContextBlock, ctx: ExtensionContext): Decision =>
-		decide(block, visibleContext(ctx), { always: sendUnchanged, id: randomUUID() });
+	/** What the next message sends for `injection`, given what the model already has (from the session, never memory). */
+	const messageFor = (injection: Injection, ctx: ExtensionContext, id: string): Decision => {
+		const { projected, session } = sessionFacts(ctx);
+		return nextMessage(injection, { projected, session, always: sendUnchanged, id });
+	};
 
 	pi.on("session_start", async (_event, ctx) => {
 		try {
@@ -94,6 +85,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			// One state dir and one uid for the controller, pi's messages and the approval desk.
 			const stateDir = resolveStateDir(process.env);
 			const uid = process.getuid?.() ?? -1;
+			// pi's pid namespace: on the host the initial one; in a sandbox or container another (issue 23).
+			const pidNamespace = readOwnPidNamespace();
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
 			approve = settings.approve;
@@ -120,6 +113,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				},
 				startClock: new ProcessClock(),
 				choiceStore: new ChoiceStore(getAgentDir(), uid),
+				pidNamespace,
 			});
 			await editorLink?.close();
 			const current = controller;
@@ -131,6 +125,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				home,
 				connected: () => current.connectedEditor()?.record,
 				warn: (message) => ui?.notify(message, "warning"),
+				excluded: (file) => current.excludes(file),
+				pidNamespace,
 			});
 			editorLink = published;
 			approval?.close();
@@ -143,20 +139,22 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				connected: () => current.connectedEditor()?.record,
 				editorPorts: (pid) => published.editorPorts(pid),
 				warn: (message) => ui?.notify(message, "warning"),
+				stateDirProblem: () => refusedStateDir(current),
+				pidNamespace,
 			});
 			current.onPill = () => published.sync();
 			void controller.start();
 			published.sync();
 			const links = [
-				linkNvimClient({
+				installNvimClient({
 					packageRoot: PACKAGE_ROOT,
 					dataHome: nvimDataHome(process.env, home),
-					disabled: !settings.linkNvim || isNvimLinkDisabled(process.env),
+					disabled: !settings.linkNvim || isNvimInstallDisabled(process.env),
 				}),
-				linkVimClient({
+				installVimClient({
 					packageRoot: PACKAGE_ROOT,
 					vimDir: vimDir(process.env, home),
-					disabled: !settings.linkVim || isVimLinkDisabled(process.env),
+					disabled: !settings.linkVim || isVimInstallDisabled(process.env),
 				}),
 			];
 			// "already" and "disabled" are the quiet, usual outcomes; the rest is said once, here.
@@ -184,10 +182,6 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		controller = undefined;
 	});
 
-	/**
-	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
-	 * that the model's editor context is out of date, or nothing.
-	 */
 	/** What `/ide status` says of this session beyond the editors: pi's change set and the approval setting. */
 	const statusFacts = (current: IdeController, ctx: ExtensionContext): Pick<StatusFacts, "changes" | "approval"> => {
 		const state = current.connectedEditor()?.record.state;
@@ -199,17 +193,18 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				answeringEditor: state && answersApprovals(state) ? editorName(state) : null,
 				dialog: ctx.hasUI,
 				pending: approval?.pending() ?? null,
+				refusedDir: refusedStateDir(current),
 			},
 		};
 	};
 
+	/**
+	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
+	 * that the model's editor context is out of date, or nothing.
+	 */
 	const contextMessage = (ctx: ExtensionContext) => {
 		if (!controller) return undefined;
-		const injection = controller.prepareInjection();
-		const decision =
-			injection.kind === "inject"
-				? decideFor(injection.block, ctx)
-				: decideStale(injection.stale, modelView(sessionContext(ctx)), { id: randomUUID() });
+		const decision = messageFor(controller.prepareInjection(), ctx, randomUUID());
 		if (decision.kind === "none" || !decision.details) return undefined;
 		const { text, details } = decision;
 		// The quote and the entry come from the same snapshot as the injected text; a selection only
@@ -333,27 +328,17 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	pi.on("context_with_system", async (event, ctx) => {
 		repaired = [];
 		try {
-			const { session, branch } = sessionFacts(ctx);
-			const repair = repairRequest(event.messages.map(requestMessage), session, branch);
-			const messages = [...event.messages];
-			const at = repair && messages[repair.index];
-			if (repair && !repair.replace) {
-				const block = { role: "custom" as const, customType: MESSAGE_TYPE, content: repair.text, display: false };
-				messages.splice(repair.index, 0, { ...block, details: repair.details, timestamp: Date.now() });
-				repaired = [{ details: repair.details, content: repair.text }];
-			} else if (repair && at?.role === "custom") {
-				// repairRequest only points at ours; anything else is left be.
-				messages[repair.index] = { ...at, content: repair.text, details: repair.details };
-				repaired = [{ details: repair.details, content: repair.text }];
-			}
-			// An older editor context whose basis is gone no longer says anything true: it reads as superseded.
-			const superseded = supersededIn(messages.map(requestMessage), session);
-			for (const index of superseded) {
-				const message = messages[index];
-				if (message?.role === "custom") messages[index] = { ...message, content: SUPERSEDED, details: {} };
-			}
-			if (!repair && superseded.length === 0) return undefined;
-			return { messages };
+			const repair = repairMessages(event.messages, requestMessage, sessionFacts(ctx), (content, details) => ({
+				role: "custom" as const,
+				customType: MESSAGE_TYPE,
+				content,
+				display: false,
+				details,
+				timestamp: Date.now(),
+			}));
+			if (!repair) return undefined;
+			repaired = repair.repaired;
+			return { messages: repair.messages };
 		} catch {
 			return undefined;
 		}
@@ -398,16 +383,11 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			try {
 				if (!ctx.hasUI || !controller) return;
 				const sub = args.trim();
-				if (sub === "status")
-					ctx.ui.notify(
-						controller.statusReport(
-							(block) => decideFor(block, ctx),
-							(reason) => decideStale(reason, modelView(sessionContext(ctx)), { id: "status" }),
-							statusFacts(controller, ctx),
-						),
-						"info",
-					);
-				else if (sub === "off") {
+				if (sub === "status") {
+					const injection = controller.prepareInjection();
+					const next = { injection, decision: messageFor(injection, ctx, "status") };
+					ctx.ui.notify(controller.statusReport(next, statusFacts(controller, ctx)), "info");
+				} else if (sub === "off") {
 					controller.disconnect();
 					ctx.ui.notify(DISCONNECTED_MESSAGE, "info");
 				} else if (sub === "auto") {
@@ -449,27 +429,17 @@ async function pickEditor(controller: IdeController, ctx: ExtensionContext): Pro
 	ctx.ui.notify(`pi-ide-context: ${describeConnection(controller)}`, "info");
 }
 
+/** Why pi refuses its state dir now (no editor can be asked), or null: it reads it, or there is none yet. */
+function refusedStateDir(controller: IdeController): string | null {
+	const health = controller.view.health;
+	return health.ok || health.missing ? null : formatDirHealth(health);
+}
+
 function describeConnection(controller: IdeController): string {
 	const editor = controller.connectedEditor();
 	if (!editor) return "not connected";
 	const state = editor.record.state;
 	return `connected to ${formatEditorName(state)} (pid ${state.pid}, ${oneLine(state.cwd)})`;
-}
-
-/**
- * What the model has of the editor context with the next request: the session's projection (the current branch,
- * compaction and context edits applied), so compaction, /tree, /fork and /resume are all accounted for.
- */
-function visibleContext(ctx: ExtensionContext): ModelView {
-	return modelView(sessionFacts(ctx).projected);
-}
-
-/**
- * The ide-context messages of the session's projection, oldest first, plus the branch's newest one when a
- * compaction summarised it away (see withRunContext): what the model should have. Unreadable: as if none.
- */
-function sessionContext(ctx: ExtensionContext): readonly ReadMessage[] {
-	return sessionFacts(ctx).session;
 }
 
 /** One cache of the session's facts per session manager (src/context/session-facts.ts). */

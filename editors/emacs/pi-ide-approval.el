@@ -18,6 +18,12 @@
 ;; - `pi-ide-approve' and `pi-ide-reject' (pi-ide.el) put the decision in the state file's `decisions',
 ;;   which pi reads; `pi-ide-proposal' shows the change as a read-only diff.
 ;;
+;; An answer is for the request the user saw (PROTOCOL.md): `pi-ide-approve' and `pi-ide-reject' answer
+;; the request this Emacs last showed (its message, or `pi-ide-proposal') and the user has not answered.
+;; A request that arrives while one shown is unanswered is told but does not take its place; when the one
+;; shown no longer waits and another does, they refuse in one message naming the other, and the same
+;; command again answers it.
+;;
 ;; Doing nothing is not a rejection: pi's own dialog may answer, or its timeout ends the wait.  A request
 ;; that ends otherwise (file removed, run out, its pi gone) leaves no marks.  Nothing here changes a buffer
 ;; or a file, or opens, runs or deletes anything because the request said so.
@@ -27,6 +33,7 @@
 (require 'cl-lib)
 (require 'diff-mode)
 (require 'pi-ide-state)
+(require 'pi-ide-approval-rules)
 
 (defvar pi-ide-approval-marks)
 (declare-function pi-ide-inbox-liveness "pi-ide-inbox" (pid))
@@ -48,6 +55,9 @@ pi-ide.el asks for a prompt write.")
 (defvar pi-ide-approval--pending nil "Alist: pi pid -> the request it waits on (a plist).")
 (defvar pi-ide-approval--decisions nil "The decisions for the state file, newest last.")
 (defvar pi-ide-approval--told nil "The (PID . ID) of the requests already told.")
+(defvar pi-ide-approval--seen nil
+  "The (PID . ID) of the request last shown to the user, unanswered, or nil.
+The one `pi-ide-approve' and `pi-ide-reject' answer.")
 (defvar pi-ide-approval--timer nil "The timer that drops requests run out or of a pi gone, or nil.")
 
 (defconst pi-ide-approval-commands "M-x pi-ide-approve / pi-ide-reject / pi-ide-proposal"
@@ -212,10 +222,13 @@ LAST-LINE is the buffer's last line."
     (message "%s" (apply #'format fmt args))))
 
 (defun pi-ide-approval--tell (r)
-  "Say once that request R waits for the user."
+  "Say once that request R waits for the user.
+R becomes the one answered only when no request shown is still unanswered:
+the user may be typing their answer to that one."
   (let ((key (cons (plist-get r :pi-pid) (plist-get r :id))))
     (unless (member key pi-ide-approval--told)
       (setq pi-ide-approval--told (last (cons key pi-ide-approval--told) 50))
+      (unless pi-ide-approval--seen (setq pi-ide-approval--seen key))
       (pcase-let ((`(,what . ,size) (pi-ide-state-describe-request r)))
         (pi-ide-approval--say "(pi-ide) pi waits for your approval of its %s of %s (%s, %d s): %s"
                               what (pi-ide-approval--name (plist-get r :file)) size (plist-get r :timeout)
@@ -289,25 +302,46 @@ nothing here."
   "The request shown first, or nil: the one with the earliest expiry."
   (pi-ide-state-current-request (mapcar #'cdr pi-ide-approval--pending)))
 
+(defun pi-ide-approval-target (pending seen)
+  "The request to answer: the one of PENDING (an alist pid -> request) SEEN names.
+SEEN is a (PID . ID) or nil.  Returns (R . nil), or (nil . INSTEAD) with the
+request that waits instead (or nil): an answer never goes to a request the
+user was not shown."
+  (let ((r (and seen (alist-get (car seen) pending))))
+    (if (and r (equal (plist-get r :id) (cdr seen)))
+        (cons r nil)
+      (cons nil (pi-ide-state-current-request (mapcar #'cdr pending))))))
+
 (defun pi-ide-approval-decide (decision expected)
-  "Answer the current request DECISION (\"accept\" or \"reject\").
-EXPECTED is the (PID . ID) the user saw before pi's files were read again:
-a request that is gone or was replaced is not answered.  Returns the line to
-tell the user."
-  (let ((r (pi-ide-approval-current)))
+  "Answer with DECISION (\"accept\" or \"reject\") the request the user saw.
+EXPECTED is the (PID . ID) the user saw (`pi-ide-approval--seen') before
+pi's files were read again, or nil: a request that is gone, was replaced or
+arrived with that read is not answered, and the one that waits now is named
+instead, to be answered by the same command again.  Returns the line to tell
+the user."
+  (let* ((target (pi-ide-approval-target pi-ide-approval--pending expected))
+         (r (car target))
+         (instead (cdr target)))
     (cond
-     ((null r)
+     ((and (null r) (null instead))
+      (setq pi-ide-approval--seen nil)
       (if expected
           "(pi-ide) pi no longer waits for that decision (answered elsewhere, run out, or pi is gone)"
         "(pi-ide) pi is not waiting for your approval"))
-     ((not (equal expected (cons (plist-get r :pi-pid) (plist-get r :id))))
-      (format "(pi-ide) that request is gone; pi now asks about %s: decide again"
-              (pi-ide-approval--name (plist-get r :file))))
+     ((null r)
+      (setq pi-ide-approval--seen (cons (plist-get instead :pi-pid) (plist-get instead :id)))
+      (format "(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): M-x pi-ide-%s again"
+              (if (equal decision "accept") "approved" "rejected")
+              (pi-ide-approval--name (plist-get instead :file))
+              (cdr (pi-ide-state-describe-request instead))
+              (if (equal decision "accept") "approve" "reject")))
      ((> (float-time) (plist-get r :expires))
+      (setq pi-ide-approval--seen nil)
       (pi-ide-approval-forget (plist-get r :pi-pid))
       (format "(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it"
               (pi-ide-approval--name (plist-get r :file)) (plist-get r :timeout)))
      (t
+      (setq pi-ide-approval--seen nil)
       (setq pi-ide-approval--decisions
             (pi-ide-state-remember-decision pi-ide-approval--decisions (plist-get r :pi-pid) (plist-get r :id)
                                             decision))
@@ -318,11 +352,14 @@ tell the user."
         (format "(pi-ide) rejected: pi leaves %s as it is" (pi-ide-approval--name (plist-get r :file))))))))
 
 (defun pi-ide-approval-show ()
-  "Show the current request as a read-only diff, without selecting it.
-Returns nil, or the line to tell the user when nothing waits."
-  (let ((r (pi-ide-approval-current)))
+  "Show the request the user saw (else the current one) as a read-only diff.
+Without selecting it; it is then the one `pi-ide-approve' answers.  Returns
+nil, or the line to tell the user when nothing waits."
+  (let ((r (or (car (pi-ide-approval-target pi-ide-approval--pending pi-ide-approval--seen))
+               (pi-ide-approval-current))))
     (if (null r)
         "(pi-ide) pi is not waiting for your approval"
+      (setq pi-ide-approval--seen (cons (plist-get r :pi-pid) (plist-get r :id)))
       (with-current-buffer (get-buffer-create pi-ide-approval-proposal-buffer)
         (let ((inhibit-read-only t))
           (erase-buffer)

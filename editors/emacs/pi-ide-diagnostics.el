@@ -59,6 +59,7 @@
 (declare-function flycheck-get-checker-for-buffer "flycheck" ())
 (defvar flycheck-mode)
 (defvar flycheck-current-errors)
+(declare-function flycheck-buffer "flycheck" ())
 
 (defvar pi-ide-diagnostics-changed-function #'ignore
   "Called with a buffer whose diagnostics changed (pi-ide.el asks for a write).")
@@ -254,6 +255,17 @@ with the version they last reported for; the newest wins."
                                        collect (pi-ide-diagnostics--item d))))
                        (and flycheck (= (car flycheck) version) (cdr flycheck)))))
           (pi-ide-state-diagnostics items version))))))
+
+(defun pi-ide-diagnostics-reloaded (buffer)
+  "BUFFER's text was just replaced with its file's new content (pi's edit).
+Flymake checks after the change by itself.  Flycheck defers the check a
+change asks for until the next command (none comes while pi waits), so
+where it checks on changes (`idle-change' or `new-line') it checks now."
+  (with-current-buffer buffer
+    (when (and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-buffer)
+               (boundp 'flycheck-check-syntax-automatically)
+               (cl-intersection '(idle-change new-line) (symbol-value 'flycheck-check-syntax-automatically)))
+      (flycheck-buffer))))
 
 (defun pi-ide-diagnostics-followed (buffer)
   "Which checkers BUFFER's diagnostics come from, a list of strings.

@@ -11,7 +11,8 @@
 ;; those files through the same checks pi applies to ours, and for a live pi of ours that names this Emacs
 ;; reloads the changed files this Emacs already visits:
 ;;
-;; - unmodified buffer: `revert-buffer' with no confirmation and modes kept, point and window start of
+;; - unmodified buffer: the bytes of one verified read (`pi-ide-inbox-read-script') put in as changes (no
+;;   file read, no revert hook: nothing else the path points at ever enters it), point and window start of
 ;;   every window showing it kept;
 ;; - buffer with unsaved changes: never touched; one message naming the file (no prompt), once per
 ;;   conflict (until the buffer is saved or reverted), and `pi-ide-status' says how to compare or reload;
@@ -31,6 +32,7 @@
 (require 'cl-lib)
 (require 'filenotify)
 (require 'pi-ide-state)
+(require 'pi-ide-inbox-rules)
 (require 'pi-ide-writer)
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-approval)
@@ -125,19 +127,74 @@ been swapped."
       (move-to-column (cdr line-col))
       (point))))
 
-(defun pi-ide-inbox--reload (buffer)
-  "Revert unmodified BUFFER from disk keeping every window's view.
-Point and window start are kept as lines and columns, as Neovim's
+;; The one read of a file pi changed, shared with the Vim client (editors/vim/autoload/pi_ide/inbox.vim,
+;; READ_SCRIPT, the same script): Emacs Lisp cannot open a file without following a symlink, so perl does it.
+(defconst pi-ide-inbox-read-script
+  (concat "use Fcntl; my ($p, $max, $out) = @ARGV; my @l = lstat($p) or exit(10); (-f _ && $l[4] == $<) or "
+          "exit(11); sysopen(my $f, $p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) or exit($!{ENOENT} ? 10 : 11); "
+          "my @s = stat($f); (-f _ && $s[0] == $l[0] && $s[1] == $l[1]) or exit(11); $s[7] <= $max or "
+          "exit(12); my ($b, $n) = (\"\"); while ($n = sysread($f, $b, 65536, length $b)) { exit(12) if "
+          "length($b) > $max } defined $n or exit(11); my $o; if (defined $out) { sysopen($o, $out, "
+          "O_WRONLY | O_CREAT | O_EXCL, 0600) or exit(13) } else { $o = \\*STDOUT } binmode $o; print $o $b "
+          "or exit(13); close $o or exit(13); exit(0)")
+  "Perl that prints the bytes of the file ARGV[0], at most ARGV[1] of them.
+Only when `lstat' sees a regular file of ours and the file opened
+\(O_NOFOLLOW|O_NONBLOCK: a symlink swapped in after the check fails, a FIFO
+never blocks) is the one `lstat' saw.  Exit 0: read; 10: gone; 11: refused;
+12: too large.")
+
+(defconst pi-ide-inbox-max-reload-bytes (* 32 1024 1024)
+  "A file larger than this is not reloaded (`refused'): `revert-buffer' reads it.")
+
+(defun pi-ide-inbox--read-verified (path)
+  "Read PATH once with `pi-ide-inbox-read-script'.
+The bytes as a unibyte string, or `gone' or `refused'."
+  (condition-case nil
+      (with-temp-buffer
+        (set-buffer-multibyte nil)
+        (let* ((default-directory "/")
+               (file-name-handler-alist nil)
+               (coding-system-for-read 'binary)
+               (code (call-process "perl" nil (list t nil) nil "-e" pi-ide-inbox-read-script path
+                                   (number-to-string pi-ide-inbox-max-reload-bytes))))
+          (cond ((eql code 0) (buffer-string))
+                ((eql code 10) 'gone)
+                (t 'refused))))
+    (error 'refused)))
+
+(defun pi-ide-inbox--apply (buffer bytes path)
+  "Put BYTES, PATH's content, into unmodified BUFFER, keeping every window's view.
+Decoded with the buffer's coding system, put in as changes (no file is read,
+no read hook runs: `after-change-functions' and language servers see only
+these bytes), then the buffer is left unmodified and its record of PATH's
+modification time brought up to date from `lstat' (no \"changed on disk\"
+after).  Point and window start are kept as lines and columns, as Neovim's
 `winsaveview' keeps them: pi's edit above them must not move the view.
 Non-nil when its text changed."
   (with-current-buffer buffer
-    (let ((views (mapcar (lambda (w) (list w (pi-ide-inbox--line-col (window-point w))
-                                           (pi-ide-inbox--line-col (window-start w))))
-                         (get-buffer-window-list buffer nil t)))
-          (point (pi-ide-inbox--line-col (point)))
-          (before (buffer-chars-modified-tick)))
-      (let ((inhibit-message t))
-        (revert-buffer t t t))
+    (let* ((views (mapcar (lambda (w) (list w (pi-ide-inbox--line-col (window-point w))
+                                            (pi-ide-inbox--line-col (window-start w))))
+                          (get-buffer-window-list buffer nil t)))
+           (point (pi-ide-inbox--line-col (point)))
+           (before (buffer-chars-modified-tick))
+           (coding (or buffer-file-coding-system 'undecided))
+           (text (decode-coding-string bytes coding))
+           (source (generate-new-buffer " *pi-ide-reload*" t)))
+      (unwind-protect
+          (save-restriction
+            (widen)
+            (unless (string= text (buffer-substring-no-properties (point-min) (point-max)))
+              (with-current-buffer source (insert text))
+              ;; No `buffer-file-truename' while it changes: Emacs would lock the file (a `.#' link beside it)
+              ;; and ask about a supersession (the file changed on disk), a prompt.
+              (let ((inhibit-read-only t)
+                    (buffer-file-truename nil))
+                (replace-buffer-contents source 0.5))))
+        (kill-buffer source))
+      (set-buffer-modified-p nil)
+      (let ((attrs (let ((file-name-handler-alist nil)) (file-attributes path))))
+        (when (and attrs (eq (aref (file-attribute-modes attrs) 0) ?-))
+          (set-visited-file-modtime (file-attribute-modification-time attrs))))
       (goto-char (pi-ide-inbox--goto-line-col point))
       (dolist (v views)
         (let ((w (nth 0 v)))
@@ -147,6 +204,20 @@ Non-nil when its text changed."
                               t)
             (set-window-point w (pi-ide-inbox--goto-line-col (nth 1 v))))))
       (/= before (buffer-chars-modified-tick)))))
+
+(defun pi-ide-inbox--reload (buffer path)
+  "Reload unmodified BUFFER from PATH (its own, or a link's recorded real path).
+One verified read, applied as it is: \"reloaded\", \"unchanged\", \"gone\" or
+\"refused\".  What `pi-ide--file-read' does after a read follows, but the
+record of the path: it stays as it was when the user read it."
+  (let ((read (pi-ide-inbox--read-verified path)))
+    (if (symbolp read)
+        (symbol-name read)
+      (prog1 (if (pi-ide-inbox--apply buffer read path) "reloaded" "unchanged")
+        (with-current-buffer buffer
+          (pi-ide-approval-buffer-read)
+          (pi-ide-review-buffer-read))
+        (pi-ide-diagnostics-reloaded buffer)))))
 
 (defun pi-ide-inbox--tell-modified (buffer file)
   "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
@@ -171,12 +242,14 @@ Non-nil when its text changed."
                (was (and pi-ide-inbox--read-as
                          (equal (plist-get pi-ide-inbox--read-as :name) path)
                          pi-ide-inbox--read-as))
-               (verdict (pi-ide-state-reload-verdict was (pi-ide-inbox--path-identity path)))
+               (now (pi-ide-inbox--path-identity path))
+               (verdict (pi-ide-state-reload-verdict was now))
                (modified (buffer-modified-p))
                (status (cond ((not (equal verdict "reload")) verdict)
                              (modified (pi-ide-inbox--tell-modified buffer file) "modified")
                              (t (pi-ide-inbox-buffer-synced)
-                                (if (pi-ide-inbox--reload buffer) "reloaded" "unchanged")))))
+                                (pi-ide-inbox--reload
+                                 buffer (if (eq (plist-get now :type) 'link) (plist-get now :real) path))))))
           (setf (alist-get 'status report) status
                 (alist-get 'version report) (buffer-chars-modified-tick)
                 (alist-get 'modified report) (if (buffer-modified-p) t :false)
@@ -206,15 +279,20 @@ Non-nil when it names this Emacs."
   "Read and parse NAME in the state directory, at most MAX bytes.
 Returns (MSG . nil), (nil . WHY), or (nil . nil) when it is gone.  The one
 reader of pi's files: `pi-ide-writer-read-trusted' (regular file, ours, no
-group/other bits, never a link or a FIFO), then JSON."
-  (pcase-let ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name) max)))
-    (if (null text)
-        (cons nil why)
+group/other bits, never a link or a FIFO), then `pi-ide-state-too-deep',
+then JSON."
+  (pcase-let* ((`(,text . ,why) (pi-ide-writer-read-trusted (concat pi-ide-inbox--dir "/" name) max))
+               ;; Before the decoder: it need not see a file pi would never write (PROTOCOL.md, "Limits").
+               (deep (and text (pi-ide-state-too-deep text))))
+    (cond
+     ((null text) (cons nil why))
+     (deep (cons nil deep))
+     (t
       (condition-case nil
           (cons (json-parse-string text :object-type 'alist :array-type 'list
                                    :null-object :null :false-object :false)
                 nil)
-        (error (cons nil "not valid JSON"))))))
+        (error (cons nil "not valid JSON")))))))
 
 (defun pi-ide-inbox--forget-pi (pid)
   "Forget pi PID's message, request and change set.

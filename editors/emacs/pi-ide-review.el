@@ -20,7 +20,9 @@
 ;;   lines are no longer pi's (the user edited them) is refused.  Each revert goes into the state file's
 ;;   `reverted', and pi tells its model with the next prompt.  A revert the user undoes leaves `reverted' before
 ;;   that, and the hunk is marked again; a redo lists it again.  Emacs's undo alone tells them, never the text:
-;;   the revert's change carries an undo entry (`pi-ide-review--undone') that puts its own inverse back;
+;;   the revert's change carries an undo entry (`pi-ide-review--undone') that puts its own inverse back.
+;;   A revert thrown away unsaved with the buffer's text (`revert-buffer', `kill-buffer') leaves it for good.
+;;   Marks follow their lines when lines move above them: pi's change set read again checks them there;
 ;; - `pi-ide-hunks' lists pi's hunks of its newest run, `pi-ide-baseline' shows the current buffer's file as
 ;;   it was before pi's run, read-only.
 ;;
@@ -33,6 +35,7 @@
 (require 'diff-mode)
 (require 'compile)
 (require 'pi-ide-state)
+(require 'pi-ide-review-rules)
 (require 'pi-ide-approval)
 
 (defvar pi-ide-review-marks)
@@ -75,9 +78,14 @@ nil: look again (its marks were taken away).")
 
 (defvar-local pi-ide-review--source nil
   "What this buffer's review marks were placed from, or nil.
-The pi, run, hunks and the buffer's `buffer-chars-modified-tick': pi's
-change set is read again with every message, and marks placed from the same
-source stay as they are.")
+The pi, run and hunks: pi's change set is read again with every message,
+and marks placed from the same source stay where they moved (pi's line
+numbers no longer hold once lines were added or removed above), checked
+there when the buffer changed (`pi-ide-review--keep-marks').")
+
+(defvar-local pi-ide-review--checked nil
+  "The `buffer-chars-modified-tick' at which the marks were last checked.
+When placed, or checked where they moved (`pi-ide-review--keep-marks').")
 
 (defconst pi-ide-review-hunks-buffer "*pi-ide hunks*" "The buffer `pi-ide-hunks' shows.")
 
@@ -153,16 +161,45 @@ the last line for one at the end."
       (when (pi-ide-review--pi-version-p reader last-line baseline h (alist-get 'new_start h))
         (pi-ide-review--place goto last-line entry h (alist-get 'new_start h))))))
 
+(defun pi-ide-review--keep-marks ()
+  "Check the current buffer's (widened) review overlays where they are now.
+One whose lines are no longer pi's (the user edited them), or, for a
+deletion, whose neighbours are no longer the baseline's, goes, as
+`pi-ide-review--mark-hunks' would not place it; the others stay where they
+moved."
+  (let* ((last-line (count-lines (point-min) (point-max)))
+         (goto (pi-ide-approval-goto-line-function))
+         (reader (pi-ide-approval-line-reader goto last-line))
+         (baselines nil))
+    (dolist (o (cl-remove-if-not (lambda (o) (overlay-get o 'pi-ide-review)) (overlays-in (point-min) (point-max))))
+      (let ((hunk (overlay-get o 'pi-ide-review-hunk))
+            (entry (overlay-get o 'pi-ide-review-entry)))
+        (unless (if (alist-get 'new_text hunk)
+                    (pi-ide-review--still-pi-p o)
+                  (pi-ide-state-deletion-at-p
+                   reader last-line
+                   (or (cdr (assq entry baselines))
+                       (cdar (push (cons entry (pi-ide-review--baseline-lines entry)) baselines)))
+                   hunk
+                   (if (overlay-get o 'pi-ide-review-at-end)
+                       (1+ last-line)
+                     (line-number-at-pos (overlay-start o) t))))
+          (delete-overlay o))))))
+
 (defun pi-ide-review--mark (buffer file)
   "Mark pi's hunks of FILE in BUFFER, visiting it.
 They are those of the newest run that changed FILE."
   (let* ((entry (pi-ide-state-newest-entry pi-ide-review--sets file))
          (source (and entry pi-ide-review-marks
                       (list (plist-get entry :pid) (plist-get entry :run)
-                            (buffer-chars-modified-tick buffer)
                             (mapcar (lambda (h) (cons (alist-get 'id h) (alist-get 'new_start h)))
-                                    (plist-get entry :hunks))))))
-    (unless (and source (equal source (buffer-local-value 'pi-ide-review--source buffer)))
+                                    (plist-get entry :hunks)))))
+         (tick (buffer-chars-modified-tick buffer)))
+    (if (and source (equal source (buffer-local-value 'pi-ide-review--source buffer)))
+        (unless (eql tick (buffer-local-value 'pi-ide-review--checked buffer))
+          (with-current-buffer buffer
+            (save-excursion (save-restriction (widen) (pi-ide-review--keep-marks)))
+            (setq pi-ide-review--checked tick)))
       (pi-ide-review--unmark buffer)
       (when source
         (with-current-buffer buffer
@@ -170,7 +207,7 @@ They are those of the newest run that changed FILE."
             (save-restriction
               (widen)
               (pi-ide-review--mark-hunks entry)))
-          (setq pi-ide-review--source source))
+          (setq pi-ide-review--source source pi-ide-review--checked tick))
         (push buffer pi-ide-review--marked)))))
 
 (defun pi-ide-review--files ()
@@ -211,10 +248,14 @@ PID is connected to this Emacs."
   (pi-ide-review-refresh))
 
 (defun pi-ide-review-buffer-read ()
-  "The current buffer visited or reverted a file: mark pi's hunks of it."
+  "The current buffer visited or reverted a file: mark pi's hunks of it anew.
+Reverts its file does not have are no longer told
+\=(`pi-ide-review--text-replaced')."
+  (pi-ide-review--text-replaced (current-buffer))
   (when (and buffer-file-name pi-ide-review--sets)
     (let ((file (expand-file-name buffer-file-name)))
       (when (pi-ide-state-newest-entry pi-ide-review--sets file)
+        (pi-ide-review--unmark (current-buffer))
         (pi-ide-review--mark (current-buffer) file)))))
 
 ;;;; Revert
@@ -223,8 +264,9 @@ PID is connected to this Emacs."
   "A revert of one of pi's hunks, followed for an undo of it.
 RECORD: its entry in `pi-ide-review--reverted'; AT: a marker at the start
 of the baseline's lines put back; ENTRY, HUNK: what was reverted; UNDONE:
-Emacs's undo took it back, until a redo (`pi-ide-review--undone')."
-  record at entry hunk undone)
+Emacs's undo took it back, until a redo (`pi-ide-review--undone'); SAVED:
+the buffer's last save since had it (`pi-ide-review-buffer-saved')."
+  record at entry hunk undone saved)
 
 (defun pi-ide-review--in-order (overlays)
   "The review overlays among OVERLAYS, in the order to revert them.
@@ -510,6 +552,38 @@ never changed here."
                                                   (eq (marker-buffer (pi-ide-review--revert-at r)) buffer)))
                                  pi-ide-review--reverts))))
           (setq pi-ide-review--looked tick))))))
+
+(defun pi-ide-review-buffer-saved ()
+  "The current buffer was saved: its reverts its file now has, or no longer has."
+  (dolist (r pi-ide-review--reverts)
+    (when (eq (marker-buffer (pi-ide-review--revert-at r)) (current-buffer))
+      (setf (pi-ide-review--revert-saved r) (not (pi-ide-review--revert-undone r))))))
+
+(defun pi-ide-review-buffer-killed ()
+  "The current buffer is being killed: see `pi-ide-review--text-replaced'."
+  (pi-ide-review--text-replaced (current-buffer)))
+
+(defun pi-ide-review--text-replaced (buffer)
+  "BUFFER's text was thrown away for its file's: reverted, or killed.
+A revert its file does not have (none of the buffer's saves since had it)
+is gone with the text: out of `reverted', so pi never tells its model of a
+revert the file and buffer do not hold.  One the file has holds, even if
+undone in the text thrown away."
+  (let ((changed nil))
+    (dolist (r (copy-sequence pi-ide-review--reverts))
+      (when (eq (marker-buffer (pi-ide-review--revert-at r)) buffer)
+        (cond
+         ((not (pi-ide-review--revert-saved r))
+          (when (and (memq (pi-ide-review--revert-record r) pi-ide-review--reverted)
+                     (not (pi-ide-review--revert-undone r)))
+            (setq changed t))
+          (setq pi-ide-review--reverted (delq (pi-ide-review--revert-record r) pi-ide-review--reverted)
+                pi-ide-review--reverts (delq r pi-ide-review--reverts))
+          (set-marker (pi-ide-review--revert-at r) nil))
+         ((pi-ide-review--revert-undone r)
+          (setf (pi-ide-review--revert-undone r) nil)
+          (setq changed t)))))
+    (when changed (funcall pi-ide-review-changed-function))))
 
 (defun pi-ide-review--listed ()
   "Return the reverts the state file lists, newest last: those not undone."

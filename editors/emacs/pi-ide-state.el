@@ -6,47 +6,18 @@
 ;;; Commentary:
 
 ;; Data in, data out: a snapshot of the editor (a plist) becomes the protocol's payload (an alist for
-;; `json-serialize'), the payload becomes the file's text, and a pi message is validated.  Nothing here
-;; reads a buffer, a window or the file system, so every rule can be tested with literal data (ERT tables
-;; in test/emacs/pi-ide-state-tests.el).  The rules are PROTOCOL.md's; the Neovim client
-;; (editors/nvim/lua/pi-ide/state.lua, selection.lua, inbox.lua) is the reference for the same situation.
+;; `json-serialize'), and the payload becomes the file's text; with them the rules of what the file lists
+;; (the inbox's `files' reports, diagnostics).  Nothing here reads a buffer, a window or the file system,
+;; so every rule can be tested with literal data (ERT tables in test/emacs/pi-ide-state-tests.el).  The
+;; rules are PROTOCOL.md's; the Neovim client (editors/nvim/lua/pi-ide/state.lua, selection.lua,
+;; inbox.lua) is the reference for the same situation.  The protocol's limits and the validation of pi's
+;; files are in pi-ide-protocol.el; the pure rules of each feature that acts on pi's files in
+;; pi-ide-inbox-rules.el, pi-ide-approval-rules.el and pi-ide-review-rules.el, beside its UI file.
 
 ;;; Code:
 
 (require 'cl-lib)
-
-(defconst pi-ide-state-max-file-bytes (* 1024 1024)
-  "The largest state file pi reads (PROTOCOL.md, \"Limits\").")
-
-(defconst pi-ide-state-max-selection-bytes (* 256 1024)
-  "Cap on the selection text once JSON-encoded (PROTOCOL.md, \"Limits\").")
-
-(defconst pi-ide-state-max-message-bytes (* 64 1024)
-  "Largest pi message file an editor reads (PROTOCOL.md, v0.3).")
-
-(defconst pi-ide-state-max-changed 50
-  "Most `changed' entries a pi message may hold.")
-
-(defconst pi-ide-state-max-reports 200
-  "Most `files' reports a state file holds.
-pi reads no more (PROTOCOL.md, \"Limits\").")
-
-(defconst pi-ide-state-kept-reports 20
-  "Each pi's newest reports, kept at all times.")
-
-(defconst pi-ide-state-report-hold 5.0
-  "Seconds an older report is kept after it was made.
-pi waits at most 2 s after its tool ends for the answer (PROTOCOL.md): a pi
-writing 200 files at once finds every one, as with the Neovim client.")
-
-(defconst pi-ide-state-max-diagnostics 100
-  "Most diagnostics listed per buffer.")
-
-(defconst pi-ide-state-max-diagnostic-message 500
-  "Longest diagnostic message, in characters.")
-
-(defconst pi-ide-state-max-pid (1- (expt 2 31))
-  "Largest pid a file name may carry (pid_t is a signed 32-bit integer).")
+(require 'pi-ide-protocol)
 
 ;;;; Languages
 
@@ -106,7 +77,7 @@ Follows `derived-mode-parent' so a mode derived from a listed one (a user's own
             seen (1+ seen)))
     id))
 
-;;;; Argv and names
+;;;; Argv
 
 (defconst pi-ide-state-plumbing-args
   '("--daemon" "--fg-daemon" "--bg-daemon")
@@ -119,18 +90,6 @@ Their \"=NAME\" forms are plumbing too.")
                   (cl-some (lambda (p) (or (equal a p) (string-prefix-p (concat p "=") a)))
                            pi-ide-state-plumbing-args))
                 args))
-
-(defun pi-ide-state-pid-of-name (name &optional prefix)
-  "The pid the file NAME stands for: \"<pid>.json\" (after PREFIX), else nil.
-Only the canonical spelling counts: decimal, no sign, no leading zero, at most
-2^31-1, so \"0123.json\" cannot alias \"123.json\" (parseStateFileName in
-src/protocol/state-dir.ts)."
-  (let ((rest (and (stringp name)
-                   (if prefix (and (string-prefix-p prefix name) (substring name (length prefix))) name))))
-    (when (and rest (let ((case-fold-search nil))
-                      (string-match "\\`\\([1-9][0-9]\\{0,9\\}\\)\\.json\\'" rest)))
-      (let ((pid (string-to-number (match-string 1 rest))))
-        (and (<= pid pi-ide-state-max-pid) pid)))))
 
 ;;;; Text that JSON can carry
 
@@ -302,67 +261,7 @@ empty region selects nothing."
           (list :start start :end end :text (mapconcat #'identity (nreverse parts) "\n")
                 :read-cut cut :at at))))))
 
-;;;; pi's messages (protocol v0.3)
-
-(defun pi-ide-state--integer-p (v &optional min)
-  "Is V an integer of at least MIN (default 0)?"
-  (and (integerp v) (>= v (or min 0)) (< v (expt 2 53))))
-
-(defun pi-ide-state-validate-message (msg name-pid)
-  "Why MSG (parsed JSON) is not a message of the pi NAME-PID, or nil.
-NAME-PID is the pid in the file's name, pi-<pid>.json."
-  (cond
-   ((not (and (consp msg) (consp (car msg)))) "not a JSON object")
-   ((not (equal (alist-get 'kind msg) "pi")) "kind is not \"pi\"")
-   ((not (stringp (alist-get 'protocol msg))) "no protocol version")
-   ((not (eql (alist-get 'pid msg) name-pid))
-    (format "pid field %S does not match the file name" (alist-get 'pid msg)))
-   ((let ((e (alist-get 'editor_pid msg :absent)))
-      (not (or (memq e '(:absent :null)) (pi-ide-state--integer-p e 1))))
-    "editor_pid is not a pid")
-   ((not (pi-ide-state--integer-p (alist-get 'seq msg))) "seq is not an integer")
-   ((let ((c (alist-get 'changed msg :absent)))
-      (not (and (listp c) (not (eq c :absent)) (<= (length c) pi-ide-state-max-changed))))
-    "changed is not a list of at most 50 entries")
-   ((cl-some (lambda (c)
-               (not (and (consp c) (consp (car c))
-                         (stringp (alist-get 'file c)) (string-prefix-p "/" (alist-get 'file c))
-                         (pi-ide-state--integer-p (alist-get 'seq c) 1))))
-             (alist-get 'changed msg))
-    "a changed entry is not {file: absolute path, seq: integer}")
-   ((let ((l (alist-get 'last_turn msg :absent)))
-      (not (or (eq l :absent) (and (listp l) (<= (length l) 50) (cl-every #'stringp l)))))
-    "last_turn is not a list of at most 50 paths")))
-
-(defun pi-ide-state-reload-verdict (was now)
-  "May a buffer be re-read from its path?  \"reload\", \"gone\" or \"refused\".
-WAS is what the path was when the buffer was read (a plist :type :real, or
-nil: read before the client saw it), NOW what it is (a plist :type :real
-:resolves-to, or nil: gone).  Types are `file', `link' and others.  The path
-must still be what it was: a regular file then and now, or a symlink then
-and now that resolves to the same real path, a regular file; without a
-record a symlink is refused (PROTOCOL.md, v0.3)."
-  (cond
-   ((null now) "gone")
-   ((or (not (eq (plist-get now :resolves-to) 'file))
-        (not (memq (plist-get now :type) '(file link))))
-    "refused")
-   ((null was) (if (eq (plist-get now :type) 'file) "reload" "refused"))
-   ((or (not (eq (plist-get was :type) (plist-get now :type)))
-        (and (eq (plist-get now :type) 'link)
-             (not (equal (plist-get was :real) (plist-get now :real)))))
-    "refused")
-   (t "reload")))
-
-(defun pi-ide-state-newest-changes (changed handled)
-  "The newest change per file in CHANGED with a seq above HANDLED, in seq order."
-  (let ((newest nil))
-    (dolist (c changed)
-      (let* ((file (alist-get 'file c)) (old (assoc file newest)))
-        (when (and (> (alist-get 'seq c) handled)
-                   (or (null old) (< (alist-get 'seq (cdr old)) (alist-get 'seq c))))
-          (setq newest (cons (cons file c) (assoc-delete-all file newest))))))
-    (sort (mapcar #'cdr newest) (lambda (a b) (< (alist-get 'seq a) (alist-get 'seq b))))))
+;;;; The inbox's reports (protocol v0.3)
 
 (defun pi-ide-state-retain-reports (reports now)
   "Which of REPORTS (newest last, each with `at', when it was made) to keep at NOW.
@@ -390,248 +289,6 @@ stays); `at' is set to NOW; see `pi-ide-state-retain-reports'."
                            reports)
              (list (cons (cons 'at now) (assq-delete-all 'at (copy-sequence report)))))
      now)))
-
-;;;; Approval (protocol v0.4)
-
-(defconst pi-ide-state-max-approval-bytes (* 1024 1024)
-  "Largest approval request an editor reads (PROTOCOL.md, \"Approval\").")
-
-(defconst pi-ide-state-max-decisions 20
-  "Most decisions the state file lists, newest last (PROTOCOL.md, \"Approval\").")
-
-(defconst pi-ide-state-max-proposed-lines 20
-  "Most proposed lines of one hunk shown in the file's buffer.")
-
-(defun pi-ide-state-pid-of-approval-name (name)
-  "The pid of pi's approval request NAME, \"pi-<pid>.approval.json\", else nil.
-The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
-  (when (and (stringp name)
-             (let ((case-fold-search nil))
-               (string-match "\\`pi-\\([0-9]+\\)\\.approval\\.json\\'" name)))
-    (pi-ide-state-pid-of-name (concat (match-string 1 name) ".json"))))
-
-(defun pi-ide-state--lines-p (v)
-  "Is V a list of strings (a JSON array of lines)?"
-  (and (listp v) (cl-every #'stringp v)))
-
-(defun pi-ide-state--hunk-p (h)
-  "Is H a hunk of the change set's shape (PROTOCOL.md, v0.4)?"
-  (and (consp h) (consp (car h))
-       (stringp (alist-get 'id h)) (<= (length (alist-get 'id h)) 64)
-       (pi-ide-state--integer-p (alist-get 'old_start h))
-       (pi-ide-state--integer-p (alist-get 'new_start h))
-       (pi-ide-state--lines-p (alist-get 'old_text h))
-       (pi-ide-state--lines-p (alist-get 'new_text h))))
-
-(defun pi-ide-state-validate-approval (msg name-pid now)
-  "MSG (parsed JSON) as pi NAME-PID's request for approval at NOW.
-Returns (REQUEST . nil), or (nil . WHY) when it is not one or has run out.
-REQUEST is a plist :pi-pid :editor-pid :id :tool :file :created :note :hunks
-:hunks-total :timeout :expires; malformed hunks are dropped (the request
-still counts: the user is asked all the same, as for a proposal too large
-to carry)."
-  (let* ((obj (and (consp msg) (consp (car msg))))
-         (r (and obj (alist-get 'request msg)))
-         (id (and (consp r) (alist-get 'id r)))
-         (file (and (consp r) (alist-get 'file r))))
-    (cond
-     ((not (and obj (equal (alist-get 'kind msg) "pi-approval"))) '(nil . "not a pi approval request"))
-     ((not (eql (alist-get 'pid msg) name-pid))
-      (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
-     ((not (pi-ide-state--integer-p (alist-get 'editor_pid msg) 1)) '(nil . "editor_pid is not a pid"))
-     ((not (and (consp r) (consp (car r)))) '(nil . "request is not an object"))
-     ((not (and (stringp id) (<= 1 (length id) 64))) '(nil . "request.id is not a string of 1 to 64 characters"))
-     ((not (and (stringp file) (string-prefix-p "/" file))) '(nil . "request.file is not an absolute path"))
-     ((not (and (stringp (alist-get 'tool r)) (pi-ide-state--integer-p (alist-get 'timeout_s r) 1)
-                (numberp (alist-get 'expires r))))
-      '(nil . "request.tool, timeout_s or expires is missing"))
-     ((not (listp (alist-get 'hunks r))) '(nil . "request.hunks is not a list"))
-     ((< (alist-get 'expires r) now) '(nil . "its request ran out: pi no longer waits for it"))
-     (t
-      (let ((hunks (cl-remove-if-not #'pi-ide-state--hunk-p (alist-get 'hunks r)))
-            (total (alist-get 'hunks_total r)))
-        (cons (list :pi-pid name-pid :editor-pid (alist-get 'editor_pid msg) :id id :tool (alist-get 'tool r)
-                    :file file :created (eq (alist-get 'created r) t)
-                    :note (and (stringp (alist-get 'note r)) (alist-get 'note r))
-                    :hunks hunks :hunks-total (if (pi-ide-state--integer-p total) total (length hunks))
-                    :timeout (alist-get 'timeout_s r) :expires (alist-get 'expires r))
-              nil))))))
-
-(defun pi-ide-state-lines-at-p (lines at expected)
-  "Does the text of LINES hold EXPECTED (a list of lines) from line AT on?
-LINES is a function (FIRST LAST) returning those lines (1-based, inclusive)
-as a list, fewer past the end.  No lines are always there."
-  (or (null expected)
-      (and (>= at 1) (equal (funcall lines at (+ at (length expected) -1)) expected))))
-
-(defun pi-ide-state-hunks-match-p (lines hunks)
-  "Do HUNKS' old lines stand where they say in the text of LINES?
-LINES is as in `pi-ide-state-lines-at-p'.  Then the buffer holds the text
-pi read, and its marks fall on the right lines."
-  (cl-every (lambda (h) (pi-ide-state-lines-at-p lines (alist-get 'old_start h) (alist-get 'old_text h)))
-            hunks))
-
-(defun pi-ide-state-proposed-lines (new-text)
-  "The proposed lines NEW-TEXT as shown in the buffer: \"+ \" each, capped.
-At most `pi-ide-state-max-proposed-lines', then one line saying how many more."
-  (let ((n (length new-text)) (max pi-ide-state-max-proposed-lines))
-    (append (cl-loop for l in new-text repeat max collect (concat "+ " (pi-ide-state-inert l)))
-            (and (> n max) (list (format "+ ... %d more lines" (- n max)))))))
-
-(defun pi-ide-state-inert (s)
-  "S with control characters (a newline in a file name) shown as \"?\".
-A path or line from pi's file then takes one line of the echo area or buffer."
-  (if (string-match-p "[\0-\37\177]" s) (replace-regexp-in-string "[\0-\37\177]" "?" s t t) s))
-
-(defun pi-ide-state-proposal-diff (request)
-  "REQUEST (see `pi-ide-state-validate-approval') as the lines of a unified diff."
-  (let ((file (pi-ide-state-inert (plist-get request :file))))
-    (append (list (concat "--- " file) (concat "+++ " file " (pi's proposal)"))
-            (and (plist-get request :note) (list (format "(no preview: %s)" (plist-get request :note))))
-            (cl-loop for h in (plist-get request :hunks)
-                     append (append (list (format "@@ -%d,%d +%d,%d @@"
-                                                  (alist-get 'old_start h) (length (alist-get 'old_text h))
-                                                  (alist-get 'new_start h) (length (alist-get 'new_text h))))
-                                    (mapcar (lambda (l) (concat "-" l)) (alist-get 'old_text h))
-                                    (mapcar (lambda (l) (concat "+" l)) (alist-get 'new_text h)))))))
-
-(defun pi-ide-state-remember-decision (decisions pi-pid id decision)
-  "DECISIONS (newest last) with PI-PID's request ID answered DECISION.
-At most `pi-ide-state-max-decisions', the newest."
-  (last (append decisions (list `((pi_pid . ,pi-pid) (id . ,id) (decision . ,decision))))
-        pi-ide-state-max-decisions))
-
-(defun pi-ide-state-decided-p (decisions pi-pid id)
-  "Did DECISIONS already answer PI-PID's request ID?"
-  (cl-some (lambda (d) (and (eql (alist-get 'pi_pid d) pi-pid) (equal (alist-get 'id d) id))) decisions))
-
-(defun pi-ide-state-current-request (requests)
-  "The request of REQUESTS (plists) shown first: the earliest expiry."
-  (car (sort (copy-sequence requests) (lambda (a b) (< (plist-get a :expires) (plist-get b :expires))))))
-
-(defun pi-ide-state-describe-request (request)
-  "(WHAT . SIZE) of REQUEST in words: \"edit\"/\"write\"/\"creation\" and \"2 hunks\"."
-  (let ((n (plist-get request :hunks-total)))
-    (cons (if (plist-get request :created) "creation" (pi-ide-state-inert (plist-get request :tool)))
-          (if (plist-get request :note)
-              (format "(%s)" (pi-ide-state-inert (plist-get request :note)))
-            (format "%d %s" n (if (= n 1) "hunk" "hunks"))))))
-
-;;;; pi's change set, for review (protocol v0.4)
-
-(defconst pi-ide-state-max-review-bytes (* 8 1024 1024)
-  "Largest change set an editor reads (PROTOCOL.md, \"v0.4\").")
-
-(defconst pi-ide-state-max-reverted 50
-  "Most reverts the state file lists, newest last (PROTOCOL.md, \"reverted\").")
-
-(defun pi-ide-state-review-name (pid)
-  "The name of pi PID's change set in the state directory."
-  (format "pi-%d.review.json" pid))
-
-(defun pi-ide-state-validate-review (msg name-pid)
-  "MSG (parsed JSON) as pi NAME-PID's change set.
-Returns (RUNS . nil), or (nil . WHY) when it is not one.  RUNS is a list of
-plists :run :files, oldest first; each file a plist :file :baseline :hunks.
-Malformed runs, files and hunks are dropped (the rest still counts)."
-  (let ((obj (and (consp msg) (consp (car msg)))))
-    (cond
-     ((not (and obj (equal (alist-get 'kind msg) "pi-review"))) '(nil . "not a pi change set"))
-     ((not (eql (alist-get 'pid msg) name-pid))
-      (cons nil (format "pid field %S does not match the file name" (alist-get 'pid msg))))
-     ((not (listp (alist-get 'runs msg))) '(nil . "runs is not a list"))
-     (t
-      (cons (cl-loop
-             for run in (alist-get 'runs msg)
-             when (and (consp run) (consp (car run)) (pi-ide-state--integer-p (alist-get 'run run))
-                       (listp (alist-get 'files run)))
-             collect (list :run (alist-get 'run run)
-                           :files (cl-loop
-                                   for f in (alist-get 'files run)
-                                   for file = (and (consp f) (consp (car f)) (alist-get 'file f))
-                                   when (and (stringp file) (string-prefix-p "/" file)
-                                             (listp (alist-get 'hunks f)))
-                                   collect (list :file file
-                                                 :baseline (let ((b (alist-get 'baseline f))) (and (stringp b) b))
-                                                 :hunks (cl-remove-if-not #'pi-ide-state--hunk-p
-                                                                          (alist-get 'hunks f))))))
-            nil)))))
-
-(defun pi-ide-state-newest-entry (change-sets file)
-  "Return the newest change of FILE in the change set list CHANGE-SETS, or nil.
-That is the change of the newest run that changed FILE.
-CHANGE-SETS is an alist: pi pid -> runs (see `pi-ide-state-validate-review').
-Returns a plist :pid :run :file :baseline :hunks."
-  (let ((best nil))
-    (dolist (set change-sets)
-      (dolist (run (cdr set))
-        (dolist (f (plist-get run :files))
-          (when (and (equal (plist-get f :file) file)
-                     (or (null best) (> (plist-get run :run) (plist-get best :run))))
-            (setq best (append (list :pid (car set) :run (plist-get run :run)) f))))))
-    best))
-
-(defun pi-ide-state-text-lines (text)
-  "TEXT's lines as pi counts them: without terminators, none for \"\"."
-  (let ((lines (split-string text "\n")))
-    (if (equal (car (last lines)) "") (butlast lines) lines)))
-
-(defun pi-ide-state-deletion-at-p (lines last-line baseline hunk &optional start)
-  "Does the text of LINES stand around deletion HUNK as pi left it?
-LINES is as in `pi-ide-state-lines-at-p', LAST-LINE its number of lines and
-BASELINE the vector of the baseline's lines.  The line that followed the
-deleted lines in the baseline must be at START (default the hunk's
-new_start); for lines deleted at the end, the text ends at START - 1 with
-the line that came before them.  Then the mark of the deletion falls where
-pi deleted."
-  (let* ((start (or start (alist-get 'new_start hunk)))
-         (after (+ (alist-get 'old_start hunk) (length (alist-get 'old_text hunk))))
-         (before (1- (alist-get 'old_start hunk))))
-    (and (> last-line 0) (>= start 1)
-         (if (<= after (length baseline))
-             (pi-ide-state-lines-at-p lines start (list (aref baseline (1- after))))
-           (and (= last-line (1- start))
-                (or (< before 1)
-                    (and (<= before (length baseline))
-                         (pi-ide-state-lines-at-p lines last-line (list (aref baseline (1- before)))))))))))
-
-(defun pi-ide-state-hunk-kind (hunk)
-  "What HUNK did: `added' (no old lines), `deleted' (no new lines) or `changed'."
-  (cond ((null (alist-get 'old_text hunk)) 'added)
-        ((null (alist-get 'new_text hunk)) 'deleted)
-        (t 'changed)))
-
-(defun pi-ide-state-remember-revert (reverted entry hunk line)
-  "REVERTED (newest last) with HUNK of ENTRY reverted at buffer LINE.
-ENTRY is from `pi-ide-state-newest-entry'.  At most
-`pi-ide-state-max-reverted', the newest.  A hunk reverted again (after an
-undo of its revert) is listed once, as the newest."
-  (let ((key (list (plist-get entry :pid) (plist-get entry :run) (alist-get 'id hunk))))
-    (last (append (cl-remove key reverted
-                             :test #'equal
-                             :key (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'run r) (alist-get 'id r))))
-                  (list `((pi_pid . ,(plist-get entry :pid)) (run . ,(plist-get entry :run))
-                          (id . ,(alist-get 'id hunk)) (file . ,(plist-get entry :file))
-                          (line . ,line) (lines . ,(length (alist-get 'new_text hunk))))))
-          pi-ide-state-max-reverted)))
-
-;; Written as `compilation-mode' reads a location: RET on a line visits it, when the user asks.
-(defun pi-ide-state-hunk-list (change-sets)
-  "The lines listing pi's hunks of its newest run in CHANGE-SETS.
-CHANGE-SETS is as in `pi-ide-state-newest-entry'.  Each line is
-\"FILE:LINE: pi +ADDED -REMOVED  FIRST LINE\", in pi's order."
-  (let ((newest nil))
-    (dolist (set change-sets)
-      (let ((run (car (last (cdr set)))))
-        (when (and run (or (null newest) (> (plist-get run :run) (plist-get newest :run))))
-          (setq newest run))))
-    (cl-loop for f in (plist-get newest :files)
-             append (cl-loop for h in (plist-get f :hunks)
-                             for new = (alist-get 'new_text h)
-                             for old = (alist-get 'old_text h)
-                             collect (format "%s:%d: pi +%d -%d  %s" (pi-ide-state-inert (plist-get f :file))
-                                             (max 1 (alist-get 'new_start h)) (length new) (length old)
-                                             (pi-ide-state-inert (or (car new) (car old) "")))))))
 
 ;;;; Diagnostics
 

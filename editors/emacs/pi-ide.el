@@ -379,12 +379,13 @@ user sees also runs the window hooks, which write promptly."
 
 (defun pi-ide--saved ()
   "The buffer was saved: its file and buffer agree again."
-  (pi-ide--guard (pi-ide-inbox-buffer-synced) (pi-ide-schedule t)))
+  (pi-ide--guard (pi-ide-inbox-buffer-synced) (pi-ide-review-buffer-saved) (pi-ide-schedule t)))
 
 (defun pi-ide--killed ()
   "A buffer is being killed."
   (pi-ide--guard
     (pi-ide-inbox-forget-buffer)
+    (pi-ide-review-buffer-killed)
     (when (eq (car pi-ide--last-file) (current-buffer)) (setq pi-ide--last-file nil))))
 
 (defun pi-ide--diagnostics-changed (buffer)
@@ -555,12 +556,11 @@ them and `pi-ide-baseline' shows the file as it was before pi's run."
 ;;;; Approval (protocol v0.4)
 
 (defun pi-ide--answer (decision)
-  "Answer the request pi waits on with DECISION; say what happened.
+  "Answer the request the user saw with DECISION; say what happened.
 pi's files are read again first: a request answered elsewhere, run out or
-replaced since is not answered."
+replaced since is not answered (see `pi-ide-approval-decide')."
   (let ((said (condition-case err
-                  (let* ((r (pi-ide-approval-current))
-                         (seen (and r (cons (plist-get r :pi-pid) (plist-get r :id)))))
+                  (let ((seen pi-ide-approval--seen))
                     (pi-ide-inbox-refresh-approvals)
                     (pi-ide-approval-decide decision seen))
                 (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))

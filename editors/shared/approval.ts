@@ -2,17 +2,25 @@
  * Protocol v0.4's optional approval in a TypeScript editor, pure: the parser for `pi-<pid>.approval.json`
  * (untrusted JSON in, one request or one problem out), what a request is to this editor (its own, another
  * editor's, run out), the proposal (the request's hunks applied to the file's lines, in memory), the notice's words,
- * and the state file's `decisions` (newest last, capped). `ApprovalInbox` keeps the requests waiting and the
- * decisions made; the host shows them and hands in the user's answer. Nothing here writes a buffer or a file: a
+ * and the state file's `decisions` (newest last, capped). `ApprovalInbox` keeps the requests waiting, the one the
+ * user was shown (PROTOCOL.md "An answer is for the request the user saw") and the decisions made; the host shows
+ * them and hands in the user's answer. Nothing here writes a buffer or a file: a
  * decision is only ever a line in the state file, which pi reads. The file-system checks that come before parsing
  * live in pi-reader.ts.
  */
-import type { ApprovalRequest } from "../../src/link/approval.ts";
-import { MAX_APPROVAL_BYTES, MAX_DECISIONS } from "../../src/protocol/limits.ts";
+
+import {
+	MAX_APPROVAL_BYTES,
+	MAX_DECISIONS,
+	MAX_ID_BYTES,
+	MAX_REVIEW_HUNKS_PER_FILE,
+} from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
-import { isCount, isObject, isPid, parsePiObject } from "./pi-message.ts";
-import { applyHunks, parseHunk, type ReviewHunk } from "./review.ts";
+import type { ApprovalRequest } from "../../src/protocol/wire.ts";
+import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
+import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
+import { utf8Length } from "./utf16.ts";
 
 export type { ApprovalDecision, ApprovalRequest };
 // The caps are the protocol's (src/protocol/limits.ts).
@@ -55,8 +63,8 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 	const request = raw["request"];
 	if (!isObject(request)) return { ok: false, problem: "request: not an object" };
 	const { id, tool, file, created, note, hunks, hunks_total, timeout_s, expires } = request;
-	if (typeof id !== "string" || id.length === 0 || id.length > 64) {
-		return { ok: false, problem: "request.id: not a string of 1 to 64 characters" };
+	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_ID_BYTES) {
+		return { ok: false, problem: `request.id: not a string of 1 to ${MAX_ID_BYTES} bytes` };
 	}
 	if (typeof tool !== "string" || tool.length === 0 || tool.length > 64) {
 		return { ok: false, problem: "request.tool: not a tool name" };
@@ -68,6 +76,8 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 		return { ok: false, problem: "request.note: not binary, too large, unreadable or null" };
 	}
 	if (!Array.isArray(hunks)) return { ok: false, problem: "request.hunks: not a list" };
+	const over = overCap("request.hunks", hunks, MAX_REVIEW_HUNKS_PER_FILE);
+	if (over) return { ok: false, problem: over };
 	if (!isTime(timeout_s) || timeout_s <= 0) return { ok: false, problem: "request.timeout_s: not a positive number" };
 	if (!isTime(expires)) return { ok: false, problem: "request.expires: not a time" };
 	const good: ReviewHunk[] = [];
@@ -91,7 +101,7 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 			note: noted,
 			hunks: noted === null ? good : [],
 			// Dropped hunks count: a proposal without them is not pi's (proposalLines then shows none).
-			hunks_total: Math.max(isCount(hunks_total) ? hunks_total : 0, good.length + dropped),
+			hunks_total: Math.max(isLineNumber(hunks_total) ? hunks_total : 0, good.length + dropped),
 			timeout_s,
 			expires,
 		},
@@ -165,9 +175,17 @@ export type DecideOutcome =
 	| { kind: "decided"; request: PendingApproval; decision: ApprovalDecision["decision"] }
 	/** No such request waits: already decided, answered elsewhere, or pi gone. */
 	| { kind: "gone" }
+	/**
+	 * A command's answer: the request the user saw no longer waits and `request` does, which the user was not shown.
+	 * Nothing is decided; `request` is now the one shown (tell the user), so the same command again answers it.
+	 */
+	| { kind: "moved"; request: PendingApproval }
 	| { kind: "expired"; request: PendingApproval };
 
-/** Which request an answer is for: the one a notice showed (`piPid`, `id`), or the one that runs out first. */
+/**
+ * Which request an answer is for: the one a notice or menu showed (`piPid`, `id`), or (`"current"`, a command that
+ * names none) the one the user was last shown and has not answered.
+ */
 export type DecisionTarget = { piPid: number; id: string } | "current";
 
 /**
@@ -177,6 +195,8 @@ export type DecisionTarget = { piPid: number; id: string } | "current";
 export class ApprovalInbox {
 	readonly #pending = new Map<number, PendingApproval>();
 	#decisions: ApprovalDecision[] = [];
+	/** The request the user was last shown and has not answered: the one a `"current"` answer is for. */
+	#seen: { piPid: number; id: string } | undefined;
 
 	/** The state file's `decisions`: always a list (empty before the first), which tells pi this editor answers. */
 	get decisions(): ApprovalDecision[] {
@@ -196,13 +216,28 @@ export class ApprovalInbox {
 
 	/**
 	 * pi `request.piPid` waits on `request` (read, checked, for this editor, not run out). Returns what it replaced:
-	 * `new` (tell the user), `same` (a rewrite of the one already told), or `replaced` with the one that ended.
+	 * `new` (tell the user), `same` (a rewrite of the one already told), or `replaced` with the one that ended. A
+	 * request told becomes the one shown only when no request shown is still unanswered: the user may be answering
+	 * that one.
 	 */
 	receive(request: PendingApproval): { kind: "new" } | { kind: "same" } | { kind: "replaced"; ended: PendingApproval } {
 		const before = this.#pending.get(request.piPid);
 		this.#pending.set(request.piPid, request);
+		if (before?.id !== request.id && this.#seen === undefined) this.shown(request);
 		if (before === undefined) return { kind: "new" };
 		return before.id === request.id ? { kind: "same" } : { kind: "replaced", ended: before };
+	}
+
+	/** The user is shown `request` (its proposal, a menu of it): a `"current"` answer is for it from now on. */
+	shown(request: Pick<PendingApproval, "piPid" | "id">): void {
+		this.#seen = { piPid: request.piPid, id: request.id };
+	}
+
+	/** The request a `"current"` answer is for: the one the user was shown, while it waits. */
+	seen(): PendingApproval | undefined {
+		const seen = this.#seen;
+		const request = seen && this.#pending.get(seen.piPid);
+		return request?.id === seen?.id ? request : undefined;
 	}
 
 	/** pi `piPid` waits on nothing here any more (decided elsewhere, timed out, gone): the request it had, if any. */
@@ -219,10 +254,21 @@ export class ApprovalInbox {
 		return ended;
 	}
 
-	/** The user's answer: recorded for pi when its request still waits and has not run out. */
+	/**
+	 * The user's answer: recorded for pi when its request still waits and has not run out. A `"current"` answer
+	 * never goes to a request the user was not shown: `moved` names the one that waits instead.
+	 */
 	decide(decision: ApprovalDecision["decision"], target: DecisionTarget, now: number): DecideOutcome {
-		const request = target === "current" ? this.current() : this.#pending.get(target.piPid);
+		if (target === "current" && this.seen() === undefined) {
+			const instead = this.current();
+			this.#seen = undefined;
+			if (instead === undefined) return { kind: "gone" };
+			this.shown(instead);
+			return { kind: "moved", request: instead };
+		}
+		const request = target === "current" ? this.seen() : this.#pending.get(target.piPid);
 		if (request === undefined || (target !== "current" && request.id !== target.id)) return { kind: "gone" };
+		this.#seen = undefined;
 		this.#pending.delete(request.piPid);
 		if (isExpired(request, now)) return { kind: "expired", request };
 		this.#decisions = addDecision(this.#decisions, { pi_pid: request.piPid, id: request.id, decision });

@@ -6,7 +6,13 @@
  * throws into the host: a failure becomes one warning (until a write succeeds again) plus a log line.
  */
 
-import { MAX_STATE_FILE_BYTES, removeStateFile, stateFilePath, writeStateFile } from "../../src/protocol/state-dir.ts";
+import {
+	MAX_STATE_FILE_BYTES,
+	readOwnPidNamespace,
+	removeStateFile,
+	stateFilePath,
+	writeStateFile,
+} from "../../src/protocol/state-dir.ts";
 import {
 	buildEditorState,
 	type EditorState,
@@ -55,6 +61,8 @@ export class StateClient {
 	readonly path: string;
 	readonly #options: ClientOptions;
 	readonly #clock = new SelectionClock();
+	/** This process's pid namespace, read once (PROTOCOL.md v0.5 `pid_ns`). */
+	readonly #pidNamespace = readOwnPidNamespace();
 	readonly #timers: Timers;
 	#timer: unknown;
 	#lastKey: string | undefined;
@@ -99,6 +107,7 @@ export class StateClient {
 			const now = Math.floor((this.#options.now?.() ?? Date.now()) / 1000);
 			const built = buildEditorState(snapshot, {
 				pid: this.#options.pid,
+				pidNamespace: this.#pidNamespace,
 				app: this.#options.app,
 				now,
 				clock: this.#clock,

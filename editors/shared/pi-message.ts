@@ -8,19 +8,23 @@ import {
 	FILE_REPORT_HOLD_SECONDS,
 	KEPT_FILE_REPORTS,
 	MAX_FILE_REPORTS,
+	MAX_LINE_NUMBER,
 	MAX_PI_CHANGED,
+	MAX_PI_FILE_DEPTH,
 	MAX_PI_LAST_TURN,
 	MAX_PI_MESSAGE_BYTES,
 } from "../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
+import { PI_FILE_PREFIX } from "../../src/protocol/wire.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
-// The caps (message size, its lists, the editor's `files`) are the protocol's: src/protocol/limits.ts.
+// The caps (message size, its lists, the editor's `files`, nesting) are the protocol's: src/protocol/limits.ts.
 export {
 	FILE_REPORT_HOLD_SECONDS,
 	KEPT_FILE_REPORTS,
 	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
+	MAX_PI_FILE_DEPTH,
 	MAX_PI_LAST_TURN,
 	MAX_PI_MESSAGE_BYTES,
 };
@@ -69,14 +73,12 @@ export interface HandledMessage {
 
 export type ParsedPiMessage = { ok: true; message: PiMessage } | { ok: false; problem: string };
 
-const PI_MESSAGE_PREFIX = "pi-";
-
 /**
  * The pid in a `pi-<pid>.json` name, or undefined for any other name (temp files included): the state file
  * name rule (canonical decimal, at most 2^31-1, so `pi-042.json` is not pi 42's) behind the prefix.
  */
 export function piMessagePid(name: string): number | undefined {
-	return name.startsWith(PI_MESSAGE_PREFIX) ? parseStateFileName(name.slice(PI_MESSAGE_PREFIX.length)) : undefined;
+	return name.startsWith(PI_FILE_PREFIX) ? parseStateFileName(name.slice(PI_FILE_PREFIX.length)) : undefined;
 }
 
 /** A JSON object's fields, and the checks every reader of pi's files makes of them. */
@@ -86,6 +88,36 @@ export const isObject = (value: unknown): value is Fields =>
 	typeof value === "object" && value !== null && !Array.isArray(value);
 export const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 export const isPid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+/** A line number or line count from pi's files: an integer 0 to MAX_LINE_NUMBER (PROTOCOL.md "Limits"). */
+export const isLineNumber = (value: unknown): value is number =>
+	Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LINE_NUMBER;
+
+/**
+ * How deep `text` nests arrays and objects, counted over its bytes (`[` and `{` outside strings) without decoding
+ * it, up to `max + 1`: the rule of PROTOCOL.md "Limits" that refuses a deeper file of pi's before any decoder
+ * sees it. Malformed text is the decoder's to refuse.
+ */
+export function nestingDepth(text: string, max: number = MAX_PI_FILE_DEPTH): number {
+	let depth = 0;
+	let deepest = 0;
+	let inString = false;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (inString) {
+			if (c === 0x5c)
+				i++; // a backslash: the next character is escaped
+			else if (c === 0x22) inString = false;
+		} else if (c === 0x22) inString = true;
+		else if (c === 0x5b || c === 0x7b) {
+			depth++;
+			if (depth > deepest) {
+				deepest = depth;
+				if (deepest > max) return deepest;
+			}
+		} else if (c === 0x5d || c === 0x7d) depth--;
+	}
+	return deepest;
+}
 
 /**
  * The head every file pi writes is read with: JSON, an object, of `kind`, and (given `pid`, the pid its name
@@ -96,6 +128,9 @@ export function parsePiObject(
 	kind: string,
 	pid?: number,
 ): { ok: true; raw: Fields } | { ok: false; problem: string } {
+	if (nestingDepth(text) > MAX_PI_FILE_DEPTH) {
+		return { ok: false, problem: `nested deeper than ${MAX_PI_FILE_DEPTH} levels: refused unread` };
+	}
 	let raw: unknown;
 	try {
 		raw = JSON.parse(text);

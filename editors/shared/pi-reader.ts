@@ -8,13 +8,13 @@
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { type Liveness, probePid } from "../../src/discovery/liveness.ts";
+import { type Liveness, probePid } from "../../src/protocol/liveness.ts";
 import { oversize, readPrivateFile } from "../../src/protocol/state-dir.ts";
 import { isExpired, MAX_APPROVAL_BYTES, type PendingApproval, parseApproval, piApprovalName } from "./approval.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
 import { MAX_REVIEW_BYTES, parseReview, piReviewName, type ReviewRun } from "./review.ts";
 
-/** Is pi `pid` running, and is it ours? pi's own probe (src/discovery/liveness.ts) unless a test injects one. */
+/** Is pi `pid` running, and is it ours? pi's own probe (src/protocol/liveness.ts) unless a test injects one. */
 export type PidProbe = (pid: number) => Liveness;
 
 // The one `kill(pid, 0)` probe, pi's: the editors ask the same question about pi that pi asks about them.

@@ -9,11 +9,18 @@
  * so a hunk the user edited is never shown or reverted as pi's. The file-system checks that come before
  * parsing live in pi-reader.ts.
  */
-import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/link/change-set.ts";
-import { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES, MAX_REVIEW_HUNKS_PER_FILE } from "../../src/protocol/limits.ts";
+import {
+	MAX_ID_BYTES,
+	MAX_REVERTED_REPORTS,
+	MAX_REVIEW_BYTES,
+	MAX_REVIEW_HUNKS_PER_FILE,
+	MAX_REVIEW_RUNS,
+} from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
-import { isCount, isObject, parsePiObject } from "./pi-message.ts";
+import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/protocol/wire.ts";
+import { isCount, isLineNumber, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
+import { utf8Length } from "./utf16.ts";
 
 export type { RevertedHunk, ReviewFile, ReviewHunk, ReviewRun };
 // The caps are the protocol's (src/protocol/limits.ts).
@@ -32,12 +39,15 @@ const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
 const NOTES = new Set(["binary", "too large", "unreadable"]);
 
-/** One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed. */
+/**
+ * One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed: its id
+ * 1 to MAX_ID_BYTES bytes of UTF-8, `old_start` and `new_start` line numbers from 1 (PROTOCOL.md `hunks[]`).
+ */
 export function parseHunk(raw: unknown): ReviewHunk | undefined {
 	if (!isObject(raw)) return undefined;
 	const { id, old_start, new_start, old_text, new_text } = raw;
-	if (typeof id !== "string" || id.length === 0 || id.length > 64) return undefined;
-	if (!isCount(old_start) || !isCount(new_start) || new_start < 1) return undefined;
+	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_ID_BYTES) return undefined;
+	if (!isLineNumber(old_start) || !isLineNumber(new_start) || old_start < 1 || new_start < 1) return undefined;
 	if (!isLines(old_text) || !isLines(new_text)) return undefined;
 	// The texts are what the editor compares and puts back: the counts are taken from them.
 	return {
@@ -59,7 +69,7 @@ function parseFile(raw: unknown, dropped: { n: number }): ReviewFile | undefined
 	if (note !== null && note !== undefined && !(typeof note === "string" && NOTES.has(note))) return undefined;
 	if (!Array.isArray(hunks)) return undefined;
 	const good: ReviewHunk[] = [];
-	for (const each of hunks.slice(0, MAX_REVIEW_HUNKS_PER_FILE)) {
+	for (const each of hunks) {
 		const hunk = parseHunk(each);
 		if (hunk) good.push(hunk);
 		else dropped.n++;
@@ -69,19 +79,45 @@ function parseFile(raw: unknown, dropped: { n: number }): ReviewFile | undefined
 		baseline: note ? null : baseline,
 		note: (note as ReviewFile["note"] | undefined) ?? null,
 		hunks: note ? [] : good,
-		hunks_total: isCount(hunks_total) ? Math.max(hunks_total, good.length) : good.length,
+		hunks_total: isLineNumber(hunks_total) ? Math.max(hunks_total, good.length) : good.length,
 	};
 }
 
 /**
+ * Why a list of pi's (a change set's `runs`, a file's or a request's `hunks`) is over the protocol's cap, or
+ * undefined: checked by its length, before any work per entry (PROTOCOL.md "Limits").
+ */
+export function overCap(what: string, list: readonly unknown[], cap: number): string | undefined {
+	return list.length > cap ? `${what}: ${list.length}, over the cap of ${cap}: refused` : undefined;
+}
+
+/** Why a change set's runs or a file's hunks are over the protocol's caps, or undefined. */
+function reviewOverCaps(runs: unknown[]): string | undefined {
+	const tooMany = overCap("runs", runs, MAX_REVIEW_RUNS);
+	if (tooMany) return tooMany;
+	for (const run of runs) {
+		if (!isObject(run) || !Array.isArray(run["files"])) continue;
+		for (const file of run["files"]) {
+			if (isObject(file) && Array.isArray(file["hunks"])) {
+				const over = overCap("hunks of a file", file["hunks"], MAX_REVIEW_HUNKS_PER_FILE);
+				if (over) return over;
+			}
+		}
+	}
+	return undefined;
+}
+
+/**
  * Parse the text of pi `pid`'s change set. Never throws. The whole file is refused when it is not a change set of
- * that pi; a malformed run, file or hunk is left out and counted (a newer pi's additions are ignored).
+ * that pi, or over a cap; a malformed run, file or hunk is left out and counted (a newer pi's additions are ignored).
  */
 export function parseReview(text: string, pid: number): ParsedReview {
 	const head = parsePiObject(text, "pi-review", pid);
 	if (!head.ok) return head;
 	const raw = head.raw;
 	if (!Array.isArray(raw["runs"])) return { ok: false, problem: "runs: not a list" };
+	const over = reviewOverCaps(raw["runs"]);
+	if (over) return { ok: false, problem: over };
 	const dropped = { n: 0 };
 	const runs: ReviewRun[] = [];
 	for (const run of raw["runs"]) {
@@ -185,6 +221,14 @@ export interface Mark {
 	 * states, whatever lines are alike or were typed around the place.
 	 */
 	revertStates?: RevertStates;
+	/**
+	 * Set when an edit took away one of pi's lines (shiftMarks): the mark stays on the line that follows, which can
+	 * read the same as pi's (the baseline `a q } b`, pi's `a } } b`, pi's line deleted), so the text can no longer
+	 * tell; the hunk is edited for good, as an overlay of Emacs's evaporates.
+	 */
+	lost?: boolean;
+	/** Whether pi's lines stood whole at the mark after the last edit (noteIntact): only then can an edit take one. */
+	intact?: boolean;
 }
 
 /** hashLines of a document before a revert, and after it. */
@@ -266,14 +310,46 @@ const lineBreaks = (text: string): number => {
  * ending at the start of it having replaced whole lines) moves it by the lines it added or removed; an edit that
  * touches the mark's lines leaves it in place, and `markStatus` then says whether they are still pi's. A reverted
  * addition has no lines left: lines inserted at its place (an undo putting pi's back) go below it, not above.
+ * An edit that takes away one of pi's lines marks the hunk `lost` (see Mark), but for the editor's undo or redo
+ * (`byUndo`).
  */
-export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[]): Mark[] {
+export function shiftMarks(marks: readonly Mark[], changes: readonly LineChange[], byUndo = false): Mark[] {
 	return marks.map((mark) => {
 		if (mark.line === undefined) return mark;
 		const emptyPlace = mark.reverted && mark.hunk.old_text.length === 0 && mark.hunk.new_text.length > 0;
+		// An undo or redo puts back states (ReviewBook.edited tells a revert's): it takes no line of pi's.
+		const lost =
+			!byUndo &&
+			!mark.reverted &&
+			!mark.lost &&
+			mark.intact !== false &&
+			takesLine(mark.line, mark.hunk.new_text, changes);
 		const line = shiftLine(mark.line, changes, emptyPlace);
+		if (lost) return { ...mark, line, lost };
 		return line === mark.line ? mark : { ...mark, line };
 	});
+}
+
+/**
+ * Whether `changes` (in order) take away a line of pi's `lines` at `line` (0-based): a change that removes a line
+ * break, starting before the end of pi's last line and ending past the start of its first. One ending at the start
+ * of its first line is above it (shiftLine); one starting at the end of its last line (not empty) leaves pi's text
+ * whole, and the text then tells.
+ */
+function takesLine(line: number, lines: readonly string[], changes: readonly LineChange[]): boolean {
+	if (lines.length === 0) return false;
+	const lastLength = (lines[lines.length - 1] ?? "").length;
+	let at = line;
+	for (const change of changes) {
+		const last = at + lines.length - 1;
+		const startsAfter =
+			change.startLine > last ||
+			(change.startLine === last && lastLength > 0 && (change.startCharacter ?? 0) >= lastLength);
+		const endsBefore = change.endLine < at || (change.endLine === at && change.endCharacter === 0);
+		if (change.endLine > change.startLine && !startsAfter && !endsBefore) return true;
+		at = shiftLine(at, [change]);
+	}
+	return false;
 }
 
 /** Line `line` moved through `changes` (shiftMarks' rule); `stays`: lines inserted at its start go below it. */
@@ -288,10 +364,19 @@ function shiftLine(line: number, changes: readonly LineChange[], stays = false):
 	return Math.max(0, at);
 }
 
+/** `marks` with `intact` noted from `document` (the text after the edits shiftMarks followed). */
+export function noteIntact(marks: readonly Mark[], document: TextLines): Mark[] {
+	return marks.map((mark) => {
+		const intact = markStatus(mark, document) === "pi";
+		return mark.intact === intact ? mark : { ...mark, intact };
+	});
+}
+
 /** What a mark is now in `document` (see MarkStatus). */
 export function markStatus(mark: Mark, document: TextLines): MarkStatus {
 	const { line, hunk } = mark;
 	if (line === undefined) return "unplaced";
+	if (mark.lost) return "edited";
 	// A revert holds until ReviewBook.edited sees it undone: the text at the mark's line can look like pi's (an
 	// added line like the one after it) and must not offer the revert again.
 	if (mark.reverted && mark.revertStates !== undefined) return "reverted";
@@ -358,7 +443,10 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
 	return { start: at > 0 ? endOfLine(at - 1) : { line: 0, character: 0 }, end, text: "" };
 }
 
-/** The key of a hunk's revert: the same hunk of the same run of the same pi. */
+/**
+ * The key of a hunk's revert, for a mark or a listed revert: the wire's `revertKey` spelled out (pi's; the copies
+ * are held together by test/fixtures/revert-key.ts).
+ */
 const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
 	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
 
@@ -472,6 +560,8 @@ export class ReviewBook {
 	#reverted: RevertedHunk[] = [];
 	/** Reverts the user undid (revertKeyOf): left out of `reverted` until a redo, so pi is never told of them. */
 	readonly #undone = new Set<string>();
+	/** Reverts the file has (revertKeyOf): the document's last save since the revert had it (`saved`). */
+	readonly #saved = new Set<string>();
 	readonly #rules: RevertRules;
 
 	constructor(rules: RevertRules = REVERT_RULES) {
@@ -513,7 +603,7 @@ export class ReviewBook {
 	sync(file: string, document: TextLines): void {
 		const found = this.entryFor(file);
 		if (found === undefined) this.#marks.delete(file);
-		else this.#marks.set(file, placeMarks(this.#marks.get(file) ?? [], found, document));
+		else this.#marks.set(file, noteIntact(placeMarks(this.#marks.get(file) ?? [], found, document), document));
 	}
 
 	/**
@@ -531,7 +621,7 @@ export class ReviewBook {
 			this.sync(file, document);
 			return false;
 		}
-		const moved = placeUnplaced(shiftMarks(marks, changes), found, document);
+		const moved = noteIntact(placeUnplaced(shiftMarks(marks, changes, byUndo), found, document), document);
 		if (!byUndo || !moved.some((m) => m.revertStates !== undefined)) {
 			this.#marks.set(file, moved);
 			return false;
@@ -553,13 +643,49 @@ export class ReviewBook {
 			}
 			return m;
 		});
-		this.#marks.set(file, next);
+		this.#marks.set(file, noteIntact(next, document));
 		// Every change of the undone set comes with a change of its mark's `reverted`.
 		return next.some((m, i) => m.reverted !== moved[i]?.reverted);
 	}
 
 	closed(file: string): void {
 		this.#marks.delete(file);
+	}
+
+	/** The document of `file` was saved: the reverts its file now has (those that hold), or no longer has. */
+	saved(file: string): void {
+		for (const mark of this.#marks.get(file) ?? []) {
+			const key = revertKeyOf(mark);
+			if (mark.reverted && mark.revertStates !== undefined && !this.#undone.has(key)) this.#saved.add(key);
+			else this.#saved.delete(key);
+		}
+	}
+
+	/**
+	 * The document of `file` was thrown away for its file's text (File: Revert File, a reload, closed unsaved):
+	 * `document`, its lines now, or undefined when closed. A revert its file does not have (no save since had it) is
+	 * gone with the text: out of `reverted`, so pi never tells its model of it; one the file has holds, even if
+	 * undone in the text thrown away. The marks are placed anew. Returns whether `reverted` changed.
+	 */
+	discarded(file: string, document: TextLines | undefined): boolean {
+		const listed = this.reverted.map(revertKeyOf).join(" ");
+		const gone = new Set<string>();
+		for (const r of this.#reverted) {
+			if (r.file !== file) continue;
+			const key = revertKeyOf(r);
+			if (this.#saved.has(key)) this.#undone.delete(key);
+			else gone.add(key);
+		}
+		if (gone.size > 0) {
+			this.#reverted = this.#reverted.filter((r) => !gone.has(revertKeyOf(r)));
+			for (const key of gone) this.#undone.delete(key);
+		}
+		if (document === undefined) this.#marks.delete(file);
+		else if (this.#marks.has(file)) {
+			this.#marks.set(file, []);
+			this.sync(file, document);
+		}
+		return this.reverted.map(revertKeyOf).join(" ") !== listed;
 	}
 
 	marks(file: string): readonly Mark[] {
@@ -578,7 +704,8 @@ export class ReviewBook {
 		if (current)
 			this.#marks.set(
 				file,
-				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true, revertStates } : m)),
+				// The revert's own edit took pi's lines (shiftMarks): not the user's.
+				current.map((m) => (ids.has(m.hunk.id) ? { ...m, reverted: true, revertStates, lost: false } : m)),
 			);
 		for (const mark of marks) {
 			this.#reverted = addRevert(this.#reverted, mark);

@@ -289,6 +289,8 @@ export class SelectionClock {
 
 export interface StateContext {
 	pid: number;
+	/** The editor's pid namespace (v0.5 `pid_ns`), null when unknown: read once with `ownPidNamespace`. */
+	pidNamespace?: string | null;
 	app: string;
 	/** Unix seconds. */
 	now: number;
@@ -300,6 +302,7 @@ export function buildEditorState(snapshot: HostSnapshot, context: StateContext):
 	return {
 		...(snapshot.protocol === undefined ? {} : { protocol: snapshot.protocol }),
 		pid: context.pid,
+		...(context.pidNamespace ? { pid_ns: context.pidNamespace } : {}),
 		cwd: snapshot.cwd,
 		timestamp: context.now,
 		app: context.app,

@@ -6,7 +6,7 @@
  * with a fence longer than any backtick run inside it, so it can never close it.
  */
 import { basename } from "node:path";
-import { inert } from "../protocol/inert.ts";
+import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import type { DatabaseView, EditorState, Selection } from "../protocol/protocol.ts";
 import { MAX_CLOCK_SKEW_SECONDS, SELECTION_FRESH_SECONDS } from "../protocol/protocol.ts";
 import { languageOfFile } from "./languages.ts";
@@ -15,7 +15,6 @@ export const DEFAULT_MAX_SELECTION_LINES = 1000;
 export const DEFAULT_MAX_SELECTION_BYTES = 64 * 1024;
 
 /** Longest single-line value (path, filter, cell) copied into the block. */
-const MAX_FIELD_CHARS = 500;
 /** Longest selection preview in the quote, in characters. */
 const PREVIEW_CHARS = 60;
 /** Longest database cell value shown. */
@@ -61,24 +60,6 @@ export interface ContextBlock {
 export type Freshness =
 	| { fresh: true; ageSeconds: number }
 	| { fresh: false; ageSeconds: number | null; reason: "no selection" | "no timestamp" | "stale" | "in the future" };
-
-const APP_NAMES: Readonly<Record<string, string>> = {
-	nvim: "Neovim",
-	vim: "Vim",
-	vscode: "VS Code",
-	obsidian: "Obsidian",
-	jetbrains: "JetBrains IDE",
-	zed: "Zed",
-	emacs: "Emacs",
-	helix: "Helix",
-};
-
-/** `product` when present (WebStorm), else a readable name for `app`. */
-export function formatEditorName(state: Pick<EditorState, "app" | "product">): string {
-	const product = state.product?.trim();
-	if (product) return oneLine(product, 60);
-	return APP_NAMES[state.app] ?? oneLine(state.app, 60);
-}
 
 /**
  * Fresh = made at most SELECTION_FRESH_SECONDS ago. A `selected_at` up to
@@ -266,16 +247,6 @@ function cutToBytes(line: string, maxBytes: number): string {
 		bytes += size;
 	}
 	return out;
-}
-
-/**
- * Make an untrusted value safe for one line of the block or the terminal:
- * unsafe characters (see inert.ts) become visible escapes, and overlong values are cut.
- */
-export function oneLine(value: string, maxChars = MAX_FIELD_CHARS): string {
-	const escaped = inert(value);
-	const chars = Array.from(escaped);
-	return chars.length > maxChars ? `${chars.slice(0, maxChars - 1).join("")}…` : escaped;
 }
 
 function previewText(text: string): string {

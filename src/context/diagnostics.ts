@@ -7,8 +7,8 @@
  * than the content they would describe are never presented as current.
  */
 
+import { oneLine } from "../protocol/inert.ts";
 import type { DiagnosticItem, Diagnostics, EditorState, Severity } from "../protocol/protocol.ts";
-import { oneLine } from "./blocks.ts";
 
 /** Most diagnostics shown in a prompt's context block. */
 export const PROMPT_DIAGNOSTICS_CAP = 10;

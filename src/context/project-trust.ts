@@ -12,7 +12,7 @@
  * project or a parent in `<agent-dir>/trust.json` (`/trust`, or an answer to pi's
  * prompt), or the global `defaultProjectTrust: "always"`.
  *
- * Pure: src/pi-trust.ts gathers the facts from pi.
+ * Pure: src/pi-api/trust.ts gathers the facts from pi.
  */
 
 export type DefaultProjectTrust = "ask" | "always" | "never";

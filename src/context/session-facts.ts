@@ -11,8 +11,8 @@
  * entries on, or another session: computed whole, from pi's projection. `test/unit/session-facts.test.ts`
  * checks the carried facts against the whole computation over seeded random sessions.
  */
-import type { ReadMessage } from "./context-memory.ts";
-import { withRunContext } from "./context-memory.ts";
+import type { ReadMessage } from "./model-view.ts";
+import { withRunContext } from "./request-repair.ts";
 
 /** A session entry, as far as these facts read it (pi's SessionEntry, structurally). */
 export interface FactsEntry {

@@ -17,7 +17,8 @@
 import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type FileVersion, isUnchanged, RACY_WINDOW_MS, signatureOf, versionOf } from "../protocol/file-version.ts";
-import { type EditorState, parseEditorState } from "../protocol/protocol.ts";
+import { MAX_REVIEW_BYTES } from "../protocol/limits.ts";
+import { type EditorState, PID_NAMESPACE_PATTERN, parseEditorState } from "../protocol/protocol.ts";
 import {
 	checkStateDir,
 	type DirHealth,
@@ -48,10 +49,29 @@ export interface ScanDiagnostic {
 	message: string;
 }
 
+/**
+ * One of another pi's files (`pi-<pid>.json`, `.review.json`, `.approval.json`): regular, ours, as the listing
+ * saw it. Only ever a candidate for removal, once its pi is gone (IdeController).
+ */
+export interface PiFileRecord {
+	path: string;
+	pid: number;
+	writtenAt: number;
+	ino: number;
+}
+
 export interface ScanResult {
 	health: DirHealth;
 	editors: EditorRecord[];
 	diagnostics: ScanDiagnostic[];
+	/** pis' files in the directory, as the last full listing saw them (leftovers of a killed pi among them). */
+	piFiles: PiFileRecord[];
+}
+
+/** The pid of a pi file name: `pi-<pid>.json`, `pi-<pid>.review.json` or `pi-<pid>.approval.json`; else undefined. */
+export function parsePiFileName(name: string): number | undefined {
+	const match = /^pi-([^.]+)(?:\.review|\.approval)?\.json$/.exec(name);
+	return match?.[1] === undefined ? undefined : parseStateFileName(`${match[1]}.json`);
 }
 
 type FileVerdict = { kind: "editor"; record: EditorRecord } | { kind: "problem"; message: string } | { kind: "gone" };
@@ -80,7 +100,9 @@ export class StateDirScanner {
 	readonly uid: number;
 	readonly #cache = new Map<string, CacheEntry>();
 	/** What the last verifying scan found, and the directory's version then. */
-	#listing: { version: FileVersion; editors: EditorRecord[]; refused: RefusedFile[] } | undefined;
+	#listing:
+		| { version: FileVersion; editors: EditorRecord[]; refused: RefusedFile[]; piFiles: PiFileRecord[] }
+		| undefined;
 	/** Names a watcher reported since the last scan; `scan("changed")` checks only these (and new names). */
 	readonly #dirty = new Set<string>();
 
@@ -119,7 +141,7 @@ export class StateDirScanner {
 		if (!health.ok || !dirStats) {
 			this.#cache.clear();
 			this.#listing = undefined;
-			return { health, editors: [], diagnostics: [] };
+			return { health, editors: [], diagnostics: [], piFiles: [] };
 		}
 		// Editors replace their files by rename (PROTOCOL.md, Writing), which changes the directory: while it stays
 		// as the last verifying scan saw it (settled) and no watcher event came, every editor's file is as that scan
@@ -134,7 +156,7 @@ export class StateDirScanner {
 				if (verdict.kind === "editor") editors.push(verdict.record);
 				else if (verdict.kind === "problem") diagnostics.push({ path, message: verdict.message });
 			}
-			return { health, editors, diagnostics };
+			return { health, editors, diagnostics, piFiles: [...listing.piFiles] };
 		}
 		let names: string[];
 		try {
@@ -150,16 +172,22 @@ export class StateDirScanner {
 				},
 				editors: [],
 				diagnostics: [],
+				piFiles: [],
 			};
 		}
 		const editors: EditorRecord[] = [];
+		const piFiles: PiFileRecord[] = [];
 		const diagnostics: ScanDiagnostic[] = [];
 		const refused: RefusedFile[] = [];
 		const seen = new Set<string>();
 		for (const name of names) {
 			const pid = parseStateFileName(name);
 			// `<pid>.json.tmp` is a write in progress; anything else (`0<pid>.json` too) is not ours to judge.
-			if (pid === undefined) continue;
+			if (pid === undefined) {
+				const piFile = this.#piFile(name);
+				if (piFile) piFiles.push(piFile);
+				continue;
+			}
 			seen.add(name);
 			const path = join(this.dir, name);
 			const cached = mode === "changed" && !this.#dirty.has(name) ? this.#cache.get(name) : undefined;
@@ -175,9 +203,9 @@ export class StateDirScanner {
 		// Only a verifying scan looked at every file; a "changed" one took the watcher's word for the rest.
 		this.#listing =
 			mode === "verify"
-				? { version: versionOf(dirStats, readStartedMs, this.#racyWindowMs), editors, refused }
+				? { version: versionOf(dirStats, readStartedMs, this.#racyWindowMs), editors, refused, piFiles }
 				: undefined;
-		return { health, editors: [...editors], diagnostics };
+		return { health, editors: [...editors], diagnostics, piFiles: [...piFiles] };
 	}
 
 	/**
@@ -191,11 +219,11 @@ export class StateDirScanner {
 	}
 
 	/**
-	 * Remove the state file of an editor that has exited (its pid is dead). Only the very file judged
-	 * (same inode and mtime, still a regular file of ours) and only inside a trusted directory: never a
-	 * file a new editor just wrote, never a file that is not ours. Returns whether it was removed.
+	 * Remove the state file of an editor, or a file of a pi, that has exited (its pid is dead or reused). Only the
+	 * very file judged (same inode and mtime, still a regular file of ours) and only inside a trusted directory:
+	 * never a file a new editor or pi just wrote, never a file that is not ours. Returns whether it was removed.
 	 */
-	removeLeftover(record: EditorRecord): boolean {
+	removeLeftover(record: Pick<EditorRecord, "path" | "pid" | "ino" | "writtenAt">): boolean {
 		try {
 			if (!checkStateDir(this.dir, this.uid).ok) return false;
 			const stats = lstatSync(record.path, { throwIfNoEntry: false });
@@ -203,9 +231,43 @@ export class StateDirScanner {
 			if (stats.ino !== record.ino || stats.mtimeMs / 1000 !== record.writtenAt) return false;
 			unlinkSync(record.path);
 			this.#cache.delete(stateFileName(record.pid));
+			if (this.#listing) this.#listing.piFiles = this.#listing.piFiles.filter((f) => f.path !== record.path);
 			return true;
 		} catch {
 			return false;
+		}
+	}
+
+	/**
+	 * The pid namespace a pi's file names (v0.5 `pid_ns`): undefined when it names none (a pi before v0.5), null
+	 * when it cannot be read or parsed (then nothing about it is known: it is never removed). Read only on the way
+	 * to removing the file, so a scan costs nothing more.
+	 */
+	piFileNamespace(file: Pick<PiFileRecord, "path">): string | undefined | null {
+		try {
+			const stats = lstatSync(file.path, { throwIfNoEntry: false });
+			if (!stats?.isFile() || stats.uid !== this.uid) return null;
+			const read = readPrivateFile(file.path, stats, { maxBytes: MAX_REVIEW_BYTES });
+			if (read.kind !== "text") return null;
+			const value: unknown = (JSON.parse(read.text) as { pid_ns?: unknown }).pid_ns;
+			if (value === undefined) return undefined;
+			return typeof value === "string" && PID_NAMESPACE_PATTERN.test(value) ? value : null;
+		} catch {
+			return null;
+		}
+	}
+
+	/** A pi's file by its name: a regular file of ours (anything else is not a candidate for removal). */
+	#piFile(name: string): PiFileRecord | undefined {
+		const pid = parsePiFileName(name);
+		if (pid === undefined) return undefined;
+		const path = join(this.dir, name);
+		try {
+			const stats = lstatSync(path, { throwIfNoEntry: false });
+			if (!stats?.isFile() || stats.uid !== this.uid) return undefined;
+			return { path, pid, writtenAt: stats.mtimeMs / 1000, ino: stats.ino };
+		} catch {
+			return undefined;
 		}
 	}
 

@@ -4,7 +4,9 @@
  * waits, and removes it once decided. The decisions and words are approval.ts's; the dry run of the tool is
  * the pi shell's (src/index.ts), handed in. Never throws.
  */
-import { piApprovalFileName } from "../protocol/protocol.ts";
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { piApprovalFileName } from "../protocol/wire.ts";
 import {
 	type ApprovalOutcome,
 	answersApprovals,
@@ -16,6 +18,7 @@ import {
 	editorName,
 	encodeApprovalMessage,
 	type OutcomeWords,
+	refusedDirWarning,
 } from "./approval.ts";
 import type { WaitPorts } from "./await-report.ts";
 import { type EditorLinkOptions, readForReview } from "./editor-link.ts";
@@ -24,9 +27,17 @@ import { PiMessageWriter } from "./pi-writer.ts";
 
 /** EditorLink's options that the desk shares (the same state dir, identity and connection), and its ports. */
 export interface ApprovalDeskOptions
-	extends Pick<EditorLinkOptions, "stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs"> {
+	extends Pick<
+		EditorLinkOptions,
+		"stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs" | "pidNamespace"
+	> {
 	/** The editor's state file, read fresh and watched (EditorLink's). */
 	editorPorts: (pid: number) => WaitPorts;
+	/**
+	 * Why pi refuses its state dir now (formatDirHealth), or null when it reads it (or it does not exist yet). A
+	 * refused dir means no editor can be asked: never a silent approval (PROTOCOL.md, Approval).
+	 */
+	stateDirProblem?: () => string | null;
 }
 
 export interface ReviewCall {
@@ -43,6 +54,28 @@ export interface ReviewCall {
 	/** pi's dialog, when pi has a UI. */
 	dialog?: (title: string, signal: AbortSignal) => Promise<"accept" | "reject" | undefined>;
 	signal?: AbortSignal;
+}
+
+/**
+ * What the file holds now, as a hash of its bytes ("absent", "unreadable"): an approved proposal applies only to
+ * the content it was made from. Opened as readForReview opens it (non-blocking, regular files only).
+ */
+export function contentHash(path: string): string {
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+		if (!fstatSync(fd).isFile()) return "unreadable";
+		const hash = createHash("sha256");
+		const chunk = Buffer.allocUnsafe(64 * 1024);
+		for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null))
+			hash.update(chunk.subarray(0, n));
+		return hash.digest("hex");
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		return code === "ENOENT" || code === "ENOTDIR" ? "absent" : "unreadable";
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
 }
 
 export class ApprovalDesk {
@@ -64,6 +97,8 @@ export class ApprovalDesk {
 		const path = call.input && typeof call.input === "object" ? (call.input as { path?: unknown }).path : undefined;
 		const file = typeof path === "string" && path !== "" ? resolveToolPath(path, cwd, home) : null;
 		if (file === null) return null;
+		// Hashed first: a change between the two reads makes the check below refuse, never apply over it.
+		const madeFrom = contentHash(file);
 		const before = readForReview(file);
 		let after: string | null = null;
 		if (before.kind !== "note") {
@@ -84,8 +119,10 @@ export class ApprovalDesk {
 		const editorPorts = editor ? this.#options.editorPorts(editor.pid) : undefined;
 		const state = editorPorts?.read() ?? null;
 		const answering = editor && editorPorts && state && answersApprovals(state) ? editorPorts : undefined;
+		const refused = this.#stateDirProblem();
 		if (!answering && !call.dialog) {
-			const outcome: ApprovalOutcome = { kind: "unattended" };
+			const outcome: ApprovalOutcome =
+				refused === null ? { kind: "unattended" } : { kind: "dir refused", problem: refused };
 			return { outcome, words: describeOutcome(outcome, file, cwd) };
 		}
 		this.#pending = { tool: call.toolName, file, sinceMs: now * 1000 };
@@ -98,6 +135,7 @@ export class ApprovalDesk {
 					editor_pid: editor.pid,
 					timestamp: now,
 					request,
+					...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 				});
 				const written = this.#writer.write(text, text);
 				if (!written.ok) this.#options.warn?.(`pi-ide-context: ${written.message}`);
@@ -107,13 +145,21 @@ export class ApprovalDesk {
 				...(answering && state
 					? { editor: { name: editorName(state), read: answering.read, subscribe: answering.subscribe } }
 					: {}),
-				...(dialog ? { dialog: (signal: AbortSignal) => dialog(dialogTitle(request, cwd), signal) } : {}),
+				...(dialog
+					? {
+							dialog: (signal: AbortSignal) =>
+								dialog(`${dialogTitle(request, cwd)}${refused === null ? "" : refusedDirWarning(refused)}`, signal),
+						}
+					: {}),
 				setTimer: (fn, ms) => {
 					const timer = setTimeout(fn, ms);
 					return () => clearTimeout(timer);
 				},
 			};
-			const outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
+			let outcome = await awaitDecision(ports, { piPid: pid, id: request.id, timeoutS: call.timeoutS }, call.signal);
+			// The user may have saved the file while reviewing: the approval was for the content pi proposed against.
+			if (outcome.kind === "accepted" && contentHash(file) !== madeFrom)
+				outcome = { kind: "changed", where: outcome.where };
 			return { outcome, words: describeOutcome(outcome, file, cwd) };
 		} finally {
 			this.#pending = null;
@@ -126,6 +172,15 @@ export class ApprovalDesk {
 		if (!this.#pending) return null;
 		const { tool, file, sinceMs } = this.#pending;
 		return { tool, file, waitedS: Math.max(0, ((this.#options.nowMs?.() ?? Date.now()) - sinceMs) / 1000) };
+	}
+
+	/** The state dir's problem; one that cannot be told counts as refused. */
+	#stateDirProblem(): string | null {
+		try {
+			return this.#options.stateDirProblem?.() ?? null;
+		} catch (error) {
+			return `(cannot tell: ${String(error)})`;
+		}
 	}
 
 	close(): void {

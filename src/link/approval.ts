@@ -7,50 +7,16 @@
  * clock and abort injected) and the words the model reads.
  */
 import { posix } from "node:path";
-import { formatEditorName, oneLine } from "../context/blocks.ts";
+import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { MAX_APPROVAL_BYTES } from "../protocol/limits.ts";
 import type { EditorState } from "../protocol/protocol.ts";
+import type { ApprovalMessage, ApprovalRequest, ReviewNote } from "../protocol/wire.ts";
 import { releaseAll } from "./await-report.ts";
-import {
-	computeHunks,
-	type FileContent,
-	MAX_REVIEW_HUNKS_PER_FILE,
-	type ReviewHunk,
-	type ReviewNote,
-} from "./change-set.ts";
+import { computeHunks, type FileContent, MAX_REVIEW_HUNKS_PER_FILE } from "./change-set.ts";
 
 /** The dialog's two answers (pi's TUI, or an RPC client's extension UI). */
 export const DIALOG_ACCEPT = "Apply the change";
 export const DIALOG_REJECT = "Reject it (the file stays as it is)";
-
-/** One proposed change, as the editor reads it. */
-export interface ApprovalRequest {
-	/** Unique for the life of the pi process: the editor's decision names it. */
-	id: string;
-	tool: string;
-	/** Absolute path, resolved as pi's tools resolve theirs. */
-	file: string;
-	/** The file does not exist yet: `write` creates it. */
-	created: boolean;
-	/** Why the hunks are not carried (the file is binary, too large, unreadable): then `hunks` is empty. */
-	note: ReviewNote | null;
-	/** From the file as it is now to what the tool would leave (no context lines), as in the change set. */
-	hunks: ReviewHunk[];
-	hunks_total: number;
-	/** The stated timeout, and when it runs out (seconds since the epoch). */
-	timeout_s: number;
-	expires: number;
-}
-
-/** `pi-<pid>.approval.json`: present only while a request waits. */
-export interface ApprovalMessage {
-	protocol: "0.4";
-	kind: "pi-approval";
-	pid: number;
-	editor_pid: number | null;
-	timestamp: number;
-	request: ApprovalRequest;
-}
 
 export interface RequestInput {
 	id: string;
@@ -109,12 +75,16 @@ export function decisionIn(
 /** How a wait ended. `where` names the editor or pi's dialog. */
 export type ApprovalOutcome =
 	| { kind: "accepted"; where: string }
+	/** Approved, but the file is no longer what the proposal was made from (the user saved it meanwhile). */
+	| { kind: "changed"; where: string }
 	| { kind: "rejected"; where: string }
 	| { kind: "timeout"; seconds: number }
 	| { kind: "dismissed" }
 	| { kind: "editor gone"; where: string }
 	| { kind: "aborted" }
-	| { kind: "unattended" };
+	| { kind: "unattended" }
+	/** Nobody could be asked because pi refuses its state dir (`problem`: which and why): never an approval. */
+	| { kind: "dir refused"; problem: string };
 
 export const DIALOG_NAME = "pi's approval dialog";
 
@@ -213,6 +183,11 @@ export function describeOutcome(outcome: ApprovalOutcome, file: string, cwd: str
 	switch (outcome.kind) {
 		case "accepted":
 			return { block: null, note: `Approval: the user approved this change to ${path} in ${outcome.where}.` };
+		case "changed":
+			return {
+				block: `The user approved this change in ${outcome.where}, but ${path} changed after the change was proposed (saved while the user reviewed it): the change was not applied, so the file keeps its new content. Read ${path} again before changing it.`,
+				note: null,
+			};
 		case "rejected":
 			return {
 				block: `The user rejected this change in ${outcome.where}: ${path} is unchanged. Do not make it again unless the user asks.`,
@@ -235,12 +210,25 @@ export function describeOutcome(outcome: ApprovalOutcome, file: string, cwd: str
 				block: `The run was stopped while this change waited for the user's approval: ${notApplied}.`,
 				note: null,
 			};
+		case "dir refused":
+			return {
+				block: `Approval is on, but pi refuses its state directory (${oneLine(outcome.problem, 300)}), so the user's editor cannot be asked, and pi has no dialog here: ${notApplied}. This is not a rejection: tell the user, who must fix the directory or approve another way.`,
+				note: null,
+			};
 		case "unattended":
 			return {
 				block: null,
 				note: "Approval is on, but no editor and no dialog could ask the user (no UI, no editor that answers approvals): this change was applied without approval.",
 			};
 	}
+}
+
+/**
+ * What pi's dialog adds when pi refuses its state dir (`problem`: which and why): the user's editor was not asked
+ * and cannot be, so the dialog is the only place this change is approved.
+ */
+export function refusedDirWarning(problem: string): string {
+	return ` Your editor cannot be asked: pi refuses its state directory ${oneLine(problem, 300)}.`;
 }
 
 /** The editor's name for the words above ("Neovim", "VS Code"). */

@@ -14,63 +14,19 @@ import {
 	MAX_REVIEW_RUNS,
 } from "../protocol/limits.ts";
 
-export { MAX_REVIEW_BYTES, MAX_REVIEW_FILE_BYTES, MAX_REVIEW_HUNKS_PER_FILE, MAX_REVIEW_RUNS };
+import {
+	type ReviewFile,
+	type ReviewHunk,
+	type ReviewMessage,
+	type ReviewNote,
+	type ReviewRun,
+	splitLines,
+} from "../protocol/wire.ts";
+
+export { MAX_REVIEW_BYTES, MAX_REVIEW_FILE_BYTES, MAX_REVIEW_HUNKS_PER_FILE, MAX_REVIEW_RUNS, splitLines };
 
 /** A file's content as the shell read it: its text, absent (no such file), or why its text is not carried. */
 export type FileContent = { kind: "text"; text: string } | { kind: "absent" } | { kind: "note"; note: ReviewNote };
-
-/** Why a file's content is not in the change set. */
-export type ReviewNote = "binary" | "too large" | "unreadable";
-
-/** One hunk: baseline lines `old_text` at `old_start` became `new_text` at `new_start` in pi's version. */
-export interface ReviewHunk {
-	/** Stable while the hunk's file and text stay the same: `h` and 10 hex digits. */
-	id: string;
-	/** 1-based. With `old_lines` 0, the baseline line before which pi inserted. */
-	old_start: number;
-	old_lines: number;
-	/** 1-based. With `new_lines` 0, the line of pi's version before which pi deleted. */
-	new_start: number;
-	new_lines: number;
-	old_text: string[];
-	new_text: string[];
-}
-
-export interface ReviewFile {
-	/** Absolute path, resolved as pi's write/edit tools resolve theirs. */
-	file: string;
-	/** The content before pi first touched the file in this run; null when it did not exist or is not carried. */
-	baseline: string | null;
-	/** Why the contents are not carried (then there are no hunks). */
-	note: ReviewNote | null;
-	hunks: ReviewHunk[];
-	/** Hunks in all, when more than MAX_REVIEW_HUNKS_PER_FILE. */
-	hunks_total: number;
-}
-
-export interface ReviewRun {
-	/** The seq of the run's first change: unique and growing for the life of the pi process. */
-	run: number;
-	files: ReviewFile[];
-}
-
-/** `pi-<pid>.review.json`. */
-export interface ReviewMessage {
-	protocol: "0.4";
-	kind: "pi-review";
-	pid: number;
-	editor_pid: number | null;
-	timestamp: number;
-	runs: ReviewRun[];
-}
-
-/** Lines of a text, without the terminator of the last one (so "a\n" and "a" are both ["a"]). */
-export function splitLines(text: string): string[] {
-	if (text === "") return [];
-	const lines = text.split("\n");
-	if (lines[lines.length - 1] === "") lines.pop();
-	return lines;
-}
 
 /** The length of the longest common prefix of `a` and `b`, found by halving with native compares. */
 function commonPrefixLength(a: string, b: string): number {
@@ -131,6 +87,22 @@ function hunkId(file: string, oldText: string[], newText: string[], occurrence: 
 	return `h${hash.digest("hex").slice(0, 10)}`;
 }
 
+/**
+ * The longest edit script (lines removed plus lines added) the line diff looks for. Myers' diff costs about the
+ * lines compared times the edit script's length (a full rewrite of a 20,000-line file took 79 s on pi's main
+ * thread before, issue 22), so the length is also held to DIFF_WORK_BUDGET divided by the lines compared: a
+ * bound on the work, the same on every machine and under any load (a time limit would make the hunks depend on
+ * how busy the machine is). Beyond it the changed region becomes one hunk (the lines the two texts share at either
+ * end still stay out of it). About 30 ms for a 20,000-line rewrite at the bound.
+ */
+export const MAX_DIFF_EDIT_LENGTH = 500;
+const DIFF_WORK_BUDGET = 10_000_000;
+
+/** The edit length the diff may look for between `lines` compared lines (at least 1). */
+export function diffEditBound(lines: number): number {
+	return Math.max(1, Math.min(MAX_DIFF_EDIT_LENGTH, Math.floor(DIFF_WORK_BUDGET / Math.max(1, lines))));
+}
+
 /** A hunk before it has its id. */
 type RawHunk = Omit<ReviewHunk, "id">;
 
@@ -154,7 +126,19 @@ function diffHunks(oldLines: string[], newLines: string[], oldBase = 0, newBase 
 	let oldAt = oldBase + head + 1;
 	let newAt = newBase + head + 1;
 	let open: RawHunk | undefined;
-	const middle = diffArrays(oldLines.slice(head, oldLines.length - tail), newLines.slice(head, newLines.length - tail));
+	const oldMiddle = oldLines.slice(head, oldLines.length - tail);
+	const newMiddle = newLines.slice(head, newLines.length - tail);
+	// Bounded (issue 22): past diffEditBound lines removed and added, the whole middle is one hunk. Still a true change set (replayed on the baseline it gives pi's version), only coarser.
+	// Without a line in common (a full rewrite) the exact diff is that one hunk too, found without a search.
+	const oldSet = new Set(oldMiddle);
+	const common = newMiddle.some((line) => oldSet.has(line));
+	const options = { maxEditLength: diffEditBound(oldMiddle.length + newMiddle.length) };
+	const middle =
+		(common ? diffArrays(oldMiddle, newMiddle, options) : undefined) ??
+		[
+			{ value: oldMiddle, count: oldMiddle.length, added: false, removed: true },
+			{ value: newMiddle, count: newMiddle.length, added: true, removed: false },
+		].filter((part) => part.count > 0);
 	for (const part of middle) {
 		const lines = part.value as string[];
 		if (!part.added && !part.removed) {
@@ -287,11 +271,6 @@ export class ChangeSet {
 	/** A prompt's run begins: the next change opens a new run. */
 	startRun(): void {
 		this.#open = false;
-	}
-
-	/** The runs kept (their numbers), with or without changed files. */
-	runIds(): Set<number> {
-		return new Set(this.#runs.map((r) => r.run));
 	}
 
 	/** Whether `file` already has a baseline in the current run (the shell then need not read it). */

@@ -7,7 +7,8 @@
 import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, watch } from "node:fs";
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
-import { piReviewFileName } from "../protocol/protocol.ts";
+import { oneLine } from "../protocol/inert.ts";
+import { piReviewFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
@@ -65,6 +66,13 @@ export interface EditorLinkOptions {
 	waitCaps?: WaitCaps;
 	/** Where seqs come from; default the process's own (processSeqCounter). */
 	seqCounter?: SeqCounter;
+	/**
+	 * Files the ignore rules keep from the model (IdeController.excludes): pi says nothing an editor reported about
+	 * them (diagnostics, reload, reverts). Default: none.
+	 */
+	excluded?: (file: string) => boolean;
+	/** pi's pid namespace (`pid:[...]`, v0.5), written in pi's files so a reader elsewhere knows its pid is not theirs. */
+	pidNamespace?: string | null;
 }
 
 /**
@@ -90,6 +98,11 @@ export function readForReview(path: string, maxBytes = MAX_REVIEW_FILE_BYTES): F
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
+}
+
+/** The tool-result note for a file the ignore rules exclude: pi's own words only, nothing the editor said. */
+export function excludedNote(file: string): string {
+	return `${oneLine(file)} is excluded by pi-ide-context's ignore rules: nothing the editor reports about it (diagnostics, reload) is passed on.`;
 }
 
 export class EditorLink {
@@ -173,6 +186,8 @@ export class EditorLink {
 		}
 		this.#publish(recorded);
 		if (!speaksV03(editor.state)) return null;
+		// An ignored file: no wait for what the editor will say of it, and none of its words (a linter quotes lines).
+		if (this.#excluded(file)) return excludedNote(file);
 		// The editor answers the message: it must be out before the wait for the answer begins.
 		await this.flush();
 		const caps = this.#options.waitCaps ?? WAIT_CAPS;
@@ -190,11 +205,18 @@ export class EditorLink {
 		const editor = this.#options.connected();
 		if (this.#closed || !editor) return null;
 		const state = this.#read(editor.pid) ?? editor.state;
+		const excluded = (file: string) => this.#excluded(file);
 		const undone = undoneReverts(state, editor.pid, this.#toldReverts);
 		for (const r of undone) this.#toldReverts.delete(revertKey(r));
-		const fresh = newReverts(state, this.#options.pid, this.changes.runIds(), this.#toldReverts);
+		const fresh = newReverts(state, this.#options.pid, this.changes.runs(), this.#toldReverts, excluded);
 		for (const r of fresh) this.#toldReverts.set(revertKey(r), { revert: r, editorPid: editor.pid });
-		const notes = [formatUndoneNote(undone, this.#options.cwd), formatRevertNote(fresh, this.#options.cwd)];
+		const notes = [
+			formatUndoneNote(
+				undone.filter((r) => !excluded(r.file)),
+				this.#options.cwd,
+			),
+			formatRevertNote(fresh, this.#options.cwd),
+		];
 		const text = notes.filter((n) => n !== null).join("\n\n");
 		return text === "" ? null : text;
 	}
@@ -234,6 +256,15 @@ export class EditorLink {
 		return this.flush().then(remove);
 	}
 
+	/** Whether the ignore rules keep `file` from the model; a predicate that throws counts as yes. */
+	#excluded(file: string): boolean {
+		try {
+			return this.#options.excluded?.(file) ?? false;
+		} catch {
+			return true;
+		}
+	}
+
 	/** The absolute path a file-writing tool's input names, resolved as pi's tools do; null for other tools. */
 	#toolFile(toolName: string, input: unknown): string | null {
 		if (!FILE_WRITING_TOOLS.has(toolName)) return null;
@@ -259,6 +290,7 @@ export class EditorLink {
 				now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
 				editorPid: this.#editorPid,
 				log: this.log,
+				pidNamespace: this.#options.pidNamespace ?? null,
 			}),
 		);
 		// Published from now on (landed or on its way): later changes of the connection must follow it.
@@ -300,6 +332,7 @@ export class EditorLink {
 			editor_pid: this.#editorPid,
 			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
 			runs: this.changes.runs(),
+			...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 		});
 		// Never skipped: its timestamp changes with every publish anyway. A megabyte or more: written off pi's
 		// thread (on ext4 the rename over the old file alone costs about 3 ms), after the writes under way.

@@ -5,8 +5,8 @@
  */
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatEditorName, oneLine } from "../context/blocks.ts";
 import { formatList, isClean, isCurrent, TOOL_DIAGNOSTICS_CAP } from "../context/diagnostics.ts";
+import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import {
 	type EditorState,
 	type FileReport,
@@ -99,6 +99,8 @@ export interface PiMessageInput {
 	now: number;
 	editorPid: number | null;
 	log: ChangeLog;
+	/** pi's pid namespace (v0.5 `pid_ns`); null: unknown, not written. */
+	pidNamespace?: string | null;
 }
 
 export function buildPiMessage(input: PiMessageInput): PiMessage {
@@ -112,6 +114,7 @@ export function buildPiMessage(input: PiMessageInput): PiMessage {
 		seq: input.log.seq,
 		changed: input.log.changed.map((c) => ({ ...c })),
 		last_turn: [...input.log.lastTurn],
+		...(input.pidNamespace ? { pid_ns: input.pidNamespace } : {}),
 	};
 }
 

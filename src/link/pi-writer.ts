@@ -5,8 +5,8 @@
  * writes that would change nothing. Never throws.
  */
 import { join } from "node:path";
-import { piMessageFileName } from "../protocol/protocol.ts";
 import { removePrivateFile, type WriteResult, writePrivateFile, writePrivateFileAsync } from "../protocol/state-dir.ts";
+import { piMessageFileName } from "../protocol/wire.ts";
 
 export type WriteOutcome = { ok: true; skipped: boolean } | { ok: false; message: string };
 

@@ -1,29 +1,60 @@
 /**
  * pi learns what the user took back (v0.4 review): the editor's `reverted` list names pi's hunks the user
  * reverted in a buffer. With the next prompt the model is told, once per hunk and compactly, which ones (file,
- * line), so it does not silently put them back. A revert the model was told of that the same editor no longer
+ * line, as pi's own change set has it), so it does not silently put them back. A revert the model was told of that the same editor no longer
  * lists (the user undid it: PROTOCOL.md "v0.4") is told once too, so the model does not go on believing it.
  * Pure: the shell passes the editor's state and remembers what was told, and to which editor.
  */
 import { posix } from "node:path";
-import { oneLine } from "../context/blocks.ts";
+import { oneLine } from "../protocol/inert.ts";
 import { MAX_REVERTED_REPORTS } from "../protocol/limits.ts";
 import type { EditorState, RevertedHunk } from "../protocol/protocol.ts";
+import { type ReviewHunk, type ReviewRun, revertKey } from "../protocol/wire.ts";
 
 /** Hunks listed in one note; more are counted. */
 export const MAX_REVERTS_LISTED = 10;
 
-/** The key a reverted hunk is told under: the same hunk reverted again is not news. */
-export const revertKey = (r: RevertedHunk): string => `${r.pi_pid}:${r.run}:${r.id}`;
+/** The key a reverted hunk is told under (the same hunk reverted again is not news): the wire's. */
+export { revertKey };
 
-/** The editor's reverts of this pi's hunks (runs it knows, `runs`) not told yet, oldest first. */
+/**
+ * The editor's reverts of this pi's hunks not told yet, oldest first, each described by pi's own change set: only
+ * an entry naming a hunk pi published (its pid, one of its runs `runs`, a hunk id of that run) counts, and it is
+ * told with pi's path and pi's lines for that hunk, never the editor's `file`, `line` or `lines` (an editor can
+ * list anything: a file pi never touched, made-up ids, words in a name). `excluded`: files the ignore rules keep
+ * from the model (nothing is said about them).
+ */
 export function newReverts(
 	state: EditorState | undefined,
 	piPid: number,
-	runs: ReadonlySet<number>,
+	runs: readonly ReviewRun[],
 	told: { has(key: string): boolean },
+	excluded: (file: string) => boolean = () => false,
 ): RevertedHunk[] {
-	return (state?.reverted ?? []).filter((r) => r.pi_pid === piPid && runs.has(r.run) && !told.has(revertKey(r)));
+	const fresh: RevertedHunk[] = [];
+	for (const r of state?.reverted ?? []) {
+		if (r.pi_pid !== piPid || told.has(revertKey(r))) continue;
+		const own = ownHunk(runs, r.run, r.id);
+		if (own === undefined || excluded(own.file)) continue;
+		fresh.push({
+			pi_pid: piPid,
+			run: r.run,
+			id: r.id,
+			file: own.file,
+			line: own.hunk.new_start,
+			lines: own.hunk.new_lines,
+		});
+	}
+	return fresh;
+}
+
+/** Hunk `id` of run `run` in pi's change set, with its file; undefined when pi never published it. */
+function ownHunk(runs: readonly ReviewRun[], run: number, id: string): { file: string; hunk: ReviewHunk } | undefined {
+	for (const file of runs.find((r) => r.run === run)?.files ?? []) {
+		const hunk = file.hunks.find((h) => h.id === id);
+		if (hunk) return { file: file.file, hunk };
+	}
+	return undefined;
 }
 
 /** A revert the model was told of, and the editor (its pid) that listed it. */

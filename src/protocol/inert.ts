@@ -11,6 +11,8 @@
  * Pure. This is the only place that decides which characters are unsafe.
  */
 
+import type { EditorState } from "./protocol.ts";
+
 /**
  * Whole Unicode classes rather than a hand-kept list of ranges, so a new invisible
  * character is covered the day the engine's Unicode tables know it:
@@ -47,4 +49,35 @@ function toEscape(char: string): string {
 export function inert(text: string, options: { lines?: "escape" | "keep" } = {}): string {
 	const keep = options.lines === "keep";
 	return text.replace(UNSAFE, (char) => (keep && LINE_LAYOUT.has(char) ? char : toEscape(char)));
+}
+
+/** How long a single-line field may get before `oneLine` cuts it. */
+const MAX_FIELD_CHARS = 500;
+
+/**
+ * Make an untrusted value safe for one line of the block or the terminal:
+ * unsafe characters (see `inert` above) become visible escapes, and overlong values are cut.
+ */
+export function oneLine(value: string, maxChars = MAX_FIELD_CHARS): string {
+	const escaped = inert(value);
+	const chars = Array.from(escaped);
+	return chars.length > maxChars ? `${chars.slice(0, maxChars - 1).join("")}…` : escaped;
+}
+
+const APP_NAMES: Readonly<Record<string, string>> = {
+	nvim: "Neovim",
+	vim: "Vim",
+	vscode: "VS Code",
+	obsidian: "Obsidian",
+	jetbrains: "JetBrains IDE",
+	zed: "Zed",
+	emacs: "Emacs",
+	helix: "Helix",
+};
+
+/** `product` when present (WebStorm), else a readable name for `app`. */
+export function formatEditorName(state: Pick<EditorState, "app" | "product">): string {
+	const product = state.product?.trim();
+	if (product) return oneLine(product, 60);
+	return APP_NAMES[state.app] ?? oneLine(state.app, 60);
 }

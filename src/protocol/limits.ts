@@ -51,3 +51,25 @@ export const MAX_REVERTED_REPORTS = 50;
  */
 export const MAX_APPROVAL_BYTES = 1024 * 1024;
 export const MAX_DECISIONS = 20;
+
+/**
+ * Every file pi writes for the editors (`pi-<pid>.json`, `.review.json`, `.approval.json`) nests at most this many
+ * arrays and objects (the change set needs 8: runs, a run, its files, a file, its hunks, a hunk, its lines; the
+ * rest is margin for compatible additions). An editor refuses a deeper file before decoding it, by a scan of its
+ * bytes that counts `[` and `{` outside strings: some JSON decoders recurse per level (Vim 9.0's crashes).
+ */
+export const MAX_PI_FILE_DEPTH = 16;
+
+/**
+ * The largest line number or line count an editor takes from pi's files (hunks' `old_start`, `new_start`,
+ * `hunks_total`): integers 0 to 2^31-1, so each fits every client's integer (a Java int, a Vim Number);
+ * anything else (1.5, -1, 1e400, 2^53) is malformed.
+ */
+export const MAX_LINE_NUMBER = 2 ** 31 - 1;
+
+/**
+ * An id in pi's files (a hunk's `id` in the change set and in an approval request, the request's `id`) is 1 to this
+ * many bytes of its UTF-8 encoding (pi writes `h` and 10 hex digits, `r` and a number): counted in bytes in every
+ * client, never in characters or UTF-16 units.
+ */
+export const MAX_ID_BYTES = 64;

@@ -208,6 +208,9 @@ export const ApprovalDecisionSchema = Type.Object({
 	decision: Type.Union([Type.Literal("accept"), Type.Literal("reject")]),
 });
 
+/** `pid:[<inode>]`, as readlink of `/proc/self/ns/pid` spells a pid namespace (v0.5 `pid_ns`). */
+export const PID_NAMESPACE_PATTERN = /^pid:\[[0-9]{1,20}\]$/;
+
 /** The whole v0.3 editor state: v0.2 plus optional fields. */
 export const EditorStateSchema = Type.Object({
 	...EditorStateV02Schema.properties,
@@ -218,6 +221,8 @@ export const EditorStateSchema = Type.Object({
 	windows: Type.Optional(Type.Array(WindowSchema)),
 	reverted: Type.Optional(Type.Array(RevertedHunkSchema)),
 	decisions: Type.Optional(Type.Array(ApprovalDecisionSchema)),
+	/** v0.5: the writer's pid namespace (`pid:[4026531836]`): a pid means something only there. */
+	pid_ns: Type.Optional(Type.String()),
 });
 
 export type Position = Static<typeof PositionSchema>;
@@ -333,6 +338,10 @@ function checkV03Fields(state: EditorState): ParseResult {
 			warnings.push("/files: not an array, ignored");
 		}
 	}
+	if ("pid_ns" in state && !(typeof state.pid_ns === "string" && PID_NAMESPACE_PATTERN.test(state.pid_ns))) {
+		delete state.pid_ns;
+		warnings.push("/pid_ns: not a pid namespace (pid:[<inode>]), ignored");
+	}
 	if ("pi" in state && !piSeenValidator.Check(state.pi)) {
 		delete state.pi;
 		warnings.push("/pi: malformed, ignored");
@@ -418,25 +427,9 @@ export const PiMessageSchema = Type.Object({
 	seq: Type.Integer({ minimum: 0 }),
 	changed: Type.Array(PiChangeSchema, { maxItems: MAX_PI_CHANGED }),
 	last_turn: Type.Array(Type.String({ minLength: 1 }), { maxItems: MAX_PI_LAST_TURN }),
+	/** v0.5: pi's pid namespace (`pid:[4026531836]`): its pid means something only there. */
+	pid_ns: Type.Optional(Type.String()),
 });
 
 export type PiChange = Static<typeof PiChangeSchema>;
 export type PiMessage = Static<typeof PiMessageSchema>;
-
-/**
- * `pi-<pid>.json`: never an editor's `<pid>.json`, so v0.2 readers skip it. Readers take the pid from the
- * name with piMessagePid (editors/shared/pi-message.ts, the state file name rule behind the prefix).
- */
-export function piMessageFileName(pid: number): string {
-	return `pi-${pid}.json`;
-}
-
-/** pi's edit waiting for the user's approval (v0.4): `pi-<pid>.approval.json`, beside the change set. */
-export function piApprovalFileName(pid: number): string {
-	return `pi-${pid}.approval.json`;
-}
-
-/** pi's change set for review (v0.4): `pi-<pid>.review.json`, a name no v0.2 or v0.3 reader takes for its own. */
-export function piReviewFileName(pid: number): string {
-	return `pi-${pid}.review.json`;
-}

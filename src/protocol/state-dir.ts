@@ -28,6 +28,7 @@ import {
 	lstatSync,
 	mkdirSync,
 	openSync,
+	readlinkSync,
 	readSync,
 	rename,
 	renameSync,
@@ -39,6 +40,7 @@ import {
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { MAX_STATE_FILE_BYTES } from "./limits.ts";
+import { PID_NAMESPACE_PATTERN } from "./protocol.ts";
 
 export const STATE_DIR_NAME = "pi-ide";
 
@@ -459,4 +461,17 @@ function describeError(error: unknown): string {
 	const code = codeOf(error);
 	const message = error instanceof Error ? error.message : String(error);
 	return code ? `${code} (${message})` : message;
+}
+
+/**
+ * This process's pid namespace (`pid:[4026531836]` on the host), read once: null where /proc does not say (not
+ * Linux, no /proc in a sandbox). Never throws.
+ */
+export function readOwnPidNamespace(readlink: (path: string) => string = (path) => readlinkSync(path)): string | null {
+	try {
+		const name = readlink("/proc/self/ns/pid");
+		return PID_NAMESPACE_PATTERN.test(name) ? name : null;
+	} catch {
+		return null;
+	}
 }

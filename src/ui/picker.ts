@@ -10,7 +10,7 @@
  * text. Pure: plain data in, strings out.
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { Tier } from "../discovery/tiers.ts";
+import { type Tier, windowsOf, withWindow } from "../discovery/tiers.ts";
 import { inert } from "../protocol/inert.ts";
 import { isInside } from "../protocol/paths.ts";
 import type { EditorState } from "../protocol/protocol.ts";
@@ -216,4 +216,41 @@ function fitToWidth(text: string, width: number, keep: "start" | "end"): string 
 
 function padEnd(text: string, width: number): string {
 	return text + " ".repeat(Math.max(0, width - visibleWidth(text)));
+}
+
+/** What picking a row does. `window`: the cwd of the project window picked, for an editor that lists several (PROTOCOL.md, windows). */
+export type PickerAction = { kind: "connect"; pid: number; window?: string } | { kind: "disconnect" };
+
+/**
+ * Rows for `/ide`, aligned, with a disconnect row when connected: one per editor, and for an editor with
+ * several project windows one per window (the window pi sees first; picking a row picks its window).
+ */
+export function formatPickerChoices(
+	editors: ReadonlyArray<{ state: EditorState; tier: Tier | null }>,
+	connected: number | null,
+	opts: Omit<PickerOptions, "connectedPid">,
+): { rows: string[]; actions: PickerAction[] } {
+	const entries = editors.flatMap((e) => {
+		const windows = windowsOf(e.state);
+		return windows.map((window, index) => ({
+			state: index === 0 ? e.state : withWindow(e.state, window),
+			tier: index === 0 ? e.tier : null,
+			window: windows.length > 1 ? window.cwd : undefined,
+			connected: index === 0 && e.state.pid === connected,
+		}));
+	});
+	const rows = formatPickerRows(
+		entries.map((e) => ({ state: e.state, tier: e.tier, connected: e.connected })),
+		{ ...opts, connectedPid: connected },
+	);
+	const actions: PickerAction[] = entries.map((e) =>
+		e.window === undefined
+			? { kind: "connect", pid: e.state.pid }
+			: { kind: "connect", pid: e.state.pid, window: e.window },
+	);
+	if (connected !== null) {
+		rows.push("Disconnect (stop sending editor context in this project, remembered until /ide auto)");
+		actions.push({ kind: "disconnect" });
+	}
+	return { rows, actions };
 }

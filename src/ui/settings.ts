@@ -20,7 +20,7 @@ export interface IdeSettings {
 	linkVim: boolean;
 	/**
 	 * Send the whole block, selection text included, with every prompt (as 0.1.0 did). Off: a prompt
-	 * sends only what the model does not already have (see context-memory.ts).
+	 * sends only what the model does not already have (see context/model-view.ts).
 	 */
 	sendUnchanged: boolean;
 	/** "edits": pi's write/edit wait for the user's approval in the editor or pi's dialog (v0.4); "off": they do not. */

@@ -5,19 +5,19 @@
  * `inert` for multi-line text), so a hostile file name or snippet cannot forge a
  * line of the report or send the terminal an escape sequence.
  */
-import { checkFreshness, formatEditorName, formatSeconds, oneLine } from "../context/blocks.ts";
+import { checkFreshness, formatSeconds } from "../context/blocks.ts";
 import type { RememberedResolution } from "../discovery/choices.ts";
 import type { Connection, ConnectionMode } from "../discovery/connection.ts";
 import { describeEnvPid, describeHost, type EnvPidVerdict, type HostEditor } from "../discovery/host-editor.ts";
 import type { ScanDiagnostic } from "../discovery/scan.ts";
 import type { Tier } from "../discovery/tiers.ts";
-import { inert } from "../protocol/inert.ts";
+import { formatEditorName, inert, oneLine } from "../protocol/inert.ts";
 import type { EditorState, Selection } from "../protocol/protocol.ts";
 import type { DirHealth } from "../protocol/state-dir.ts";
 
 /**
  * What the next prompt would carry: nothing (and why), or a block. `why`, when given, says what of the block
- * is sent given what the model already has (context-memory.ts); `text` is then what is sent (maybe nothing).
+ * is sent given what the model already has (context/model-view.ts); `text` is then what is sent (maybe nothing).
  */
 export type NextPrompt =
 	| { kind: "skip"; reason: string }
@@ -67,6 +67,8 @@ export interface ApprovalFacts {
 	dialog: boolean;
 	/** The write/edit waiting for a decision now. */
 	pending: { tool: string; file: string; waitedS: number } | null;
+	/** Why pi refuses its state dir (no editor can be asked), when it does. */
+	refusedDir?: string | null;
 }
 
 /** The report, one fact per line. */
@@ -140,11 +142,15 @@ function describeApproval(approval: ApprovalFacts): string[] {
 		...(approval.answeringEditor === null ? [] : [oneLine(approval.answeringEditor)]),
 		...(approval.dialog ? ["pi's dialog"] : []),
 	];
+	const refused = approval.refusedDir ?? null;
 	const who =
 		askers.length > 0
 			? `asked in ${askers.join(" and ")}`
-			: "nobody can be asked (no editor that answers, no dialog): changes are applied and the model is told";
+			: refused !== null
+				? "nobody can be asked: changes are not applied and the model is told to ask the user"
+				: "nobody can be asked (no editor that answers, no dialog): changes are applied and the model is told";
 	const lines = [`Approval: each write/edit waits up to ${approval.timeoutS} s; ${who}`];
+	if (refused !== null) lines.push(`  no editor can be asked: pi refuses its state directory ${oneLine(refused)}`);
 	const pending = approval.pending;
 	if (pending)
 		lines.push(

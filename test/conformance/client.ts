@@ -32,10 +32,24 @@ export type Capability =
 	| "ui-gate"
 	/**
 	 * Editors start cheaply enough for a table that starts one of its own per row (the state dir's 21 rows,
-	 * the 12 kinds of bad message). An adapter whose editor takes seconds to start (a browser window with a
+	 * the 13 kinds of bad message). An adapter whose editor takes seconds to start (a browser window with a
 	 * whole workbench) leaves such tables to a faster adapter of the same client, and says which.
 	 */
-	| "editor-per-row";
+	| "editor-per-row"
+	/**
+	 * Protocol v0.4, pi's change set (`pi-<pid>.review.json`) and `reverted`: the client marks pi's hunks in the
+	 * buffers it has open and reverts one in the buffer on the user's command. The session has the review
+	 * methods (`reviewMarks`, `editLines`, `revertHunk`, `undo`).
+	 */
+	| "review"
+	// ---- approval (protocol v0.4, cases/approval.ts) ----
+	/**
+	 * The client answers pi's approval requests (`pi-<pid>.approval.json`, `decisions`): it announces a request
+	 * for it (a notice) and the user answers with a command that names no request (ClientSession.approve/reject).
+	 */
+	| "approval"
+	/** The client marks a proposal in an open buffer, and the adapter reads the marks (ClientSession.approvalMarks). */
+	| "approval-marks";
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {
@@ -85,12 +99,53 @@ export interface ClientSession {
 	setDiagnostics(file: string, items: KitDiagnostic[]): Promise<void>;
 	/** What the editor told the user since it started (its notices about bad input), oldest first. */
 	messages(): Promise<string[]>;
+	// ---- approval (protocol v0.4, capability "approval"; cases/approval.ts) ----
+	/**
+	 * The user's command that approves the request the editor showed, naming none (`:PiIde approve`, M-x
+	 * pi-ide-approve, VS Code's "Accept pi's proposed change", JetBrains' action). Returns what the editor told
+	 * the user in reply (its line or lines, joined).
+	 */
+	approve?(): Promise<string>;
+	/** The same, rejecting. */
+	reject?(): Promise<string>;
+	/**
+	 * The approval marks in the buffer holding `file`, read through the editor's API (capability
+	 * "approval-marks"): the name each carries (namespace, sign group, text property type, overlay face or
+	 * property) and the 1-based line it is on.
+	 */
+	approvalMarks?(file: string): Promise<{ name: string; line: number }[]>;
+	/**
+	 * The notices that announced pi's requests as they arrived, oldest first, for a client that also tells of other
+	 * things about them (a request ending): without it the cases take every notice (`messages`) as one.
+	 */
+	approvalNotices?(): Promise<string[]>;
+	// ---- end approval ----
 	/** Give a headless editor its UI (capability "ui-gate"). */
 	attachUi?(): Promise<void>;
 	/** A clean exit: the client removes its state file. */
 	quit(): Promise<void>;
 	/** End the editor however it is (idempotent) and release what the adapter holds. Called after every case. */
 	dispose(): Promise<void>;
+
+	// ---- capability "review" (protocol v0.4: pi's change set and reverts; cases/review.ts) ----
+	/**
+	 * The lines (1-based, ascending, each once) of the buffer holding `file` that the client marks as pi's, read
+	 * through the editor's own API and only from marks that are drawn and carry the client's "pi" name (Neovim's
+	 * namespace, Vim's sign group, Emacs's overlay property, VS Code's decoration types of the extension).
+	 */
+	reviewMarks?(file: string): Promise<number[]>;
+	/**
+	 * The user's edit in the buffer holding `file`, without saving, as one change of their own (its own undo
+	 * step): the `remove` lines from `line` (1-based) are replaced by `insert` (`remove` 0: inserted before it).
+	 */
+	editLines?(file: string, line: number, remove: number, insert: string[]): Promise<void>;
+	/**
+	 * The user puts the cursor on `line` of the buffer holding `file` (made the current one) and gives the
+	 * client's command to revert pi's hunk there; returns once the client has handled it (reverted or refused).
+	 */
+	revertHunk?(file: string, line: number): Promise<void>;
+	/** The user's undo of one step in the buffer holding `file` (Neovim/Vim `u`, Emacs `undo`, Ctrl+Z). */
+	undo?(file: string): Promise<void>;
 }
 
 export interface ClientAdapter {

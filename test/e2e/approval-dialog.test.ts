@@ -2,10 +2,10 @@
  * Approval of pi's edits (v0.4, `ideContext.approve: "edits"`) with no editor: a real pi whose fake model edits a
  * file. In RPC mode pi's own dialog asks (an extension UI `select`): apply, reject, closed without an answer, no
  * answer until the timeout. In print mode (no UI, no editor) nobody can be asked: the edit is applied and the
- * model told so. With approval off (the default) nothing asks and nothing is added.
+ * model told so, unless pi refuses its state dir (then it is not applied, and the model reads why). With approval off (the default) nothing asks and nothing is added.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { chownSync, mkdirSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { DIALOG_ACCEPT, DIALOG_REJECT } from "../../src/link/approval.ts";
 import { DEFAULT_REPLY, type FakeReply, type RecordedRequest, toolsThenReply } from "../helpers/fake-llm.ts";
@@ -14,6 +14,8 @@ import { startRpc, type UiRequest } from "../helpers/rpc.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
 
 const ORIGINAL = "alpha\nbeta\ngamma\n";
+/** Another user (the tests run as root, which may give a directory away). */
+const OTHER_UID = 1001;
 const EDITED = "alpha\nBETA\ngamma\n";
 
 /** The tool result the model read in a request (the `tool` message), as text. */
@@ -117,6 +119,30 @@ describe("pi + approval through pi's dialog (RPC), no editor", () => {
 			assert.match(toolResult(env.model.requests[1]), c.told);
 		});
 
+	it("a state dir another user made first: the dialog asks, and its title says the editor cannot be asked and why", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+		mkdirSync(env.stateDir, { recursive: true, mode: 0o700 });
+		chownSync(env.stateDir, OTHER_UID, OTHER_UID);
+		const file = touch(env.workDir, "notes.txt", ORIGINAL);
+		env.model.respond = editOnce(file);
+		const rpc = await startRpc(env);
+		t.after(() => rpc.close());
+		const since = rpc.records.length;
+		const prompted = rpc.prompt("change beta");
+		const dialog = await rpc.waitFor<UiRequest>(
+			(r) => r.type === "extension_ui_request" && r.method === "select",
+			undefined,
+			since,
+		);
+		assert.match(
+			String(dialog.title),
+			/^pi wants to edit notes\.txt .* Your editor cannot be asked: pi refuses its state directory .*pi-ide is owned by uid 1001/,
+		);
+		rpc.respond(dialog.id, { value: DIALOG_ACCEPT });
+		await prompted;
+		assert.equal(readFileSync(file, "utf8"), EDITED);
+	});
+
 	it("pi's abort while it waits: not applied, pi still answers", async (t) => {
 		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 		const file = touch(env.workDir, "notes.txt", ORIGINAL);
@@ -169,5 +195,20 @@ describe("pi -p + approval, no UI and no editor", () => {
 		assert.equal(result.code, 0, result.stderr);
 		assert.equal(readFileSync(file, "utf8"), "written\n");
 		assert.match(toolResult(env.model.requests[1]), /applied without approval/);
+	});
+
+	it("a state dir another user made first: not applied, and the model is told why (never a silent approval)", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+		// Another user's directory where pi's state dir should be (as /tmp/pi-ide with no XDG_RUNTIME_DIR).
+		mkdirSync(env.stateDir, { recursive: true, mode: 0o700 });
+		chownSync(env.stateDir, OTHER_UID, OTHER_UID);
+		const file = touch(env.workDir, "notes.txt", ORIGINAL);
+		env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written\n" } }]);
+		const result = await runPrint(env, ["write it"]);
+		assert.equal(result.code, 0, result.stderr);
+		assert.equal(readFileSync(file, "utf8"), ORIGINAL, "not applied");
+		const told = toolResult(env.model.requests[1]);
+		assert.match(told, /pi refuses its state directory \(.*pi-ide is owned by uid 1001/);
+		assert.doesNotMatch(told, /applied without approval/);
 	});
 });

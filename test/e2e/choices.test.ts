@@ -15,7 +15,14 @@ import { injectedAfter } from "../helpers/fake-llm.ts";
 import { STATUS_KEY } from "../helpers/ide.ts";
 import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
 import { type RpcPi, type RpcRecord, startRpc } from "../helpers/rpc.ts";
-import { envFor as baseEnvFor, fileLine, type PlacedEditor, placeEditor, touch } from "../helpers/scenario.ts";
+import {
+	envFor as baseEnvFor,
+	fileLine,
+	type PlacedEditor,
+	placeEditor,
+	switchBuffer,
+	touch,
+} from "../helpers/scenario.ts";
 
 /** Every prompt gets the full block (issue 9 sends only what is new): each prompt here checks the connection. */
 const envFor = (t: Parameters<typeof baseEnvFor>[0]) =>
@@ -92,6 +99,24 @@ describe("sticky, remembered, no phantoms, no litter", { concurrency: 4 }, () =>
 		const options = await pick(rpc, /b\.ts/);
 		assert.equal(options.length, 3, `both editors and the disconnect row: ${JSON.stringify(options)}`);
 		assert.equal(await fileFor(rpc, env, "switched"), b.state.active_buffer.file);
+	});
+
+	test("a /ide pick of an editor outside pi's project holds while that editor runs, then auto takes over", async (t) => {
+		const env = await envFor(t);
+		const a = await editorWith(env, "a.ts");
+		const elsewhere = join(env.root, "elsewhere");
+		mkdirSync(elsewhere, { recursive: true });
+		const b = await placeEditor(env, { cwd: elsewhere, active_buffer: { file: touch(elsewhere, "far.ts") } });
+		const rpc = await piFor(t, env);
+		assert.equal(await fileFor(rpc, env, "first"), a.state.active_buffer.file, "auto: the project's editor");
+		await pick(rpc, /far\.ts/);
+		assert.equal(await fileFor(rpc, env, "picked"), b.state.active_buffer.file);
+		// The picked editor goes on working (a new buffer, still outside the project): the pick holds.
+		switchBuffer(env, b, { file: touch(elsewhere, "farther.ts") });
+		assert.equal(await fileFor(rpc, env, "still picked"), b.state.active_buffer.file);
+		assert.match(await status(rpc), new RegExp(`Connected: pid ${b.pid} \\(picked`));
+		await b.kill();
+		assert.equal(await fileFor(rpc, env, "picked editor gone"), a.state.active_buffer.file, "back to auto");
 	});
 
 	test("a /ide pick is remembered across pi restarts, in <agent dir>/ide-context/choices.json (0600)", async (t) => {

@@ -335,6 +335,25 @@ describe("only what the model does not have", { concurrency: 4 }, () => {
 		});
 	}
 
+	test("a context_with_system window after this extension left only the prompt: the block goes in as a message of its own", async (t) => {
+		const env = await envFor(t);
+		await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });
+		const rpc = await rpcFor(t, env, false, { after: WINDOW_EXTENSION });
+		await rpc.prompt("one");
+		// The editor unchanged: "two" brings no block, and the window keeps only the reply to "one" and "two".
+		await rpc.prompt("two");
+		const last = env.model.requests.at(-1);
+		const users = requestMessages(last).filter((m) => m.role === "user");
+		assert.deepEqual(
+			users.map(messageText).map((text) => text.split("\n")[0]),
+			["The user's editor (Neovim) shows this file:", "two"],
+			"the block and the prompt each a message, never glued into one text",
+		);
+		const block = userBefore(last, "two");
+		assert.equal(fileLine(block), join(env.workDir, "src/main.ts"));
+		assert.match(block, /^Buffer: .*saved$/m, "the block whole, its last line its own");
+	});
+
 	test("a pruner dropping every editor context: the request gets the session's, before the prompt", async (t) => {
 		const env = await envFor(t);
 		const editor = await placeEditor(env, { active_buffer: { file: touch(env.workDir, "src/main.ts") } });

@@ -8,45 +8,19 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { killAllEditors } from "../helpers/editors.ts";
 import { injectedAfter } from "../helpers/fake-llm.ts";
+import { freePort } from "../helpers/net.ts";
+import { npmEnv } from "../helpers/npm.ts";
 import { MODEL_ARG, type PiEnv, piArgs, REPO, runPi, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { envFor, fileLine, PROMPT, placeEditor, touch } from "../helpers/scenario.ts";
 import { startTui } from "../helpers/tmux.ts";
 
 const run = promisify(execFile);
-
-/**
- * npm inside the throwaway HOME would start from an empty cache and go to the registry for every dependency;
- * point it at the machine's cache and prefer what is there (the registry stays reachable for a cold cache:
- * the env keeps the machine's CA, proxy and ~/.npmrc, see machineNetworkEnv). A network failure ends npm at
- * once with its own error (no retries; a stalled request gives up after 30 s), instead of npm retrying until
- * the test's deadline kills it and its reason is lost.
- */
-const npmEnv = (): Record<string, string> => ({
-	npm_config_cache: process.env["npm_config_cache"] || join(homedir(), ".npm"),
-	npm_config_prefer_offline: "true",
-	npm_config_audit: "false",
-	npm_config_fund: "false",
-	npm_config_update_notifier: "false",
-	npm_config_fetch_retries: "0",
-	npm_config_fetch_timeout: "30000",
-});
-
-/** A local port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	const address = server.address();
-	await new Promise((resolve) => server.close(resolve));
-	assert.ok(address !== null && typeof address === "object");
-	return address.port;
-}
 
 async function assertBlockWithoutDashE(env: PiEnv): Promise<void> {
 	const file = touch(env.workDir, "src/main.ts");
@@ -185,7 +159,7 @@ describe("install", { concurrency: 2 }, () => {
 		const install = await runPi(env, ["install", "npm:pi-ide-context-not-published@1.0.0"], {
 			env: {
 				...npmEnv(),
-				npm_config_registry: `http://127.0.0.1:${await closedPort()}/`,
+				npm_config_registry: `http://127.0.0.1:${await freePort()}/`,
 				npm_config_cache: join(env.root, "empty-npm-cache"),
 			},
 			// npm's default retries (two, 10-60 s apart) would not end within this deadline.

@@ -9,10 +9,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
+import { DIALOG_REJECT } from "../../src/link/approval.ts";
 import { toolResults, toolsThenReply } from "../helpers/fake-llm.ts";
 import { type JetBrainsDriver, startJetBrainsDriver } from "../helpers/jetbrains.ts";
 import { type PiEnv, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
+import { startRpc, type UiRequest } from "../helpers/rpc.ts";
 import { envFor, fileLine, firstFence, PROMPT, promptOnce, theBlock, touch } from "../helpers/scenario.ts";
 
 const KOTLIN = 'fun main() {\n    val greeting = "héllo"\n    println(greeting)\n}\n';
@@ -80,7 +82,9 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.match(toolText, /unsaved/i, toolText);
 		const kept = await driver.command({ cmd: "buffer", file });
 		assert.deepEqual(kept["buffer"], { text: "// the user's unsaved line\n", modified: true });
-		assert.equal(readState(driver).files?.find((f) => f.file === file)?.status, "modified");
+		// Each runWrite is a pi of its own: the first pi's report stays beside the second's (PROTOCOL.md: a pi's report
+		// never replaces another pi's), and the second's is the newest.
+		assert.equal(readState(driver).files?.findLast((f) => f.file === file)?.status, "modified");
 		const messages = await driver.command({ cmd: "messages" });
 		assert.equal((messages["messages"] as string[]).filter((m) => m.includes(file)).length, 1, "told once");
 	});
@@ -197,6 +201,48 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 			assert.match(String(late["said"]), /not waiting/);
 			assert.equal(readFileSync(file, "utf8"), c.content, "a late answer changes nothing");
 		});
+
+	it("an answer is for the request the user saw: A told, A rejected in pi's dialog, B arrives; accept names B, again accepts B", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
+		const first = touch(env.workDir, "notes.txt", ORIGINAL);
+		const second = touch(env.workDir, "other.txt", ORIGINAL);
+		const driver = await startJetBrainsDriver({
+			project: env.workDir,
+			env: env.env,
+			file: first,
+			product: "IntelliJ IDEA",
+		});
+		t.after(() => driver.kill());
+		const rpc = await startRpc(env);
+		t.after(() => rpc.close());
+		const edit = (path: string) => ({
+			name: "edit",
+			arguments: { path, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] },
+		});
+		env.model.respond = toolsThenReply([edit(first), edit(second)]);
+		const pendingFile = async () =>
+			((await driver.command({ cmd: "approval" }))["request"] as { file?: string } | null)?.file;
+		const select = (r: { type: string; method?: string }) => r.type === "extension_ui_request" && r.method === "select";
+		const since = rpc.records.length;
+		const prompted = rpc.prompt("change beta in both");
+		await pollUntil(async () => ((await pendingFile()) === first ? true : undefined), "the IDE has A", WAIT_MS);
+		const dialogA = await rpc.waitFor<UiRequest>(select, undefined, since);
+		const afterA = rpc.records.length;
+		rpc.respond(dialogA.id, { value: DIALOG_REJECT });
+		await rpc.waitFor<UiRequest>(select, undefined, afterA);
+		await pollUntil(async () => ((await pendingFile()) === second ? true : undefined), "the IDE has B", WAIT_MS);
+		const refused = await driver.command({ cmd: "accept" });
+		assert.equal(refused["answered"], false);
+		assert.match(String(refused["said"]), /not approved: the request you saw is gone; pi wants to edit other\.txt/);
+		const accepted = await driver.command({ cmd: "accept" });
+		assert.equal(accepted["answered"], true, String(accepted["said"]));
+		await prompted;
+		assert.equal(readFileSync(first, "utf8"), ORIGINAL, "A: rejected in pi's dialog");
+		assert.equal(readFileSync(second, "utf8"), "alpha\nbeta, by pi\ngamma\n", "B: accepted once shown");
+		const told = toolResults(env.model.requests[1]).join("\n");
+		assert.match(told, /The user rejected this change in pi's approval dialog: notes\.txt is unchanged/);
+		assert.match(told, /the user approved this change to other\.txt in IntelliJ IDEA/);
+	});
 
 	it("quitting removes the state file", async (t) => {
 		const env = await envFor(t);

@@ -6,7 +6,8 @@
  * other context extension of each kind loaded before or after this one. Every request the model receives is
  * checked against a small model of its own (the oracle below: the editors, the connection rules, what a request
  * says): the newest editor context is true now or marked out of date for the right reason, every update and
- * selection reference resolves within the request, and an ignored file's name never appears.
+ * selection reference resolves within the request, an editor context put back by the request check reads as
+ * in an unpruned request (never glued to the prompt's text), and an ignored file's name never appears.
  *
  * Reproducible: PI_IDE_STALE_SEED=<n> replays one sequence exactly (a failure prints its seed and its steps);
  * PI_IDE_STALE_SEQUENCES and PI_IDE_STALE_STEPS make long runs; PI_IDE_STALE_LOG=1 prints each sequence's steps.
@@ -140,24 +141,50 @@ function readRequest(messages: readonly string[]): { picture: Picture; problems:
 	const problems: string[] = [];
 	let picture: Picture = { kind: "none" };
 	const all = messages.join("\n");
+	/** The text of each selection (by range) an earlier message of the request carries: what a reference may name. */
+	const copies = new Map<string, string>();
 	for (const text of messages) {
 		if (text.startsWith("Editor context out of date: ")) picture = { kind: "notice", text };
 		else if (text.startsWith("The user's editor (")) {
 			const file = /^File: (.*)$/m.exec(text)?.[1] ?? "";
 			picture = { kind: "block", file, cursor: null, selection: null };
-			applySections(picture, text, all, problems);
+			applySections(picture, text, all, copies, problems);
 		} else if (/^Editor update \([^)]*\), the rest as before:/.test(text)) {
 			if (picture.kind !== "block") problems.push(`an update with no block before it: ${JSON.stringify(text)}`);
-			else applySections(picture, text, all, problems);
+			else applySections(picture, text, all, copies, problems);
 		}
+		if (picture.kind === "block" && picture.selection?.text)
+			copies.set(picture.selection.range, picture.selection.text);
 	}
 	return { picture, problems };
+}
+
+/** What starts an editor context: at the start of a message's text, or after a blank line, as a part of its own. */
+const CONTEXT_HEADS = /The user's editor \(|Editor update \(|Editor context out of date: /g;
+
+/**
+ * A repaired request reads like an unpruned one: an editor context and the prompt each start a message (or follow
+ * a blank line), never glued to the text before them ("Diagnostics: noneprompt 3").
+ */
+function separationProblems(messages: readonly string[], prompt: string): string[] {
+	const problems: string[] = [];
+	const glued = (text: string, at: number) => at > 0 && !text.slice(0, at).endsWith("\n\n");
+	for (const text of messages) {
+		for (const head of text.matchAll(CONTEXT_HEADS))
+			if (glued(text, head.index))
+				problems.push(`an editor context glued to the text before it: ${JSON.stringify(text)}`);
+		const own = new RegExp(`${prompt.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?!\\d)`, "g");
+		for (const hit of text.matchAll(own))
+			if (glued(text, hit.index)) problems.push(`the prompt glued to the text before it: ${JSON.stringify(text)}`);
+	}
+	return problems;
 }
 
 function applySections(
 	picture: Extract<Picture, { kind: "block" }>,
 	text: string,
 	all: string,
+	copies: ReadonlyMap<string, string>,
 	problems: string[],
 ): void {
 	const cursor = /^Cursor: line (\d+)/m.exec(text);
@@ -174,7 +201,8 @@ function applySections(
 		const fenced = /^Selection \([^)]*\):\n(`{3,})[^\n]*\n([\s\S]*?)\n\1$/m.exec(text);
 		picture.selection = { range, text: fenced ? (fenced[2] as string) : null };
 	} else if (/the same selection as in an earlier editor context/.test(rest)) {
-		const earlier = picture.selection?.text ?? null;
+		// Resolves to the copy an earlier message of the same request carries (a whole block may refer to it too).
+		const earlier = copies.get(range) ?? null;
 		if (earlier === null || !all.includes(earlier))
 			problems.push(`a selection reference with no copy in the request: ${JSON.stringify(head[0])}`);
 		picture.selection = { range, text: earlier };
@@ -190,6 +218,7 @@ function checkRequest(request: RecordedRequest, expected: Expected, prompt: stri
 	const messages = requestMessages(request);
 	const texts = messages.filter((m) => m.role === "user").map(messageText);
 	const { picture, problems } = readRequest(texts);
+	problems.push(...separationProblems(texts, prompt));
 	if (JSON.stringify(messages).includes("secret-")) problems.push("an ignored file's name reached the model");
 	const hasPrompt = texts.includes(prompt);
 	if (expected.describable) {
@@ -357,8 +386,13 @@ const ACTIONS: Action[] = [
 		weight: 0.8,
 		run: async (s) => {
 			await command(s, "/ide auto");
+			// pi keeps a live connection through /ide auto, as an automatic one (sticky: controller.resumeAuto).
+			const before = connect(
+				s.connection,
+				alive(s).map((e) => e.placed.pid),
+			);
 			s.connection.mode = { kind: "auto" };
-			s.connection.sticky = null;
+			s.connection.sticky = "pid" in before ? before.pid : null;
 			s.connection.remembered = { kind: "none" };
 			return "/ide auto";
 		},
@@ -547,6 +581,8 @@ async function runSequence(t: Parameters<typeof envFor>[0], seed: number): Promi
 			(r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === STATUS_KEY,
 			3 * WAIT_MS,
 		);
+		// pi connected to the first editor on its own (sticky): a second one starting later does not take over.
+		expectedNow(s.editors, s.connection);
 		for (let step = 0; step < STEPS; step++) {
 			const possible = ACTIONS.filter((a) => !a.when || a.when(s));
 			const total = possible.reduce((n, a) => n + a.weight, 0);
@@ -578,6 +614,9 @@ describe("never a stale picture: random sequences through real pi, every request
 describe("the oracle itself", () => {
 	const block = (file: string, cursor: number, selection = "") =>
 		`The user's editor (Neovim) shows this file:\nFile: ${file}\nCursor: line ${cursor}, column 1${selection}`;
+	const selected = "Selection (lines 1-2, made 1 s ago):\n```ts\nconst s1 = 5;\nreturn s1;\n```";
+	const referred =
+		"Selection (lines 1-2, made 1 s ago): the same selection as in an earlier editor context of this conversation; not repeated.";
 	const cases: Array<{ name: string; texts: string[]; problems: number; picture: string }> = [
 		{ name: "a block", texts: [block("/a.ts", 3)], problems: 0, picture: "block" },
 		{
@@ -605,6 +644,18 @@ describe("the oracle itself", () => {
 			picture: "block",
 		},
 		{ name: "a notice", texts: [block("/a.ts", 3), "Editor context out of date: x."], problems: 0, picture: "notice" },
+		{
+			name: "a whole block referring to the copy an earlier message carries",
+			texts: [block("/a.ts", 3, `\n${selected}`), block("/b.ts", 4), block("/a.ts", 5, `\n${referred}`)],
+			problems: 0,
+			picture: "block",
+		},
+		{
+			name: "a reference whose copy is no longer in the request (superseded)",
+			texts: ["(An earlier editor context stood here ...)", block("/a.ts", 5, `\n${referred}`)],
+			problems: 1,
+			picture: "block",
+		},
 	];
 	for (const { name, texts, problems, picture } of cases) {
 		test(name, () => {
@@ -612,5 +663,20 @@ describe("the oracle itself", () => {
 			assert.equal(read.problems.length, problems, read.problems.join("; "));
 			assert.equal(read.picture.kind, picture);
 		});
+	}
+
+	const separation: Array<{ name: string; texts: string[]; problems: number }> = [
+		{ name: "block and prompt, each a message", texts: [block("/a.ts", 3), "prompt 3"], problems: 0 },
+		{
+			name: "block and prompt in one text, a blank line between",
+			texts: [`${block("/a.ts", 3)}\n\nprompt 3`],
+			problems: 0,
+		},
+		{ name: "the prompt glued to the block (parts read as one)", texts: [`${block("/a.ts", 3)}prompt 3`], problems: 1 },
+		{ name: "a block glued to the text before it", texts: [`see:${block("/a.ts", 3)}`, "prompt 3"], problems: 1 },
+		{ name: "another prompt's number is not this prompt", texts: [block("/a.ts", 3), "prompt 31"], problems: 0 },
+	];
+	for (const { name, texts, problems } of separation) {
+		test(`separation: ${name}`, () => assert.equal(separationProblems(texts, "prompt 3").length, problems));
 	}
 });

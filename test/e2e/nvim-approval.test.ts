@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { DIALOG_ACCEPT } from "../../src/link/approval.ts";
+import { DIALOG_ACCEPT, DIALOG_REJECT } from "../../src/link/approval.ts";
 import { type RecordedRequest, toolsThenReply } from "../helpers/fake-llm.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 import { runPrint, WAIT_MS } from "../helpers/pi-env.ts";
@@ -122,6 +122,52 @@ forEachNvim((flavour) => {
 				}
 			});
 
+		it("A shown, A ends (answered in pi's dialog), B arrives: :PiIde approve names B and approves nothing; again approves B", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
+			const first = touch(env.workDir, "notes.txt", ORIGINAL);
+			const second = touch(env.workDir, "other.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === first && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			const rpc = await startRpc(env);
+			t.after(() => rpc.close());
+			const edit = (path: string) => ({
+				name: "edit",
+				arguments: { path, edits: [{ oldText: "beta\n", newText: "beta, by pi\n" }] },
+			});
+			env.model.respond = toolsThenReply([edit(first), edit(second)]);
+			const pendingFile = async (): Promise<string | undefined> =>
+				(await nv.lua<string | null>(
+					'for _, r in pairs(require("pi-ide.approval")._state().pending) do return r.file end return nil',
+				)) ?? undefined;
+			const since = rpc.records.length;
+			const prompted = rpc.prompt("change beta in both");
+			await pollUntil(async () => ((await pendingFile()) === first ? true : undefined), "Neovim shows A", WAIT_MS);
+			const dialogA = await rpc.waitFor<UiRequest>(
+				(r) => r.type === "extension_ui_request" && r.method === "select",
+				undefined,
+				since,
+			);
+			const afterA = rpc.records.length;
+			rpc.respond(dialogA.id, { value: DIALOG_REJECT });
+			await pollUntil(async () => ((await pendingFile()) === second ? true : undefined), "Neovim has B", WAIT_MS);
+			await rpc.waitFor<UiRequest>(
+				(r) => r.type === "extension_ui_request" && r.method === "select",
+				undefined,
+				afterA,
+			);
+			const refused = await nv.lua<string>('return vim.api.nvim_exec("PiIde approve", true)');
+			assert.match(refused, /not approved: the request you saw is gone; pi now asks about other\.txt/);
+			assert.deepEqual(await nv.lua('return require("pi-ide.approval").report()'), [], "nothing decided");
+			assert.match(await nv.lua<string>('return vim.api.nvim_exec("PiIde approve", true)'), /approved: pi applies/);
+			await prompted;
+			assert.equal(readFileSync(first, "utf8"), ORIGINAL, "A: rejected in pi's dialog");
+			assert.equal(readFileSync(second, "utf8"), EDITED, "B: approved in Neovim, once shown");
+			const told = toolResult(env.model.requests[1]);
+			assert.match(told, /The user rejected this change in pi's approval dialog: notes\.txt is unchanged/);
+			assert.match(told, /the user approved this change to other\.txt in Neovim/);
+		});
+
 		it("pi -p (no UI): Neovim alone is asked, and :PiIde approve applies the edit", async (t) => {
 			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
 			const file = touch(env.workDir, "notes.txt", ORIGINAL);
@@ -140,6 +186,35 @@ forEachNvim((flavour) => {
 			assert.equal(result.code, 0, result.stderr);
 			assert.equal(readFileSync(file, "utf8"), "written by pi\n");
 			assert.match(toolResult(env.model.requests[1]), /approved this change to notes\.txt in Neovim/);
+		});
+
+		it("the user adds a line and saves while reviewing, then approves: pi refuses, the saved line stays", async (t) => {
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits" } } });
+			const file = touch(env.workDir, "notes.txt", ORIGINAL);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			env.model.respond = toolsThenReply([{ name: "write", arguments: { path: file, content: "written by pi\n" } }]);
+			const ran = runPrint(env, ["rewrite notes"]);
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			await nv.lua("vim.api.nvim_buf_set_lines(0, -1, -1, false, { 'mine' })");
+			await nv.command("write");
+			await nv.command("PiIde approve");
+			const result = await ran;
+			assert.equal(result.code, 0, result.stderr);
+			const saved = `${ORIGINAL}mine\n`;
+			assert.equal(readFileSync(file, "utf8"), saved, "the user's saved line is not overwritten");
+			assert.match(
+				toolResult(env.model.requests[1]),
+				/approved this change in Neovim, but notes\.txt changed after the change was proposed.*not applied/,
+			);
+			await nv.command("checktime");
+			const buffer = await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)");
+			assert.deepEqual(buffer, ["alpha", "beta", "gamma", "mine"], "the buffer keeps the user's line");
 		});
 
 		it("pi -p (no UI), Neovim quits while pi waits: not applied, not a rejection, the model told", async (t) => {

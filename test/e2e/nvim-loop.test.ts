@@ -162,7 +162,11 @@ forEachNvim((flavour) => {
 			assert.equal((await nv.call<{ blocking: boolean }>("nvim_get_mode")).blocking, false);
 			await nv.input("ggdd");
 			assert.equal((await bufferLines(nv))[0], ORIGINAL[0]);
-			const messages = await nv.exec("messages");
+			// The notice is Neovim's own (scheduled, one for all the files of a run): wait for it, then count it.
+			const messages = await pollUntil(async () => {
+				const text = await nv.exec("messages");
+				return /not reloaded/.test(text) ? text : undefined;
+			}, "Neovim's notice about the unsaved buffer");
 			assert.equal(messages.match(/not reloaded/g)?.length, 1, `told once: ${messages}`);
 			assert.match(messages, /app\.ts/);
 			const state = await nv.until((s) => (s.files ?? []).some((f) => f.file === file), "a report");

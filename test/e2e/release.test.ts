@@ -7,13 +7,14 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { killAllEditors } from "../helpers/editors.ts";
 import { injectedAfter } from "../helpers/fake-llm.ts";
+import { freePort } from "../helpers/net.ts";
+import { npmEnv } from "../helpers/npm.ts";
 import { REPO, runPi, runPrint } from "../helpers/pi-env.ts";
 import { pollFor } from "../helpers/poll.ts";
 import { envFor, fileLine, PROMPT, placeEditor, touch } from "../helpers/scenario.ts";
@@ -22,16 +23,6 @@ const run = promisify(execFile);
 const VERSION: string = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
 const VERDACCIO = join(REPO, "test/registry/node_modules/verdaccio/bin/verdaccio");
 const TARBALL = `pi-ide-context-${VERSION}.tgz`;
-
-/** A free port on 127.0.0.1 (bound, then released). */
-async function freePort(): Promise<number> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	const address = server.address();
-	await new Promise((resolve) => server.close(resolve));
-	assert.ok(address !== null && typeof address === "object");
-	return address.port;
-}
 
 /** One file's text from inside a zip (`unzip -p`). */
 async function fromZip(zip: string, path: string): Promise<string> {
@@ -202,15 +193,7 @@ describe("release", () => {
 		// A new user: a fresh HOME and agent dir, npm pointed at the registry, the machine's npm cache reused.
 		const env = await envFor(t);
 		const install = await runPi(env, ["install", "npm:pi-ide-context"], {
-			env: {
-				npm_config_registry: registry,
-				npm_config_cache: process.env["npm_config_cache"] || join(homedir(), ".npm"),
-				npm_config_prefer_offline: "true",
-				npm_config_audit: "false",
-				npm_config_fund: "false",
-				npm_config_update_notifier: "false",
-				npm_config_fetch_retries: "0",
-			},
+			env: { ...npmEnv(), npm_config_registry: registry },
 			timeoutMs: 180_000,
 		});
 		assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}\n${serverLog}`);

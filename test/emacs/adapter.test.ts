@@ -53,10 +53,13 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 		assert.match(adapter.name, /^emacs \d+$/);
 		assert.equal(adapter.app, "emacs");
 		assert.deepEqual([...adapter.capabilities].sort(), [
+			"approval",
+			"approval-marks",
 			"diagnostics",
 			"edit",
 			"editor-per-row",
 			"reload",
+			"review",
 			"selection",
 			"ui-gate",
 		]);

@@ -21,7 +21,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { type ApprovalMessage, buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { deadPid, killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -230,12 +231,83 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		await e.eval("(progn (pi-ide-inbox--scan) (pi-ide-inbox--flush))");
 		await waitPending(e, 1);
 		ask(e, request(e, file, {}, { id: "req-3" }));
-		assert.match(await e.eval("(pi-ide-reject)"), /that request is gone; pi now asks about .*a\.txt: decide again/);
+		assert.match(
+			await e.eval("(pi-ide-reject)"),
+			/not rejected: the request you saw is gone; pi now asks about .*a\.txt \(2 hunks\): M-x pi-ide-reject again/,
+		);
 		assert.equal(await e.eval("(plist-get (pi-ide-approval-current) :id)"), '"req-3"');
 		assert.equal(await e.eval("(length pi-ide-approval--decisions)"), "0", "nothing was decided");
 		assert.match(await e.eval("(pi-ide-reject)"), /rejected/);
 		const s = await e.until((s) => (decisionsOf(s)?.length === 1 ? s : undefined), "the decision on req-3");
 		assert.deepEqual(decisionsOf(s), [{ pi_pid: process.pid, id: "req-3", decision: "reject" }]);
+	});
+
+	// Issue 22, item 8: an answer is for the request the user saw (PROTOCOL.md). A shown, A ends (timed out, read
+	// by Emacs), B arrives and is told: the command the user was typing for A must not answer B.
+	const BOUND: { name: string; commands: { form: string; said: RegExp }[]; decided: Omit<Decision, "pi_pid">[] }[] = [
+		{
+			name: "approve refuses and names B; approve again approves B",
+			commands: [
+				{ form: "(pi-ide-approve)", said: /^"\(pi-ide\) not approved: the request you saw is gone; pi now asks about/ },
+				{ form: "(pi-ide-approve)", said: /^"\(pi-ide\) approved: pi applies its change to/ },
+			],
+			decided: [{ id: "req-B", decision: "accept" }],
+		},
+		{
+			name: "reject refuses; pi-ide-proposal shows B; reject then rejects B",
+			commands: [
+				{ form: "(pi-ide-reject)", said: /^"\(pi-ide\) not rejected: the request you saw is gone/ },
+				{ form: "(pi-ide-proposal)", said: /^nil$/ },
+				{ form: "(pi-ide-reject)", said: /^"\(pi-ide\) rejected: pi leaves/ },
+			],
+			decided: [{ id: "req-B", decision: "reject" }],
+		},
+	];
+	for (const c of BOUND)
+		it(`an answer is for the request the user saw: A shown, A ends, B arrives: ${c.name}`, async (t) => {
+			const e = await startEmacs(t);
+			const file = await openFile(e, "a.txt");
+			ask(e, request(e, file, {}, { id: "req-A" }));
+			await waitPending(e, 1);
+			unlinkSync(join(e.stateDir, approvalName()));
+			await waitPending(e, 0);
+			ask(e, request(e, file, {}, { id: "req-B" }));
+			await pollUntil(
+				async () => ((await e.eval("(plist-get (pi-ide-approval-current) :id)")) === '"req-B"' ? true : undefined),
+				"B is pending",
+			);
+			for (const step of c.commands) assert.match(await e.eval(step.form), step.said, step.form);
+			const want = c.decided.map((d) => ({ pi_pid: process.pid, ...d }));
+			assert.equal(await e.eval("(length pi-ide-approval--decisions)"), String(want.length));
+			const s = await e.until((s) => (decisionsOf(s)?.length === want.length ? s : undefined), "the decisions");
+			assert.deepEqual(decisionsOf(s), want);
+		});
+
+	it("an answer is for the request the user saw: a request first read by the command itself is named, not answered", async (t) => {
+		// No watch, and a timer that never comes: pi's files change under Emacs without Emacs having read them.
+		const e = await startEmacs(t, {
+			preEval: ["(setq pi-ide-inbox-use-file-notify nil pi-ide-inbox-poll-interval 3600)"],
+		});
+		const file = await openFile(e, "a.txt");
+		const other = await spawnLiveEditor();
+		t.after(() => other.kill());
+		const read = () => e.eval("(progn (pi-ide-inbox--scan) (pi-ide-inbox--flush))");
+		ask(e, request(e, file, {}, { id: "req-X" }));
+		await read();
+		ask(e, request(e, file, { pid: other.pid }, { id: "req-A" }));
+		await read();
+		await waitPending(e, 2);
+		assert.match(await e.eval("(pi-ide-approve)"), /approved: pi applies/, "X, told first, is the one shown");
+		// The other pi replaces A with B; only the command's own re-read sees it.
+		ask(e, request(e, file, { pid: other.pid }, { id: "req-B" }));
+		assert.match(await e.eval("(pi-ide-approve)"), /not approved: the request you saw is gone; pi now asks about/);
+		assert.equal(await e.eval("(length pi-ide-approval--decisions)"), "1", "B was not decided");
+		assert.match(await e.eval("(pi-ide-approve)"), /approved: pi applies/);
+		const s = await e.until((s) => (decisionsOf(s)?.length === 2 ? s : undefined), "the decision on req-B");
+		assert.deepEqual(decisionsOf(s), [
+			{ pi_pid: process.pid, id: "req-X", decision: "accept" },
+			{ pi_pid: other.pid, id: "req-B", decision: "accept" },
+		]);
 	});
 
 	it("a request that runs out, or whose pi dies, without pi removing it is dropped within seconds", async (t) => {
@@ -246,7 +318,11 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.deepEqual(await marks(e, file), MARKED);
 		await waitPending(e, 0);
 		assert.deepEqual(await marks(e, file), []);
-		assert.match(await e.eval("(pi-ide-approve)"), /pi is not waiting for your approval/);
+		// The request the user saw ran out: the answer names that, not "nothing waits".
+		assert.match(
+			await e.eval("(pi-ide-approve)"),
+			/pi no longer waits for that decision \(answered elsewhere, run out/,
+		);
 
 		const pi = await spawnLiveEditor();
 		ask(e, request(e, file, { pid: pi.pid }));

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { EditorState, PiMessage } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
+import { keepPath, startFlipper } from "../fixtures/symlink-flipper.ts";
 import { type Emacs, elispString, startEmacs } from "../helpers/emacs.ts";
 
 type FileReport = NonNullable<EditorState["files"]>[number];
@@ -279,5 +280,86 @@ describe("emacs: pi's messages (v0.3)", { concurrency: 2 }, () => {
 		assert.equal((await reportOn(e, file, 1)).status, "reloaded");
 		assert.equal(await bufferText(e, file), "two\n");
 		assert.equal(readFileSync(file, "utf8"), "two\n");
+	});
+});
+
+describe("emacs: a reload puts in exactly the bytes of its one verified read", () => {
+	// The oracle is Emacs's own read: after the client's reload, `revert-buffer` must find the same text and
+	// coding system (an emptied file keeps the buffer's: a revert takes the default one for no bytes).
+	const FORMATS: { name: string; before: Buffer; after: Buffer }[] = [
+		{ name: "lines with a final newline", before: Buffer.from("x\n"), after: Buffer.from("a\nb\n") },
+		{ name: "no final newline", before: Buffer.from("x\n"), after: Buffer.from("a\nb") },
+		{ name: "emptied", before: Buffer.from("x\n"), after: Buffer.from("") },
+		{ name: "CRLF (a dos coding system)", before: Buffer.from("x\r\ny\r\n"), after: Buffer.from("a\r\nb\r\n") },
+		{ name: "UTF-8", before: Buffer.from("é\n"), after: Buffer.from("café ☕ 😀\n") },
+		{ name: "latin-1", before: Buffer.from([0x78, 0xe9, 0x0a]), after: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]) },
+	];
+	for (const [i, c] of FORMATS.entries()) {
+		it(`reads as Emacs reads: ${c.name}`, async (t) => {
+			const e = await startEmacs(t);
+			const file = join(e.dir, "f.txt");
+			writeFileSync(file, c.before);
+			await e.act(`(find-file ${elispString(file)})`);
+			await e.until((s) => (s?.active_buffer.file === file ? true : undefined), `${file} open`);
+			writeFileSync(file, c.after);
+			publish(e, message(e, i + 1, [file]));
+			assert.equal((await reportOn(e, file, i + 1)).status, "reloaded");
+			const read = `(with-current-buffer (find-buffer-visiting ${elispString(file)})
+				(vector (buffer-string) ${c.after.length === 0 ? '""' : "(symbol-name buffer-file-coding-system)"}
+						(if (buffer-modified-p) t :false)))`;
+			const ours = await e.json(read);
+			await e.eval(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (revert-buffer t t t) t)`);
+			assert.deepEqual(ours, await e.json(read));
+		});
+	}
+
+	// Issue 22: another user flips the path between the user's file and a symlink to a 0600 secret while pi's
+	// messages arrive. Observers in Emacs (find-file-hook, after-revert-hook, the buffer's
+	// after-change-functions) record any content with the secret; afterwards Emacs's record of the file is up
+	// to date (no "changed on disk").
+	it("under a symlink race no hook ever sees the secret, and the visited file's modtime is current", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		const secret = join(e.dir, "secret.txt");
+		writeFileSync(secret, "SECRET\n", { mode: 0o600 });
+		await openFile(e, file, "v0\n");
+		await e.eval(`(progn
+			(defvar pi-test-leaks nil)
+			(defun pi-test-look (where) (when (string-match-p "SECRET" (buffer-string)) (push where pi-test-leaks)))
+			(add-hook 'find-file-hook (lambda () (pi-test-look "find-file-hook")))
+			(add-hook 'after-revert-hook (lambda () (pi-test-look "after-revert-hook")))
+			(with-current-buffer (find-buffer-visiting ${elispString(file)})
+				(add-hook 'after-change-functions (lambda (&rest _) (pi-test-look "after-change")) nil t))
+			t)`);
+		const flipper = await startFlipper(t, file, secret);
+		const statuses: string[] = [];
+		// Handled at once (the message processed directly; its report, the buffer and the leaks read in the same
+		// call), 300 times.
+		const ROUNDS = 300;
+		for (let seq = 1; seq <= ROUNDS; seq++) {
+			writeFileSync(keepPath(file), `v${seq}\n`);
+			publish(e, message(e, seq, [file]));
+			const [status, text, leaks] = await e.json<[string, string, string[]]>(`(progn
+				(pi-ide-inbox-process ${elispString(`pi-${process.pid}.json`)})
+				(vector (or (alist-get 'status (seq-find (lambda (r) (eql (alist-get 'seq r) ${seq})) pi-ide-inbox--reports))
+							"none")
+						(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-string))
+						(vconcat pi-test-leaks)))`);
+			statuses.push(status);
+			const said = `after message ${seq} (${statuses.join(" ")})`;
+			assert.match(text, /^v\d+\n$/, said);
+			assert.deepEqual(leaks, [], said);
+		}
+		await flipper.stop();
+		// The race let some reloads through: the test saw reads during it, not only refusals.
+		assert.ok(statuses.includes("reloaded"), statuses.join(" "));
+		writeFileSync(file, "final\n");
+		publish(e, message(e, ROUNDS + 1, [file]));
+		assert.equal((await reportOn(e, file, ROUNDS + 1)).status, "reloaded");
+		assert.equal(await bufferText(e, file), "final\n");
+		const buffer = `(find-buffer-visiting ${elispString(file)})`;
+		assert.equal(await e.json(`(if (verify-visited-file-modtime ${buffer}) t :false)`), true, "no changed on disk");
+		assert.equal(await e.json(`(if (buffer-modified-p ${buffer}) t :false)`), false);
+		assert.deepEqual(await e.json("(or pi-test-leaks [])"), []);
 	});
 });

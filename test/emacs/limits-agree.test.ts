@@ -1,6 +1,6 @@
 /**
  * The protocol's limits are written once (src/protocol/limits.ts); the Emacs client keeps Emacs Lisp copies
- * (`defconst`s in editors/emacs/pi-ide-state.el). This reads them in a real Emacs and fails when one drifts (the
+ * (`defconst`s in editors/emacs/pi-ide-protocol.el). This reads them in a real Emacs and fails when one drifts (the
  * Lua, Vim9 and Java twins: test/nvim/, test/vim/ and test/jetbrains/limits-agree.test.ts).
  */
 import assert from "node:assert/strict";
@@ -30,6 +30,11 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "decisions kept", elisp: "pi-ide-state-max-decisions", limit: limits.MAX_DECISIONS },
 	{ name: "change set size", elisp: "pi-ide-state-max-review-bytes", limit: limits.MAX_REVIEW_BYTES },
 	{ name: "reverts kept", elisp: "pi-ide-state-max-reverted", limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "id bytes (a hunk's, a request's)", elisp: "pi-ide-state-max-id-bytes", limit: limits.MAX_ID_BYTES },
+	{ name: "nesting of pi's files", elisp: "pi-ide-state-max-depth", limit: limits.MAX_PI_FILE_DEPTH },
+	{ name: "hunks of a file or request", elisp: "pi-ide-state-max-hunks", limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
+	{ name: "runs of a change set", elisp: "pi-ide-state-max-runs", limit: limits.MAX_REVIEW_RUNS },
+	{ name: "line numbers in hunks", elisp: "pi-ide-state-max-line", limit: limits.MAX_LINE_NUMBER },
 ];
 
 it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {
@@ -42,7 +47,7 @@ it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", asyn
 		"-l",
 		"json",
 		"-l",
-		"pi-ide-state",
+		"pi-ide-protocol",
 		"--eval",
 		form,
 	]);

@@ -2,7 +2,8 @@
 
 ;;; Commentary:
 
-;; Run by test/emacs/batch.test.ts in `emacs --batch'.  Tables of cases, one `ert-deftest' per rule; the
+;; Run by test/emacs/batch.test.ts in `emacs --batch'.  Tables of cases, one `ert-deftest' per rule, for
+;; pi-ide-state.el, pi-ide-protocol.el and the inbox's, approval's and review's rules files; the
 ;; expected values are the Neovim client's for the same situation (editors/nvim/lua/pi-ide/state.lua,
 ;; selection.lua, inbox.lua) and PROTOCOL.md's.
 
@@ -11,6 +12,9 @@
 (require 'ert)
 (require 'cl-lib)
 (require 'pi-ide-state)
+(require 'pi-ide-inbox-rules)
+(require 'pi-ide-approval-rules)
+(require 'pi-ide-review-rules)
 
 (defun pi-ide-tests--lines (text)
   "A line reader over TEXT for `pi-ide-state-region-selection'."

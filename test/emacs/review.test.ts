@@ -326,11 +326,14 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 			file,
 			MARKED.map(([line, n, kind]) => [line + 1, n, kind]),
 		);
-		// Not reloaded (unsaved lines): pi's hunks are not at pi's lines any more and lose their marks, but for the
-		// one whose revert was undone, followed since: still pi's lines there, marked.
+		// Not reloaded (unsaved lines): pi's hunks are no longer at pi's line numbers, but their marks moved with
+		// them and stay, the one whose revert was undone too.
 		await e.until((s) => (s?.active_buffer.lines_total === 7 ? true : undefined), "the line typed is written");
 		await piChanges(e, file, 2);
-		await untilMarks(e, file, [[7, 1, "pi-ide-review-added"]]);
+		assert.deepEqual(
+			await marks(e, file),
+			MARKED.map(([line, n, kind]) => [line + 1, n, kind]),
+		);
 		assert.equal(await bufferText(e, file), `mine\n${PI_VERSION}`);
 		assert.equal(revertedOf(e.readState()), undefined);
 	});
@@ -379,6 +382,72 @@ describe("emacs: reviewing pi's change set (v0.4)", { concurrency: 2 }, () => {
 		);
 		assert.deepEqual(await marks(e, file), [[2, 1, "pi-ide-review-changed"]]);
 	});
+
+	// The user deleted pi's line: the baseline's own `}` that follows reads like pi's. Its overlay went with the
+	// line (it evaporates), so nothing is reverted there, by either command.
+	const SLID = [
+		{ command: "pi-ide-revert-hunk", said: /no hunk of pi's under the cursor/ },
+		{ command: "pi-ide-revert-file", said: /no hunks of pi's to revert here/ },
+	];
+	for (const c of SLID) {
+		it(`baseline a q } b, pi's a } } b, pi's line deleted: ${c.command} reverts nothing`, async (t) => {
+			const e = await startEmacs(t);
+			const file = join(e.dir, "a.txt");
+			await openFile(e, file, "a\nq\n}\nb\n");
+			writeFileSync(file, "a\n}\n}\nb\n");
+			place(e, `pi-${process.pid}.review.json`, reviewText(e, file, "a\nq\n}\nb\n", "a\n}\n}\nb\n"));
+			await announce(e, 1, [file]);
+			await untilMarks(e, file, [[2, 1, "pi-ide-review-changed"]]);
+			await e.act(
+				`(progn (goto-char (point-min)) (forward-line 1) (delete-region (point) (progn (forward-line 1) (point))))`,
+			);
+			const said = await e.json<string>(`(with-current-buffer (find-buffer-visiting ${elispString(file)})
+				(goto-char (point-min)) (forward-line 1) (${c.command}))`);
+			assert.match(said, c.said);
+			assert.equal(await bufferText(e, file), "a\n}\nb\n");
+			assert.equal(revertedOf(e.readState()), undefined);
+		});
+	}
+
+	it("marks follow their lines: lines typed above, a revert that removes a line, pi's change set read again", async (t) => {
+		const e = await startEmacs(t);
+		const file = join(e.dir, "a.txt");
+		await openFile(e, file);
+		await piChanges(e, file);
+		await e.act(`(progn (goto-char (point-min)) (insert "mine\n"))`);
+		assert.match(await revertAt(e, file, 7), /reverted pi's hunk at line 7/);
+		await e.until((s) => (revertedOf(s)?.length === 1 ? true : undefined), "the revert is listed");
+		// pi's next message, with its change set written again.
+		place(e, `pi-${process.pid}.review.json`, reviewText(e, file, BASELINE, PI_VERSION));
+		await announce(e, 2, []);
+		await untilMarks(e, file, [
+			[3, 1, "pi-ide-review-changed"],
+			[5, 1, "deleted"],
+		]);
+		assert.match(await revertAt(e, file, 3), /reverted pi's hunk at line 3/);
+		assert.equal(await bufferText(e, file), "mine\na\nb\nc\ne\nf\n");
+	});
+
+	// A revert lives in the buffer until saved: thrown away with the buffer's text it is no longer a revert.
+	const DISCARDS = [
+		{ name: "revert-buffer", form: "(revert-buffer t t)", saved: false },
+		{ name: "kill-buffer", form: "(progn (set-buffer-modified-p nil) (kill-buffer))", saved: false },
+		{ name: "save-buffer, revert-buffer", form: "(progn (save-buffer) (revert-buffer t t))", saved: true },
+		{ name: "save-buffer, kill-buffer", form: "(progn (save-buffer) (kill-buffer))", saved: true },
+	];
+	for (const c of DISCARDS) {
+		it(`a revert, then ${c.name}: ${c.saved ? "still" : "no longer"} told`, async (t) => {
+			const e = await startEmacs(t);
+			const file = join(e.dir, "a.txt");
+			await openFile(e, file);
+			await piChanges(e, file);
+			assert.match(await revertAt(e, file, 2), /reverted pi's hunk at line 2/);
+			await e.until((s) => (revertedOf(s)?.length === 1 ? true : undefined), "the revert is listed");
+			await e.act(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) ${c.form})`);
+			const listed = await e.json<number>("(length (pi-ide-review-report))");
+			assert.equal(listed, c.saved ? 1 : 0);
+		});
+	}
 
 	it("bad change sets: one message each, no marks, no error; another editor's pi is not read", async (t) => {
 		const e = await startEmacs(t);

@@ -71,6 +71,16 @@ export interface Position {
 	character: number;
 }
 
+/** vscode.Range from its four numbers (what the extension constructs). */
+export class Range {
+	readonly start: Position;
+	readonly end: Position;
+	constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+		this.start = { line: startLine, character: startCharacter };
+		this.end = { line: endLine, character: endCharacter };
+	}
+}
+
 export class TextDocument {
 	readonly uri: Uri;
 	readonly fileName: string;
@@ -123,6 +133,7 @@ export class Workbench {
 	readonly onDidChangeTextEditorSelection = new EventEmitter<{ textEditor: TextEditor }>();
 	readonly onDidChangeWindowState = new EventEmitter<{ focused: boolean }>();
 	readonly onDidChangeTextDocument = new EventEmitter<{ document: TextDocument }>();
+	readonly onWillSaveTextDocument = new EventEmitter<{ document: TextDocument }>();
 	readonly onDidSaveTextDocument = new EventEmitter<TextDocument>();
 	readonly onDidOpenTextDocument = new EventEmitter<TextDocument>();
 	readonly onDidCloseTextDocument = new EventEmitter<TextDocument>();
@@ -134,9 +145,16 @@ export class Workbench {
 	/** What the extension showed the user, and what it wrote to its output channel. */
 	readonly shown: string[] = [];
 	readonly output: string[] = [];
+	/** The commands the extension registered (`vscode.commands.registerCommand`), by id. */
+	readonly commands = new Map<string, (...args: unknown[]) => unknown>();
+	/** The status bar's passing messages (`vscode.window.setStatusBarMessage`). */
+	readonly statusMessages: string[] = [];
 	activeTextEditor: TextEditor | undefined;
 	readonly folder: string;
 	readonly #watcher: ReturnType<typeof setInterval>;
+	/** Review (the kit's review cases): decorations drawn per file and type, each document's undo stack. */
+	readonly decorations = new Map<string, Map<DecorationType, Range[]>>();
+	readonly #undo = new Map<TextDocument, string[]>();
 
 	constructor(folder: string) {
 		this.folder = folder;
@@ -171,7 +189,70 @@ export class Workbench {
 		this.onDidChangeTextDocument.fire({ document });
 	}
 
+	/** The user's edit: the `remove` lines from 0-based `line` replaced by `insert`; one undo step. */
+	editLines(document: TextDocument, line: number, remove: number, insert: string[]): void {
+		const lines = document.getText().split("\n");
+		lines.splice(line, remove, ...insert);
+		this.#change(document, lines.join("\n"), undefined, true);
+	}
+
+	/** VS Code's `workspace.applyEdit`: one undo step, the document's changes in one event. */
+	applyEdit(edit: WorkspaceEdit): boolean {
+		for (const document of this.documents) {
+			const mine = edit.edits.filter((e) => e.uri.toString() === document.uri.toString());
+			if (mine.length === 0) continue;
+			let text = document.getText();
+			const offset = (p: Position) =>
+				text
+					.split("\n")
+					.slice(0, p.line)
+					.reduce((n, l) => n + l.length + 1, 0) + p.character;
+			for (const e of [...mine].sort((a, b) => offset(b.range.start) - offset(a.range.start))) {
+				text = text.slice(0, offset(e.range.start)) + e.text + text.slice(offset(e.range.end));
+			}
+			this.#change(document, text, undefined, true);
+		}
+		return true;
+	}
+
+	/** The user's undo (Ctrl+Z) in `document`: the text before its last edit, told with reason Undo. */
+	undo(document: TextDocument): void {
+		const before = this.#undo.get(document)?.pop();
+		if (before !== undefined) this.#change(document, before, TextDocumentChangeReason.Undo, false);
+	}
+
+	/** Replace `document`'s text, told as VS Code tells it: the changed lines as one content change. */
+	#change(document: TextDocument, text: string, reason: number | undefined, undoable: boolean): void {
+		const a = document.getText().split("\n");
+		const b = text.split("\n");
+		let head = 0;
+		while (head < a.length && head < b.length && a[head] === b[head]) head++;
+		let tail = 0;
+		while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail])
+			tail++;
+		if (undoable) {
+			const stack = this.#undo.get(document) ?? [];
+			stack.push(document.getText());
+			this.#undo.set(document, stack);
+		}
+		// The texts end with a newline, so their last (empty) line is common: the change ends at a line start.
+		const end =
+			tail > 0 ? { line: a.length - tail, character: 0 } : { line: a.length - 1, character: (a.at(-1) ?? "").length };
+		const middle = b.slice(head, b.length - tail);
+		const inserted = tail > 0 ? middle.map((l) => `${l}\n`).join("") : middle.join("\n");
+		document.setText(text);
+		document.isDirty = true;
+		// VS Code's event carries the content changes and the reason (the listeners' type names only `document`).
+		const event: TextDocumentChangeEvent = {
+			document,
+			contentChanges: [{ range: new Range(head, 0, end.line, end.character), text: inserted }],
+			reason,
+		};
+		this.onDidChangeTextDocument.fire(event);
+	}
+
 	save(document: TextDocument): void {
+		this.onWillSaveTextDocument.fire({ document });
 		writeFileSync(document.fileName, document.getText());
 		document.isDirty = false;
 		this.onDidSaveTextDocument.fire(document);
@@ -225,10 +306,17 @@ export const window = {
 		dispose() {},
 	}),
 	createStatusBarItem: (_alignment: number, _priority: number) => statusBarItem(),
-	createTextEditorDecorationType: (_options: object) => ({ dispose() {} }),
+	createTextEditorDecorationType: (options: object): DecorationType => ({ options, dispose() {} }),
 	get visibleTextEditors() {
-		const editor = current().activeTextEditor;
-		return editor ? [{ ...editor, setDecorations() {} }] : [];
+		const workbench = current();
+		const editor = workbench.activeTextEditor;
+		if (!editor) return [];
+		const setDecorations = (type: DecorationType, ranges: Range[]) => {
+			const drawn = workbench.decorations.get(editor.document.fileName) ?? new Map<DecorationType, Range[]>();
+			drawn.set(type, ranges);
+			workbench.decorations.set(editor.document.fileName, drawn);
+		};
+		return [{ ...editor, setDecorations }];
 	},
 	onDidChangeVisibleTextEditors: (_l: Listener<unknown>): Disposable => ({ dispose() {} }),
 	onDidChangeActiveTextEditor: (l: Listener<TextEditor | undefined>) => current().onDidChangeActiveTextEditor.event(l),
@@ -242,6 +330,10 @@ export const window = {
 	showInformationMessage: (message: string, ..._items: string[]) => {
 		current().shown.push(message);
 		return Promise.resolve(undefined);
+	},
+	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
+		current().statusMessages.push(message);
+		return { dispose() {} };
 	},
 };
 
@@ -259,6 +351,7 @@ export const workspace = {
 		update: () => Promise.resolve(),
 	}),
 	onDidChangeTextDocument: (l: Listener<{ document: TextDocument }>) => current().onDidChangeTextDocument.event(l),
+	onWillSaveTextDocument: (l: Listener<{ document: TextDocument }>) => current().onWillSaveTextDocument.event(l),
 	onDidSaveTextDocument: (l: Listener<TextDocument>) => current().onDidSaveTextDocument.event(l),
 	onDidOpenTextDocument: (l: Listener<TextDocument>) => current().onDidOpenTextDocument.event(l),
 	onDidCloseTextDocument: (l: Listener<TextDocument>) => current().onDidCloseTextDocument.event(l),
@@ -266,6 +359,7 @@ export const workspace = {
 	onDidChangeConfiguration: (l: Listener<{ affectsConfiguration(section: string): boolean }>) =>
 		current().onDidChangeConfiguration.event(l),
 	registerTextDocumentContentProvider: (_scheme: string, _provider: unknown): Disposable => ({ dispose() {} }),
+	applyEdit: (edit: WorkspaceEdit) => Promise.resolve(current().applyEdit(edit)),
 };
 
 export const languages = {
@@ -274,8 +368,18 @@ export const languages = {
 };
 
 export const commands = {
-	registerCommand: (_id: string, _fn: (...args: unknown[]) => unknown): Disposable => ({ dispose() {} }),
-	executeCommand: (_id: string, ..._args: unknown[]) => Promise.resolve(undefined),
+	/** Kept in the workbench in use, if any (the user runs it with `executeCommand`). */
+	registerCommand: (id: string, fn: (...args: unknown[]) => unknown): Disposable => {
+		const registry = bench?.commands;
+		registry?.set(id, fn);
+		return {
+			dispose() {
+				if (registry?.get(id) === fn) registry.delete(id);
+			},
+		};
+	},
+	/** A command the extension registered runs (VS Code's own commands do nothing here). */
+	executeCommand: async (id: string, ...args: unknown[]) => bench?.commands.get(id)?.(...args),
 };
 
 export const env = { clipboard: { writeText: (_text: string) => Promise.resolve() } };
@@ -287,3 +391,32 @@ export function makeContext(): { subscriptions: Disposable[]; environmentVariabl
 		environmentVariableCollection: { persistent: true, description: "", replace() {}, delete() {} },
 	};
 }
+
+// ---- review (protocol v0.4, the kit's review cases): ranges, edits, undo, decorations, the quick diff ----
+
+export const TextDocumentChangeReason = { Undo: 1, Redo: 2 } as const;
+
+export class WorkspaceEdit {
+	readonly edits: { uri: Uri; range: Range; text: string }[] = [];
+	replace(uri: Uri, range: Range, text: string): void {
+		this.edits.push({ uri, range, text });
+	}
+}
+
+export interface TextDocumentChangeEvent {
+	document: TextDocument;
+	contentChanges?: { range: Range; text: string }[];
+	reason?: number | undefined;
+}
+
+/** A decoration type as the extension made it: its options (VS Code gives decoration types no name). */
+export interface DecorationType extends Disposable {
+	readonly options: object;
+}
+
+export const scm = {
+	createSourceControl: (_id: string, _label: string, _root?: Uri) => ({
+		quickDiffProvider: undefined as unknown,
+		dispose() {},
+	}),
+};

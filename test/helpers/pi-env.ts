@@ -211,6 +211,8 @@ export interface RunOptions {
 	cwd?: string;
 	/** Extra environment variables. */
 	env?: Record<string, string>;
+	/** A command pi runs under, e.g. `["unshare", "--pid", "--fork", "--mount-proc"]` (a sandbox). */
+	wrap?: string[];
 }
 
 /** Run a pi CLI command (any args) in the env; resolves when it exits, rejects on timeout. */
@@ -218,7 +220,8 @@ export function runPi(env: PiEnv, args: string[], options: RunOptions = {}): Pro
 	const timeoutMs = options.timeoutMs ?? 2 * WAIT_MS;
 	const started = performance.now();
 	return new Promise((resolvePromise, reject) => {
-		const child = spawn(join(BIN, "pi"), args, {
+		const [wrapper, ...wrapperArgs] = options.wrap ?? [];
+		const child = spawn(wrapper ?? join(BIN, "pi"), wrapper ? [...wrapperArgs, join(BIN, "pi"), ...args] : args, {
 			cwd: options.cwd ?? env.workDir,
 			env: { ...env.env, ...options.env },
 			stdio: ["ignore", "pipe", "pipe"],

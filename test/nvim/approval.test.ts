@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { type ApprovalMessage, buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { killAllEditors, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim } from "../helpers/nvim.ts";
 import {
@@ -22,6 +23,7 @@ import {
 	type World,
 	world,
 } from "../helpers/nvim-inbox.ts";
+import { pollFor } from "../helpers/poll.ts";
 
 after(killAllEditors);
 
@@ -123,6 +125,94 @@ forEachNvim((flavour) => {
 				assert.deepEqual(await lines(w.nv), ["one", "two", "three"], "the buffer is pi's to change, not Neovim's");
 				assert.equal(readFileSync(w.file, "utf8"), CONTENT);
 				assert.match(await w.nv.exec("PiIde approve"), /pi is not waiting for your approval/);
+				await assertNoErrors(w.nv);
+			});
+
+		// Issue 22, item 8: an answer is bound to the request the user saw. Each step: pi asks (`ask` an id), pi's
+		// request ends (`end`), or the user runs a command; `decided` is the state file's decisions at the end.
+		const BOUND: {
+			name: string;
+			steps: ({ ask: string } | { end: true } | { command: string; said: RegExp })[];
+			decided: { id: string; decision: string }[];
+		}[] = [
+			{
+				name: "A shown, A times out, B arrives: approve refuses and names B; approve again approves B",
+				steps: [
+					{ ask: "req-A" },
+					{ end: true },
+					{ ask: "req-B" },
+					{ command: "approve", said: /not approved: the request you saw is gone; pi now asks about a\.txt/ },
+					{ command: "approve", said: /approved: pi applies its change to a\.txt/ },
+				],
+				decided: [{ id: "req-B", decision: "accept" }],
+			},
+			{
+				name: "the same with reject: B is not rejected unseen",
+				steps: [
+					{ ask: "req-A" },
+					{ end: true },
+					{ ask: "req-B" },
+					{ command: "reject", said: /not rejected: the request you saw is gone/ },
+				],
+				decided: [],
+			},
+			{
+				name: "A shown, A times out, B arrives, :PiIde proposal shows B: approve approves B",
+				steps: [
+					{ ask: "req-A" },
+					{ end: true },
+					{ ask: "req-B" },
+					{ command: "proposal", said: /^$/ },
+					{ command: "approve", said: /approved: pi applies its change/ },
+				],
+				decided: [{ id: "req-B", decision: "accept" }],
+			},
+			{
+				name: "A answered, then B arrives: B is the one shown, approve approves it",
+				steps: [
+					{ ask: "req-A" },
+					{ command: "reject", said: /rejected: pi leaves a\.txt/ },
+					{ end: true },
+					{ ask: "req-B" },
+					{ command: "approve", said: /approved: pi applies its change/ },
+				],
+				decided: [
+					{ id: "req-A", decision: "reject" },
+					{ id: "req-B", decision: "accept" },
+				],
+			},
+		];
+		for (const c of BOUND)
+			it(`an answer is for the request the user saw: ${c.name}`, async (t) => {
+				const w = await world(t, flavour, { answerPrompts: false });
+				for (const step of c.steps) {
+					if ("ask" in step) {
+						const r = request(w);
+						ask(w, encodeApprovalMessage({ ...r, request: { ...r.request, id: step.ask } }));
+						await pollFor(
+							() =>
+								w.nv.lua<boolean>(`return require("pi-ide.approval")._state().told["${w.piPid}:${step.ask}"] == true`),
+							`Neovim told of ${step.ask}`,
+						);
+					} else if ("end" in step) {
+						unlinkSync(join(w.nv.stateDir, approvalName(w)));
+						await waitPending(w, 0);
+					} else {
+						const said = await luaWithoutPrompt<string>(
+							w.nv,
+							`return vim.api.nvim_exec("PiIde ${step.command}", true)`,
+						);
+						assert.match(said.trim(), step.said, step.command);
+						if (step.command === "proposal") await luaWithoutPrompt(w.nv, "vim.cmd('only')");
+					}
+				}
+				const want = c.decided.map((d) => ({ pi_pid: w.piPid, ...d }));
+				assert.deepEqual(await w.nv.lua('return require("pi-ide.approval").report()'), want);
+				const s = await w.nv.until(
+					(s) => ((s as { decisions?: unknown[] }).decisions ?? []).length === want.length,
+					"the decisions in the state file",
+				);
+				assert.deepEqual((s as { decisions?: unknown }).decisions, want);
 				await assertNoErrors(w.nv);
 			});
 

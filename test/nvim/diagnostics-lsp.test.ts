@@ -164,6 +164,39 @@ forEachNvim((flavour) => {
 			}
 		}
 
+		it("a reload of a document unedited since it was opened: the late answer for version 0 is old (issue 22)", async (t) => {
+			// A reload that closed and reopened the document would send the new content at version 0 again, the
+			// version the old content had: the late answer could not be told from one for the new content. Applied
+			// as a change, the new content has a higher version.
+			const nv = await startNvim(t, flavour);
+			const file = join(nv.tmp, "a.txt");
+			writeFileSync(file, "bad\n");
+			await nv.command("edit a.txt");
+			const id = await nv.lua<number>(START, process.execPath, SERVER, "default");
+			const w = { nv, file, id };
+			await nv.until((s) => messages(s).includes("bad word #1"), "the server's first answer", 15_000);
+			const old = (await versions(w)).at(-1);
+			assert.equal(typeof old, "number");
+			await notify(w, "fixture/hold", { hold: 1 });
+			await CHANGES[1]?.change(w);
+			const now = await tick(nv);
+			const sent = (await versions(w)).at(-1); // the request sends the pending change first
+			await notify(w, "fixture/publish", { version: old as number });
+			// Reported, or a verdict reported as current (a reopened document's answers are current at once).
+			const late = await nv.until(
+				(s) => messages(s).includes("bad word #2") || s.active_buffer.diagnostics?.version === now,
+				"the late answer reported",
+			);
+			assert.ok((late.active_buffer.diagnostics?.version ?? now) < now, "older than the buffer: pi takes it for old");
+			assert.notEqual(sent, old, "the new content has a version of its own");
+			await notify(w, "fixture/publish", { version: sent as number });
+			const fresh = await nv.until(
+				(s) => s.active_buffer.diagnostics?.version === now,
+				"the answer for the new content",
+			);
+			assert.deepEqual(fresh.active_buffer.diagnostics, { version: now, total: 0, items: [] });
+		});
+
 		for (const { name, change } of CHANGES) {
 			it(`after ${name}: the answer for the new content, then a late one for the old content: old again`, async (t) => {
 				const w = await world(t, flavour, "default");

@@ -49,6 +49,7 @@ forEachNvim((flavour) => {
 				"decisions",
 				"pi",
 				"pid",
+				"pid_ns",
 				"protocol",
 				"timestamp",
 			]);

@@ -41,6 +41,19 @@ const AGREEMENTS: Agreement[] = [
 		lua: 'require("pi-ide.inbox").HOLD_S',
 		limit: limits.FILE_REPORT_HOLD_SECONDS,
 	},
+	{ name: "nesting of pi's files", lua: 'require("pi-ide.inbox.read").MAX_DEPTH', limit: limits.MAX_PI_FILE_DEPTH },
+	{ name: "change set runs", lua: 'require("pi-ide.review").MAX_RUNS', limit: limits.MAX_REVIEW_RUNS },
+	{
+		name: "hunks per file or request",
+		lua: 'require("pi-ide.review").MAX_HUNKS',
+		limit: limits.MAX_REVIEW_HUNKS_PER_FILE,
+	},
+	{ name: "largest line number", lua: 'require("pi-ide.review").MAX_LINE', limit: limits.MAX_LINE_NUMBER },
+	{
+		name: "id bytes (a hunk's, a request's)",
+		lua: 'require("pi-ide.review").MAX_ID_BYTES',
+		limit: limits.MAX_ID_BYTES,
+	},
 ];
 
 forEachNvim((flavour) => {

@@ -47,6 +47,17 @@ async function piChanges(w: World, review?: { raw: string; mode?: number }): Pro
 	await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
 }
 
+/** The buffer shows `before` (read from its file); pi writes `after`, its change set, then its message. */
+async function piChangesFrom(w: World, before: string, after: string): Promise<void> {
+	writeFileSync(w.file, before);
+	await w.nv.command("silent edit!");
+	writeFileSync(w.file, after);
+	writeRawStateFile(w.nv.stateDir, `pi-${w.piPid}.review.json`, reviewText(w, w.file, before, after));
+	const msg = message(w);
+	send(w, msg);
+	await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+}
+
 /** The review marks of the current buffer: [first line, last line] (1-based). */
 const MARKS = `local ns = vim.api.nvim_create_namespace("pi-ide-review")
 	local out = {}
@@ -125,12 +136,12 @@ forEachNvim((flavour) => {
 		});
 
 		// pi's change set is rewritten with every change of any file: a buffer whose entry is the same keeps its
-		// marks (no extmark placed again), one the user changed since is marked again from its lines.
+		// marks where they are (no extmark placed again: pi's line numbers no longer hold once lines moved), but
+		// for those whose lines the user changed since (as a first reading would not mark them).
 		const RELOADS = [
 			{
 				name: "the buffer as it was",
 				edit: null,
-				placed: 2,
 				marks: [
 					[2, 2],
 					[4, 4],
@@ -139,16 +150,15 @@ forEachNvim((flavour) => {
 			{
 				name: "the user changed another line",
 				edit: [0, "ONE"],
-				placed: 2,
 				marks: [
 					[2, 2],
 					[4, 4],
 				],
 			},
-			{ name: "the user changed one of pi's lines", edit: [3, "FOUR, mine"], placed: 1, marks: [[2, 2]] },
+			{ name: "the user changed one of pi's lines", edit: [3, "FOUR, mine"], marks: [[2, 2]] },
 		] as const;
 		for (const c of RELOADS) {
-			it(`the same change set read again, ${c.name}: ${c.edit ? `${c.placed} placed again` : "marks kept"}`, async (t) => {
+			it(`the same change set read again, ${c.name}: marks kept, ${c.marks.length} of 2`, async (t) => {
 				const w = await world(t, flavour);
 				await piChanges(w);
 				if (c.edit)
@@ -167,7 +177,7 @@ forEachNvim((flavour) => {
 					w.nv.stateDir,
 					w.piPid,
 				);
-				assert.deepEqual([problem, placed], [null, c.edit ? c.placed : 0]);
+				assert.deepEqual([problem, placed], [null, 0]);
 				assert.deepEqual(await w.nv.lua(MARKS), c.marks);
 				await assertNoErrors(w.nv);
 			});
@@ -296,6 +306,71 @@ forEachNvim((flavour) => {
 					assert.deepEqual(await lines(w.nv), ["one", "three"]);
 					await w.nv.until((s) => !("reverted" in s), "the undone revert leaves the state file");
 					assert.deepEqual(await w.nv.lua(MARKS), c.marks);
+				}
+				await assertNoErrors(w.nv);
+			});
+		}
+
+		// The user deleted pi's line: its mark moves onto the next line, which is the baseline's own `}`, equal to
+		// pi's. Reverting there would turn a line that is not pi's into `q`: refused, by every scope.
+		const SLID = [
+			{ scope: "", deleted: true, lines: ["a", "}", "b"] },
+			{ scope: " file", deleted: true, lines: ["a", "}", "b"] },
+			{ scope: " run", deleted: true, lines: ["a", "}", "b"] },
+			{ scope: "", deleted: false, lines: ["a", "q", "}", "b"] },
+		] as const;
+		for (const c of SLID) {
+			it(`baseline a q } b, pi's a } } b, ${c.deleted ? "pi's line deleted" : "as pi left it"}: :PiIde revert${c.scope} ${c.deleted ? "refused" : "reverts"}`, async (t) => {
+				const w = await world(t, flavour);
+				await piChangesFrom(w, "a\nq\n}\nb\n", "a\n}\n}\nb\n");
+				assert.deepEqual(await w.nv.lua(MARKS), [[2, 2]]);
+				if (c.deleted) await w.nv.command("2delete");
+				await w.nv.command("call cursor(2, 1)");
+				await w.nv.command(`PiIde revert${c.scope}`);
+				assert.deepEqual(await lines(w.nv), c.lines);
+				const listed = await w.nv.lua<number>('return #(require("pi-ide.review").report() or {})');
+				assert.equal(listed, c.deleted ? 0 : 1);
+				if (c.deleted) assert.match(await w.nv.exec("messages"), /refused: line 2: you changed these lines/);
+				await assertNoErrors(w.nv);
+			});
+		}
+
+		// A revert lives in the buffer until saved: thrown away with the buffer's text (read again, wiped,
+		// unloaded) it is no longer a revert, and pi must not tell its model it is. One the file has stays.
+		const DISCARDS = [
+			{ command: "edit!", before: [], listed: false },
+			{ command: "bwipeout!", before: [], listed: false },
+			{ command: "bdelete!", before: [], listed: false },
+			{ command: "edit!", before: ["write"], listed: true },
+			{ command: "bwipeout!", before: ["write"], listed: true },
+			{ command: "bdelete!", before: ["write"], listed: true },
+			{ command: "bwipeout!", before: ["write", "undo", "write"], listed: false },
+			{ command: "edit!", before: ["write", "undo"], listed: true },
+		] as const;
+		for (const c of DISCARDS) {
+			it(`a revert, then ${[...c.before, c.command].map((x) => `:${x}`).join(", ")}: ${c.listed ? "still" : "no longer"} told`, async (t) => {
+				const w = await world(t, flavour);
+				await piChanges(w);
+				await w.nv.command("call cursor(2, 1)");
+				await w.nv.command("PiIde revert");
+				await w.nv.until((s) => (s as { reverted?: unknown[] }).reverted?.length === 1, "the revert is listed");
+				for (const command of c.before) await w.nv.command(command);
+				await w.nv.command(c.command);
+				const listed = await w.nv.lua<number>('return #(require("pi-ide.review").report() or {})');
+				assert.equal(listed, c.listed ? 1 : 0);
+				if (!c.listed) await w.nv.until((s) => !("reverted" in s), "the state file lists no revert");
+				if (c.command === "edit!") {
+					const file = c.listed ? ["one", "two", "three", "four"] : ["one", "TWO", "three", "four"];
+					assert.deepEqual(await lines(w.nv), file);
+					assert.deepEqual(
+						await w.nv.lua(MARKS),
+						c.listed
+							? [[4, 4]]
+							: [
+									[2, 2],
+									[4, 4],
+								],
+					);
 				}
 				await assertNoErrors(w.nv);
 			});

@@ -18,6 +18,8 @@ import {
 	ApprovalInbox,
 	addDecision,
 	approvalPid,
+	type DecideOutcome,
+	type DecisionTarget,
 	describeApproval,
 	MAX_APPROVAL_BYTES,
 	MAX_DECISIONS,
@@ -35,7 +37,8 @@ import { buildEditorState, type HostSnapshot, SelectionClock } from "../../edito
 import { type EditorLike, snapshotWindow, type V03Extras } from "../../editors/vscode/src/snapshot.ts";
 import { buildRequest } from "../../src/link/approval.ts";
 import { splitLines } from "../../src/link/change-set.ts";
-import { parseEditorState, piApprovalFileName } from "../../src/protocol/protocol.ts";
+import { parseEditorState } from "../../src/protocol/protocol.ts";
+import { piApprovalFileName } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-approval-client-"));
@@ -316,7 +319,7 @@ describe("ApprovalInbox", () => {
 			left: 0,
 		},
 		{
-			name: "the current one is the one that runs out first",
+			name: "a command answers the request shown (told first), not the one that runs out first",
 			waiting: [
 				{ piPid: 1, id: "late", expires: NOW + 50 },
 				{ piPid: 2, id: "soon", expires: NOW + 10 },
@@ -325,7 +328,7 @@ describe("ApprovalInbox", () => {
 			target: "current",
 			now: NOW,
 			outcome: "decided",
-			decisions: [{ pi_pid: 2, id: "soon", decision: "accept" }],
+			decisions: [{ pi_pid: 1, id: "late", decision: "accept" }],
 			left: 1,
 		},
 		{
@@ -368,6 +371,148 @@ describe("ApprovalInbox", () => {
 			assert.equal(inbox.pending.length, c.left);
 		});
 	}
+
+	// Issue 22, item 8 (PROTOCOL.md "An answer is for the request the user saw"): steps in order, then what a
+	// command's answer does. `arrive` a request of pi PI, `end` pi's wait, `show` the proposal (the host's #show).
+	type Step = { arrive: string } | { end: true } | { show: true } | { answer: "accept" | "reject"; want: string };
+	const BOUND: { name: string; steps: Step[]; decisions: { id: string; decision: string }[] }[] = [
+		{
+			name: "A shown, A ends, B arrives: the command names B (moved), the same command again answers B",
+			steps: [
+				{ arrive: "A" },
+				{ end: true },
+				{ arrive: "B" },
+				{ answer: "accept", want: "moved B" },
+				{ answer: "accept", want: "decided B" },
+			],
+			decisions: [{ id: "B", decision: "accept" }],
+		},
+		{
+			name: "A replaced by B in one read (pi's file rewritten): B is not rejected unseen",
+			steps: [{ arrive: "A" }, { arrive: "B" }, { answer: "reject", want: "moved B" }],
+			decisions: [],
+		},
+		{
+			name: "A shown, A ends, B arrives, B's proposal shown: the command answers B",
+			steps: [{ arrive: "A" }, { end: true }, { arrive: "B" }, { show: true }, { answer: "reject", want: "decided B" }],
+			decisions: [{ id: "B", decision: "reject" }],
+		},
+		{
+			name: "A answered, then B arrives: B is shown by its notice, the command answers it",
+			steps: [
+				{ arrive: "A" },
+				{ answer: "accept", want: "decided A" },
+				{ arrive: "B" },
+				{ answer: "accept", want: "decided B" },
+			],
+			decisions: [
+				{ id: "A", decision: "accept" },
+				{ id: "B", decision: "accept" },
+			],
+		},
+		{
+			name: "A ends, nothing else waits: gone",
+			steps: [{ arrive: "A" }, { end: true }, { answer: "accept", want: "gone" }],
+			decisions: [],
+		},
+	];
+	for (const c of BOUND)
+		test(`an answer is for the request the user saw: ${c.name}`, () => {
+			const inbox = new ApprovalInbox();
+			for (const step of c.steps) {
+				if ("arrive" in step) inbox.receive(request({ id: step.arrive }));
+				else if ("end" in step) inbox.end(PI);
+				else if ("show" in step) {
+					const shown = inbox.seen() ?? inbox.current();
+					if (shown) inbox.shown(shown);
+				} else {
+					const outcome = inbox.decide(step.answer, "current", NOW);
+					const got = outcome.kind === "gone" ? "gone" : `${outcome.kind} ${outcome.request.id}`;
+					assert.equal(got, step.want);
+				}
+			}
+			assert.deepEqual(
+				inbox.decisions,
+				c.decisions.map((d) => ({ pi_pid: PI, ...d })),
+			);
+		});
+
+	/**
+	 * Seeded: two pis ask, end, the user looks (Show change) and answers from a notice (by id) or by command. The
+	 * oracle replays what the user was shown since their last answer (PROTOCOL.md: the first request told, then any
+	 * shown on purpose or named by a refused command, the latest counting) and says what a command must do.
+	 */
+	function runBound(seed: number, inbox: ApprovalInbox): string | undefined {
+		const int = seededInts(seed);
+		const trace: string[] = [];
+		let since: { kind: "told" | "show" | "moved"; id: string }[] = [];
+		let ids = 0;
+		const pendingNow = () => inbox.pending;
+		const soonest = () => [...pendingNow()].sort((a, b) => a.expires - b.expires)[0];
+		const seenByOracle = () => {
+			let seen: string | undefined;
+			for (const e of since) if (e.kind !== "told" || seen === undefined) seen = e.id;
+			return pendingNow().find((r) => r.id === seen);
+		};
+		for (let step = 0; step < 30; step++) {
+			const what = int(10);
+			const piPid = 1 + int(2);
+			if (what < 3) {
+				const id = `r${ids++}`;
+				const got = inbox.receive(request({ piPid, id, expires: NOW + 10 + int(50) + ids / 1000 }));
+				if (got.kind !== "same") since.push({ kind: "told", id });
+				trace.push(`pi ${piPid} asks ${id}`);
+			} else if (what < 4) {
+				inbox.end(piPid);
+				trace.push(`pi ${piPid} ends`);
+			} else if (what < 5) {
+				const shown = inbox.seen() ?? inbox.current();
+				const want = seenByOracle() ?? soonest();
+				trace.push(`show ${shown?.id}`);
+				if (shown?.id !== want?.id)
+					return `seed ${seed}: showed ${shown?.id}, not ${want?.id}\n  ${trace.join("\n  ")}`;
+				if (shown) {
+					inbox.shown(shown);
+					since.push({ kind: "show", id: shown.id });
+				}
+			} else if (what < 7) {
+				const target = pendingNow()[int(Math.max(1, pendingNow().length))];
+				const id = target?.id ?? "r-none";
+				const outcome = inbox.decide("accept", { piPid: target?.piPid ?? piPid, id }, NOW);
+				trace.push(`notice of ${id}: ${outcome.kind}`);
+				if (outcome.kind !== (target ? "decided" : "gone"))
+					return `seed ${seed}: ${outcome.kind}\n  ${trace.join("\n  ")}`;
+				if (target) since = [];
+			} else {
+				const seen = seenByOracle();
+				const instead = seen ? undefined : soonest();
+				const want = seen ? `decided ${seen.id}` : instead ? `moved ${instead.id}` : "gone";
+				const outcome = inbox.decide("reject", "current", NOW);
+				const got = outcome.kind === "gone" ? "gone" : `${outcome.kind} ${outcome.request.id}`;
+				trace.push(`command: ${got}`);
+				if (got !== want) return `seed ${seed}: the command gave ${got}, the oracle ${want}\n  ${trace.join("\n  ")}`;
+				if (instead) since.push({ kind: "moved", id: instead.id });
+				else since = [];
+			}
+		}
+		return undefined;
+	}
+
+	test("seeded: a command answers only the request the user saw (the oracle replays the screen); a planted defect is caught", () => {
+		for (let seed = 1; seed <= 300; seed++) {
+			const failure = runBound(seed, new ApprovalInbox());
+			assert.equal(failure, undefined, failure);
+		}
+		/** The defect of issue 22, item 8: a command answers whatever request runs out first. */
+		class AnswersCurrent extends ApprovalInbox {
+			override decide(decision: "accept" | "reject", target: DecisionTarget, now: number): DecideOutcome {
+				const current = this.current();
+				return super.decide(decision, target === "current" && current ? current : target, now);
+			}
+		}
+		const caught = Array.from({ length: 300 }, (_, i) => runBound(i + 1, new AnswersCurrent())).filter(Boolean);
+		assert.ok(caught.length > 10, `the planted defect was caught by ${caught.length} seeds`);
+	});
 
 	test("receive: new, a rewrite of the same, another that replaces it; end and expire forget", () => {
 		const inbox = new ApprovalInbox();

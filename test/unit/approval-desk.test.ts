@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { EditorRecord } from "../../src/discovery/scan.ts";
-import type { ApprovalMessage } from "../../src/link/approval.ts";
 import { ApprovalDesk, type ReviewCall } from "../../src/link/approval-desk.ts";
 import type { EditorState } from "../../src/protocol/protocol.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const PI = 4242;
@@ -22,7 +22,7 @@ after(() => {
 	for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
-function world(editorState: Partial<EditorState> | null) {
+function world(editorState: Partial<EditorState> | null, refusedDir: string | null = null) {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-approval-"));
 	roots.push(root);
 	const dir = join(root, "pi-ide");
@@ -50,6 +50,7 @@ function world(editorState: Partial<EditorState> | null) {
 			now: () => 0,
 			setTimer: () => () => {},
 		}),
+		stateDirProblem: () => refusedDir,
 	});
 	const decide = (decision: "accept" | "reject", id: string) => {
 		if (state) state = { ...state, decisions: [{ pi_pid: PI, id, decision }] };
@@ -101,6 +102,55 @@ describe("ApprovalDesk", () => {
 		assert.equal(existsSync(w.approvalFile), false);
 	});
 
+	describe("a state dir pi refuses (another user made /tmp/pi-ide first) never turns into silent approval", () => {
+		const REFUSED = "/tmp/pi-ide is owned by uid 1001, not by you";
+		test("no dialog (print mode): not applied, and the model is told why and to tell the user", async () => {
+			const w = world(null, REFUSED);
+			const reviewed = await w.desk.review(call({}));
+			assert.deepEqual(reviewed?.outcome, { kind: "dir refused", problem: REFUSED });
+			assert.equal(reviewed?.words.note, null);
+			assert.match(reviewed?.words.block ?? "", /pi refuses its state directory \(\/tmp\/pi-ide is owned by uid 1001/);
+			assert.match(reviewed?.words.block ?? "", /the change was not applied and a\.txt is unchanged/);
+		});
+		test("pi's dialog: asked, and its title says the editor cannot be asked and why", async () => {
+			const w = world(null, REFUSED);
+			let title = "";
+			const reviewed = await w.desk.review(
+				call({
+					dialog: async (t) => {
+						title = t;
+						return "accept";
+					},
+				}),
+			);
+			assert.match(
+				title,
+				/Your editor cannot be asked: pi refuses its state directory \/tmp\/pi-ide is owned by uid 1001/,
+			);
+			assert.deepEqual(reviewed?.outcome, { kind: "accepted", where: "pi's approval dialog" });
+		});
+		test("a problem that cannot be told counts as refused", async () => {
+			const w = world(null);
+			const desk = new ApprovalDesk({
+				stateDir: w.dir,
+				uid: UID,
+				pid: PI,
+				cwd: w.work,
+				home: w.dir,
+				connected: () => undefined,
+				editorPorts: () => {
+					throw new Error("no editor");
+				},
+				stateDirProblem: () => {
+					throw new Error("boom");
+				},
+			});
+			const reviewed = await desk.review(call({}));
+			assert.equal(reviewed?.outcome.kind, "dir refused");
+			assert.ok(reviewed?.words.block);
+		});
+	});
+
 	test("no editor, pi's dialog: asked with the title, its answer counts; no file", async () => {
 		const w = world(null);
 		let title = "";
@@ -136,6 +186,48 @@ describe("ApprovalDesk", () => {
 		w.decide("reject", "req-1");
 		assert.equal((await pending)?.outcome.kind, "rejected");
 	});
+
+	// Item 9 of issue 22: the user saves the file while reviewing; the approval was for the content pi read.
+	const MEANWHILE: {
+		name: string;
+		before: string | null;
+		/** What happens to the file while pi waits: new content, null to delete it, undefined to leave it. */
+		meanwhile: string | null | undefined;
+		decision: "accept" | "reject";
+		want: string;
+	}[] = [
+		{
+			name: "the file untouched, approved",
+			before: "old\n",
+			meanwhile: undefined,
+			decision: "accept",
+			want: "accepted",
+		},
+		{ name: "saved with the same bytes", before: "old\n", meanwhile: "old\n", decision: "accept", want: "accepted" },
+		{ name: "a line added and saved", before: "old\n", meanwhile: "old\nmine\n", decision: "accept", want: "changed" },
+		{ name: "one byte changed", before: "old\n", meanwhile: "olD\n", decision: "accept", want: "changed" },
+		{ name: "deleted", before: "old\n", meanwhile: null, decision: "accept", want: "changed" },
+		{ name: "a new file created meanwhile", before: null, meanwhile: "mine\n", decision: "accept", want: "changed" },
+		{ name: "changed, but rejected", before: "old\n", meanwhile: "old\nmine\n", decision: "reject", want: "rejected" },
+	];
+	for (const m of MEANWHILE)
+		test(`the file while the user reviews: ${m.name} -> ${m.want}`, async () => {
+			const w = world({ decisions: [] });
+			const path = join(w.work, "a.txt");
+			if (m.before !== null) writeFileSync(path, m.before);
+			const pending = w.desk.review(call({}));
+			await new Promise((r) => setImmediate(r));
+			assert.equal(existsSync(w.approvalFile), true, "pi asks");
+			if (m.meanwhile === null) rmSync(path);
+			else if (m.meanwhile !== undefined) writeFileSync(path, m.meanwhile);
+			w.decide(m.decision, "req-1");
+			const reviewed = await pending;
+			assert.equal(reviewed?.outcome.kind, m.want);
+			if (m.want === "changed") {
+				assert.deepEqual(reviewed?.outcome, { kind: "changed", where: "Neovim" });
+				assert.match(reviewed?.words.block ?? "", /a\.txt changed after the change was proposed.*not applied/);
+			}
+		});
 
 	const NOTHING: { name: string; c: Partial<ReviewCall> }[] = [
 		{ name: "the tool would fail (its text is not in the file)", c: { toolName: "edit", propose: async () => null } },

@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
-	type ApprovalMessage,
 	type ApprovalOutcome,
 	answersApprovals,
 	awaitDecision,
@@ -19,6 +18,7 @@ import {
 } from "../../src/link/approval.ts";
 import type { ApprovalDecision, EditorState } from "../../src/protocol/protocol.ts";
 import { parseEditorState } from "../../src/protocol/protocol.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { makeState } from "../helpers/state-files.ts";
 
@@ -148,6 +148,12 @@ describe("what the model is told", () => {
 		{
 			outcome: { kind: "rejected", where: "Neovim" },
 			block: /^The user rejected this change in Neovim: a\.txt is unchanged\. Do not make it again unless/,
+			note: null,
+		},
+		{
+			outcome: { kind: "changed", where: "Neovim" },
+			block:
+				/^The user approved this change in Neovim, but a\.txt changed after .*not applied, so the file keeps its new content\. Read a\.txt again/,
 			note: null,
 		},
 		{

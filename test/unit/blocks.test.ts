@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-	capText,
-	checkFreshness,
-	fenceFor,
-	formatContextBlock,
-	formatEditorName,
-	formatQuote,
-	oneLine,
-} from "../../src/context/blocks.ts";
+import { capText, checkFreshness, fenceFor, formatContextBlock, formatQuote } from "../../src/context/blocks.ts";
+import { formatEditorName, oneLine } from "../../src/protocol/inert.ts";
 import type { EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
 import { makeState } from "../helpers/state-files.ts";

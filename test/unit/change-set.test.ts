@@ -11,14 +11,15 @@ import {
 	ChangeSet,
 	computeHunks,
 	contentOf,
+	diffEditBound,
 	encodeReviewMessage,
+	MAX_DIFF_EDIT_LENGTH,
+	MAX_REVIEW_HUNKS_PER_FILE,
 	MAX_REVIEW_RUNS,
-	type ReviewHunk,
-	type ReviewMessage,
-	type ReviewRun,
 	splitLines,
 	splitLinesAfter,
 } from "../../src/link/change-set.ts";
+import type { ReviewHunk, ReviewMessage, ReviewRun } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 
 const text = (t: string) => ({ kind: "text" as const, text: t });
@@ -104,6 +105,104 @@ test("randomised: applying the hunks to the baseline gives pi's version, reverti
 			if (next) assert.ok(next.old_start >= h.old_start + h.old_lines, `${where}: hunks overlap`);
 		}
 	}
+});
+
+describe("a large rewrite: one coarse hunk past the diff's bound (issue 22)", () => {
+	const join = (lines: string[]) => `${lines.join("\n")}\n`;
+	/** `n` lines, every second one rewritten: an exact diff has n/2 hunks and an edit script of n lines. */
+	const rewrite = (n: number) => {
+		const before = Array.from({ length: n }, (_, i) => `const v${i} = ${i};`);
+		return { before, after: before.map((l, i) => (i % 2 ? `${l} // rewritten` : l)) };
+	};
+	const cases: { name: string; lines: number; via: "computeHunks" | "ChangeSet" }[] = [
+		{ name: "just past the bound", lines: MAX_DIFF_EDIT_LENGTH + 2, via: "computeHunks" },
+		{ name: "20,000 lines, the approval request's path", lines: 20_000, via: "computeHunks" },
+		{ name: "20,000 lines, the change set's path", lines: 20_000, via: "ChangeSet" },
+	];
+	for (const c of cases) {
+		test(c.name, () => {
+			const { before, after } = rewrite(c.lines);
+			let hunks: ReviewHunk[];
+			let total: number;
+			if (c.via === "computeHunks") {
+				hunks = computeHunks("/p/f", join(before), join(after));
+				total = hunks.length;
+			} else {
+				const set = new ChangeSet();
+				set.startRun();
+				set.before("/p/f", text(join(before)), 1);
+				set.after("/p/f", text(join(after)));
+				const file = set.runs()[0]?.files[0];
+				hunks = file?.hunks ?? [];
+				total = file?.hunks_total ?? -1;
+			}
+			// From the first changed line (the second) to the last (the last): the first line stays out of it.
+			assert.deepEqual(hunks.map(pick), [[2, c.lines - 1, 2, c.lines - 1, before.slice(1), after.slice(1)]]);
+			assert.equal(total, 1);
+			assert.match(hunks[0]?.id ?? "", /^h[0-9a-f]{10}$/);
+		});
+	}
+
+	test("the bound is on the work, not the clock: 500 up to 20,000 lines compared, less beyond", () => {
+		const rows: [number, number][] = [
+			[0, 500],
+			[2_000, 500],
+			[20_000, 500],
+			[100_000, 100],
+			[1_000_000, 10],
+			[50_000_000, 1],
+		];
+		for (const [lines, bound] of rows) assert.equal(diffEditBound(lines), bound, `${lines} lines`);
+	});
+
+	test("just under the bound: still the exact hunks", () => {
+		const { before, after } = rewrite(MAX_DIFF_EDIT_LENGTH - 2);
+		const hunks = computeHunks("/p/f", join(before), join(after));
+		assert.equal(hunks.length, (MAX_DIFF_EDIT_LENGTH - 2) / 2);
+		assert.ok(hunks.length <= MAX_REVIEW_HUNKS_PER_FILE);
+		assert.deepEqual(apply(before, hunks), after);
+	});
+
+	test("randomised: edits before, inside and after a coarse hunk still apply and revert exactly", () => {
+		const seed = Number(process.env["CHANGE_SET_SEED"] ?? 22);
+		const rounds = Number(process.env["CHANGE_SET_ROUNDS"] ?? 8);
+		const rand = seededInts(seed);
+		for (let round = 0; round < rounds; round++) {
+			const before = Array.from({ length: 200 + rand(1500) }, (_, i) => `l${i} ${rand(4)}`);
+			const set = new ChangeSet();
+			set.startRun();
+			set.before("/p/f", text(join(before)), 1);
+			// A rewrite of a stretch with more changed lines than the bound, then small edits anywhere.
+			const from = rand(before.length);
+			const length = MAX_DIFF_EDIT_LENGTH / 2 + 1 + rand(MAX_DIFF_EDIT_LENGTH);
+			const after = [...before];
+			after.splice(from, length, ...Array.from({ length: length + rand(9) - 4 }, (_, i) => `r${i} ${rand(4)}`));
+			for (let step = 0; step < 4; step++) {
+				if (step > 0) {
+					for (let edits = 1 + rand(3); edits > 0; edits--) {
+						const at = rand(after.length + 1);
+						const op = rand(3);
+						if (op === 0) after.splice(at, 0, ...Array.from({ length: 1 + rand(3) }, () => `n${rand(6)}`));
+						else if (op === 1) after.splice(at, 1 + rand(3));
+						else after.splice(at, 1, `c${rand(6)}`);
+					}
+				}
+				set.after("/p/f", text(join(after)));
+				const file = set.runs()[0]?.files[0];
+				const hunks = file?.hunks ?? [];
+				const where = `seed ${seed}, round ${round}, step ${step}`;
+				assert.equal(file?.hunks_total, hunks.length, `${where}: every hunk carried`);
+				assert.deepEqual(apply(before, hunks), after, where);
+				assert.deepEqual(revert(after, hunks), before, where);
+				for (const [i, h] of hunks.entries()) {
+					assert.equal(h.old_text.length, h.old_lines, where);
+					assert.equal(h.new_text.length, h.new_lines, where);
+					const next = hunks[i + 1];
+					if (next) assert.ok(next.new_start > h.new_start + h.new_lines, `${where}: hunks overlap or touch`);
+				}
+			}
+		}
+	});
 });
 
 describe("ChangeSet", () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
 import { type ConnectionMode, decideConnection, type RememberedInput } from "../../src/discovery/connection.ts";
-import { probePid } from "../../src/discovery/liveness.ts";
+import { probePid } from "../../src/protocol/liveness.ts";
 import { parseSettings } from "../../src/ui/settings.ts";
 
 describe("decideConnection", () => {
@@ -111,6 +111,36 @@ describe("decideConnection", () => {
 			connected: 3,
 			why: "picked",
 			next: "picked:3",
+		},
+		{
+			name: "picked, alive, outside pi's project (no tier): held while it runs",
+			mode: picked(3),
+			live: [1, 3],
+			project: [1],
+			best: [1],
+			connected: 3,
+			why: "picked",
+			next: "picked:3",
+		},
+		{
+			name: "picked outside pi's project, the only live editor: held",
+			mode: picked(3),
+			live: [3],
+			project: [],
+			best: [],
+			connected: 3,
+			why: "picked",
+			next: "picked:3",
+		},
+		{
+			name: "picked outside pi's project, then it exits: back to auto",
+			mode: picked(3),
+			live: [1],
+			project: [1],
+			best: [1],
+			connected: 1,
+			why: "only candidate",
+			next: "auto:1",
 		},
 		{
 			name: "picked, alive among two candidates",

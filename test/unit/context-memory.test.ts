@@ -1,26 +1,33 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { basename } from "node:path";
 import { describe, it } from "node:test";
+import { parseBlock } from "../../src/context/block-sections.ts";
 import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.ts";
+import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
 import {
 	type Decision,
 	decide,
 	decideStale,
 	type MemoryDetails,
 	modelView,
-	parseBlock,
+	nextMessage,
 	type ReadMessage,
-	type RequestMessage,
-	repairPayload,
-	repairRequest,
 	STALE_WORDING,
 	type StaleReason,
+} from "../../src/context/model-view.ts";
+import {
+	type RequestMessage,
+	repairMessages,
+	repairPayload,
+	repairRequest,
+	SUPERSEDED,
 	supersededIn,
 	withRunContext,
-} from "../../src/context/context-memory.ts";
-import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
+} from "../../src/context/request-repair.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../fixtures/database-view.ts";
+import { mulberry32 } from "../helpers/seeded.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 const NOW = 1_800_000_000;
@@ -134,6 +141,20 @@ describe("decide: what each prompt of a conversation sends", () => {
 		const stale = c.send(blockOf(state({ selection: selection(), cursor: { line: 41, column: 1 } }), NOW + 90));
 		assert.equal(stale.kind, "update");
 		assert.match(stale.text, /^Selection: none now$/m);
+	});
+
+	it("a selection whose only copy is an update whose block is gone is sent again, not referred to", () => {
+		// The request check reads such an update as superseded (its "rest as before" resolves to nothing), so the
+		// text it carries is not a copy the model keeps.
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(blockOf(state({ selection: selection(SELECTED, NOW + 4) }), NOW + 5));
+		c.messages = c.messages.slice(1); // a compaction kept only the update
+		const next = c.send(
+			blockOf(state({ selection: selection(SELECTED, NOW + 4), cursor: { line: 7, column: 1 } }), NOW + 9),
+		);
+		assert.equal(next.kind, "full");
+		assert.ok(selectionTextSent(next), next.text);
 	});
 
 	it("a new selection (other text, range or time) is sent in full in an update", () => {
@@ -420,12 +441,33 @@ describe("parseBlock: sections by leading key", () => {
 });
 
 /** The request after `repairRequest` did its work (or as it was, when it left it alone). */
-function repaired(request: RequestMessage[], session: readonly ReadMessage[]): RequestMessage[] {
-	const repair = repairRequest(request, session);
+function repaired(
+	request: RequestMessage[],
+	session: readonly ReadMessage[],
+	branch: readonly ReadMessage[] = session,
+): RequestMessage[] {
+	const repair = repairRequest(request, session, branch);
 	if (!repair) return request;
 	const out = [...request];
 	const message: RequestMessage = { kind: "ide-context", details: repair.details, content: repair.text };
 	out.splice(repair.index, repair.replace ? 1 : 0, message);
+	return out;
+}
+
+/** As the request check leaves it: repaired, then every older editor context that no longer resolves superseded. */
+function checked(request: RequestMessage[], session: readonly ReadMessage[]): RequestMessage[] {
+	return checkedWith(request, session, session);
+}
+
+/** `checked`, with the branch's editor contexts (where a selection's text is looked for) given apart. */
+function checkedWith(
+	request: RequestMessage[],
+	session: readonly ReadMessage[],
+	branch: readonly ReadMessage[],
+): RequestMessage[] {
+	const out = [...repaired(request, session, branch)];
+	for (const index of supersededIn(out, session))
+		out[index] = { ...(out[index] as RequestMessage), content: SUPERSEDED, details: {} };
 	return out;
 }
 
@@ -616,6 +658,21 @@ describe("repairRequest: the request carries the editor context the session says
 			copies: 1,
 		},
 	];
+	it("a reference stays only where the request keeps the text: not when its holder is superseded", () => {
+		// m1 a block, m2 an update carrying a new selection, m3 a cursor update on m2; a pruner dropped m1, so m2
+		// no longer resolves (superseded) and takes the selection's text with it: m3 puts the text back.
+		const c = new Conversation();
+		c.send(blockOf(state(), NOW));
+		c.send(moved(50, selection(SELECTED, NOW + 4)));
+		c.send(moved(51, selection(SELECTED, NOW + 4)));
+		const texts = ideTexts(checked(without(c.request, "m1"), c.messages));
+		assert.equal(texts[0], SUPERSEDED);
+		const newest = texts.at(-1) ?? "";
+		assert.match(newest, /^Cursor: line 51, column 2$/m);
+		assert.doesNotMatch(newest, /the same selection as in an earlier editor context/);
+		assert.equal(texts.join("\n").split("return run(argv);").length - 1, 1, texts.join("\n---\n"));
+	});
+
 	for (const { name, conversation, request, session, selection: expected, copies } of selectionCases) {
 		it(name, () => {
 			const c = conversation();
@@ -816,14 +873,26 @@ describe("repairPayload: the check once more, on the provider's payload", () => 
 			],
 		},
 		{
-			name: "no editor context left: a copy of the prompt's part goes before it (content parts)",
+			// Not a part glued before the prompt's in its message (the model read "...Diagnostics: nonetwo").
+			name: "no editor context left, the prompt in text parts: a message of its own before the prompt's",
 			messages: [
 				{ role: "system", content: "sys" },
 				{ role: "user", content: [...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
 			],
 			after: [
 				{ role: "system", content: "sys" },
-				{ role: "user", content: [...parts("WHOLE"), ...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
+				{ role: "user", content: parts("WHOLE") },
+				{ role: "user", content: [...parts("two"), { type: "image_url", image_url: { url: "x" } }] },
+			],
+		},
+		{
+			name: "the prompt's part among others, with a cache marker: the copy has only its own part, no marker",
+			messages: [
+				{ role: "user", content: [...parts("look:"), { type: "text", text: "two", cache_control: { type: "e" } }] },
+			],
+			after: [
+				{ role: "user", content: parts("WHOLE") },
+				{ role: "user", content: [...parts("look:"), { type: "text", text: "two", cache_control: { type: "e" } }] },
 			],
 		},
 		{
@@ -914,6 +983,280 @@ describe("supersededIn: older references that no longer resolve within the reque
 		it(name, () => {
 			const r = request();
 			assert.deepEqual(idsOf(r, supersededIn(r, c.messages)), superseded);
+		});
+	}
+
+	it("a long intact conversation: none, though the messages read start in the middle of a chain", () => {
+		const long = new Conversation();
+		for (let i = 0; i < 100; i++) long.send(blockOf(state({ cursor: { line: 1 + (i % 150), column: 1 } }), NOW + i));
+		assert.ok(long.messages.length > 64, "more editor contexts than the check reads");
+		assert.deepEqual(supersededIn(long.request, long.messages), []);
+		assert.equal(repairRequest(long.request, long.messages), undefined);
+	});
+});
+
+describe("repairMessages: the request check on pi's own message list", () => {
+	const c = new Conversation();
+	c.send(blockOf(state({ selection: selection() }), NOW)); // m1: block + selection text
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 50, column: 2 } }), NOW + 5)); // m2: update
+	c.send(blockOf(state({ selection: selection(), cursor: { line: 60, column: 2 } }), NOW + 10)); // m3: update
+	/** pi's shape of a request message: a role, and for ours a custom type, content and details. */
+	type PiMessage = { role: string; customType?: string; content: unknown; details?: unknown; made?: true };
+	const toPi = (m: RequestMessage): PiMessage =>
+		m.kind === "ide-context"
+			? { role: "custom", customType: "ide-context", content: m.content, details: m.details }
+			: { role: m.kind, content: m.content };
+	const read = (m: PiMessage): RequestMessage =>
+		m.role === "custom"
+			? { kind: "ide-context", details: m.details, content: m.content }
+			: { kind: m.role as RequestMessage["kind"], details: undefined, content: m.content };
+	const newBlock = (content: string, details: unknown): PiMessage => ({ role: "custom", content, details, made: true });
+	const cases: Array<{ name: string; request: () => RequestMessage[]; changed: boolean }> = [
+		{ name: "intact: left alone", request: () => c.request, changed: false },
+		{ name: "the newest pruned: the last one left replaced", request: () => without(c.request, "m3"), changed: true },
+		{ name: "the block pruned: older updates superseded", request: () => without(c.request, "m1"), changed: true },
+		{
+			name: "every editor context pruned: a block put before the last prompt",
+			request: () => without(c.request, "m1", "m2", "m3"),
+			changed: true,
+		},
+	];
+	for (const { name, request, changed } of cases) {
+		it(name, () => {
+			const r = request();
+			const facts = { session: c.messages, branch: c.messages };
+			const result = repairMessages(r.map(toPi), read, facts, newBlock);
+			assert.equal(result !== undefined, changed);
+			const after = result ? result.messages : r.map(toPi);
+			// The same request as the RequestMessage check makes of it (an oracle composed of repairRequest and supersededIn).
+			const expected = checked(r, c.messages);
+			assert.deepEqual(
+				after.map((m) => [read(m).kind, read(m).content]),
+				expected.map((m) => [m.kind, m.content]),
+			);
+			// Only custom messages change; a block put in is newBlock's, and the payload check gets it back.
+			const users = (list: PiMessage[]) => list.filter((m) => m.role !== "custom");
+			assert.deepEqual(users(after), users(r.map(toPi)));
+			const made = after.filter((m) => m.made);
+			assert.equal(made.length, r.every((m) => m.kind !== "ide-context") ? 1 : 0);
+			if (result && result.repaired.length > 0)
+				assert.ok(ideTexts(expected).includes(String(result.repaired[0]?.content)));
+		});
+	}
+});
+
+describe("nextMessage: one decision for a prompt, a message typed while pi works and /ide status", () => {
+	const c = new Conversation();
+	c.send(blockOf(state(), NOW));
+	const moved = blockOf(state({ cursor: { line: 50, column: 2 } }), NOW + 5);
+	// The projection lost the block (a compaction in the middle of the run); the session still has the run's block.
+	const facts = (always: boolean) => ({ projected: [] as ReadMessage[], session: c.messages, always, id: "x" });
+	const cases: Array<{
+		name: string;
+		injection: Parameters<typeof nextMessage>[0];
+		always: boolean;
+		expected: Decision;
+	}> = [
+		{
+			name: "a block: decided on the projection (what the model sees)",
+			injection: { kind: "inject", block: moved },
+			always: false,
+			expected: decide(moved, modelView([]), { always: false, id: "x" }),
+		},
+		{
+			name: "a block with sendUnchanged: the whole block",
+			injection: { kind: "inject", block: moved },
+			always: true,
+			expected: decide(moved, modelView([]), { always: true, id: "x" }),
+		},
+		{
+			name: "a skip: a notice decided on the session (the run's block is marked out of date)",
+			injection: { kind: "skip", stale: "gone" },
+			always: false,
+			expected: decideStale("gone", modelView(c.messages), { id: "x" }),
+		},
+	];
+	for (const { name, injection, always, expected } of cases) {
+		it(name, () => {
+			const d = nextMessage(injection, facts(always));
+			assert.deepEqual(d, expected);
+			assert.notEqual(d.kind, "none");
+		});
+	}
+});
+
+/**
+ * The request check against pruners, seeded and randomised: random editor changes (cursor moves, new selections,
+ * cleared ones, another file and back), notices, compactions (the session keeps the last 0 to 2 editor contexts
+ * and the run's newest message; the branch keeps all), and after every prompt the request as each kind of pruner leaves it (every editor context
+ * dropped, the first one dropped, a random few, a window of the last two messages), then that request cut again by
+ * a window loaded after this extension and put through the payload check. Each repaired request is read by
+ * a small reader of its own (below), not by this module: it must say what the editor shows now, every update and
+ * selection reference must resolve within the request, and a selection's text is always there (the branch holds
+ * every copy, so "no longer in the model's context" is never right). PI_IDE_REPAIR_SEED replays one seed,
+ * PI_IDE_REPAIR_SEQUENCES runs more.
+ */
+describe("the request check against pruners: seeded random sequences, read back by an independent reader", () => {
+	type Picture =
+		| { kind: "none" }
+		| { kind: "notice" }
+		| { kind: "block"; file: string; cursor: number | null; selection: { range: string; text: string | null } | null };
+
+	/** Read the editor context texts of a request as the model would; every reference that does not resolve is a problem. */
+	const read = (texts: readonly string[]): { picture: Picture; problems: string[] } => {
+		const problems: string[] = [];
+		const copies = new Map<string, string>();
+		let picture: Picture = { kind: "none" };
+		for (const text of texts) {
+			if (text.startsWith("Editor context out of date: ")) picture = { kind: "notice" };
+			else if (text.startsWith("The user's editor (")) {
+				picture = { kind: "block", file: /^File: (.*)$/m.exec(text)?.[1] ?? "", cursor: null, selection: null };
+			} else if (text.startsWith("Editor update (")) {
+				if (picture.kind !== "block") problems.push(`an update with nothing before it: ${text}`);
+			} else continue;
+			if (picture.kind !== "block") continue;
+			const cursor = /^Cursor: line (\d+)/m.exec(text);
+			if (cursor) picture.cursor = Number(cursor[1]);
+			if (/^Selection: none now$/m.test(text)) picture.selection = null;
+			const head = /^Selection \((lines \d+-\d+)[^)]*\):(.*)$/m.exec(text);
+			if (!head) continue;
+			const [, range = "", rest = ""] = head;
+			if (rest === "") {
+				const fenced = /^Selection \([^)]*\):\n(`{3,})[^\n]*\n([\s\S]*?)\n\1$/m.exec(text);
+				picture.selection = { range, text: fenced?.[2] ?? null };
+				if (fenced?.[2]) copies.set(range, fenced[2]);
+			} else if (rest.includes("the same selection as in an earlier editor context")) {
+				const copy = copies.get(range);
+				if (copy === undefined) problems.push(`a reference with no copy before it in the request: ${head[0]}`);
+				picture.selection = { range, text: copy ?? null };
+			} else picture.selection = { range, text: null };
+		}
+		return { picture, problems };
+	};
+
+	const pruners: Record<string, (request: RequestMessage[], random: () => number) => RequestMessage[]> = {
+		"every editor context dropped": (r) => r.filter((m) => m.kind !== "ide-context"),
+		"the first editor context dropped": (r) => {
+			const ours = r.filter((m) => m.kind === "ide-context");
+			return ours.length < 2 ? r : r.filter((m) => m !== ours[0]);
+		},
+		"a random few dropped": (r, random) => r.filter((m) => m.kind !== "ide-context" || random() < 0.6),
+		"a window of the last two messages": (r) => [...r.filter((m) => m.kind === "system"), ...r.slice(1).slice(-2)],
+	};
+
+	/** The last two messages after the system head, as a window extension loaded after this one leaves a request. */
+	const windowAfter = (request: RequestMessage[]) => [
+		...request.filter((m) => m.kind === "system"),
+		...request.filter((m) => m.kind !== "system").slice(-2),
+	];
+	/** The request as a provider payload (text parts), after the payload check: its user texts, in order. */
+	const payloadTexts = (
+		request: RequestMessage[],
+		session: readonly ReadMessage[],
+		branch: readonly ReadMessage[],
+		prompt: string | undefined,
+	): string[] => {
+		const known = new Set(session.map((m) => m.content));
+		const repairedNow = request.filter((m) => m.kind === "ide-context" && !known.has(m.content));
+		const messages = request.map((m) =>
+			m.kind === "system"
+				? { role: "system", content: String(m.content) }
+				: { role: "user", content: [{ type: "text", text: String(m.content) }] },
+		);
+		const facts = { session, branch, prompt, repaired: repairedNow };
+		const out = (repairPayload({ messages }, facts) ?? { messages }) as { messages: typeof messages };
+		return out.messages
+			.filter((m) => m.role === "user")
+			.map((m) => (Array.isArray(m.content) ? m.content.map((part) => part.text).join("") : m.content));
+	};
+
+	const SEEDS = process.env["PI_IDE_REPAIR_SEED"]
+		? [Number(process.env["PI_IDE_REPAIR_SEED"])]
+		: Array.from({ length: Number(process.env["PI_IDE_REPAIR_SEQUENCES"] ?? 40) }, (_, i) => 9001 + i);
+	for (const seed of SEEDS) {
+		it(`seed ${seed}`, () => {
+			const random = mulberry32(seed);
+			const c = new Conversation();
+			const branch: ReadMessage[] = [];
+			let cursor = 42;
+			let file = FILE;
+			let picked: { text: string; start: number; at: number } | null = null;
+			let expected: Picture = { kind: "none" };
+			const log: string[] = [];
+			for (let step = 1; step <= 24; step++) {
+				const now = NOW + step;
+				const r = random();
+				const before = c.messages.length;
+				if (r < 0.1 && expected.kind !== "none") {
+					log.push("notice");
+					const d = decideStale("off", modelView(c.messages), { id: `s${step}` });
+					c.request.push({ kind: "user", details: undefined, content: `prompt s${step}` });
+					if (d.kind !== "none") {
+						c.messages.push({ details: d.details, content: d.text });
+						c.request.push({ kind: "ide-context", details: d.details, content: d.text });
+					}
+					expected = { kind: "notice" };
+				} else if (r < 0.18 && c.messages.length > 0) {
+					// A compaction summarised the conversation but its last 0 to 2 editor contexts (and their prompts);
+					// the session still has the run's newest message.
+					const kept = c.messages.slice(c.messages.length - Math.floor(random() * 3));
+					log.push(`compaction keeping ${kept.length}`);
+					const at = c.request.findIndex((m) => kept[0] !== undefined && m.details === kept[0].details);
+					const from = at > 0 ? at - 1 : c.request.length;
+					c.messages = withRunContext(kept, c.messages.at(-1));
+					c.request = [{ kind: "system", details: undefined, content: "system prompt" }, ...c.request.slice(from)];
+					continue;
+				} else {
+					if (r < 0.45) cursor = 1 + Math.floor(random() * 150);
+					else if (r < 0.65) {
+						const start = 1 + Math.floor(random() * 100);
+						picked = { text: `const s${start} = ${Math.floor(random() * 1e6)};\nreturn s${start};`, start, at: now };
+					} else if (r < 0.75) picked = null;
+					else if (r < 0.85) file = file === FILE ? "/home/u/proj/src/b.ts" : FILE;
+					log.push(`cursor ${cursor}, ${file === FILE ? "main" : "b"}, selection ${picked ? picked.start : "none"}`);
+					const sel = picked && selection(picked.text, picked.at, picked.start);
+					c.send(
+						blockOf(state({ file, name: basename(file), cursor: { line: cursor, column: 1 }, selection: sel }), now),
+					);
+					expected = {
+						kind: "block",
+						file,
+						cursor,
+						selection: picked && { range: `lines ${picked.start}-${picked.start + 1}`, text: picked.text },
+					};
+				}
+				branch.push(...c.messages.slice(before));
+				const prompt = [...c.request].reverse().find((m) => m.kind === "user")?.content as string | undefined;
+				const verify = (texts: string[], what: string) => {
+					const { picture, problems } = read(texts);
+					for (const text of texts)
+						if (/.(The user's editor \(|Editor update \(|Editor context out of date: )/s.test(text))
+							problems.push(`an editor context glued to other text: ${JSON.stringify(text)}`);
+					if (expected.kind === "block" && picture.kind === "block") {
+						if (picture.file !== expected.file)
+							problems.push(`file ${picture.file}, the editor shows ${expected.file}`);
+						if (picture.cursor !== expected.cursor)
+							problems.push(`cursor ${picture.cursor}, the editor has ${expected.cursor}`);
+						if (JSON.stringify(picture.selection) !== JSON.stringify(expected.selection))
+							problems.push(
+								`selection ${JSON.stringify(picture.selection)}, the editor has ${JSON.stringify(expected.selection)}`,
+							);
+					} else if (picture.kind !== expected.kind)
+						problems.push(`the request says ${picture.kind}, expected ${expected.kind}`);
+					assert.deepEqual(
+						problems,
+						[],
+						`seed ${seed}, ${what}, after: ${log.join("; ")}\n---\n${texts.join("\n---\n")}`,
+					);
+				};
+				for (const [name, prune] of Object.entries(pruners)) {
+					const checkedRequest = checkedWith(prune(c.request, random), c.messages, branch);
+					verify(ideTexts(checkedRequest), name);
+					// A context_with_system window loaded later cuts it to its last two messages: the payload check.
+					const payload = payloadTexts(windowAfter(checkedRequest), c.messages, branch, prompt);
+					verify(payload, `${name}, then a window after the request check`);
+				}
+			}
 		});
 	}
 });

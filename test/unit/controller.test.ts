@@ -19,8 +19,8 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type ControllerOptions, IdeController } from "../../src/controller.ts";
 import { ChoiceStore } from "../../src/discovery/choice-store.ts";
-import { probePid } from "../../src/discovery/liveness.ts";
 import { ProcessClock } from "../../src/discovery/proc-info.ts";
+import { probePid } from "../../src/protocol/liveness.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/ui/glyphs.ts";
 import { DEFAULT_SETTINGS } from "../../src/ui/settings.ts";
 import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
@@ -451,6 +451,124 @@ describe("IdeController", { concurrency: 4 }, () => {
 		writeStateFile(f.stateDir, makeState({ pid, cwd: f.project }));
 		const again = f.controller.refresh();
 		assert.equal(again.connection.connected && again.connection.pid, pid);
+	});
+
+	describe("excludes: the ignore rules for what pi says about a file its tools changed", () => {
+		const cases: {
+			name: string;
+			global?: string;
+			project?: string;
+			/** The rules file cannot be read (a directory where it should be). */
+			unreadable?: boolean;
+			file: (f: Fixture) => string;
+			excluded: boolean;
+		}[] = [
+			{ name: "no rules", file: (f) => join(f.project, ".env"), excluded: false },
+			{ name: "a global rule", global: ".env\n", file: (f) => join(f.project, ".env"), excluded: true },
+			{ name: "a project rule", project: "secrets/\n", file: (f) => join(f.project, "secrets/k.pem"), excluded: true },
+			{ name: "another file", global: ".env\n", file: (f) => join(f.project, "src/a.ts"), excluded: false },
+			{
+				name: "outside pi's project, the global rule",
+				global: "*.key\n",
+				file: (f) => join(f.root, "x.key"),
+				excluded: true,
+			},
+			{
+				name: "rules that cannot be read: excluded",
+				unreadable: true,
+				file: (f) => join(f.project, "a.ts"),
+				excluded: true,
+			},
+		];
+		for (const c of cases) {
+			it(`${c.name}: ${c.excluded ? "excluded" : "not excluded"}`, () => {
+				const f = fixture();
+				if (c.global) writeFileSync(join(f.agentDir, "ide-context.ignore"), c.global);
+				if (c.project) writeFileSync(join(f.project, ".pi", "ide-context.local.ignore"), c.project);
+				if (c.unreadable) mkdirSync(join(f.agentDir, "ide-context.ignore"));
+				f.controller.refresh();
+				assert.equal(f.controller.excludes(c.file(f)), c.excluded);
+			});
+		}
+	});
+
+	describe("a gone pi's files are removed on the scan, by the rule of a gone editor's file", () => {
+		const OLD = Date.now() / 1000 - 60;
+		const cases: {
+			name: string;
+			/** The pi's pid: a dead one, a live process, or this process (pi itself). */
+			pid: "dead" | "live" | "self";
+			/** The name under the state dir, `<pid>` standing for the pid. */
+			name_: string;
+			make?: "file" | "symlink" | "dir";
+			/** The file last written a minute ago, and the pid's process started now (a reused pid). */
+			reused?: boolean;
+			probe?: "unknown" | "foreign";
+			removed: boolean;
+		}[] = [
+			{ name: "message of a dead pi", pid: "dead", name_: "pi-<pid>.json", removed: true },
+			{ name: "change set of a dead pi", pid: "dead", name_: "pi-<pid>.review.json", removed: true },
+			{ name: "approval request of a dead pi", pid: "dead", name_: "pi-<pid>.approval.json", removed: true },
+			{ name: "a live pi's message", pid: "live", name_: "pi-<pid>.json", removed: false },
+			{ name: "a live pi's change set", pid: "live", name_: "pi-<pid>.review.json", removed: false },
+			{ name: "this pi's own change set", pid: "self", name_: "pi-<pid>.review.json", removed: false },
+			{ name: "a reused pid's change set", pid: "live", name_: "pi-<pid>.review.json", reused: true, removed: true },
+			{
+				name: "kill(pid, 0) says nothing (EINVAL)",
+				pid: "dead",
+				name_: "pi-<pid>.json",
+				probe: "unknown",
+				removed: false,
+			},
+			{ name: "another user's pid", pid: "dead", name_: "pi-<pid>.json", probe: "foreign", removed: false },
+			{
+				name: "a symlink under a dead pi's name",
+				pid: "dead",
+				name_: "pi-<pid>.review.json",
+				make: "symlink",
+				removed: false,
+			},
+			{ name: "a directory under a dead pi's name", pid: "dead", name_: "pi-<pid>.json", make: "dir", removed: false },
+			{
+				name: "a temp file of a dead pi (not a pi file name)",
+				pid: "dead",
+				name_: "pi-<pid>.json.tmp",
+				removed: false,
+			},
+			{ name: "another name", pid: "dead", name_: "pi-<pid>.notes.json", removed: false },
+			{ name: "a pid spelled with a leading zero", pid: "dead", name_: "pi-0<pid>.json", removed: false },
+		];
+		for (const c of cases) {
+			it(`${c.name}: ${c.removed ? "removed" : "left alone"}`, async () => {
+				const pid = c.pid === "dead" ? deadPid : c.pid === "self" ? process.pid : await liveEditorPid();
+				const f = fixture(undefined, {
+					...(c.reused ? { startClock: { startedAt: () => Date.now() / 1000 } } : {}),
+					...(c.probe === "unknown" ? { probePid: () => ({ unknown: "EINVAL" }) } : {}),
+					...(c.probe === "foreign" ? { probePid: () => "foreign" as const } : {}),
+				});
+				const path = join(f.stateDir, c.name_.replace("<pid>", String(pid)));
+				const target = join(f.root, "target.json");
+				writeFileSync(target, "{}", { mode: 0o600 });
+				if (c.make === "symlink") symlinkSync(target, path);
+				else if (c.make === "dir") mkdirSync(path);
+				else writeFileSync(path, "{}", { mode: 0o600 });
+				if (c.reused) utimesSync(path, OLD, OLD);
+				f.controller.refresh();
+				assert.equal(existsSync(path), !c.removed);
+				assert.equal(existsSync(target), true, "a link's target is never touched");
+			});
+		}
+		it("a pi that dies while pi runs: its files go on the next scan, with no change to the directory", async () => {
+			const live = await spawnLiveEditor();
+			const f = fixture();
+			const path = join(f.stateDir, `pi-${live.pid}.review.json`);
+			writeFileSync(path, "{}", { mode: 0o600 });
+			f.controller.refresh();
+			assert.equal(existsSync(path), true, "its pi runs");
+			await live.kill();
+			f.controller.refresh();
+			assert.equal(existsSync(path), false);
+		});
 	});
 
 	it("kill(pid, 0) failing with anything but ESRCH: not listed, not removed, a diagnostic", async () => {

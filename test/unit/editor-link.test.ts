@@ -319,6 +319,70 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 	});
 });
 
+describe("a file the ignore rules exclude: nothing the editor reports about it reaches the model", () => {
+	const SECRET = "API_KEY=hunter2";
+	const quoting = report({
+		file: "/w/.env",
+		status: "reloaded",
+		version: 2,
+		diagnostics_expected: true,
+		diagnostics: {
+			version: 2,
+			total: 1,
+			items: [{ severity: "warning", line: 1, column: 1, message: `weak key: ${SECRET}` }],
+		},
+	});
+	const cases: { name: string; excluded?: (file: string) => boolean; note: RegExp }[] = [
+		{ name: "not excluded: the editor's diagnostics", note: /Diagnostics \(1 warning\):\n- warning 1:1 weak key/ },
+		{
+			name: "excluded: pi's own words only",
+			excluded: (file) => file === "/w/.env",
+			note: /^\/w\/\.env is excluded by pi-ide-context's ignore rules: nothing the editor reports about it/,
+		},
+		{
+			name: "a predicate that throws counts as excluded",
+			excluded: () => {
+				throw new Error("rules unreadable");
+			},
+			note: /is excluded by pi-ide-context's ignore rules/,
+		},
+	];
+	for (const c of cases) {
+		it(c.name, async () => {
+			const w = world("0.3", c.excluded ? { excluded: c.excluded } : {});
+			w.link.startRun();
+			w.answer([quoting]);
+			const note = (await w.link.afterTool("edit", { path: "/w/.env" })) ?? "";
+			assert.match(note, c.note);
+			if (c.excluded) assert.ok(!note.includes(SECRET), note);
+		});
+	}
+
+	it("a revert of pi's hunk in an excluded file, and its undo, are never told", async () => {
+		const cwd = mkdtempSync(join(tmpdir(), "pi-ide-revert-"));
+		roots.push(cwd);
+		const file = join(cwd, ".env");
+		writeFileSync(file, "one\n");
+		let excluded = false;
+		const { dir, link } = world(null, { cwd, excluded: () => excluded });
+		link.startRun();
+		link.beforeTool("write", { path: ".env" });
+		writeFileSync(file, "ONE\n");
+		await link.afterTool("write", { path: ".env" });
+		const [run] = link.changes.runs();
+		const revert = { pi_pid: PI, run: run?.run ?? 0, id: run?.files[0]?.hunks[0]?.id ?? "", file, line: 1, lines: 1 };
+		writeStateFile(dir, makeState({ pid: EDITOR, reverted: [revert] } as Parameters<typeof makeState>[0]));
+		excluded = true;
+		assert.equal(link.revertNote(), null, "excluded: not told");
+		excluded = false;
+		assert.match(link.revertNote() ?? "", /the user reverted one of your changes/);
+		// Told, then the file becomes excluded, and the user undoes the revert: nothing said of it either.
+		excluded = true;
+		writeStateFile(dir, makeState({ pid: EDITOR, reverted: [] } as Parameters<typeof makeState>[0]));
+		assert.equal(link.revertNote(), null);
+	});
+});
+
 describe("reverts (v0.4): the model is told once which of pi's hunks the user took back", () => {
 	it("a revert of a hunk of this pi's run is told once; another pi's, or an unknown run's, never", async () => {
 		const cwd = mkdtempSync(join(tmpdir(), "pi-ide-revert-"));

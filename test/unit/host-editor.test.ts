@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
 import { type EnvPidVerdict, findHostEditor, parseEditorPid } from "../../src/discovery/host-editor.ts";
-import { isPidReused } from "../../src/discovery/liveness.ts";
 import {
 	CLOCK_STEP_SECONDS,
 	type ClockSources,
@@ -11,6 +10,7 @@ import {
 	parseProcStat,
 	readAncestry,
 } from "../../src/discovery/proc-info.ts";
+import { isPidReused } from "../../src/protocol/liveness.ts";
 
 describe("parseEditorPid", () => {
 	const cases: Array<[string | undefined, number | null]> = [

@@ -13,6 +13,8 @@ const root = resolve(import.meta.dirname, "../..");
 /** Depth of each folder of src/ on the data path; a file may import only from its own folder or a deeper one. */
 const SRC_LAYERS: Record<string, number> = {
 	src: 0,
+	"src/pi-api": 0.5,
+	"src/install": 1,
 	"src/ui": 1,
 	"src/link": 1,
 	"src/context": 2,
@@ -74,6 +76,24 @@ describe("source layout", () => {
 			}
 		}
 		assert.deepEqual(upward, []);
+	});
+
+	test("editors/shared takes from src/ only the protocol (src/protocol/: the wire, its limits, the state dir's rules)", () => {
+		const reaching: string[] = [];
+		for (const file of tsFiles("editors/shared")) {
+			for (const target of importsOf(file).filter((f) => f.startsWith("src/"))) {
+				if (!target.startsWith("src/protocol/")) reaching.push(`${file} -> ${target}`);
+			}
+		}
+		assert.deepEqual(reaching, []);
+	});
+
+	test("the wire module is dependency-free: it imports only the protocol's own modules", () => {
+		const outside = importsOf("src/protocol/wire.ts").filter((f) => !f.startsWith("src/protocol/"));
+		const packages = [
+			...readFileSync(join(root, "src/protocol/wire.ts"), "utf8").matchAll(/from\s+"([^".][^"]*)"/g),
+		].map((m) => m[1]);
+		assert.deepEqual([...outside, ...packages], []);
 	});
 
 	for (const dir of ["src", "editors/shared", "editors/vscode/src", "editors/obsidian/src"]) {

@@ -2,14 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { piMessagePid } from "../../editors/shared/pi-message.ts";
 import { MAX_FILE_REPORTS } from "../../src/protocol/limits.ts";
-import {
-	type Diagnostics,
-	type EditorState,
-	type FileReport,
-	parseEditorState,
-	piMessageFileName,
-} from "../../src/protocol/protocol.ts";
+import { type Diagnostics, type EditorState, type FileReport, parseEditorState } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
+import { piMessageFileName } from "../../src/protocol/wire.ts";
 import { makeState } from "../helpers/state-files.ts";
 
 /** A v0.2 state, from the one factory; the v0.3 cases add to it. */

@@ -121,6 +121,40 @@ describe("formatStatusReport: what it says", () => {
 			],
 		],
 		[
+			"approval with a state dir pi refuses and no dialog: not applied, and why",
+			facts({
+				approval: {
+					mode: "edits",
+					timeoutS: 120,
+					answeringEditor: null,
+					dialog: false,
+					pending: null,
+					refusedDir: "/tmp/pi-ide is owned by uid 1001, not by you",
+				},
+			}),
+			[
+				"Approval: each write/edit waits up to 120 s; nobody can be asked: changes are not applied and the model is told to ask the user",
+				"  no editor can be asked: pi refuses its state directory /tmp/pi-ide is owned by uid 1001, not by you",
+			],
+		],
+		[
+			"approval with a state dir pi refuses, in the TUI: the dialog asks, and the refusal is said",
+			facts({
+				approval: {
+					mode: "edits",
+					timeoutS: 120,
+					answeringEditor: null,
+					dialog: true,
+					pending: null,
+					refusedDir: "/tmp/pi-ide is owned by uid 1001, not by you",
+				},
+			}),
+			[
+				"Approval: each write/edit waits up to 120 s; asked in pi's dialog",
+				"  no editor can be asked: pi refuses its state directory /tmp/pi-ide is owned by uid 1001, not by you",
+			],
+		],
+		[
 			"what the model already has: nothing to send",
 			facts({
 				editors: [{ state: one, tier: 0 }],

@@ -470,3 +470,39 @@ describe("PiSync: report retention (PROTOCOL.md `files`)", () => {
 		);
 	});
 });
+
+describe("PiSync: VS Code's own reload read something else (issue 22)", () => {
+	// VS Code reloads a clean document through its path by itself; when the path was swapped for a symlink to a
+	// secret meanwhile, the document holds what the verified read (no symlink followed) did not find.
+	test("a reload that does not hold the verified read's content is `refused`, with no diagnostics, until one does", () => {
+		const h = fakeHost();
+		h.open("/w/a.ts", "old", 5);
+		h.onDisk("/w/a.ts", "new");
+		h.diagnostics.set("/w/a.ts", dated(6, 2));
+		h.sync.handleMessage(piMessage(["/w/a.ts"]));
+		const doc = h.documents.get("/w/a.ts")!;
+		doc.text = "SECRET";
+		doc.version = 6;
+		h.sync.documentChanged("/w/a.ts");
+		assert.equal(h.sync.reports.length, 0, "not `reloaded`");
+		h.runTimers();
+		assert.deepEqual(
+			{ ...h.sync.reports[0], seq: 0 },
+			{
+				file: "/w/a.ts",
+				seq: 0,
+				status: "refused",
+				version: 6,
+				modified: false,
+				diagnostics_expected: false,
+				diagnostics: null,
+				pi_pid: 500,
+			},
+		);
+		h.sync.diagnosticsChanged(["/w/a.ts"]);
+		assert.equal(h.sync.reports[0]?.diagnostics, null, "the secret's diagnostics never go to pi");
+		h.reload("/w/a.ts");
+		assert.equal(h.sync.reports[0]?.status, "reloaded");
+		assert.equal(h.sync.reports[0]?.version, 7);
+	});
+});

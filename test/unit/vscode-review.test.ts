@@ -20,6 +20,7 @@ import {
 	type Mark,
 	markStatus,
 	newestEntry,
+	noteIntact,
 	parseReview,
 	piReviewName,
 	piVersion,
@@ -34,7 +35,7 @@ import {
 	type TextEdit,
 } from "../../editors/shared/review.ts";
 import { computeHunks, splitLines } from "../../src/link/change-set.ts";
-import { piReviewFileName } from "../../src/protocol/protocol.ts";
+import { piReviewFileName } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { applyEdit, changeOf, doc, docOf, inverseOf } from "../helpers/text-edits.ts";
 
@@ -322,6 +323,105 @@ describe("placeMarks, markStatus and revertEdit", () => {
 	});
 });
 
+describe("a mark on a line equal to the next one (baseline a q } b, pi's a } } b): an edit that takes pi's line", () => {
+	const BASE = "a\nq\n}\nb\n";
+	const PI = "a\n}\n}\nb\n";
+	// [name, the change as VS Code reports it, the text after it, whether pi's hunk may still be reverted, its line]
+	const cases: [string, LineChange, string, boolean, number][] = [
+		["pi's line deleted whole", { startLine: 1, endLine: 2, endCharacter: 0, text: "" }, "a\n}\nb\n", false, 1],
+		[
+			"pi's line deleted from the end of the line above",
+			{ startLine: 0, startCharacter: 1, endLine: 1, endCharacter: 1, text: "" },
+			"a\n}\nb\n",
+			false,
+			1,
+		],
+		["pi's line and the next deleted", { startLine: 1, endLine: 3, endCharacter: 0, text: "" }, "a\nb\n", false, 1],
+		["the line above deleted", { startLine: 0, endLine: 1, endCharacter: 0, text: "" }, "}\n}\nb\n", true, 0],
+		["the line below deleted", { startLine: 2, endLine: 3, endCharacter: 0, text: "" }, "a\n}\nb\n", true, 1],
+		[
+			"the line below joined to pi's, from its end",
+			{ startLine: 1, startCharacter: 1, endLine: 2, endCharacter: 0, text: "" },
+			"a\n}}\nb\n",
+			false,
+			1,
+		],
+		["a line added below", { startLine: 2, endLine: 2, endCharacter: 0, text: "x\n" }, "a\n}\nx\n}\nb\n", true, 1],
+	];
+	for (const [name, change, after, revertible, line] of cases) {
+		test(`${name}: ${revertible ? "reverted" : "refused"}`, () => {
+			const b = new ReviewBook();
+			const hunks = computeHunks(FILE, BASE, PI);
+			b.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: BASE, note: null, hunks, hunks_total: 1 }] }]);
+			b.sync(FILE, docOf(PI));
+			assert.deepEqual(
+				b.marks(FILE).map((m) => m.line),
+				[1],
+			);
+			b.edited(FILE, [change], docOf(after));
+			assert.deepEqual(
+				b.marks(FILE).map((m) => m.line),
+				[line],
+			);
+			const plan = planRevert(b.marks(FILE), docOf(after), "\n", { cursor: line });
+			if (revertible) {
+				assert.deepEqual(plan.problems, []);
+				assert.equal(plan.edits.length, 1);
+			} else {
+				assert.equal(plan.edits.length, 0);
+				assert.match(plan.problems[0] ?? "", /you changed these lines after pi's edit; not reverted/);
+			}
+		});
+	}
+});
+
+describe("ReviewBook.discarded: a revert thrown away unsaved (File: Revert File, closed) is no longer told", () => {
+	const BASE = "a\nb\nc\n";
+	const PI = "a\nB\nc\n";
+	// [what happens after the revert, the document's text when thrown away (null: closed), listed afterwards]
+	const cases: [string[], string | null, number][] = [
+		[[], PI, 0],
+		[[], null, 0],
+		[["save"], BASE, 1],
+		[["save"], null, 1],
+		[["save", "undo"], BASE, 1],
+		[["save", "undo", "save"], PI, 0],
+		[["undo"], PI, 0],
+	];
+	for (const [steps, thrown, listed] of cases) {
+		test(`revert, ${[...steps, thrown === null ? "close" : "revert file"].join(", ")}: ${listed ? "still" : "no longer"} listed`, () => {
+			const b = new ReviewBook();
+			const hunks = computeHunks(FILE, BASE, PI);
+			b.setRuns(7, [{ run: 3, files: [{ file: FILE, baseline: BASE, note: null, hunks, hunks_total: 1 }] }]);
+			let text = PI;
+			b.sync(FILE, docOf(text));
+			const plan = planRevert(b.marks(FILE), docOf(text), "\n", { cursor: 1 });
+			const edit = plan.edits[0] as TextEdit;
+			const back = inverseOf(text, edit);
+			text = applyEdit(text, edit);
+			b.edited(FILE, [changeOf(edit)], docOf(text));
+			b.markReverted(FILE, plan, docOf(text));
+			assert.equal(b.reverted.length, 1);
+			for (const step of steps) {
+				if (step === "save") b.saved(FILE);
+				else {
+					text = applyEdit(text, back);
+					b.edited(FILE, [changeOf(back)], docOf(text), true);
+				}
+			}
+			const listedBefore = b.reverted.length;
+			const changed = b.discarded(FILE, thrown === null ? undefined : docOf(thrown));
+			assert.equal(b.reverted.length, listed);
+			assert.equal(changed, listed !== listedBefore, "told to write the state file when the list changed");
+			if (thrown === PI)
+				assert.deepEqual(
+					b.marks(FILE).map((m) => [m.line, markStatus(m, docOf(PI))]),
+					[[1, "pi"]],
+				);
+		});
+	}
+});
+
 describe("shiftMarks: edits above move a mark, edits on it leave it for markStatus", () => {
 	// A mark of two lines at 0-based line 4.
 	const mark: Mark = {
@@ -573,7 +673,8 @@ function randomOp(lines: Tagged[], int: (n: number) => number, n: number): Op {
 		const joined: Tagged =
 			line.text === "" ? next : next.text === "" ? line : { text: line.text + next.text, tag: null };
 		return {
-			change: { startLine: at, endLine: at + 1, endCharacter: 0, text: "" },
+			// From the end of the line, as VS Code reports a join.
+			change: { startLine: at, startCharacter: line.text.length, endLine: at + 1, endCharacter: 0, text: "" },
 			apply: (ls) => [...ls.slice(0, at), joined, ...ls.slice(at + 2)],
 		};
 	}
@@ -615,11 +716,11 @@ function runScenario(seed: number, shift: Shift): string | undefined {
 		for (let k = 0; k < h.new_lines; k++) (lines[h.new_start - 1 + k] as Tagged).tag = `${h.id}:${k}`;
 	}
 	const view = () => doc(lines.map((l) => l.text));
-	let marks = placeMarks([], found, view());
+	let marks = noteIntact(placeMarks([], found, view()), view());
 	for (let step = 0; step < 8; step++) {
 		const op = randomOp(lines, int, step);
 		lines = op.apply(lines);
-		marks = shift(marks, [op.change]);
+		marks = noteIntact(shift(marks, [op.change]), view());
 		for (const mark of marks) {
 			const n = mark.hunk.new_text.length;
 			if (n === 0) continue;

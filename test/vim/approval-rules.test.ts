@@ -1,5 +1,5 @@
 /**
- * The pure parts of the Vim client's approval (editors/vim/autoload/pi_ide/approval.vim) as tables, in one
+ * The pure parts of the Vim client's approval (editors/vim/autoload/pi_ide/approval_rules.vim) as tables, in one
  * `vim -es` run: which requests are refused and why, the file name's pid, where the marks go, the notice that
  * fits the message line, the decisions kept; and, seeded and random, the proposal shown beside the buffer:
  * pi's own hunks (src/link/change-set.ts) applied to the file's lines must give exactly the text pi proposes
@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { type ApprovalMessage, buildRequest } from "../../src/link/approval.ts";
+import { buildRequest } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { runVimRules, vimString } from "../helpers/vim.ts";
 
@@ -47,8 +48,8 @@ const VALIDATE: { name: string; msg: unknown; pid?: number; why: string; request
 	{ name: "editor_pid missing", msg: message({ editor_pid: null }), why: "editor_pid is not a pid" },
 	{ name: "editor_pid 0", msg: message({ editor_pid: 0 }), why: "editor_pid is not a pid" },
 	{ name: "request a list", msg: { ...(message() as object), request: [] }, why: "request: not an object" },
-	{ name: "empty id", msg: message({}, { id: "" }), why: "request.id: not a string of 1 to 64 characters" },
-	{ name: "id of 65", msg: message({}, { id: "x".repeat(65) }), why: "request.id: not a string of 1 to 64 characters" },
+	{ name: "empty id", msg: message({}, { id: "" }), why: "request.id: not a string of 1 to 64 bytes" },
+	{ name: "id of 65", msg: message({}, { id: "x".repeat(65) }), why: "request.id: not a string of 1 to 64 bytes" },
 	{ name: "relative file", msg: message({}, { file: "a.txt" }), why: "request.file: not an absolute path" },
 	{ name: "no expires", msg: message({}, { expires: null }), why: "request: tool, timeout_s or expires missing" },
 	{ name: "timeout 0", msg: message({}, { timeout_s: 0 }), why: "request: tool, timeout_s or expires missing" },
@@ -230,17 +231,17 @@ it("vim: approval's pure rules, as tables and seeded random proposals against pi
 		input,
 		`var decisions: list<dict<any>> = []
 for i in range(25)
-  decisions = pi_ide#approval#AddDecision(decisions, {pi_pid: 1, id: string(i), decision: 'accept'})
+  decisions = pi_ide#approval_rules#AddDecision(decisions, {pi_pid: 1, id: string(i), decision: 'accept'})
 endfor
 var out = {
-  validate: mapnew(c.validate, (_, v) => pi_ide#approval#Validate(v[0], v[1])),
-  names: mapnew(c.names, (_, n) => pi_ide#approval#PidOfName(n)),
-  placement: mapnew(c.placement, (_, v) => pi_ide#approval#Placement(v[0], v[1])[0]),
-  notice: mapnew(c.notice, (_, v) => pi_ide#approval#NoticeText(v[0], v[1], v[2])),
+  validate: mapnew(c.validate, (_, v) => pi_ide#approval_rules#Validate(v[0], v[1])),
+  names: mapnew(c.names, (_, n) => pi_ide#approval_rules#PidOfName(n)),
+  placement: mapnew(c.placement, (_, v) => pi_ide#approval_rules#Placement(v[0], v[1])[0]),
+  notice: mapnew(c.notice, (_, v) => pi_ide#approval_rules#NoticeText(v[0], v[1], v[2])),
   decisions: mapnew(decisions, (_, d) => d.id),
-  diff: pi_ide#approval#DiffLines(pi_ide#approval#Validate(json_decode(${vimString(JSON.stringify(message()))}), 4242)[0]),
-  random: mapnew(c.random, (_, v) => [pi_ide#approval#Matches(v[0], v[1]), pi_ide#approval#Apply(v[0], v[1]),
-    empty(v[2]) ? v:false : pi_ide#approval#Matches(v[2], v[1])]),
+  diff: pi_ide#approval_rules#DiffLines(pi_ide#approval_rules#Validate(json_decode(${vimString(JSON.stringify(message()))}), 4242)[0]),
+  random: mapnew(c.random, (_, v) => [pi_ide#approval_rules#Matches(v[0], v[1]), pi_ide#approval_rules#Apply(v[0], v[1]),
+    empty(v[2]) ? v:false : pi_ide#approval_rules#Matches(v[2], v[1])]),
 }
 `,
 	);

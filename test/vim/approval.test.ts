@@ -12,7 +12,8 @@ import { execFileSync } from "node:child_process";
 import { chownSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import { type ApprovalMessage, buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
+import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { deadPid, killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startVim, type Vim, type VimOptions } from "../helpers/vim.ts";
@@ -162,6 +163,52 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		assert.equal((await messages(w.vim)).match(/pi waits for your approval/g)?.length, 2, "told once per request");
 		await assertNoErrors(w.vim);
 	});
+
+	// Issue 22, item 8: an answer is for the request the user saw (PROTOCOL.md). A shown, A ends (timed out), B arrives.
+	const BOUND: { name: string; commands: { command: string; said: RegExp }[]; decided: unknown[] }[] = [
+		{
+			name: "approve refuses and names B; approve again approves B",
+			commands: [
+				{
+					command: "PiIde approve",
+					said: /^\(pi-ide\) not approved: the request you saw is gone; pi now asks about a\.txt/,
+				},
+				{ command: "PiIde approve", said: /^\(pi-ide\) approved: pi applies its change to a\.txt$/ },
+			],
+			decided: [{ id: "req-B", decision: "accept" }],
+		},
+		{
+			name: "reject refuses; :PiIde proposal shows B; reject then rejects B",
+			commands: [
+				{ command: "PiIde reject", said: /^\(pi-ide\) not rejected: the request you saw is gone/ },
+				{ command: "PiIde proposal", said: /pi-ide:\/\/proposal/ },
+				{ command: "PiIde reject", said: /^\(pi-ide\) rejected: pi leaves a\.txt as it is$/ },
+			],
+			decided: [{ id: "req-B", decision: "reject" }],
+		},
+	];
+	for (const c of BOUND)
+		it(`an answer is for the request the user saw: A shown, A ends, B arrives: ${c.name}`, async (t) => {
+			const w = await world(t);
+			await w.vim.until((s) => Array.isArray(decisions(s)), "decisions in the state file");
+			const path = ask(w, encodeApprovalMessage(request(w, { id: "req-A" })));
+			await waitPending(w.vim, 1);
+			unlinkSync(path);
+			await waitPending(w.vim, 0);
+			ask(w, encodeApprovalMessage(request(w, { id: "req-B" })));
+			await w.vim.waitExpr(
+				"get(get(pi_ide#approval#Debug().pending, string(" + w.piPid + "), {}), 'id', '') ==# 'req-B'",
+			);
+			for (const step of c.commands) {
+				assert.match(await said(w.vim, step.command), step.said, step.command);
+				if (step.command === "PiIde proposal") await w.vim.ex("only");
+			}
+			const want = c.decided.map((d) => ({ pi_pid: w.piPid, ...(d as object) }));
+			assert.deepEqual(await w.vim.expr("pi_ide#approval#Decisions()"), want);
+			const s = await w.vim.until((s) => decisions(s)?.length === want.length, "the decisions in the state file");
+			assert.deepEqual(decisions(s), want);
+			await assertNoErrors(w.vim);
+		});
 
 	it("a file loaded after the request gets its marks; pi ending the wait clears them; answering then says so", async (t) => {
 		const w = await world(t);

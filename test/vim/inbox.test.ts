@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { chownSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
+import { keepPath, startFlipper } from "../fixtures/symlink-flipper.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startVim, type Vim, type VimOptions, vimString } from "../helpers/vim.ts";
@@ -455,5 +456,85 @@ describe("vim: the reports kept in files", () => {
 		const kept = (JSON.parse(text) as { files: { seq: number }[] }).files.map((f) => f.seq);
 		assert.ok(kept.length < 200 && kept.length > 150, `${kept.length} kept`);
 		assert.deepEqual(kept, range(201 - kept.length, 201), "the newest kept, the oldest dropped");
+	});
+});
+
+describe("vim: a reload puts in exactly the bytes of its one verified read", () => {
+	// The oracle is Vim's own read: after the client's reload, `:e!` must find the same lines and 'eol'.
+	const FORMATS: { name: string; before: Buffer; after: Buffer }[] = [
+		{ name: "lines with a final newline", before: Buffer.from("x\n"), after: Buffer.from("a\nb\n") },
+		{ name: "no final newline", before: Buffer.from("x\n"), after: Buffer.from("a\nb") },
+		{ name: "emptied", before: Buffer.from("x\n"), after: Buffer.from("") },
+		{ name: "CRLF (fileformat=dos)", before: Buffer.from("x\r\ny\r\n"), after: Buffer.from("a\r\nb\r\n") },
+		{
+			name: "latin1 (fileencoding=latin1)",
+			before: Buffer.from([0x78, 0xe9, 0x0a]),
+			after: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]),
+		},
+		{ name: "a byte-order mark ('bomb')", before: Buffer.from("\ufeffx\n"), after: Buffer.from("\ufeffa\nb\n") },
+	];
+	for (const [i, c] of FORMATS.entries()) {
+		it(`reads as Vim reads: ${c.name}`, async (t) => {
+			const w = await world(t);
+			writeFileSync(w.file, c.before);
+			// Also where the buffer may not be changed by the user: a reload changes it all the same.
+			await w.vim.ex(i % 2 === 0 ? "edit!" : "edit! | setlocal nomodifiable readonly");
+			writeFileSync(w.file, c.after);
+			const msg = message(w);
+			send(w, msg);
+			const s = await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "handled");
+			assert.equal(files(s).find((f) => f.seq === msg["seq"])?.status, "reloaded");
+			const read = "[getline(1, '$'), &eol, &modified, &fileformat, &fileencoding, &bomb]";
+			const ours = await w.vim.expr(read);
+			assert.deepEqual(await w.vim.expr("[&modifiable, &readonly]"), i % 2 === 0 ? [1, 0] : [0, 1], "kept");
+			await w.vim.ex("edit!");
+			assert.deepEqual(ours, await w.vim.expr(read));
+		});
+	}
+
+	// Issue 22: another user flips the path between the user's file and a symlink to a 0600 secret while pi's
+	// messages arrive. An observer in Vim (BufReadPost, a listener on the buffer) records any content with the
+	// secret; Vim's own record of the file is up to date afterwards (a :checktime asks nothing).
+	it("under a symlink race no read autocommand or listener ever sees the secret, and no W11 follows", async (t) => {
+		const w = await world(t);
+		const secret = join(w.vim.dirs.work, "secret.txt");
+		writeFileSync(secret, "SECRET\n", { mode: 0o600 });
+		await w.vim.ex("let g:leaks = [] | let g:fcs = 0");
+		await w.vim.ex(
+			"autocmd BufReadPost * if join(getline(1, '$'), \"\\n\") =~# 'SECRET' | call add(g:leaks, 'BufReadPost ' . expand('<stack>')) | endif",
+		);
+		await w.vim.ex("autocmd FileChangedShell * let g:fcs += 1");
+		await w.vim.ex(
+			"call listener_add({b, s, e, a, c -> join(getbufline(b, 1, '$'), \"\\n\") =~# 'SECRET' ? add(g:leaks, 'listener') : 0}, bufnr('a.txt'))",
+		);
+		const flipper = await startFlipper(t, w.file, secret);
+		const statuses: string[] = [];
+		// Handled at once (the poll called directly, the report read from the client), 150 times.
+		for (let i = 1; i <= 150; i++) {
+			writeFileSync(keepPath(w.file), `v${i}\n`);
+			const msg = message(w);
+			send(w, msg);
+			await w.vim.ex("call pi_ide#inbox#Poll() | call listener_flush()");
+			const reports = await w.vim.expr<Report[]>("pi_ide#inbox#Debug().reports");
+			statuses.push(reports.find((r) => r.seq === msg["seq"])?.status ?? "none");
+			const now = await lines(w.vim);
+			const said = `after message ${i} (${statuses.join(" ")})`;
+			assert.match(now.join("\n"), /^v\d+$/, said);
+			assert.deepEqual(await w.vim.expr("g:leaks"), [], said);
+		}
+		await flipper.stop();
+		// The race let some reloads through: the test saw reads during it, not only refusals.
+		assert.ok(statuses.includes("reloaded"), statuses.join(" "));
+		writeFileSync(w.file, "final\n");
+		const msg = message(w);
+		send(w, msg);
+		const s = await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "the last message handled");
+		assert.equal(files(s).find((f) => f.seq === msg["seq"])?.status, "reloaded");
+		assert.deepEqual(await lines(w.vim), ["final"]);
+		assert.equal(await w.vim.expr("&modified"), 0);
+		await w.vim.ex("let g:fcs = 0 | checktime");
+		assert.equal(await w.vim.expr("g:fcs"), 0, "Vim's record of the file is up to date: no W11");
+		assert.deepEqual(await w.vim.expr("g:leaks"), []);
+		await assertNoErrors(w.vim);
 	});
 });

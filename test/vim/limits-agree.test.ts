@@ -20,10 +20,19 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "files reports held (seconds)", vim: "pi_ide#inbox#HOLD_S", limit: limits.FILE_REPORT_HOLD_SECONDS },
 	{ name: "diagnostic items", vim: "pi_ide#diagnostics#MAX_ITEMS", limit: limits.MAX_DIAGNOSTIC_ITEMS },
 	{ name: "diagnostic message", vim: "pi_ide#diagnostics#MAX_MESSAGE", limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS },
-	{ name: "approval request size", vim: "pi_ide#approval#MAX_BYTES", limit: limits.MAX_APPROVAL_BYTES },
-	{ name: "decisions kept", vim: "pi_ide#approval#MAX_DECISIONS", limit: limits.MAX_DECISIONS },
-	{ name: "change set size", vim: "pi_ide#review#MAX_BYTES", limit: limits.MAX_REVIEW_BYTES },
-	{ name: "reverts kept", vim: "pi_ide#review#MAX_REVERTED", limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "approval request size", vim: "pi_ide#approval_rules#MAX_BYTES", limit: limits.MAX_APPROVAL_BYTES },
+	{ name: "decisions kept", vim: "pi_ide#approval_rules#MAX_DECISIONS", limit: limits.MAX_DECISIONS },
+	{ name: "change set size", vim: "pi_ide#review_rules#MAX_BYTES", limit: limits.MAX_REVIEW_BYTES },
+	{ name: "reverts kept", vim: "pi_ide#review_rules#MAX_REVERTED", limit: limits.MAX_REVERTED_REPORTS },
+	{ name: "nesting of pi's files", vim: "pi_ide#inbox#MAX_DEPTH", limit: limits.MAX_PI_FILE_DEPTH },
+	{
+		name: "hunks per file or request",
+		vim: "pi_ide#approval_rules#MAX_HUNKS",
+		limit: limits.MAX_REVIEW_HUNKS_PER_FILE,
+	},
+	{ name: "largest line number", vim: "pi_ide#approval_rules#MAX_LINE", limit: limits.MAX_LINE_NUMBER },
+	{ name: "change set runs", vim: "pi_ide#review_rules#MAX_RUNS", limit: limits.MAX_REVIEW_RUNS },
+	{ name: "id bytes (a hunk's, a request's)", vim: "pi_ide#approval_rules#MAX_ID_BYTES", limit: limits.MAX_ID_BYTES },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

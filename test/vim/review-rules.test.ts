@@ -1,16 +1,17 @@
 /**
- * The Vim client's review of pi's change set (editors/vim/autoload/pi_ide/review.vim), in one `vim -es` run: its
- * pure rules as tables (which change sets are refused and why, which hunks are marked where, the newest run per
- * file, the `reverted` cap, the quickfix items); and, seeded and random, marking and reverting in a real buffer:
- * pi's own hunks (src/link/change-set.ts) of a random edit are all marked on pi's lines, and reverting them one by
- * one with `:PiIde revert`'s function, in random order (the signs move with each revert), must give back exactly
- * the baseline (the oracle); a hunk whose line the user changed after it was marked is refused and keeps the
- * user's line; a whole-buffer revert undone leaves `reverted` with every hunk marked again, and redone is listed
- * again. `PI_IDE_SEED=<n>` replays one seed.
+ * The Vim client's review of pi's change set (editors/vim/autoload/pi_ide/review.vim, its rules in review_rules.vim),
+ * in one `vim -es` run: its pure rules as tables (which change sets are refused and why, which hunks are marked where,
+ * the newest run per file, the `reverted` cap, the quickfix items); and, seeded and random, marking and reverting in a
+ * real buffer: pi's own hunks (src/link/change-set.ts) of a random edit are all marked on pi's lines, and reverting
+ * them one by one with `:PiIde revert`'s function, in random order (the signs move with each revert), must give back
+ * exactly the baseline (the oracle); a hunk whose line the user changed after it was marked is refused and keeps the
+ * user's line; a whole-buffer revert undone leaves `reverted` with every hunk marked again, and redone is listed again.
+ * `PI_IDE_SEED=<n>` replays one seed.
  */
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { computeHunks, type ReviewHunk, splitLines } from "../../src/link/change-set.ts";
+import { computeHunks, splitLines } from "../../src/link/change-set.ts";
+import type { ReviewHunk } from "../../src/protocol/wire.ts";
 import { seededInts } from "../helpers/seeded.ts";
 import { runVimRules, vimString } from "../helpers/vim.ts";
 
@@ -40,9 +41,20 @@ const VALIDATE: { name: string; msg: unknown; why: string; kept?: [number, numbe
 	{ name: "pid a string", msg: { ...changeSet(), pid: "4242" }, why: "its pid is not the one in its name" },
 	{ name: "runs not a list", msg: changeSet({}), why: "runs: not a list" },
 	{ name: "no runs", msg: changeSet([]), why: "", kept: [0, 0, 0] },
+	// At most 3 runs in all (PROTOCOL.md "Limits"): the malformed ones in two change sets.
 	{
 		name: "malformed runs dropped",
-		msg: changeSet([{ run: -1, files: [] }, { run: "2", files: [] }, { run: 3 }, 7, { run: 5, files: [] }]),
+		msg: changeSet([
+			{ run: -1, files: [] },
+			{ run: "2", files: [] },
+			{ run: 5, files: [] },
+		]),
+		why: "",
+		kept: [1, 0, 0],
+	},
+	{
+		name: "malformed runs dropped (no files, not an object)",
+		msg: changeSet([{ run: 3 }, 7, { run: 5, files: [] }]),
 		why: "",
 		kept: [1, 0, 0],
 	},
@@ -287,22 +299,22 @@ it("vim: review's pure rules as tables, and seeded random reverts in a real buff
 		input,
 		`var reverted: list<dict<any>> = []
 for i in range(60)
-  reverted = pi_ide#review#AddReverted(reverted, {id: string(i)})
+  reverted = pi_ide#review_rules#AddReverted(reverted, {id: string(i)})
 endfor
-var newest = pi_ide#review#Newest({
+var newest = pi_ide#review_rules#Newest({
   '1': [{run: 3, files: [{file: '/p/a', hunks: []}, {file: '/p/b', hunks: []}]}],
   '2': [{run: 7, files: [{file: '/p/b', hunks: [{id: 'h1', old_start: 2, new_start: 2, old_text: ['x'], new_text: ['y', 'z']}]}]}],
 })
 var out = {
-  validate: mapnew(c.validate, (_, m) => pi_ide#review#Validate(m, 4242)),
-  placement: mapnew(c.placement, (_, v) => pi_ide#review#Placement(v[1], v[0], v[2])),
-  texts: mapnew(c.texts, (_, v) => pi_ide#review#TextLines(v)),
-  add_reverted: mapnew(c.addReverted, (_, adds) => mapnew(reduce(adds, (l, e) => pi_ide#review#AddReverted(l, e), []),
+  validate: mapnew(c.validate, (_, m) => pi_ide#review_rules#Validate(m, 4242)),
+  placement: mapnew(c.placement, (_, v) => pi_ide#review_rules#Placement(v[1], v[0], v[2])),
+  texts: mapnew(c.texts, (_, v) => pi_ide#review_rules#TextLines(v)),
+  add_reverted: mapnew(c.addReverted, (_, adds) => mapnew(reduce(adds, (l, e) => pi_ide#review_rules#AddReverted(l, e), []),
     (_, e) => e.id .. ' ' .. e.line)),
   reverted: mapnew(reverted, (_, e) => e.id),
-  step_applied: mapnew(c.stepApplied, (_, v) => pi_ide#review#StepApplied(v[0], v[1])),
+  step_applied: mapnew(c.stepApplied, (_, v) => pi_ide#review_rules#StepApplied(v[0], v[1])),
   newest: mapnew(newest, (_, f) => [f.pid, f.run]),
-  quickfix: mapnew(pi_ide#review#QuickfixItems(newest), (_, i) => [i.filename, i.lnum, i.text]),
+  quickfix: mapnew(pi_ide#review_rules#QuickfixItems(newest), (_, i) => [i.filename, i.lnum, i.text]),
   random: [],
 }
 # How many reverts of run "run" are listed for pi; how many hunks are marked in the buffer.

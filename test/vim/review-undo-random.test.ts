@@ -65,7 +65,7 @@ async function runSequence(vim: Vim, piPid: number, seed: number): Promise<strin
 		`pi-${piPid}.json`,
 		JSON.stringify({ ...msg, editor_pid: vim.pid, seq: seed, changed: [], last_turn: [] }),
 	);
-	await vim.waitExpr(`has_key(pi_ide#review#Newest(pi_ide#review#Debug().sets), ${vimString(file)})`);
+	await vim.waitExpr(`has_key(pi_ide#review_rules#Newest(pi_ide#review#Debug().sets), ${vimString(file)})`);
 	assert.deepEqual(await vim.expr("getline(1, '$')"), pi.replace(/\n$/, "").split("\n"), `seed ${seed}: pi's version`);
 	const oracle = new RevertOracle<null>();
 	const trail: string[] = [];

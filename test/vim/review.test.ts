@@ -11,7 +11,8 @@ import { execFileSync } from "node:child_process";
 import { chownSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
-import { computeHunks, encodeReviewMessage, type ReviewMessage } from "../../src/link/change-set.ts";
+import { computeHunks, encodeReviewMessage } from "../../src/link/change-set.ts";
+import type { ReviewHunk, ReviewMessage } from "../../src/protocol/wire.ts";
 import { deadPid, killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
@@ -351,6 +352,76 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		await assertNoErrors(w.vim);
 	});
 
+	// The user deleted pi's line: its sign moves onto the next line, which is the baseline's own `}`, equal to pi's.
+	// Reverting there would turn a line that is not pi's into `q`: refused, by every scope.
+	const SLID = [
+		{ scope: "", deleted: true, lines: ["a", "}", "b"] },
+		{ scope: " file", deleted: true, lines: ["a", "}", "b"] },
+		{ scope: " run", deleted: true, lines: ["a", "}", "b"] },
+		{ scope: "", deleted: false, lines: ["a", "q", "}", "b"] },
+	] as const;
+	for (const c of SLID) {
+		it(`baseline a q } b, pi's a } } b, ${c.deleted ? "pi's line deleted" : "as pi left it"}: :PiIde revert${c.scope} ${c.deleted ? "refused" : "reverts"}`, async (t) => {
+			const w = await world(t, "a\n}\n}\nb\n");
+			const pi = await spawnLiveEditor();
+			publish(
+				w,
+				pi.pid,
+				encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: "a\nq\n}\nb\n", after: "a\n}\n}\nb\n" }])),
+			);
+			tell(w, pi.pid);
+			await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange']]`);
+			if (c.deleted) await w.vim.ex("2delete");
+			await w.vim.ex("call cursor(2, 1)");
+			const told = await said(w.vim, `PiIde revert${c.scope}`);
+			assert.deepEqual(await w.vim.expr("getline(1, '$')"), c.lines);
+			assert.equal(await w.vim.expr("len(pi_ide#review#Reverted() ?? [])"), c.deleted ? 0 : 1);
+			if (c.deleted) assert.match(told, /line 2: you changed these lines after pi's edit; not reverted/);
+			await assertNoErrors(w.vim);
+		});
+	}
+
+	// A revert lives in the buffer until saved: thrown away with the buffer's text (read again, wiped, unloaded) it
+	// is no longer a revert, and pi must not tell its model it is. One the file has stays.
+	const DISCARDS = [
+		{ command: "edit!", before: [], listed: false },
+		{ command: "bwipeout!", before: [], listed: false },
+		{ command: "bdelete!", before: [], listed: false },
+		{ command: "edit!", before: ["write"], listed: true },
+		{ command: "bwipeout!", before: ["write"], listed: true },
+		{ command: "bdelete!", before: ["write"], listed: true },
+		{ command: "bwipeout!", before: ["write", "undo", "write"], listed: false },
+		{ command: "edit!", before: ["write", "undo"], listed: true },
+	] as const;
+	for (const c of DISCARDS) {
+		it(`a revert, then ${[...c.before, c.command].map((x) => `:${x}`).join(", ")}: ${c.listed ? "still" : "no longer"} told`, async (t) => {
+			const w = await world(t);
+			const pi = await spawnLiveEditor();
+			publish(w, pi.pid, encodeReviewMessage(changeSet(pi.pid, [{ file: w.file, before: BASELINE, after: CONTENT }])));
+			tell(w, pi.pid);
+			await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange'], [4, 'PiIdeReviewAdd']]`);
+			await w.vim.ex("call cursor(2, 1)");
+			assert.match(await said(w.vim, "PiIde revert"), /reverted 1 of pi's hunks/);
+			await w.vim.until((s) => ((s["reverted"] as unknown[] | undefined) ?? []).length === 1, "the revert is listed");
+			for (const command of c.before) await w.vim.ex(command);
+			await w.vim.ex(c.command);
+			assert.equal(await w.vim.expr("len(pi_ide#review#Reverted() ?? [])"), c.listed ? 1 : 0);
+			if (!c.listed) await w.vim.until((s) => !("reverted" in s), "the state file lists no revert");
+			if (c.command === "edit!") {
+				const file = c.listed ? ["one", "old two", "three", "four"] : ["one", "two", "three", "four"];
+				assert.deepEqual(await w.vim.expr("getline(1, '$')"), file);
+				const signs = c.listed
+					? [[4, "PiIdeReviewAdd"]]
+					: [
+							[2, "PiIdeReviewChange"],
+							[4, "PiIdeReviewAdd"],
+						];
+				await w.vim.waitExpr(`${SIGNS} == ${JSON.stringify(signs)}`);
+			}
+			await assertNoErrors(w.vim);
+		});
+	}
+
 	it("revert run: every loaded buffer of the run back to its baseline, the disk untouched; u in each", async (t) => {
 		const w = await world(t);
 		const other = join(w.vim.dirs.work, "b.txt");
@@ -399,7 +470,7 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 
 	it("bad change sets: no marks, one notice each (none for another editor's or a dead pi's), no error", async (t) => {
 		const w = await world(t);
-		const pis = await Promise.all(Array.from({ length: 9 }, () => spawnLiveEditor()));
+		const pis = await Promise.all(Array.from({ length: 11 }, () => spawnLiveEditor()));
 		const pid = (i: number) => (pis[i] as { pid: number }).pid;
 		const good = (i: number) =>
 			encodeReviewMessage(changeSet(pid(i), [{ file: w.file, before: BASELINE, after: CONTENT }]));
@@ -457,6 +528,33 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 					renameSync(planted, join(w.vim.dirs.stateDir, reviewName(pid(7))));
 				},
 				why: /belongs to (a user without a name|\S+), not to you/,
+			},
+			{
+				// Vim 9.0's json_decode() crashed (SIGSEGV) on it: refused before decoding (PROTOCOL.md "Limits").
+				name: "100,000 levels deep",
+				pid: pid(9),
+				write: () =>
+					void publish(
+						w,
+						pid(9),
+						JSON.stringify({ ...changeSet(pid(9), []), deep: 0 }).replace(
+							'"deep":0',
+							`"deep":${"[".repeat(100_000)}${"]".repeat(100_000)}`,
+						),
+					),
+				why: /nested deeper than 16 levels/,
+			},
+			{
+				// Refused by the count, before the loop over the hunks (which took 32 s).
+				name: "30,000 hunks in a file",
+				pid: pid(10),
+				write: () => {
+					const set = changeSet(pid(10), [{ file: w.file, before: BASELINE, after: CONTENT }]);
+					const file = set.runs[0]?.files[0];
+					if (file) file.hunks = Array.from({ length: 30_000 }, () => file.hunks[0] as ReviewHunk);
+					publish(w, pid(10), JSON.stringify(set));
+				},
+				why: /hunks of a file: 30000, over the cap of 500/,
 			},
 			{
 				name: "a pi naming another editor",

@@ -3,11 +3,12 @@
  * .cache/vscode-test) on 127.0.0.1 with throwaway user data, extensions, XDG dirs and TMPDIR, driven by
  * Debian's chromium through playwright-core. Recipe and facts: shared/notes/testing-with-real-vscode.md.
  */
+
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import playwright from "../../editors/vscode/node_modules/playwright-core/index.js";
+import { freePort } from "../helpers/net.ts";
 import { REPO } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
@@ -114,19 +115,6 @@ export function packageDriver(dir: string): string {
 	const vsix = join(dir, "driver.vsix");
 	runTool("vsce", ["package", "--no-dependencies", "--skip-license", "--allow-missing-repository", "--out", vsix], dir);
 	return vsix;
-}
-
-async function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const address = server.address();
-			server.close(() =>
-				typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-			);
-		});
-	});
 }
 
 /** Poll `probe` until it returns a value (not undefined); never a fixed sleep. Errors it throws fail at once. */

@@ -9,7 +9,7 @@
  * and a file revert works beside unsaved text. Then pi's optional approval (`ideContext.approve: "edits"`), answered
  * in VS Code: a notification per request, "Show change" a read-only diff of the file against the proposal (nothing
  * written), Accept lets the edit run and Reject leaves the file as it is, and the model is told which, in VS Code's
- * name. One code-server for the file (about 100 s on an idle machine).
+ * name; the Accept command answers only the request the user saw. One code-server for the file (about 100 s on an idle machine).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -27,7 +27,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import type { PiMessage } from "../../editors/shared/pi-message.ts";
-import { buildRequest, DIALOG_ACCEPT } from "../../src/link/approval.ts";
+import { buildRequest, DIALOG_ACCEPT, DIALOG_REJECT } from "../../src/link/approval.ts";
 import { type EditorState, parseEditorState } from "../../src/protocol/protocol.ts";
 import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
 import { createPiEnv, type PiEnv } from "../helpers/pi-env.ts";
@@ -358,6 +358,18 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		await linesMarked(OURS, [9, 10]);
 	});
 
+	test("7c. reverted again, then File: Revert File: the document is its file's again, the revert no longer listed", async () => {
+		await goToLine(9);
+		await runCommand("pi: Revert pi's change under the cursor");
+		await waitForState("reverted again", (s) => (s.reverted ?? []).length === 1);
+		await runCommand("File: Revert File");
+		await waitFor("pi's lines back", async () =>
+			JSON.stringify((await editorLines()).slice(0, 13)) === JSON.stringify(PI_LINES) ? true : undefined,
+		);
+		await waitForState("the revert thrown away leaves the state file", (s) => s.reverted === undefined);
+		await linesMarked(OURS, [9, 10]);
+	});
+
 	test("8. a hunk the user edited afterwards is refused, the text left as the user made it", async () => {
 		await goToLine(9);
 		await page.keyboard.press("End");
@@ -612,6 +624,50 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 			/pi is not waiting for an answer to that/.test(outputLog()) ? true : undefined,
 		);
 		assert.equal(readState()?.decisions?.length, 2, "no decision added");
+	});
+	test("12b. an answer is for the request the user saw: A shown, A answered in pi's dialog, B arrives; the command names B and decides nothing, again accepts B", async () => {
+		const pi = rpc;
+		assert.ok(pi);
+		const edit = (oldText: string, newText: string) => ({
+			name: "edit",
+			arguments: { path: plan, edits: [{ oldText, newText }] },
+		});
+		env.model.respond = (request): FakeReply => {
+			const messages = (request.body as { messages?: { role: string }[] }).messages ?? [];
+			return messages.at(-1)?.role === "tool"
+				? { text: DEFAULT_REPLY }
+				: { toolCalls: [edit("step 2, by pi\n", "step 2, again\n"), edit("step 3\n", "step 3, by pi\n")] };
+		};
+		const decided = readState()?.decisions?.length ?? 0;
+		const asked = env.model.requests.length;
+		const since = pi.records.length;
+		const prompted = pi.prompt("change steps 2 and 3");
+		prompted.catch(() => {}); // awaited below; a failure before that must not be an unhandled rejection
+		const select = (r: { type: string; method?: string }) => r.type === "extension_ui_request" && r.method === "select";
+		const toastA = notice("pi wants to edit plan.txt: 1 hunk");
+		await toastA.waitFor({ timeout: 60_000 });
+		await toastA.locator(".monaco-button", { hasText: "Show change" }).click();
+		await page.waitForSelector(".monaco-diff-editor", { timeout: 20_000 });
+		await page.keyboard.press("Control+W");
+		await page.waitForSelector(".monaco-diff-editor", { state: "detached", timeout: 10_000 });
+		const dialogA = await pi.waitFor<UiRequest>(select, undefined, since);
+		const afterA = pi.records.length;
+		pi.respond(dialogA.id, { value: DIALOG_REJECT });
+		await pi.waitFor<UiRequest>(select, undefined, afterA);
+		await notice("pi wants to edit plan.txt: 1 hunk").waitFor({ timeout: 60_000 });
+		await runCommand("pi: Accept pi's proposed change");
+		await waitFor("the command names B and decides nothing", () =>
+			/not approved: the request you saw is gone; pi wants to edit plan\.txt: 1 hunk\. Answer again/.test(outputLog())
+				? true
+				: undefined,
+		);
+		assert.equal(readState()?.decisions?.length, decided, "nothing decided");
+		await runCommand("pi: Accept pi's proposed change");
+		await prompted;
+		assert.equal(readFileSync(plan, "utf8"), "step 1, by pi\nstep 2, by pi\nstep 3, by pi\n");
+		const told = toolResults(env.model.requests[asked + 1]);
+		assert.match(told, /The user rejected this change in pi's approval dialog: plan\.txt is unchanged/);
+		assert.match(told, /the user approved this change to plan\.txt in VS Code/);
 	});
 	test("13. bad requests are one line in the output channel, no notice: malformed, another editor's, run out", async (t) => {
 		const editorPid = readState()?.pid ?? 0;

@@ -3,7 +3,9 @@
  * shared ApprovalInbox (editors/shared/approval.ts). While pi's write/edit waits for this window's answer:
  * - one non-modal notification per request ("pi wants to edit src/a.ts: 2 hunks", Accept / Reject / Show change),
  *   which never takes focus; a status bar item stays while the request waits (its menu has the same choices), and
- *   the commands "pi: Accept pi's proposed change" / "pi: Reject pi's proposed change" answer from the keyboard;
+ *   the commands "pi: Accept pi's proposed change" / "pi: Reject pi's proposed change" answer from the keyboard the
+ *   request the user was shown (PROTOCOL.md "An answer is for the request the user saw": a request that took the place
+ *   of one shown and unanswered is named, not answered, and the same command again answers it);
  * - in a visible editor of the file, while it still holds the lines pi read, the lines pi would replace or delete
  *   are marked, with a short note after each hunk's first line (the `reviewMarks` setting, as the Neovim client);
  * - "Show change" opens `vscode.diff` of the file as it is (the open document, unsaved text and all) against the
@@ -177,6 +179,12 @@ export class ApprovalView implements vscode.Disposable {
 	decide(decision: ApprovalDecision["decision"], target: DecisionTarget): void {
 		const outcome = this.#inbox.decide(decision, target, this.#host.now());
 		this.#refresh();
+		if (outcome.kind === "moved") {
+			const line = `not ${decision === "accept" ? "approved" : "rejected"}: the request you saw is gone; ${describeApproval(outcome.request, this.#name(outcome.request))}. Answer again to ${decision === "accept" ? "accept" : "reject"} it`;
+			this.#host.log(line);
+			vscode.window.setStatusBarMessage(`pi: ${line}`, 10_000);
+			return;
+		}
 		if (outcome.kind === "gone") {
 			const line = "pi is not waiting for an answer to that (decided elsewhere, timed out, or pi exited): nothing sent";
 			this.#host.log(line);
@@ -280,11 +288,12 @@ export class ApprovalView implements vscode.Disposable {
 	}
 
 	async #actions(): Promise<void> {
-		const current = this.#inbox.current();
+		const current = this.#inbox.seen() ?? this.#inbox.current();
 		if (current === undefined) {
 			void vscode.window.showInformationMessage("pi is not waiting for your approval.");
 			return;
 		}
+		this.#inbox.shown(current);
 		const target = { piPid: current.piPid, id: current.id };
 		const choice = await vscode.window.showQuickPick([ACCEPT, REJECT, SHOW], {
 			title: describeApproval(current, this.#name(current)),
@@ -311,13 +320,14 @@ export class ApprovalView implements vscode.Disposable {
 	async #show(target: DecisionTarget): Promise<void> {
 		const request =
 			target === "current"
-				? this.#inbox.current()
+				? (this.#inbox.seen() ?? this.#inbox.current())
 				: this.#inbox.pending.find((r) => r.piPid === target.piPid && r.id === target.id);
 		if (request === undefined) {
 			this.#host.log("pi is not waiting on that change any more: nothing to show");
 			void vscode.window.showInformationMessage("pi is not waiting for your approval of that change any more.");
 			return;
 		}
+		this.#inbox.shown(request);
 		const name = basename(request.file);
 		let left: vscode.Uri;
 		let lines: string[];

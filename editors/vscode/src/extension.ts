@@ -222,10 +222,12 @@ export function activate(context: vscode.ExtensionContext): void {
 				if (isActive(e.document)) later();
 			}),
 		),
+		vscode.workspace.onWillSaveTextDocument(guard((e) => review.documentWillSave(e.document))),
 		vscode.workspace.onDidSaveTextDocument(
 			guard((d) => {
 				const file = fileOf(d);
 				if (file !== undefined) sync.documentChanged(file);
+				review.documentSaved(d);
 				if (isActive(d)) later();
 			}),
 		),

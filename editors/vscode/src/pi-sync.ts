@@ -10,7 +10,9 @@
  *   the document is clean again);
  * - otherwise `reloaded` as soon as the buffer shows what is on disk (at once when VS Code was faster than
  *   the message, else at VS Code's reload event), with the document version and its diagnostics; `unchanged`
- *   if VS Code has not reloaded it within RELOAD_WAIT_MS (a later reload still turns it into `reloaded`).
+ *   if VS Code has not reloaded it within RELOAD_WAIT_MS (a later reload still turns it into `reloaded`);
+ *   `refused`, without diagnostics, if VS Code's reload put in anything but what this module's verified read
+ *   (disk.ts: no symlink followed) found: VS Code reads the path itself and cannot be stopped (README).
  * It also keeps which pis name this window as their editor, for the status bar.
  */
 import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
@@ -182,7 +184,7 @@ export class PiSync {
 		// Every pi's report on the file: two pis connected to this window each wait for theirs.
 		this.#reports = this.#reports.map((held) => {
 			const report = held.report;
-			if (!wanted.has(report.file) || report.version === null) return held;
+			if (!wanted.has(report.file) || report.version === null || report.status === "refused") return held;
 			const diagnostics = this.#host.diagnostics(report.file);
 			const expected = report.diagnostics_expected || this.#host.diagnosticsExpected(report.file);
 			if (
@@ -228,12 +230,14 @@ export class PiSync {
 		else if (disk.kind !== "file") status = disk.kind;
 		else if (document.isDirty) status = "modified";
 		else if (disk.text !== undefined && sameContent(document.getText(), disk.text)) status = "reloaded";
-		else if (document.version > pending.version) status = "reloaded";
+		// Too large to compare: VS Code's clean change is taken as its reload. One that does not hold what the
+		// verified read found is not: VS Code read something else (the path swapped for a symlink meanwhile).
+		else if (document.version > pending.version && disk.text === undefined) status = "reloaded";
 		if (status === undefined && !timedOut) return;
 		if (status === undefined) {
 			// Keep listening: a reload after the wait still turns the report into `reloaded`.
 			this.#host.clearTimeout(pending.timer);
-			this.#report(pending.entry, "unchanged", document);
+			this.#report(pending.entry, document && document.version > pending.version ? "refused" : "unchanged", document);
 		} else {
 			this.#dropPending(file);
 			if (status === "modified" && document) this.#modified(pending.entry, document);
@@ -264,6 +268,8 @@ export class PiSync {
 
 	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined): void {
 		const open = document !== undefined && status !== "not-open";
+		// A refused file's document may hold what VS Code read through a swapped path: none of it goes to pi.
+		const told = open && status !== "refused";
 		this.#reports = addReport(
 			this.#reports,
 			{
@@ -272,8 +278,8 @@ export class PiSync {
 				status,
 				version: open ? document.version : null,
 				modified: open ? document.isDirty : false,
-				diagnostics_expected: open ? this.#host.diagnosticsExpected(entry.file) : false,
-				diagnostics: open ? this.#host.diagnostics(entry.file) : null,
+				diagnostics_expected: told ? this.#host.diagnosticsExpected(entry.file) : false,
+				diagnostics: told ? this.#host.diagnostics(entry.file) : null,
 				pi_pid: entry.piPid,
 			},
 			this.#host.now(),

@@ -96,6 +96,10 @@ interface HunkItem extends vscode.QuickPickItem {
 export class ReviewView implements vscode.Disposable {
 	readonly #host: ReviewHost;
 	readonly #book = new ReviewBook();
+	/** Files being saved (documentWillSave until documentSaved). */
+	readonly #saving = new Set<string>();
+	/** Whether each file's last change of text was the editor's undo or redo. */
+	readonly #lastByUndo = new Map<string, boolean>();
 	readonly #decorations: Record<Kind, vscode.TextEditorDecorationType>;
 	readonly #baselineChanged = new vscode.EventEmitter<vscode.Uri>();
 	readonly #disposables: vscode.Disposable[] = [];
@@ -206,13 +210,37 @@ export class ReviewView implements vscode.Disposable {
 		// Only the editor's undo and redo take a revert back or bring it back (the states they restore tell which).
 		const byUndo =
 			event.reason === vscode.TextDocumentChangeReason.Undo || event.reason === vscode.TextDocumentChangeReason.Redo;
-		if (this.#book.edited(file, changes, linesOf(event.document), byUndo)) this.#host.changed();
+		let changed = this.#book.edited(file, changes, linesOf(event.document), byUndo);
+		// VS Code tells the document is clean again with an event of its own, without changes, after the text's. Clean
+		// again neither by a save nor by the editor's undo or redo: its text was thrown away for its file's (File:
+		// Revert File, Don't Save).
+		if (event.contentChanges.length > 0) this.#lastByUndo.set(file, byUndo);
+		else if (!event.document.isDirty && !this.#saving.has(file) && this.#lastByUndo.get(file) === false)
+			changed = this.#book.discarded(file, linesOf(event.document)) || changed;
+		if (changed) this.#host.changed();
 		this.redraw();
+	}
+
+	/** A save begins: the document turning clean next is the save's, not a revert of its text. */
+	documentWillSave(document: vscode.TextDocument): void {
+		const file = fileOf(document);
+		if (file !== undefined) this.#saving.add(file);
+	}
+
+	documentSaved(document: vscode.TextDocument): void {
+		const file = fileOf(document);
+		if (file === undefined) return;
+		this.#saving.delete(file);
+		this.#book.saved(file);
 	}
 
 	documentClosed(document: vscode.TextDocument): void {
 		const file = fileOf(document);
-		if (file !== undefined) this.#book.closed(file);
+		if (file === undefined) return;
+		// Closed as its file has it (Don't Save reverts the document first): what the file has holds. A document
+		// closed dirty (its language changed: VS Code closes and opens it again) keeps its reverts.
+		if (!document.isDirty && this.#book.discarded(file, undefined)) this.#host.changed();
+		this.#book.closed(file);
 	}
 
 	/** Draw the marks of every visible editor (none when the setting is off). */

@@ -60,9 +60,64 @@ function session(e: Emacs, checker: Checker): ClientSession {
 			await e.eval(`(${PUBLISH[checker]} ${elispString(file)} '(${list}))`);
 		},
 		messages: () => e.messages(),
+		// ---- approval: M-x pi-ide-approve / pi-ide-reject, their reply; every overlay, by face or property ----
+		approve: async () => (await e.json<string | null>("(call-interactively #'pi-ide-approve)")) ?? "",
+		reject: async () => (await e.json<string | null>("(call-interactively #'pi-ide-reject)")) ?? "",
+		approvalMarks: async (file) =>
+			(await e.json<{ name: string; line: number }[] | null>(
+				`(with-current-buffer ${buffer(file)}
+				  (vconcat (mapcar (lambda (o)
+				    (let ((face (overlay-get o 'face)) (props (overlay-properties o)) (keys nil))
+				      (while props (push (symbol-name (car props)) keys) (setq props (cddr props)))
+				      (list :name (if (and face (symbolp face)) (symbol-name face) (mapconcat (function identity) (nreverse keys) " "))
+				            :line (line-number-at-pos (overlay-start o) t))))
+				    (overlays-in (point-min) (point-max)))))`,
+			)) ?? [],
+		// ---- end approval ----
 		attachUi: () => e.attachUi(),
 		quit: () => e.quit(),
 		dispose: () => e.dispose(),
+		...reviewMethods(e),
+	};
+}
+
+// ---- capability "review" (protocol v0.4; cases/review.ts) ----
+
+/** Commands in the buffer holding `file`, shown in the UI frame's window, as the user gives them there. */
+const inWindow = (file: string, body: string) =>
+	`(progn (switch-to-buffer ${buffer(file)}) (undo-boundary) ${body} (undo-boundary))`;
+
+function reviewMethods(e: Emacs): Pick<ClientSession, "reviewMarks" | "editLines" | "revertHunk" | "undo"> {
+	return {
+		// The client's overlays (property `pi-ide-review`) that draw something (a face or a line prefix).
+		reviewMarks: async (file) =>
+			(await e.json<number[] | null>(`(let ((b ${buffer(file)}) (lines nil))
+				(when b (with-current-buffer b
+					(dolist (o (overlays-in (point-min) (point-max)))
+						(when (and (overlay-get o 'pi-ide-review) (or (overlay-get o 'face) (overlay-get o 'line-prefix)))
+							(let ((first (line-number-at-pos (overlay-start o) t)))
+								(dotimes (i (max 1 (count-lines (overlay-start o) (overlay-end o))))
+									(push (+ first i) lines)))))))
+				(vconcat (sort (delete-dups lines) #'<)))`)) ?? [],
+		editLines: (file, line, remove, insert) =>
+			e.act(
+				inWindow(
+					file,
+					`(save-excursion (goto-char (point-min)) (forward-line ${line - 1})
+						(delete-region (point) (progn (forward-line ${remove}) (point)))
+						(insert ${elispString(
+							insert
+								.map(
+									(l) => `${l}
+`,
+								)
+								.join(""),
+						)}))`,
+				),
+			),
+		revertHunk: (file, line) =>
+			e.act(inWindow(file, `(goto-char (point-min)) (forward-line ${line - 1}) (pi-ide-revert-hunk)`)),
+		undo: (file) => e.act(inWindow(file, "(undo 1)")),
 	};
 }
 
@@ -73,6 +128,9 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"diagnostics",
 	"ui-gate",
 	"editor-per-row",
+	"review",
+	"approval",
+	"approval-marks",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {

@@ -15,8 +15,12 @@ const jetbrains: ClientAdapter = {
 	name: "jetbrains (headless)",
 	expectedSeconds: 180,
 	app: "jetbrains",
-	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row"]),
+	capabilities: new Set<Capability>(["selection", "edit", "reload", "diagnostics", "editor-per-row", "approval"]),
 	missing: {
+		review:
+			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
+		"approval-marks":
+			"the plugin shows a proposal in IntelliJ's diff window, not as marks in the editor; that window is not run here (editors/jetbrains/README.md)",
 		"ui-gate":
 			"a JetBrains IDE always has its UI; the headless driver writes from its start, as the plugin does once a project window opens",
 	},
@@ -61,6 +65,16 @@ const jetbrains: ClientAdapter = {
 				await run({ cmd: "diagnostics", file, items }, "setDiagnostics");
 			},
 			messages: async () => (await run({ cmd: "messages" }, "messages"))["messages"] as string[],
+			// ---- approval: the plugin's action (no request named): `accept` / `reject`, and the line the user is told ----
+			approve: async () => String((await run({ cmd: "accept" }, "approve"))["said"] ?? ""),
+			reject: async () => String((await run({ cmd: "reject" }, "reject"))["said"] ?? ""),
+			// The driver's log also tells of a request ending and of each answer; a request's arrival is the
+			// plugin's notification text (Approval.describe: "pi wants to edit a.txt: 2 hunks").
+			approvalNotices: async () =>
+				((await run({ cmd: "messages" }, "messages"))["messages"] as string[]).filter((m) =>
+					m.startsWith("pi wants to "),
+				),
+			// ---- end approval ----
 			quit: () => driver.quit(),
 			dispose: () => driver.kill(),
 		};

@@ -14,6 +14,9 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"diagnostics",
 	"ui-gate",
 	"editor-per-row",
+	"review",
+	"approval",
+	"approval-marks",
 ]);
 
 /** vim.diagnostic.severity's numbers. */
@@ -130,14 +133,90 @@ return files`),
 				.split("\n")
 				.map((line) => line.trim())
 				.filter(isNotice),
+		// ---- approval: `:PiIde approve` / `:PiIde reject` as typed, their reply; the marks of every namespace ----
+		approve: async () => (await nv.exec("PiIde approve")).trim(),
+		reject: async () => (await nv.exec("PiIde reject")).trim(),
+		approvalMarks: (file) =>
+			inBuffer<{ name: string; line: number }[]>(
+				file,
+				`local marks = {}
+for name, ns in pairs(vim.api.nvim_get_namespaces()) do
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, {})) do
+    marks[#marks + 1] = { name = name, line = m[2] + 1 }
+  end
+end
+return marks`,
+			),
+		// ---- end approval ----
 		attachUi: () => attachUi(nv),
 		quit: async () => {
 			await nv.quit();
 		},
+		...reviewMethods(nv),
 		dispose: async () => {
 			if (disposed) return;
 			disposed = true;
 			for (const fn of cleanups) await fn();
+		},
+	};
+}
+
+// ---- capability "review" (protocol v0.4; cases/review.ts) ----
+
+/** Lua: make `b` (the buffer holding `file`) the current window's buffer, or fail. */
+const CURRENT_BUFFER = `${FIND_BUFFER}
+if b == -1 then error("no loaded buffer holds " .. file) end
+vim.api.nvim_set_current_buf(b)`;
+
+function reviewMethods(nv: Nvim): Pick<ClientSession, "reviewMarks" | "editLines" | "revertHunk" | "undo"> {
+	return {
+		// The client's extmarks in its "pi-ide-review" namespace, each covering its lines, with a sign to draw.
+		reviewMarks: (file) =>
+			nv.lua<number[]>(
+				`local file = ...
+${FIND_BUFFER}
+if b == -1 then return {} end
+local seen, out = {}, {}
+local ns = vim.api.nvim_get_namespaces()["pi-ide-review"]
+if ns == nil then return {} end
+for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })) do
+  -- Drawn: a sign (0.7's details leave out the sign's fields, its sign column is checked by test/nvim/review.test.ts).
+  if vim.fn.has("nvim-0.8") == 0 or m[4].sign_text ~= nil then
+    for row = m[2], m[4].end_row or m[2] do
+      if not seen[row] then seen[row] = true; out[#out + 1] = row + 1 end
+    end
+  end
+end
+table.sort(out)
+return out`,
+				file,
+			),
+		editLines: async (file, line, remove, insert) => {
+			await nv.lua(
+				`local file, line, remove, insert = ...
+${FIND_BUFFER}
+vim.api.nvim_buf_set_lines(b, line - 1, line - 1 + remove, false, insert)`,
+				file,
+				line,
+				remove,
+				insert,
+			);
+			await nv.settle();
+		},
+		revertHunk: async (file, line) => {
+			await nv.lua(
+				`local file, line = ...
+${CURRENT_BUFFER}
+vim.api.nvim_win_set_cursor(0, { line, 0 })
+vim.cmd("PiIde revert")`,
+				file,
+				line,
+			);
+			await nv.settle();
+		},
+		undo: async (file) => {
+			await nv.lua(`local file = ...\n${CURRENT_BUFFER}\nvim.cmd("undo")`, file);
+			await nv.settle();
 		},
 	};
 }

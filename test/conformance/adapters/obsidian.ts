@@ -112,9 +112,16 @@ export const adapters: ClientAdapter[] = [
 		app: "obsidian",
 		capabilities: new Set(["selection", "edit", "editor-per-row"]),
 		missing: {
+			review:
+				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',
 			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",
 			diagnostics: "Obsidian has no checkers whose diagnostics the plugin could report",
 			"ui-gate": "Obsidian is a desktop app: the plugin only ever runs with its window",
+			// ---- approval ----
+			approval:
+				'the Obsidian plugin does not implement approval (PROTOCOL.md, "Which client implements what"): it writes no `decisions`, so pi never asks it',
+			"approval-marks": "the Obsidian plugin does not implement approval",
+			// ---- end approval ----
 		},
 		inProcess: true,
 		start,

@@ -126,8 +126,74 @@ class VimSession implements ClientSession {
 			.filter((l) => l.startsWith("(pi-ide)") || /E\d{2,4}:|Error/.test(l));
 	}
 
+	// ---- approval: `:PiIde approve` / `:PiIde reject` as typed, their reply; every sign and text property ----
+	approve(): Promise<string> {
+		return this.vim.expr<string>(`trim(execute('PiIde approve'))`);
+	}
+
+	reject(): Promise<string> {
+		return this.vim.expr<string>(`trim(execute('PiIde reject'))`);
+	}
+
+	/** Every sign (its group) and text property (its type) in the buffer holding `file`. */
+	approvalMarks(file: string): Promise<{ name: string; line: number }[]> {
+		const b = bufExpr(file);
+		return this.vim.expr<{ name: string; line: number }[]>(
+			`map(sign_getplaced(${b}, {'group': '*'})[0].signs, {_, s -> {'name': s.group, 'line': s.lnum}}) + flatten(map(range(1, getbufinfo(${b})[0].linecount), {_, l -> map(prop_list(l, {'bufnr': ${b}}), {_, p -> {'name': p.type, 'line': l}})}))`,
+		);
+	}
+	// ---- end approval ----
+
 	async quit(): Promise<void> {
 		await this.vim.quit();
+	}
+
+	// ---- capability "review" (protocol v0.4; cases/review.ts) ----
+
+	/** The lines with a sign of the client's "pi_ide_review" group that draws something (a sign with text). */
+	async reviewMarks(file: string): Promise<number[]> {
+		const lines = await this.vim.expr<number[]>(
+			`bufloaded(${bufExpr(file)}) ? map(filter(sign_getplaced(${bufExpr(file)}, {'group': 'pi_ide_review'})[0].signs, {_, s -> get(get(sign_getdefined(s.name), 0, {}), 'text', '') !=# ''}), {_, s -> s.lnum}) : []`,
+		);
+		return [...new Set(lines)].sort((a, b) => a - b);
+	}
+
+	async editLines(file: string, line: number, remove: number, insert: string[]): Promise<void> {
+		const buf = bufExpr(file);
+		const del = remove > 0 ? `call deletebufline(${buf}, ${line}, ${line + remove - 1})` : "";
+		const add = insert.length > 0 ? `call appendbufline(${buf}, ${line - 1}, ${JSON.stringify(insert)})` : "";
+		await this.vim.ex([del, add].filter((c) => c !== "").join(" | "));
+		// TextChanged fires when Vim's main loop turns after a command: a redraw (CTRL-L) is a harmless one.
+		await this.vim.keys("C-l");
+	}
+
+	/** Typed: `<line>G`, `:PiIde revert`; done once a command typed after it has run. */
+	async revertHunk(file: string, line: number): Promise<void> {
+		await this.normal();
+		await this.vim.ex(`execute 'buffer' ${bufExpr(file)}`);
+		await this.vim.keys(`${line}G`);
+		await this.vim.waitExpr(`line('.') == ${line}`);
+		await this.typed(":PiIde revert");
+	}
+
+	async undo(file: string): Promise<void> {
+		await this.normal();
+		await this.vim.ex(`execute 'buffer' ${bufExpr(file)}`);
+		await this.vim.keys("u");
+		await this.typed("");
+	}
+
+	private step = 0;
+	/** Type the command line `command` (if any) and Enter, then wait until a marker command typed after it ran. */
+	private async typed(command: string): Promise<void> {
+		if (command !== "") {
+			await this.vim.text(command);
+			await this.vim.keys("Enter");
+		}
+		this.step++;
+		await this.vim.text(`:let g:pi_ide_kit_step = ${this.step}`);
+		await this.vim.keys("Enter");
+		await this.vim.waitExpr(`get(g:, 'pi_ide_kit_step', 0) == ${this.step}`);
 	}
 
 	async dispose(): Promise<void> {
@@ -142,6 +208,9 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"reload",
 	"diagnostics",
 	"editor-per-row",
+	"review",
+	"approval",
+	"approval-marks",
 ]);
 
 export const adapters: ClientAdapter[] = [

@@ -313,10 +313,17 @@ export const adapters: ClientAdapter[] = [
 		app: "vscode",
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
+			review:
+				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":
 				"a code-server window (a whole workbench in chromium) took 20-50 s to start on two loaded cores, so 33 more would add minutes to npm test; adapters/vscode.ts runs these rows on the same extension code",
+			// ---- approval ----
+			approval:
+				"each approval case starts a window of its own (which request the user saw is the window's memory, no case may inherit it) and a window takes 20-50 s here; adapters/vscode.ts runs them on the same extension code",
+			"approval-marks": "VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key)",
+			// ---- end approval ----
 		},
 		hostReloads: true,
 		start,

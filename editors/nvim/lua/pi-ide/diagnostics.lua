@@ -36,7 +36,6 @@ local H = {
   cache = {}, ---@type table<integer, { gen: integer, value: table }>
   writing = {}, ---@type table<integer, { before: integer, changed: boolean }> buf -> the write under way
   watching = {}, ---@type table<integer, true> buf -> our on_lines callback is attached (see on_write_pre)
-  skip_clears = {}, ---@type table<integer, integer> buf -> empty publishes still to ignore after a reload
   checked = {}, ---@type table<integer, true> buf -> a checker that is not an LSP client has published for it
   publishing = nil, ---@type { ns: integer, version: integer|nil }|nil the LSP publish being handled now
   observers = setmetatable({}, { __mode = "k" }), ---@type table<function, true> our wrappers (observe_lsp)
@@ -205,17 +204,6 @@ function M.on_changed(buf, data)
   end
   H.gen[buf] = (H.gen[buf] or 0) + 1
   local publish = H.publishing
-  local skip = H.skip_clears[buf]
-  -- A publish that names its version is dated by it (below), a clear of the closed document as old.
-  if skip and not (publish and publish.version) then
-    if next(set) == nil then
-      -- The server clearing the closed document, not a verdict on the new content: stamping it would
-      -- present "no diagnostics" as current.
-      H.skip_clears[buf] = skip > 1 and skip - 1 or nil
-      return
-    end
-    H.skip_clears[buf] = nil
-  end
   local now = tick(buf)
   local date = now
   if publish then
@@ -286,23 +274,9 @@ end
 ---@param buf integer
 function M.forget(buf)
   H.ns_stamp[buf], H.empty[buf], H.seen[buf], H.gen[buf] = nil, nil, nil, nil
-  H.cache[buf], H.writing[buf], H.skip_clears[buf], H.checked[buf] = nil, nil, nil, nil
+  H.cache[buf], H.writing[buf], H.checked[buf] = nil, nil, nil
 end
 
---- Before 0.10, Neovim's LSP client answers a reload with didClose + didOpen, and push-diagnostics servers
---- (vscode-json-language-server, most VS Code servers) answer the didClose by publishing an empty list, at
---- once, before they have looked at the new content. After a reload pi asked for, that one empty publish
---- per attached client is not stamped (unless it names the document version it is for: then its date says).
---- If a server does not send it, its first real empty publish is the one skipped: pi then hears nothing and
---- says so ("no diagnostics ... within 2 s"), never a false "clean".
----@param buf integer
-function M.on_reload(buf)
-  if vim.fn.has("nvim-0.10") == 1 or not vim.lsp or vim.lsp.get_clients then
-    return
-  end
-  local n = vim.tbl_count(vim.lsp.buf_get_clients(buf))
-  H.skip_clears[buf] = n > 0 and n or nil
-end
 --- Order: severity, then line, then column. Sorting plain numbers is several times faster than sorting with
 --- a Lua comparator (500 items: ~0.05 ms instead of ~0.35 ms), so each item gets one numeric key:
 --- severity (3 bits) | line (24 bits) | column (16 bits) | index (10 bits) = 53 bits, exact in a double.

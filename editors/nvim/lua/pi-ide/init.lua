@@ -78,6 +78,7 @@ local function snapshot()
   local mode = fallback and "n" or api.nvim_get_mode().mode
   if not H.argv then
     H.argv = state.filter_argv(vim.v.argv)
+    H.pid_ns = state.pid_namespace()
   end
   local name = api.nvim_buf_get_name(buf)
   local buftype = vim.bo[buf].buftype
@@ -86,6 +87,7 @@ local function snapshot()
     pid = vim.fn.getpid(),
     cwd = vim.fn.getcwd(),
     argv = H.argv,
+    pid_ns = H.pid_ns,
     -- ":p" makes sure the path is absolute even for buffers named relative to an old cwd.
     bufname = (name ~= "" and buftype == "") and vim.fn.fnamemodify(name, ":p") or name,
     buftype = buftype,

@@ -98,6 +98,7 @@ function M.build(snap)
   local is_file = M.is_file_buffer(snap.buftype, snap.bufname)
   return {
     pid = snap.pid,
+    pid_ns = snap.pid_ns,
     cwd = snap.cwd,
     app = "nvim",
     argv = snap.argv,
@@ -111,6 +112,17 @@ function M.build(snap)
       lines_total = snap.lines_total,
     },
   }
+end
+
+--- This Neovim's pid namespace as /proc names it ("pid:[4026531836]" on the host), or nil where /proc does not
+--- say (PROTOCOL.md v0.5 `pid_ns`: a pid means something only in its namespace; pi in a sandbox reads it).
+---@return string|nil
+function M.pid_namespace()
+  local ok, name = pcall((vim.uv or vim.loop).fs_readlink, "/proc/self/ns/pid")
+  if ok and type(name) == "string" and name:match("^pid:%[%d+%]$") then
+    return name
+  end
+  return nil
 end
 
 --- pi refuses state files larger than this (PROTOCOL.md, "Limits"): no write may produce a bigger one.

@@ -9,17 +9,18 @@ vim9script
 #   :PiIde approve    let pi apply the change
 #   :PiIde reject     pi does not apply it (and tells its model the user rejected it in Vim)
 #   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+# An answer is for the request the user saw (PROTOCOL.md): approve/reject answer the request this Vim last
+# showed (its notice, or :PiIde proposal) and the user has not answered; when that one no longer waits and
+# another does, they refuse in one line naming the other, and the same command again answers it. A request
+# that arrives while one shown is unanswered is told but does not take its place.
 # The decision goes into the state file (`decisions`), which pi reads. Doing nothing is not a rejection: pi's
 # own dialog may answer, or its timeout ends the wait. It never changes a buffer or a file for a request.
 # The Neovim client's behaviour (editors/nvim/lua/pi-ide/approval.lua).
+# This file is the UI (signs, virtual text, notices, the proposal view, commands); the pure rules (which requests
+# count, the proposal's diff and marks, the notice's text, the decisions kept, an answer's request) are
+# pi_ide/approval_rules.vim.
 
-import autoload 'pi_ide/writer.vim'
-
-# PROTOCOL.md "Approval": the largest request read, the decisions kept for pi; and the proposed lines shown
-# inline per hunk (the rest is counted).
-export const MAX_BYTES = 1024 * 1024
-export const MAX_DECISIONS = 20
-export const MAX_VIRTUAL_LINES = 20
+import autoload 'pi_ide/approval_rules.vim'
 
 const SIGN = 'PiIdeApproval'
 const SIGN_GROUP = 'pi_ide_approval'
@@ -29,8 +30,10 @@ const PROP = 'pi_ide_approval_add'
 var pending: dict<dict<any>> = {}
 # Newest last: {pi_pid, id, decision}.
 var decisions: list<dict<any>> = []
-# Request ids whose arrival was told.
+# Requests whose arrival was told, as '<pi pid>:<id>' (pi's ids are its tool calls', which another pi may use too).
 var told: dict<bool> = {}
+# {pi_pid, id} of the request the user was last shown and has not answered: the one approve/reject answer.
+var shown: dict<any> = {}
 var dir = ''
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a decision.
 var FindBuffer: func(string): number = (_) => 0
@@ -39,192 +42,8 @@ var defined = false
 # Buffers (string) that carry marks: only those are cleared (a clear walks every line of the buffer).
 var marked: dict<bool> = {}
 
-def IsCount(v: any): bool
-  return type(v) == v:t_number && v >= 0
-enddef
-
-# Loops rather than filter() and mapnew() with a lambda, here and below: a lambda made per hunk costs more
-# than the work itself (500 hunks, bench/vim.ts).
-def IsLines(v: any): bool
-  if type(v) != v:t_list
-    return false
-  endif
-  for l in v
-    if type(l) != v:t_string
-      return false
-    endif
-  endfor
-  return true
-enddef
-
-def IsString(v: any, s: string): bool
-  return type(v) == v:t_string && v ==# s
-enddef
-
-# Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md)?
-export def ValidHunk(h: any): bool
-  return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && strlen(h.id) <= 64
-    && IsCount(get(h, 'old_start', -1)) && IsCount(get(h, 'new_start', -1))
-    && IsLines(get(h, 'old_text', 0)) && IsLines(get(h, 'new_text', 0))
-enddef
-
-# The pid of `pi-<pid>.approval.json` (the canonical decimal of every state file name), or 0.
-export def PidOfName(name: string): number
-  var digits = matchstr(name, '^pi-\zs[0-9]\+\ze\.approval\.json$')
-  return digits == '' ? 0 : writer.PidOfName(digits .. '.json')
-enddef
-
-# Pure: [request, ''] from a decoded approval file of pi `pid`, or [{}, why it is refused]. Malformed hunks are
-# dropped (the rest still shows); the request is still asked without them.
-export def Validate(msg: any, pid: number): list<any>
-  if type(msg) != v:t_dict || !IsString(get(msg, 'kind', 0), 'pi-approval')
-    return [{}, 'not a pi approval request']
-  endif
-  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
-    return [{}, 'its pid is not the one in its name']
-  endif
-  if type(get(msg, 'editor_pid', '')) != v:t_number || msg.editor_pid < 1
-    return [{}, 'editor_pid is not a pid']
-  endif
-  var r = get(msg, 'request', 0)
-  if type(r) != v:t_dict
-    return [{}, 'request: not an object']
-  endif
-  var id = get(r, 'id', 0)
-  if type(id) != v:t_string || id == '' || strchars(id) > 64
-    return [{}, 'request.id: not a string of 1 to 64 characters']
-  endif
-  if type(get(r, 'file', 0)) != v:t_string || r.file !~ '^/'
-    return [{}, 'request.file: not an absolute path']
-  endif
-  var expires = get(r, 'expires', '')
-  if type(get(r, 'tool', 0)) != v:t_string || type(get(r, 'timeout_s', '')) != v:t_number || r.timeout_s < 1
-      || (type(expires) != v:t_number && type(expires) != v:t_float)
-    return [{}, 'request: tool, timeout_s or expires missing']
-  endif
-  if type(get(r, 'hunks', 0)) != v:t_list
-    return [{}, 'request.hunks: not a list']
-  endif
-  var hunks: list<dict<any>> = []
-  for h in r.hunks
-    if ValidHunk(h)
-      hunks->add(h)
-    endif
-  endfor
-  var total = get(r, 'hunks_total', v:null)
-  return [{
-    pi_pid: pid,
-    editor_pid: msg.editor_pid,
-    id: id,
-    tool: r.tool,
-    file: r.file,
-    created: type(get(r, 'created', 0)) == v:t_bool && r.created,
-    note: type(get(r, 'note', v:null)) == v:t_string ? r.note : '',
-    hunks: hunks,
-    hunks_total: IsCount(total) ? total : len(hunks),
-    timeout_s: r.timeout_s,
-    expires: expires,
-  }, '']
-enddef
-
-# Pure: do the hunks' old lines stand in `lines` where the request says (the buffer holds what pi read)?
-export def Matches(lines: list<string>, hunks: list<dict<any>>): bool
-  for h in hunks
-    var i = 0
-    for text in h.old_text
-      var at = h.old_start - 1 + i
-      if at < 0 || at >= len(lines) || lines[at] !=# text
-        return false
-      endif
-      i += 1
-    endfor
-  endfor
-  return true
-enddef
-
-# Pure: `lines` with the hunks applied (bottom up, so earlier line numbers stay right).
-export def Apply(lines: list<string>, hunks: list<dict<any>>): list<string>
-  var out = copy(lines)
-  for h in sort(copy(hunks), (a, b) => b.old_start - a.old_start)
-    var at = min([max([0, h.old_start - 1]), len(out)])
-    if !empty(h.old_text) && at < len(out)
-      remove(out, at, min([at + len(h.old_text), len(out)]) - 1)
-    endif
-    extend(out, h.new_text, at)
-  endfor
-  return out
-enddef
-
-# Pure: the request as a unified diff, for a file that is not loaded (or no longer holds pi's lines).
-export def DiffLines(r: dict<any>): list<string>
-  var out = ['--- ' .. r.file, '+++ ' .. r.file .. " (pi's proposal)"]
-  if r.note != ''
-    out->add(printf('(no preview: %s)', r.note))
-  endif
-  for h in r.hunks
-    out->add(printf('@@ -%d,%d +%d,%d @@', h.old_start, len(h.old_text), h.new_start, len(h.new_text)))
-    out += mapnew(h.old_text, (_, l) => '-' .. l)
-    out += mapnew(h.new_text, (_, l) => '+' .. l)
-  endfor
-  return out
-enddef
-
-# Pure: where the marks of `hunks` go in a buffer of `count` lines. Per hunk: the lines that get the sign (those
-# pi would replace; for an insertion the line it goes before, or the last line), and the proposed lines as
-# virtual text hung on line `at`, `below` it or (an insertion before a line) `above` it.
-export def Placement(hunks: list<dict<any>>, count: number): list<dict<any>>
-  var out: list<dict<any>> = []
-  for h in hunks
-    var n = len(h.old_text)
-    var first = max([1, min([h.old_start, count])])
-    var last = n > 0 ? max([first, min([h.old_start + n - 1, count])]) : first
-    var text: list<string> = []
-    for l in h.new_text[: MAX_VIRTUAL_LINES - 1]
-      text->add('+ ' .. l)
-    endfor
-    if len(h.new_text) > MAX_VIRTUAL_LINES
-      text->add(printf('+ … %d more lines', len(h.new_text) - MAX_VIRTUAL_LINES))
-    endif
-    var above = n == 0 && h.old_start <= count
-    out->add({signs: range(first, last), at: above ? first : last, align: above ? 'above' : 'below', text: text})
-  endfor
-  return out
-enddef
-
-# Control characters of a name from a file shown as `?`: nothing pi writes can move the cursor or clear lines.
-def Inert(s: string): string
-  return substitute(s, '[[:cntrl:]]', '?', 'g')
-enddef
-
-def What(r: dict<any>): string
-  return r.note != '' ? printf('(%s)', r.note) : printf('%d %s', r.hunks_total, r.hunks_total == 1 ? 'hunk' : 'hunks')
-enddef
-
-# Pure: the one line that tells of request `r` for `name` (the file as the user knows it): the longest form
-# that fits `room` columns, else the shortest (the message line cuts it).
-export def NoticeText(r: dict<any>, name: string, room: number): string
-  var forms = [
-    printf('(pi-ide) pi waits for your approval (%s, %d s) of %s: :PiIde approve / reject / proposal', What(r),
-      r.timeout_s, name),
-    printf("(pi-ide) approve pi's change to %s? :PiIde approve / reject", name),
-    printf('(pi-ide) pi waits: %s (:PiIde)', name),
-  ]
-  for f in forms
-    if strdisplaywidth(f) <= room
-      return f
-    endif
-  endfor
-  return forms[-1]
-enddef
-
-# Pure: `list` with `decision` added, newest last, at most MAX_DECISIONS.
-export def AddDecision(list: list<dict<any>>, decision: dict<any>): list<dict<any>>
-  var out = list + [decision]
-  return len(out) > MAX_DECISIONS ? out[len(out) - MAX_DECISIONS :] : out
-enddef
-
 def Shown(file: string): string
-  return Inert(fnamemodify(file, ':~:.'))
+  return approval_rules.Inert(fnamemodify(file, ':~:.'))
 enddef
 
 def Define()
@@ -260,13 +79,13 @@ def Mark(file: string)
     return
   endif
   var lines = getbufline(buf, 1, '$')
-  if !Matches(lines, r[0].hunks)
+  if !approval_rules.Matches(lines, r[0].hunks)
     return
   endif
   Define()
   marked[string(buf)] = true
   var signs: list<dict<any>> = []
-  for p in Placement(r[0].hunks, len(lines))
+  for p in approval_rules.Placement(r[0].hunks, len(lines))
     for l in p.signs
       signs->add({buffer: buf, group: SIGN_GROUP, name: SIGN, lnum: l, priority: 9})
     endfor
@@ -277,23 +96,27 @@ def Mark(file: string)
   sign_placelist(signs)
 enddef
 
-# The request shown first: the one that runs out first.
+# The request shown first: the one that runs out first (Target's rule, with no request shown).
 def Current(): dict<any>
-  var best: dict<any> = {}
-  for r in values(pending)
-    if empty(best) || r.expires < best.expires
-      best = r
-    endif
-  endfor
-  return best
+  return approval_rules.Target(pending, {})[1]
 enddef
 
+def Bind(r: dict<any>)
+  shown = {pi_pid: r.pi_pid, id: r.id}
+enddef
+
+# A request arrived: told once. It becomes the one approve/reject answer only when no request shown to the
+# user is still unanswered (they may be typing their answer to that one).
 def Tell(r: dict<any>)
-  if get(told, r.id, false)
+  const key = printf('%d:%s', r.pi_pid, r.id)
+  if get(told, key, false)
     return
   endif
-  told[r.id] = true
-  pi_ide#Notice(NoticeText(r, Shown(r.file), max([v:echospace - 1, 10])))
+  told[key] = true
+  if empty(shown)
+    Bind(r)
+  endif
+  pi_ide#Notice(approval_rules.NoticeText(r, Shown(r.file), max([v:echospace - 1, 10])))
 enddef
 
 # Start (pi_ide/inbox.vim): requests come from `state_dir`; `Find` gives the loaded buffer of a path;
@@ -308,7 +131,7 @@ enddef
 # '' or why it is not used. One naming another editor is not ours: forgotten, nothing said. A file that
 # replaced a request and cannot be read as one leaves nothing known to wait on: forgotten too.
 export def Receive(msg: any, pid: number, now: number): string
-  var [r, bad] = Validate(msg, pid)
+  var [r, bad] = approval_rules.Validate(msg, pid)
   if bad != ''
     Forget(pid)
     return bad
@@ -365,10 +188,19 @@ enddef
 
 # :PiIde approve | reject ("accept" or "reject"). Returns the one line to tell the user.
 export def Decide(decision: string): string
-  var r = Current()
+  var [r, instead] = approval_rules.Target(pending, shown)
   if empty(r)
-    return '(pi-ide) pi is not waiting for your approval'
+    if empty(instead)
+      shown = {}
+      return '(pi-ide) pi is not waiting for your approval'
+    endif
+    # The request the user saw has ended (timed out, answered elsewhere): this one was never shown to them.
+    Bind(instead)
+    var verb = decision == 'accept' ? 'approve' : 'reject'
+    return printf('(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): :PiIde %s again',
+      decision == 'accept' ? 'approved' : 'rejected', Shown(instead.file), approval_rules.What(instead), verb)
   endif
+  shown = {}
   Forget(r.pi_pid)
   var name = Shown(r.file)
   # pi may have ended the wait since the last poll: then there is nothing to answer.
@@ -378,7 +210,7 @@ export def Decide(decision: string): string
   if localtime() >= r.expires
     return printf("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it", name, r.timeout_s)
   endif
-  decisions = AddDecision(decisions, {pi_pid: r.pi_pid, id: r.id, decision: decision})
+  decisions = approval_rules.AddDecision(decisions, {pi_pid: r.pi_pid, id: r.id, decision: decision})
   OnChange()
   return decision == 'accept' ? printf('(pi-ide) approved: pi applies its change to %s', name)
     : printf('(pi-ide) rejected: pi leaves %s as it is', name)
@@ -402,14 +234,18 @@ enddef
 # is never changed, reloaded or written (no W12), and the cursor goes back to the window it was in. Returns ''
 # or why there is nothing to show.
 export def Show(): string
-  var r = Current()
+  var r = approval_rules.Target(pending, shown)[0]
+  if empty(r)
+    r = Current()
+  endif
   if empty(r)
     return '(pi-ide) pi is not waiting for your approval'
   endif
+  Bind(r)
   var back = win_getid()
   var buf = FindBuffer(r.file)
-  if buf > 0 && r.note == '' && Matches(getbufline(buf, 1, '$'), r.hunks)
-    var proposed = Apply(getbufline(buf, 1, '$'), r.hunks)
+  if buf > 0 && r.note == '' && approval_rules.Matches(getbufline(buf, 1, '$'), r.hunks)
+    var proposed = approval_rules.Apply(getbufline(buf, 1, '$'), r.hunks)
     var wins = win_findbuf(buf)
     if bufnr() != buf
       if empty(wins)
@@ -425,7 +261,7 @@ export def Show(): string
     diffthis
   else
     botright new
-    Scratch(DiffLines(r), 'pi-ide://proposal.diff' .. r.file, 'diff')
+    Scratch(approval_rules.DiffLines(r), 'pi-ide://proposal.diff' .. r.file, 'diff')
   endif
   win_gotoid(back)
   return ''
@@ -457,10 +293,11 @@ export def SummaryLines(): list<string>
     return []
   endif
   return [printf('pi waits for your approval: %s of %s (%s), %d s left. :PiIde approve / reject / proposal',
-    r.created ? 'creation' : Inert(r.tool), Shown(r.file), What(r), max([0, float2nr(r.expires) - localtime()]))]
+    r.created ? 'creation' : approval_rules.Inert(r.tool), Shown(r.file), approval_rules.What(r),
+    max([0, float2nr(r.expires) - localtime()]))]
 enddef
 
 # For tests.
 export def Debug(): dict<any>
-  return {pending: pending, decisions: decisions}
+  return {pending: pending, decisions: decisions, shown: shown}
 enddef

@@ -6,8 +6,9 @@ vim9script
 # the same second with the same size shows no change in the listing). For a live pi of ours that names
 # this Vim, the changed files this Vim has loaded are handled:
 #
-# * unmodified buffer: reloaded from disk (:checktime, answered by a FileChangedShell autocmd that exists
-#   only during that call, so there is never a prompt), every window's view kept;
+# * unmodified buffer: the bytes of one verified read (READ_SCRIPT) put in through the API, so no read
+#   autocommand runs and nothing else the path points at ever enters it; never a prompt, every window's
+#   view kept;
 # * buffer with unsaved changes: never touched; the user is told once per conflict, in one line;
 # * the file gone, or no longer what the buffer was read from (now a symlink, re-pointed, not a regular
 #   file): not reloaded.
@@ -19,7 +20,9 @@ vim9script
 import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/diagnostics.vim'
 import autoload 'pi_ide/approval.vim'
+import autoload 'pi_ide/approval_rules.vim'
 import autoload 'pi_ide/review.vim'
+import autoload 'pi_ide/review_rules.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
@@ -33,6 +36,9 @@ export const MAX_REPORTS = 200
 export const KEPT_REPORTS = 20
 export const HOLD_S = 5
 export const POLL_MS = 500
+# PROTOCOL.md "Limits": pi's files nest at most MAX_DEPTH levels of lists and objects. A deeper one is refused
+# before json_decode() sees it: Vim 9.0 crashes (SIGSEGV) decoding 100,000 levels.
+export const MAX_DEPTH = 16
 
 var dir = ''
 var poll_timer = 0
@@ -156,6 +162,32 @@ export def ReadFile(path: string, e: dict<any>, max: number = MAX_BYTES): list<s
   return [text, '']
 enddef
 
+# Pure: [the decoded JSON of one of pi's files, ''], or [v:null, why it is refused]: the one decoder of pi's files.
+# The nesting is measured on the text first, without recursion: escapes and strings out, then everything but
+# brackets; each pass then takes out the innermost empty pairs, one level per pass, so what is left after
+# MAX_DEPTH passes nests deeper (or never closes).
+export def Decode(text: string): list<any>
+  # The old engine (\%#=1) does these simple patterns several times faster than the NFA on megabytes.
+  var b = text->substitute('\%#=1\\.', '', 'g')->substitute('\%#=1"[^"]*"', '', 'g')
+    ->substitute('\%#=1[^][{}]\+', '', 'g')
+  for _ in range(MAX_DEPTH)
+    if b == ''
+      break
+    endif
+    b = b->substitute('\%#=1\[\]\|{}', '', 'g')
+  endfor
+  if b != ''
+    # As many openers as closers left: levels deeper than MAX_DEPTH; else brackets that never close (no JSON).
+    var deep = 2 * strlen(substitute(b, '[^[{]', '', 'g')) == strlen(b)
+    return [v:null, deep ? printf('nested deeper than %d levels: refused unread', MAX_DEPTH) : 'not valid JSON']
+  endif
+  try
+    return [json_decode(text), '']
+  catch
+    return [v:null, 'not valid JSON']
+  endtry
+enddef
+
 # The loaded file buffer showing `file`, or 0 (by name, then by real path). Not getbufinfo(): it lists every
 # sign of every buffer (a request's marks: hundreds).
 def FindBuffer(file: string): number
@@ -202,26 +234,119 @@ export def ReloadVerdict(was: dict<any>, now: dict<any>): string
   return 'reload'
 enddef
 
-# Re-read an unmodified buffer, keeping every window's view. True when its content changed.
-def Reload(buf: number): bool
+# The one read of a file pi changed, shared with the Emacs client (editors/emacs/pi-ide-inbox.el, the same
+# script): Vim script cannot open a file without following a symlink, so perl does it. It reads ARGV[0] only
+# when lstat sees a regular file of ours and the file it opened (O_NOFOLLOW|O_NONBLOCK: a symlink swapped in
+# after the check fails, a FIFO never blocks) is the one lstat saw, at most ARGV[1] bytes, into ARGV[2] (a new
+# file, 0600). Exit 0: read; 10: gone; 11: refused; 12: too large; anything else: not read.
+export const READ_SCRIPT = 'use Fcntl; my ($p, $max, $out) = @ARGV; my @l = lstat($p) or exit(10); '
+  .. '(-f _ && $l[4] == $<) or exit(11); sysopen(my $f, $p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) '
+  .. 'or exit($!{ENOENT} ? 10 : 11); my @s = stat($f); (-f _ && $s[0] == $l[0] && $s[1] == $l[1]) or exit(11); '
+  .. '$s[7] <= $max or exit(12); my ($b, $n) = (""); while ($n = sysread($f, $b, 65536, length $b)) '
+  .. '{ exit(12) if length($b) > $max } defined $n or exit(11); my $o; if (defined $out) { sysopen($o, $out, '
+  .. 'O_WRONLY | O_CREAT | O_EXCL, 0600) or exit(13) } else { $o = \*STDOUT } binmode $o; print $o $b or exit(13); '
+  .. 'close $o or exit(13); exit(0)'
+# A file larger than this is not reloaded (`refused`): :e! reads it.
+export const MAX_RELOAD_BYTES = 32 * 1024 * 1024
+
+# Pure: the lines of `bytes` (readfile(..., 'b') of the file) as buffer `opts` ({ff, fenc, enc, bomb}) holds
+# them, and whether the file ends with a newline.
+export def BufferLines(bytes: list<string>, opts: dict<any>): dict<any>
+  var lines = copy(bytes)
+  var eol = !empty(lines) && lines[-1] == ''
+  if eol
+    remove(lines, -1)
+  endif
+  if opts.ff == 'dos'
+    map(lines, (_, l) => substitute(l, "\r$", '', ''))
+  endif
+  if opts.fenc != '' && opts.fenc != opts.enc
+    map(lines, (_, l) => iconv(l, opts.fenc, opts.enc))
+  endif
+  if opts.bomb && !empty(lines)
+    lines[0] = substitute(lines[0], "^\xef\xbb\xbf", '', '')
+  endif
+  return {lines: empty(lines) ? [''] : lines, eol: eol}
+enddef
+
+# Read `path` once (READ_SCRIPT) into a private file: {status: 'read', bytes} or {status: gone/refused}.
+def ReadVerified(path: string): dict<any>
+  if !executable('perl')
+    return {status: 'refused'}
+  endif
+  var out = tempname()
+  var read: dict<any> = {status: 'refused'}
+  try
+    system(join(mapnew(['perl', '-e', READ_SCRIPT, path, string(MAX_RELOAD_BYTES), out],
+      (_, a) => shellescape(a)), ' '))
+    var code = v:shell_error
+    if code == 0 && getftype(out) == 'file'
+      read = {status: 'read', bytes: readfile(out, 'b')}
+    elseif code == 10
+      read = {status: 'gone'}
+    endif
+  finally
+    delete(out)
+  endtry
+  return read
+enddef
+
+# Put `lines` into unmodified buffer `buf` through the API (no read autocommand runs; listeners and language
+# servers see only these lines), keeping every window's view, leave it unmodified, and bring Vim's record of
+# the file on disk up to date (so no W11 follows): a :checktime whose FileChangedShell answers '', with
+# 'autoread' off and no other autocommand. True when the content changed.
+def Apply(buf: number, content: dict<any>): bool
   var views: dict<dict<number>> = {}
   for w in win_findbuf(buf)
     win_execute(w, 'g:pi_ide_view = winsaveview()')
     views[string(w)] = g:pi_ide_view
   endfor
-  var before = getbufvar(buf, 'changedtick')
-  # Only for this call: the reload needs no question (the buffer is unmodified and pi changed the file).
+  var changed = getbufline(buf, 1, '$') != content.lines || getbufvar(buf, '&eol') != content.eol
+  if changed
+    # As a reload would, also in a 'nomodifiable' or 'readonly' buffer (and without W10's pause).
+    var ma = getbufvar(buf, '&modifiable')
+    var ro = getbufvar(buf, '&readonly')
+    setbufvar(buf, '&modifiable', 1)
+    setbufvar(buf, '&readonly', 0)
+    try
+      setbufline(buf, 1, content.lines)
+      if len(getbufline(buf, 1, '$')) > len(content.lines)
+        silent deletebufline(buf, len(content.lines) + 1, '$')
+      endif
+      setbufvar(buf, '&eol', content.eol)
+    finally
+      setbufvar(buf, '&modifiable', ma)
+      setbufvar(buf, '&readonly', ro)
+    endtry
+  endif
+  setbufvar(buf, '&modified', 0)
+  var global_ar = &g:autoread
+  var local_ar = false
+  &g:autoread = false
+  if getbufvar(buf, '&autoread')
+    local_ar = true
+    setbufvar(buf, '&autoread', 0)
+  endif
+  # When the size on disk is the recorded one, :checktime reads the file into a hidden scratch buffer to
+  # compare: that read must run no autocommand (its text may be anything the path points at by then).
+  var ei = &eventignore
+  &eventignore = join(filter(getcompletion('', 'event'), (_, e) => e !=? 'FileChangedShell'), ',')
   augroup PiIdeReload
     autocmd!
-    execute printf('autocmd FileChangedShell <buffer=%d> v:fcs_choice = "reload"', buf)
+    execute printf('autocmd FileChangedShell <buffer=%d> v:fcs_choice = ""', buf)
   augroup END
   try
     execute 'silent! checktime ' .. buf
   finally
+    &eventignore = ei
     augroup PiIdeReload
       autocmd!
     augroup END
     augroup! PiIdeReload
+    &g:autoread = global_ar
+    if local_ar && bufexists(buf)
+      setbufvar(buf, '&autoread', 1)
+    endif
   endtry
   for [w, view] in items(views)
     if winbufnr(str2nr(w)) == buf
@@ -229,7 +354,29 @@ def Reload(buf: number): bool
       win_execute(str2nr(w), 'winrestview(g:pi_ide_view)')
     endif
   endfor
-  return bufexists(buf) && getbufvar(buf, 'changedtick') != before
+  # As after Vim's own reload, FileChangedShellPost in the buffer (ALE lints on it), which now holds the
+  # verified lines; where a window shows it (an autocommand's <abuf> is the current buffer).
+  var wins = win_findbuf(buf)
+  if changed && !empty(wins)
+    win_execute(wins[0], 'doautocmd <nomodeline> FileChangedShellPost ' .. fnameescape(bufname(buf)))
+  endif
+  return changed
+enddef
+
+# Reload unmodified buffer `buf` from `path` (its own path, or a link's recorded real path): one verified
+# read, applied as is. "reloaded", "unchanged", "gone" or "refused".
+def Reload(buf: number, path: string): string
+  var read = ReadVerified(path)
+  if read.status != 'read'
+    return read.status
+  endif
+  var opts = {ff: getbufvar(buf, '&fileformat'), fenc: getbufvar(buf, '&fileencoding'), enc: &encoding,
+    bomb: getbufvar(buf, '&bomb')}
+  var changed = Apply(buf, BufferLines(read.bytes, opts))
+  # What BufferRead does after a read, but the record of the path: it stays as it was when the user read it.
+  approval.BufferRead(buf)
+  review.BufferRead(buf)
+  return changed ? 'reloaded' : 'unchanged'
 enddef
 
 const HOW_TO_RESOLVE = "Compare: :w !diff % -   Take pi's version: :e!"
@@ -258,7 +405,8 @@ def HandleChange(change: dict<any>, pi_pid: number): dict<any>
   if !empty(was) && was.name != path
     was = {}
   endif
-  var verdict = ReloadVerdict(was, Identity(path))
+  var now = Identity(path)
+  var verdict = ReloadVerdict(was, now)
   if verdict != 'reload'
     report.status = verdict
   elseif report.modified
@@ -268,7 +416,7 @@ def HandleChange(change: dict<any>, pi_pid: number): dict<any>
     if has_key(told, string(buf))
       remove(told, string(buf))
     endif
-    report.status = Reload(buf) ? 'reloaded' : 'unchanged'
+    report.status = Reload(buf, now.type == 'link' ? now.real : path)
   endif
   if bufexists(buf)
     report.version = getbufvar(buf, 'changedtick')
@@ -348,12 +496,12 @@ def ReadNew(e: dict<any>, max: number): list<any>
     return [v:null, 'same']
   endif
   seen[e.name].text = text
-  try
-    return [json_decode(text), 'new']
-  catch
-    Problem(e.name, 'not valid JSON')
+  var [msg, bad] = Decode(text)
+  if bad != ''
+    Problem(e.name, bad)
     return [v:null, 'bad']
-  endtry
+  endif
+  return [msg, 'new']
 enddef
 
 # Read and handle one listed pi file. True when it was a message for us.
@@ -395,7 +543,7 @@ enddef
 def ProcessReview(pid: number)
   var name = printf('pi-%d.review.json', pid)
   var e = writer.Entry(dir .. '/' .. name)
-  var [text, why] = empty(e) ? ['', ''] : ReadFile(dir .. '/' .. name, e, review.MAX_BYTES)
+  var [text, why] = empty(e) ? ['', ''] : ReadFile(dir .. '/' .. name, e, review_rules.MAX_BYTES)
   if why != ''
     Problem(name, why)
     return
@@ -411,13 +559,11 @@ def ProcessReview(pid: number)
     return
   endif
   review_text[string(pid)] = text
-  var msg: any
-  try
-    msg = json_decode(text)
-  catch
-    Problem(name, 'not valid JSON')
+  var [msg, bad] = Decode(text)
+  if bad != ''
+    Problem(name, bad)
     return
-  endtry
+  endif
   why = review.Receive(msg, pid)
   if why != ''
     Problem(name, why)
@@ -428,7 +574,7 @@ enddef
 
 # Read and hand on one listed `pi-<pid>.approval.json` (v0.4): only a live pi of this user counts.
 def ProcessApproval(e: dict<any>, pid: number)
-  var [msg, read] = ReadNew(e, approval.MAX_BYTES)
+  var [msg, read] = ReadNew(e, approval_rules.MAX_BYTES)
   if read == 'bad'
     # What replaced the request cannot be read as one: nothing known is waited on any more.
     approval.Forget(pid)
@@ -468,7 +614,7 @@ enddef
 
 # The file of a pi pid, whichever kind it is (0: not a file of pi's).
 def PidOfAny(name: string): number
-  return PidOfName(name) ?? approval.PidOfName(name)
+  return PidOfName(name) ?? approval_rules.PidOfName(name)
 enddef
 
 # One tick of the poll: list the directory, read what may have changed.
@@ -497,7 +643,7 @@ export def Poll()
     endif
     seen[e.name].fp = fp
     touched = true
-    if approval.PidOfName(e.name) > 0
+    if approval_rules.PidOfName(e.name) > 0
       ProcessApproval(e, pid)
     elseif Process(e, pid)
       acted = true
@@ -508,7 +654,7 @@ export def Poll()
       seen->remove(name)
       # A pi message gone: pi exited. An approval request gone: the wait ended. Either way nothing waits.
       var gone_pid = PidOfAny(name)
-      if approval.PidOfName(name) == 0
+      if approval_rules.PidOfName(name) == 0
         if has_key(pis, string(gone_pid))
           remove(pis, string(gone_pid))
         endif
@@ -561,7 +707,7 @@ export def Start(state_dir: string, On_report: func)
   approval.Start(state_dir, FindBuffer, Decided)
   review.Start(FindBuffer, Decided)
   # Stop forgot every request: one still waiting is read again.
-  filter(seen, (name, _) => approval.PidOfName(name) == 0)
+  filter(seen, (name, _) => approval_rules.PidOfName(name) == 0)
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)

@@ -11,19 +11,22 @@ vim9script
 # names this Vim (pi writes the change set before the message that announces it), and hands it here. Only
 # buffers already loaded are marked or changed. What was reverted goes into the state file (`reverted`), so pi
 # can tell its model; a revert the user undoes (`u`, `:earlier`: its undo step is no longer in the text, as Vim's
-# undo tree tells) leaves `reverted` before pi tells its model, and the hunk is marked again. The Neovim client's
-# behaviour (editors/nvim/lua/pi-ide/review.lua).
+# undo tree tells) leaves `reverted` before pi tells its model, and the hunk is marked again; one thrown away unsaved
+# with the buffer's text (`:e!`, `:bd!`, `:bw!`) leaves it for good. Marks follow their lines when lines move above
+# them, and a hunk whose lines of pi's were deleted is not reverted. The Neovim client's behaviour
+# (editors/nvim/lua/pi-ide/review.lua).
+# This file is the UI (signs, reverts in buffers, the quickfix list, commands, notices); the pure rules (which change
+# sets and hunks count, where hunks are marked, the reverts kept and their key, undo steps) are pi_ide/review_rules.vim.
 
 import autoload 'pi_ide/approval.vim'
-
-# PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
-export const MAX_BYTES = 8 * 1024 * 1024
-export const MAX_REVERTED = 50
+import autoload 'pi_ide/review_rules.vim'
 
 const GROUP = 'pi_ide_review'
 # The signs (no text) that keep where each revert put the baseline's lines (see Track).
 const TRACK_GROUP = 'pi_ide_reverted'
 const TRACK_SIGN = 'PiIdeReverted'
+# The signs (no text) on the line after each marked hunk of pi's lines (see MarkSigns).
+const FENCE_GROUP = 'pi_ide_review_fence'
 # Below the approval's `?` (9): a proposal on the same line shows first.
 const PRIORITY = 8
 
@@ -36,7 +39,7 @@ var reverted: list<dict<any>> = []
 # Buffer (string) -> {tick: its changedtick when its reverts were last looked at, reverts: [{seq: the revert's undo
 # step (`undotree()`'s seq); sign: the id of the sign that keeps where its lines start (Track); top: whether they
 # start on line 1; record: its entry in `reverted`; info: what the hunk's mark was; undone: whether its undo step
-# was out of the text at the last look}]}.
+# was out of the text at the last look; saved: whether the buffer's last write after it had it (Written)}]}.
 var tracked: dict<dict<any>> = {}
 var next_id = 1
 var defined = false
@@ -45,115 +48,6 @@ var tree_read: dict<any> = {}
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a revert.
 var FindBuffer: func(string): number = (_) => 0
 var OnChange: func = () => 0
-
-def IsCount(v: any): bool
-  return type(v) == v:t_number && v >= 0
-enddef
-
-# Pure: [runs, ''] from a decoded change set of pi `pid`, or [[], why it is refused]. Malformed runs, files
-# and hunks are dropped (the rest still shows); the hunks' shape is the approval request's (one rule).
-export def Validate(msg: any, pid: number): list<any>
-  if type(msg) != v:t_dict || type(get(msg, 'kind', 0)) != v:t_string || msg.kind !=# 'pi-review'
-    return [[], 'not a pi change set']
-  endif
-  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
-    return [[], 'its pid is not the one in its name']
-  endif
-  if type(get(msg, 'runs', 0)) != v:t_list
-    return [[], 'runs: not a list']
-  endif
-  var runs: list<dict<any>> = []
-  for run in msg.runs
-    if type(run) != v:t_dict || !IsCount(get(run, 'run', -1)) || type(get(run, 'files', 0)) != v:t_list
-      continue
-    endif
-    var files: list<dict<any>> = []
-    for f in run.files
-      if type(f) != v:t_dict || type(get(f, 'file', 0)) != v:t_string || f.file !~ '^/'
-          || type(get(f, 'hunks', 0)) != v:t_list
-        continue
-      endif
-      var hunks: list<dict<any>> = []
-      for h in f.hunks
-        if approval.ValidHunk(h)
-          hunks->add(h)
-        endif
-      endfor
-      var baseline = get(f, 'baseline', v:null)
-      files->add({file: f.file, baseline: type(baseline) == v:t_string ? baseline : v:null, hunks: hunks})
-    endfor
-    runs->add({run: run.run, files: files})
-  endfor
-  return [runs, '']
-enddef
-
-# Pure: per file of `sets` (pid -> runs), the entry of the newest run that changed it: {pid, run, entry}.
-export def Newest(all: dict<list<dict<any>>>): dict<dict<any>>
-  var out: dict<dict<any>> = {}
-  for [pid, runs] in items(all)
-    for run in runs
-      for f in run.files
-        if !has_key(out, f.file) || run.run > out[f.file].run
-          out[f.file] = {pid: str2nr(pid), run: run.run, entry: f}
-        endif
-      endfor
-    endfor
-  endfor
-  return out
-enddef
-
-# Pure: is line `at` (1-based) of `lines` the same as line `base_at` of `base`, or are both past an end?
-def SameLine(lines: list<string>, at: number, base: list<string>, base_at: number): bool
-  var here = at >= 1 && at <= len(lines)
-  var there = base_at >= 1 && base_at <= len(base)
-  return here && there ? lines[at - 1] ==# base[base_at - 1] : !here && !there
-enddef
-
-# Pure: where pi's `hunks` (from `base`, the baseline's lines) are marked in a buffer holding `lines`: only hunks
-# whose new lines still stand where pi left them (never a mark on lines that are not pi's). A deletion left no
-# lines of pi's to check: it is marked only where the lines around it are still the baseline's, on the line that
-# now follows it, or on the last line for one at the end (`at_end`). Per hunk: {hunk, first, last, kind, at_end}.
-export def Placement(hunks: list<dict<any>>, lines: list<string>, base: list<string>): list<dict<any>>
-  var out: list<dict<any>> = []
-  var count = len(lines)
-  for h in hunks
-    var n = len(h.new_text)
-    if n > 0
-      var first = h.new_start
-      if first >= 1 && first + n - 1 <= count && lines[first - 1 : first + n - 2] ==# h.new_text
-        out->add({hunk: h, first: first, last: first + n - 1, kind: empty(h.old_text) ? 'add' : 'change',
-          at_end: false})
-      endif
-    elseif count > 0 && SameLine(lines, h.new_start - 1, base, h.old_start - 1)
-        && SameLine(lines, h.new_start, base, h.old_start + len(h.old_text))
-      var at = max([1, min([h.new_start, count])])
-      out->add({hunk: h, first: at, last: at, kind: 'delete', at_end: h.new_start > count})
-    endif
-  endfor
-  return out
-enddef
-
-# Pure: do reverts `a` and `b` ({pi_pid, run, id}) revert the same hunk of pi's?
-def SameHunk(a: dict<any>, b: dict<any>): bool
-  return get(a, 'pi_pid', 0) == get(b, 'pi_pid', 0) && get(a, 'run', -1) == get(b, 'run', -1)
-    && get(a, 'id', '') ==# get(b, 'id', '')
-enddef
-
-# Pure: `list` with `entry` added, newest last, at most MAX_REVERTED; an earlier revert of the same hunk (reverted
-# again after an undo) leaves it, so each hunk is listed once, as last reverted.
-export def AddReverted(list: list<dict<any>>, entry: dict<any>): list<dict<any>>
-  var out = list + [entry]
-  # At most one there (this is the one way in); the ids compared first, as most differ: one :PiIde revert file
-  # adds hundreds.
-  var id = get(entry, 'id', '')
-  for i in range(len(list))
-    if get(list[i], 'id', '') ==# id && SameHunk(list[i], entry)
-      remove(out, i)
-      break
-    endif
-  endfor
-  return len(out) > MAX_REVERTED ? out[len(out) - MAX_REVERTED :] : out
-enddef
 
 const SIGNS = {add: 'PiIdeReviewAdd', change: 'PiIdeReviewChange', delete: 'PiIdeReviewDelete'}
 
@@ -177,13 +71,18 @@ def Unmark(buf: number)
     remove(marks, string(buf))
     if bufexists(buf)
       sign_unplace(GROUP, {buffer: buf})
+      sign_unplace(FENCE_GROUP, {buffer: buf})
     endif
   endif
 enddef
 
 # The signs that mark placement `p` (Placement's {hunk, first, last, kind, at_end}) of a hunk of pi `pid`'s run `run`
-# in `buf` (whose file is `file`; `base`: the baseline's lines, for a deletion), and what they mark: [signs, info].
-def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string, base: list<string>): list<any>
+# in `buf` (whose file is `file`, `count` lines; `base`: the baseline's lines, for a deletion), and what they mark:
+# [signs, info]. A hunk of pi's lines with a line after it gets a fence there too (a sign without text, below every
+# other): Vim moves the sign of a deleted line onto the next one, so pi's last line deleted puts its sign on the
+# fence's line, which may read the same as pi's (MarkHolds).
+def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string, base: list<string>,
+    count: number): list<any>
   var ids: list<number> = []
   var signs: list<dict<any>> = []
   for l in range(p.first, p.last)
@@ -191,19 +90,34 @@ def MarkSigns(buf: number, p: dict<any>, pid: number, run: number, file: string,
     signs->add({buffer: buf, group: GROUP, id: next_id, name: SIGNS[p.kind], lnum: l, priority: PRIORITY})
     next_id += 1
   endfor
-  return [signs, {pid: pid, run: run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, base: base}]
+  var fence = 0
+  if p.kind != 'delete' && p.last < count
+    fence = next_id
+    signs->add({buffer: buf, group: FENCE_GROUP, id: fence, name: TRACK_SIGN, lnum: p.last + 1, priority: 1})
+    next_id += 1
+  endif
+  return [signs, {pid: pid, run: run, file: file, hunk: p.hunk, at_end: p.at_end, ids: ids, fence: fence,
+    base: base}]
 enddef
 
 # Mark `found` ({pid, run, entry}) in `buf`, unless `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`).
-# Marks placed from the same source on the same buffer text stay: the change set is rewritten with every change
-# of any file, and re-placing the signs of the files it did not change is most of a load's cost.
+# Marks placed from the same source stay where they moved: pi's line numbers no longer hold once lines were added
+# or removed above (a revert that changes the line count, the user's edits), so after an edit they are checked
+# where they are (KeepMarks); the buffer read again from its file (TextRead) places them anew. And the change set
+# is rewritten with every change of any file: re-placing the signs of the files it did not change would be most of
+# a load's cost.
 def MarkBuffer(buf: number, file: string, found: dict<any>)
   var source = ''
   if !empty(found) && get(g:, 'pi_ide_review_marks', true)
-    source = printf('%d %d %d %s', found.pid, found.run, getbufvar(buf, 'changedtick'),
+    source = printf('%d %d %s', found.pid, found.run,
       join(mapnew(found.entry.hunks, (_, h) => h.id .. ':' .. h.new_start)))
   endif
-  if source != '' && get(get(marks, string(buf), {}), 'source', '') ==# source
+  var known = get(marks, string(buf), {})
+  if source != '' && get(known, 'source', '') ==# source
+    if known.tick != getbufvar(buf, 'changedtick')
+      known.tick = getbufvar(buf, 'changedtick')
+      KeepMarks(buf)
+    endif
     return
   endif
   Unmark(buf)
@@ -216,23 +130,74 @@ def MarkBuffer(buf: number, file: string, found: dict<any>)
   # The baseline's lines only for a deletion's neighbours (split once, and only when there is one).
   var base: list<string> = []
   if type(found.entry.baseline) == v:t_string && !empty(filter(copy(found.entry.hunks), (_, h) => empty(h.new_text)))
-    base = TextLines(found.entry.baseline)
+    base = review_rules.TextLines(found.entry.baseline)
   endif
-  for p in Placement(found.entry.hunks, getbufline(buf, 1, '$'), base)
-    var [these, info] = MarkSigns(buf, p, found.pid, found.run, file, base)
+  var lines = getbufline(buf, 1, '$')
+  for p in review_rules.Placement(found.entry.hunks, lines, base)
+    var [these, info] = MarkSigns(buf, p, found.pid, found.run, file, base, len(lines))
     signs += these
     for id in info.ids
       placed[string(id)] = info
     endfor
   endfor
   sign_placelist(signs)
-  marks[string(buf)] = {source: source, hunks: placed}
+  marks[string(buf)] = {source: source, tick: getbufvar(buf, 'changedtick'), hunks: placed}
+enddef
+
+# Whether the mark `info` in `buf` still stands on pi's version, from line `at` (its first sign's): pi's lines, none
+# deleted (the last sign above the fence) or added between; for a deletion, the baseline's lines around it.
+# `lnums`: where the signs of the buffer stand (sign id (string) -> line), read once for many marks; empty: asked.
+def MarkHolds(buf: number, info: dict<any>, at: number, lnums: dict<number> = {}): bool
+  var h = info.hunk
+  var n = len(h.new_text)
+  if at == 0
+    return false
+  elseif n == 0
+    return DeletionHolds(buf, info.at_end ? at : at - 1, info.base, h)
+  endif
+  var last = empty(lnums) ? SignLine(buf, info.ids[-1]) : get(lnums, string(info.ids[-1]), 0)
+  var fence = info.fence == 0 ? 0
+    : empty(lnums) ? SignLineIn(buf, FENCE_GROUP, info.fence) : get(lnums, string(info.fence), 0)
+  return last == at + n - 1 && (info.fence == 0 || fence > last) && getbufline(buf, at, at + n - 1) ==# h.new_text
+enddef
+
+# Take the mark `info` (its signs and fence) out of `buf`.
+def UnplaceMark(buf: number, info: dict<any>)
+  var signs = mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id}))
+  sign_unplacelist(info.fence == 0 ? signs : signs + [{buffer: buf, group: FENCE_GROUP, id: info.fence}])
+  var known = get(get(marks, string(buf), {}), 'hunks', {})
+  for id in info.ids
+    if has_key(known, string(id))
+      remove(known, string(id))
+    endif
+  endfor
+enddef
+
+# The marks of `buf` checked where they are now: one that no longer stands on pi's version (MarkHolds) goes, as
+# MarkBuffer would not place it (a revert of it is refused anyway); the others stay where they moved.
+def KeepMarks(buf: number)
+  # Where every sign stands, read once (Vim walks all of the buffer's signs for each sign_getplaced()).
+  var lnums: dict<number> = {}
+  for group in [GROUP, FENCE_GROUP]
+    for placed in sign_getplaced(buf, {group: group})[0].signs
+      lnums[string(placed.id)] = placed.lnum
+    endfor
+  endfor
+  var seen: dict<bool> = {}
+  for info in values(get(get(marks, string(buf), {}), 'hunks', {}))
+    if !has_key(seen, string(info.ids[0]))
+      seen[string(info.ids[0])] = true
+      if !MarkHolds(buf, info, get(lnums, string(info.ids[0]), 0), lnums)
+        UnplaceMark(buf, info)
+      endif
+    endif
+  endfor
 enddef
 
 # Re-mark every loaded buffer of a file in the newest runs, and clear those no longer in them.
 export def Refresh()
   var keep: dict<bool> = {}
-  for [file, found] in items(Newest(sets))
+  for [file, found] in items(review_rules.Newest(sets))
     var buf = FindBuffer(file)
     if buf > 0
       keep[string(buf)] = true
@@ -256,7 +221,7 @@ enddef
 # A decoded change set from `pi-<pid>.review.json` of a live pi of this user that names this Vim. Returns ''
 # or why it is not used (then what was known of that pi stays until it is forgotten).
 export def Receive(msg: any, pid: number): string
-  var [runs, bad] = Validate(msg, pid)
+  var [runs, bad] = review_rules.Validate(msg, pid)
   if bad != ''
     return bad
   endif
@@ -300,6 +265,74 @@ export def Wiped(buf: number)
   endif
 enddef
 
+# The text of `buf` was thrown away for its file's: read again (`:e!`, a reload; `read`) or unloaded (`:bd!`, `:bw!`).
+# A revert the file does not have (none of the buffer's writes since had it) is gone with the text: out of
+# `reverted`, so pi never tells its model of a revert the file and buffer do not hold. One the file has holds, even
+# if undone in the text thrown away; after a read, the undo step it is in is the read's when the text before had it
+# undone.
+def TextReplaced(buf: number, read: bool)
+  if !has_key(tracked, string(buf))
+    return
+  endif
+  var t = tracked[string(buf)]
+  var tree = read ? UndoTree(buf) : {}
+  var steps = review_rules.StepsOf(tree)
+  var changed = false
+  var still: list<dict<any>> = []
+  for r in t.reverts
+    if Kept(r.record) && !r.saved
+      filter(reverted, (_, e) => e isnot r.record)
+      changed = true
+    elseif Kept(r.record)
+      changed = changed || r.undone
+      r.undone = false
+      if read
+        if !review_rules.Applied(steps, r.seq)
+          r.seq = tree.seq_cur
+        endif
+        still->add(r)
+        continue
+      endif
+    endif
+    if bufexists(buf)
+      sign_unplace(TRACK_GROUP, {buffer: buf, id: r.sign})
+    endif
+  endfor
+  if read
+    t.reverts = still
+    t.tick = -1
+  else
+    remove(tracked, string(buf))
+  endif
+  if changed
+    OnChange()
+  endif
+enddef
+
+# BufReadPost (before BufferRead): the buffer's text is its file's again; see TextReplaced. Its marks are placed
+# anew from the text read.
+export def TextRead(buf: number)
+  TextReplaced(buf, true)
+  Unmark(buf)
+enddef
+
+# BufUnload (`:bd!`, `:bw!`): the buffer's text is thrown away; see TextReplaced.
+export def TextUnloaded(buf: number)
+  TextReplaced(buf, false)
+enddef
+
+# BufWritePost of `buf` to `file` (`:w other` writes another one): the reverts its file now has, or no longer has
+# (one undone when written).
+export def Written(buf: number, file: string)
+  if !has_key(tracked, string(buf)) || file !=# fnamemodify(bufname(buf), ':p')
+    return
+  endif
+  var steps = review_rules.StepsOf(UndoTree(buf))
+  for r in tracked[string(buf)].reverts
+    r.saved = review_rules.Applied(steps, r.seq)
+  endfor
+enddef
+
 # The line where sign `id` of `group` stands now in `buf`, or 0.
 def SignLineIn(buf: number, group: string, id: number): number
   var placed = sign_getplaced(buf, {group: group, id: id})
@@ -315,7 +348,7 @@ enddef
 # a buffer, without copying its lines.)
 def BufSame(buf: number, at: number, base: list<string>, base_at: number): bool
   var here = at >= 1 ? getbufline(buf, at) : []
-  return SameLine(here, empty(here) ? 0 : 1, base, base_at)
+  return review_rules.SameLine(here, empty(here) ? 0 : 1, base, base_at)
 enddef
 
 # Are the lines around a deletion of pi's (`h`) the baseline's (`base`), with `before` the buffer's line just above
@@ -358,60 +391,6 @@ def UndoTree(buf: number): dict<any>
   return tree_read
 enddef
 
-# Pure: is undo step `seq` of `tree` (undotree()'s) in the text now? On the path from the first step to the current
-# one (an undone step is past it; one on another branch is not on it), or no longer in the history at all (cut by
-# 'undolevels', or the history dropped): then nothing can take it back. (The Neovim client's `_step_applied`.)
-export def StepApplied(tree: dict<any>, seq: number): bool
-  return Applied(StepsOf(tree), seq)
-enddef
-
-# Pure: is step `seq` in the text, from StepsOf's [the steps on the path, every step]?
-def Applied(steps: list<dict<bool>>, seq: number): bool
-  return has_key(steps[0], seq) || !has_key(steps[1], seq)
-enddef
-
-# Pure: [the steps on the path from the first step of `tree` to its current one, every step in it], as sets (read
-# once per look: each revert of the buffer is then one lookup).
-def StepsOf(tree: dict<any>): list<dict<bool>>
-  var entries = get(tree, 'entries', [])
-  var all: dict<bool> = {}
-  AllSteps(entries, all)
-  var path: dict<bool> = {}
-  for seq in PathTo(entries, get(tree, 'seq_cur', 0), [])[1]
-    path[seq] = true
-  endfor
-  return [path, all]
-enddef
-
-def AllSteps(entries: list<dict<any>>, all: dict<bool>)
-  for e in entries
-    all[e.seq] = true
-    if has_key(e, 'alt')
-      AllSteps(e.alt, all)
-    endif
-  endfor
-enddef
-
-# [whether step `cur` is in `entries` (or a branch of them), and the steps on the way to it], with `before` the steps
-# on the way to `entries`. Each `alt` list is a branch that left the list it is in just before its entry: its steps
-# come after the entries before that one, instead of it and the rest.
-def PathTo(entries: list<dict<any>>, cur: number, before: list<number>): list<any>
-  var path = copy(before)
-  for e in entries
-    if has_key(e, 'alt')
-      var [found, there] = PathTo(e.alt, cur, path)
-      if found
-        return [true, there]
-      endif
-    endif
-    path->add(e.seq)
-    if e.seq == cur
-      return [true, path]
-    endif
-  endfor
-  return [false, []]
-enddef
-
 # Put the baseline's lines of the marked hunk `info` back in buffer `buf` (loaded), or return why not; `made` gets
 # the revert ([its entry in `reverted`, info]) to follow once its undo step is known (RevertIn).
 def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
@@ -419,8 +398,9 @@ def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
   var n = len(h.new_text)
   var at = SignLine(buf, info.ids[0])
   if n > 0
-    # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides.
-    if at == 0 || SignLine(buf, info.ids[-1]) != at + n - 1 || getbufline(buf, at, at + n - 1) !=# h.new_text
+    # Vim moves the signs of deleted lines onto the next one, and keeps them on changed lines: the text decides,
+    # and the fence (pi's last line deleted).
+    if !MarkHolds(buf, info, at)
       return printf("%s line %d: you changed these lines after pi's edit; not reverted",
         fnamemodify(info.file, ':t'), at)
     endif
@@ -437,18 +417,15 @@ def RevertOne(buf: number, info: dict<any>, made: list<list<dict<any>>>): string
   else
     # Checked again as when it was marked: the lines around the deletion are still the baseline's.
     var before = info.at_end ? at : at - 1
-    if at == 0 || !DeletionHolds(buf, before, info.base, h)
+    if !MarkHolds(buf, info, at)
       return printf("%s line %d: the lines around pi's deletion changed since; not reverted",
         fnamemodify(info.file, ':t'), at)
     endif
     appendbufline(buf, before, h.old_text)
   endif
-  sign_unplacelist(mapnew(info.ids, (_, id) => ({buffer: buf, group: GROUP, id: id})))
-  for id in info.ids
-    remove(marks[string(buf)].hunks, string(id))
-  endfor
+  UnplaceMark(buf, info)
   var record = {pi_pid: info.pid, run: info.run, id: h.id, file: info.file, line: info.at_end ? at + 1 : at, lines: n}
-  reverted = AddReverted(reverted, record)
+  reverted = review_rules.AddReverted(reverted, record)
   made->add([record, info])
   return ''
 enddef
@@ -469,7 +446,7 @@ def Track(buf: number, record: dict<any>, info: dict<any>, seq: number)
     tracked[string(buf)] = {tick: -1, reverts: []}
   endif
   tracked[string(buf)].reverts->add({seq: seq, sign: sign, top: record.line <= 1, record: record, info: info,
-    undone: false})
+    undone: false, saved: false})
 enddef
 
 # Stop following revert `r` in `buf` (its sign or its buffer gone, or it left `reverted`): it stays as it was last
@@ -496,7 +473,7 @@ enddef
 # Mark hunk `info` again in `buf` from line `at` (its revert undone: pi's version is back there), while its run is still the file's
 # newest in pi's change set and the buffer has marks (not switched off), unless it is marked already.
 def MarkAgain(buf: number, at: number, info: dict<any>)
-  var found = get(Newest(sets), info.file, {})
+  var found = get(review_rules.Newest(sets), info.file, {})
   var known = get(marks, string(buf), {})
   if empty(found) || found.pid != info.pid || found.run != info.run || empty(known)
       || !empty(MarksOf(buf, info))
@@ -512,7 +489,7 @@ def MarkAgain(buf: number, at: number, info: dict<any>)
     ? {hunk: info.hunk, first: at, last: at + n - 1, kind: empty(info.hunk.old_text) ? 'add' : 'change', at_end: false}
     : {hunk: info.hunk, first: max([1, min([at, count])]), last: max([1, min([at, count])]), kind: 'delete',
       at_end: at > count}
-  var [signs, again] = MarkSigns(buf, p, info.pid, info.run, info.file, info.base)
+  var [signs, again] = MarkSigns(buf, p, info.pid, info.run, info.file, info.base, count)
   sign_placelist(signs)
   for id in again.ids
     known.hunks[string(id)] = again
@@ -527,10 +504,11 @@ enddef
 
 # Take the marks of hunk `info` out of `buf` (its revert holds again: a redo).
 def UnmarkHunk(buf: number, info: dict<any>)
-  var ids = MarksOf(buf, info)
-  sign_unplacelist(mapnew(ids, (_, id) => ({buffer: buf, group: GROUP, id: str2nr(id)})))
-  for id in ids
-    remove(marks[string(buf)].hunks, id)
+  for id in MarksOf(buf, info)
+    var mark = get(marks[string(buf)].hunks, id, {})
+    if !empty(mark)
+      UnplaceMark(buf, mark)
+    endif
   endfor
 enddef
 
@@ -548,7 +526,7 @@ def LookAtReverts()
       continue
     endif
     t.tick = getbufvar(buf, 'changedtick')
-    var steps = StepsOf(UndoTree(buf))
+    var steps = review_rules.StepsOf(UndoTree(buf))
     # Where each tracking sign stands: read once (Vim walks all of the buffer's signs for each sign_getplaced()).
     var lnums: dict<number> = {}
     for placed in sign_getplaced(buf, {group: TRACK_GROUP})[0].signs
@@ -563,7 +541,7 @@ def LookAtReverts()
         Untrack(buf, r)
         continue
       endif
-      var undone = !Applied(steps, r.seq)
+      var undone = !review_rules.Applied(steps, r.seq)
       if undone && !r.undone
         MarkAgain(buf, r.top ? 1 : above + 1, r.info)
       elseif !undone && r.undone
@@ -660,36 +638,15 @@ export def Revert(scope: string = ''): string
   return empty(problems) ? msg : printf('%s; %d refused: %s', msg, len(problems), problems[0])
 enddef
 
-# Pure: quickfix items for the newest runs (`Newest`), files by name, hunks top down.
-export def QuickfixItems(newest: dict<dict<any>>): list<dict<any>>
-  var items: list<dict<any>> = []
-  for file in sort(keys(newest))
-    var found = newest[file]
-    for h in found.entry.hunks
-      var first = get(h.new_text, 0, get(h.old_text, 0, ''))
-      items->add({filename: file, lnum: max([1, h.new_start]),
-        text: printf("pi (run %d): +%d -%d %s", found.run, len(h.new_text), len(h.old_text), first)})
-    endfor
-  endfor
-  return items
-enddef
-
 # :PiIde hunks: pi's hunks of its newest run into the quickfix list (not opened: `:copen` shows it). Returns
 # the one line to tell the user.
 export def ToQuickfix(): string
-  var items = QuickfixItems(Newest(sets))
+  var items = review_rules.QuickfixItems(review_rules.Newest(sets))
   if empty(items)
     return "(pi-ide) no hunks of pi's known (pi changed nothing yet, or no pi is connected)"
   endif
   setqflist([], ' ', {title: "pi's changes", items: items})
   return printf("(pi-ide) %d of pi's hunks in the quickfix list (:copen)", len(items))
-enddef
-
-# Pure: the lines of a file's text (the change set's `baseline`), as pi splits them: no last empty line for the
-# final newline.
-export def TextLines(text: string): list<string>
-  var lines = split(text, "\n", true)
-  return !empty(lines) && lines[-1] == '' ? lines[: -2] : lines
 enddef
 
 # :PiIde review: the current buffer beside its file's baseline in pi's newest run, both in diff mode, the baseline
@@ -698,7 +655,7 @@ enddef
 export def ShowBaseline(): string
   var buf = bufnr()
   var found: dict<any> = {}
-  for [file, f] in items(Newest(sets))
+  for [file, f] in items(review_rules.Newest(sets))
     if FindBuffer(file) == buf
       found = f
       break
@@ -714,7 +671,7 @@ export def ShowBaseline(): string
   var filetype = &filetype
   diffthis
   vertical rightbelow new
-  approval.Scratch(TextLines(found.entry.baseline), 'pi-ide://baseline' .. found.entry.file, filetype)
+  approval.Scratch(review_rules.TextLines(found.entry.baseline), 'pi-ide://baseline' .. found.entry.file, filetype)
   diffthis
   win_gotoid(back)
   return ''
@@ -722,7 +679,7 @@ enddef
 
 # Lines for :PiIde: pi's newest hunks known, and the reverts made.
 export def SummaryLines(): list<string>
-  var newest = Newest(sets)
+  var newest = review_rules.Newest(sets)
   var listed = Listed()
   if empty(newest) && empty(listed)
     return []

@@ -59,7 +59,31 @@ function M.read_file(path, max_bytes)
   return text
 end
 
---- `read_file`, then JSON.
+--- PROTOCOL.md "Limits": pi's files nest at most this many levels of lists and objects.
+M.MAX_DEPTH = 16
+
+--- Pure: does `text` nest lists and objects deeper than MAX_DEPTH? Measured on the text, before any decoder
+--- (some recurse per level): escapes and strings out, then everything but brackets; each pass takes out the
+--- innermost empty pairs, one level per pass. nil: no deeper; or why the text is refused.
+---@param text string
+---@return string|nil problem
+function M.too_deep(text)
+  local b = text:gsub("\\.", ""):gsub('"[^"]*"', ""):gsub("[^%[%]{}]+", "")
+  for _ = 1, M.MAX_DEPTH do
+    if b == "" then
+      return nil
+    end
+    b = b:gsub("[%[{][%]}]", "") -- one level: `[]` and `{}` (a mismatched pair is no JSON either way)
+  end
+  if b == "" then
+    return nil
+  end
+  -- As many openers as closers left: deeper than MAX_DEPTH; else brackets that never close (no JSON).
+  local _, openers = b:gsub("[%[{]", "")
+  return 2 * openers == #b and ("nested deeper than %d levels: refused unread"):format(M.MAX_DEPTH) or "not valid JSON"
+end
+
+--- `read_file`, then JSON (not read deeper than MAX_DEPTH).
 ---@param path string
 ---@param max_bytes integer|nil
 ---@return boolean ok
@@ -68,6 +92,10 @@ function M.read_json(path, max_bytes)
   local text, why = M.read_file(path, max_bytes)
   if not text then
     return false, why
+  end
+  local deep = M.too_deep(text)
+  if deep then
+    return false, deep
   end
   local ok, value = pcall(vim.json.decode, text)
   if not ok then

@@ -1,23 +1,21 @@
 --- pi-ide.inbox.reload: re-reading a buffer from disk after pi changed its file, and the rule that decides
 --- whether it may be re-read at all:
 ---
---- * unmodified buffer: reloaded from disk by Neovim's own :checktime (marks, folds and undo history kept,
----   never a prompt), cursor and view of every window kept, when what Neovim read is what a read of the
----   recorded file (one fd, checked) holds; else put back as it was and refused;
+--- * unmodified buffer: given exactly the bytes of one read of the recorded file (one fd, checked), applied
+---   through the API as one undoable change of the lines that differ (marks, folds and undo history kept,
+---   never a prompt, the path never read again), cursor and view of every window kept;
 --- * the buffer's file gone, or no longer what the buffer was read from (a regular file now a symlink, a
 ---   symlink now pointing elsewhere, not a regular file): not reloaded. A buffer read through a symlink
 ---   (a dotfile linked from a dotfiles repository) reloads while the link still resolves to the same file.
 ---@module 'pi-ide.inbox.reload'
 local compat = require("pi-ide.compat")
 local uv = compat.uv
-local diagnostics = require("pi-ide.diagnostics")
 local linemap = require("pi-ide.linemap")
 
 local M = {}
 
 local H = {
   read_as = {}, ---@type table<integer, table> buffer -> its path when it was read (M.buffer_read)
-  reloading = {}, ---@type table<integer, boolean> buffers being reloaded by M.reload (whose BufReadPost is ours)
 }
 
 --- The loaded file buffer showing `file`, if any (by name, then by real path).
@@ -191,11 +189,12 @@ function M.read_disk(buf)
 end
 
 local NEWLINE = { unix = "\n", dos = "\r\n", mac = "\r" }
+local BOM = "\239\187\191"
 
 --- Pure: the 'fileformat' Neovim detects for `text` under 'fileformats' `formats` ("unix,dos"): dos when
 --- every line ends in CR-LF, unix when some line ends in a bare LF; nil (keep the buffer's) for text without
---- a line break or formats that allow neither. A reload keeps the buffer's old format otherwise (Neovim's
---- reload forces it), so a file pi converted would be written back in the old one.
+--- a line break or formats that allow neither. A reload keeps the buffer's old format otherwise, so a file
+--- pi converted would be written back in the old one.
 ---@param text string
 ---@param formats string
 ---@return "unix"|"dos"|nil
@@ -212,40 +211,93 @@ function M.fileformat_of(text, formats)
   return allowed:find(",unix,", 1, true) and "unix" or nil
 end
 
---- The bytes `buf` holds as Neovim reads and writes them: its lines joined by its 'fileformat', the last
---- line break as 'endofline' says, a BOM as 'bomb' says, in its 'fileencoding'. nil when it cannot say.
-local function buffer_bytes(buf)
-  local bo = vim.bo[buf]
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  if #lines == 1 and lines[1] == "" then
-    -- An empty buffer: what an empty file or a lone line break reads as.
-    return nil
+local function is_utf8(enc)
+  return enc == "" or enc:match("^utf%-8") ~= nil
+end
+
+--- Pure: the bytes Neovim writes for `lines` (an empty list: an empty file) under the buffer options `o`
+--- ('fileformat', 'endofline', 'bomb', 'fileencoding'); nil when they cannot be converted to the encoding.
+---@param lines string[]
+---@param o { fileformat: string, endofline: boolean, bomb: boolean, fileencoding: string }
+---@return string|nil
+function M.encode(lines, o)
+  if #lines == 0 then
+    return ""
   end
-  local nl = NEWLINE[bo.fileformat] or "\n"
-  local text = table.concat(lines, nl) .. (bo.endofline and nl or "")
-  local enc = bo.fileencoding
-  if enc ~= "" and enc ~= "utf-8" then
-    local converted = vim.fn.iconv(text, "utf-8", enc)
+  local nl = NEWLINE[o.fileformat] or "\n"
+  local text = table.concat(lines, nl) .. (o.endofline and nl or "")
+  if not is_utf8(o.fileencoding) then
+    local converted = vim.fn.iconv(text, "utf-8", o.fileencoding)
     if converted == "" then
       return nil
     end
     text = converted
   end
-  return (bo.bomb and enc:match("^utf%-8") and "\239\187\191" or "") .. text
+  return (o.bomb and is_utf8(o.fileencoding) and BOM or "") .. text
 end
 
---- Does `buf` now hold `text`, the bytes of the verified read?
-local function holds(buf, text)
-  local bytes = buffer_bytes(buf)
-  if bytes == nil then
-    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    return #lines == 1 and lines[1] == "" and (text == "" or text == "\n" or text == "\r\n")
+--- Pure: what a buffer with 'fileformat' `fileformat` and 'fileencoding' `fileencoding` holds for the bytes
+--- `text`: its lines (none for an empty file), 'endofline' (nil: keep) and 'bomb'. nil when those would not
+--- be written back as exactly `text` (M.encode): then the bytes are not what the buffer can show as they are.
+--- `binary` ('binary'): no BOM taken off.
+---@param text string
+---@param fileformat string
+---@param fileencoding string
+---@param binary boolean|nil
+---@return { lines: string[], endofline: boolean|nil, bomb: boolean }|nil
+function M.decode(text, fileformat, fileencoding, binary)
+  local body, bomb = text, false
+  if not binary and is_utf8(fileencoding) and body:sub(1, 3) == BOM then
+    body, bomb = body:sub(4), true
+  elseif not is_utf8(fileencoding) and body ~= "" then
+    body = vim.fn.iconv(body, fileencoding, "utf-8")
   end
-  return bytes == text
+  local decoded = { lines = {}, endofline = nil, bomb = bomb }
+  if body ~= "" then
+    local nl = NEWLINE[fileformat] or "\n"
+    decoded.endofline = body:sub(-#nl) == nl
+    decoded.lines = vim.split(decoded.endofline and body:sub(1, -#nl - 1) or body, nl, { plain = true })
+  end
+  local again = M.encode(decoded.lines, {
+    fileformat = fileformat,
+    endofline = decoded.endofline ~= false,
+    bomb = bomb,
+    fileencoding = fileencoding,
+  })
+  return again == text and decoded or nil
+end
+
+--- The lines of `buf` as M.encode takes them: none for a buffer as an empty file reads (Neovim shows one
+--- empty line, and writes nothing: told apart from a line break by its byte count).
+local function lines_of(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if #lines == 1 and lines[1] == "" then
+    local bytes = vim.api.nvim_buf_call(buf, function()
+      return vim.fn.wordcount().bytes
+    end)
+    return bytes == 0 and {} or lines
+  end
+  return lines
+end
+
+--- The options M.encode takes, as Neovim writes `buf`: with 'binary', no line-ending or encoding conversion.
+local function write_options(buf)
+  local bo = vim.bo[buf]
+  return {
+    fileformat = bo.binary and "unix" or bo.fileformat,
+    endofline = bo.endofline,
+    bomb = bo.bomb and not bo.binary,
+    fileencoding = bo.binary and "" or bo.fileencoding,
+  }
+end
+
+--- The bytes `buf` holds as Neovim writes them (M.encode), nil when it cannot say.
+local function bytes_of(buf)
+  return M.encode(lines_of(buf), write_options(buf))
 end
 
 --- Put `lines` back into `buf` as if the reload never happened, and drop the undo history that holds what
---- Neovim read (the idiom of :help clear-undo: a change made with 'undolevels' at -1).
+--- was applied (the idiom of :help clear-undo: a change made with 'undolevels' at -1).
 local function put_back(buf, lines)
   local levels = vim.bo[buf].undolevels
   vim.bo[buf].undolevels = -1
@@ -254,34 +306,110 @@ local function put_back(buf, lines)
   vim.bo[buf].modified = false
 end
 
---- Let Neovim re-read `buf` from its file (its :checktime, which keeps marks, folds and the undo history),
---- answering its "file changed" question with "reload" for this buffer only: 'autoread' is never touched,
---- so a user's `setlocal noautoread` stays and nothing is left set. 'undoreload' at -1 for the reload keeps
---- the undo history of a buffer of any size.
-local function checktime(buf)
-  local answer = vim.api.nvim_create_autocmd("FileChangedShell", {
-    buffer = buf,
-    desc = "pi-ide: reload this buffer for pi, without a prompt",
-    callback = function()
-      vim.v.fcs_choice = "reload"
-    end,
-  })
-  local undoreload = vim.o.undoreload
-  vim.o.undoreload = -1
-  H.reloading[buf] = true
-  local ok, err = pcall(vim.cmd, ("silent! checktime %d"):format(buf))
-  H.reloading[buf] = nil
-  vim.o.undoreload = undoreload
-  pcall(vim.api.nvim_del_autocmd, answer)
-  if not ok then
-    error(err)
+--- Replace the lines of `buf` that differ from `new` (`hunks`: linemap.hunks from `old`, lines_of(buf)),
+--- hunk by hunk from the last, so marks, extmarks and folds on the lines pi left alone stay where they are;
+--- one undoable change. Deleting every line leaves the buffer as an empty file reads; lines put into such a
+--- buffer go before the empty line it shows, which then goes.
+local function apply_lines(buf, hunks, old, new)
+  for i = #hunks, 1, -1 do
+    local sa, ca, sb, cb = unpack(hunks[i])
+    local from = ca == 0 and sa or sa - 1 -- 0-based: an insertion goes after line sa
+    vim.api.nvim_buf_set_lines(buf, from, from + ca, false, { unpack(new, sb, sb + cb - 1) })
+  end
+  if #old == 0 and #new > 0 then
+    vim.api.nvim_buf_set_lines(buf, #new, #new + 1, false, {})
   end
 end
 
---- Reload an unmodified buffer from disk, keeping every window's view, if what Neovim reads is what a read
---- verified to be the buffer's file (read_verified) holds: Neovim reads by path, and another user may swap
---- the path between any check and that read, so the check is on what was read. Returns "reloaded",
---- "unchanged" or "refused" (and the buffer as it was).
+local ffi_declared = false
+
+--- Neovim's own "the file was written" update (ml_timestamp: what :w does after writing): it stats the
+--- buffer's file, never reads it, and records its mtime, size and mode as the ones the buffer was read at.
+--- Through LuaJIT's FFI (both functions are exported by Neovim's executable); false when not available.
+local function timestamp_via_ffi(buf)
+  local has_ffi, ffi = pcall(require, "ffi")
+  if not has_ffi then
+    return false
+  end
+  if not ffi_declared then
+    ffi_declared = true
+    -- Each apart: another plugin may have declared one already (a redefinition is an error).
+    pcall(ffi.cdef, "typedef struct file_buffer buf_T;")
+    pcall(ffi.cdef, "buf_T *buflist_findnr(int nr);")
+    pcall(ffi.cdef, "void ml_timestamp(buf_T *buf);")
+  end
+  return (pcall(function()
+    local b = ffi.C.buflist_findnr(buf)
+    assert(b ~= nil, "no such buffer")
+    ffi.C.ml_timestamp(b)
+  end))
+end
+
+--- Make Neovim's record of `buf`'s file current without reading it, so neither a later :checktime (W11,
+--- W12, an 'autoread' reload that would read the path after all) nor :w ("changed since reading it") says
+--- the file changed. Without the FFI: a :checktime of this buffer while it counts as modified (so
+--- 'autoread' does not reload it), its "file changed" question answered with "do nothing" (v:fcs_choice
+--- empty): Neovim stores the file's stat and reads nothing; :w may then still ask once.
+local function record_on_disk(buf)
+  if timestamp_via_ffi(buf) then
+    return
+  end
+  local answer = vim.api.nvim_create_autocmd("FileChangedShell", {
+    buffer = buf,
+    desc = "pi-ide: a reload for pi was applied from the verified read; nothing to do",
+    callback = function()
+      vim.v.fcs_choice = ""
+    end,
+  })
+  local modified = vim.bo[buf].modified
+  vim.bo[buf].modified = true
+  pcall(vim.cmd, ("silent! checktime %d"):format(buf))
+  vim.bo[buf].modified = modified
+  pcall(vim.api.nvim_del_autocmd, answer)
+end
+
+--- Apply `new` (M.decode of the verified read) to `buf` as a change through the API: no read of the path, no
+--- BufReadPre/BufReadPost, only the new content in on_lines callbacks, and a didChange (a higher version)
+--- to language servers. 'modifiable' and 'readonly' are lifted for it, as Neovim's reload ignores them.
+local function apply(buf, hunks, old, new, format)
+  local bo = vim.bo[buf]
+  local modifiable, readonly = bo.modifiable, bo.readonly
+  if not modifiable then
+    bo.modifiable = true
+  end
+  if readonly then
+    bo.readonly = false -- no W10 "Changing a readonly file"
+  end
+  local ok, err = pcall(function()
+    apply_lines(buf, hunks, old, new.lines)
+    if format ~= bo.fileformat then
+      bo.fileformat = format
+    end
+    if new.endofline ~= nil and new.endofline ~= bo.endofline then
+      bo.endofline = new.endofline
+    end
+    if not bo.binary and new.bomb ~= bo.bomb then
+      bo.bomb = new.bomb
+    end
+  end)
+  if vim.api.nvim_buf_is_valid(buf) then
+    if readonly then
+      bo.readonly = true
+    end
+    if not modifiable then
+      bo.modifiable = false
+    end
+  end
+  if not ok then
+    error(err, 0)
+  end
+end
+
+--- Reload an unmodified buffer from its file, keeping every window's view: the bytes of one read verified
+--- to be the buffer's file (read_verified) are applied to the buffer (apply), and Neovim's record of the
+--- file is made current (record_on_disk). Nothing reads the path a second time, so another user swapping
+--- it after the verified read changes nothing. Returns "reloaded", "unchanged" or "refused" (and the
+--- buffer as it was).
 ---@param buf integer
 ---@return "reloaded"|"unchanged"|"refused"
 function M.reload(buf)
@@ -294,6 +422,13 @@ function M.reload(buf)
   if not text or not st then
     return "refused"
   end
+  -- 'binary': read and written as it is ('fileformat' and 'fileencoding' ignored, as Neovim does).
+  local binary = vim.bo[buf].binary
+  local format = not binary and M.fileformat_of(text, vim.o.fileformats) or vim.bo[buf].fileformat
+  local new = M.decode(text, binary and "unix" or format, binary and "" or vim.bo[buf].fileencoding, binary)
+  if not new then
+    return "refused" -- bytes this buffer cannot hold as they are (not valid in its 'fileencoding')
+  end
   if M._between_verify_and_reload then
     M._between_verify_and_reload(path)
   end
@@ -303,21 +438,22 @@ function M.reload(buf)
       views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
     end
   end
-  local before = vim.api.nvim_buf_get_var(buf, "changedtick")
-  local old = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local format = M.fileformat_of(text, vim.o.fileformats)
-  if format and format ~= vim.bo[buf].fileformat then
-    vim.bo[buf].fileformat = format
-    vim.bo[buf].modified = false -- a format change alone marks the buffer modified, which blocks the reload
-  end
-  local ok, err = pcall(checktime, buf)
-  local verified = vim.api.nvim_buf_is_valid(buf) and holds(buf, text)
-  if vim.api.nvim_buf_is_valid(buf) and not verified then
-    put_back(buf, old)
+  local held = bytes_of(buf)
+  local old = lines_of(buf)
+  local hunks = linemap.hunks(old, new.lines)
+  local ok, err = pcall(apply, buf, hunks, old, new, format)
+  local verified = ok and vim.api.nvim_buf_is_valid(buf) and bytes_of(buf) == text
+  if vim.api.nvim_buf_is_valid(buf) then
+    if verified then
+      record_on_disk(buf)
+      vim.bo[buf].modified = false
+    else
+      put_back(buf, #old == 0 and {} or old)
+    end
   end
   -- Every window's cursor and view stay on the text they were on: mapped through the change (a line pi
   -- inserted above the cursor moves it down with its text), not kept at the same line number.
-  local hunks = verified and linemap.hunks(old, vim.api.nvim_buf_get_lines(buf, 0, -1, false)) or {}
+  hunks = verified and hunks or {}
   for win, view in pairs(views) do
     if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == buf then
       view.lnum = linemap.map_line(hunks, view.lnum)
@@ -341,12 +477,7 @@ function M.reload(buf)
     dev = st.dev,
     ino = st.ino,
   }
-  local changed = vim.api.nvim_buf_get_var(buf, "changedtick") ~= before
-  if changed then
-    -- Servers answer the reload asynchronously, so this is in time for their first publish.
-    diagnostics.on_reload(buf)
-  end
-  return changed and "reloaded" or "unchanged"
+  return held ~= text and "reloaded" or "unchanged"
 end
 
 --- BufReadPost: the buffer was read from its path; remember what that path was (see reload_verdict), so a
@@ -354,9 +485,6 @@ end
 --- path may already have been swapped. Three syscalls per read, nothing per keystroke.
 ---@param buf integer
 function M.buffer_read(buf)
-  if H.reloading[buf] then
-    return -- our own reload: M.reload records the file it verified, not what is at the path now
-  end
   local path = vim.bo[buf].buftype == "" and M.buffer_path(buf) or nil
   local now = path and path_identity(path)
   if now and now.real and now.resolves_to == "file" then

@@ -1,5 +1,6 @@
 package pi.ide.core;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -22,6 +23,10 @@ public final class Approval {
 	public static final int MAX_BYTES = 1024 * 1024;
 	/** Decisions kept in the state file, newest last. */
 	public static final int MAX_DECISIONS = 20;
+	/** PROTOCOL.md "Limits": a request listing more hunks is refused whole, by the count. */
+	public static final int MAX_HUNKS = 500;
+	/** PROTOCOL.md {@code hunks[].id} and {@code request.id}: 1 to this many bytes of UTF-8 (not UTF-16 chars). */
+	public static final int MAX_ID_BYTES = 64;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.approval\\.json");
 	private static final long MAX_SAFE = 9007199254740991L;
 
@@ -95,6 +100,12 @@ public final class Approval {
 		return v instanceof Long && (Long) v >= min && (Long) v <= Integer.MAX_VALUE;
 	}
 
+	/** An id of pi's (a hunk's, a request's): 1 to MAX_ID_BYTES bytes of UTF-8. */
+	private static boolean isId(Object v) {
+		return v instanceof String && !((String) v).isEmpty()
+				&& ((String) v).getBytes(StandardCharsets.UTF_8).length <= MAX_ID_BYTES;
+	}
+
 	private static boolean isLong(Object v, long min) {
 		return v instanceof Long && (Long) v >= min && (Long) v <= MAX_SAFE;
 	}
@@ -116,8 +127,8 @@ public final class Approval {
 		Object id = h.get("id");
 		List<String> oldText = lines(h.get("old_text"));
 		List<String> newText = lines(h.get("new_text"));
-		if (!(id instanceof String) || ((String) id).length() > 64 || !isInt(h.get("old_start"), 0)
-				|| !isInt(h.get("new_start"), 0) || oldText == null || newText == null) {
+		if (!isId(id) || !isInt(h.get("old_start"), 1)
+				|| !isInt(h.get("new_start"), 1) || oldText == null || newText == null) {
 			return null;
 		}
 		return new Hunk((String) id, ((Long) h.get("old_start")).intValue(), ((Long) h.get("new_start")).intValue(), oldText,
@@ -133,7 +144,7 @@ public final class Approval {
 	public static Parsed parse(String text, long pid) {
 		Object raw;
 		try {
-			raw = Json.parse(text);
+			raw = Json.parse(text, PiMessage.MAX_DEPTH);
 		} catch (Json.ParseError e) {
 			return problem("invalid JSON: " + e.getMessage());
 		}
@@ -147,8 +158,8 @@ public final class Approval {
 		if (!(m.get("request") instanceof Map)) return problem("request: not an object");
 		Map<String, Object> r = (Map<String, Object>) m.get("request");
 		Object id = r.get("id");
-		if (!(id instanceof String) || ((String) id).isEmpty() || ((String) id).length() > 64) {
-			return problem("request.id: not a string of 1 to 64 characters");
+		if (!isId(id)) {
+			return problem("request.id: not a string of 1 to " + MAX_ID_BYTES + " bytes");
 		}
 		Object file = r.get("file");
 		if (!(file instanceof String) || !((String) file).startsWith("/") || ((String) file).length() > 4096) {
@@ -156,15 +167,19 @@ public final class Approval {
 		}
 		if (!(r.get("tool") instanceof String)) return problem("request.tool: not a string");
 		if (!isLong(r.get("timeout_s"), 1)) return problem("request.timeout_s: not a positive integer");
-		if (!(r.get("expires") instanceof Number)) return problem("request.expires: not a number");
+		if (!(r.get("expires") instanceof Number) || !Double.isFinite(((Number) r.get("expires")).doubleValue())) {
+			return problem("request.expires: not a finite number");
+		}
 		if (!(r.get("hunks") instanceof List)) return problem("request.hunks: not a list");
+		int listed = ((List<Object>) r.get("hunks")).size();
+		if (listed > MAX_HUNKS) return problem("request.hunks: " + listed + ", over the cap of " + MAX_HUNKS + ": refused");
 		List<Hunk> hunks = new ArrayList<>();
 		for (Object h : (List<Object>) r.get("hunks")) {
 			Hunk good = hunk(h);
 			if (good != null) hunks.add(good);
 		}
 		String note = r.get("note") instanceof String ? (String) r.get("note") : null;
-		long total = isLong(r.get("hunks_total"), 0) ? (Long) r.get("hunks_total") : hunks.size();
+		long total = isInt(r.get("hunks_total"), 0) ? (Long) r.get("hunks_total") : hunks.size();
 		return new Parsed(new Request(pid, (Long) m.get("editor_pid"), (String) id, (String) r.get("tool"), (String) file,
 				Boolean.TRUE.equals(r.get("created")), note, hunks, total, (Long) r.get("timeout_s"),
 				((Number) r.get("expires")).doubleValue()), null);

@@ -127,7 +127,15 @@ public final class Json {
 
 	/** Parse one JSON text (RFC 8259, no extensions); throws ParseError with the offset on anything else. */
 	public static Object parse(String text) throws ParseError {
-		Parser p = new Parser(text);
+		return parse(text, Integer.MAX_VALUE);
+	}
+
+	/**
+	 * {@link #parse(String)}, refusing lists and objects nested more than {@code levels} deep (the root is level 1)
+	 * before it builds them: pi's files (PROTOCOL.md "Limits").
+	 */
+	public static Object parse(String text, int levels) throws ParseError {
+		Parser p = new Parser(text, levels);
 		p.skipSpace();
 		Object value = p.value(0);
 		p.skipSpace();
@@ -138,10 +146,12 @@ public final class Json {
 	private static final class Parser {
 		private static final int MAX_DEPTH = 64;
 		final String s;
+		final int levels;
 		int at;
 
-		Parser(String s) {
+		Parser(String s, int levels) {
 			this.s = s;
+			this.levels = levels;
 		}
 
 		ParseError error(String what) {
@@ -160,6 +170,7 @@ public final class Json {
 			if (depth > MAX_DEPTH) throw error("nested too deeply");
 			if (at >= s.length()) throw error("unexpected end");
 			char c = s.charAt(at);
+			if ((c == '{' || c == '[') && depth >= levels) throw error("nested deeper than " + levels + " levels");
 			switch (c) {
 				case '{': return object(depth);
 				case '[': return array(depth);

@@ -21,6 +21,8 @@ public final class PiMessage {
 	public static final int MAX_FILE_REPORTS = 200;
 	public static final int KEPT_FILE_REPORTS = 20;
 	public static final double FILE_REPORT_HOLD_SECONDS = 5;
+	/** PROTOCOL.md "Limits": pi's files nest at most this many levels of lists and objects. */
+	public static final int MAX_DEPTH = 16;
 	private static final long MAX_PID = 2147483647L;
 	private static final long MAX_SAFE = 9007199254740991L;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.json");
@@ -97,7 +99,7 @@ public final class PiMessage {
 	public static Parsed parse(String text) {
 		Object raw;
 		try {
-			raw = Json.parse(text);
+			raw = Json.parse(text, MAX_DEPTH);
 		} catch (Json.ParseError e) {
 			return problem("invalid JSON: " + e.getMessage());
 		}

@@ -309,7 +309,7 @@ public final class Driver implements Inbox.Host, Client.Listener {
 
 	/** The request pi waits on as the plugin would show it (its notice, and its "Show change" proposal), or null. */
 	private Map<String, Object> pendingRequest() {
-		Approval.Request r = client.approvals().current();
+		Approval.Request r = client.approvals().seen() != null ? client.approvals().seen() : client.approvals().current();
 		if (r == null) return null;
 		Map<String, Object> m = new LinkedHashMap<>();
 		m.put("pi_pid", r.piPid);

@@ -64,6 +64,17 @@ public final class Ops {
 				Approval.Parsed parsed = Approval.parse((String) c.get("message"), ((Number) c.get("pid")).longValue());
 				reply.put("problem", parsed.problem);
 				reply.put("proposal", parsed.request == null ? null : Approval.proposal((String) c.get("text"), parsed.request));
+			} else if ("pi-parse".equals(op)) {
+				// the reader rules of pi's files (test/fixtures/reader-limits.ts): a message or a request's text
+				String text = (String) c.get("text");
+				if ("message".equals(c.get("kind"))) {
+					reply.put("problem", PiMessage.parse(text).problem);
+					reply.put("kept", 0);
+				} else {
+					Approval.Parsed parsed = Approval.parse(text, ((Number) c.get("pid")).longValue());
+					reply.put("problem", parsed.problem);
+					reply.put("kept", parsed.request == null ? 0 : parsed.request.hunks.size());
+				}
 			} else if ("pi-read".equals(op)) {
 				PiReader.Verdict v = PiReader.read(Paths.get((String) c.get("dir")), (String) c.get("name"),
 						((Number) c.get("uid")).longValue(), PiReader.systemProbe(((Number) c.get("uid")).longValue()));

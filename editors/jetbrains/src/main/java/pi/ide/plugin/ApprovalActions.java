@@ -9,8 +9,9 @@ import com.intellij.openapi.project.Project;
 
 /**
  * The user's answers to pi's approval request. Registered in plugin.xml ("pi: Accept pi's proposed change",
- * "pi: Reject ...", "pi: Show pi's proposed change"; Find Action or a keymap) they answer the request pi waits
- * on; on a notification they carry its request's id, so a late click answers nothing but says so. DumbAware:
+ * "pi: Reject ...", "pi: Show pi's proposed change"; Find Action or a keymap) they answer the request the user
+ * was shown (Approvals: a request that took the place of one shown and unanswered is named, not answered); on a
+ * notification they carry its request's id, so a late click answers nothing but says so. DumbAware:
  * they work while the IDE indexes.
  */
 public final class ApprovalActions {

@@ -172,11 +172,14 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 	 * when no document is open for it) against pi's proposal applied to that text in memory. Nothing is written.
 	 */
 	void showProposal(String requestId, Project project) {
-		Approval.Request r = requestId == null ? client.approvals().current() : client.approvals().find(requestId);
+		Approvals approvals = client.approvals();
+		Approval.Request r = requestId != null ? approvals.find(requestId)
+				: approvals.seen() != null ? approvals.seen() : approvals.current();
 		if (r == null) {
 			tell(project, "pi-ide-context: pi is not waiting for your approval of that change (any more)");
 			return;
 		}
+		approvals.shown(r);
 		String shown = Approval.shownPath(r.file, project == null ? null : project.getBasePath());
 		Document document = cachedDocument(r.file);
 		if (document != null) {

@@ -1,6 +1,8 @@
 package pi.ide.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,6 +92,10 @@ class ApprovalLifecycleTest {
 		Map<Integer, String> pendingModel = new HashMap<>();
 		List<String> decisions = new ArrayList<>();
 		Map<String, Double> expiresById = new HashMap<>();
+		// The request the user was shown and has not answered, read off the user's screen: the first told since the
+		// last answer, or the one an answer named instead (PROTOCOL.md "An answer is for the request the user saw").
+		String[] seenModel = { null };
+		int[] eventsRead = { 0 };
 		List<String> trace = new ArrayList<>();
 		int ids = 0;
 		long mtime = 1_000_000;
@@ -137,26 +143,38 @@ class ApprovalLifecycleTest {
 						id = consumed.iterator().next();
 					}
 					String decision = random.nextBoolean() ? "accept" : "reject";
-					String target = id;
-					if (target == null) {
+					for (; eventsRead[0] < events.size(); eventsRead[0]++) {
+						String e = events.get(eventsRead[0]);
+						if (e.startsWith("asked ") && seenModel[0] == null) seenModel[0] = e.substring(6);
+					}
+					String target = id != null ? id : pendingModel.containsValue(seenModel[0]) ? seenModel[0] : null;
+					String instead = null;
+					if (id == null && target == null) {
 						double soonest = Double.MAX_VALUE;
 						for (String pending : pendingModel.values()) {
 							if (expiresById.get(pending) < soonest) {
 								soonest = expiresById.get(pending);
-								target = pending;
+								instead = pending;
 							}
 						}
+						seenModel[0] = instead;
 					}
 					Approvals.Answer answer = client.decide(id, decision, "/p");
 					boolean found = target != null && pendingModel.containsValue(target);
 					boolean inTime = found && now <= expiresById.get(target);
-					trace.add(decision + " " + (id == null ? "(current: " + target + ")" : id) + " -> " + answer.said);
+					trace.add(decision + " " + (id == null ? "(seen: " + target + ", instead " + instead + ")" : id) + " -> "
+							+ answer.said);
 					String at = "seed " + seed + " (PI_IDE_SEED=" + seed + "):\n  " + String.join("\n  ", trace);
 					assertEquals(inTime, answer.recorded, at);
+					if (instead != null) {
+						assertNull(answer.request, at);
+						assertTrue(answer.said.contains("the request you saw is gone"), at);
+					}
 					if (found) {
 						assertEquals(target, answer.request.id, at);
 						pendingModel.values().remove(target);
 						consumed.add(target);
+						seenModel[0] = null;
 					}
 					if (inTime) decisions.add(target + "=" + decision);
 				}

@@ -229,6 +229,12 @@ class ApprovalTest {
 		assertEquals("pi-ide-context: rejected: pi leaves notes.txt as it is", byId.said);
 		assertNull(a.decide("a", "accept", NOW, "/p").request, "answered once");
 		assertTrue(byId.recorded);
+		// "a" was the one shown (told first) and is answered: "b" was told while "a" waited, so an answer naming
+		// no request names "b" first (PROTOCOL.md "An answer is for the request the user saw").
+		Approvals.Answer moved = a.decide(null, "accept", NOW + 31, "/p");
+		assertNull(moved.request);
+		assertFalse(moved.recorded);
+		assertTrue(moved.said.startsWith("pi-ide-context: not approved: the request you saw is gone; pi wants to"), moved.said);
 		Approvals.Answer late = a.decide(null, "accept", NOW + 31, "/p");
 		assertFalse(late.recorded, "a request that ran out records nothing");
 		assertEquals("b", late.request.id, "and is no longer pending");
@@ -237,6 +243,36 @@ class ApprovalTest {
 		assertEquals(1, a.decisions().size());
 		assertEquals("{\"pi_pid\":1,\"id\":\"a\",\"decision\":\"reject\"}", Json.write(a.decisions().get(0)));
 		assertThrows(IllegalArgumentException.class, () -> a.decide(null, "maybe", NOW, "/p"));
+	}
+
+	/** Issue 22, item 8: A shown, A ends (timed out), B arrives; an answer naming no request must not answer B. */
+	@Test
+	void anAnswerIsForTheRequestTheUserSaw() {
+		String[][] cases = {
+				// decision, then the steps: +id arrives (pi 1), -id ends, "show" (Show change), "answer"; want: decisions
+				{ "accept", "+A -A +B answer", "" },
+				{ "reject", "+A -A +B answer", "" },
+				{ "accept", "+A -A +B answer answer", "B=accept" },
+				{ "reject", "+A -A +B show answer", "B=reject" },
+				{ "accept", "+A +B answer", "" },
+				{ "accept", "+A answer -A +B answer", "A=accept,B=accept" },
+		};
+		for (String[] c : cases) {
+			Approvals a = new Approvals();
+			List<String> said = new ArrayList<>();
+			for (String step : c[1].split(" ")) {
+				if (step.startsWith("+")) a.offer(req(1, step.substring(1), NOW + 60));
+				else if (step.startsWith("-")) a.forget(1);
+				else if (step.equals("show")) a.shown(a.seen() != null ? a.seen() : a.current());
+				else said.add(a.decide(null, c[0], NOW, "/p").said);
+			}
+			List<String> got = new ArrayList<>();
+			for (Map<String, Object> d : a.decisions()) got.add(d.get("id") + "=" + d.get("decision"));
+			assertEquals(c[2], String.join(",", got), c[0] + " " + c[1] + ": " + said);
+			if (c[1].equals("+A -A +B answer")) {
+				assertTrue(said.get(0).contains("the request you saw is gone; pi wants to edit notes.txt"), said.get(0));
+			}
+		}
 	}
 
 	@Test

@@ -10,32 +10,55 @@
 --- The change set is read only for a pi whose message names this Neovim, through the same checks as pi's
 --- message; only buffers already loaded are marked or changed. What was reverted goes into the state file
 --- (`reverted`), so pi can tell its model. A revert the user takes back with `u` (Neovim's undo tree says so)
---- leaves `reverted` before pi tells its model, and the hunk is marked again; a redo lists it again.
+--- leaves `reverted` before pi tells its model, and the hunk is marked again; a redo lists it again. A revert
+--- thrown away unsaved with the buffer's text (`:e!`, `:bd!`, `:bw!`) leaves it for good. Marks follow their
+--- lines when lines move above them (pi's next message checks them where they are), and a hunk whose lines of
+--- pi's were deleted is not reverted (its mark moved onto the next line, which may read the same).
+--- The rules (validation, which hunks are whose, the revert key...) are pure, in pi-ide.review.rules; this module
+--- is the UI: marks, commands, the undo tree asked, the buffers' events.
 ---@module 'pi-ide.review'
+local rules = require("pi-ide.review.rules")
+
 local M = {}
 
 --- Asks init.lua for a prompt state write (set by pi-ide.inbox.start).
 ---@type fun()|nil
 M.on_change = nil
 
---- PROTOCOL.md "v0.4": the largest change set read, the reverts kept for pi.
-M.MAX_BYTES = 8 * 1024 * 1024
-M.MAX_REVERTED = 50
+--- The caps (pi-ide.review.rules), and its pure rules, reachable here as before the split.
+M.MAX_BYTES = rules.MAX_BYTES
+M.MAX_REVERTED = rules.MAX_REVERTED
+M.MAX_RUNS = rules.MAX_RUNS
+M.MAX_HUNKS = rules.MAX_HUNKS
+M.MAX_LINE = rules.MAX_LINE
+M.MAX_ID_BYTES = rules.MAX_ID_BYTES
+M.is_line = rules.is_line
+M.over_cap = rules.over_cap
+M.valid_hunk = rules.valid_hunk
+M.validate = rules.validate
+M.add_reverted = rules.add_reverted
+M._step_applied = rules.step_applied
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-review"),
   --- Where each revert's lines start in a buffer (extmarks without a sign; see track_revert).
   ns_reverted = vim.api.nvim_create_namespace("pi-ide-review-reverted"),
+  --- The whole lines of each marked hunk of pi's (extmarks without a sign, from the start of pi's first line to
+  --- the start of the line after its last): the user deleting pi's lines leaves it empty (see place).
+  ns_span = vim.api.nvim_create_namespace("pi-ide-review-span"),
   --- pi pid -> { runs = decoded runs } (only pis connected to this Neovim)
   sets = {},
   --- buf -> { [extmark id] = { pid, run, file, hunk } }
   marks = {},
   --- buf -> what its marks were placed from (marks_source)
   marked = {},
+  --- buf -> its changedtick when its marks were last placed or checked (keep_marks)
+  marks_tick = {},
   --- newest last: { pi_pid, run, id, file, line, lines }
   reverted = {},
   --- buf -> list of { info = the mark's info, record = its entry in `reverted`, seq = its undo step, top = the
-  --- extmark at the top of its lines (ns_reverted), mark = the hunk's mark placed again after an undo }
+  --- extmark at the top of its lines (ns_reverted), mark = the hunk's mark placed again after an undo, saved =
+  --- whether the buffer's last write after the revert had it (see M.buffer_written) }
   undoable = {},
   --- buf -> changedtick when its reverts were last checked for an undo
   checked = {},
@@ -55,144 +78,38 @@ local function define_highlights()
   end
 end
 
-local function is_list(v)
-  return type(v) == "table" and (next(v) == nil or v[1] ~= nil)
-end
-
-local function is_count(v)
-  return type(v) == "number" and v >= 0 and v == math.floor(v)
-end
-
-local function is_lines(v)
-  if not is_list(v) then
-    return false
-  end
-  for _, line in ipairs(v) do
-    if type(line) ~= "string" then
-      return false
-    end
-  end
-  return true
-end
-
---- Pure: is `h` (decoded JSON) a hunk as pi writes them (v0.4; the approval request's hunks too)?
----@param h any
----@return boolean
-function M.valid_hunk(h)
-  return type(h) == "table"
-    and type(h.id) == "string"
-    and #h.id <= 64
-    and is_count(h.old_start)
-    and is_count(h.new_start)
-    and is_lines(h.old_text)
-    and is_lines(h.new_text)
-end
-
---- Pure: the runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
----@param msg any
----@param pid integer
----@return table|nil runs
----@return string|nil problem
-function M.validate(msg, pid)
-  if type(msg) ~= "table" or msg.kind ~= "pi-review" then
-    return nil, "not a pi change set"
-  end
-  if msg.pid ~= pid then
-    return nil, ("its pid (%s) is not the one in its name"):format(tostring(msg.pid))
-  end
-  if not is_list(msg.runs) then
-    return nil, "runs: not a list"
-  end
-  local runs = {}
-  for _, run in ipairs(msg.runs) do
-    if type(run) == "table" and is_count(run.run) and is_list(run.files) then
-      local files = {}
-      for _, f in ipairs(run.files) do
-        if type(f) == "table" and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
-          local hunks = {}
-          for _, h in ipairs(f.hunks) do
-            if M.valid_hunk(h) then
-              hunks[#hunks + 1] = h
-            end
-          end
-          local baseline = type(f.baseline) == "string" and f.baseline or nil
-          files[#files + 1] = { file = f.file, baseline = baseline, hunks = hunks }
-        end
-      end
-      runs[#runs + 1] = { run = run.run, files = files }
-    end
-  end
-  return runs
-end
-
 --- The newest run's entry for `file` among all connected pis: pid, run number, file entry.
 local function newest_entry(file)
-  local best
-  for pid, set in pairs(H.sets) do
-    for _, run in ipairs(set.runs) do
-      for _, f in ipairs(run.files) do
-        if f.file == file and (not best or run.run > best.run) then
-          best = { pid = pid, run = run.run, entry = f }
-        end
-      end
-    end
-  end
-  return best
+  return rules.newest_entry(H.sets, file)
 end
 
---- What marks in `buf` would be placed from: pi, run, each hunk's id and place, and the buffer's changedtick
---- (the marks check the buffer's lines). nil: no marks.
-local function marks_source(buf, found)
-  if not found or require("pi-ide").option("review_marks") == false then
+--- What marks would be placed from: pi, run, each hunk's id and place. nil: no marks. Not the buffer's text:
+--- marks placed from the same source follow the lines they were placed on (extmarks), where pi's line numbers
+--- no longer hold once lines were added or removed above (a revert that changes the line count, the user's
+--- edits); they are checked where they are (keep_marks), and the buffer read again from its file
+--- (M.buffer_read) places them anew.
+local function marks_source(found)
+  if require("pi-ide").option("review_marks") == false then
     return nil
   end
-  local parts = { found.pid, found.run, vim.api.nvim_buf_get_changedtick(buf) }
-  for _, h in ipairs(found.entry.hunks) do
-    parts[#parts + 1] = h.id .. ":" .. h.new_start
-  end
-  return table.concat(parts, " ")
+  return rules.marks_source(found)
 end
 
---- The baseline's lines of a change set entry, split once.
-local function base_lines(entry)
-  if not entry.base_lines then
-    entry.base_lines = require("pi-ide.inbox.compare").lines_of(entry.baseline or "", "unix")
-  end
-  return entry.base_lines
-end
+local base_lines = rules.base_lines
 
---- Whether `buf` has, around a deletion of pi's, the baseline's lines that were around the deleted ones: a
---- deletion leaves no line of pi's to check, and without this a buffer whose lines moved (unsaved lines added
---- above, not reloaded) would be marked, and reverted, on a wrong line. `follow`: the 1-based buffer line that
---- follows the deletion (the line count + 1 for a deletion at the end). Pure but for reading `buf`.
+--- Whether `buf` has, around a deletion of pi's, the baseline's lines that were around the deleted ones
+--- (pi-ide.review.rules.deletion_holds, on the buffer's lines). `follow`: the 1-based buffer line that follows the
+--- deletion (the line count + 1 for a deletion at the end).
 ---@param buf integer
 ---@param base string[] the baseline's lines
 ---@param h table the hunk (old_start, old_text)
 ---@param follow integer
 ---@return boolean
 function M._deletion_holds(buf, base, h, follow)
-  local count = vim.api.nvim_buf_line_count(buf)
   local line = function(n)
     return vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
   end
-  -- As pi counts lines: an empty buffer has none.
-  if count == 1 and line(1) == "" then
-    count = 0
-  end
-  local before, after = h.old_start - 1, h.old_start + #h.old_text
-  local before_ok
-  if before >= 1 then
-    before_ok = follow - 1 >= 1 and follow - 1 <= count and line(follow - 1) == base[before]
-  else
-    before_ok = follow == 1
-  end
-  local after_ok
-  if after <= #base then
-    after_ok = follow <= count and line(follow) == base[after]
-  else
-    after_ok = follow == count + 1
-  end
-  return before_ok and after_ok
+  return rules.deletion_holds(vim.api.nvim_buf_line_count(buf), line, base, h, follow)
 end
 
 --- Whether `buf` has `lines` from 0-based `row`.
@@ -220,16 +137,29 @@ local function sign_opts(h, row, n)
 end
 
 --- Place one mark (extmark `opts` at `row`) for hunk `h` of `found` (newest_entry) and record it in `marks`;
---- returns its id, or nil when Neovim refused it.
+--- returns its id, or nil when Neovim refused it. A hunk with lines of pi's gets a span too (ns_span): the sign's
+--- extmark cannot tell pi's lines deleted (it moves onto the line that follows, which can be equal to pi's: a
+--- revert there would change a line that is not pi's); the span ends at the start of the next line with left
+--- gravity, so it loses a row with each of pi's lines deleted and keeps out lines added below it.
 local function place(buf, marks, row, opts, found, file, h, at_end)
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
   if ok then
     local deletion = #h.new_text == 0
+    local span
+    if not deletion then
+      local span_ok, span_id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_span, row, 0, {
+        end_row = row + #h.new_text,
+        end_col = 0,
+        end_right_gravity = false,
+      })
+      span = span_ok and span_id or nil
+    end
     marks[id] = {
       pid = found.pid,
       run = found.run,
       file = file,
       hunk = h,
+      span = span,
       at_end = deletion and at_end,
       base = deletion and base_lines(found.entry) or nil,
     }
@@ -238,16 +168,47 @@ local function place(buf, marks, row, opts, found, file, h, at_end)
   return nil
 end
 
+--- Take mark `id` of `buf` away, with its span.
+local function drop_mark(buf, id)
+  pcall(vim.api.nvim_buf_del_extmark, buf, H.ns, id)
+  local info = H.marks[buf] and H.marks[buf][id]
+  if info and info.span then
+    pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_span, info.span)
+  end
+  if H.marks[buf] then
+    H.marks[buf][id] = nil
+  end
+end
+
+--- Whether the span of a mark (`info`, placed at 0-based `row`) still holds exactly pi's lines from `row`: none
+--- of them deleted (the span would have fewer rows) and none added inside.
+local function span_holds(buf, info, row)
+  if not info.span then
+    return false
+  end
+  local at = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns_span, info.span, { details = true })
+  local d = at[3]
+  return at[1] == row and at[2] == 0 and d ~= nil and d.end_row == row + #info.hunk.new_text and d.end_col == 0
+end
+
 --- Mark pi's hunks in `buf` (whose file is `file`): only hunks whose lines in the buffer are still pi's. Marks
---- placed from the same source stay as they are: pi's change set is rewritten with every change of any file,
---- and re-placing hundreds of extmarks in the buffers of the files it did not change is most of a load's cost.
-local function mark_buffer(buf, file)
+--- placed from the same source stay as they are, where they moved (marks_source), unless `anew` (the buffer was
+--- read from its file): and pi's change set is rewritten with every change of any file, so re-placing hundreds
+--- of extmarks in the buffers of the files it did not change would be most of a load's cost.
+local function mark_buffer(buf, file, anew)
   local found = newest_entry(file)
-  local source = marks_source(buf, found)
-  if source ~= nil and source == H.marked[buf] then
+  local source = marks_source(found)
+  if source ~= nil and source == H.marked[buf] and not anew then
+    local tick = vim.api.nvim_buf_get_changedtick(buf)
+    if H.marks_tick[buf] ~= tick then
+      H.marks_tick[buf] = tick
+      M._keep_marks(buf)
+    end
     return
   end
+  H.marks_tick[buf] = vim.api.nvim_buf_get_changedtick(buf)
   vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(buf, H.ns_span, 0, -1)
   H.marks[buf] = nil
   H.marked[buf] = source
   if source == nil then
@@ -296,7 +257,7 @@ end
 ---@return string|nil problem
 function M.load(dir, pid)
   local name = ("pi-%d.review.json"):format(pid)
-  local ok, msg = require("pi-ide.inbox.read").read_json(dir .. "/" .. name, M.MAX_BYTES)
+  local ok, msg = require("pi-ide.inbox.read").read_json(dir .. "/" .. name, rules.MAX_BYTES)
   if not ok then
     if not msg and H.sets[pid] then
       H.sets[pid] = nil
@@ -304,7 +265,7 @@ function M.load(dir, pid)
     end
     return msg
   end
-  local runs, bad = M.validate(msg, pid)
+  local runs, bad = rules.validate(msg, pid)
   if not runs then
     return bad
   end
@@ -335,6 +296,26 @@ local function current_marks(buf)
   return out
 end
 
+--- The marks of `buf` checked where they are now: one whose lines are no longer pi's (the user edited or deleted
+--- them), or, for a deletion, whose neighbours are no longer the baseline's, goes, as mark_buffer would not
+--- place it (a revert of it is refused anyway). The others stay where they moved.
+function M._keep_marks(buf)
+  for _, m in ipairs(current_marks(buf)) do
+    local h = m.info.hunk
+    local n = #h.new_text
+    local holds
+    if n > 0 then
+      holds = span_holds(buf, m.info, m.row) and has_lines(buf, m.row, h.new_text)
+    else
+      local at = m.info.at_end and m.row + 1 or m.row
+      holds = M._deletion_holds(buf, m.info.base, h, at + 1)
+    end
+    if not holds then
+      drop_mark(buf, m.id)
+    end
+  end
+end
+
 --- The undo tree of `buf` (`:help undotree()`), asked in the buffer (0.7 asks the current one only).
 local function undo_tree(buf)
   return vim.api.nvim_buf_call(buf, function()
@@ -349,64 +330,12 @@ local function undo_break(buf)
   end)
 end
 
---- Whether undo step `seq` of `tree` is in the text now: on the path from the first step to the current one
---- (an undone step is past it; one on another branch is not on it), or no longer in the history at all (cut by
---- 'undolevels', or the history was dropped): then nothing can take it back.
-function M._step_applied(tree, seq)
-  local function has(entries)
-    for _, e in ipairs(entries) do
-      if e.seq == seq or (e.alt and has(e.alt)) then
-        return true
-      end
-    end
-    return false
-  end
-  if not has(tree.entries or {}) then
-    return true
-  end
-  -- Each `alt` list is a branch that left the list it is in just before its entry.
-  local function walk(entries, seen)
-    for _, e in ipairs(entries) do
-      if e.alt then
-        local found, on = walk(e.alt, seen)
-        if found then
-          return true, on
-        end
-      end
-      seen = seen or e.seq == seq
-      if e.seq == tree.seq_cur then
-        return true, seen
-      end
-    end
-    return false, false
-  end
-  local _, on_path = walk(tree.entries or {}, false)
-  return on_path
-end
-
 --- Record a revert in `reverted`, and follow it in `buf`: its undo step (an undo of it, and a redo, are seen by
 --- asking Neovim's undo tree: M.report) and where its lines start (0-based `at`: an extmark that stays above
 --- lines put at it, so the hunk can be marked again after an undo).
 local function track_revert(buf, info, line, at)
-  local record = {
-    pi_pid = info.pid,
-    run = info.run,
-    id = info.hunk.id,
-    file = info.file,
-    line = line,
-    lines = #info.hunk.new_text,
-  }
-  -- The same hunk reverted again (after an undo): one entry, the newest.
-  for i = #H.reverted, 1, -1 do
-    local r = H.reverted[i]
-    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
-      table.remove(H.reverted, i)
-    end
-  end
-  H.reverted[#H.reverted + 1] = record
-  while #H.reverted > M.MAX_REVERTED do
-    table.remove(H.reverted, 1)
-  end
+  local record = rules.revert_record(info, line)
+  rules.add_reverted(H.reverted, record)
   local t = { info = info, record = record, seq = undo_tree(buf).seq_cur }
   local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, H.ns_reverted, at, 0, { right_gravity = false })
   t.top = ok and id or nil
@@ -421,7 +350,9 @@ local function revert_mark(buf, mark)
   local at
   if n > 0 then
     local now = vim.api.nvim_buf_get_lines(buf, mark.row, mark.end_row + 1, false)
-    if mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text) then
+    -- The span too: pi's line deleted moves the mark onto the next line, which can be equal to it.
+    local edited = mark.end_row - mark.row + 1 ~= n or not vim.deep_equal(now, h.new_text)
+    if edited or not span_holds(buf, mark.info, mark.row) then
       -- Lines replaced under a mark can leave it past the end: name the last line then.
       local line = math.min(mark.row + 1, vim.api.nvim_buf_line_count(buf))
       return ("line %d: you changed these lines after pi's edit; not reverted"):format(line)
@@ -436,8 +367,7 @@ local function revert_mark(buf, mark)
     end
     vim.api.nvim_buf_set_lines(buf, at, at, false, h.old_text)
   end
-  vim.api.nvim_buf_del_extmark(buf, H.ns, mark.id)
-  H.marks[buf][mark.id] = nil
+  drop_mark(buf, mark.id)
   track_revert(buf, mark.info, mark.row + 1, at)
   return nil
 end
@@ -512,22 +442,8 @@ end
 --- :PiIde hunks: pi's hunks of its newest run, every file, into the quickfix list. Returns how many.
 ---@return integer
 function M.to_quickfix()
-  local newest
-  for pid, set in pairs(H.sets) do
-    local run = set.runs[#set.runs]
-    if run and (not newest or run.run > newest.run.run) then
-      newest = { pid = pid, run = run }
-    end
-  end
-  local items = {}
-  for _, f in ipairs(newest and newest.run.files or {}) do
-    for _, h in ipairs(f.hunks) do
-      local what = ("+%d -%d"):format(#h.new_text, #h.old_text)
-      local first = h.new_text[1] or h.old_text[1] or ""
-      local text = ("pi %s  %s"):format(what, first)
-      items[#items + 1] = { filename = f.file, lnum = math.max(1, h.new_start), text = text }
-    end
-  end
+  local newest = rules.newest_run(H.sets)
+  local items = rules.quickfix_items(newest and newest.run)
   vim.fn.setqflist({}, " ", { title = "pi's changes", items = items })
   return #items
 end
@@ -577,7 +493,7 @@ local function look_at_reverts()
           end
         else
           kept[#kept + 1] = t
-          local holds = M._step_applied(tree, t.seq)
+          local holds = rules.step_applied(tree, t.seq)
           if not holds and not H.undone[t.record] then
             H.undone[t.record] = true
             local row = t.top and api.nvim_buf_get_extmark_by_id(buf, H.ns_reverted, t.top, {})[1]
@@ -595,10 +511,7 @@ local function look_at_reverts()
           elseif holds and H.undone[t.record] then
             H.undone[t.record] = nil
             if t.mark then
-              pcall(api.nvim_buf_del_extmark, buf, H.ns, t.mark)
-              if H.marks[buf] then
-                H.marks[buf][t.mark] = nil
-              end
+              drop_mark(buf, t.mark)
               t.mark = nil
             end
           end
@@ -613,22 +526,100 @@ end
 ---@return table|nil
 function M.report()
   look_at_reverts()
-  local out = {}
-  for _, r in ipairs(H.reverted) do
-    if not H.undone[r] then
-      out[#out + 1] = vim.deepcopy(r)
-    end
-  end
-  return #out > 0 and out or nil
+  return rules.report(H.reverted, H.undone)
 end
 
---- BufReadPost: a file pi changed, opened after its change set arrived, gets its marks.
+--- Drop revert `t` (a tracker of `buf`) from `reverted`: its buffer was read again from a file that does not
+--- have it, or thrown away unsaved. Returns true.
+local function discard(buf, t)
+  for i = #H.reverted, 1, -1 do
+    if H.reverted[i] == t.record then
+      table.remove(H.reverted, i)
+    end
+  end
+  H.undone[t.record] = nil
+  if t.top and vim.api.nvim_buf_is_valid(buf) then
+    pcall(vim.api.nvim_buf_del_extmark, buf, H.ns_reverted, t.top)
+  end
+  return true
+end
+
+--- Whether `t` (a tracker) is still in `reverted`.
+local function listed(t)
+  for _, r in ipairs(H.reverted) do
+    if r == t.record then
+      return true
+    end
+  end
+  return false
+end
+
+--- The text of `buf` was thrown away for its file's: read again (`:e!`, a reload; `read`) or unloaded (`:bd!`,
+--- `:bw!`; `read` false). A revert the file does not have (none of the buffer's writes since it had it) is gone
+--- with the text: out of `reverted`, so pi never tells its model of a revert the file and buffer do not hold.
+--- One the file has holds, even if undone in the text thrown away; after a read, the undo step it is in is the
+--- read's when the text before it had it undone.
+local function text_replaced(buf, read)
+  local trackers = H.undoable[buf]
+  if not trackers then
+    return
+  end
+  local changed = false
+  local kept = {}
+  local tree = read and undo_tree(buf)
+  for _, t in ipairs(trackers) do
+    if listed(t) then
+      if not t.saved then
+        changed = discard(buf, t) or changed
+      else
+        changed = changed or H.undone[t.record] ~= nil
+        H.undone[t.record] = nil
+        if read then
+          if not rules.step_applied(tree, t.seq) then
+            t.seq = tree.seq_cur
+          end
+          t.mark = nil
+          kept[#kept + 1] = t
+        end
+      end
+    end
+  end
+  H.undoable[buf] = read and kept or nil
+  H.checked[buf] = nil
+  if changed and M.on_change then
+    M.on_change()
+  end
+end
+
+--- BufReadPost: a file pi changed, opened (or read again) after its change set arrived, gets its marks where
+--- the text read has pi's lines; reverts the file read does not have are no longer listed (text_replaced).
 ---@param buf integer
 function M.buffer_read(buf)
+  text_replaced(buf, true)
   local file = require("pi-ide.inbox.reload").buffer_path(buf)
   if file and newest_entry(file) then
-    mark_buffer(buf, file)
+    mark_buffer(buf, file, true)
   end
+end
+
+--- BufWritePost: the reverts of `buf` its file now has, or no longer has (one undone when written).
+---@param buf integer
+---@param file string the file written (`:w other` writes another one)
+function M.buffer_written(buf, file)
+  local trackers = H.undoable[buf]
+  if not trackers or vim.fn.fnamemodify(file, ":p") ~= vim.api.nvim_buf_get_name(buf) then
+    return
+  end
+  local tree = undo_tree(buf)
+  for _, t in ipairs(trackers) do
+    t.saved = rules.step_applied(tree, t.seq)
+  end
+end
+
+--- BufUnload (`:bd!`, `:bw!`): the buffer's text is thrown away; see text_replaced.
+---@param buf integer
+function M.buffer_unloaded(buf)
+  text_replaced(buf, false)
 end
 
 --- A buffer was wiped: drop its marks.
@@ -636,6 +627,7 @@ end
 function M.forget_buffer(buf)
   H.marks[buf] = nil
   H.marked[buf] = nil
+  H.marks_tick[buf] = nil
   H.undoable[buf] = nil
   H.checked[buf] = nil
 end
@@ -649,6 +641,7 @@ function M._reset()
   for b in pairs(H.marks) do
     if vim.api.nvim_buf_is_valid(b) then
       vim.api.nvim_buf_clear_namespace(b, H.ns, 0, -1)
+      vim.api.nvim_buf_clear_namespace(b, H.ns_span, 0, -1)
     end
   end
   for b in pairs(H.undoable) do
@@ -657,6 +650,7 @@ function M._reset()
     end
   end
   H.sets, H.marks, H.marked, H.reverted, H.undoable, H.checked, H.undone = {}, {}, {}, {}, {}, {}, {}
+  H.marks_tick = {}
 end
 
 return M

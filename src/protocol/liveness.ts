@@ -48,3 +48,20 @@ export const PID_REUSE_SLACK_SECONDS = 5;
 export function isPidReused(startedAt: number | null, writtenAt: number): boolean {
 	return startedAt !== null && startedAt > writtenAt + PID_REUSE_SLACK_SECONDS;
 }
+
+/**
+ * The initial pid namespace, as `/proc/<pid>/ns/pid` names it: the kernel gives it this fixed inode. Editors and pis
+ * on the host run in it; a sandbox or container (bubblewrap, docker, podman, `unshare --pid`) starts another.
+ */
+export const INITIAL_PID_NAMESPACE = "pid:[4026531836]";
+
+/**
+ * May `kill(pid, 0)` judge a pid written by a process of `writer` namespace, asked from `own`? Only in the same
+ * namespace: elsewhere a pid names another process or none, so ESRCH proves nothing and neither does a live
+ * answer. A file that names no namespace comes from a client before v0.5, and those run where editors run: the
+ * initial namespace. pi not knowing its own (no /proc) judges as before, as on any host without namespaces.
+ */
+export function judgesPids(writer: string | undefined, own: string | null): boolean {
+	if (own === null) return writer === undefined;
+	return (writer ?? INITIAL_PID_NAMESPACE) === own;
+}

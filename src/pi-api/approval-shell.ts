@@ -4,7 +4,7 @@
  * ApprovalDesk (src/link/approval-desk.ts).
  */
 import { createEditTool, type EditToolInput, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { DIALOG_ACCEPT, DIALOG_REJECT } from "./link/approval.ts";
+import { DIALOG_ACCEPT, DIALOG_REJECT } from "../link/approval.ts";
 
 /**
  * What a write/edit would leave in its file, given the file's text now (null: no such file), or null when the tool

@@ -6,11 +6,18 @@
 ---   :PiIde approve    let pi apply the change
 ---   :PiIde reject     pi does not apply it (and tells its model the user rejected it)
 ---   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+--- An answer is bound to the request the user was shown (PROTOCOL.md "An answer is for the request the user saw"):
+--- approve/reject answer the request this Neovim last showed (its notice, or :PiIde proposal) and not yet answered;
+--- when that one no longer waits and another does, they refuse in one line that names the other, and the same
+--- command again answers it. A request that arrives while one shown is unanswered does not take its place.
 --- The decision goes into the state file (`decisions`); pi reads it. Doing nothing is not a rejection: pi's own
 --- dialog may answer, or its timeout ends the wait. Only a request of a live pi of this user naming this
 --- Neovim counts; it never changes a buffer or a file.
+--- The rules (validation, which request an answer is for, the hunks against a text...) are pure, in
+--- pi-ide.approval.rules; this module is the UI: notice, marks, commands, the buffers' events.
 ---@module 'pi-ide.approval'
 local notice = require("pi-ide.notice")
+local rules = require("pi-ide.approval.rules")
 
 local M = {}
 
@@ -18,10 +25,16 @@ local M = {}
 ---@type fun()|nil
 M.on_change = nil
 
---- PROTOCOL.md "v0.4": the largest request read, the decisions kept for pi, the proposed lines shown inline.
-M.MAX_BYTES = 1024 * 1024
-M.MAX_DECISIONS = 20
-M.MAX_VIRTUAL_LINES = 20
+--- The caps (pi-ide.approval.rules), and its pure rules, reachable here as before the split.
+M.MAX_BYTES = rules.MAX_BYTES
+M.MAX_DECISIONS = rules.MAX_DECISIONS
+M.MAX_VIRTUAL_LINES = rules.MAX_VIRTUAL_LINES
+M.pid_of_name = rules.pid_of_name
+M.validate = rules.validate
+M.target = rules.target
+M.matches = rules.matches
+M.apply = rules.apply
+M.diff_lines = rules.diff_lines
 
 local H = {
   ns = vim.api.nvim_create_namespace("pi-ide-approval"),
@@ -29,8 +42,10 @@ local H = {
   pending = {},
   --- newest last: { pi_pid, id, decision }
   decisions = {},
-  --- request id -> true, once its notice was shown
+  --- "<pi pid>:<request id>" -> true, once its notice was shown
   told = {},
+  --- { pi_pid, id } of the request the user was last shown and has not answered: the one approve/reject answer
+  shown = nil,
   hl_defined = false,
 }
 
@@ -45,83 +60,10 @@ local function define_highlights()
   end
 end
 
---- `pi-<pid>.approval.json` -> pid, else nil (the same canonical decimal as every state file name).
----@param name string
----@return integer|nil
-function M.pid_of_name(name)
-  if type(name) ~= "string" then
-    return nil
-  end
-  local digits = name:match("^pi%-(%d+)%.approval%.json$")
-  return digits and require("pi-ide.writer").pid_of_name(digits .. ".json") or nil
-end
-
-local function is_integer(v, min)
-  return type(v) == "number" and v == math.floor(v) and v >= (min or 0) and v < 2 ^ 53
-end
-
---- Pure: the request in a decoded approval file from pi `pid`, or nil and why it is refused.
----@param msg any
----@param pid integer
----@return table|nil request
----@return string|nil problem
-function M.validate(msg, pid)
-  if type(msg) ~= "table" or msg.kind ~= "pi-approval" then
-    return nil, "not a pi approval request"
-  end
-  if msg.pid ~= pid then
-    return nil, "its pid is not the one in its name"
-  end
-  if not is_integer(msg.editor_pid, 1) then
-    return nil, "editor_pid is not a pid"
-  end
-  local r = msg.request
-  if type(r) ~= "table" then
-    return nil, "request: not an object"
-  end
-  if type(r.id) ~= "string" or #r.id == 0 or #r.id > 64 then
-    return nil, "request.id: not a string of 1 to 64 characters"
-  end
-  if type(r.file) ~= "string" or r.file:sub(1, 1) ~= "/" then
-    return nil, "request.file: not an absolute path"
-  end
-  if type(r.tool) ~= "string" or not is_integer(r.timeout_s, 1) or type(r.expires) ~= "number" then
-    return nil, "request: tool, timeout_s or expires missing"
-  end
-  if type(r.hunks) ~= "table" then
-    return nil, "request.hunks: not a list"
-  end
-  local review = require("pi-ide.review")
-  local hunks = {}
-  for _, h in ipairs(r.hunks) do
-    if review.valid_hunk(h) then
-      hunks[#hunks + 1] = h
-    end
-  end
-  return {
-    pi_pid = pid,
-    editor_pid = msg.editor_pid,
-    id = r.id,
-    tool = r.tool,
-    file = r.file,
-    created = r.created == true,
-    note = type(r.note) == "string" and r.note or nil,
-    hunks = hunks,
-    hunks_total = is_integer(r.hunks_total) and r.hunks_total or #hunks,
-    timeout_s = r.timeout_s,
-    expires = r.expires,
-  }
-end
-
---- The request shown first: the one that runs out first.
+--- The request shown first: the one that runs out first (M.target's rule, with no request shown).
 local function current()
-  local best
-  for _, r in pairs(H.pending) do
-    if not best or r.expires < best.expires then
-      best = r
-    end
-  end
-  return best
+  local _, first = rules.target(H.pending, nil)
+  return first
 end
 
 local function buffer_of(file)
@@ -132,43 +74,6 @@ local function buffer_of(file)
     end
   end
   return nil
-end
-
---- Pure: do the hunks' old lines stand in `lines` where the request says (the buffer is the file pi read)?
----@param lines string[]
----@param hunks table[]
----@return boolean
-function M.matches(lines, hunks)
-  for _, h in ipairs(hunks) do
-    for i, text in ipairs(h.old_text) do
-      if lines[h.old_start - 1 + i] ~= text then
-        return false
-      end
-    end
-  end
-  return true
-end
-
---- Pure: `lines` with the hunks applied (bottom up, so earlier line numbers stay right).
----@param lines string[]
----@param hunks table[]
----@return string[]
-function M.apply(lines, hunks)
-  local out = vim.list_extend({}, lines)
-  local sorted = vim.list_extend({}, hunks)
-  table.sort(sorted, function(a, b)
-    return a.old_start > b.old_start
-  end)
-  for _, h in ipairs(sorted) do
-    local at = h.old_start - 1
-    for _ = 1, #h.old_text do
-      table.remove(out, at + 1)
-    end
-    for i, text in ipairs(h.new_text) do
-      table.insert(out, at + i, text)
-    end
-  end
-  return out
 end
 
 --- Mark the proposed hunks in the buffer of `file`, if it is loaded and still holds the lines pi read.
@@ -188,7 +93,7 @@ local function mark(file)
     return
   end
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  if not M.matches(lines, r.hunks) then
+  if not rules.matches(lines, r.hunks) then
     return
   end
   define_highlights()
@@ -196,7 +101,7 @@ local function mark(file)
   for _, h in ipairs(r.hunks) do
     local virt = {}
     for i, text in ipairs(h.new_text) do
-      if i > M.MAX_VIRTUAL_LINES then
+      if i > rules.MAX_VIRTUAL_LINES then
         virt[#virt + 1] = { { ("+ … %d more lines"):format(#h.new_text - i + 1), "PiIdeApprovalAdd" } }
         break
       end
@@ -233,12 +138,23 @@ local function describe(r)
   return name, what
 end
 
---- A request arrived: say so once, in one line that fits (no hit-enter prompt).
+--- The user is shown `r`: approve/reject answer it from now on.
+local function bind(r)
+  H.shown = { pi_pid = r.pi_pid, id = r.id }
+end
+
+--- A request arrived: say so once, in one line that fits (no hit-enter prompt). It becomes the one approve/reject
+--- answer only when no request the user was shown is still unanswered (they may be typing their answer to it).
 local function tell(r)
-  if H.told[r.id] then
+  -- A request is (pi pid, id): pi's ids are its tool calls', which another pi may use too.
+  local key = ("%d:%s"):format(r.pi_pid, r.id)
+  if H.told[key] then
     return
   end
-  H.told[r.id] = true
+  H.told[key] = true
+  if not H.shown then
+    bind(r)
+  end
   local name, what = describe(r)
   notice.show({
     {
@@ -256,14 +172,14 @@ end
 ---@param pid integer
 ---@return string|nil problem
 function M.load(dir, pid)
-  local ok, msg = require("pi-ide.inbox.read").read_json(("%s/pi-%d.approval.json"):format(dir, pid), M.MAX_BYTES)
+  local ok, msg = require("pi-ide.inbox.read").read_json(("%s/pi-%d.approval.json"):format(dir, pid), rules.MAX_BYTES)
   if not ok then
     if not msg then
       M.forget(pid)
     end
     return msg
   end
-  local r, bad = M.validate(msg, pid)
+  local r, bad = rules.validate(msg, pid)
   if not r then
     return bad
   end
@@ -302,19 +218,30 @@ end
 ---@param decision "accept"|"reject"
 ---@return string
 function M.decide(decision)
-  local r = current()
+  local r, instead = rules.target(H.pending, H.shown)
   if not r then
-    return "(pi-ide) pi is not waiting for your approval"
+    if not instead then
+      H.shown = nil
+      return "(pi-ide) pi is not waiting for your approval"
+    end
+    -- The request the user saw is gone (timed out, answered elsewhere): this one was never answered by them.
+    bind(instead)
+    local name, what = describe(instead)
+    local verb = decision == "accept" and "approve" or "reject"
+    return ("(pi-ide) not %s: the request you saw is gone; pi now asks about %s (%s): :PiIde %s again"):format(
+      decision == "accept" and "approved" or "rejected",
+      name,
+      what,
+      verb
+    )
   end
+  H.shown = nil
   M.forget(r.pi_pid)
   local name = describe(r)
   if os.time() > r.expires then
     return ("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it"):format(name, r.timeout_s)
   end
-  H.decisions[#H.decisions + 1] = { pi_pid = r.pi_pid, id = r.id, decision = decision }
-  while #H.decisions > M.MAX_DECISIONS do
-    table.remove(H.decisions, 1)
-  end
+  rules.add_decision(H.decisions, { pi_pid = r.pi_pid, id = r.id, decision = decision })
   if M.on_change then
     M.on_change()
   end
@@ -322,41 +249,22 @@ function M.decide(decision)
     or ("(pi-ide) rejected: pi leaves %s as it is"):format(name)
 end
 
---- Pure: the request as a unified diff, for a file that is not open (or no longer holds pi's lines).
----@param r table
----@return string[]
-function M.diff_lines(r)
-  local out = { "--- " .. r.file, "+++ " .. r.file .. " (pi's proposal)" }
-  if r.note then
-    out[#out + 1] = ("(no preview: %s)"):format(r.note)
-  end
-  for _, h in ipairs(r.hunks) do
-    out[#out + 1] = ("@@ -%d,%d +%d,%d @@"):format(h.old_start, #h.old_text, h.new_start, #h.new_text)
-    for _, l in ipairs(h.old_text) do
-      out[#out + 1] = "-" .. l
-    end
-    for _, l in ipairs(h.new_text) do
-      out[#out + 1] = "+" .. l
-    end
-  end
-  return out
-end
-
 --- :PiIde proposal: the change pi waits on. The file's buffer, when it holds the lines pi read, beside the
 --- proposed text (pi-ide.inbox.compare: the buffer is never reloaded or written, no W12); else the hunks as a
 --- diff in a scratch window. Either way read-only, and the cursor comes back. Returns nil or why not.
 ---@return string|nil problem
 function M.show()
-  local r = current()
+  local r = rules.target(H.pending, H.shown) or current()
   if not r then
     return "(pi-ide) pi is not waiting for your approval"
   end
+  bind(r)
   local compare = require("pi-ide.inbox.compare")
   local buf = buffer_of(r.file)
   if buf and not r.note then
     local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    if M.matches(lines, r.hunks) then
-      compare.show_beside(buf, M.apply(lines, r.hunks), "pi-ide://proposal" .. r.file)
+    if rules.matches(lines, r.hunks) then
+      compare.show_beside(buf, rules.apply(lines, r.hunks), "pi-ide://proposal" .. r.file)
       return nil
     end
   end
@@ -364,7 +272,7 @@ function M.show()
   local scratch = vim.api.nvim_get_current_buf()
   local bo = vim.bo[scratch]
   bo.buftype, bo.bufhidden, bo.swapfile = "nofile", "wipe", false
-  vim.api.nvim_buf_set_lines(scratch, 0, -1, false, M.diff_lines(r))
+  vim.api.nvim_buf_set_lines(scratch, 0, -1, false, rules.diff_lines(r))
   bo.modifiable, bo.readonly, bo.filetype = false, true, "diff"
   pcall(vim.api.nvim_buf_set_name, scratch, "pi-ide://proposal.diff" .. r.file)
   vim.cmd("wincmd p")

@@ -2,7 +2,7 @@
  * Zero-config Vim: link the embedded Vim 9 client (`<package>/editors/vim`) into
  * `<vim dir>/pack/pi-ide-context/start/pi-ide`, a directory Vim loads at startup without a plugin manager
  * (`:help packages`). The rules of the link (never clobber what is not ours, repoint an older copy of this
- * package, errors returned) are Neovim's, written once in src/nvim-link.ts (`linkEditorClient`).
+ * package, errors returned) are Neovim's, written once in src/install/nvim-client.ts (`installEditorClient`).
  *
  * Which Vim directory: `~/.vim`, the one every Vim 9 reads. Vim 9.1 also reads `$XDG_CONFIG_HOME/vim` (or
  * `~/.config/vim`), but only when that holds the vimrc it found; so the XDG directory is used only when it
@@ -11,13 +11,13 @@
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { type ClientLinkSpec, isOptOutSet, linkEditorClient, type NvimLinkResult } from "./nvim-link.ts";
+import { type ClientInstallResult, type ClientInstallSpec, installEditorClient, isOptOutSet } from "./nvim-client.ts";
 
 /** Where the link lives, relative to the Vim directory. */
 export const VIM_LINK_SUBPATH = "pack/pi-ide-context/start/pi-ide";
 export const VIM_LINK_OPT_OUT = "PI_IDE_NO_VIM_LINK";
 
-export const VIM_CLIENT: ClientLinkSpec = {
+export const VIM_CLIENT: ClientInstallSpec = {
 	editor: "Vim",
 	clientSubdir: "editors/vim",
 	markerFile: "plugin/pi-ide.vim",
@@ -33,18 +33,18 @@ export function vimDir(env: NodeJS.ProcessEnv, home: string, exists: (path: stri
 	return !exists(dotVim) && exists(xdgVim) ? xdgVim : dotVim;
 }
 
-export function isVimLinkDisabled(env: NodeJS.ProcessEnv): boolean {
+export function isVimInstallDisabled(env: NodeJS.ProcessEnv): boolean {
 	return isOptOutSet(env, VIM_LINK_OPT_OUT);
 }
 
-export interface VimLinkOptions {
+export interface VimInstallOptions {
 	packageRoot: string;
 	/** From `vimDir`. */
 	vimDir: string;
 	disabled: boolean;
 }
 
-/** Link the Vim client (outcomes as for `linkNvimClient`). Never throws. */
-export function linkVimClient(opts: VimLinkOptions): NvimLinkResult {
-	return linkEditorClient(VIM_CLIENT, join(opts.vimDir, VIM_LINK_SUBPATH), opts);
+/** Link the Vim client (outcomes as for `installNvimClient`). Never throws. */
+export function installVimClient(opts: VimInstallOptions): ClientInstallResult {
+	return installEditorClient(VIM_CLIENT, join(opts.vimDir, VIM_LINK_SUBPATH), opts);
 }

@@ -1,5 +1,5 @@
 /**
- * linkNvimClient against temp dirs: a table of what is already at the link path and what must happen
+ * installNvimClient against temp dirs: a table of what is already at the link path and what must happen
  * (created, kept, repointed from an older copy of the package, or left alone as a conflict), the opt-out,
  * errors returned instead of thrown, and the env helpers.
  */
@@ -23,12 +23,12 @@ import { dirname, join, resolve } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
-	isNvimLinkDisabled,
-	linkNvimClient,
+	type ClientInstallStatus,
+	installNvimClient,
+	isNvimInstallDisabled,
 	NVIM_LINK_SUBPATH,
-	type NvimLinkStatus,
 	nvimDataHome,
-} from "../../src/nvim-link.ts";
+} from "../../src/install/nvim-client.ts";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -61,7 +61,7 @@ interface Case {
 	disabled?: boolean;
 	/** Break the package. */
 	brokenPackage?: boolean;
-	status: NvimLinkStatus;
+	status: ClientInstallStatus;
 	message: RegExp;
 	/** What must be at the link path afterwards. */
 	after: (w: World) => void;
@@ -171,13 +171,13 @@ const CASES: Case[] = [
 	},
 ];
 
-describe("linkNvimClient", { concurrency: 8 }, () => {
+describe("installNvimClient", { concurrency: 8 }, () => {
 	for (const c of CASES) {
 		it(c.name, (t) => {
 			const w = world(t);
 			if (c.brokenPackage) rmSync(join(w.target, "plugin"), { recursive: true });
 			c.before?.(w);
-			const result = linkNvimClient({ packageRoot: w.pkg, dataHome: w.dataHome, disabled: c.disabled ?? false });
+			const result = installNvimClient({ packageRoot: w.pkg, dataHome: w.dataHome, disabled: c.disabled ?? false });
 			assert.equal(result.status, c.status, result.message);
 			assert.equal(result.path, w.link);
 			assert.match(result.message, c.message);
@@ -187,7 +187,7 @@ describe("linkNvimClient", { concurrency: 8 }, () => {
 
 	it("is idempotent: linked, then already, then already", (t) => {
 		const w = world(t);
-		const run = () => linkNvimClient({ packageRoot: w.pkg, dataHome: w.dataHome, disabled: false }).status;
+		const run = () => installNvimClient({ packageRoot: w.pkg, dataHome: w.dataHome, disabled: false }).status;
 		assert.deepEqual([run(), run(), run()], ["linked", "already", "already"]);
 		assert.deepEqual(readdirSync(dirname(w.link)), ["pi-ide"], "no temp links left behind");
 	});
@@ -204,7 +204,7 @@ describe("nvim link env helpers", () => {
 		for (const [env, want] of rows) assert.equal(nvimDataHome(env, "/home/u"), want, JSON.stringify(env));
 	});
 
-	it("isNvimLinkDisabled: PI_IDE_NO_NVIM_LINK=1 (anything but empty, 0, false)", () => {
+	it("isNvimInstallDisabled: PI_IDE_NO_NVIM_LINK=1 (anything but empty, 0, false)", () => {
 		const rows: [string | undefined, boolean][] = [
 			[undefined, false],
 			["", false],
@@ -217,7 +217,7 @@ describe("nvim link env helpers", () => {
 		];
 		for (const [value, want] of rows) {
 			const env: NodeJS.ProcessEnv = value === undefined ? {} : { PI_IDE_NO_NVIM_LINK: value };
-			assert.equal(isNvimLinkDisabled(env), want, String(value));
+			assert.equal(isNvimInstallDisabled(env), want, String(value));
 		}
 	});
 });

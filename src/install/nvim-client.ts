@@ -1,13 +1,13 @@
 /**
  * Zero-config Neovim: make the embedded client (`<package>/editors/nvim`) visible to Neovim by linking it
  * into `<dataHome>/nvim/site/pack/pi-ide-context/start/pi-ide`, a directory Neovim loads at startup without
- * any plugin manager or setup() call. The pi shell calls `linkNvimClient` once per session start.
+ * any plugin manager or setup() call. The pi shell calls `installNvimClient` once per session start.
  *
  * Idempotent and careful: it never clobbers anything that is not ours. An existing link that points at
  * another copy of this package (an older install path: the target holds our plugin/pi-ide.lua) is repointed;
  * anything else there (a directory, a file, a link elsewhere, a dangling link) is a "conflict" left alone.
- * Opt-out: `PI_IDE_NO_NVIM_LINK=1` (see `isNvimLinkDisabled`). Errors are returned, never thrown.
- * The rules are written once, in `linkEditorClient`; src/vim-link.ts links the Vim client with them.
+ * Opt-out: `PI_IDE_NO_NVIM_LINK=1` (see `isNvimInstallDisabled`). Errors are returned, never thrown.
+ * The rules are written once, in `installEditorClient`; src/install/vim-client.ts links the Vim client with them.
  */
 import {
 	existsSync,
@@ -29,22 +29,22 @@ export const NVIM_CLIENT_SUBDIR = "editors/nvim";
 /** Environment variable that turns the link off. */
 export const NVIM_LINK_OPT_OUT = "PI_IDE_NO_NVIM_LINK";
 
-export type NvimLinkStatus = "linked" | "already" | "disabled" | "conflict" | "error";
+export type ClientInstallStatus = "linked" | "already" | "disabled" | "conflict" | "error";
 
-export interface NvimLinkResult {
-	status: NvimLinkStatus;
+export interface ClientInstallResult {
+	status: ClientInstallStatus;
 	/** The link's path (`<dataHome>/nvim/site/pack/pi-ide-context/start/pi-ide`). */
 	path: string;
 	/** One line for the user (announce it once). */
 	message: string;
 }
 
-export interface NvimLinkOptions {
+export interface NvimInstallOptions {
 	/** The installed package's root (the dir holding package.json and editors/nvim). */
 	packageRoot: string;
 	/** `$XDG_DATA_HOME`, or `~/.local/share` (see `nvimDataHome`). */
 	dataHome: string;
-	/** From `isNvimLinkDisabled(process.env)`. */
+	/** From `isNvimInstallDisabled(process.env)`. */
 	disabled: boolean;
 }
 
@@ -55,7 +55,7 @@ export function nvimDataHome(env: NodeJS.ProcessEnv, home: string): string {
 }
 
 /** `PI_IDE_NO_NVIM_LINK` set to anything but "", "0" or "false" turns the link off. */
-export function isNvimLinkDisabled(env: NodeJS.ProcessEnv): boolean {
+export function isNvimInstallDisabled(env: NodeJS.ProcessEnv): boolean {
 	return isOptOutSet(env, NVIM_LINK_OPT_OUT);
 }
 
@@ -67,9 +67,9 @@ export function isOptOutSet(env: NodeJS.ProcessEnv, name: string): boolean {
 
 /**
  * One editor client the package ships and links into that editor's startup packages: Neovim's here, Vim's in
- * src/vim-link.ts. The rules of the link are the same for both (linkEditorClient).
+ * src/install/vim-client.ts. The rules of the link are the same for both (installEditorClient).
  */
-export interface ClientLinkSpec {
+export interface ClientInstallSpec {
 	/** The editor's name in messages: "Neovim", "Vim". */
 	editor: string;
 	/** The client inside the package, e.g. `editors/nvim`. */
@@ -81,7 +81,7 @@ export interface ClientLinkSpec {
 	optOut: string;
 }
 
-export const NVIM_CLIENT: ClientLinkSpec = {
+export const NVIM_CLIENT: ClientInstallSpec = {
 	editor: "Neovim",
 	clientSubdir: NVIM_CLIENT_SUBDIR,
 	markerFile: "plugin/pi-ide.lua",
@@ -90,7 +90,7 @@ export const NVIM_CLIENT: ClientLinkSpec = {
 };
 
 /** Does `dir` hold a copy of the client? (The marker is the plugin file's load guard.) */
-function isOurClient(spec: ClientLinkSpec, dir: string): boolean {
+function isOurClient(spec: ClientInstallSpec, dir: string): boolean {
 	try {
 		return readFileSync(join(dir, spec.markerFile), "utf8").includes(spec.markerText);
 	} catch {
@@ -140,11 +140,11 @@ function placeLink(target: string, path: string): void {
  * - "conflict": something that is not ours is at the path, left alone (the message says what to do);
  * - "error": the package has no client or the file system said no.
  */
-export function linkNvimClient(opts: NvimLinkOptions): NvimLinkResult {
-	return linkEditorClient(NVIM_CLIENT, join(opts.dataHome, NVIM_LINK_SUBPATH), opts);
+export function installNvimClient(opts: NvimInstallOptions): ClientInstallResult {
+	return installEditorClient(NVIM_CLIENT, join(opts.dataHome, NVIM_LINK_SUBPATH), opts);
 }
 
-export interface ClientLinkOptions {
+export interface ClientInstallOptions {
 	/** The installed package's root (the dir holding package.json and the client). */
 	packageRoot: string;
 	disabled: boolean;
@@ -152,8 +152,12 @@ export interface ClientLinkOptions {
 	retried?: boolean;
 }
 
-/** Link `spec`'s client at `path` (see linkNvimClient for the outcomes). Never throws. */
-export function linkEditorClient(spec: ClientLinkSpec, path: string, opts: ClientLinkOptions): NvimLinkResult {
+/** Link `spec`'s client at `path` (see installNvimClient for the outcomes). Never throws. */
+export function installEditorClient(
+	spec: ClientInstallSpec,
+	path: string,
+	opts: ClientInstallOptions,
+): ClientInstallResult {
 	const target = resolve(opts.packageRoot, spec.clientSubdir);
 	const name = `${spec.editor} client`;
 	if (opts.disabled) {
@@ -176,7 +180,7 @@ export function linkEditorClient(spec: ClientLinkSpec, path: string, opts: Clien
 				symlinkSync(target, path, "dir");
 			} catch (error) {
 				if ((error as NodeJS.ErrnoException).code === "EEXIST" && !opts.retried) {
-					return linkEditorClient(spec, path, { ...opts, retried: true });
+					return installEditorClient(spec, path, { ...opts, retried: true });
 				}
 				throw error;
 			}

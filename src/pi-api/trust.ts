@@ -7,8 +7,8 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
-import { type DefaultProjectTrust, isTrustedByUser, trustOverrideFromArgv } from "./context/project-trust.ts";
-import { readKey } from "./protocol/file-version.ts";
+import { type DefaultProjectTrust, isTrustedByUser, trustOverrideFromArgv } from "../context/project-trust.ts";
+import { readKey } from "../protocol/file-version.ts";
 
 export interface TrustSources {
 	/** pi's cwd: the project. */

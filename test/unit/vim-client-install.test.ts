@@ -1,6 +1,6 @@
 /**
- * linkVimClient: the Vim client linked into `<vim dir>/pack/pi-ide-context/start/pi-ide` under the rules the
- * Neovim link follows (test/unit/nvim-link.test.ts has their whole table; here each outcome once, for Vim's
+ * installVimClient: the Vim client linked into `<vim dir>/pack/pi-ide-context/start/pi-ide` under the rules the
+ * Neovim link follows (test/unit/nvim-client-install.test.ts has their whole table; here each outcome once, for Vim's
  * paths and marker), the opt-out, and which Vim directory is used.
  */
 import assert from "node:assert/strict";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
-import { isVimLinkDisabled, linkVimClient, VIM_LINK_SUBPATH, vimDir } from "../../src/vim-link.ts";
+import { installVimClient, isVimInstallDisabled, VIM_LINK_SUBPATH, vimDir } from "../../src/install/vim-client.ts";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -22,10 +22,10 @@ function world(t: TestContext) {
 	return { root, pkg, dir, link: join(dir, VIM_LINK_SUBPATH), target: join(pkg, "editors/vim") };
 }
 
-describe("linkVimClient", () => {
+describe("installVimClient", () => {
 	it("links, then finds it already linked", (t) => {
 		const w = world(t);
-		const run = () => linkVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false });
+		const run = () => installVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false });
 		const first = run();
 		assert.equal(first.status, "linked", first.message);
 		assert.match(first.message, /^Vim client linked/);
@@ -37,7 +37,7 @@ describe("linkVimClient", () => {
 	it("a directory of the user's at the path is a conflict, left alone", (t) => {
 		const w = world(t);
 		mkdirSync(w.link, { recursive: true });
-		const result = linkVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false });
+		const result = installVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false });
 		assert.equal(result.status, "conflict");
 		assert.match(result.message, /PI_IDE_NO_VIM_LINK=1/);
 	});
@@ -46,25 +46,25 @@ describe("linkVimClient", () => {
 		const w = world(t);
 		mkdirSync(dirname(w.link), { recursive: true });
 		symlinkSync(join(REPO, "editors/nvim"), w.link);
-		assert.equal(linkVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false }).status, "conflict");
+		assert.equal(installVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false }).status, "conflict");
 	});
 
 	it("opted out: nothing is created; a package without the client is an error", (t) => {
 		const w = world(t);
-		const off = linkVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: true });
+		const off = installVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: true });
 		assert.equal(off.status, "disabled");
 		assert.match(off.message, /PI_IDE_NO_VIM_LINK is set: not linking the Vim client/);
 		rmSync(join(w.target, "plugin"), { recursive: true });
-		const broken = linkVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false });
+		const broken = installVimClient({ packageRoot: w.pkg, vimDir: w.dir, disabled: false });
 		assert.equal(broken.status, "error");
 		assert.match(broken.message, /no Vim client in .*plugin\/pi-ide\.vim missing/);
 	});
 
-	it("isVimLinkDisabled reads PI_IDE_NO_VIM_LINK", () => {
-		assert.equal(isVimLinkDisabled({}), false);
-		assert.equal(isVimLinkDisabled({ PI_IDE_NO_VIM_LINK: "0" }), false);
-		assert.equal(isVimLinkDisabled({ PI_IDE_NO_VIM_LINK: "1" }), true);
-		assert.equal(isVimLinkDisabled({ PI_IDE_NO_NVIM_LINK: "1" }), false);
+	it("isVimInstallDisabled reads PI_IDE_NO_VIM_LINK", () => {
+		assert.equal(isVimInstallDisabled({}), false);
+		assert.equal(isVimInstallDisabled({ PI_IDE_NO_VIM_LINK: "0" }), false);
+		assert.equal(isVimInstallDisabled({ PI_IDE_NO_VIM_LINK: "1" }), true);
+		assert.equal(isVimInstallDisabled({ PI_IDE_NO_NVIM_LINK: "1" }), false);
 	});
 });
 

@@ -1,0 +1,232 @@
+vim9script
+# pi_ide/approval_rules.vim: protocol v0.4, the pure rules of pi's approval requests (`pi-<pid>.approval.json`): data
+# in, data out, no buffer, sign or window touched. Which requests and hunks count (Validate, ValidHunk, OverCap: the
+# change set's hunks too, pi_ide/review_rules.vim), whether a buffer's lines are the ones pi read (Matches), the
+# proposal applied or as a diff, where its marks go (Placement), the notice's text, the decisions kept for pi, and
+# which request an answer is for (Target). pi_ide/approval.vim is the UI over them (signs, virtual text, notices,
+# commands). The Neovim client's rules (editors/nvim/lua/pi-ide/approval.lua).
+
+import autoload 'pi_ide/writer.vim'
+
+# PROTOCOL.md "Approval": the largest request read, the decisions kept for pi; and the proposed lines shown
+# inline per hunk (the rest is counted).
+export const MAX_BYTES = 1024 * 1024
+export const MAX_DECISIONS = 20
+export const MAX_VIRTUAL_LINES = 20
+# PROTOCOL.md "Limits": the hunks of a request, or of a file of pi's change set (refused whole when more, by the
+# count, before any work per hunk), and the largest line number or count taken from them.
+export const MAX_HUNKS = 500
+export const MAX_LINE = 2147483647
+# PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (strlen() counts bytes).
+export const MAX_ID_BYTES = 64
+
+# A line number or line count of pi's: an integer 0 to MAX_LINE (a Float, 1.5 or 1e400, is none).
+def IsLine(v: any): bool
+  return type(v) == v:t_number && v >= 0 && v <= MAX_LINE
+enddef
+
+# Pure: why a list of pi's hunks is over the cap (refused whole), or ''.
+export def OverCap(what: string, hunks: list<any>): string
+  return len(hunks) > MAX_HUNKS ? printf('%s: %d, over the cap of %d: refused', what, len(hunks), MAX_HUNKS) : ''
+enddef
+
+# Loops rather than filter() and mapnew() with a lambda, here and below: a lambda made per hunk costs more
+# than the work itself (500 hunks, bench/vim.ts).
+def IsLines(v: any): bool
+  if type(v) != v:t_list
+    return false
+  endif
+  for l in v
+    if type(l) != v:t_string
+      return false
+    endif
+  endfor
+  return true
+enddef
+
+def IsString(v: any, s: string): bool
+  return type(v) == v:t_string && v ==# s
+enddef
+
+# Pure: is `h` (decoded JSON) a hunk as pi writes them (the change set's shape, PROTOCOL.md `hunks[]`): its id 1 to
+# MAX_ID_BYTES bytes, `old_start` and `new_start` line numbers from 1?
+export def ValidHunk(h: any): bool
+  return type(h) == v:t_dict && type(get(h, 'id', 0)) == v:t_string && h.id != '' && strlen(h.id) <= MAX_ID_BYTES
+    && IsLine(get(h, 'old_start', -1)) && IsLine(get(h, 'new_start', -1)) && h.old_start >= 1 && h.new_start >= 1
+    && IsLines(get(h, 'old_text', 0)) && IsLines(get(h, 'new_text', 0))
+enddef
+
+# The pid of `pi-<pid>.approval.json` (the canonical decimal of every state file name), or 0.
+export def PidOfName(name: string): number
+  var digits = matchstr(name, '^pi-\zs[0-9]\+\ze\.approval\.json$')
+  return digits == '' ? 0 : writer.PidOfName(digits .. '.json')
+enddef
+
+# Pure: [request, ''] from a decoded approval file of pi `pid`, or [{}, why it is refused]. Malformed hunks are
+# dropped (the rest still shows); the request is still asked without them.
+export def Validate(msg: any, pid: number): list<any>
+  if type(msg) != v:t_dict || !IsString(get(msg, 'kind', 0), 'pi-approval')
+    return [{}, 'not a pi approval request']
+  endif
+  if type(get(msg, 'pid', '')) != v:t_number || msg.pid != pid
+    return [{}, 'its pid is not the one in its name']
+  endif
+  if type(get(msg, 'editor_pid', '')) != v:t_number || msg.editor_pid < 1
+    return [{}, 'editor_pid is not a pid']
+  endif
+  var r = get(msg, 'request', 0)
+  if type(r) != v:t_dict
+    return [{}, 'request: not an object']
+  endif
+  var id = get(r, 'id', 0)
+  if type(id) != v:t_string || id == '' || strlen(id) > MAX_ID_BYTES
+    return [{}, printf('request.id: not a string of 1 to %d bytes', MAX_ID_BYTES)]
+  endif
+  if type(get(r, 'file', 0)) != v:t_string || r.file !~ '^/'
+    return [{}, 'request.file: not an absolute path']
+  endif
+  var expires = get(r, 'expires', '')
+  if type(get(r, 'tool', 0)) != v:t_string || type(get(r, 'timeout_s', '')) != v:t_number || r.timeout_s < 1
+      || (type(expires) != v:t_number && (type(expires) != v:t_float || isinf(expires) || isnan(expires)))
+    return [{}, 'request: tool, timeout_s or expires missing']
+  endif
+  if type(get(r, 'hunks', 0)) != v:t_list
+    return [{}, 'request.hunks: not a list']
+  endif
+  var over = OverCap('request.hunks', r.hunks)
+  if over != ''
+    return [{}, over]
+  endif
+  var hunks: list<dict<any>> = []
+  for h in r.hunks
+    if ValidHunk(h)
+      hunks->add(h)
+    endif
+  endfor
+  var total = get(r, 'hunks_total', v:null)
+  return [{
+    pi_pid: pid,
+    editor_pid: msg.editor_pid,
+    id: id,
+    tool: r.tool,
+    file: r.file,
+    created: type(get(r, 'created', 0)) == v:t_bool && r.created,
+    note: type(get(r, 'note', v:null)) == v:t_string ? r.note : '',
+    hunks: hunks,
+    hunks_total: IsLine(total) ? total : len(hunks),
+    timeout_s: r.timeout_s,
+    expires: expires,
+  }, '']
+enddef
+
+# Pure: do the hunks' old lines stand in `lines` where the request says (the buffer holds what pi read)?
+export def Matches(lines: list<string>, hunks: list<dict<any>>): bool
+  for h in hunks
+    var i = 0
+    for text in h.old_text
+      var at = h.old_start - 1 + i
+      if at < 0 || at >= len(lines) || lines[at] !=# text
+        return false
+      endif
+      i += 1
+    endfor
+  endfor
+  return true
+enddef
+
+# Pure: `lines` with the hunks applied (bottom up, so earlier line numbers stay right).
+export def Apply(lines: list<string>, hunks: list<dict<any>>): list<string>
+  var out = copy(lines)
+  for h in sort(copy(hunks), (a, b) => b.old_start - a.old_start)
+    var at = min([max([0, h.old_start - 1]), len(out)])
+    if !empty(h.old_text) && at < len(out)
+      remove(out, at, min([at + len(h.old_text), len(out)]) - 1)
+    endif
+    extend(out, h.new_text, at)
+  endfor
+  return out
+enddef
+
+# Pure: the request as a unified diff, for a file that is not loaded (or no longer holds pi's lines).
+export def DiffLines(r: dict<any>): list<string>
+  var out = ['--- ' .. r.file, '+++ ' .. r.file .. " (pi's proposal)"]
+  if r.note != ''
+    out->add(printf('(no preview: %s)', r.note))
+  endif
+  for h in r.hunks
+    out->add(printf('@@ -%d,%d +%d,%d @@', h.old_start, len(h.old_text), h.new_start, len(h.new_text)))
+    out += mapnew(h.old_text, (_, l) => '-' .. l)
+    out += mapnew(h.new_text, (_, l) => '+' .. l)
+  endfor
+  return out
+enddef
+
+# Pure: where the marks of `hunks` go in a buffer of `count` lines. Per hunk: the lines that get the sign (those
+# pi would replace; for an insertion the line it goes before, or the last line), and the proposed lines as
+# virtual text hung on line `at`, `below` it or (an insertion before a line) `above` it.
+export def Placement(hunks: list<dict<any>>, count: number): list<dict<any>>
+  var out: list<dict<any>> = []
+  for h in hunks
+    var n = len(h.old_text)
+    var first = max([1, min([h.old_start, count])])
+    var last = n > 0 ? max([first, min([h.old_start + n - 1, count])]) : first
+    var text: list<string> = []
+    for l in h.new_text[: MAX_VIRTUAL_LINES - 1]
+      text->add('+ ' .. l)
+    endfor
+    if len(h.new_text) > MAX_VIRTUAL_LINES
+      text->add(printf('+ … %d more lines', len(h.new_text) - MAX_VIRTUAL_LINES))
+    endif
+    var above = n == 0 && h.old_start <= count
+    out->add({signs: range(first, last), at: above ? first : last, align: above ? 'above' : 'below', text: text})
+  endfor
+  return out
+enddef
+
+# Control characters of a name from a file shown as `?`: nothing pi writes can move the cursor or clear lines.
+export def Inert(s: string): string
+  return substitute(s, '[[:cntrl:]]', '?', 'g')
+enddef
+
+export def What(r: dict<any>): string
+  return r.note != '' ? printf('(%s)', r.note) : printf('%d %s', r.hunks_total, r.hunks_total == 1 ? 'hunk' : 'hunks')
+enddef
+
+# Pure: the one line that tells of request `r` for `name` (the file as the user knows it): the longest form
+# that fits `room` columns, else the shortest (the message line cuts it).
+export def NoticeText(r: dict<any>, name: string, room: number): string
+  var forms = [
+    printf('(pi-ide) pi waits for your approval (%s, %d s) of %s: :PiIde approve / reject / proposal', What(r),
+      r.timeout_s, name),
+    printf("(pi-ide) approve pi's change to %s? :PiIde approve / reject", name),
+    printf('(pi-ide) pi waits: %s (:PiIde)', name),
+  ]
+  for f in forms
+    if strdisplaywidth(f) <= room
+      return f
+    endif
+  endfor
+  return forms[-1]
+enddef
+
+# Pure: `list` with `decision` added, newest last, at most MAX_DECISIONS.
+export def AddDecision(list: list<dict<any>>, decision: dict<any>): list<dict<any>>
+  var out = list + [decision]
+  return len(out) > MAX_DECISIONS ? out[len(out) - MAX_DECISIONS :] : out
+enddef
+
+# The request approve/reject answer: the one shown, if it still waits; else {} and the one that waits instead
+# (or {}). An answer never goes to a request the user was not shown.
+export def Target(waiting: dict<dict<any>>, seen: dict<any>): list<dict<any>>
+  var r = empty(seen) ? {} : get(waiting, string(seen.pi_pid), {})
+  if !empty(r) && r.id ==# seen.id
+    return [r, {}]
+  endif
+  var best: dict<any> = {}
+  for p in values(waiting)
+    if empty(best) || p.expires < best.expires
+      best = p
+    endif
+  endfor
+  return [{}, best]
+enddef

@@ -1,0 +1,100 @@
+/**
+ * The one read of a reload in the Vim and Emacs clients (issue 22): neither language can open a file without
+ * following a symlink, so both run the same perl script (editors/vim/autoload/pi_ide/inbox.vim READ_SCRIPT,
+ * editors/emacs/pi-ide-inbox.el `pi-ide-inbox-read-script`). The two texts must be the same, and the script
+ * reads only a regular file of the user's, never through a symlink, never blocking, within the cap.
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chownSync, linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, describe, it } from "node:test";
+
+const REPO = resolve(import.meta.dirname, "../..");
+
+function vimScript(): string {
+	const source = readFileSync(join(REPO, "editors/vim/autoload/pi_ide/inbox.vim"), "utf8");
+	const decl = /export const READ_SCRIPT = ((?:'[^']*'(?:\s*\.\.\s*)?)+)/.exec(source);
+	assert.ok(decl?.[1], "READ_SCRIPT in inbox.vim");
+	return [...decl[1].matchAll(/'([^']*)'/g)].map((m) => m[1]).join("");
+}
+
+function emacsScript(): string {
+	const source = readFileSync(join(REPO, "editors/emacs/pi-ide-inbox.el"), "utf8");
+	const decl = /\(defconst pi-ide-inbox-read-script\s+\(concat((?:\s*"(?:[^"\\]|\\.)*")+)\)/.exec(source);
+	assert.ok(decl?.[1], "pi-ide-inbox-read-script in pi-ide-inbox.el");
+	return [...decl[1].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? "").replace(/\\(.)/g, "$1")).join("");
+}
+
+const SCRIPT = vimScript();
+const GONE = 10;
+const REFUSED = 11;
+const TOO_LARGE = 12;
+
+describe("the reload's read script (Vim and Emacs)", () => {
+	it("is the same text in both clients", () => {
+		assert.equal(emacsScript(), SCRIPT);
+	});
+
+	const dir = mkdtempSync(join(tmpdir(), "pi-ide-read-"));
+	after(() => rmSync(dir, { recursive: true, force: true }));
+	const uid = process.getuid?.() ?? 0;
+	const CASES: { name: string; make: (path: string) => void; code: number; bytes?: string }[] = [
+		{ name: "a regular file of the user's", make: (p) => writeFileSync(p, "one\ntwo"), code: 0, bytes: "one\ntwo" },
+		{ name: "empty", make: (p) => writeFileSync(p, ""), code: 0, bytes: "" },
+		{ name: "at the cap", make: (p) => writeFileSync(p, "x".repeat(64)), code: 0, bytes: "x".repeat(64) },
+		{ name: "over the cap", make: (p) => writeFileSync(p, "x".repeat(65)), code: TOO_LARGE },
+		{ name: "gone", make: () => undefined, code: GONE },
+		{
+			name: "a symlink to a secret",
+			make: (p) => {
+				writeFileSync(`${p}.secret`, "SECRET", { mode: 0o600 });
+				symlinkSync(`${p}.secret`, p);
+			},
+			code: REFUSED,
+		},
+		{ name: "a dangling symlink", make: (p) => symlinkSync(`${p}.nowhere`, p), code: REFUSED },
+		{ name: "a FIFO (never blocks)", make: (p) => execFileSync("mkfifo", [p]), code: REFUSED },
+		{ name: "a directory", make: (p) => execFileSync("mkdir", [p]), code: REFUSED },
+		{
+			name: "another user's file",
+			make: (p) => {
+				writeFileSync(p, "theirs");
+				chownSync(p, uid + 4242, uid + 4242);
+			},
+			code: REFUSED,
+		},
+		{
+			name: "a hard link to the user's file (a regular file: the clients judge the path before)",
+			make: (p) => {
+				writeFileSync(`${p}.orig`, "linked");
+				linkSync(`${p}.orig`, p);
+			},
+			code: 0,
+			bytes: "linked",
+		},
+	];
+	for (const [i, c] of CASES.entries()) {
+		it(`${c.name}: exit ${c.code}`, () => {
+			const path = join(dir, `f${i}`);
+			c.make(path);
+			const run = spawnSync("perl", ["-e", SCRIPT, path, "64"], { timeout: 10_000 });
+			assert.equal(run.status, c.code, String(run.stderr));
+			if (c.bytes !== undefined) assert.equal(run.stdout.toString("utf8"), c.bytes);
+			else assert.equal(run.stdout.length, 0, "nothing written");
+			const out = join(dir, `out${i}`);
+			const toFile = spawnSync("perl", ["-e", SCRIPT, path, "64", out], { timeout: 10_000 });
+			assert.equal(toFile.status, c.code);
+			if (c.bytes !== undefined) assert.equal(readFileSync(out, "utf8"), c.bytes);
+		});
+	}
+	it("never writes over a file already at the output path", () => {
+		const path = join(dir, "src");
+		const out = join(dir, "taken");
+		writeFileSync(path, "new");
+		writeFileSync(out, "kept");
+		assert.notEqual(spawnSync("perl", ["-e", SCRIPT, path, "64", out]).status, 0);
+		assert.equal(readFileSync(out, "utf8"), "kept");
+	});
+});
