@@ -8,6 +8,7 @@ import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, wa
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
 import { oneLine } from "../protocol/inert.ts";
+import { mapPiMessage, mapReviewRuns, type PathMapping } from "../protocol/path-map.ts";
 import { piReviewFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
@@ -73,6 +74,8 @@ export interface EditorLinkOptions {
 	excluded?: (file: string) => boolean;
 	/** pi's pid namespace (`pid:[...]`, v0.5), written in pi's files so a reader elsewhere knows its pid is not theirs. */
 	pidNamespace?: string | null;
+	/** The editors' directories as pi sees them (path-map.ts): read in pi's paths, written in the editors'. */
+	paths?: readonly PathMapping[];
 }
 
 /**
@@ -130,7 +133,7 @@ export class EditorLink {
 		this.log = new ChangeLog(options.seqCounter ?? processSeqCounter());
 		this.#writer = new PiMessageWriter(options.stateDir, options.pid, options.uid);
 		this.#reviewWriter = new PiMessageWriter(options.stateDir, options.pid, options.uid, piReviewFileName(options.pid));
-		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
+		this.#scanner = new StateDirScanner(options.stateDir, options.uid, { paths: options.paths ?? [] });
 	}
 
 	get path(): string {
@@ -284,14 +287,17 @@ export class EditorLink {
 		// Encoded now, with the change set above: a message built later could announce changes (a later tool's)
 		// whose change set is still on its way.
 		const { content, text } = encodePiMessage(
-			buildPiMessage({
-				pid: this.#options.pid,
-				cwd: this.#options.cwd,
-				now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
-				editorPid: this.#editorPid,
-				log: this.log,
-				pidNamespace: this.#options.pidNamespace ?? null,
-			}),
+			mapPiMessage(
+				buildPiMessage({
+					pid: this.#options.pid,
+					cwd: this.#options.cwd,
+					now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
+					editorPid: this.#editorPid,
+					log: this.log,
+					pidNamespace: this.#options.pidNamespace ?? null,
+				}),
+				this.#options.paths ?? [],
+			),
 		);
 		// Published from now on (landed or on its way): later changes of the connection must follow it.
 		this.#published = true;
@@ -331,7 +337,7 @@ export class EditorLink {
 			pid: this.#options.pid,
 			editor_pid: this.#editorPid,
 			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
-			runs: this.changes.runs(),
+			runs: mapReviewRuns(this.changes.runs(), this.#options.paths ?? []),
 			...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 		});
 		// Never skipped: its timestamp changes with every publish anyway. A megabyte or more: written off pi's

@@ -10,6 +10,8 @@
  *   /home/u/proj at /workspace/proj. That root is the host's path when the bound directory's file system is the
  *   host's root file system (or mounted at the same path inside); the setting covers the rest.
  */
+import type { EditorState, PiMessage } from "./protocol.ts";
+import type { ApprovalRequest, ReviewFile, ReviewRun } from "./wire.ts";
 
 /** The editor's directory and the same directory as pi sees it. */
 export interface PathMapping {
@@ -117,6 +119,10 @@ function mapWith(path: string, mappings: readonly PathMapping[], from: "editor" 
 	return best[to] === "/" ? `/${rest}` : `${best[to]}/${rest}`;
 }
 
+/** Some mapping covers `path` (one of pi's paths, or an editor's): it is the same file on both sides. */
+export const isMapped = (path: string, mappings: readonly PathMapping[], side: "editor" | "pi"): boolean =>
+	mappings.some((mapping) => under(path, mapping[side]));
+
 /** An editor's absolute path as pi's tools can open it (unchanged when no mapping covers it). */
 export const toPiPath = (path: string, mappings: readonly PathMapping[]): string =>
 	mapWith(path, mappings, "editor", "pi");
@@ -124,3 +130,70 @@ export const toPiPath = (path: string, mappings: readonly PathMapping[]): string
 /** One of pi's absolute paths as the editors know it (unchanged when no mapping covers it). */
 export const toEditorPath = (path: string, mappings: readonly PathMapping[]): string =>
 	mapWith(path, mappings, "pi", "editor");
+
+// ---- The two directions of the data path: an editor's state as pi reads it, pi's files as editors read them ----
+
+const absoluteToPi = (path: string, mappings: readonly PathMapping[]): string =>
+	path.startsWith("/") ? toPiPath(path, mappings) : path;
+
+/**
+ * An editor's state with every path in pi's terms: `cwd`, the active buffer's `file` (a relative one stays
+ * relative to the mapped cwd), absolute `argv` entries, `files` reports, `windows` and `reverted` hunks. The
+ * scanner applies it to every state it reads (src/discovery/scan.ts), so the rest of pi only ever sees pi's own
+ * paths. The same object when nothing maps.
+ */
+export function mapEditorState<S extends EditorState>(state: S, mappings: readonly PathMapping[]): S {
+	if (mappings.length === 0) return state;
+	const map = (path: string) => absoluteToPi(path, mappings);
+	const buffer = <B extends { file: string | null }>(b: B): B => (b.file === null ? b : { ...b, file: map(b.file) });
+	const mapped: S = { ...state, cwd: map(state.cwd), active_buffer: buffer(state.active_buffer) };
+	if (state.argv) mapped.argv = state.argv.map(map);
+	if (state.files) mapped.files = state.files.map((f) => ({ ...f, file: map(f.file) }));
+	if (state.reverted) mapped.reverted = state.reverted.map((r) => ({ ...r, file: map(r.file) }));
+	if (state.windows)
+		mapped.windows = state.windows.map((w) => ({
+			...w,
+			cwd: map(w.cwd),
+			active_buffer: buffer(w.active_buffer),
+			...(w.argv ? { argv: w.argv.map(map) } : {}),
+		}));
+	return mapped;
+}
+
+/** pi's message (`pi-<pid>.json`) naming files as the editors know them: `cwd`, `changed`, `last_turn`. */
+export function mapPiMessage(message: PiMessage, mappings: readonly PathMapping[]): PiMessage {
+	if (mappings.length === 0) return message;
+	const map = (path: string) => toEditorPath(path, mappings);
+	return {
+		...message,
+		cwd: map(message.cwd),
+		changed: message.changed.map((c) => ({ ...c, file: map(c.file) })),
+		last_turn: message.last_turn.map(map),
+	};
+}
+
+/**
+ * Each mapped change-set file, by pi's own object: the encoder keeps each file's bytes by object
+ * (src/link/change-set.ts), so an unchanged file must map to the same object again.
+ */
+const mappedFiles = new WeakMap<ReviewFile, { mappings: readonly PathMapping[]; file: ReviewFile }>();
+
+/** The change set's runs naming files as the editors know them (the same runs when nothing maps). */
+export function mapReviewRuns(runs: readonly ReviewRun[], mappings: readonly PathMapping[]): ReviewRun[] {
+	if (mappings.length === 0) return [...runs];
+	return runs.map((run) => ({
+		...run,
+		files: run.files.map((file) => {
+			const known = mappedFiles.get(file);
+			if (known?.mappings === mappings) return known.file;
+			const mapped = { ...file, file: toEditorPath(file.file, mappings) };
+			mappedFiles.set(file, { mappings, file: mapped });
+			return mapped;
+		}),
+	}));
+}
+
+/** An approval request naming its file as the editors know it. */
+export function mapApprovalRequest(request: ApprovalRequest, mappings: readonly PathMapping[]): ApprovalRequest {
+	return mappings.length === 0 ? request : { ...request, file: toEditorPath(request.file, mappings) };
+}

@@ -5,8 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { StateDirScanner } from "../../src/discovery/scan.ts";
 import {
 	combineMappings,
+	isMapped,
+	mapApprovalRequest,
+	mapEditorState,
+	mapPiMessage,
+	mapReviewRuns,
 	mountMappings,
 	type PathMapping,
 	parseMountinfo,
@@ -14,7 +20,12 @@ import {
 	toEditorPath,
 	toPiPath,
 } from "../../src/protocol/path-map.ts";
+import type { EditorState } from "../../src/protocol/protocol.ts";
+import type { ApprovalRequest, ReviewRun } from "../../src/protocol/wire.ts";
+import { parseSettings } from "../../src/ui/settings.ts";
+import { makePiMessage } from "../fixtures/pi-message.ts";
 import { mulberry32 } from "../helpers/seeded.ts";
+import { makeState, privateStateDirs, writeStateFile } from "../helpers/state-files.ts";
 
 /** /proc/self/mountinfo inside `bwrap ... --bind /tmp/hostproj /workspace/hostproj --unshare-pid` (captured here). */
 const BWRAP = `67 45 0:40 /newroot / rw,nosuid,nodev,relatime - tmpfs tmpfs rw
@@ -140,4 +151,130 @@ test("seeded: the longest directory maps, at component boundaries, and the path 
 		assert.equal(toPiPath(path, mappings), expected, `seed ${seed}: ${path} with ${JSON.stringify(mappings)}`);
 		if (best) assert.equal(toEditorPath(expected, mappings), path, `seed ${seed}: back from ${expected}`);
 	}
+});
+
+describe("the setting in ideContext (settings.json)", () => {
+	test("good entries kept, each bad one named once as ideContext.paths; the rest of the settings unharmed", () => {
+		const { settings, problems } = parseSettings({
+			paths: { "/home/u/proj": "/workspace/proj", "~/x": "/y" },
+			sendUnchanged: true,
+		});
+		assert.deepEqual(settings.paths, [{ editor: "/home/u/proj", pi: "/workspace/proj", from: "setting" }]);
+		assert.equal(settings.sendUnchanged, true);
+		assert.deepEqual(problems, [
+			'ideContext.paths: "~/x" -> "/y" is not an absolute directory to an absolute directory',
+		]);
+	});
+	const bad: [string, unknown][] = [
+		["a string", "/home/u:/workspace"],
+		["an array", [["/a", "/b"]]],
+		["null", null],
+		["a number", 3],
+	];
+	for (const [name, value] of bad)
+		test(`${name}: one warning, no mappings, no exception`, () => {
+			const { settings, problems } = parseSettings({ paths: value });
+			assert.deepEqual(settings.paths, []);
+			assert.equal(problems.length, 1);
+			assert.match(problems[0] ?? "", /^ideContext\.paths must be an object/);
+		});
+});
+
+const SANDBOX: PathMapping[] = [{ editor: "/home/u/proj", pi: "/workspace/proj", from: "mount" }];
+
+describe("an editor's state, read in pi's paths", () => {
+	test("every path field maps; relative files, argv flags and other directories stay", () => {
+		const state: EditorState = {
+			...makeState({ cwd: "/home/u/proj", argv: ["nvim", "-u", "NONE", "/home/u/proj/src/a.ts", "/etc/hosts"] }),
+			protocol: "0.4",
+			files: [
+				{
+					file: "/home/u/proj/src/a.ts",
+					seq: 1,
+					status: "reloaded",
+					version: 1,
+					modified: false,
+					diagnostics_expected: false,
+					diagnostics: null,
+				},
+			],
+			reverted: [{ pi_pid: 7, run: 1, id: "h1", file: "/home/u/proj/src/a.ts", line: 1, lines: 1 }],
+			windows: [
+				{
+					cwd: "/home/u/other",
+					active_buffer: { ...makeState().active_buffer, file: "notes.md" },
+				},
+			],
+		};
+		const mapped = mapEditorState(state, SANDBOX);
+		assert.deepEqual(
+			{
+				cwd: mapped.cwd,
+				file: mapped.active_buffer.file,
+				argv: mapped.argv,
+				files: mapped.files?.map((f) => f.file),
+				reverted: mapped.reverted?.map((r) => r.file),
+				window: [mapped.windows?.[0]?.cwd, mapped.windows?.[0]?.active_buffer.file],
+			},
+			{
+				cwd: "/workspace/proj",
+				file: "/workspace/proj/src/main.ts",
+				argv: ["nvim", "-u", "NONE", "/workspace/proj/src/a.ts", "/etc/hosts"],
+				files: ["/workspace/proj/src/a.ts"],
+				reverted: ["/workspace/proj/src/a.ts"],
+				window: ["/home/u/other", "notes.md"],
+			},
+		);
+		assert.equal(state.cwd, "/home/u/proj", "the parsed state is not changed in place");
+		assert.equal(mapEditorState(state, []), state, "no mappings: the very same object");
+	});
+
+	test("the scanner reads every state in pi's paths (the one place on the way in)", () => {
+		const dir = privateStateDirs("pi-ide-path-map-")();
+		writeStateFile(dir, makeState({ pid: 4_100_001, cwd: "/home/u/proj" }));
+		const [record] = new StateDirScanner(dir, process.getuid?.() ?? 0, { paths: SANDBOX }).scan().editors;
+		assert.deepEqual(
+			[record?.state.cwd, record?.state.active_buffer.file],
+			["/workspace/proj", "/workspace/proj/src/main.ts"],
+		);
+	});
+});
+
+describe("pi's files, written in the editors' paths", () => {
+	test("pi's message: cwd, changed, last_turn", () => {
+		const message = makePiMessage({
+			cwd: "/workspace/proj",
+			changed: [{ file: "/workspace/proj/a.ts", seq: 1, tool: "write" }],
+			last_turn: ["/workspace/proj/a.ts", "/tmp/scratch"],
+		});
+		const mapped = mapPiMessage(message, SANDBOX);
+		assert.deepEqual(
+			[mapped.cwd, mapped.changed, mapped.last_turn],
+			["/home/u/proj", [{ file: "/home/u/proj/a.ts", seq: 1, tool: "write" }], ["/home/u/proj/a.ts", "/tmp/scratch"]],
+		);
+		assert.equal(mapPiMessage(message, []), message);
+	});
+	test("the change set: each file mapped once (the encoder's per-file cache keeps working)", () => {
+		const file = { file: "/workspace/proj/a.ts", baseline: "x\n", note: null, hunks: [], hunks_total: 0 };
+		const runs: ReviewRun[] = [{ run: 1, files: [file] }];
+		const first = mapReviewRuns(runs, SANDBOX);
+		assert.equal(first[0]?.files[0]?.file, "/home/u/proj/a.ts");
+		assert.equal(mapReviewRuns(runs, SANDBOX)[0]?.files[0], first[0]?.files[0], "the same object again");
+		assert.equal(file.file, "/workspace/proj/a.ts", "pi's own record is not changed");
+	});
+	test("an approval request", () => {
+		const request = { id: "r", tool: "edit", file: "/workspace/proj/a.ts" } as ApprovalRequest;
+		assert.equal(mapApprovalRequest(request, SANDBOX).file, "/home/u/proj/a.ts");
+		assert.equal(mapApprovalRequest(request, []), request);
+	});
+	test("isMapped: pi's side and the editors' side", () => {
+		assert.deepEqual(
+			[
+				isMapped("/workspace/proj/a", SANDBOX, "pi"),
+				isMapped("/workspace/projector", SANDBOX, "pi"),
+				isMapped("/home/u/proj", SANDBOX, "editor"),
+			],
+			[true, false, true],
+		);
+	});
 });
