@@ -4,6 +4,8 @@
  * reports host paths; pi shows the model only paths its own tools open, and writes back the editor's paths.
  * Learnt from /proc/self/mountinfo by itself, or from `ideContext.paths` where the mount does not tell (a project
  * on another file system: the mount's root names that file system's directory, not the host's path).
+ * pi is pid 2 inside (bwrap is 1), a pid that is live on the host too (kthreadd): the editor's reload of pi's edit
+ * here tests the paths pi's message names, not how an editor judges a sandboxed pi's liveness (issue 23 item 3).
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
