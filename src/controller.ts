@@ -533,6 +533,7 @@ export class IdeController {
 			envPidVerdict: view.envPid,
 			remembered: view.remembered,
 			choicesPath: this.choicesPath,
+			paths: this.#options.paths ?? [],
 			next:
 				injection.kind === "skip"
 					? notice?.text
