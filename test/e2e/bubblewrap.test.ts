@@ -43,6 +43,15 @@ describe("pi under bubblewrap, the project at /workspace/<name>", () => {
 		const hostFile = touch(env.workDir, "src/main.ts", CONTENT);
 		const inside = `${sandboxProject(env.workDir)}/src/main.ts`;
 		const nv = await nvimIn(t, env, env.workDir, hostFile);
+		// A checker on the buffer (clean after every change or reload), so the tool result says what Neovim did.
+		await nv.lua(
+			`local buf = vim.api.nvim_get_current_buf()
+			local ns = vim.api.nvim_create_namespace("bwrap-lint")
+			vim.b[buf].pi_ide_diagnostics_expected = true
+			local function lint() vim.schedule(function() vim.diagnostic.set(ns, buf, {}) end) end
+			vim.api.nvim_buf_attach(buf, false, { on_lines = lint, on_reload = lint })
+			lint()`,
+		);
 		env.model.respond = (_request, index) => {
 			if (index === 0) return { toolCalls: [{ name: "read", arguments: { path: inside } }] };
 			if (index === 1)
@@ -60,7 +69,8 @@ describe("pi under bubblewrap, the project at /workspace/<name>", () => {
 		assert.match(toolResults(second).join("\n"), /fromTheHost = 42/, "the model's read of that path worked");
 		const note = toolResults(third).join("\n");
 		assert.match(note, /Successfully replaced/);
-		assert.doesNotMatch(note, /did not answer/);
+		// The editor's report names its own path: read in pi's, it answers pi's edit (never "did not answer").
+		assert.ok(note.includes(`Neovim reloaded ${inside}: no diagnostics for the new content.`), note);
 		assert.ok(!everything(env.model.requests).includes(env.workDir), "no host path of the project in any request");
 		// pi's message named the file as the editor knows it: the open, unmodified buffer was reloaded.
 		assert.equal(readFileSync(hostFile, "utf8"), "export const fromTheHost = 43;\n");
