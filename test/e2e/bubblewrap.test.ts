@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import { bwrapArgs, sandboxProject } from "../helpers/bwrap.ts";
 import { DEFAULT_REPLY, injectedAfter, type RecordedRequest, toolResults } from "../helpers/fake-llm.ts";
 import { NVIM_MATRIX, type Nvim, startNvim } from "../helpers/nvim.ts";
-import { type PiEnv, runPrint } from "../helpers/pi-env.ts";
+import { type PiEnv, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { envFor, fileLine, PROMPT, touch } from "../helpers/scenario.ts";
 
@@ -81,6 +81,38 @@ describe("pi under bubblewrap, the project at /workspace/<name>", () => {
 		);
 		const state = await nv.until((s) => (s.files ?? []).some((f) => f.file === hostFile), "a report on src/main.ts");
 		assert.equal(state.files?.find((f) => f.file === hostFile)?.status, "reloaded");
+	});
+
+	it("approval: Neovim is asked about the file as it knows it, and its approval applies pi's edit", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
+		const hostFile = touch(env.workDir, "notes.txt", "alpha\nbeta\n");
+		assert.ok(flavour);
+		const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await nv.command("edit notes.txt");
+		await nv.until((s) => s.active_buffer.file === hostFile && Array.isArray(s.decisions), "Neovim answers approvals");
+		const inside = `${sandboxProject(env.workDir)}/notes.txt`;
+		env.model.respond = (_request, index) =>
+			index === 0
+				? { toolCalls: [{ name: "edit", arguments: { path: inside, edits: [{ oldText: "beta", newText: "BETA" }] } }] }
+				: { text: DEFAULT_REPLY };
+		const run = runPrint(env, [PROMPT], [], { wrap: bwrapArgs(env) });
+		const pending = await pollUntil(
+			async () =>
+				(await nv.lua<string | null>(
+					'for _, r in pairs(require("pi-ide.approval")._state().pending) do return r.file end return nil',
+				)) ?? undefined,
+			"Neovim has pi's request",
+			WAIT_MS,
+		);
+		assert.equal(pending, hostFile);
+		await nv.command("PiIde approve");
+		const result = await run;
+		assert.equal(result.code, 0, result.stderr);
+		assert.equal(readFileSync(hostFile, "utf8"), "alpha\nBETA\n");
+		assert.match(
+			toolResults(env.model.requests[1]).join("\n"),
+			/the user approved this change to notes\.txt in Neovim/,
+		);
 	});
 
 	it("ignore rules name pi's paths; a host file outside every mapped directory is never shown", async (t) => {

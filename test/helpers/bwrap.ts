@@ -31,6 +31,8 @@ export function bwrapArgs(env: PiEnv, project: string = env.workDir): string[] {
 	args.push("--bind", cache, cache, "--bind", env.home, env.home, "--bind", env.runtimeDir, env.runtimeDir);
 	if (!existsSync(project)) throw new Error(`no project at ${project}`);
 	const inside = sandboxProject(project);
-	args.push("--bind", project, inside, "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--chdir", inside);
+	// --die-with-parent: a test that kills the run (its timeout) kills pi too, not only the outer bwrap.
+	args.push("--bind", project, inside, "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--die-with-parent");
+	args.push("--chdir", inside);
 	return args;
 }
