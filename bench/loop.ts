@@ -14,6 +14,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { contextBlock } from "../src/context/blocks.ts";
 import { appendPromptDiagnostics } from "../src/context/diagnostics.ts";
 import { StateDirScanner } from "../src/discovery/scan.ts";
 import { EditorLink } from "../src/link/editor-link.ts";
@@ -258,7 +259,10 @@ function benchPromptCost(): void {
 		active_buffer: { ...base.active_buffer, diagnostics: { version: 9, total: 50, items } },
 	});
 	const withoutText = JSON.stringify(base);
-	const block = { text: "The user's editor (Neovim) shows this file:\nFile: /p/a.ts", details: {} };
+	const block = contextBlock(
+		{ header: { kind: "editor", editor: "Neovim", shows: "file" }, sections: [{ kind: "file", path: "/p/a.ts" }] },
+		{ pid: 1, editor: "Neovim", file: "/p/a.ts", language: null },
+	);
 	const n = 5000;
 	const time = (fn: () => void) => {
 		const xs: number[] = [];

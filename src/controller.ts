@@ -206,7 +206,10 @@ export class IdeController {
 		if (!this.#view.health.ok || this.#stopped) return Promise.resolve();
 		this.#watcher = new StateDirWatcher(this.#options.stateDir, {
 			changed: (name) => this.#scanner.markChanged(name),
-			rescan: (mode) => this.refresh(mode),
+			rescan: (mode) => {
+				this.refresh(mode);
+				this.#judgeAhead();
+			},
 			tick: () => this.#checkConnectedAlive(),
 			warn: (message) => this.#warnOnce(message),
 		});
@@ -594,6 +597,27 @@ export class IdeController {
 		const hidden = !isMapped(file, paths, "pi") && !this.#pathProbe.isDirectory(dirname(file));
 		this.#hidden.set(state, hidden);
 		return hidden;
+	}
+
+	/**
+	 * After a watcher's rescan, while pi waits for the user: the connected editor's active file judged against the
+	 * ignore rules as they are now (#ignoreSkip), so the prompt that follows finds the verdict for that state
+	 * object and those rules memoised instead of paying for the real paths then. New rules by the prompt: judged
+	 * anew there. Whether it is a host path pi cannot see (#hiddenFromPi) is judged ahead too. Quiet: the prompt
+	 * reports unreadable rules.
+	 */
+	#judgeAhead(): void {
+		try {
+			const state = this.connectedEditor()?.record.state;
+			if (!state || state.database || this.#ignoreVerdicts.has(state)) return;
+			const file = resolveEditorFile(state.active_buffer.file, state.cwd);
+			if (file === null) return;
+			const rules = this.#rules.load();
+			if (rules.ok) this.#ignoreSkip(state, file, rules);
+			this.#hiddenFromPi(state, file);
+		} catch {
+			// The prompt judges it (and says what went wrong).
+		}
 	}
 
 	/**

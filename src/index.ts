@@ -219,10 +219,18 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		return { customType: MESSAGE_TYPE, content: text, display: true, details };
 	};
 
+	/**
+	 * The context of the prompt whose editor context was just prepared (a verifying scan of the state dir): pi
+	 * gives every before_agent_start handler of one prompt the same one, so the revert note below reads the
+	 * connected editor's state from that scan.
+	 */
+	let scannedFor: ExtensionContext | undefined;
 	pi.on("before_agent_start", async (event, ctx) => {
+		scannedFor = undefined;
 		try {
 			if (event.messageType !== "user") return undefined;
 			const message = contextMessage(ctx);
+			if (controller) scannedFor = ctx;
 			return message ? { message } : undefined;
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);
@@ -248,7 +256,9 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	pi.on("before_agent_start", async (event, ctx) => {
 		try {
 			if (event.messageType !== "user") return undefined;
-			const note = editorLink?.revertNote();
+			const scanned = scannedFor === ctx;
+			scannedFor = undefined;
+			const note = editorLink?.revertNote(scanned);
 			return note ? { message: { customType: REVERTS_MESSAGE_TYPE, content: note, display: true } } : undefined;
 		} catch (error) {
 			reportError(ctx, "before_agent_start", error);

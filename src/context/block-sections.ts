@@ -1,13 +1,21 @@
 /**
- * A context block as sections: its header line and its sections by their leading key (`File:`, `Cursor:`,
- * `Selection (...)`, or any key another part of the extension adds later), parsed from the block's text; the
- * canonical form the model view compares (ages removed, the selection replaced by its identity), and the text
- * rendered back from sections (a whole block, an update, a selection as a reference, pi's one-line screen note).
- * Pure.
+ * A context block as sections (blocks.ts builds them): the canonical form the model view compares (ages left
+ * out, the selection replaced by its identity), and the text rendered from sections (a whole block, an update, a
+ * selection as a reference, pi's one-line screen note). The one parser of a block's text (`parseBlock`) is here
+ * too, for text that comes from the session, never for a block built now. Pure.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { basename } from "node:path";
-import type { ContextDetails } from "./blocks.ts";
+import {
+	type BlockHeader,
+	type BlockSection,
+	type BlockSections,
+	type ContextDetails,
+	headerLine,
+	type SelectionSection,
+	sectionKey,
+	sectionLines,
+} from "./blocks.ts";
 
 /** The canonical form of a block: the header line and its sections in order, ages removed. */
 export interface CanonicalState {
@@ -33,29 +41,34 @@ export function selectionKey(selection: SelectionIdentity): string {
 export const SELECTION_KEY = "Selection";
 export const REFERENCE_WORDS = "the same selection as in an earlier editor context";
 
-export interface Section {
-	key: string;
-	lines: string[];
-}
-
-export interface ParsedBlock {
-	header: string;
-	sections: Section[];
+/** Each section with its key, a repeated key numbered from its second time on (`Foreign key#2`). */
+export function keyedSections(block: BlockSections): Array<[key: string, section: BlockSection]> {
+	const seen = new Map<string, number>();
+	return block.sections.map((section) => {
+		const base = sectionKey(section);
+		const count = (seen.get(base) ?? 0) + 1;
+		seen.set(base, count);
+		return [count === 1 ? base : `${base}#${count}`, section];
+	});
 }
 
 /**
- * Split a block into its header line and sections. A section starts at a line
- * that begins with a capitalised key followed by ":" or " (" (`Cursor: ...`,
- * `Selection (lines 1-3, ...):`); other lines (indented items, fenced text)
- * belong to the section before them. A repeated key gets a `#n` suffix.
+ * The one parser of a block's text. It exists for text pi did not just build: an ide-context message read back
+ * from the session (written by this version, an older one, or cut by a pruner or another extension), which the
+ * request check puts back whole. A decision on a block built now works on the sections blocks.ts returned.
+ *
+ * The text splits into its header line and sections. A section starts at a line that begins with a capitalised
+ * key followed by ":" or " (" (`Cursor: ...`, `Selection (lines 1-3, ...):`); other lines (indented items,
+ * fenced text) belong to the section before them. A section is read as its typed form only when that form
+ * renders back to exactly its lines; any other is kept as lines under its key. So `blockText(parseBlock(t))` is
+ * `t` for any text, and for a block's own text the sections are the ones it was rendered from.
  */
-export function parseBlock(text: string): ParsedBlock {
-	const [header = "", ...rest] = text.split("\n");
-	const sections: Section[] = [];
-	const seen = new Map<string, number>();
+export function parseBlock(text: string): BlockSections {
+	const [first = "", ...rest] = text.split("\n");
+	const raw: Array<{ key: string; lines: string[] }> = [];
 	let fence: string | null = null;
 	for (const line of rest) {
-		const current = sections.at(-1);
+		const current = raw.at(-1);
 		if (fence !== null) {
 			current?.lines.push(line);
 			if (/^`+\s*$/.test(line) && line.trim().length >= fence.length) fence = null;
@@ -72,75 +85,151 @@ export function parseBlock(text: string): ParsedBlock {
 			current.lines.push(line);
 			continue;
 		}
-		const base = key ?? "Text";
-		const count = (seen.get(base) ?? 0) + 1;
-		seen.set(base, count);
-		sections.push({ key: count === 1 ? base : `${base}#${count}`, lines: [line] });
+		raw.push({ key: key ?? "Text", lines: [line] });
 	}
-	return { header, sections };
+	return { header: parseHeader(first), sections: raw.map(({ key, lines }) => parseSection(key, lines)) };
 }
 
-/** Ages move on by themselves; they are not news. */
-export function withoutAges(text: string): string {
-	return text.replace(/\b\d+ (?:s|min|h) ago\b/g, "ago");
+function parseHeader(line: string): BlockHeader {
+	const m = /^The user's editor \((.*)\) shows (this file|a database table):$/.exec(line);
+	const header: BlockHeader = m
+		? { kind: "editor", editor: m[1] as string, shows: m[2] === "this file" ? "file" : "table" }
+		: { kind: "text", line };
+	return headerLine(header) === line ? header : { kind: "text", line };
 }
 
-export function canonicalState(parsed: ParsedBlock, selection: SelectionIdentity | null): CanonicalState {
+function parseSection(key: string, lines: string[]): BlockSection {
+	const typed = typedSection(key, lines);
+	const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((l, i) => l === b[i]);
+	return typed && same(sectionLines(typed), lines) ? typed : { kind: "text", key, lines };
+}
+
+/** The typed form a section's lines seem to have (parseSection checks it renders back to them). */
+function typedSection(key: string, lines: string[]): BlockSection | undefined {
+	if (key === SELECTION_KEY) return parseSelection(lines);
+	const rule = Object.hasOwn(ONE_LINE_SECTIONS, key) ? ONE_LINE_SECTIONS[key] : undefined;
+	const m = rule?.pattern.exec(lines[0] ?? "");
+	return rule && m ? rule.read(m) : undefined;
+}
+
+const ONE_LINE_SECTIONS: Readonly<
+	Record<string, { pattern: RegExp; read: (m: RegExpExecArray) => BlockSection } | undefined>
+> = {
+	File: { pattern: /^File: (.*)$/, read: (m) => ({ kind: "file", path: m[1] as string }) },
+	Language: { pattern: /^Language: (.*)$/, read: (m) => ({ kind: "language", language: m[1] as string }) },
+	Cursor: {
+		pattern: /^Cursor: line (\d+)(?:, column (\d+))?$/,
+		read: (m) => ({ kind: "cursor", line: Number(m[1]), column: m[2] === undefined ? null : Number(m[2]) }),
+	},
+	Buffer: {
+		pattern: /^Buffer: (\d+) lines?, (unsaved changes|saved)$/,
+		read: (m) => ({ kind: "buffer", lines: Number(m[1]), modified: m[2] === "unsaved changes" }),
+	},
+};
+
+const SECONDS_PER = { s: 1, min: 60, h: 3600 } as const;
+const BYTES_PER = { B: 1, KiB: 1024 } as const;
+
+function parseSelection(lines: string[]): SelectionSection | undefined {
+	const m =
+		/^Selection \((?:line (\d+), columns (\d+)-(\d+)|lines (\d+)-(\d+)), made (\d+) (s|min|h) ago(?:; cut by the editor to (\d+) (B|KiB))?(?:; cut to the first (\d+) of (\d+) lines \((\d+) (B|KiB) of (\d+) (B|KiB)\))?\):$/.exec(
+			lines[0] ?? "",
+		);
+	const opening = /^(`{3,})(.*)$/.exec(lines[1] ?? "");
+	if (!m || !opening || lines.length < 4) return undefined;
+	const n = (i: number) => Number(m[i]);
+	const bytes = (i: number) => n(i) * BYTES_PER[m[i + 1] as keyof typeof BYTES_PER];
+	const oneLine = m[1] !== undefined;
 	return {
-		header: withoutAges(parsed.header),
-		sections: parsed.sections.map(({ key, lines }) => [
+		kind: "selection",
+		range: oneLine ? { first: n(1), last: n(1), columns: [n(2), n(3)] } : { first: n(4), last: n(5), columns: null },
+		ageSeconds: n(6) * SECONDS_PER[m[7] as keyof typeof SECONDS_PER],
+		editorCut: m[8] === undefined ? null : bytes(8),
+		cut: m[10] === undefined ? null : { lines: n(10), totalLines: n(11), bytes: bytes(12), totalBytes: bytes(14) },
+		fenceLanguage: opening[2] as string,
+		text: lines.slice(2, -1).join("\n"),
+	};
+}
+
+export function canonicalState(block: BlockSections, selection: SelectionIdentity | null): CanonicalState {
+	return {
+		header: headerLine(block.header),
+		sections: keyedSections(block).map(([key, section]) => [
 			key,
-			key === SELECTION_KEY && selection ? `selection ${selectionKey(selection)}` : withoutAges(lines.join("\n")),
+			key === SELECTION_KEY && selection
+				? `selection ${selectionKey(selection)}`
+				: sectionLines(section, false).join("\n"),
 		]),
 	};
 }
 
-/** The selection's identity, from the details and the fenced text in the block. */
-export function selectionIdentity(details: ContextDetails, parsed: ParsedBlock): SelectionIdentity | null {
+/** The selection's identity, from the details and the selection's text in the block. */
+export function selectionIdentity(details: ContextDetails, block: BlockSections): SelectionIdentity | null {
 	const selection = details.selection;
 	if (!selection) return null;
-	const section = parsed.sections.find((s) => s.key === SELECTION_KEY);
-	const body = section ? section.lines.slice(2, -1).join("\n") : "";
+	const section = block.sections.find((s) => s.kind === "selection");
+	const body = section?.kind === "selection" ? section.text : "";
 	return {
 		pid: details.pid,
 		file: selection.file,
 		range: `${selection.start.line}:${selection.start.column}-${selection.end.line}:${selection.end.column}`,
 		selectedAt: selection.selectedAt,
-		hash: createHash("sha256")
-			.update(`${selection.lines}:${selection.bytes}:${selection.truncated}\n${body}`)
-			.digest("hex")
-			.slice(0, 16),
+		hash: selectionHash(`${selection.lines}:${selection.bytes}:${selection.truncated}\n${body}`),
 	};
 }
 
+/** The last selection hashed: a cursor moved with the selection kept asks for the same digest again. */
+let lastSelection: { input: string; hash: string } | undefined;
+
+/** sha256 of `input`, first 16 hex digits (one-shot `hash`: no Hash object built), remembered for the last input. */
+function selectionHash(input: string): string {
+	if (lastSelection?.input !== input) lastSelection = { input, hash: hash("sha256", input).slice(0, 16) };
+	return lastSelection.hash;
+}
+
 /** The selection section's first line, turned into a reference to the copy the model already has. */
-export function selectionReference(section: Section): string {
-	const head = (section.lines[0] ?? "Selection:").replace(/:\s*$/, "");
+export function selectionReference(section: BlockSection | undefined): string {
+	const head = ((section && sectionLines(section)[0]) ?? "Selection:").replace(/:\s*$/, "");
 	return `${head}: ${REFERENCE_WORDS} of this conversation; not repeated.`;
 }
 
-function renderSection(section: Section, referenceSelection: boolean): string[] {
-	return section.key === SELECTION_KEY && referenceSelection ? [selectionReference(section)] : section.lines;
+/**
+ * A selection section's first line up to its first ")" (`Selection (lines 1-3, made 2 s ago`): its range, for
+ * a note about a selection whose text is gone; `Selection` when the section is missing or of another shape.
+ */
+export function selectionHead(section: BlockSection | undefined): string {
+	return /^Selection \([^)]*\)/.exec((section && sectionLines(section)[0]) ?? "")?.[0] ?? SELECTION_KEY;
 }
 
-/** The block again, with the selection as a reference when `referenceSelection`. */
-export function renderBlock(parsed: ParsedBlock, referenceSelection: boolean): string {
-	return [parsed.header, ...parsed.sections.flatMap((s) => renderSection(s, referenceSelection))].join("\n");
+function renderSection(key: string, section: BlockSection, referenceSelection: boolean): string[] {
+	return key === SELECTION_KEY && referenceSelection ? [selectionReference(section)] : sectionLines(section);
+}
+
+/** The block's text, with the selection as a reference when `referenceSelection`. */
+export function renderBlock(block: BlockSections, referenceSelection: boolean): string {
+	return [
+		headerLine(block.header),
+		...keyedSections(block).flatMap(([key, s]) => renderSection(key, s, referenceSelection)),
+	].join("\n");
 }
 
 export function renderUpdate(
 	editor: string,
-	parsed: ParsedBlock,
+	block: BlockSections,
 	changed: readonly string[],
 	removed: readonly string[],
 	selectionKnown: boolean,
 ): string {
 	const lines = [`Editor update (${editor}), the rest as before:`];
-	for (const section of parsed.sections) {
-		if (changed.includes(section.key)) lines.push(...renderSection(section, selectionKnown));
+	for (const [key, section] of keyedSections(block)) {
+		if (changed.includes(key)) lines.push(...renderSection(key, section, selectionKnown));
 	}
-	for (const key of removed) lines.push(REMOVED_WORDING[displayKey(key)] ?? `${displayKey(key)}: none now`);
+	for (const key of removed) lines.push(removedLine(key));
 	return lines.join("\n");
+}
+
+function removedLine(key: string): string {
+	return REMOVED_WORDING[displayKey(key)] ?? `${displayKey(key)}: none now`;
 }
 
 /**
@@ -157,17 +246,27 @@ const UNSHOWN_KEYS = new Set(["File", "Language", "Buffer", "Table", SELECTION_K
 
 /**
  * The line pi shows under the prompt for what it sent: the file (or table) and the first line of each section
- * worth a glance (cursor, diagnostics), or an update's changed sections. Every part came from the block, which
- * already made the editor's text inert.
+ * worth a glance (cursor, diagnostics), or an update's changed and removed sections (`update`). Every part came
+ * from the block, which already made the editor's text inert.
  */
-export function sentLine(kind: "full" | "update" | "stale", text: string, details: ContextDetails): string {
-	const { sections } = parseBlock(text);
-	const firstLines = (keep: (key: string) => boolean) =>
-		sections.filter((s) => keep(displayKey(s.key))).map((s) => (s.lines[0] ?? "").replace(/:$/, ""));
-	if (kind === "update")
-		return `editor update: ${firstLines((key) => key !== SELECTION_KEY).join(" · ") || "selection"}`;
+export function sentLine(
+	block: BlockSections,
+	details: ContextDetails,
+	update?: { changed: readonly string[]; removed: readonly string[] },
+): string {
+	const firstLine = (lines: readonly string[]) => (lines[0] ?? "").replace(/:$/, "");
+	const keyed = keyedSections(block);
+	if (update) {
+		const shown = (key: string) => displayKey(key) !== SELECTION_KEY;
+		const parts = [
+			...keyed.filter(([key]) => update.changed.includes(key) && shown(key)).map(([, s]) => firstLine(sectionLines(s))),
+			...update.removed.filter(shown).map((key) => firstLine([removedLine(key)])),
+		];
+		return `editor update: ${parts.join(" · ") || "selection"}`;
+	}
 	const name = details.table ?? (details.file ? basename(details.file) : details.editor);
-	return [`editor context: ${name}`, ...firstLines((key) => !UNSHOWN_KEYS.has(key))].join(" · ");
+	const parts = keyed.filter(([key]) => !UNSHOWN_KEYS.has(displayKey(key))).map(([, s]) => firstLine(sectionLines(s)));
+	return [`editor context: ${name}`, ...parts].join(" · ");
 }
 
 export function displayKey(key: string): string {

@@ -4,6 +4,11 @@
  * state file is treated as untrusted text: single-line fields are escaped so a
  * file name cannot start a new line of the block, and selection text is fenced
  * with a fence longer than any backtick run inside it, so it can never close it.
+ *
+ * A block is data first (`BlockSections`: its header and its sections, ages and
+ * sizes as numbers) and its text is rendered from that data in one place
+ * (`sectionLines`, `blockText`): the decision (model-view.ts) works on the
+ * sections, and never reads back the text it was given.
  */
 import { basename } from "node:path";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";
@@ -52,9 +57,120 @@ export interface ContextDetails {
 	table?: string;
 }
 
+/**
+ * The block as data: its header and its sections in order. Every string in it is already inert (escaped,
+ * capped, fenced by the rules above); numbers (lines, ages, sizes) are rendered by `sectionLines`. The text
+ * the model reads is `blockText` of this, and nothing reads the text back to decide (block-sections.ts).
+ */
+export interface BlockSections {
+	header: BlockHeader;
+	sections: BlockSection[];
+}
+
+/** "The user's editor (Neovim) shows this file:"; `text`: a header line of another shape (parsed from a session). */
+export type BlockHeader = { kind: "editor"; editor: string; shows: "file" | "table" } | { kind: "text"; line: string };
+
+export type BlockSection =
+	| { kind: "file"; path: string }
+	| { kind: "language"; language: string }
+	| { kind: "cursor"; line: number; column: number | null }
+	| { kind: "buffer"; lines: number; modified: boolean }
+	| SelectionSection
+	/** Lines under a key of their own (diagnostics, a database view's rows, a section of an older version). */
+	| { kind: "text"; key: string; lines: string[] };
+
+export interface SelectionSection {
+	kind: "selection";
+	/** Columns only for a selection on one line. */
+	range: { first: number; last: number; columns: [number, number] | null };
+	/** How long ago it was made, in seconds (not news: the canonical form leaves it out). */
+	ageSeconds: number;
+	/** Bytes of the selection as the editor sent it, when the editor says it cut it. */
+	editorCut: number | null;
+	/** pi's own cut to the selection caps. */
+	cut: { lines: number; totalLines: number; bytes: number; totalBytes: number } | null;
+	/** After the opening fence (```ts), or "". */
+	fenceLanguage: string;
+	/** The fenced text, as sent (capped). */
+	text: string;
+}
+
 export interface ContextBlock {
+	sections: BlockSections;
+	/** `blockText(sections)`: made once, by `contextBlock`. */
 	text: string;
 	details: ContextDetails;
+}
+
+/** A block of `sections`, with its text rendered from them. */
+export function contextBlock(sections: BlockSections, details: ContextDetails): ContextBlock {
+	return { sections, text: blockText(sections), details };
+}
+
+/** The one key each section is known by (`File`, `Selection`, a text section's own). */
+export function sectionKey(section: BlockSection): string {
+	return section.kind === "text" ? section.key : SECTION_KEYS[section.kind];
+}
+
+const SECTION_KEYS = {
+	file: "File",
+	language: "Language",
+	cursor: "Cursor",
+	buffer: "Buffer",
+	selection: "Selection",
+} as const satisfies Record<Exclude<BlockSection["kind"], "text">, string>;
+
+export function headerLine(header: BlockHeader): string {
+	if (header.kind === "text") return header.line;
+	return `The user's editor (${header.editor}) shows ${header.shows === "file" ? "this file" : "a database table"}:`;
+}
+
+/**
+ * The lines of one section as the model reads them: the one place a section becomes text. `ages: false` leaves
+ * the ages out ("made ago"), for the canonical form.
+ */
+export function sectionLines(section: BlockSection, ages = true): string[] {
+	switch (section.kind) {
+		case "file":
+			return [`File: ${section.path}`];
+		case "language":
+			return [`Language: ${section.language}`];
+		case "cursor":
+			return [
+				section.column !== null
+					? `Cursor: line ${section.line}, column ${section.column}`
+					: `Cursor: line ${section.line}`,
+			];
+		case "buffer":
+			return [
+				`Buffer: ${section.lines} ${section.lines === 1 ? "line" : "lines"}, ${section.modified ? "unsaved changes" : "saved"}`,
+			];
+		case "selection": {
+			const { range, cut } = section;
+			const where = range.columns
+				? `line ${range.first}, columns ${range.columns[0]}-${range.columns[1]}`
+				: `lines ${range.first}-${range.last}`;
+			const age = ages ? `${formatSeconds(section.ageSeconds)} ago` : "ago";
+			const cutByEditor = section.editorCut !== null ? `; cut by the editor to ${formatBytes(section.editorCut)}` : "";
+			const cutHere = cut
+				? `; cut to the first ${cut.lines} of ${cut.totalLines} lines (${formatBytes(cut.bytes)} of ${formatBytes(cut.totalBytes)})`
+				: "";
+			const fence = fenceFor(section.text);
+			return [
+				`Selection (${where}, made ${age}${cutByEditor}${cutHere}):`,
+				`${fence}${section.fenceLanguage}`,
+				...section.text.split("\n"),
+				fence,
+			];
+		}
+		case "text":
+			return section.lines;
+	}
+}
+
+/** The text the model reads for `block`. */
+export function blockText(block: BlockSections): string {
+	return [headerLine(block.header), ...block.sections.flatMap((s) => sectionLines(s))].join("\n");
 }
 
 export type Freshness =
@@ -90,25 +206,18 @@ export function formatContextBlock(
 	const editor = formatEditorName(state);
 	const buffer = state.active_buffer;
 	if (state.database) {
-		return {
-			text: formatDatabaseBlock(editor, state.database),
-			details: { pid: state.pid, editor, file: null, language: null, table: state.database.table },
-		};
+		return contextBlock(
+			{ header: { kind: "editor", editor, shows: "table" }, sections: databaseSections(state.database) },
+			{ pid: state.pid, editor, file: null, language: null, table: state.database.table },
+		);
 	}
 	if (file === null) return null;
 	const language = buffer.language?.trim() || languageOfFile(file) || "";
-	const lines = [`The user's editor (${editor}) shows this file:`, `File: ${oneLine(file)}`];
-	if (language) lines.push(`Language: ${oneLine(language, 60)}`);
-	if (buffer.cursor.line !== null) {
-		lines.push(
-			buffer.cursor.column !== null
-				? `Cursor: line ${buffer.cursor.line}, column ${buffer.cursor.column}`
-				: `Cursor: line ${buffer.cursor.line}`,
-		);
-	}
-	lines.push(
-		`Buffer: ${buffer.lines_total} ${buffer.lines_total === 1 ? "line" : "lines"}, ${buffer.modified ? "unsaved changes" : "saved"}`,
-	);
+	const sections: BlockSection[] = [{ kind: "file", path: oneLine(file) }];
+	if (language) sections.push({ kind: "language", language: oneLine(language, 60) });
+	if (buffer.cursor.line !== null)
+		sections.push({ kind: "cursor", line: buffer.cursor.line, column: buffer.cursor.column });
+	sections.push({ kind: "buffer", lines: buffer.lines_total, modified: buffer.modified });
 	const details: ContextDetails = { pid: state.pid, editor, file, language: language || null };
 	const selection = buffer.selection;
 	const freshness = checkFreshness(selection, options.now);
@@ -118,21 +227,21 @@ export function formatContextBlock(
 			options.maxSelectionLines ?? DEFAULT_MAX_SELECTION_LINES,
 			options.maxSelectionBytes ?? DEFAULT_MAX_SELECTION_BYTES,
 		);
-		const range =
-			selection.start.line === selection.end.line
-				? `line ${selection.start.line}, columns ${selection.start.column}-${selection.end.column}`
-				: `lines ${selection.start.line}-${selection.end.line}`;
-		const cutByEditor = selection.truncated === true ? `; cut by the editor to ${formatBytes(capped.totalBytes)}` : "";
-		const cut = capped.truncated
-			? `; cut to the first ${capped.lines} of ${capped.totalLines} lines (${formatBytes(capped.bytes)} of ${formatBytes(capped.totalBytes)})`
-			: "";
-		const fence = fenceFor(capped.text);
-		lines.push(
-			`Selection (${range}, made ${formatSeconds(freshness.ageSeconds)} ago${cutByEditor}${cut}):`,
-			`${fence}${fenceLanguage(language)}`,
-			capped.text,
-			fence,
-		);
+		sections.push({
+			kind: "selection",
+			range: {
+				first: selection.start.line,
+				last: selection.end.line,
+				columns: selection.start.line === selection.end.line ? [selection.start.column, selection.end.column] : null,
+			},
+			ageSeconds: freshness.ageSeconds,
+			editorCut: selection.truncated === true ? capped.totalBytes : null,
+			cut: capped.truncated
+				? { lines: capped.lines, totalLines: capped.totalLines, bytes: capped.bytes, totalBytes: capped.totalBytes }
+				: null,
+			fenceLanguage: fenceLanguage(language),
+			text: capped.text,
+		});
 		details.selection = {
 			file,
 			name: basename(file),
@@ -145,7 +254,7 @@ export function formatContextBlock(
 			preview: previewText(selection.text),
 		};
 	}
-	return { text: lines.join("\n"), details };
+	return contextBlock({ header: { kind: "editor", editor, shows: "file" }, sections }, details);
 }
 
 /** The one-line quote shown under the user's message: `↳ main.ts:40-45 · first words`. */
@@ -161,34 +270,44 @@ export function formatQuote(selection: InjectedSelection): string {
 	return preview ? `↳ ${name}:${range} · ${preview}` : `↳ ${name}:${range}`;
 }
 
-function formatDatabaseBlock(editor: string, db: DatabaseView): string {
+/** A database view's sections: one line each, under its own key (`Foreign key` repeats). */
+function databaseSections(db: DatabaseView): BlockSection[] {
+	const line = (key: string, text: string): BlockSection => ({ kind: "text", key, lines: [text] });
 	const qualified = db.schema ? `${db.schema}.${db.table}` : db.table;
 	const source = db.data_source ? ` (data source ${oneLine(db.data_source, 120)})` : "";
-	const lines = [`The user's editor (${editor}) shows a database table:`, `Table: ${oneLine(qualified, 200)}${source}`];
+	const sections = [line("Table", `Table: ${oneLine(qualified, 200)}${source}`)];
 	if (db.primary_key && db.primary_key.length > 0)
-		lines.push(`Primary key: ${db.primary_key.map((c) => oneLine(c, 80)).join(", ")}`);
+		sections.push(line("Primary key", `Primary key: ${db.primary_key.map((c) => oneLine(c, 80)).join(", ")}`));
 	if (db.columns && db.columns.length > 0) {
 		const total = db.columns_total ?? db.columns.length;
 		const count = total > db.columns.length ? `${db.columns.length} of ${total}` : `${db.columns.length}`;
 		const list = db.columns.map((c) =>
 			c.type ? `${oneLine(c.name, 80)} ${oneLine(c.type, 40)}` : oneLine(c.name, 80),
 		);
-		lines.push(`Columns (${count}): ${list.join(", ")}`);
+		sections.push(line("Columns", `Columns (${count}): ${list.join(", ")}`));
 	}
 	for (const fk of db.foreign_keys ?? []) {
 		const onDelete = fk.on_delete ? ` ON DELETE ${oneLine(fk.on_delete, 40)}` : "";
-		lines.push(
-			`Foreign key: (${fk.columns.map((c) => oneLine(c, 80)).join(", ")}) -> ${oneLine(fk.ref_table, 120)}(${fk.ref_columns.map((c) => oneLine(c, 80)).join(", ")})${onDelete}`,
+		sections.push(
+			line(
+				"Foreign key",
+				`Foreign key: (${fk.columns.map((c) => oneLine(c, 80)).join(", ")}) -> ${oneLine(fk.ref_table, 120)}(${fk.ref_columns.map((c) => oneLine(c, 80)).join(", ")})${onDelete}`,
+			),
 		);
 	}
-	if (db.filter) lines.push(`Filter: ${oneLine(db.filter)}`);
-	if (db.row_count !== undefined && db.row_count !== null) lines.push(`Rows: ${db.row_count}`);
+	if (db.filter) sections.push(line("Filter", `Filter: ${oneLine(db.filter)}`));
+	if (db.row_count !== undefined && db.row_count !== null) sections.push(line("Rows", `Rows: ${db.row_count}`));
 	if (db.cell) {
 		const type = db.cell.type ? ` (${oneLine(db.cell.type, 40)})` : "";
 		const value = db.cell.value === null ? "NULL" : oneLine(db.cell.value, MAX_CELL_CHARS);
-		lines.push(`Selected cell: row ${db.cell.row}, column ${oneLine(db.cell.column, 80)}${type} = ${value}`);
+		sections.push(
+			line(
+				"Selected cell",
+				`Selected cell: row ${db.cell.row}, column ${oneLine(db.cell.column, 80)}${type} = ${value}`,
+			),
+		);
 	}
-	return lines.join("\n");
+	return sections;
 }
 
 /** A backtick fence longer than the longest backtick run in `text` (at least three). */

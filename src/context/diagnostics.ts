@@ -9,6 +9,7 @@
 
 import { oneLine } from "../protocol/inert.ts";
 import type { DiagnosticItem, Diagnostics, EditorState, Severity } from "../protocol/protocol.ts";
+import { type ContextBlock, contextBlock } from "./blocks.ts";
 
 /** Most diagnostics shown in a prompt's context block. */
 export const PROMPT_DIAGNOSTICS_CAP = 10;
@@ -142,9 +143,11 @@ export function formatList(reported: Diagnostics, cursorLine: number | null, cap
 	return [`Diagnostics (${summary}${showing}):`, ...shown.map((d) => `- ${formatDiagnostic(d)}`)];
 }
 
-/** The context block's text with the active buffer's diagnostics appended (unchanged when there are none). */
-export function appendPromptDiagnostics<T extends { text: string }>(block: T, state: EditorState): T {
+/** The context block with the active buffer's diagnostics as its last section (unchanged when there are none). */
+export function appendPromptDiagnostics(block: ContextBlock, state: EditorState): ContextBlock {
 	if (state.database) return block;
 	const lines = formatPromptDiagnostics(state.active_buffer);
-	return lines.length === 0 ? block : { ...block, text: `${block.text}\n${lines.join("\n")}` };
+	if (lines.length === 0) return block;
+	const { header, sections } = block.sections;
+	return contextBlock({ header, sections: [...sections, { kind: "text", key: "Diagnostics", lines }] }, block.details);
 }

@@ -6,7 +6,7 @@
  * controller built now, and returns data.
  *
  * A block is compared in its canonical form (block-sections.ts): sections by key,
- * ages removed, the selection replaced by its identity. Every message records that
+ * ages left out, the selection replaced by its identity. Every message records that
  * canonical state in its details, with an id and the id of the message it updates,
  * so a chain of updates is only trusted while every link of it is still in the
  * model's view, and a hash of the text it was sent with: a `context_edit` that
@@ -18,7 +18,6 @@ import {
 	type CanonicalState,
 	canonicalState,
 	displayKey,
-	parseBlock,
 	renderBlock,
 	renderUpdate,
 	SELECTION_KEY,
@@ -287,13 +286,19 @@ export function viewOf(read: readonly ReadRecord[]): ModelView {
 
 /** Decide what this prompt sends for `block`, given what the model has. */
 export function decide(block: ContextBlock, view: ModelView, options: DecideOptions): Decision {
-	const parsed = parseBlock(block.text);
-	const selection = selectionIdentity(block.details, parsed);
-	const state = canonicalState(parsed, selection);
+	const { sections } = block;
+	const selection = selectionIdentity(block.details, sections);
+	const state = canonicalState(sections, selection);
 	// A copy far back is sent again: what the request check compares stays short (see MAX_UPDATE_CHAIN).
 	const key = selection && selectionKey(selection);
 	const known = key !== null && view.selections.has(key) && (view.distance?.(key) ?? 0) < MAX_UPDATE_CHAIN;
-	const record = (kind: MemoryRecord["kind"], prev: string | null, sent: boolean, text: string): MemoryDetails => {
+	const record = (
+		kind: "full" | "update",
+		prev: string | null,
+		sent: boolean,
+		text: string,
+		update?: { changed: readonly string[]; removed: readonly string[] },
+	): MemoryDetails => {
 		const { selection: injected, ...rest } = block.details;
 		const details: MemoryDetails = { ...rest };
 		if (injected && sent) details.selection = injected;
@@ -307,12 +312,12 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			selectionSent: sent,
 			textHash: textHash(text),
 		};
-		details.sent = sentLine(kind, text, block.details);
+		details.sent = sentLine(sections, block.details, update);
 		return details;
 	};
 	const full = (reason: string): Decision => {
 		const sent = selection !== null && (options.always || !known);
-		const text = sent || selection === null ? block.text : renderBlock(parsed, true);
+		const text = sent || selection === null ? block.text : renderBlock(sections, true);
 		const why = `a new block (${reason})`;
 		return {
 			kind: "full",
@@ -349,14 +354,14 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 		};
 	}
 	const sent = selection !== null && !known && changed.includes(SELECTION_KEY);
-	const update = renderUpdate(block.details.editor, parsed, changed, removed, known);
-	const fullSize = (selection !== null && !known ? block.text : renderBlock(parsed, true)).length;
+	const update = renderUpdate(block.details.editor, sections, changed, removed, known);
+	const fullSize = (selection !== null && !known ? block.text : renderBlock(sections, true)).length;
 	if (update.length >= fullSize) return full("most of it changed");
 	const keys = [...changed, ...removed].map(displayKey).join(", ");
 	return {
 		kind: "update",
 		text: update,
-		details: record("update", base.id, sent, update),
+		details: record("update", base.id, sent, update, { changed, removed }),
 		why: `an update (${keys}) to the editor context the model has${known ? `; ${SELECTION_REFERENCED}` : ""}`,
 		selectionReferenced: known,
 	};

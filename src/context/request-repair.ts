@@ -5,14 +5,16 @@
  * contexts whose basis is gone read SUPERSEDED. Pure: reads the records model-view.ts keeps, returns data.
  */
 import {
+	keyedSections,
 	parseBlock,
 	REFERENCE_WORDS,
 	SELECTION_KEY,
-	type Section,
 	type SelectionIdentity,
+	selectionHead,
 	selectionKey,
 	selectionReference,
 } from "./block-sections.ts";
+import { type BlockSection, sectionLines } from "./blocks.ts";
 import {
 	contentText,
 	EMPTY_FOLD,
@@ -457,7 +459,8 @@ function selfContained(
 ): { text: string; selectionSent: boolean } {
 	const { record } = target;
 	if (record.kind === "stale") return { text: contentText(target.content), selectionSent: false };
-	const own = new Map(parseBlock(contentText(target.content)).sections.map((s) => [s.key, s]));
+	// Text from the session (this version's, an older one's, cut by a pruner): read with the one parser.
+	const own = new Map(keyedSections(parseBlock(contentText(target.content))));
 	const lines = [record.state.header];
 	let selectionSent = false;
 	for (const [key, value] of record.state.sections) {
@@ -466,7 +469,7 @@ function selfContained(
 			const part = selectionLines(record, record.selection, mine, requestSelections, holders);
 			selectionSent = part.sent;
 			lines.push(...part.lines);
-		} else lines.push(...(mine?.lines ?? [value]));
+		} else lines.push(...(mine ? sectionLines(mine) : [value]));
 	}
 	return { text: lines.join("\n"), selectionSent };
 }
@@ -474,29 +477,30 @@ function selfContained(
 function selectionLines(
 	record: MemoryRecord,
 	selection: SelectionIdentity,
-	own: Section | undefined,
+	own: BlockSection | undefined,
 	requestSelections: ReadonlySet<string>,
 	holders: readonly ReadRecord[],
 ): { lines: string[]; sent: boolean } {
-	if (own && record.selectionSent) return { lines: own.lines, sent: true };
+	if (own && record.selectionSent) return { lines: sectionLines(own), sent: true };
 	const key = selectionKey(selection);
 	const holder = holders.findLast(
 		(r) => r.record?.selectionSent && r.record.selection && selectionKey(r.record.selection) === key,
 	);
-	const held = holder && parseBlock(contentText(holder.message.content)).sections.find((s) => s.key === SELECTION_KEY);
+	const held =
+		holder &&
+		keyedSections(parseBlock(contentText(holder.message.content))).find(([key]) => key === SELECTION_KEY)?.[1];
 	if (requestSelections.has(key)) {
 		// `own` is then already the reference line ("... the same selection as in an earlier editor context ...").
 		return {
-			lines: own ? own.lines : [selectionReference(held ?? { key: SELECTION_KEY, lines: ["Selection:"] })],
+			lines: own ? sectionLines(own) : [selectionReference(held)],
 			sent: false,
 		};
 	}
-	if (held) return { lines: held.lines, sent: true };
+	if (held) return { lines: sectionLines(held), sent: true };
 	return { lines: [selectionGone(own)], sent: false };
 }
 
 /** The selection's own head (its range) kept, its text said to be gone: nothing in the request holds it. */
-function selectionGone(own: Section | undefined): string {
-	const head = /^Selection \([^)]*\)/.exec(own?.lines[0] ?? "")?.[0] ?? SELECTION_KEY;
-	return `${head}: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).`;
+function selectionGone(own: BlockSection | undefined): string {
+	return `${selectionHead(own)}: made earlier in this conversation; its text is no longer in the model's context (select it again to send it).`;
 }

@@ -8,7 +8,8 @@
  * A small cache keyed by each file's version (src/protocol/file-version.ts: its
  * lstat signature, trusted once settled) means a verifying rescan costs one
  * readdir plus one lstat per file; only files that changed, or were read too soon
- * after a write to tell the next one apart, are opened again. While a watcher
+ * after a write to tell the next one apart, are opened again (and parsed again only
+ * when their text changed). While a watcher
  * reports every change, a rescan may skip even the lstat of files no event named
  * (`scan("changed")`).
  *
@@ -301,19 +302,17 @@ export class StateDirScanner {
 			}
 			const cached = this.#cache.get(name);
 			if (isUnchanged(cached?.version, stats)) return (cached as CacheEntry).verdict;
-			const judged = this.#judge(path, stats, pidFromName);
+			// Read again only to settle it (the same signature), and found as before: the verdict stands, unparsed
+			// (and its state object, which the controller's memos of tiers and ignore verdicts are keyed by).
+			const settling = cached !== undefined && cached.version.signature === signatureOf(stats) ? cached : undefined;
+			const judged = this.#judge(path, stats, pidFromName, settling);
 			if (judged.verdict.kind !== "gone") {
-				// Read again only to settle it, and found as before: keep the verdict (and its state object, which the
-				// controller's memos of tiers and ignore verdicts are keyed by).
-				const same =
-					cached !== undefined && cached.text === judged.text && cached.version.signature === signatureOf(stats);
-				const verdict = same ? cached.verdict : judged.verdict;
 				this.#cache.set(name, {
 					version: versionOf(stats, readStartedMs, this.#racyWindowMs),
 					text: judged.text,
-					verdict,
+					verdict: judged.verdict,
 				});
-				return verdict;
+				return judged.verdict;
 			}
 			if (attempt === MAX_READ_ATTEMPTS) {
 				return { kind: "problem", message: `replaced ${MAX_READ_ATTEMPTS} times while being read: skipped this time` };
@@ -321,12 +320,19 @@ export class StateDirScanner {
 		}
 	}
 
-	#judge(path: string, stats: Stats, pidFromName: number): { verdict: FileVerdict; text?: string } {
+	/** `settling`: what was read of this very signature before; the same text again keeps its verdict. */
+	#judge(
+		path: string,
+		stats: Stats,
+		pidFromName: number,
+		settling?: CacheEntry,
+	): { verdict: FileVerdict; text?: string } {
 		const refused = this.#refuse(stats);
 		if (refused) return { verdict: { kind: "problem", message: refused } };
 		const read = readPrivateFile(path, stats, { maxBytes: MAX_STATE_FILE_BYTES });
 		if (read.kind !== "text") return { verdict: read };
 		const text = read.text;
+		if (settling?.text === text) return { verdict: settling.verdict, text };
 		const parsed = parseEditorState(text);
 		if (!parsed.ok)
 			return { verdict: { kind: "problem", message: `invalid state file: ${parsed.problems.join("; ")}` }, text };

@@ -202,12 +202,13 @@ export class EditorLink {
 	/**
 	 * With a prompt: the note telling the model which of pi's hunks the user reverted in the connected editor
 	 * since it was last told (v0.4), and which reverts it was told of the user undid since, or null. Each once:
-	 * an undone revert redone is news again.
+	 * an undone revert redone is news again. `scanned`: `connected()` comes from a verifying scan made for this
+	 * very prompt (the one its block was built from): its state is used as it is, not read a second time.
 	 */
-	revertNote(): string | null {
+	revertNote(scanned = false): string | null {
 		const editor = this.#options.connected();
 		if (this.#closed || !editor) return null;
-		const state = this.#read(editor.pid) ?? editor.state;
+		const state = (scanned ? null : this.#read(editor.pid)) ?? editor.state;
 		const excluded = (file: string) => this.#excluded(file);
 		const undone = undoneReverts(state, editor.pid, this.#toldReverts);
 		for (const r of undone) this.#toldReverts.delete(revertKey(r));

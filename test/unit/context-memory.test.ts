@@ -2,8 +2,14 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { describe, it } from "node:test";
-import { parseBlock } from "../../src/context/block-sections.ts";
-import { type ContextBlock, formatContextBlock } from "../../src/context/blocks.ts";
+import { canonicalState, keyedSections, parseBlock, selectionIdentity } from "../../src/context/block-sections.ts";
+import {
+	type ContextBlock,
+	contextBlock,
+	formatContextBlock,
+	headerLine,
+	sectionLines,
+} from "../../src/context/blocks.ts";
 import { appendPromptDiagnostics } from "../../src/context/diagnostics.ts";
 import {
 	type Decision,
@@ -58,7 +64,10 @@ function blockOf(s: EditorState, now: number, extraLines: string[] = []): Contex
 	const file = s.database ? null : s.active_buffer.file;
 	const block = formatContextBlock(s, file, { now });
 	assert.ok(block, "the fixture makes a block");
-	return extraLines.length > 0 ? { ...block, text: [block.text, ...extraLines].join("\n") } : block;
+	// The block as it reads with the lines appended: sections of their own after the block's.
+	return extraLines.length > 0
+		? contextBlock(parseBlock([block.text, ...extraLines].join("\n")), block.details)
+		: block;
 }
 
 /** The block the controller injects: the context block with the active buffer's diagnostics (the real format). */
@@ -247,10 +256,15 @@ describe("decide: what each prompt of a conversation sends", () => {
 		assert.deepEqual(cleared.text.split("\n").slice(1), ["Diagnostics: unknown now; earlier ones may not apply"]);
 	});
 
-	it("ages elsewhere in the block ('updated 3 s ago') are not news", () => {
+	it("an age is not news: the canonical form leaves the selection's age (a number) out, not a pattern in the text", () => {
+		const at = (now: number) => blockOf(state({ selection: selection() }), now);
+		// Without the selection's identity the section itself is compared: 1 s and 59 s ago read the same.
+		assert.deepEqual(canonicalState(at(NOW + 1).sections, null), canonicalState(at(NOW + 59).sections, null));
+		assert.notEqual(at(NOW + 1).text, at(NOW + 59).text);
+		// Text of the editor's that merely reads like an age ("updated 3 s ago") is the editor's: it is news.
 		const c = new Conversation();
 		c.send(blockOf(state(), NOW, ["Diagnostics (updated 3 s ago): none"]));
-		assert.equal(c.send(blockOf(state(), NOW + 60, ["Diagnostics (updated 2 min ago): none"])).kind, "none");
+		assert.equal(c.send(blockOf(state(), NOW + 60, ["Diagnostics (updated 2 min ago): none"])).kind, "update");
 	});
 
 	it("a saved buffer becoming modified is an update", () => {
@@ -281,10 +295,13 @@ describe("decide: what each prompt of a conversation sends", () => {
 
 	it("an update that would be as long as the block is sent as the block", () => {
 		const c = new Conversation();
-		const tiny = (a: number): ContextBlock => ({
-			text: `Editor:\nFile: /a\nA: ${a}\nB: ${a}`,
-			details: { pid: 1, editor: "Neovim", file: "/a", language: null },
-		});
+		const tiny = (a: number): ContextBlock =>
+			contextBlock(parseBlock(`Editor:\nFile: /a\nA: ${a}\nB: ${a}`), {
+				pid: 1,
+				editor: "Neovim",
+				file: "/a",
+				language: null,
+			});
 		c.send(tiny(1));
 		const d = c.send(tiny(2));
 		assert.equal(d.kind, "full");
@@ -411,6 +428,28 @@ describe("modelView: what the model has, from the messages it sees", () => {
 	});
 });
 
+describe("selectionIdentity: the digest of the selection a block shows", () => {
+	it("each block's own, whatever was hashed before it (the last digest is remembered)", () => {
+		const texts = ["const a = 1;", "const b = 2;", "const a = 1;", "const a = 1;", "const b = 2;", "x\ny"];
+		for (const [i, text] of texts.entries()) {
+			const block = blockOf(state({ selection: selection(text) }), NOW + i);
+			const identity = selectionIdentity(block.details, parseBlock(block.text));
+			const shown = block.details.selection;
+			assert.ok(identity && shown);
+			// The oracle: the fenced text as the block shows it, read back from the block's lines, and its sha256.
+			const lines = block.text.split("\n");
+			const open = lines.findIndex((line) => line.startsWith("Selection"));
+			const body = lines.slice(open + 2, open + 2 + text.split("\n").length).join("\n");
+			const expected = createHash("sha256")
+				.update(`${shown.lines}:${shown.bytes}:${shown.truncated}\n${body}`)
+				.digest("hex")
+				.slice(0, 16);
+			assert.equal(body, text, `block ${i}: the oracle reads the selection's text`);
+			assert.equal(identity.hash, expected, `block ${i}: ${JSON.stringify(text)}`);
+		}
+	});
+});
+
 describe("parseBlock: sections by leading key", () => {
 	it("groups indented items and fenced text with their section; repeated keys are numbered", () => {
 		const parsed = parseBlock(
@@ -427,9 +466,9 @@ describe("parseBlock: sections by leading key", () => {
 				"  - item",
 			].join("\n"),
 		);
-		assert.equal(parsed.header, "Header line:");
+		assert.equal(headerLine(parsed.header), "Header line:");
 		assert.deepEqual(
-			parsed.sections.map((s) => [s.key, s.lines.length]),
+			keyedSections(parsed).map(([key, s]) => [key, sectionLines(s).length]),
 			[
 				["File", 1],
 				["Selection", 5],

@@ -21,6 +21,7 @@ import { type ControllerOptions, IdeController } from "../../src/controller.ts";
 import { ChoiceStore } from "../../src/discovery/choice-store.ts";
 import { ProcessClock } from "../../src/discovery/proc-info.ts";
 import { probePid } from "../../src/protocol/liveness.ts";
+import { nodePathProbe } from "../../src/protocol/path-probe.ts";
 import { DISCONNECTED_GLYPH, formatPill } from "../../src/ui/glyphs.ts";
 import { DEFAULT_SETTINGS } from "../../src/ui/settings.ts";
 import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
@@ -238,6 +239,55 @@ describe("IdeController", { concurrency: 4 }, () => {
 		for (const { what, change, expect } of steps) {
 			change();
 			assert.equal(kind(), expect, what);
+		}
+	});
+
+	it("the watcher judges the connected editor's new file ahead of the prompt: no real path read then; new rules still apply at once", async () => {
+		const realpaths: string[] = [];
+		const probe = nodePathProbe();
+		const f = fixture(undefined, {
+			pathProbe: {
+				realpath: (target) => {
+					realpaths.push(target);
+					return probe.realpath(target);
+				},
+				isDirectory: (target) => probe.isDirectory(target),
+			},
+		});
+		const pid = await liveEditorPid();
+		const rules = join(f.agentDir, "ide-context.ignore");
+		const file = join(f.project, "a.env");
+		writeFileSync(rules, "*.txt\n");
+		const write = (language: string) =>
+			writeStateFile(f.stateDir, makeState({ pid, cwd: f.project, active_buffer: { file, language } }));
+		write("python");
+		await f.controller.start();
+		try {
+			const kind = () => f.controller.prepareInjection().kind;
+			// Each step: the editor writes, the watcher's rescan shows it, rules change (or not), then the prompt.
+			const steps: { language: string; rule?: string; expect: "inject" | "skip"; judgedAhead?: boolean }[] = [
+				{ language: "lua", expect: "inject", judgedAhead: true },
+				// The same size as the rule before: new rules in the moment after the editor's write are obeyed (a
+				// lexical match needs no real path).
+				{ language: "go", rule: "*.env\n", expect: "skip" },
+				{ language: "rust", expect: "skip", judgedAhead: true },
+				{ language: "c", rule: "*.txt\n", expect: "inject", judgedAhead: false },
+			];
+			for (const { language, rule, expect, judgedAhead } of steps) {
+				write(language);
+				await until(() => f.statuses.at(-1) === pill(language), `the watcher's rescan (${language})`);
+				if (rule !== undefined) writeFileSync(rules, rule);
+				realpaths.length = 0;
+				assert.equal(kind(), expect, language);
+				if (judgedAhead !== undefined)
+					assert.equal(
+						!realpaths.includes(file),
+						judgedAhead,
+						`${language}: real paths read at the prompt: ${realpaths}`,
+					);
+			}
+		} finally {
+			await f.controller.stop();
 		}
 	});
 

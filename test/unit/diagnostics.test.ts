@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { contextBlock } from "../../src/context/blocks.ts";
 import {
 	appendPromptDiagnostics,
 	countBySeverity,
@@ -191,7 +192,10 @@ describe("formatPromptDiagnostics", () => {
 		const state = {
 			active_buffer: buffer({ version: 1, diagnostics: { version: 1, total: 1, items: [d("error", 2)] } }),
 		};
-		const block = { text: "File: /p/a.ts", details: { x: 1 } };
+		const block = contextBlock(
+			{ header: { kind: "text", line: "File: /p/a.ts" }, sections: [] },
+			{ pid: 1, editor: "Neovim", file: "/p/a.ts", language: null },
+		);
 		assert.equal(
 			appendPromptDiagnostics(block, state as EditorState).text,
 			"File: /p/a.ts\nDiagnostics (1 error):\n- error 2:1 error@2",

@@ -87,6 +87,10 @@ function world(protocol: string | null = "0.3", options: Partial<EditorLinkOptio
 		disconnect: () => {
 			connected = undefined;
 		},
+		/** The state the controller's last scan holds for the connected editor (its file on disk unchanged). */
+		scanned: (next: EditorRecord["state"]) => {
+			if (connected) connected = { ...connected, state: next };
+		},
 	};
 }
 
@@ -457,5 +461,25 @@ describe("reverts (v0.4): the model is told once which of pi's hunks the user to
 			makeState({ pid: EDITOR, reverted: [...others, { pi_pid: PI, ...revert }] } as Parameters<typeof makeState>[0]),
 		);
 		assert.match(link.revertNote() ?? "", /^Editor: the user reverted one of your changes/);
+	});
+
+	it("with a prompt whose scan has just read the editor (scanned), that state is used, not read again", async () => {
+		const cwd = mkdtempSync(join(tmpdir(), "pi-ide-revert-"));
+		roots.push(cwd);
+		const file = join(cwd, "a.txt");
+		writeFileSync(file, "one\n");
+		const { dir, link, scanned } = world(null, { cwd });
+		link.startRun();
+		link.beforeTool("write", { path: "a.txt" });
+		writeFileSync(file, "ONE\n");
+		await link.afterTool("write", { path: "a.txt" });
+		const [run] = link.changes.runs();
+		const revert = { pi_pid: PI, run: run?.run ?? 0, id: run?.files[0]?.hunks[0]?.id ?? "", file, line: 1, lines: 1 };
+		// The scan's state lists the revert; the file on disk (written before it) does not.
+		writeStateFile(dir, makeState({ pid: EDITOR, reverted: [] } as Parameters<typeof makeState>[0]));
+		scanned(makeState({ pid: EDITOR, reverted: [revert] } as Parameters<typeof makeState>[0]));
+		assert.equal(link.revertNote(), null, "not scanned: the file is read, and lists no revert");
+		assert.match(link.revertNote(true) ?? "", /^Editor: the user reverted one of your changes/);
+		assert.equal(link.revertNote(true), null, "told once");
 	});
 });

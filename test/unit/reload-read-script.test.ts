@@ -27,6 +27,14 @@ function emacsScript(): string {
 	return [...decl[1].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? "").replace(/\\(.)/g, "$1")).join("");
 }
 
+/** Vim's BATCH_SCRIPT: READ_SCRIPT for many (path, cap, out) triples in one perl, the exit codes printed in order. */
+function vimBatchScript(): string {
+	const source = readFileSync(join(REPO, "editors/vim/autoload/pi_ide/inbox.vim"), "utf8");
+	const decl = /const BATCH_SCRIPT = ((?:'[^']*'(?:\s*\.\.\s*)?)+)/.exec(source);
+	assert.ok(decl?.[1], "BATCH_SCRIPT in inbox.vim");
+	return [...decl[1].matchAll(/'([^']*)'/g)].map((m) => m[1]).join("");
+}
+
 const SCRIPT = vimScript();
 const GONE = 10;
 const REFUSED = 11;
@@ -89,6 +97,27 @@ describe("the reload's read script (Vim and Emacs)", () => {
 			if (c.bytes !== undefined) assert.equal(readFileSync(out, "utf8"), c.bytes);
 		});
 	}
+	it("Vim's batch (every case above in one perl, a message naming many files): each its own exit code and bytes", () => {
+		const batch = join(dir, "batch");
+		execFileSync("mkdir", [batch]);
+		const args: string[] = [];
+		for (const [i, c] of CASES.entries()) {
+			const path = join(batch, `f${i}`);
+			c.make(path);
+			args.push(path, "64", join(batch, `out${i}`));
+		}
+		const run = spawnSync("perl", ["-e", vimBatchScript(), SCRIPT, ...args], { timeout: 10_000 });
+		assert.equal(run.status, 0, String(run.stderr));
+		assert.deepEqual(
+			run.stdout.toString("utf8").split(" ").map(Number),
+			CASES.map((c) => c.code),
+		);
+		for (const [i, c] of CASES.entries()) {
+			const out = join(batch, `out${i}`);
+			if (c.bytes !== undefined) assert.equal(readFileSync(out, "utf8"), c.bytes, c.name);
+			else assert.throws(() => readFileSync(out), `${c.name}: nothing written`);
+		}
+	});
 	it("never writes over a file already at the output path", () => {
 		const path = join(dir, "src");
 		const out = join(dir, "taken");

@@ -90,7 +90,7 @@ describe("scanner: a read is used again only once settled", () => {
 		}
 	});
 
-	it("re-read only to settle and found the same: the same state object (the controller's memos stay)", () => {
+	it("re-read only to settle and found the same: the same state object (the controller's memos stay), not parsed again", () => {
 		const dir = privateDir();
 		rename(dir, 301, "one");
 		const mtime = fs.lstatSync(join(dir, "301.json")).mtimeMs;
@@ -98,8 +98,20 @@ describe("scanner: a read is used again only once settled", () => {
 		const scanner = new StateDirScanner(dir, UID, { nowMs: () => now });
 		const before = scanner.scan().editors[0]?.state;
 		now = mtime + RACY_WINDOW_MS + 10;
-		const reread = counting(dir, () => scanner.scan());
+		const parse = JSON.parse;
+		let parses = 0;
+		JSON.parse = (...args: Parameters<typeof JSON.parse>) => {
+			parses++;
+			return parse(...args);
+		};
+		let reread: ReturnType<typeof counting<ReturnType<StateDirScanner["scan"]>>>;
+		try {
+			reread = counting(dir, () => scanner.scan());
+		} finally {
+			JSON.parse = parse;
+		}
 		assert.equal(reread.opens, 1, "read again to settle it");
+		assert.equal(parses, 0, "the same text as before: its verdict stands, unparsed");
 		assert.equal(reread.result.editors[0]?.state, before);
 	});
 });

@@ -200,7 +200,21 @@ export class ReviewView implements vscode.Disposable {
 	documentChanged(event: vscode.TextDocumentChangeEvent): void {
 		const file = fileOf(event.document);
 		if (file === undefined || this.#book.marks(file).length === 0) return;
-		const changes: LineChange[] | undefined = event.contentChanges?.map((c) => ({
+		try {
+			this.#edited(file, event);
+		} finally {
+			// Whatever the event held, the marks drawn are the book's now: a change set read before VS Code reloaded
+			// the document gets its marks placed by this event, and they must be drawn by it (nothing else redraws).
+			this.redraw();
+		}
+	}
+
+	/** The book follows a change of `file`'s document (documentChanged). */
+	#edited(file: string, event: vscode.TextDocumentChangeEvent): void {
+		// VS Code's events carry `contentChanges`; an event without them (a host that only says the text changed) is
+		// a change of unknown extent: the book places the marks again from pi's version.
+		const contentChanges = event.contentChanges as vscode.TextDocumentChangeEvent["contentChanges"] | undefined;
+		const changes: LineChange[] | undefined = contentChanges?.map((c) => ({
 			startLine: c.range.start.line,
 			startCharacter: c.range.start.character,
 			endLine: c.range.end.line,
@@ -214,11 +228,10 @@ export class ReviewView implements vscode.Disposable {
 		// VS Code tells the document is clean again with an event of its own, without changes, after the text's. Clean
 		// again neither by a save nor by the editor's undo or redo: its text was thrown away for its file's (File:
 		// Revert File, Don't Save).
-		if (event.contentChanges.length > 0) this.#lastByUndo.set(file, byUndo);
+		if (contentChanges === undefined || contentChanges.length > 0) this.#lastByUndo.set(file, byUndo);
 		else if (!event.document.isDirty && !this.#saving.has(file) && this.#lastByUndo.get(file) === false)
 			changed = this.#book.discarded(file, linesOf(event.document)) || changed;
 		if (changed) this.#host.changed();
-		this.redraw();
 	}
 
 	/** A save begins: the document turning clean next is the save's, not a revert of its text. */
