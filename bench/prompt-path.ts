@@ -19,6 +19,8 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
+import { StateDirScanner } from "../src/discovery/scan.ts";
+import { mapEditorState, type PathMapping } from "../src/protocol/path-map.ts";
 import { startFakeModel } from "../test/helpers/fake-llm.ts";
 import { modelsJson, REPO } from "../test/helpers/pi-env.ts";
 import { createFixture, destroyFixture, editorState, type Fixture, writeAtomically } from "./pi.ts";
@@ -248,6 +250,71 @@ export async function runPromptPathBench(): Promise<void> {
 	}
 }
 
+/**
+ * pi in a sandbox (issue 23): what the path mapping adds to a prompt. Editors' states are mapped where the scanner
+ * reads them (src/discovery/scan.ts), only when a file is read anew: a prompt after an editor moved pays one
+ * mapping of that state; a prompt with every editor unchanged reuses the mapped states. Timed on the scanner over
+ * the fixture's 10 editors, with the mappings a sandbox has and with none.
+ */
+export async function runPathMappingBench(): Promise<void> {
+	console.log("\npi in a sandbox: the path mapping's cost per prompt (scanner over 10 editors, 1 moved or none)");
+	header();
+	const fixture = createFixture(10, 0);
+	try {
+		const paths: PathMapping[] = [
+			{ editor: fixture.project, pi: "/workspace/project", from: "mount" },
+			{ editor: join(fixture.root, "other1"), pi: "/workspace/other1", from: "setting" },
+		];
+		const uid = process.getuid?.() ?? -1;
+		const mapped = new StateDirScanner(fixture.stateDir, uid, { paths });
+		const plain = new StateDirScanner(fixture.stateDir, uid);
+		const [editor] = fixture.children;
+		let line = 1;
+		const move = async () => {
+			const state = editorState(editor?.pid ?? 0, fixture.project, 0);
+			state.active_buffer.cursor = { line: 1 + (line++ % 150), column: 1 };
+			writeAtomically(fixture.stateDir, state);
+			await new Promise((resolve) => setTimeout(resolve, 5));
+		};
+		const p50 = (samples: number[]) => percentile(samples, 0.5);
+		const ms = (value: number) => `${value.toFixed(4)} ms`;
+		const state = editorState(1, fixture.project, 0);
+		const one = await time(() => mapEditorState(state, paths), ITERATIONS);
+		row("mapping one editor's state (read anew), p50", ms(p50(one)), "<= 0.01 ms", p50(one) <= 0.01);
+		// Alternated, sample by sample: the two see the same machine state (cold caches after the pause alike).
+		const movedWith: number[] = [];
+		const movedWithout: number[] = [];
+		for (let i = 0; i < 400; i++)
+			for (const [scanner, samples] of [
+				[mapped, movedWith],
+				[plain, movedWithout],
+			] as const) {
+				await move();
+				const start = process.hrtime.bigint();
+				scanner.scan();
+				samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+			}
+		row(
+			"1 of 10 editors moved: scan p50 mapped / unmapped",
+			`${p50(movedWith).toFixed(4)} / ${ms(p50(movedWithout))}`,
+			"(info)",
+			true,
+		);
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		const sameWith = await time(() => mapped.scan(), ITERATIONS);
+		const sameWithout = await time(() => plain.scan(), ITERATIONS);
+		row(
+			"10 editors unchanged: scan p50 mapped / unmapped",
+			`${p50(sameWith).toFixed(4)} / ${ms(p50(sameWithout))}`,
+			"(info)",
+			true,
+		);
+	} finally {
+		destroyFixture(fixture);
+	}
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-	await runPromptPathBench();
+	if (process.env["PROMPT_BENCH_PATHS_ONLY"] !== "1") await runPromptPathBench();
+	await runPathMappingBench();
 }

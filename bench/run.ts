@@ -11,7 +11,7 @@ import { runLoopBench } from "./loop.ts";
 import { runNvimBench } from "./nvim.ts";
 import { runNvimReviewBench } from "./nvim-review.ts";
 import { runPiBench } from "./pi.ts";
-import { runPromptPathBench } from "./prompt-path.ts";
+import { runPathMappingBench, runPromptPathBench } from "./prompt-path.ts";
 import { runReviewBench } from "./review.ts";
 import { runTrustBench } from "./trust.ts";
 import { runUnsavedReadBench } from "./unsaved-read.ts";
@@ -20,6 +20,7 @@ import { runVscodeReviewBench } from "./vscode-review.ts";
 
 await runPiBench();
 await runPromptPathBench();
+await runPathMappingBench();
 await runTrustBench();
 await runContextTokensBench();
 await runNvimBench();

@@ -23,6 +23,8 @@ command -v emacs >/dev/null || need+=(emacs-nox)
 dpkg -s elpa-flycheck >/dev/null 2>&1 || need+=(elpa-flycheck)
 dpkg -s elpa-vterm >/dev/null 2>&1 || need+=(elpa-vterm)
 command -v git >/dev/null || need+=(git)
+# bubblewrap: pi in a sandbox beside the host's editors (test/e2e/bubblewrap.test.ts, issue 23).
+command -v bwrap >/dev/null || need+=(bubblewrap)
 # unzip: the release test reads the .vsix and the JetBrains plugin zip.
 command -v unzip >/dev/null || need+=(unzip)
 command -v chromium >/dev/null || need+=(chromium)

@@ -6,7 +6,7 @@
  * become diagnostics or warnings, never exceptions (one unhandled rejection in
  * an extension ends the user's pi session).
  */
-import { isAbsolute } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 import { type ContextBlock, formatContextBlock } from "./context/blocks.ts";
 import { appendPromptDiagnostics } from "./context/diagnostics.ts";
 import { checkIgnored, type IgnoreRules, type IgnoreVerdict } from "./context/ignore-rules.ts";
@@ -39,6 +39,7 @@ import {
 import { bestTier, focusWindow, rankEditors, scoreEditor, type Tier } from "./discovery/tiers.ts";
 import { StateDirWatcher } from "./discovery/watcher.ts";
 import { isPidReused, judgesPids, type Liveness, probePid } from "./protocol/liveness.ts";
+import { isMapped, type PathMapping } from "./protocol/path-map.ts";
 import { nodePathProbe } from "./protocol/path-probe.ts";
 import { type PathProbe, resolveEditorFile, resolveReal } from "./protocol/paths.ts";
 import type { EditorState } from "./protocol/protocol.ts";
@@ -72,6 +73,11 @@ export interface ControllerOptions {
 	 */
 	pidNamespace?: string | null;
 	pathProbe?: PathProbe;
+	/**
+	 * The editors' directories as pi sees them (pi in a sandbox or a container: the `ideContext.paths` setting and
+	 * pi's bind mounts, src/discovery/mounts.ts); none by default. Every state is read in pi's paths.
+	 */
+	paths?: readonly PathMapping[];
 	/** Where pi runs: PI_IDE_EDITOR_PID and pi's ancestors (none by default). */
 	hostHints?: HostHints;
 	/** Process start times, for the pid-reuse check (none by default: unknown). */
@@ -149,6 +155,8 @@ export class IdeController {
 	readonly #rules: IgnoreRulesLoader;
 	/** The ignore verdict for a state's file under the rules compiled last (a new state or new rules: judged anew). */
 	readonly #ignoreVerdicts = new WeakMap<EditorState, { rules: CompiledRules; skip: Injection | null }>();
+	/** Whether a state's active file is a host path pi cannot open (#hiddenFromPi), per state object. */
+	readonly #hidden = new WeakMap<EditorState, boolean>();
 	#choices: ChoicesFile = EMPTY_CHOICES;
 	/** The choices file as last loaded: another session (a TUI pi next to an ACP one) may change it. */
 	#choicesSignature: string | null | undefined;
@@ -162,7 +170,7 @@ export class IdeController {
 
 	constructor(options: ControllerOptions) {
 		this.#options = options;
-		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
+		this.#scanner = new StateDirScanner(options.stateDir, options.uid, { paths: options.paths ?? [] });
 		this.#nowMs = options.nowMs ?? Date.now;
 		this.#probePid = options.probePid ?? probePid;
 		this.#pidNamespace = options.pidNamespace !== undefined ? options.pidNamespace : readOwnPidNamespace();
@@ -366,6 +374,12 @@ export class IdeController {
 			}
 			const skip = this.#ignoreSkip(state, file, rules);
 			if (skip) return skip;
+			if (this.#hiddenFromPi(state, file))
+				return {
+					kind: "skip",
+					reason: `${file} is not visible to pi: outside the directories mapped into its sandbox (ideContext.paths)`,
+					stale: "no-file",
+				};
 			const block = formatContextBlock(state, file, this.#blockOptions());
 			if (!block) return { kind: "skip", reason: "nothing to describe", stale: "no-file" };
 			return { kind: "inject", block: appendPromptDiagnostics(block, state), editor };
@@ -522,6 +536,7 @@ export class IdeController {
 			envPidVerdict: view.envPid,
 			remembered: view.remembered,
 			choicesPath: this.choicesPath,
+			paths: this.#options.paths ?? [],
 			next:
 				injection.kind === "skip"
 					? notice?.text
@@ -571,10 +586,25 @@ export class IdeController {
 	}
 
 	/**
+	 * pi in a sandbox or a container (some path mapping is in use): a file no mapping covers whose directory pi
+	 * cannot see is a host path pi's tools cannot open, never shown to the model. Judged once per state object.
+	 */
+	#hiddenFromPi(state: EditorState, file: string): boolean {
+		const paths = this.#options.paths ?? [];
+		if (paths.length === 0) return false;
+		const known = this.#hidden.get(state);
+		if (known !== undefined) return known;
+		const hidden = !isMapped(file, paths, "pi") && !this.#pathProbe.isDirectory(dirname(file));
+		this.#hidden.set(state, hidden);
+		return hidden;
+	}
+
+	/**
 	 * After a watcher's rescan, while pi waits for the user: the connected editor's active file judged against the
 	 * ignore rules as they are now (#ignoreSkip), so the prompt that follows finds the verdict for that state
 	 * object and those rules memoised instead of paying for the real paths then. New rules by the prompt: judged
-	 * anew there. Quiet: the prompt reports unreadable rules.
+	 * anew there. Whether it is a host path pi cannot see (#hiddenFromPi) is judged ahead too. Quiet: the prompt
+	 * reports unreadable rules.
 	 */
 	#judgeAhead(): void {
 		try {
@@ -584,6 +614,7 @@ export class IdeController {
 			if (file === null) return;
 			const rules = this.#rules.load();
 			if (rules.ok) this.#ignoreSkip(state, file, rules);
+			this.#hiddenFromPi(state, file);
 		} catch {
 			// The prompt judges it (and says what went wrong).
 		}

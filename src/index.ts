@@ -30,6 +30,7 @@ import { type SessionFacts, SessionFactsCache } from "./context/session-facts.ts
 import { IdeController, type Injection, type UiPort } from "./controller.ts";
 import { ChoiceStore } from "./discovery/choice-store.ts";
 import { EDITOR_PID_ENV, parseEditorPid } from "./discovery/host-editor.ts";
+import { sessionPathMappings } from "./discovery/mounts.ts";
 import { ProcessClock, readAncestry } from "./discovery/proc-info.ts";
 import { installNvimClient, isNvimInstallDisabled, nvimDataHome } from "./install/nvim-client.ts";
 import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-client.ts";
@@ -89,6 +90,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			const uid = process.getuid?.() ?? -1;
 			// pi's pid namespace: on the host the initial one; in a sandbox or container another (issue 23).
 			const pidNamespace = readOwnPidNamespace();
+			// The editors' directories as pi sees them (a sandbox or container): the setting, then pi's bind mounts.
+			const paths = sessionPathMappings(settings.paths);
 			for (const problem of problems) ui?.notify(`pi-ide-context: ${problem}`, "warning");
 			sendUnchanged = settings.sendUnchanged;
 			approve = settings.approve;
@@ -116,6 +119,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				startClock: new ProcessClock(),
 				choiceStore: new ChoiceStore(getAgentDir(), uid),
 				pidNamespace,
+				paths,
 			});
 			await editorLink?.close();
 			const current = controller;
@@ -129,6 +133,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				warn: (message) => ui?.notify(message, "warning"),
 				excluded: (file) => current.excludes(file),
 				pidNamespace,
+				paths,
 			});
 			editorLink = published;
 			approval?.close();
@@ -143,6 +148,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				warn: (message) => ui?.notify(message, "warning"),
 				stateDirProblem: () => refusedStateDir(current),
 				pidNamespace,
+				paths,
 			});
 			current.onPill = () => published.sync();
 			void controller.start();

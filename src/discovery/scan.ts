@@ -19,6 +19,7 @@ import { lstatSync, readdirSync, type Stats, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type FileVersion, isUnchanged, RACY_WINDOW_MS, signatureOf, versionOf } from "../protocol/file-version.ts";
 import { MAX_BUFFERS_FILE_BYTES, MAX_REVIEW_BYTES } from "../protocol/limits.ts";
+import { mapEditorState, type PathMapping } from "../protocol/path-map.ts";
 import { type EditorState, PID_NAMESPACE_PATTERN, parseEditorState } from "../protocol/protocol.ts";
 import {
 	checkStateDir,
@@ -110,13 +111,23 @@ export class StateDirScanner {
 
 	readonly #nowMs: () => number;
 	readonly #racyWindowMs: number;
+	readonly #paths: readonly PathMapping[];
 
-	/** `clock`: tests set the time reads are stamped with, and scale the racy window (file-version.ts). */
-	constructor(dir: string, uid: number, clock: { nowMs?: () => number; racyWindowMs?: number } = {}) {
+	/**
+	 * `clock`: tests set the time reads are stamped with, and scale the racy window (file-version.ts). `paths`:
+	 * the editors' directories as pi sees them (pi in a sandbox or a container, path-map.ts): every state read
+	 * names pi's paths from here on.
+	 */
+	constructor(
+		dir: string,
+		uid: number,
+		clock: { nowMs?: () => number; racyWindowMs?: number; paths?: readonly PathMapping[] } = {},
+	) {
 		this.dir = dir;
 		this.uid = uid;
 		this.#nowMs = clock.nowMs ?? Date.now;
 		this.#racyWindowMs = clock.racyWindowMs ?? RACY_WINDOW_MS;
+		this.#paths = clock.paths ?? [];
 	}
 
 	/** A watcher saw `name` change. */
@@ -374,7 +385,7 @@ export class StateDirScanner {
 		const record: EditorRecord = {
 			path,
 			pid: pidFromName,
-			state: parsed.state,
+			state: mapEditorState(parsed.state, this.#paths),
 			writtenAt: stats.mtimeMs / 1000,
 			ino: stats.ino,
 		};

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { mapApprovalRequest } from "../protocol/path-map.ts";
 import { piFileName } from "../protocol/wire.ts";
 import {
 	type ApprovalOutcome,
@@ -29,7 +30,7 @@ import { PiMessageWriter } from "./pi-writer.ts";
 export interface ApprovalDeskOptions
 	extends Pick<
 		EditorLinkOptions,
-		"stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs" | "pidNamespace"
+		"stateDir" | "uid" | "pid" | "cwd" | "home" | "connected" | "warn" | "nowMs" | "pidNamespace" | "paths"
 	> {
 	/** The editor's state file, read fresh and watched (EditorLink's). */
 	editorPorts: (pid: number) => WaitPorts;
@@ -139,7 +140,7 @@ export class ApprovalDesk {
 					pid,
 					editor_pid: editor.pid,
 					timestamp: now,
-					request,
+					request: mapApprovalRequest(request, this.#options.paths ?? []),
 					...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 				});
 				const written = this.#writer.write(text, text);

@@ -9,6 +9,7 @@ import { formatUnsavedRead, parseEditorBuffers, type ReadCaps, type UnsavedRead 
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";
+import { mapPiMessage, mapReviewRuns, type PathMapping, toPiPath } from "../protocol/path-map.ts";
 import type { EditorState } from "../protocol/protocol.ts";
 import { piFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
@@ -75,6 +76,8 @@ export interface EditorLinkOptions {
 	excluded?: (file: string) => boolean;
 	/** pi's pid namespace (`pid:[...]`, v0.5), written in pi's files so a reader elsewhere knows its pid is not theirs. */
 	pidNamespace?: string | null;
+	/** The editors' directories as pi sees them (path-map.ts): read in pi's paths, written in the editors'. */
+	paths?: readonly PathMapping[];
 }
 
 /**
@@ -162,7 +165,7 @@ export class EditorLink {
 			options.uid,
 			piFileName("review", options.pid, ns),
 		);
-		this.#scanner = new StateDirScanner(options.stateDir, options.uid);
+		this.#scanner = new StateDirScanner(options.stateDir, options.uid, { paths: options.paths ?? [] });
 	}
 
 	get path(): string {
@@ -317,7 +320,11 @@ export class EditorLink {
 				this.#warnOnce(`the editor's unsaved buffers (${pid}.buffers.json): ${parsed.problem}`);
 				return null;
 			}
-			const buffer = parsed.buffers.find((b) => b.file === file) ?? sameFile(parsed.buffers, file);
+			// The editor names its buffers by its own paths; a sandboxed pi's `file` is one of pi's (path-map.ts).
+			const paths = this.#options.paths ?? [];
+			const buffers =
+				paths.length === 0 ? parsed.buffers : parsed.buffers.map((b) => ({ ...b, file: toPiPath(b.file, paths) }));
+			const buffer = buffers.find((b) => b.file === file) ?? sameFile(buffers, file);
 			return buffer ? { state, buffer } : null;
 		}
 		return null;
@@ -386,14 +393,17 @@ export class EditorLink {
 		// Encoded now, with the change set above: a message built later could announce changes (a later tool's)
 		// whose change set is still on its way.
 		const { content, text } = encodePiMessage(
-			buildPiMessage({
-				pid: this.#options.pid,
-				cwd: this.#options.cwd,
-				now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
-				editorPid: this.#editorPid,
-				log: this.log,
-				pidNamespace: this.#options.pidNamespace ?? null,
-			}),
+			mapPiMessage(
+				buildPiMessage({
+					pid: this.#options.pid,
+					cwd: this.#options.cwd,
+					now: (this.#options.nowMs?.() ?? Date.now()) / 1000,
+					editorPid: this.#editorPid,
+					log: this.log,
+					pidNamespace: this.#options.pidNamespace ?? null,
+				}),
+				this.#options.paths ?? [],
+			),
 		);
 		// Published from now on (landed or on its way): later changes of the connection must follow it.
 		this.#published = true;
@@ -433,7 +443,7 @@ export class EditorLink {
 			pid: this.#options.pid,
 			editor_pid: this.#editorPid,
 			timestamp: (this.#options.nowMs?.() ?? Date.now()) / 1000,
-			runs: this.changes.runs(),
+			runs: mapReviewRuns(this.changes.runs(), this.#options.paths ?? []),
 			...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 		});
 		// Never skipped: its timestamp changes with every publish anyway. A megabyte or more: written off pi's

@@ -5,6 +5,7 @@
  * as problems the shell shows once, never as exceptions.
  */
 import { DEFAULT_MAX_SELECTION_BYTES, DEFAULT_MAX_SELECTION_LINES } from "../context/blocks.ts";
+import { type PathMapping, parsePathSetting } from "../protocol/path-map.ts";
 
 export interface IdeSettings {
 	/** "nerd": two Nerd Font glyphs; "plain": short text for terminals without a Nerd Font. */
@@ -27,6 +28,11 @@ export interface IdeSettings {
 	approve: "off" | "edits";
 	/** How long a write/edit waits for approval; then it is not applied (and the model is told to ask). */
 	approveTimeoutSeconds: number;
+	/**
+	 * pi in a sandbox or a container: `{ "<directory as the editors report it>": "<the same directory as pi sees
+	 * it>" }`, for what pi's bind mounts do not tell (src/protocol/path-map.ts). Bad entries are named and skipped.
+	 */
+	paths: readonly PathMapping[];
 }
 
 export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
@@ -39,6 +45,7 @@ export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
 	sendUnchanged: false,
 	approve: "off",
 	approveTimeoutSeconds: 120,
+	paths: [],
 };
 
 export interface SettingsResult {
@@ -67,6 +74,8 @@ const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expec
 	sendUnchanged: { read: readBoolean, expected: "true or false" },
 	approve: { read: readApprove, expected: '"off" or "edits"' },
 	approveTimeoutSeconds: { read: readTimeout, expected: "a whole number of seconds from 1 to 3600" },
+	// Read by parsePathSetting (its good entries are kept, each bad one named): see `assign`.
+	paths: { read: () => undefined, expected: "an object of absolute directories" },
 };
 
 /** Parse `settings.ideContext` (unknown JSON) and the environment into settings. */
@@ -92,6 +101,12 @@ export function parseSettings(raw: unknown, env: NodeJS.ProcessEnv = {}): Settin
 }
 
 function assign<K extends keyof IdeSettings>(settings: IdeSettings, key: K, value: unknown, problems: string[]): void {
+	if (key === "paths") {
+		const parsed = parsePathSetting(value);
+		settings.paths = parsed.mappings;
+		for (const problem of parsed.problems) problems.push(`ideContext.${problem.replace(/^"paths"/, "paths")}`);
+		return;
+	}
 	const reader = READERS[key];
 	const parsed = reader.read(value);
 	if (parsed === undefined)

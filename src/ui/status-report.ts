@@ -12,6 +12,7 @@ import { describeEnvPid, describeHost, type EnvPidVerdict, type HostEditor } fro
 import type { ScanDiagnostic } from "../discovery/scan.ts";
 import type { Tier } from "../discovery/tiers.ts";
 import { formatEditorName, inert, oneLine } from "../protocol/inert.ts";
+import type { PathMapping } from "../protocol/path-map.ts";
 import type { EditorState, Selection } from "../protocol/protocol.ts";
 import type { DirHealth } from "../protocol/state-dir.ts";
 
@@ -48,6 +49,8 @@ export interface StatusFacts {
 	changes?: ChangesFacts;
 	/** The approval setting and any request waiting now (v0.4), when the session has them. */
 	approval?: ApprovalFacts;
+	/** pi in a sandbox or a container: the editors' directories as pi sees them (path-map.ts); none by default. */
+	paths?: readonly PathMapping[];
 }
 
 /** pi's change set as the editors see it: the runs kept, their files and hunks; reverts the model was told. */
@@ -81,6 +84,10 @@ export function formatStatusReport(facts: StatusFacts): string {
 			: `State dir: ${oneLine(health.dir)} ${health.reason}${health.remedy ? ` (fix: ${oneLine(health.remedy)})` : ""}`,
 	);
 	lines.push(`Mode: ${describeMode(facts.mode, connection)}`);
+	for (const m of facts.paths ?? [])
+		lines.push(
+			`Path: the editors' ${oneLine(m.editor)} is pi's ${oneLine(m.pi)} (${m.from === "mount" ? "pi's bind mount" : "ideContext.paths"})`,
+		);
 	const remembered = describeRemembered(facts.remembered ?? { kind: "none" }, facts.choicesPath ?? null, connection);
 	if (remembered) lines.push(remembered);
 	lines.push(facts.editors.length === 0 ? "Editors: none running" : `Editors (${facts.editors.length}):`);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { EditorRecord } from "../../src/discovery/scan.ts";
 import { ApprovalDesk, type ReviewCall } from "../../src/link/approval-desk.ts";
+import type { PathMapping } from "../../src/protocol/path-map.ts";
 import type { EditorState } from "../../src/protocol/protocol.ts";
 import type { ApprovalMessage } from "../../src/protocol/wire.ts";
 import { makeState } from "../helpers/state-files.ts";
@@ -22,7 +23,12 @@ after(() => {
 	for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 
-function world(editorState: Partial<EditorState> | null, refusedDir: string | null = null) {
+function world(
+	editorState: Partial<EditorState> | null,
+	refusedDir: string | null = null,
+	/** pi in a sandbox: the editors know pi's project as this directory. */
+	hostWork: string | null = null,
+) {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-approval-"));
 	roots.push(root);
 	const dir = join(root, "pi-ide");
@@ -51,6 +57,7 @@ function world(editorState: Partial<EditorState> | null, refusedDir: string | nu
 			setTimer: () => () => {},
 		}),
 		stateDirProblem: () => refusedDir,
+		paths: hostWork === null ? [] : [{ editor: hostWork, pi: work, from: "mount" } satisfies PathMapping],
 	});
 	const decide = (decision: "accept" | "reject", id: string) => {
 		if (state) state = { ...state, decisions: [{ pi_pid: PI, id, decision }] };
@@ -92,6 +99,17 @@ describe("ApprovalDesk", () => {
 		const reviewed = await pending;
 		assert.deepEqual(reviewed?.outcome, { kind: "accepted", where: "Neovim" });
 		assert.equal(existsSync(w.approvalFile), false);
+	});
+
+	test("pi in a sandbox: the request names the file as the editor knows it", async () => {
+		const w = world({ decisions: [] }, null, "/host/proj");
+		writeFileSync(join(w.work, "a.txt"), "old\n");
+		const pending = w.desk.review(call({}));
+		await new Promise((r) => setImmediate(r));
+		const message = JSON.parse(readFileSync(w.approvalFile, "utf8")) as ApprovalMessage;
+		assert.equal(message.request.file, "/host/proj/a.txt");
+		w.decide("accept", "req-1");
+		assert.equal((await pending)?.outcome.kind, "accepted");
 	});
 
 	test("an editor without approval and no dialog: applied without asking, and said; no file", async () => {

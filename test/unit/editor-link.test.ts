@@ -252,6 +252,31 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 		assert.equal(existsSync(join(dir, `pi-${PI}.review.json`)), false);
 	});
 
+	it("pi in a sandbox: its message and change set name the editor's paths; the editor's report, in them, answers", async () => {
+		const cwd = project();
+		const file = join(cwd, "a.txt");
+		writeFileSync(file, "one\n");
+		// The editor knows pi's project as /host/proj (pi's bind mount, or the ideContext.paths setting).
+		const { dir, link, answer, message } = world("0.3", {
+			cwd,
+			paths: [{ editor: "/host/proj", pi: cwd, from: "mount" }],
+		});
+		answer([report({ file: "/host/proj/a.txt", status: "modified", modified: true })]);
+		link.startRun();
+		link.beforeTool("write", { path: "a.txt" });
+		writeFileSync(file, "two\n");
+		const note = await link.afterTool("write", { path: "a.txt" });
+		link.endTurn();
+		await link.flush();
+		assert.match(note ?? "", new RegExp(`${file} is open in Neovim with unsaved changes`));
+		assert.deepEqual(
+			[message().cwd, message().changed, message().last_turn],
+			["/host/proj", [{ file: "/host/proj/a.txt", seq: 1, tool: "write" }], ["/host/proj/a.txt"]],
+		);
+		assert.equal(review(dir).runs[0].files[0].file, "/host/proj/a.txt");
+		await link.close();
+	});
+
 	it("is written off pi's thread, before the message that announces it; the tool's note does not wait for it", async () => {
 		const cwd = project();
 		const file = join(cwd, "a.txt");

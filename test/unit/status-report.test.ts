@@ -415,3 +415,28 @@ describe("formatStatusReport: editor-supplied text is inert", () => {
 	});
 	it("the block keeps its lines", () => assert.match(report, /^```$/m));
 });
+
+describe("formatStatusReport: pi in a sandbox names its path mappings", () => {
+	const cases: { name: string; paths: StatusFacts["paths"]; lines: string[] }[] = [
+		{ name: "none: no line", paths: [], lines: [] },
+		{
+			name: "a mount and the setting, each with where it came from",
+			paths: [
+				{ editor: "/home/u/proj", pi: "/workspace/proj", from: "mount" },
+				{ editor: "/data/x", pi: "/x", from: "setting" },
+			],
+			lines: [
+				"Path: the editors' /home/u/proj is pi's /workspace/proj (pi's bind mount)",
+				"Path: the editors' /data/x is pi's /x (ideContext.paths)",
+			],
+		},
+	];
+	for (const c of cases)
+		it(c.name, () => {
+			const report = formatStatusReport(facts({ paths: c.paths }));
+			assert.deepEqual(
+				report.split("\n").filter((l) => l.startsWith("Path:")),
+				c.lines,
+			);
+		});
+});
