@@ -17,6 +17,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"review",
 	"approval",
 	"approval-marks",
+	"pi-identity",
 ]);
 
 /** vim.diagnostic.severity's numbers. */
@@ -227,9 +228,7 @@ function adapterFor(flavour: NvimFlavour): ClientAdapter {
 		expectedSeconds: 50,
 		app: "nvim",
 		capabilities: CAPABILITIES,
-		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
-		},
+		missing: {},
 		start: (options) => start(flavour, options),
 	};
 }
