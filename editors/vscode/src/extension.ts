@@ -125,16 +125,16 @@ export function activate(context: vscode.ExtensionContext): void {
 			if (message.editor_pid === process.pid) review.load(message.pid);
 			else {
 				review.forget(message.pid, "elsewhere");
-				approval.end(message.pid, "elsewhere");
+				approval.end(message.pid, "elsewhere", message.pid_ns);
 			}
 		},
-		onGone: (pid) => {
-			sync.forgetPi(pid);
+		onGone: (pid, key, piNs) => {
+			sync.forgetPi(key);
 			review.forget(pid, "gone");
-			approval.end(pid, "dead");
+			approval.end(pid, "dead", piNs);
 		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
-		onApproval: (pid, verdict) => approval.received(pid, verdict),
+		onApproval: (pid, verdict, piNs) => approval.received(pid, verdict, piNs),
 	});
 	cleanup = () => watcher.dispose();
 

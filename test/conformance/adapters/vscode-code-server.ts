@@ -313,7 +313,8 @@ export const adapters: ClientAdapter[] = [
 		app: "vscode",
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
+			"pi-identity":
+				"the same extension code runs them in the in-process adapter (vscode, fake API): its bad-message rows start an editor each, which takes seconds here",
 			review:
 				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":
