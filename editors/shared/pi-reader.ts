@@ -119,11 +119,23 @@ export type PiReviewVerdict =
  * Read and check pi `pid`'s change set, `<dir>/pi-<pid>.review.json`. The caller reads it only for a pi whose
  * message (already read, live) names this editor as connected (PROTOCOL.md "v0.4").
  */
-export function readPiReview(dir: string, pid: number, options: Pick<ReadOptions, "uid"> = {}): PiReviewVerdict {
-	const read = readTrusted(dir, piReviewName(pid), options.uid ?? process.getuid?.(), MAX_REVIEW_BYTES);
+export function readPiReview(
+	dir: string,
+	pid: number,
+	options: Pick<ReadOptions, "uid"> = {},
+	piNs?: string,
+): PiReviewVerdict {
+	// v0.5: a pi of another namespace names its change set `pi-<pid>-<ns>.review.json`.
+	const name = piNs === undefined ? piReviewName(pid) : piFileName("review", pid, piNs);
+	const read = readTrusted(dir, name, options.uid ?? process.getuid?.(), MAX_REVIEW_BYTES);
 	if (read.kind !== "text") return read;
 	const parsed = parseReview(read.text, pid);
 	if (!parsed.ok) return { kind: "problem", problem: `invalid change set: ${parsed.problem}` };
+	const parsedName = parsePiFileName(name);
+	const fileNs: unknown = (JSON.parse(read.text) as { pid_ns?: unknown }).pid_ns;
+	if (parsedName && !piNamespaceAgrees(parsedName, fileNs)) {
+		return { kind: "problem", problem: `pid_ns ${String(fileNs ?? "(none)")} does not match the file name` };
+	}
 	return { kind: "review", runs: parsed.runs, dropped: parsed.dropped };
 }
 

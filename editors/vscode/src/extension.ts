@@ -122,15 +122,15 @@ export function activate(context: vscode.ExtensionContext): void {
 		onMessage: (message) => {
 			sync.handleMessage(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
-			if (message.editor_pid === process.pid) review.load(message.pid);
+			if (message.editor_pid === process.pid) review.load(message.pid, message.pid_ns);
 			else {
-				review.forget(message.pid, "elsewhere");
+				review.forget(message.pid, "elsewhere", message.pid_ns);
 				approval.end(message.pid, "elsewhere", message.pid_ns);
 			}
 		},
 		onGone: (pid, key, piNs) => {
 			sync.forgetPi(key);
-			review.forget(pid, "gone");
+			review.forget(pid, "gone", piNs);
 			approval.end(pid, "dead", piNs);
 		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
