@@ -311,10 +311,8 @@ export const adapters: ClientAdapter[] = [
 		name: "vscode (code-server)",
 		expectedSeconds: 200,
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "pi-identity"]),
 		missing: {
-			"pi-identity":
-				"the same extension code runs them in the in-process adapter (vscode, fake API): its bad-message rows start an editor each, which takes seconds here",
 			review:
 				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":
