@@ -11,7 +11,7 @@
  *
  * Each session takes a page of a small pool (a free one, else a new one) and loads a new window in it. A window takes seconds to start, so the tables that start an editor
  * per row are left to the fake-API adapter (adapters/vscode.ts), which runs the same extension code on them.
- * Approval's commands are run as registered; a request's arrivals are counted from what VS Code gives the
+ * Review's marks are read where VS Code draws them, in the page (`EXTENSION_MARKS`). Approval's commands are run as registered; a request's arrivals are counted from what VS Code gives the
  * screen reader, since the notification center keeps one entry of notifications with equal text.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -159,8 +159,9 @@ function outputLines(logDir: string): string[] {
 	return lines.filter((line) => line !== "");
 }
 
-/** The lines the extension's output channel gives a pi message. */
-const outputNotices = (logDir: string): string[] => outputLines(logDir).filter((line) => / pi message: /.test(line));
+/** The lines the extension's output channel gives a pi message, or a change set it ignores (as adapters/vscode.ts). */
+const outputNotices = (logDir: string): string[] =>
+	outputLines(logDir).filter((line) => / pi message: /.test(line) || /\.review\.json\b.*ignored$/.test(line));
 
 /** How long a command's reply (a notification, a line in the output channel) may take to show. */
 const REPLY_MS = 3000;
@@ -191,6 +192,28 @@ const WATCH_ALERTS = `(() => {
 		for (const m of mutations) for (const node of m.addedNodes) if (node.textContent) window.kitAlerts.push(node.textContent);
 	}).observe(container, { subtree: true, childList: true });
 	return true;
+})()`;
+
+/**
+ * Runs in the page (a string, as above): the line numbers (1-based) of the active editor's rows that hold a
+ * whole-line decoration of an extension's decoration type (`ced-TextEditorDecorationType...` in the text's
+ * overlays), rows matched to the margin's line numbers by their top. Only the rendered rows: the cases' files
+ * are short. The pi extension is the only one in the window that decorates (the driver draws nothing).
+ */
+const EXTENSION_MARKS = `(() => {
+	const editor = document.querySelector(".editor-instance .monaco-editor");
+	if (!editor) return [];
+	const numbers = new Map();
+	for (const row of editor.querySelectorAll(".margin-view-overlays > div")) {
+		const label = row.querySelector(".line-numbers");
+		if (label) numbers.set(row.style.top, Number(label.textContent.trim()));
+	}
+	const lines = new Set();
+	for (const mark of editor.querySelectorAll('.view-overlays [class*="TextEditorDecorationType"]')) {
+		const row = mark.closest(".view-overlays > div");
+		if (row && numbers.has(row.style.top)) lines.add(numbers.get(row.style.top));
+	}
+	return [...lines].sort((a, b) => a - b);
 })()`;
 
 /** What the notification center renders, read in one pass inside the page. */
@@ -425,6 +448,29 @@ async function session(
 			messages: async () => [...(await centerNotices()), ...outputNotices(info.logDir)],
 			// ---- approval: the commands "Accept/Reject pi's proposed change" as the user runs them; their reply is
 			// what they show (notifications) and log (the output channel) ----
+			// ---- review: marks read where VS Code draws them; edits, the revert command and undo as the user's ----
+			reviewMarks: async (file) => {
+				await call({ op: "open", file });
+				return (await page.evaluate(EXTENSION_MARKS)) as number[];
+			},
+			editLines: async (file, line, remove, insert) =>
+				void (await call({
+					op: "replace",
+					file,
+					from: line - 1,
+					to: line - 1 + remove,
+					text: insert.map((text) => `${text}\n`).join(""),
+				})),
+			revertHunk: async (file, line) => {
+				await call({ op: "open", file });
+				await select({ line: line - 1, character: 0 }, { line: line - 1, character: 0 });
+				await call({ op: "command", command: "piIdeContext.revertHunk" });
+			},
+			undo: async (file) => {
+				await call({ op: "open", file });
+				await call({ op: "command", command: "undo" });
+			},
+			// ---- end review ----
 			approve: () => answer("piIdeContext.approve"),
 			reject: () => answer("piIdeContext.reject"),
 			// A request's notification (describeApproval: "pi wants to edit a.txt: 2 hunks. ...").
@@ -445,10 +491,8 @@ export const adapters: ClientAdapter[] = [
 		name: "vscode (code-server)",
 		expectedSeconds: 200,
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "approval"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "approval", "review"]),
 		missing: {
-			review:
-				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":
