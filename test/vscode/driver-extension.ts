@@ -28,7 +28,9 @@ export type DriverRequest =
 	| { op: "buffer"; file: string }
 	| { op: "loaded" }
 	| { op: "diagnostics"; file: string; items: HostDiagnostic[] }
-	| { op: "command"; command: string };
+	| { op: "command"; command: string }
+	/** Revert every unsaved document and close every editor: a window about to be navigated away from. */
+	| { op: "reset" };
 
 export interface HostPosition {
 	line: number;
@@ -127,6 +129,14 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 		case "command":
 			await vscode.commands.executeCommand(request.command);
 			return null;
+		case "reset": {
+			for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty)) {
+				await vscode.window.showTextDocument(document);
+				await vscode.commands.executeCommand("workbench.action.files.revert");
+			}
+			await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+			return null;
+		}
 	}
 }
 

@@ -9,8 +9,10 @@
  * VS Code's own file watcher. The client's notices are what the window shows: the notification center's
  * entries from the extension (or any error) and the lines its output channel gives a pi message.
  *
- * A window takes seconds to start, so the tables that start an editor per row are left to the fake-API
- * adapter (adapters/vscode.ts), which runs the same extension code on them.
+ * Each session takes a page of a small pool (a free one, else a new one) and loads a new window in it. A window takes seconds to start, so the tables that start an editor
+ * per row are left to the fake-API adapter (adapters/vscode.ts), which runs the same extension code on them.
+ * Review's marks are read where VS Code draws them, in the page (`EXTENSION_MARKS`). Approval's commands are run as registered; a request's arrivals are counted from what VS Code gives the
+ * screen reader, since the notification center keeps one entry of notifications with equal text.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -55,6 +57,18 @@ interface World {
 	root: string;
 	server: CodeServer;
 	browser: Browser;
+	/** The windows that serve one-case sessions, one session at a time each (see `startPooled`). */
+	pool: PoolWindow[];
+}
+
+/** A window of the pool: a browser page that loads a new window for each session. */
+interface PoolWindow {
+	page: Page;
+	/** The driver's directory, where the current extension host's driver writes `driver.json`. */
+	dir: string;
+	/** The current extension host's driver, if the page holds a window. */
+	info?: DriverInfo;
+	busy: boolean;
 }
 
 let world: Promise<World> | undefined;
@@ -80,7 +94,7 @@ async function startWorld(): Promise<World> {
 		);
 		try {
 			const { browser } = await openBrowser(join(root, "chromium"));
-			return { root, server, browser };
+			return { root, server, browser, pool: [] };
 		} catch (error) {
 			await server.stop();
 			throw error;
@@ -134,16 +148,23 @@ function isAlive(pid: number): boolean {
 	}
 }
 
-/** The lines the extension's output channel gives a pi message, in the extension host's log dir. */
-function outputNotices(logDir: string): string[] {
+/** Every line of the extension's output channel so far, in the extension host's log dir. */
+function outputLines(logDir: string): string[] {
 	const lines: string[] = [];
 	for (const dir of readdirSync(logDir).filter((name) => name.startsWith("output_logging_"))) {
 		for (const file of readdirSync(join(logDir, dir)).filter((name) => name.endsWith(`-${SOURCE}.log`))) {
 			lines.push(...readFileSync(join(logDir, dir, file), "utf8").split("\n"));
 		}
 	}
-	return lines.filter((line) => / pi message: /.test(line));
+	return lines.filter((line) => line !== "");
 }
+
+/** The lines the extension's output channel gives a pi message, or a change set it ignores (as adapters/vscode.ts). */
+const outputNotices = (logDir: string): string[] =>
+	outputLines(logDir).filter((line) => / pi message: /.test(line) || /\.review\.json\b.*ignored$/.test(line));
+
+/** How long a command's reply (a notification, a line in the output channel) may take to show. */
+const REPLY_MS = 3000;
 
 /** Runs in the page (a string: the project's TypeScript has no DOM types): the center's rows and their count. */
 const READ_CENTER = `(() => {
@@ -155,6 +176,44 @@ const READ_CENTER = `(() => {
 		})),
 		listed: Number(rows[0]?.getAttribute("aria-setsize") ?? 0),
 	};
+})()`;
+
+/**
+ * Runs in the page: keep every text VS Code gives its screen reader (`aria.alert`/`status`, into
+ * `.monaco-aria-container`), which it does for each notification it adds: the center shows one entry for
+ * notifications of the same text (a new one replaces the old), the screen reader hears each. Idempotent.
+ */
+const WATCH_ALERTS = `(() => {
+	if (window.kitAlerts) return true;
+	const container = document.querySelector(".monaco-aria-container");
+	if (!container) return false;
+	window.kitAlerts = [];
+	new MutationObserver((mutations) => {
+		for (const m of mutations) for (const node of m.addedNodes) if (node.textContent) window.kitAlerts.push(node.textContent);
+	}).observe(container, { subtree: true, childList: true });
+	return true;
+})()`;
+
+/**
+ * Runs in the page (a string, as above): the line numbers (1-based) of the active editor's rows that hold a
+ * whole-line decoration of an extension's decoration type (`ced-TextEditorDecorationType...` in the text's
+ * overlays), rows matched to the margin's line numbers by their top. Only the rendered rows: the cases' files
+ * are short. The pi extension is the only one in the window that decorates (the driver draws nothing).
+ */
+const EXTENSION_MARKS = `(() => {
+	const editor = document.querySelector(".editor-instance .monaco-editor");
+	if (!editor) return [];
+	const numbers = new Map();
+	for (const row of editor.querySelectorAll(".margin-view-overlays > div")) {
+		const label = row.querySelector(".line-numbers");
+		if (label) numbers.set(row.style.top, Number(label.textContent.trim()));
+	}
+	const lines = new Set();
+	for (const mark of editor.querySelectorAll('.view-overlays [class*="TextEditorDecorationType"]')) {
+		const row = mark.closest(".view-overlays > div");
+		if (row && numbers.has(row.style.top)) lines.add(numbers.get(row.style.top));
+	}
+	return [...lines].sort((a, b) => a - b);
 })()`;
 
 /** What the notification center renders, read in one pass inside the page. */
@@ -187,53 +246,159 @@ async function shownNotices(page: Page): Promise<string[]> {
 		.reverse();
 }
 
+/** The `driver.json` of the driver in `dir`, once written by an extension host other than `not`. */
+function readDriver(dir: string, not?: number): Promise<DriverInfo> {
+	return pollUntil(
+		() => {
+			try {
+				const info = JSON.parse(readFileSync(join(dir, "driver.json"), "utf8")) as DriverInfo;
+				return info.pid === not ? undefined : info;
+			} catch {
+				return undefined;
+			}
+		},
+		not === undefined
+			? "the window's extension host (the driver's driver.json)"
+			: `an extension host after ${not} (the driver's driver.json)`,
+		{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
+	);
+}
+
+type Call = <T>(request: DriverRequest) => Promise<T>;
+
+/** Requests to the driver of the extension host `info` describes. */
+function driverCall(info: DriverInfo): Call {
+	return async <T>(request: DriverRequest): Promise<T> => {
+		const response = await fetch(`http://127.0.0.1:${info.port}/`, {
+			method: "POST",
+			body: JSON.stringify({ ...request, token: info.token }),
+		});
+		const answer = (await response.json()) as { value?: T; error?: string };
+		if (!response.ok) throw new Error(`driver ${request.op}: ${answer.error}`);
+		return answer.value as T;
+	};
+}
+
+/** Wait until the pi extension is active in the extension host `call` reaches. */
+async function piActive(call: Call): Promise<void> {
+	await pollUntil(
+		async () => ((await call<boolean>({ op: "ready", extension: EXTENSION_ID })) ? true : undefined),
+		"the pi extension activates (onStartupFinished)",
+		{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
+	);
+}
+
+/**
+ * Load a new window for the session `options` into the pool window `window`'s page: the open editors reverted
+ * and closed first (a page with unsaved editors may refuse to be left), then the page navigated to a window on
+ * the session's project whose extension host gets the session's environment. The old extension host ends by itself once its connection is gone,
+ * deactivating the extension (its state file goes, as on a clean exit). Returns the new extension host's driver.
+ */
+async function loadWindow(w: World, window: PoolWindow, options: StartOptions): Promise<DriverInfo> {
+	const old = window.info?.pid;
+	if (window.info !== undefined && isAlive(window.info.pid)) await driverCall(window.info)({ op: "reset" });
+	window.info = undefined;
+	await gotoWindow(
+		window.page,
+		windowUrl(w.server, options.cwd, { ...options.env, PI_IDE_KIT_DRIVER_DIR: window.dir }),
+	);
+	window.info = await readDriver(window.dir, old);
+	return window.info;
+}
+
+/**
+ * A session on a window of the pool: the page of a free window (a new one when every window is
+ * busy) navigated to a new window on the session's project with the session's environment, whose extension
+ * host (a new process, a new pid, the extension's module state fresh) is the session's. Reusing the page saves
+ * the browser's tab; the workbench still starts afresh, as a new window does (seconds: see `editor-per-row`).
+ */
+async function startPooled(w: World, options: StartOptions): Promise<ClientSession> {
+	let window = w.pool.find((candidate) => !candidate.busy && !candidate.page.isClosed());
+	if (!window) {
+		window = { page: await w.browser.newPage(), dir: mkdtempSync(join(w.root, "pool-")), busy: true };
+		w.pool.push(window);
+	}
+	const taken = window;
+	taken.busy = true;
+	const drop = async () => {
+		const at = w.pool.indexOf(taken);
+		if (at >= 0) w.pool.splice(at, 1);
+		await taken.page.close().catch(() => {});
+	};
+	try {
+		const info = await loadWindow(w, taken, options);
+		const call = driverCall(info);
+		await piActive(call);
+		if (options.file !== undefined) await call({ op: "open", file: options.file });
+		let ended = false;
+		return await session(taken.page, info, call, {
+			// Closing the window stops its extension host, which deactivates the extension first: quitting is
+			// done when that process has exited (the pool loses the page).
+			quit: async () => {
+				await drop();
+				await pollUntil(() => (isAlive(info.pid) ? undefined : true), "the extension host exits", {
+					timeoutMs: EXIT_MS,
+					intervalMs: 50,
+				});
+			},
+			dispose: async () => {
+				if (ended) return;
+				ended = true;
+				if (taken.page.isClosed()) await drop();
+				else taken.busy = false;
+			},
+		});
+	} catch (error) {
+		await drop();
+		throw error;
+	}
+}
+
 async function start(options: StartOptions): Promise<ClientSession> {
 	if (options.headless) throw new Error("a VS Code extension host always has a window (no ui-gate)");
 	world ??= startWorld();
-	const { root, server, browser } = await world;
-	const driverDir = mkdtempSync(join(root, "window-"));
-	const page = await browser.newPage();
-	let pid: number | undefined;
-	const dispose = async () => {
-		if (!page.isClosed()) await page.close().catch(() => {});
-		// A window closed without its extension host stopping: end it by its pid (ours, from the driver).
-		if (pid !== undefined && isAlive(pid)) {
-			const id = pid;
-			await pollUntil(() => (isAlive(id) ? undefined : true), "the extension host exits", EXIT_MS).catch(() =>
-				process.kill(id, "SIGKILL"),
-			);
-		}
-		rmSync(driverDir, { recursive: true, force: true });
-	};
-	try {
-		await gotoWindow(page, windowUrl(server, options.cwd, { ...options.env, PI_IDE_KIT_DRIVER_DIR: driverDir }));
-		const info = await pollUntil(
-			() => {
-				try {
-					return JSON.parse(readFileSync(join(driverDir, "driver.json"), "utf8")) as DriverInfo;
-				} catch {
-					return undefined;
-				}
-			},
-			"the window's extension host (the driver's driver.json)",
-			{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
-		);
-		pid = info.pid;
-		const call = async <T>(request: DriverRequest): Promise<T> => {
-			const response = await fetch(`http://127.0.0.1:${info.port}/`, {
-				method: "POST",
-				body: JSON.stringify({ ...request, token: info.token }),
-			});
-			const answer = (await response.json()) as { value?: T; error?: string };
-			if (!response.ok) throw new Error(`driver ${request.op}: ${answer.error}`);
-			return answer.value as T;
-		};
+	const w = await world;
+	return startPooled(w, options);
+}
+
+/** The session the cases drive, on the window `page` whose extension host `info` describes. */
+async function session(
+	page: Page,
+	info: DriverInfo,
+	call: Call,
+	end: { quit: () => Promise<void>; dispose: () => Promise<void> },
+): Promise<ClientSession> {
+	{
 		await pollUntil(
-			async () => ((await call<boolean>({ op: "ready", extension: EXTENSION_ID })) ? true : undefined),
-			"the pi extension activates (onStartupFinished)",
+			async () => ((await page.evaluate(WATCH_ALERTS)) ? true : undefined),
+			"the workbench's screen reader container",
 			{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
 		);
-		if (options.file !== undefined) await call({ op: "open", file: options.file });
+		await page.evaluate("window.kitAlerts.length = 0");
+		/** The notification center's entries (see `shownNotices`), the center opened if anything closed it. */
+		const centerNotices = async (): Promise<string[]> => {
+			if ((await page.locator(".notifications-center.visible").count()) === 0) {
+				await call({ op: "command", command: "notifications.showList" });
+				await page.locator(".notifications-center.visible").waitFor();
+			}
+			return shownNotices(page);
+		};
+		/** Run `command` as the user does; its reply is what it shows and logs, waited for a moment. */
+		const answer = async (command: string): Promise<string> => {
+			const [shown, logged] = [(await centerNotices()).length, outputLines(info.logDir).length];
+			await call({ op: "command", command });
+			const reply = async () => [...(await centerNotices()).slice(shown), ...outputLines(info.logDir).slice(logged)];
+			return (
+				await pollUntil(
+					async () => {
+						const lines = await reply();
+						return lines.length > 0 ? lines : undefined;
+					},
+					`a reply to ${command}`,
+					{ timeoutMs: REPLY_MS, intervalMs: 50 },
+				).catch(reply)
+			).join("\n");
+		};
 
 		/** A protocol position as VS Code's, in the active editor's document. */
 		const toHost = async (at: Position, after: boolean): Promise<HostPosition> => {
@@ -280,29 +445,44 @@ async function start(options: StartOptions): Promise<ClientSession> {
 					})),
 				});
 			},
-			messages: async () => {
-				// The center shows every notification of the window while open; reopen it if anything closed it.
-				if ((await page.locator(".notifications-center.visible").count()) === 0) {
-					await call({ op: "command", command: "notifications.showList" });
-					await page.locator(".notifications-center.visible").waitFor();
-				}
-				return [...(await shownNotices(page)), ...outputNotices(info.logDir)];
+			messages: async () => [...(await centerNotices()), ...outputNotices(info.logDir)],
+			// ---- approval: the commands "Accept/Reject pi's proposed change" as the user runs them; their reply is
+			// what they show (notifications) and log (the output channel) ----
+			// ---- review: marks read where VS Code draws them; edits, the revert command and undo as the user's ----
+			reviewMarks: async (file) => {
+				await call({ op: "open", file });
+				return (await page.evaluate(EXTENSION_MARKS)) as number[];
 			},
-			// Closing the window stops its extension host, which deactivates the extension first: quitting is
-			// done when that process has exited (as `:qa` is done when Neovim has).
-			quit: async () => {
-				await page.close();
-				await pollUntil(
-					() => (isAlive(info.pid) ? undefined : true),
-					"the extension host exits after its window closed",
-					{ timeoutMs: EXIT_MS, intervalMs: 50 },
-				);
+			editLines: async (file, line, remove, insert) =>
+				void (await call({
+					op: "replace",
+					file,
+					from: line - 1,
+					to: line - 1 + remove,
+					text: insert.map((text) => `${text}\n`).join(""),
+				})),
+			revertHunk: async (file, line) => {
+				await call({ op: "open", file });
+				await select({ line: line - 1, character: 0 }, { line: line - 1, character: 0 });
+				await call({ op: "command", command: "piIdeContext.revertHunk" });
 			},
-			dispose,
+			undo: async (file) => {
+				await call({ op: "open", file });
+				await call({ op: "command", command: "undo" });
+			},
+			// ---- end review ----
+			approve: () => answer("piIdeContext.approve"),
+			reject: () => answer("piIdeContext.reject"),
+			// A request's notification (describeApproval: "pi wants to edit a.txt: 2 hunks. ...").
+			// Each arrival as the screen reader hears it ("Info: <message>"): the center keeps one of equal texts.
+			approvalNotices: async () =>
+				((await page.evaluate("window.kitAlerts ?? []")) as string[])
+					.map((text) => text.replace(/^(Info|Warning|Error): /, ""))
+					.filter((text) => text.startsWith("pi wants to ")),
+			// ---- end approval ----
+			quit: end.quit,
+			dispose: end.dispose,
 		};
-	} catch (error) {
-		await dispose();
-		throw error;
 	}
 }
 
@@ -311,18 +491,14 @@ export const adapters: ClientAdapter[] = [
 		name: "vscode (code-server)",
 		expectedSeconds: 200,
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "pi-identity"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "approval", "review", "pi-identity"]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
-			review:
-				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":
-				"a code-server window (a whole workbench in chromium) took 20-50 s to start on two loaded cores, so 33 more would add minutes to npm test; adapters/vscode.ts runs these rows on the same extension code",
+				"each row needs a window of its own (a new extension host: a new pid, its state dir, its memory of messages) and a window's workbench takes 6-13 s to start here even in a reused tab: the 33 rows ran and passed on code-server but took 5 of the kit's 7 minutes; adapters/vscode.ts runs these rows on the same extension code",
 			// ---- approval ----
-			approval:
-				"each approval case starts a window of its own (which request the user saw is the window's memory, no case may inherit it) and a window takes 20-50 s here; adapters/vscode.ts runs them on the same extension code",
 			"approval-marks": "VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key)",
 			// ---- end approval ----
 		},
