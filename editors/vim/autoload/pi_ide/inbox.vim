@@ -1,7 +1,7 @@
 vim9script
 # pi_ide/inbox.vim: protocol v0.3, pi -> editor. pi writes `<state dir>/pi-<pid>.json` naming the editor
-# it is connected to and the files its tools changed. Vim has no file-system watcher, so a 500 ms timer
-# lists the state directory (one readdirex(), no reads) and reads a pi file only when its listing changed
+# it is connected to and the files its tools changed. Vim has no file-system watcher, so a 500 ms timer (100 ms
+# while pi's files change: BUSY_POLL_MS) lists the state directory (one readdirex(), no reads) and reads a pi file only when its listing changed
 # or it was written in the last two seconds (Vim's file times have one-second resolution: a rewrite within
 # the same second with the same size shows no change in the listing). For a live pi of ours that names
 # this Vim, the changed files this Vim has loaded are handled:
@@ -36,12 +36,20 @@ export const MAX_REPORTS = 200
 export const KEPT_REPORTS = 20
 export const HOLD_S = 5
 export const POLL_MS = 500
+# While pi's files change (pi is writing, and waits at most 1 s for each answer: PROTOCOL.md), the listing is
+# taken every BUSY_POLL_MS, until BUSY_S seconds pass without a change; then every POLL_MS again, so an idle
+# Vim does no more than before.
+export const BUSY_POLL_MS = 100
+export const BUSY_S = 2
 # PROTOCOL.md "Limits": pi's files nest at most MAX_DEPTH levels of lists and objects. A deeper one is refused
 # before json_decode() sees it: Vim 9.0 crashes (SIGSEGV) decoding 100,000 levels.
 export const MAX_DEPTH = 16
 
 var dir = ''
 var poll_timer = 0
+var poll_ms = 0
+# localtime() until which the poll stays at BUSY_POLL_MS.
+var busy_until = 0
 var OnReport: func = () => 0
 # Per pi file name: {fp: its listing, text: what was last read}.
 var seen: dict<dict<any>> = {}
@@ -742,6 +750,20 @@ export def Poll()
   if acted
     OnReport()
   endif
+  if touched
+    busy_until = now + BUSY_S
+  endif
+  PollEvery(now < busy_until ? BUSY_POLL_MS : POLL_MS)
+enddef
+
+# The poll's timer, repeating every `ms` (restarted only when that changes; not while stopped).
+def PollEvery(ms: number)
+  if poll_timer == 0 || poll_ms == ms
+    return
+  endif
+  timer_stop(poll_timer)
+  poll_ms = ms
+  poll_timer = timer_start(ms, OnPoll, {repeat: -1})
 enddef
 
 def OnPoll(_: number)
@@ -767,6 +789,8 @@ export def Start(state_dir: string, On_report: func)
   review.Start(FindBuffer, Decided)
   # Stop forgot every request: one still waiting is read again.
   filter(seen, (name, _) => approval_rules.PidOfName(name) == 0)
+  poll_ms = POLL_MS
+  busy_until = 0
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)
@@ -913,5 +937,5 @@ enddef
 
 # For tests.
 export def Debug(): dict<any>
-  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0}
+  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0, poll_ms: poll_ms}
 enddef

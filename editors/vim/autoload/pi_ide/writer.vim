@@ -15,8 +15,10 @@ vim9script
 #   directory `<pid>.json.tmp.d`, so nothing planted there can be written through.
 # - rename: Vim's rename() unlinks the target before renaming (and copies when rename fails), so readers
 #   could see no file at all. The replace is done by `mv -f -T` (GNU coreutils: one rename(2), never into a
-#   directory), through the protocol's temp path `<pid>.json.tmp`, in one `sh` job (REPLACE); the caller is
-#   told through a callback when it has finished.
+#   directory), through the protocol's temp path `<pid>.json.tmp`; the caller is told through a callback
+#   when it has finished. With perl, one perl started at the first write stays and does each replace with the
+#   same rename(2) calls (RENAMER, a line asked, a line answered: no process started per write, which cost
+#   tens of milliseconds a write on a loaded machine); without perl, one `sh` job per write (REPLACE).
 
 const MAX_PID = 2147483647
 
@@ -186,6 +188,71 @@ enddef
 # the target first). `mv -T` is one rename(2), never "into" a directory; rename never follows a symlink.
 const REPLACE = 'mv -f -T -- "$1/state" "$2" && rmdir -- "$1" && mv -f -T -- "$2" "$3"'
 
+# REPLACE in a perl that stays: its arguments are the private directory, the temp path and the state file; each
+# line read asks for one replace, each line written answers it: 0 when done, else which step failed and why.
+const RENAMER = '$| = 1; my ($p, $t, $f) = @ARGV; while (<STDIN>) { my $r = !rename("$p/state", $t) ? "1 $!" '
+  .. ': !rmdir($p) ? "2 $!" : !rename($t, $f) ? "3 $!" : "0"; print "$r\n" }'
+
+# The perl doing the replaces ({job, final}), and the callback of the replace it is doing (writes are serialised
+# by the caller: at most one at a time).
+var renamer: dict<any> = {}
+var RenameDone: any = v:none
+
+def RenameAnswered(line: string)
+  var Done = RenameDone
+  RenameDone = v:none
+  if type(Done) == v:t_func
+    Done(line)
+  endif
+enddef
+
+# The perl ended (died; one replaced or closed is no longer `renamer`): a replace it was asked for is failed;
+# the next write starts another.
+def RenamerGone(job: job)
+  if !empty(renamer) && renamer.job == job
+    renamer = {}
+    RenameAnswered('9 the perl doing the replace exited')
+  endif
+enddef
+
+# The replace through RENAMER; its job (the perl) is returned, as Write's is.
+def Rename(private: string, tmp: string, final: string, Done: func(list<string>)): any
+  if !empty(renamer) && (renamer.final != final || job_status(renamer.job) != 'run')
+    job_stop(renamer.job, 'kill')
+    renamer = {}
+  endif
+  if empty(renamer)
+    var job = job_start(['perl', '-e', RENAMER, private, tmp, final], {
+      in_mode: 'nl', out_mode: 'nl', err_io: 'null',
+      out_cb: (_, line) => RenameAnswered(line),
+      exit_cb: (j, _) => RenamerGone(j)})
+    if job_status(job) == 'fail'
+      DropTemp(private)
+      Done(['cannot start perl to rename ' .. private .. '/state', 'io'])
+      return v:none
+    endif
+    renamer = {job: job, final: final}
+  endif
+  RenameDone = (line: string) => {
+    DropTemp(private)
+    if line !~# '^0$' && getftype(tmp) == 'file'
+      delete(tmp)
+    endif
+    Done(line =~# '^0$' ? [] : [printf('cannot rename %s/state to %s (step %s)', private, final, line), 'io'])
+  }
+  ch_sendraw(renamer.job, "go\n")
+  return renamer.job
+enddef
+
+# Stop the perl doing the replaces, if one runs (the client is stopped; a write under way fails).
+export def Close()
+  if !empty(renamer)
+    job_stop(renamer.job, 'kill')
+    renamer = {}
+    RenameAnswered('9 the perl doing the replace was stopped')
+  endif
+enddef
+
 # Replace `<dir>/<pid>.json` with `text` atomically. The caller has checked the directory (EnsureDir).
 # `Done` gets [] or [message, problem name] once the file is in place (or the write failed); the job is
 # returned so the caller can wait for it or stop it (VimLeavePre), or v:none when nothing was started.
@@ -209,6 +276,9 @@ export def Write(dir: string, pid: number, text: string, user: string, Done: fun
     DropTemp(private)
     Done([printf('cannot write %s', file), 'io'])
     return v:none
+  endif
+  if executable('perl')
+    return Rename(private, tmp, final, Done)
   endif
   var job = job_start(['sh', '-c', REPLACE, 'sh', private, tmp, final], {
     in_io: 'null', out_io: 'null', err_io: 'null',
