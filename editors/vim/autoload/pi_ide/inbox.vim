@@ -306,22 +306,79 @@ const BATCH_SCRIPT = 'my $s = shift; my $r = eval "sub { $s }" or exit(15); my @
   .. 'my @a = splice(@ARGV, 0, 3); my $k = fork(); if (!defined $k) { push @c, 14; next } '
   .. 'if (!$k) { @ARGV = @a; $r->(); exit(14) } waitpid($k, 0); push @c, $? >> 8 } print join(" ", @c)'
 
+# READ_SCRIPT in a perl that stays (READER, a job started at the first message and kept while polling): no shell
+# and no perl started per message, no child per file (each cost tens of milliseconds on a loaded machine, and pi
+# waits 1 s for its answers). READ_SCRIPT is compiled once with `exit` made to end only its own run (the code
+# kept). Each line asks for reads: (path, cap, out) triples, tab-separated, each with `\`, newline and tab
+# escaped (`\\`, `\n`, `\t`); the answer line has their exit codes, in order (14: the read did not finish).
+const READER = 'BEGIN { *CORE::GLOBAL::exit = sub { die bless [$_[0] // 0], "PiIdeExit" } } $| = 1; my $s = shift; '
+  .. 'my $r = eval "sub { $s }" or die; while (my $l = <STDIN>) { chomp $l; my @a = map { s/\\(.)/$1 eq "n" ? '
+  .. '"\n" : $1 eq "t" ? "\t" : $1/ger } split /\t/, $l, -1; my @c; while (@a) { local @ARGV = splice(@a, 0, 3); '
+  .. 'push @c, eval { $r->(); 14 } // (ref $@ eq "PiIdeExit" ? $@->[0] : 14) } print join(" ", @c), "\n" }'
+# How long one line of reads may take before the reader is given up (killed; BATCH_SCRIPT reads then).
+const READER_TIMEOUT_MS = 5000
+var reader: any = v:none
+
+def StopReader()
+  if type(reader) == v:t_job
+    job_stop(reader, 'kill')
+  endif
+  reader = v:none
+enddef
+
+# One field of a READER line.
+def ReaderField(s: string): string
+  return substitute(s, "[\\\\\n\t]", (m) => m[0] == '\' ? '\\' : m[0] == "\n" ? '\n' : '\t', 'g')
+enddef
+
+# The exit codes of READ_SCRIPT for `args` ((path, cap, out) triples) from the kept reader, or [] when it
+# cannot answer (it is then stopped; the next message starts another).
+def ReaderCodes(args: list<string>): list<string>
+  if type(reader) != v:t_job || job_status(reader) != 'run'
+    reader = job_start(['perl', '-e', READER, READ_SCRIPT], {in_mode: 'nl', out_mode: 'nl', err_io: 'null'})
+    if job_status(reader) != 'run'
+      reader = v:none
+      return []
+    endif
+  endif
+  var answer = ''
+  try
+    answer = ch_evalraw(reader, join(mapnew(args, (_, a) => ReaderField(a)), "\t") .. "\n",
+      {timeout: READER_TIMEOUT_MS})
+  catch
+  endtry
+  var codes = split(answer)
+  if len(codes) * 3 != len(args)
+    StopReader()
+    return []
+  endif
+  return codes
+enddef
+
 # ReadVerified for each of `paths` at once: per path {status: 'read', bytes} or {status: gone/refused}; a path
-# left out (perl missing or failing) is read on its own by Reload.
+# left out (perl missing or failing) is read on its own by Reload. The kept reader reads them; failing that, one
+# perl started for them (BATCH_SCRIPT).
 def ReadVerifiedMany(paths: list<string>): dict<dict<any>>
   var reads: dict<dict<any>> = {}
-  if len(paths) < 2 || !executable('perl')
+  if empty(paths) || !executable('perl')
     return reads
   endif
   var outs = mapnew(paths, (_, _) => tempname())
   try
-    var args = ['perl', '-e', BATCH_SCRIPT, READ_SCRIPT]
+    var args: list<string> = []
     for i in range(len(paths))
       args += [paths[i], string(MAX_RELOAD_BYTES), outs[i]]
     endfor
-    var codes = split(system(join(mapnew(args, (_, a) => shellescape(a)), ' ')))
-    if v:shell_error != 0 || len(codes) != len(paths)
-      return {}
+    var codes = ReaderCodes(args)
+    if empty(codes)
+      for out in outs
+        delete(out)
+      endfor
+      codes = split(system(join(mapnew(['perl', '-e', BATCH_SCRIPT, READ_SCRIPT] + args, (_, a) => shellescape(a)),
+        ' ')))
+      if v:shell_error != 0 || len(codes) != len(paths)
+        return {}
+      endif
     endif
     for i in range(len(paths))
       var code = str2nr(codes[i])
@@ -801,6 +858,7 @@ export def Stop()
     timer_stop(poll_timer)
     poll_timer = 0
   endif
+  StopReader()
   approval.Reset()
   review.Reset()
   review_text = {}
@@ -937,5 +995,6 @@ enddef
 
 # For tests.
 export def Debug(): dict<any>
-  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0, poll_ms: poll_ms}
+  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0, poll_ms: poll_ms,
+    reader: type(reader) == v:t_job ? job_status(reader) : 'none'}
 enddef
