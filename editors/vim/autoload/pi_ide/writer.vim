@@ -188,68 +188,77 @@ enddef
 # the target first). `mv -T` is one rename(2), never "into" a directory; rename never follows a symlink.
 const REPLACE = 'mv -f -T -- "$1/state" "$2" && rmdir -- "$1" && mv -f -T -- "$2" "$3"'
 
-# REPLACE in a perl that stays: its arguments are the private directory, the temp path and the state file; each
-# line read asks for one replace, each line written answers it: 0 when done, else which step failed and why.
-const RENAMER = '$| = 1; my ($p, $t, $f) = @ARGV; while (<STDIN>) { my $r = !rename("$p/state", $t) ? "1 $!" '
-  .. ': !rmdir($p) ? "2 $!" : !rename($t, $f) ? "3 $!" : "0"; print "$r\n" }'
+# REPLACE in a perl that stays: each line read asks for one replace, its fields (the private directory, the temp
+# path, the file; tab-separated, `\`, newline and tab escaped as `\\`, `\n`, `\t`) those of REPLACE; each line
+# written answers one, in order: 0 when done, else which step failed and why.
+const RENAMER = '$| = 1; while (my $l = <STDIN>) { chomp $l; my ($p, $t, $f) = map { s/\\(.)/$1 eq "n" ? "\n" : '
+  .. '$1 eq "t" ? "\t" : $1/ger } split /\t/, $l, -1; my $r = !rename("$p/state", $t) ? "1 $!" : !rmdir($p) '
+  .. '? "2 $!" : !rename($t, $f) ? "3 $!" : "0"; print "$r\n" }'
 
-# The perl doing the replaces ({job, final}), and the callback of the replace it is doing (writes are serialised
-# by the caller: at most one at a time).
-var renamer: dict<any> = {}
-var RenameDone: any = v:none
+# The perl doing the replaces (a job, or v:none), and the callbacks of the replaces asked of it, oldest first.
+var renamer: any = v:none
+var renames: list<func(string)> = []
+
+# One field of a RENAMER line.
+def Field(s: string): string
+  return substitute(s, "[\\\\\n\t]", (m) => m[0] == '\' ? '\\' : m[0] == "\n" ? '\n' : '\t', 'g')
+enddef
 
 def RenameAnswered(line: string)
-  var Done = RenameDone
-  RenameDone = v:none
-  if type(Done) == v:t_func
+  if !empty(renames)
+    var Done = remove(renames, 0)
     Done(line)
   endif
 enddef
 
-# The perl ended (died; one replaced or closed is no longer `renamer`): a replace it was asked for is failed;
-# the next write starts another.
+# The perl ended (it died; one stopped by Close is no longer `renamer`): the replaces asked of it fail; the next
+# write starts another.
 def RenamerGone(job: job)
-  if !empty(renamer) && renamer.job == job
-    renamer = {}
-    RenameAnswered('9 the perl doing the replace exited')
+  if type(renamer) == v:t_job && renamer == job
+    renamer = v:none
+    FailRenames('9 the perl doing the replace exited')
   endif
+enddef
+
+def FailRenames(why: string)
+  var pending = renames
+  renames = []
+  for Done in pending
+    Done(why)
+  endfor
 enddef
 
 # The replace through RENAMER; its job (the perl) is returned, as Write's is.
 def Rename(private: string, tmp: string, final: string, Done: func(list<string>)): any
-  if !empty(renamer) && (renamer.final != final || job_status(renamer.job) != 'run')
-    job_stop(renamer.job, 'kill')
-    renamer = {}
-  endif
-  if empty(renamer)
-    var job = job_start(['perl', '-e', RENAMER, private, tmp, final], {
+  if type(renamer) != v:t_job || job_status(renamer) != 'run'
+    renamer = job_start(['perl', '-e', RENAMER], {
       in_mode: 'nl', out_mode: 'nl', err_io: 'null',
       out_cb: (_, line) => RenameAnswered(line),
       exit_cb: (j, _) => RenamerGone(j)})
-    if job_status(job) == 'fail'
+    if job_status(renamer) != 'run'
+      renamer = v:none
       DropTemp(private)
       Done(['cannot start perl to rename ' .. private .. '/state', 'io'])
       return v:none
     endif
-    renamer = {job: job, final: final}
   endif
-  RenameDone = (line: string) => {
+  renames->add((line: string) => {
     DropTemp(private)
     if line !~# '^0$' && getftype(tmp) == 'file'
       delete(tmp)
     endif
     Done(line =~# '^0$' ? [] : [printf('cannot rename %s/state to %s (step %s)', private, final, line), 'io'])
-  }
-  ch_sendraw(renamer.job, "go\n")
-  return renamer.job
+  })
+  ch_sendraw(renamer, join([private, tmp, final]->mapnew((_, f) => Field(f)), "\t") .. "\n")
+  return renamer
 enddef
 
 # Stop the perl doing the replaces, if one runs (the client is stopped; a write under way fails).
 export def Close()
-  if !empty(renamer)
-    job_stop(renamer.job, 'kill')
-    renamer = {}
-    RenameAnswered('9 the perl doing the replace was stopped')
+  if type(renamer) == v:t_job
+    job_stop(renamer, 'kill')
+    renamer = v:none
+    FailRenames('9 the perl doing the replace was stopped')
   endif
 enddef
 
