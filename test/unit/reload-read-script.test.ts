@@ -35,6 +35,17 @@ function vimBatchScript(): string {
 	return [...decl[1].matchAll(/'([^']*)'/g)].map((m) => m[1]).join("");
 }
 
+/** Vim's READER: READ_SCRIPT kept in one perl, a line of (path, cap, out) triples asked, a line of exit codes answered. */
+function vimReaderScript(): string {
+	const source = readFileSync(join(REPO, "editors/vim/autoload/pi_ide/inbox.vim"), "utf8");
+	const decl = /const READER = ((?:'[^']*'(?:\s*\.\.\s*)?)+)/.exec(source);
+	assert.ok(decl?.[1], "READER in inbox.vim");
+	return [...decl[1].matchAll(/'([^']*)'/g)].map((m) => m[1]).join("");
+}
+
+/** A field of a READER line, escaped as inbox.vim's ReaderField does. */
+const readerField = (s: string) => s.replace(/[\\\n\t]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : "\\t"));
+
 const SCRIPT = vimScript();
 const GONE = 10;
 const REFUSED = 11;
@@ -116,6 +127,31 @@ describe("the reload's read script (Vim and Emacs)", () => {
 			const out = join(batch, `out${i}`);
 			if (c.bytes !== undefined) assert.equal(readFileSync(out, "utf8"), c.bytes, c.name);
 			else assert.throws(() => readFileSync(out), `${c.name}: nothing written`);
+		}
+	});
+	it("Vim's kept reader (every case above on one line, then again on a second): each its own exit code and bytes", () => {
+		const kept = join(dir, "kept");
+		execFileSync("mkdir", [kept]);
+		// Names with a backslash, a newline and a tab: the line's escapes carry them.
+		const names = CASES.map((_, i) => join(kept, i % 3 === 0 ? `f${i}\\n` : i % 3 === 1 ? `f${i}\nx` : `f${i}\tx`));
+		for (const [i, c] of CASES.entries()) c.make(names[i] as string);
+		const line = (round: number) =>
+			CASES.flatMap((_, i) => [names[i] as string, "64", join(kept, `out${round}-${i}`)])
+				.map(readerField)
+				.join("\t");
+		const run = spawnSync("perl", ["-e", vimReaderScript(), SCRIPT], {
+			input: `${line(1)}\n${line(2)}\n`,
+			timeout: 10_000,
+		});
+		assert.equal(run.status, 0, String(run.stderr));
+		const codes = CASES.map((c) => c.code).join(" ");
+		assert.deepEqual(run.stdout.toString("utf8"), `${codes}\n${codes}\n`);
+		for (const round of [1, 2]) {
+			for (const [i, c] of CASES.entries()) {
+				const out = join(kept, `out${round}-${i}`);
+				if (c.bytes !== undefined) assert.equal(readFileSync(out, "utf8"), c.bytes, c.name);
+				else assert.throws(() => readFileSync(out), `${c.name}: nothing written`);
+			}
 		}
 	});
 	it("never writes over a file already at the output path", () => {

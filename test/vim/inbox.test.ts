@@ -225,6 +225,21 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
 		await assertNoErrors(w.vim);
 	});
 
+	it("the directory is listed every 100 ms while pi's files change, every 500 ms again once they rest; one perl reads", async (t) => {
+		const w = await world(t);
+		const pollMs = () => w.vim.expr<number>("pi_ide#inbox#Debug().poll_ms");
+		assert.equal(await pollMs(), 500);
+		writeFileSync(w.file, "busy\n");
+		const msg = message(w);
+		send(w, msg);
+		await w.vim.until((s) => piOf(s)?.seq === msg["seq"], "the message is handled");
+		assert.equal(await pollMs(), 100);
+		// The file was read by the kept reader (READER), which runs on for the next message.
+		assert.equal(await w.vim.expr("pi_ide#inbox#Debug().reader"), "run");
+		await pollUntil(async () => ((await pollMs()) === 500 ? true : undefined), "back to 500 ms", 15000);
+		await assertNoErrors(w.vim);
+	});
+
 	it("a buffer with unsaved changes is never touched; told once in one line, no prompt", async (t) => {
 		const w = await world(t, { cols: 80, rows: 24 });
 		await w.vim.keys("O", "USER-TEXT", "Escape");

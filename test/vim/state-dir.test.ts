@@ -5,7 +5,7 @@
  * `owner: "other"` passes a user name that is not the directory's owner.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 import {
@@ -92,4 +92,42 @@ it("vim: writer.vim against the state dir table", (t) => {
 		const problem = results[i] === "" ? null : (results[i] as Problem);
 		assert.deepEqual(observeCase(c, p, problem), expectedFor(c), `${c.op}: ${c.name}`);
 	});
+});
+
+/** Two writes asked at once, into a directory whose name has a backslash, a newline and a tab. */
+const TWO_WRITES = `vim9script
+import autoload 'pi_ide/writer.vim'
+var done: list<any> = []
+def Ask(pid: number)
+  writer.Write(g:dir, pid, '{"pid":' .. pid .. '}', writer.Me(), (r) => {
+    done->add([pid, r])
+  })
+enddef
+Ask(101)
+Ask(102)
+var waited = 0
+while len(done) < 2 && waited < 10000
+  sleep 5m
+  waited += 5
+endwhile
+writefile([json_encode(done)], g:out)
+`;
+
+it("vim: writes asked at once are each answered, in order, whatever the directory's name holds", (t) => {
+	const dirs = makeVimDirs(t);
+	const dir = join(dirs.root, "odd\\ name\nwith\ttab");
+	mkdirSync(dir, { mode: 0o700 });
+	const script = join(dirs.root, "two-writes.vim");
+	writeFileSync(script, TWO_WRITES);
+	const out = join(dirs.root, "out.json");
+	runVimScript(dirs, [`let g:dir = ${vimString(dir)}`, `let g:out = ${vimString(out)}`, `source ${script}`]);
+	assert.deepEqual(JSON.parse(readFileSync(out, "utf8")), [
+		[101, []],
+		[102, []],
+	]);
+	for (const pid of [101, 102]) {
+		assert.equal(readFileSync(join(dir, `${pid}.json`), "utf8"), `{"pid":${pid}}`);
+		assert.equal(statSync(join(dir, `${pid}.json`)).mode & 0o777, 0o600);
+	}
+	assert.deepEqual(readdirSync(dir).sort(), ["101.json", "102.json"], "no temp left");
 });

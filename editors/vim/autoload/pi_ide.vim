@@ -5,7 +5,7 @@ vim9script
 #
 # Shape: one augroup, one timer. Events only arm the timer; the snapshot, the encoding and the write happen
 # when it fires, so a burst of cursor moves costs one write. Writes are serialised (the atomic replace runs
-# `mv` as a job, see pi_ide/writer.vim): a write asked for while one is under way is done once it finishes.
+# in a job, see pi_ide/writer.vim): a write asked for while one is under way is done once it finishes.
 # Every handler catches: an error here must never reach the user while typing; it is reported once.
 
 import autoload 'pi_ide/writer.vim'
@@ -550,6 +550,7 @@ export def Stop(exiting: bool = false)
         waited += 5
       endwhile
     endif
+    writer.Close()
     writing = false
     write_job = v:none
     again = false

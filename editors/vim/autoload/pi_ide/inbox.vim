@@ -1,7 +1,7 @@
 vim9script
 # pi_ide/inbox.vim: protocol v0.3, pi -> editor. pi writes `<state dir>/pi-<pid>.json` naming the editor
-# it is connected to and the files its tools changed. Vim has no file-system watcher, so a 500 ms timer
-# lists the state directory (one readdirex(), no reads) and reads a pi file only when its listing changed
+# it is connected to and the files its tools changed. Vim has no file-system watcher, so a 500 ms timer (100 ms
+# while pi's files change: BUSY_POLL_MS) lists the state directory (one readdirex(), no reads) and reads a pi file only when its listing changed
 # or it was written in the last two seconds (Vim's file times have one-second resolution: a rewrite within
 # the same second with the same size shows no change in the listing). For a live pi of ours that names
 # this Vim, the changed files this Vim has loaded are handled:
@@ -36,12 +36,20 @@ export const MAX_REPORTS = 200
 export const KEPT_REPORTS = 20
 export const HOLD_S = 5
 export const POLL_MS = 500
+# While pi's files change (pi is writing, and waits at most 1 s for each answer: PROTOCOL.md), the listing is
+# taken every BUSY_POLL_MS, until BUSY_S seconds pass without a change; then every POLL_MS again, so an idle
+# Vim does no more than before.
+export const BUSY_POLL_MS = 100
+export const BUSY_S = 2
 # PROTOCOL.md "Limits": pi's files nest at most MAX_DEPTH levels of lists and objects. A deeper one is refused
 # before json_decode() sees it: Vim 9.0 crashes (SIGSEGV) decoding 100,000 levels.
 export const MAX_DEPTH = 16
 
 var dir = ''
 var poll_timer = 0
+var poll_ms = 0
+# localtime() until which the poll stays at BUSY_POLL_MS.
+var busy_until = 0
 var OnReport: func = () => 0
 # Per pi file name: {fp: its listing, text: what was last read}.
 var seen: dict<dict<any>> = {}
@@ -305,22 +313,79 @@ const BATCH_SCRIPT = 'my $s = shift; my $r = eval "sub { $s }" or exit(15); my @
   .. 'my @a = splice(@ARGV, 0, 3); my $k = fork(); if (!defined $k) { push @c, 14; next } '
   .. 'if (!$k) { @ARGV = @a; $r->(); exit(14) } waitpid($k, 0); push @c, $? >> 8 } print join(" ", @c)'
 
+# READ_SCRIPT in a perl that stays (READER, a job started at the first message and kept while polling): no shell
+# and no perl started per message, no child per file (each cost tens of milliseconds on a loaded machine, and pi
+# waits 1 s for its answers). READ_SCRIPT is compiled once with `exit` made to end only its own run (the code
+# kept). Each line asks for reads: (path, cap, out) triples, tab-separated, each with `\`, newline and tab
+# escaped (`\\`, `\n`, `\t`); the answer line has their exit codes, in order (14: the read did not finish).
+const READER = 'BEGIN { *CORE::GLOBAL::exit = sub { die bless [$_[0] // 0], "PiIdeExit" } } $| = 1; my $s = shift; '
+  .. 'my $r = eval "sub { $s }" or die; while (my $l = <STDIN>) { chomp $l; my @a = map { s/\\(.)/$1 eq "n" ? '
+  .. '"\n" : $1 eq "t" ? "\t" : $1/ger } split /\t/, $l, -1; my @c; while (@a) { local @ARGV = splice(@a, 0, 3); '
+  .. 'push @c, eval { $r->(); 14 } // (ref $@ eq "PiIdeExit" ? $@->[0] : 14) } print join(" ", @c), "\n" }'
+# How long one line of reads may take before the reader is given up (killed; BATCH_SCRIPT reads then).
+const READER_TIMEOUT_MS = 5000
+var reader: any = v:none
+
+def StopReader()
+  if type(reader) == v:t_job
+    job_stop(reader, 'kill')
+  endif
+  reader = v:none
+enddef
+
+# One field of a READER line.
+def ReaderField(s: string): string
+  return substitute(s, "[\\\\\n\t]", (m) => m[0] == '\' ? '\\' : m[0] == "\n" ? '\n' : '\t', 'g')
+enddef
+
+# The exit codes of READ_SCRIPT for `args` ((path, cap, out) triples) from the kept reader, or [] when it
+# cannot answer (it is then stopped; the next message starts another).
+def ReaderCodes(args: list<string>): list<string>
+  if type(reader) != v:t_job || job_status(reader) != 'run'
+    reader = job_start(['perl', '-e', READER, READ_SCRIPT], {in_mode: 'nl', out_mode: 'nl', err_io: 'null'})
+    if job_status(reader) != 'run'
+      reader = v:none
+      return []
+    endif
+  endif
+  var answer = ''
+  try
+    answer = ch_evalraw(reader, join(mapnew(args, (_, a) => ReaderField(a)), "\t") .. "\n",
+      {timeout: READER_TIMEOUT_MS})
+  catch
+  endtry
+  var codes = split(answer)
+  if len(codes) * 3 != len(args)
+    StopReader()
+    return []
+  endif
+  return codes
+enddef
+
 # ReadVerified for each of `paths` at once: per path {status: 'read', bytes} or {status: gone/refused}; a path
-# left out (perl missing or failing) is read on its own by Reload.
+# left out (perl missing or failing) is read on its own by Reload. The kept reader reads them; failing that, one
+# perl started for them (BATCH_SCRIPT).
 def ReadVerifiedMany(paths: list<string>): dict<dict<any>>
   var reads: dict<dict<any>> = {}
-  if len(paths) < 2 || !executable('perl')
+  if empty(paths) || !executable('perl')
     return reads
   endif
   var outs = mapnew(paths, (_, _) => tempname())
   try
-    var args = ['perl', '-e', BATCH_SCRIPT, READ_SCRIPT]
+    var args: list<string> = []
     for i in range(len(paths))
       args += [paths[i], string(MAX_RELOAD_BYTES), outs[i]]
     endfor
-    var codes = split(system(join(mapnew(args, (_, a) => shellescape(a)), ' ')))
-    if v:shell_error != 0 || len(codes) != len(paths)
-      return {}
+    var codes = ReaderCodes(args)
+    if empty(codes)
+      for out in outs
+        delete(out)
+      endfor
+      codes = split(system(join(mapnew(['perl', '-e', BATCH_SCRIPT, READ_SCRIPT] + args, (_, a) => shellescape(a)),
+        ' ')))
+      if v:shell_error != 0 || len(codes) != len(paths)
+        return {}
+      endif
     endif
     for i in range(len(paths))
       var code = str2nr(codes[i])
@@ -755,6 +820,20 @@ export def Poll()
   if acted
     OnReport()
   endif
+  if touched
+    busy_until = now + BUSY_S
+  endif
+  PollEvery(now < busy_until ? BUSY_POLL_MS : POLL_MS)
+enddef
+
+# The poll's timer, repeating every `ms` (restarted only when that changes; not while stopped).
+def PollEvery(ms: number)
+  if poll_timer == 0 || poll_ms == ms
+    return
+  endif
+  timer_stop(poll_timer)
+  poll_ms = ms
+  poll_timer = timer_start(ms, OnPoll, {repeat: -1})
 enddef
 
 def OnPoll(_: number)
@@ -780,6 +859,8 @@ export def Start(state_dir: string, On_report: func)
   review.Start(FindBuffer, Decided)
   # Stop forgot every request: one still waiting is read again.
   filter(seen, (name, _) => !IsApproval(name))
+  poll_ms = POLL_MS
+  busy_until = 0
   poll_timer = timer_start(POLL_MS, OnPoll, {repeat: -1})
   # A pi that wrote before this Vim started.
   timer_start(0, OnPoll)
@@ -790,6 +871,7 @@ export def Stop()
     timer_stop(poll_timer)
     poll_timer = 0
   endif
+  StopReader()
   approval.Reset()
   review.Reset()
   review_text = {}
@@ -926,5 +1008,6 @@ enddef
 
 # For tests.
 export def Debug(): dict<any>
-  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0}
+  return {reports: reports, last: last, problems: problems, watching: poll_timer != 0, poll_ms: poll_ms,
+    reader: type(reader) == v:t_job ? job_status(reader) : 'none'}
 enddef
