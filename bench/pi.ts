@@ -13,8 +13,9 @@ import { ChoiceStore } from "../src/discovery/choice-store.ts";
 import { findHostEditor, type HostHints } from "../src/discovery/host-editor.ts";
 import { ProcessClock, readAncestry } from "../src/discovery/proc-info.ts";
 import { RACY_WINDOW_MS } from "../src/protocol/file-version.ts";
-import { type Liveness, probePid } from "../src/protocol/liveness.ts";
+import { INITIAL_PID_NAMESPACE, type Liveness, probePid } from "../src/protocol/liveness.ts";
 import type { EditorState } from "../src/protocol/protocol.ts";
+import { readOwnPidNamespace } from "../src/protocol/state-dir.ts";
 import { DEFAULT_SETTINGS } from "../src/ui/settings.ts";
 import { header, percentile, row } from "./report.ts";
 
@@ -370,9 +371,49 @@ async function benchIdle(seconds: number): Promise<void> {
 	}
 }
 
+/**
+ * Issue 23: what the liveness check costs a prompt (kill(pid, 0) of every editor, only in pi's own pid namespace),
+ * and what the files of sandboxed pis (`pi-<pid>-<ns>.json`, never probed from another namespace) add.
+ */
+export async function benchLiveness(): Promise<void> {
+	console.log("\nLiveness check per prompt (issue 23: kill(pid, 0) only in pi's own pid namespace), ms");
+	const own = readOwnPidNamespace() ?? INITIAL_PID_NAMESPACE;
+	const sandbox = own === "pid:[4026532455]" ? "pid:[4026532456]" : "pid:[4026532455]";
+	const fixture = createFixture(10, 0);
+	try {
+		const measure = async (pidNamespace: string) => {
+			const controller = controllerFor(fixture, undefined, { ...productOptions(fixture), pidNamespace });
+			await controller.start();
+			const check = controller.prepareInjection();
+			if (check.kind !== "inject") throw new Error(`bench fixture did not inject: ${check.reason}`);
+			await new Promise((resolve) => setTimeout(resolve, RACY_WINDOW_MS + 100));
+			const figures = time(() => controller.prepareInjection(), 2000);
+			await controller.stop();
+			return figures;
+		};
+		const judged = await measure(own);
+		const unjudged = await measure(sandbox);
+		for (let i = 1; i <= 20; i++) {
+			const body = JSON.stringify({ kind: "pi", pid: i, pid_ns: "pid:[4026532999]" });
+			writeFileSync(join(fixture.stateDir, `pi-${i}-4026532999.json`), body, { mode: 0o600 });
+		}
+		const withPis = await measure(own);
+		header();
+		row("10 editors, pi on the host (every pid probed): prompt p50", `${ms(judged.p50)} ms`, "(info)", true);
+		row("10 editors, pi in a sandbox (none probed): prompt p50", `${ms(unjudged.p50)} ms`, "(info)", true);
+		const cost = judged.p50 - unjudged.p50;
+		row("liveness check per prompt, 10 editors (p50 difference)", `${ms(cost)} ms`, "<= 0.1 ms", cost <= 0.1);
+		const added = withPis.p50 - judged.p50;
+		row("+ 20 sandboxed pis' files in the dir: added per prompt", `${ms(added)} ms`, "<= 0.1 ms", added <= 0.1);
+	} finally {
+		destroyFixture(fixture);
+	}
+}
+
 export async function runPiBench(): Promise<void> {
 	console.log("== pi extension ==");
 	await benchInjection();
+	await benchLiveness();
 	await benchHostAndReuse();
 	await benchPill();
 	await benchIdle(10);

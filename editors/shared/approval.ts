@@ -17,7 +17,7 @@ import {
 } from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
-import type { ApprovalRequest } from "../../src/protocol/wire.ts";
+import { type ApprovalRequest, PID_NAMESPACE_PATTERN, piIdentityKey } from "../../src/protocol/wire.ts";
 import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
 import { utf8Length } from "./utf16.ts";
@@ -43,6 +43,8 @@ export function approvalPid(name: string): number | undefined {
 /** A request as this editor keeps it: pi's fields, and the pi that waits on it. */
 export interface PendingApproval extends ApprovalRequest {
 	piPid: number;
+	/** v0.5: the pi's `pid_ns` as its file said (echoed as `pi_ns` in the decision); none: the initial namespace. */
+	piNs?: string;
 	/** The editor pi asked. */
 	editorPid: number | null;
 }
@@ -60,6 +62,10 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 	const raw = head.raw;
 	const editorPid = raw["editor_pid"];
 	if (editorPid !== null && !isPid(editorPid)) return { ok: false, problem: "editor_pid: not a pid or null" };
+	const piNs = raw["pid_ns"];
+	if (piNs !== undefined && !(typeof piNs === "string" && PID_NAMESPACE_PATTERN.test(piNs))) {
+		return { ok: false, problem: "pid_ns: not a pid namespace (pid:[<digits>])" };
+	}
 	const request = raw["request"];
 	if (!isObject(request)) return { ok: false, problem: "request: not an object" };
 	const { id, tool, file, created, note, hunks, hunks_total, timeout_s, expires } = request;
@@ -93,6 +99,7 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 		dropped,
 		request: {
 			piPid: pid,
+			...(piNs === undefined ? {} : { piNs }),
 			editorPid,
 			id,
 			tool,
@@ -186,17 +193,21 @@ export type DecideOutcome =
  * Which request an answer is for: the one a notice or menu showed (`piPid`, `id`), or (`"current"`, a command that
  * names none) the one the user was last shown and has not answered.
  */
-export type DecisionTarget = { piPid: number; id: string } | "current";
+export type DecisionTarget = { piPid: number; piNs?: string | undefined; id: string } | "current";
+
+/** The pi a request or target is of: its pid and namespace (v0.5), as everything per pi is keyed. */
+const piOf = (r: { piPid: number; piNs?: string | undefined }): string => piIdentityKey(r.piPid, r.piNs);
 
 /**
  * The requests waiting for this editor's answer (one per pi: pi asks about one change at a time) and the decisions
  * made, for the state file. Pure: the host reads the files, keeps the time, and shows what this returns.
  */
 export class ApprovalInbox {
-	readonly #pending = new Map<number, PendingApproval>();
+	/** By pi (piOf: pid and namespace). */
+	readonly #pending = new Map<string, PendingApproval>();
 	#decisions: ApprovalDecision[] = [];
 	/** The request the user was last shown and has not answered: the one a `"current"` answer is for. */
-	#seen: { piPid: number; id: string } | undefined;
+	#seen: { pi: string; id: string } | undefined;
 
 	/** The state file's `decisions`: always a list (empty before the first), which tells pi this editor answers. */
 	get decisions(): ApprovalDecision[] {
@@ -221,36 +232,40 @@ export class ApprovalInbox {
 	 * that one.
 	 */
 	receive(request: PendingApproval): { kind: "new" } | { kind: "same" } | { kind: "replaced"; ended: PendingApproval } {
-		const before = this.#pending.get(request.piPid);
-		this.#pending.set(request.piPid, request);
+		const before = this.#pending.get(piOf(request));
+		this.#pending.set(piOf(request), request);
 		if (before?.id !== request.id && this.#seen === undefined) this.shown(request);
 		if (before === undefined) return { kind: "new" };
 		return before.id === request.id ? { kind: "same" } : { kind: "replaced", ended: before };
 	}
 
 	/** The user is shown `request` (its proposal, a menu of it): a `"current"` answer is for it from now on. */
-	shown(request: Pick<PendingApproval, "piPid" | "id">): void {
-		this.#seen = { piPid: request.piPid, id: request.id };
+	shown(request: Pick<PendingApproval, "piPid" | "piNs" | "id">): void {
+		this.#seen = { pi: piOf(request), id: request.id };
 	}
 
 	/** The request a `"current"` answer is for: the one the user was shown, while it waits. */
 	seen(): PendingApproval | undefined {
 		const seen = this.#seen;
-		const request = seen && this.#pending.get(seen.piPid);
+		const request = seen && this.#pending.get(seen.pi);
 		return request?.id === seen?.id ? request : undefined;
 	}
 
-	/** pi `piPid` waits on nothing here any more (decided elsewhere, timed out, gone): the request it had, if any. */
-	end(piPid: number): PendingApproval | undefined {
-		const request = this.#pending.get(piPid);
-		this.#pending.delete(piPid);
+	/**
+	 * pi (`piPid`, v0.5 `piNs`) waits on nothing here any more (decided elsewhere, timed out, gone): the request it
+	 * had, if any.
+	 */
+	end(piPid: number, piNs?: string): PendingApproval | undefined {
+		const key = piOf({ piPid, piNs });
+		const request = this.#pending.get(key);
+		this.#pending.delete(key);
 		return request;
 	}
 
 	/** The requests run out by `now`, removed. */
 	expire(now: number): PendingApproval[] {
 		const ended = [...this.#pending.values()].filter((r) => isExpired(r, now));
-		for (const request of ended) this.#pending.delete(request.piPid);
+		for (const request of ended) this.#pending.delete(piOf(request));
 		return ended;
 	}
 
@@ -266,12 +281,13 @@ export class ApprovalInbox {
 			this.shown(instead);
 			return { kind: "moved", request: instead };
 		}
-		const request = target === "current" ? this.seen() : this.#pending.get(target.piPid);
+		const request = target === "current" ? this.seen() : this.#pending.get(piOf(target));
 		if (request === undefined || (target !== "current" && request.id !== target.id)) return { kind: "gone" };
 		this.#seen = undefined;
-		this.#pending.delete(request.piPid);
+		this.#pending.delete(piOf(request));
 		if (isExpired(request, now)) return { kind: "expired", request };
-		this.#decisions = addDecision(this.#decisions, { pi_pid: request.piPid, id: request.id, decision });
+		const pi = { pi_pid: request.piPid, ...(request.piNs === undefined ? {} : { pi_ns: request.piNs }) };
+		this.#decisions = addDecision(this.#decisions, { ...pi, id: request.id, decision });
 		return { kind: "decided", request, decision };
 	}
 }

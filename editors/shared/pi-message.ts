@@ -15,7 +15,7 @@ import {
 	MAX_PI_MESSAGE_BYTES,
 } from "../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../src/protocol/state-dir.ts";
-import { PI_FILE_PREFIX } from "../../src/protocol/wire.ts";
+import { PI_FILE_PREFIX, PID_NAMESPACE_PATTERN, piIdentityKey } from "../../src/protocol/wire.ts";
 import type { DiagnosticsReport } from "./diagnostics.ts";
 
 // The caps (message size, its lists, the editor's `files`, nesting) are the protocol's: src/protocol/limits.ts.
@@ -48,6 +48,8 @@ export interface PiMessage {
 	/** Newest last. */
 	changed: ChangedFile[];
 	last_turn: string[];
+	/** v0.5: pi's pid namespace (`pid:[<digits>]`); left out: the initial one. pi is (pid, pid_ns). */
+	pid_ns?: string;
 }
 
 export type FileStatus = "reloaded" | "unchanged" | "modified" | "not-open" | "gone" | "refused";
@@ -63,7 +65,16 @@ export interface FileReport {
 	diagnostics: DiagnosticsReport | null;
 	/** The pi whose message this answers (two pis connected to one editor number their changes separately). */
 	pi_pid?: number;
+	/** v0.5: that pi's `pid_ns`, exactly as its message said; left out when it said none. */
+	pi_ns?: string;
 }
+
+/** The key of the pi that sent `message`: its pid and namespace (PROTOCOL.md v0.5), for all kept per pi. */
+export const piKeyOf = (message: Pick<PiMessage, "pid" | "pid_ns">): string =>
+	piIdentityKey(message.pid, message.pid_ns);
+
+/** The key of the pi a report answers. */
+const reportPiKey = (report: FileReport): string => piIdentityKey(report.pi_pid ?? 0, report.pi_ns);
 
 /** The state file's `pi`: the last pi message this editor handled. */
 export interface HandledMessage {
@@ -182,6 +193,10 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 	if (!Array.isArray(last_turn) || !last_turn.every(isAbsolutePath)) {
 		return { ok: false, problem: "last_turn: not a list of absolute paths" };
 	}
+	const pidNs = raw["pid_ns"];
+	if (pidNs !== undefined && !(typeof pidNs === "string" && PID_NAMESPACE_PATTERN.test(pidNs))) {
+		return { ok: false, problem: "pid_ns: not a pid namespace (pid:[<digits>])" };
+	}
 	return {
 		ok: true,
 		message: {
@@ -194,6 +209,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 			seq,
 			changed,
 			last_turn: last_turn.slice(0, MAX_PI_LAST_TURN),
+			...(pidNs === undefined ? {} : { pid_ns: pidNs }),
 		},
 	};
 }
@@ -229,7 +245,7 @@ export interface HeldReport {
  * the other's before it read it.
  */
 export function addReport(held: readonly HeldReport[], report: FileReport, now: number): HeldReport[] {
-	const same = (h: HeldReport) => h.report.file === report.file && h.report.pi_pid === report.pi_pid;
+	const same = (h: HeldReport) => h.report.file === report.file && reportPiKey(h.report) === reportPiKey(report);
 	return retainReports([...held.filter((h) => !same(h)), { report, at: now }], now);
 }
 
@@ -239,12 +255,13 @@ export function addReport(held: readonly HeldReport[], report: FileReport, now: 
  * MAX_FILE_REPORTS in all, the newest. One pi's reports never push out another's newest KEPT_FILE_REPORTS.
  */
 export function retainReports(held: readonly HeldReport[], now: number): HeldReport[] {
-	const perPi = new Map<number | undefined, number>();
+	const perPi = new Map<string, number>();
 	const kept: HeldReport[] = [];
 	for (let i = held.length - 1; i >= 0; i--) {
 		const h = held[i] as HeldReport;
-		const count = (perPi.get(h.report.pi_pid) ?? 0) + 1;
-		perPi.set(h.report.pi_pid, count);
+		const key = reportPiKey(h.report);
+		const count = (perPi.get(key) ?? 0) + 1;
+		perPi.set(key, count);
 		if (count <= KEPT_FILE_REPORTS || now - h.at < FILE_REPORT_HOLD_SECONDS) kept.push(h);
 	}
 	return kept.slice(0, MAX_FILE_REPORTS).reverse();

@@ -8,10 +8,11 @@
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { type Liveness, probePid } from "../../src/protocol/liveness.ts";
-import { oversize, readPrivateFile } from "../../src/protocol/state-dir.ts";
+import { INITIAL_PID_NAMESPACE, type Liveness, probePid } from "../../src/protocol/liveness.ts";
+import { oversize, readOwnPidNamespace, readPrivateFile } from "../../src/protocol/state-dir.ts";
+import { parsePiFileName, piFileName, piNamespaceAgrees } from "../../src/protocol/wire.ts";
 import { isExpired, MAX_APPROVAL_BYTES, type PendingApproval, parseApproval, piApprovalName } from "./approval.ts";
-import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage, piMessagePid } from "./pi-message.ts";
+import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage } from "./pi-message.ts";
 import { MAX_REVIEW_BYTES, parseReview, piReviewName, type ReviewRun } from "./review.ts";
 
 /** Is pi `pid` running, and is it ours? pi's own probe (src/protocol/liveness.ts) unless a test injects one. */
@@ -32,6 +33,22 @@ export interface ReadOptions {
 	/** Owner the file must have; default the process uid. */
 	uid?: number;
 	probe?: PidProbe;
+	/** This editor's pid namespace (v0.5); default read once from /proc (null: unknown, counted the initial one). */
+	ownNs?: string | null;
+}
+
+let ownNamespace: string | null | undefined;
+
+/**
+ * May this editor judge pi's pid by kill(pid, 0)? Only when pi's namespace (`pid_ns`, absent: the initial one) is
+ * its own (PROTOCOL.md v0.5); an editor that cannot read its own counts itself in the initial namespace.
+ */
+export function judgesPiPid(piNs: string | undefined, ownNs: string | null | undefined = undefined): boolean {
+	if (ownNs === undefined) {
+		ownNamespace ??= readOwnPidNamespace();
+		ownNs = ownNamespace;
+	}
+	return (piNs ?? INITIAL_PID_NAMESPACE) === (ownNs ?? INITIAL_PID_NAMESPACE);
 }
 
 function describe(error: unknown): string {
@@ -67,10 +84,11 @@ function readTrusted(dir: string, name: string, uid: number | undefined, maxByte
 	return read.kind === "problem" ? { kind: "problem", problem: read.message } : read;
 }
 
-/** Read and check `<dir>/<name>`; `name` must be `pi-<digits>.json`. */
+/** Read and check `<dir>/<name>`; `name` must be `pi-<pid>.json` or (v0.5) `pi-<pid>-<ns>.json`. */
 export function readPiMessage(dir: string, name: string, options: ReadOptions = {}): PiMessageVerdict {
-	const pidFromName = piMessagePid(name);
-	if (pidFromName === undefined) return { kind: "problem", problem: "is not named pi-<pid>.json" };
+	const parsedName = parsePiFileName(name);
+	if (parsedName?.kind !== "message") return { kind: "problem", problem: "is not named pi-<pid>.json" };
+	const pidFromName = parsedName.pid;
 	const uid = options.uid ?? process.getuid?.();
 	const read = readTrusted(dir, name, uid, MAX_PI_MESSAGE_BYTES);
 	if (read.kind !== "text") return read;
@@ -79,6 +97,11 @@ export function readPiMessage(dir: string, name: string, options: ReadOptions = 
 	if (parsed.message.pid !== pidFromName) {
 		return { kind: "problem", problem: `pid field ${parsed.message.pid} does not match the file name` };
 	}
+	if (!piNamespaceAgrees(parsedName, parsed.message.pid_ns)) {
+		return { kind: "problem", problem: `pid_ns ${parsed.message.pid_ns ?? "(none)"} does not match the file name` };
+	}
+	// v0.5: a pi of another pid namespace cannot be checked from here (its pid names another process, or none).
+	if (!judgesPiPid(parsed.message.pid_ns, options.ownNs)) return { kind: "message", message: parsed.message };
 	const liveness = (options.probe ?? probePid)(pidFromName);
 	if (liveness === "alive") return { kind: "message", message: parsed.message };
 	if (liveness === "dead") return { kind: "dead", pid: pidFromName };
@@ -96,11 +119,23 @@ export type PiReviewVerdict =
  * Read and check pi `pid`'s change set, `<dir>/pi-<pid>.review.json`. The caller reads it only for a pi whose
  * message (already read, live) names this editor as connected (PROTOCOL.md "v0.4").
  */
-export function readPiReview(dir: string, pid: number, options: Pick<ReadOptions, "uid"> = {}): PiReviewVerdict {
-	const read = readTrusted(dir, piReviewName(pid), options.uid ?? process.getuid?.(), MAX_REVIEW_BYTES);
+export function readPiReview(
+	dir: string,
+	pid: number,
+	options: Pick<ReadOptions, "uid"> = {},
+	piNs?: string,
+): PiReviewVerdict {
+	// v0.5: a pi of another namespace names its change set `pi-<pid>-<ns>.review.json`.
+	const name = piNs === undefined ? piReviewName(pid) : piFileName("review", pid, piNs);
+	const read = readTrusted(dir, name, options.uid ?? process.getuid?.(), MAX_REVIEW_BYTES);
 	if (read.kind !== "text") return read;
 	const parsed = parseReview(read.text, pid);
 	if (!parsed.ok) return { kind: "problem", problem: `invalid change set: ${parsed.problem}` };
+	const parsedName = parsePiFileName(name);
+	const fileNs: unknown = (JSON.parse(read.text) as { pid_ns?: unknown }).pid_ns;
+	if (parsedName && !piNamespaceAgrees(parsedName, fileNs)) {
+		return { kind: "problem", problem: `pid_ns ${String(fileNs ?? "(none)")} does not match the file name` };
+	}
 	return { kind: "review", runs: parsed.runs, dropped: parsed.dropped };
 }
 
@@ -128,17 +163,28 @@ export interface ApprovalReadOptions extends ReadOptions {
  * Read and check pi `pid`'s request for approval, `<dir>/pi-<pid>.approval.json` (PROTOCOL.md "Approval"): the
  * pi is probed first (a dead or another user's pi's file is not read), then the file passes the checks above.
  */
-export function readPiApproval(dir: string, pid: number, options: ApprovalReadOptions): PiApprovalVerdict {
-	const liveness = (options.probe ?? probePid)(pid);
+export function readPiApproval(
+	dir: string,
+	pid: number,
+	options: ApprovalReadOptions,
+	piNs?: string,
+): PiApprovalVerdict {
+	// v0.5: a pi of another namespace (`pi-<pid>-<ns>.approval.json`) is not probed: its pid means nothing here.
+	const liveness = judgesPiPid(piNs, options.ownNs) ? (options.probe ?? probePid)(pid) : "alive";
 	if (liveness === "dead") return { kind: "dead" };
 	if (liveness === "foreign") return { kind: "problem", problem: "its pid belongs to another user's process: refused" };
 	if (liveness !== "alive") {
 		return { kind: "problem", problem: `cannot tell whether its pi is running (${liveness.unknown}): ignored` };
 	}
-	const read = readTrusted(dir, piApprovalName(pid), options.uid ?? process.getuid?.(), MAX_APPROVAL_BYTES);
+	const name = piNs === undefined ? piApprovalName(pid) : piFileName("approval", pid, piNs);
+	const read = readTrusted(dir, name, options.uid ?? process.getuid?.(), MAX_APPROVAL_BYTES);
 	if (read.kind !== "text") return read;
 	const parsed = parseApproval(read.text, pid);
 	if (!parsed.ok) return { kind: "problem", problem: `invalid request: ${parsed.problem}` };
+	const parsedName = parsePiFileName(name);
+	if (parsedName && !piNamespaceAgrees(parsedName, parsed.request.piNs)) {
+		return { kind: "problem", problem: `pid_ns ${parsed.request.piNs ?? "(none)"} does not match the file name` };
+	}
 	if (parsed.request.editorPid !== options.ownPid) return { kind: "elsewhere" };
 	if (isExpired(parsed.request, options.now)) return { kind: "expired", request: parsed.request };
 	return { kind: "request", request: parsed.request, dropped: parsed.dropped };

@@ -10,10 +10,17 @@
 import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
 import { basename } from "node:path";
 import { createStateDir, formatDirHealth } from "../../src/protocol/state-dir.ts";
-import { approvalPid } from "./approval.ts";
+import { parsePiFileName, piIdentityKey } from "../../src/protocol/wire.ts";
 import type { PiMessage } from "./pi-message.ts";
-import { piMessagePid } from "./pi-message.ts";
-import { type PiApprovalVerdict, type PidProbe, probePid, readPiApproval, readPiMessage } from "./pi-reader.ts";
+import { piKeyOf } from "./pi-message.ts";
+import {
+	judgesPiPid,
+	type PiApprovalVerdict,
+	type PidProbe,
+	probePid,
+	readPiApproval,
+	readPiMessage,
+} from "./pi-reader.ts";
 
 /** How often the pids of pis connected to this editor are probed. */
 export const LIVENESS_MS = 5000;
@@ -24,15 +31,15 @@ export interface PiWatcherOptions {
 	ownPid: number;
 	/** A new or rewritten message from a live pi of ours. */
 	onMessage(message: PiMessage): void;
-	/** That pi's message is gone (deleted, or the pi died). */
-	onGone(pid: number): void;
+	/** That pi's message is gone (deleted, or the pi died); `key`: the pi's identity (pi-message.ts piKeyOf). */
+	onGone(pid: number, key: string, piNs?: string): void;
 	/** A file was refused or malformed (once per file and problem), or watching failed. */
 	onProblem(problem: string): void;
 	/**
 	 * pi `pid`'s request for approval, read afresh after an event named its file (problems go to onProblem, once,
 	 * and come here as `problem` too: whatever was shown for that pi no longer holds). Hosts without it ignore them.
 	 */
-	onApproval?(pid: number, verdict: PiApprovalVerdict): void;
+	onApproval?(pid: number, verdict: PiApprovalVerdict, piNs?: string): void;
 	/** Seconds since the epoch (requests run out). */
 	now?(): number;
 	uid?: number;
@@ -46,7 +53,8 @@ export class PiWatcher {
 	#pending = new Set<string>();
 	#flushTimer: ReturnType<typeof setTimeout> | undefined;
 	#livenessTimer: ReturnType<typeof setInterval> | undefined;
-	readonly #messages = new Map<number, PiMessage>();
+	/** By pi's identity key (pid and namespace, v0.5: piKeyOf). */
+	readonly #messages = new Map<string, PiMessage>();
 	readonly #reported = new Map<string, string>();
 	#disposed = false;
 
@@ -58,8 +66,8 @@ export class PiWatcher {
 		return this.#watcher !== undefined;
 	}
 
-	/** The live messages known now, by pi pid. */
-	get messages(): ReadonlyMap<number, PiMessage> {
+	/** The live messages known now, by pi's identity key (piKeyOf). */
+	get messages(): ReadonlyMap<string, PiMessage> {
 		return this.#messages;
 	}
 
@@ -98,7 +106,7 @@ export class PiWatcher {
 		if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
 		this.#flushTimer = undefined;
 		this.#pending.clear();
-		for (const pid of [...this.#messages.keys()]) this.#forget(pid);
+		for (const key of [...this.#messages.keys()]) this.#forget(key);
 		this.#setLiveness(false);
 	}
 
@@ -127,7 +135,8 @@ export class PiWatcher {
 
 	#watches(name: string): boolean {
 		return (
-			piMessagePid(name) !== undefined || (this.#options.onApproval !== undefined && approvalPid(name) !== undefined)
+			parsePiFileName(name)?.kind === "message" ||
+			(this.#options.onApproval !== undefined && parsePiFileName(name)?.kind === "approval")
 		);
 	}
 
@@ -145,9 +154,9 @@ export class PiWatcher {
 
 	#read(name: string): void {
 		if (this.#disposed) return;
-		const approval = approvalPid(name);
-		if (approval !== undefined) {
-			this.#readApproval(name, approval);
+		const approval = parsePiFileName(name);
+		if (approval?.kind === "approval") {
+			this.#readApproval(name, approval.pid, approval.ns === null ? undefined : `pid:[${approval.ns}]`);
 			return;
 		}
 		try {
@@ -155,47 +164,55 @@ export class PiWatcher {
 				...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
 				...(this.#options.probe === undefined ? {} : { probe: this.#options.probe }),
 			});
-			const pid = piMessagePid(name) ?? 0;
+			const parsed = parsePiFileName(name);
+			const key = piIdentityKey(parsed?.pid ?? 0, parsed?.ns ? `pid:[${parsed.ns}]` : undefined);
 			if (verdict.kind === "message") {
 				this.#reported.delete(name);
-				this.#messages.set(pid, verdict.message);
+				this.#messages.set(key, verdict.message);
 				this.#updateLiveness();
 				this.#options.onMessage(verdict.message);
 			} else if (verdict.kind === "problem") {
 				this.#problem(name, `${name} ${verdict.problem}`);
-				this.#forget(pid);
+				this.#forget(key);
 			} else {
 				this.#reported.delete(name);
-				this.#forget(pid);
+				this.#forget(key);
 			}
 		} catch (error) {
 			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
 		}
 	}
 
-	#readApproval(name: string, pid: number): void {
+	#readApproval(name: string, pid: number, piNs: string | undefined): void {
 		const onApproval = this.#options.onApproval;
 		if (onApproval === undefined) return;
 		try {
-			const verdict = readPiApproval(this.#options.dir, pid, {
-				ownPid: this.#options.ownPid,
-				now: this.#options.now?.() ?? Date.now() / 1000,
-				...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
-				...(this.#options.probe === undefined ? {} : { probe: this.#options.probe }),
-			});
+			const verdict = readPiApproval(
+				this.#options.dir,
+				pid,
+				{
+					ownPid: this.#options.ownPid,
+					now: this.#options.now?.() ?? Date.now() / 1000,
+					...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
+					...(this.#options.probe === undefined ? {} : { probe: this.#options.probe }),
+				},
+				piNs,
+			);
 			if (verdict.kind === "problem") this.#problem(name, `${name} ${verdict.problem}`);
 			else this.#reported.delete(name);
-			onApproval(pid, verdict);
+			onApproval(pid, verdict, piNs);
 		} catch (error) {
 			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
 		}
 	}
 
-	#forget(pid: number): void {
-		if (!this.#messages.delete(pid)) return;
+	#forget(key: string): void {
+		const message = this.#messages.get(key);
+		if (!message || !this.#messages.delete(key)) return;
+		const pid = message.pid;
 		this.#updateLiveness();
 		try {
-			this.#options.onGone(pid);
+			this.#options.onGone(pid, piKeyOf(message), message.pid_ns);
 		} catch (error) {
 			this.#problem(
 				"gone",
@@ -232,7 +249,10 @@ export class PiWatcher {
 	#probeAll(): void {
 		try {
 			const probe = this.#options.probe ?? probePid;
-			for (const pid of [...this.#messages.keys()]) if (probe(pid) !== "alive") this.#forget(pid);
+			// v0.5: only a pi of this editor's own namespace can be checked from here; another's counts until its file goes.
+			for (const [key, message] of [...this.#messages.entries()]) {
+				if (judgesPiPid(message.pid_ns) && probe(message.pid) !== "alive") this.#forget(key);
+			}
 		} catch (error) {
 			this.#problem("probe", `liveness probe failed: ${error instanceof Error ? error.message : String(error)}`);
 		}

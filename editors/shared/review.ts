@@ -17,7 +17,14 @@ import {
 	MAX_REVIEW_RUNS,
 } from "../../src/protocol/limits.ts";
 import type { RevertedHunk } from "../../src/protocol/protocol.ts";
-import { type ReviewFile, type ReviewHunk, type ReviewRun, splitLines } from "../../src/protocol/wire.ts";
+import {
+	INITIAL_PID_NAMESPACE,
+	piIdentityKey,
+	type ReviewFile,
+	type ReviewHunk,
+	type ReviewRun,
+	splitLines,
+} from "../../src/protocol/wire.ts";
 import { isCount, isLineNumber, isObject, parsePiObject } from "./pi-message.ts";
 import type { TextLines } from "./state.ts";
 import { utf8Length } from "./utf16.ts";
@@ -139,30 +146,41 @@ export function parseReview(text: string, pid: number): ParsedReview {
 /** A file's entry in the newest run that changed it, among the change sets of all connected pis. */
 export interface ReviewEntry {
 	pid: number;
+	/** v0.5: the pi's namespace (`pid_ns`), none for the initial one: a pi is (pid, pid_ns). */
+	piNs?: string | undefined;
 	run: number;
 	entry: ReviewFile;
 }
 
+/** Who a change set's key names: a pid (a pi of the initial namespace) as it is, else the book's record. */
+type PiOf<K> = (key: K) => { pid: number; piNs?: string | undefined };
+const byPid: PiOf<number> = (pid) => ({ pid });
+
 /** The newest run's entry for `file` (the Neovim client's rule: a later run's baseline has the earlier runs in it). */
-export function newestEntry(sets: ReadonlyMap<number, readonly ReviewRun[]>, file: string): ReviewEntry | undefined {
+export function newestEntry<K = number>(
+	sets: ReadonlyMap<K, readonly ReviewRun[]>,
+	file: string,
+	piOf: PiOf<K> = byPid as unknown as PiOf<K>,
+): ReviewEntry | undefined {
 	let best: ReviewEntry | undefined;
-	for (const [pid, runs] of sets) {
+	for (const [key, runs] of sets) {
 		for (const run of runs) {
 			const entry = run.files.find((f) => f.file === file);
-			if (entry && (best === undefined || run.run > best.run)) best = { pid, run: run.run, entry };
+			if (entry && (best === undefined || run.run > best.run)) best = { ...piOf(key), run: run.run, entry };
 		}
 	}
 	return best;
 }
 
 /** The newest run among all connected pis (what "pi's changes" lists), with its pi. */
-export function newestRun(
-	sets: ReadonlyMap<number, readonly ReviewRun[]>,
-): { pid: number; run: ReviewRun } | undefined {
-	let best: { pid: number; run: ReviewRun } | undefined;
-	for (const [pid, runs] of sets) {
+export function newestRun<K = number>(
+	sets: ReadonlyMap<K, readonly ReviewRun[]>,
+	piOf: PiOf<K> = byPid as unknown as PiOf<K>,
+): { pid: number; piNs?: string | undefined; run: ReviewRun } | undefined {
+	let best: { pid: number; piNs?: string | undefined; run: ReviewRun } | undefined;
+	for (const [key, runs] of sets) {
 		const run = runs[runs.length - 1];
-		if (run && (best === undefined || run.run > best.run.run)) best = { pid, run };
+		if (run && (best === undefined || run.run > best.run.run)) best = { ...piOf(key), run };
 	}
 	return best;
 }
@@ -208,6 +226,8 @@ export function piVersion(entry: ReviewFile): string[] | undefined {
 /** One of pi's hunks in an open document. */
 export interface Mark {
 	pid: number;
+	/** v0.5: the pi's namespace, none for the initial one. */
+	piNs?: string | undefined;
 	run: number;
 	file: string;
 	hunk: ReviewHunk;
@@ -259,13 +279,15 @@ function placeOf(hunk: ReviewHunk, document: TextLines, pi: string[] | undefined
  * placed where pi's version has them, when the document has pi's lines there.
  */
 export function placeMarks(previous: readonly Mark[], found: ReviewEntry, document: TextLines): Mark[] {
-	const kept = new Map(previous.filter((m) => m.run === found.run && m.pid === found.pid).map((m) => [m.hunk.id, m]));
+	const ofPi = (m: Mark) => m.run === found.run && m.pid === found.pid && m.piNs === found.piNs;
+	const kept = new Map(previous.filter(ofPi).map((m) => [m.hunk.id, m]));
 	const pi = piVersion(found.entry);
 	return found.entry.hunks.map((hunk) => {
 		const old = kept.get(hunk.id);
 		if (old && old.line !== undefined) return { ...old, hunk };
 		return {
 			pid: found.pid,
+			...(found.piNs === undefined ? {} : { piNs: found.piNs }),
 			run: found.run,
 			file: found.entry.file,
 			hunk,
@@ -447,8 +469,12 @@ export function revertEdit(mark: Mark, document: TextLines, eol: string): TextEd
  * The key of a hunk's revert, for a mark or a listed revert: the wire's `revertKey` spelled out (pi's; the copies
  * are held together by test/fixtures/revert-key.ts).
  */
-const revertKeyOf = (r: { pid: number; run: number; hunk: { id: string } } | RevertedHunk): string =>
-	"hunk" in r ? `${r.pid}:${r.run}:${r.hunk.id}` : `${r.pi_pid}:${r.run}:${r.id}`;
+const revertKeyOf = (
+	r: { pid: number; piNs?: string | undefined; run: number; hunk: { id: string } } | RevertedHunk,
+): string =>
+	"hunk" in r
+		? `${r.pid}:${r.piNs ?? INITIAL_PID_NAMESPACE}:${r.run}:${r.hunk.id}`
+		: `${r.pi_pid}:${r.pi_ns ?? INITIAL_PID_NAMESPACE}:${r.run}:${r.id}`;
 
 /**
  * A hash of a document's text (53 bits, cyrb53's mixing), to recognise the states a revert left and an undo or
@@ -498,6 +524,7 @@ export const REVERT_RULES: RevertRules = { undone: revertUndone, redone: revertR
 export function addRevert(reverted: readonly RevertedHunk[], mark: Mark): RevertedHunk[] {
 	const entry: RevertedHunk = {
 		pi_pid: mark.pid,
+		...(mark.piNs === undefined ? {} : { pi_ns: mark.piNs }),
 		run: mark.run,
 		id: mark.hunk.id,
 		file: mark.file,
@@ -555,7 +582,9 @@ export function planRevert(marks: readonly Mark[], document: TextLines, eol: str
  * lines and their changes; it reads the files and draws the marks.
  */
 export class ReviewBook {
-	readonly #sets = new Map<number, ReviewRun[]>();
+	/** By pi's identity key (piIdentityKey), and who each key names. */
+	readonly #sets = new Map<string, ReviewRun[]>();
+	readonly #pis = new Map<string, { pid: number; piNs?: string }>();
 	readonly #marks = new Map<string, Mark[]>();
 	#reverted: RevertedHunk[] = [];
 	/** Reverts the user undid (revertKeyOf): left out of `reverted` until a redo, so pi is never told of them. */
@@ -568,7 +597,8 @@ export class ReviewBook {
 		this.#rules = rules;
 	}
 
-	get sets(): ReadonlyMap<number, readonly ReviewRun[]> {
+	/** By pi's identity key (pid and namespace, v0.5). */
+	get sets(): ReadonlyMap<string, readonly ReviewRun[]> {
 		return this.#sets;
 	}
 
@@ -582,21 +612,28 @@ export class ReviewBook {
 		return [...this.#marks.keys()];
 	}
 
-	setRuns(pid: number, runs: ReviewRun[]): void {
-		this.#sets.set(pid, runs);
+	/** pi (`pid`, v0.5 `piNs`)'s change set. */
+	setRuns(pid: number, runs: ReviewRun[], piNs?: string): void {
+		const key = piIdentityKey(pid, piNs);
+		this.#sets.set(key, runs);
+		this.#pis.set(key, { pid, ...(piNs === undefined ? {} : { piNs }) });
 	}
 
-	/** pi `pid` is gone or no longer connected; true when it had a change set. */
-	forget(pid: number): boolean {
-		return this.#sets.delete(pid);
+	/** pi (`pid`, v0.5 `piNs`) is gone or no longer connected; true when it had a change set. */
+	forget(pid: number, piNs?: string): boolean {
+		const key = piIdentityKey(pid, piNs);
+		this.#pis.delete(key);
+		return this.#sets.delete(key);
 	}
+
+	#piOf = (key: string): { pid: number; piNs?: string | undefined } => this.#pis.get(key) ?? { pid: 0 };
 
 	entryFor(file: string): ReviewEntry | undefined {
-		return newestEntry(this.#sets, file);
+		return newestEntry(this.#sets, file, this.#piOf);
 	}
 
-	newestRun(): { pid: number; run: ReviewRun } | undefined {
-		return newestRun(this.#sets);
+	newestRun(): { pid: number; piNs?: string | undefined; run: ReviewRun } | undefined {
+		return newestRun(this.#sets, this.#piOf);
 	}
 
 	/** The open document of `file` (its lines now): mark the hunks of its newest entry, or drop its marks. */

@@ -191,7 +191,10 @@ forEachNvim((flavour) => {
 						ask(w, encodeApprovalMessage({ ...r, request: { ...r.request, id: step.ask } }));
 						await pollFor(
 							() =>
-								w.nv.lua<boolean>(`return require("pi-ide.approval")._state().told["${w.piPid}:${step.ask}"] == true`),
+								// Known by pi's identity (pid and namespace, v0.5) and the request's id.
+								w.nv.lua<boolean>(
+									`return require("pi-ide.approval")._state().told["${w.piPid}@pid:[4026531836]:${step.ask}"] == true`,
+								),
 							`Neovim told of ${step.ask}`,
 						);
 					} else if ("end" in step) {

@@ -13,7 +13,7 @@ import { chownSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writ
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type FileStatus, piMessagePid } from "../../editors/shared/pi-message.ts";
-import { PI_MESSAGE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
+import { PI_FILE_NAME_CASES, PI_MESSAGE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
 import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim, startNvim } from "../helpers/nvim.ts";
 import {
@@ -271,6 +271,27 @@ forEachNvim((flavour) => {
 			assert.deepEqual(
 				names.map((name, i) => ({ name, pid: pids[i] ?? undefined })),
 				PI_MESSAGE_NAME_CASES,
+			);
+		});
+	});
+
+	describe(`nvim ${flavour.name}: pi's file names with its identity (v0.5)`, () => {
+		it("pi-ide.inbox.identity parses exactly as the wire's parser (PI_FILE_NAME_CASES)", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const names = PI_FILE_NAME_CASES.map((c) => c.name);
+			const parsed = await nv.lua<({ kind: string; pid: number; ns?: string } | null)[]>(
+				`return vim.tbl_map(function(n)
+  local p = require('pi-ide.inbox.identity').parse_name(n)
+  return p and { kind = p.kind, pid = p.pid, ns = p.ns } or vim.NIL
+end, ...)`,
+				names,
+			);
+			assert.deepEqual(
+				names.map((name, i) => {
+					const p = parsed[i];
+					return { name, expect: p ? { kind: p.kind, pid: p.pid, ns: p.ns?.slice(5, -1) ?? null } : undefined };
+				}),
+				PI_FILE_NAME_CASES,
 			);
 		});
 	});

@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { addRevert, type Mark, ReviewBook } from "../../editors/shared/review.ts";
 import { decisionIn } from "../../src/link/approval.ts";
 import { EditorLink } from "../../src/link/editor-link.ts";
 import { findReport } from "../../src/link/pi-message.ts";
@@ -221,4 +222,47 @@ describe("pi writes its files under its identity's name", () => {
 			void link.close();
 		});
 	}
+});
+
+describe("the TypeScript clients' change sets (editors/shared/review.ts ReviewBook) by the pair", () => {
+	const runOf = (file: string, run: number): ReviewRun[] => [
+		{
+			run,
+			files: [
+				{
+					file,
+					baseline: "a\n",
+					note: null,
+					hunks_total: 1,
+					hunks: [
+						{ id: "h1", old_start: 1, old_lines: 1, new_start: 1, new_lines: 1, old_text: ["a"], new_text: ["b"] },
+					],
+				},
+			],
+		},
+	];
+	test("pid 1 of two namespaces: two change sets; each found with its namespace, forgotten alone", () => {
+		const book = new ReviewBook();
+		book.setRuns(1, runOf("/w/a.ts", 3), BOX);
+		book.setRuns(1, runOf("/w/b.ts", 5), OTHER_BOX);
+		assert.equal(book.entryFor("/w/a.ts")?.piNs, BOX);
+		assert.equal(book.entryFor("/w/b.ts")?.piNs, OTHER_BOX);
+		assert.equal(book.forget(1, BOX), true);
+		assert.equal(book.entryFor("/w/a.ts"), undefined);
+		assert.equal(book.entryFor("/w/b.ts")?.pid, 1, "the other sandbox's pi 1 keeps its change set");
+	});
+	test("a revert of a sandboxed pi's hunk is listed with its pi_ns", () => {
+		const mark: Mark = {
+			pid: 1,
+			piNs: BOX,
+			run: 3,
+			file: "/w/a.ts",
+			hunk: { id: "h1", old_start: 1, old_lines: 1, new_start: 1, new_lines: 1, old_text: ["a"], new_text: ["b"] },
+			line: 0,
+			reverted: true,
+		};
+		assert.deepEqual(addRevert([], mark), [
+			{ pi_pid: 1, pi_ns: BOX, run: 3, id: "h1", file: "/w/a.ts", line: 1, lines: 1 },
+		]);
+	});
 });

@@ -9,10 +9,11 @@ import { addRevert, type Mark } from "../../editors/shared/review.ts";
 import { newReverts, revertKey } from "../../src/link/reverts.ts";
 import type { EditorState } from "../../src/protocol/protocol.ts";
 import type { ReviewRun } from "../../src/protocol/wire.ts";
-import { expectedAfterBoth, REVERT_KEY_CASES, type Revert } from "../fixtures/revert-key.ts";
+import { expectedAfterBoth, REVERT_KEY_CASES, REVERT_KEY_NS_CASES, type Revert } from "../fixtures/revert-key.ts";
 
 const markOf = (r: Revert): Mark => ({
 	pid: r.pi_pid,
+	...(r.pi_ns === undefined ? {} : { piNs: r.pi_ns }),
 	run: r.run,
 	file: r.file,
 	hunk: {
@@ -28,8 +29,11 @@ const markOf = (r: Revert): Mark => ({
 	reverted: true,
 });
 
-describe("editors/shared/review.ts addRevert: one entry per (pi_pid, run, id)", () => {
-	for (const c of REVERT_KEY_CASES) {
+/** v0.5: `pi_ns` is part of the key too (left out: the initial namespace). */
+const CASES = [...REVERT_KEY_CASES, ...REVERT_KEY_NS_CASES];
+
+describe("editors/shared/review.ts addRevert: one entry per (pi_pid, pi_ns, run, id)", () => {
+	for (const c of CASES) {
 		test(c.name, () => {
 			const list = addRevert(addRevert([], markOf(c.first)), markOf(c.second));
 			const { count, newest } = expectedAfterBoth(c);
@@ -39,8 +43,8 @@ describe("editors/shared/review.ts addRevert: one entry per (pi_pid, run, id)", 
 	}
 });
 
-describe("src/link/reverts.ts: pi tells a revert once per (pi_pid, run, id)", () => {
-	for (const c of REVERT_KEY_CASES) {
+describe("src/link/reverts.ts: pi tells a revert once per (pi_pid, pi_ns, run, id)", () => {
+	for (const c of CASES) {
 		test(c.name, () => {
 			// pi (the second revert's) published that hunk; the first revert was told already.
 			const { second } = c;
@@ -52,7 +56,14 @@ describe("src/link/reverts.ts: pi tells a revert once per (pi_pid, run, id)", ()
 			];
 			// The first was told: remembered under its key, as pi's shell remembers it (src/link/editor-link.ts).
 			const told = new Set([revertKey(c.first)]);
-			const fresh = newReverts({ reverted: [second] } as EditorState, second.pi_pid, runs, told);
+			const fresh = newReverts(
+				{ reverted: [second] } as EditorState,
+				second.pi_pid,
+				runs,
+				told,
+				() => false,
+				second.pi_ns,
+			);
 			assert.equal(fresh.length, c.same ? 0 : 1);
 		});
 	}

@@ -19,6 +19,7 @@ import {
 } from "../../editors/vscode/src/pi-sync.ts";
 import { formatStatus, MAX_LISTED } from "../../editors/vscode/src/status.ts";
 import { FILE_REPORT_HOLD_SECONDS, KEPT_FILE_REPORTS } from "../../src/protocol/limits.ts";
+import { piIdentityKey } from "../../src/protocol/wire.ts";
 
 const OWN = 77;
 
@@ -374,7 +375,7 @@ describe("PiSync: warnings, messages and connections", () => {
 		assert.deepEqual(h.sync.connected, [{ pid: 500, cwd: "/w", lastTurn: ["/w/a.ts", "/w/b.ts"] }]);
 		h.sync.handleMessage(piMessage([], { pid: 501, editor_pid: null }));
 		assert.equal(h.sync.connected.length, 1, "a pi connected to no editor is not listed");
-		h.sync.forgetPi(500);
+		h.sync.forgetPi(piIdentityKey(500, undefined));
 		assert.deepEqual(h.sync.connected, []);
 		assert.equal(h.sync.handled, null);
 	});

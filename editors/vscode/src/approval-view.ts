@@ -149,9 +149,9 @@ export class ApprovalView implements vscode.Disposable {
 	}
 
 	/** What the watcher read of pi `pid`'s request file. */
-	received(pid: number, verdict: PiApprovalVerdict): void {
+	received(pid: number, verdict: PiApprovalVerdict, piNs?: string): void {
 		if (verdict.kind !== "request") {
-			this.end(pid, verdict.kind);
+			this.end(pid, verdict.kind, piNs);
 			return;
 		}
 		const { request } = verdict;
@@ -162,9 +162,9 @@ export class ApprovalView implements vscode.Disposable {
 		if (result.kind !== "same") this.#notify(request);
 	}
 
-	/** pi `pid` waits on nothing here any more (`why`): forget its request, if it had one. */
-	end(pid: number, why: WhyEnded): void {
-		const request = this.#inbox.end(pid);
+	/** pi `pid` (v0.5: of namespace `piNs`) waits on nothing here any more (`why`): forget its request, if any. */
+	end(pid: number, why: WhyEnded, piNs?: string): void {
+		const request = this.#inbox.end(pid, piNs);
 		if (request === undefined) return;
 		this.#ended(request, why);
 		this.#refresh();
@@ -172,7 +172,7 @@ export class ApprovalView implements vscode.Disposable {
 
 	/** Every request forgotten (the window stopped reading pi's messages). */
 	reset(): void {
-		for (const request of this.#inbox.pending) this.end(request.piPid, "stopped");
+		for (const request of this.#inbox.pending) this.end(request.piPid, "stopped", request.piNs);
 	}
 
 	/** The user's answer, for the request a notice showed or (commands) the one that runs out first. */
@@ -271,10 +271,10 @@ export class ApprovalView implements vscode.Disposable {
 
 	/** One notification per request, never modal, never focused; closing it decides nothing. */
 	#notify(request: PendingApproval): void {
-		const key = `${request.piPid}:${request.id}`;
+		const key = `${request.piPid}@${request.piNs ?? ""}:${request.id}`;
 		if (this.#told.has(key)) return;
 		this.#told.add(key);
-		const target = { piPid: request.piPid, id: request.id };
+		const target = { piPid: request.piPid, piNs: request.piNs, id: request.id };
 		const text = `${describeApproval(request, this.#name(request))}. No answer within ${request.timeout_s} s leaves it unchanged.`;
 		void vscode.window.showInformationMessage(text, ACCEPT, REJECT, SHOW).then(
 			this.#host.guard((choice) => {
@@ -294,7 +294,7 @@ export class ApprovalView implements vscode.Disposable {
 			return;
 		}
 		this.#inbox.shown(current);
-		const target = { piPid: current.piPid, id: current.id };
+		const target = { piPid: current.piPid, piNs: current.piNs, id: current.id };
 		const choice = await vscode.window.showQuickPick([ACCEPT, REJECT, SHOW], {
 			title: describeApproval(current, this.#name(current)),
 		});
@@ -321,7 +321,7 @@ export class ApprovalView implements vscode.Disposable {
 		const request =
 			target === "current"
 				? (this.#inbox.seen() ?? this.#inbox.current())
-				: this.#inbox.pending.find((r) => r.piPid === target.piPid && r.id === target.id);
+				: this.#inbox.pending.find((r) => r.piPid === target.piPid && r.piNs === target.piNs && r.id === target.id);
 		if (request === undefined) {
 			this.#host.log("pi is not waiting on that change any more: nothing to show");
 			void vscode.window.showInformationMessage("pi is not waiting for your approval of that change any more.");

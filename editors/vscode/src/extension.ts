@@ -122,19 +122,19 @@ export function activate(context: vscode.ExtensionContext): void {
 		onMessage: (message) => {
 			sync.handleMessage(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
-			if (message.editor_pid === process.pid) review.load(message.pid);
+			if (message.editor_pid === process.pid) review.load(message.pid, message.pid_ns);
 			else {
-				review.forget(message.pid, "elsewhere");
-				approval.end(message.pid, "elsewhere");
+				review.forget(message.pid, "elsewhere", message.pid_ns);
+				approval.end(message.pid, "elsewhere", message.pid_ns);
 			}
 		},
-		onGone: (pid) => {
-			sync.forgetPi(pid);
-			review.forget(pid, "gone");
-			approval.end(pid, "dead");
+		onGone: (pid, key, piNs) => {
+			sync.forgetPi(key);
+			review.forget(pid, "gone", piNs);
+			approval.end(pid, "dead", piNs);
 		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
-		onApproval: (pid, verdict) => approval.received(pid, verdict),
+		onApproval: (pid, verdict, piNs) => approval.received(pid, verdict, piNs),
 	});
 	cleanup = () => watcher.dispose();
 

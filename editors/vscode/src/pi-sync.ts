@@ -25,6 +25,7 @@ import {
 	type HeldReport,
 	type PiMessage,
 	pendingChanges,
+	piKeyOf,
 	retainReports,
 } from "../../shared/pi-message.ts";
 
@@ -89,6 +90,8 @@ export function sameContent(buffer: string, disk: string): boolean {
 /** A change and the pi that made it. */
 interface Change extends ChangedFile {
 	piPid: number;
+	/** v0.5: the pi's `pid_ns` as its message said (echoed as `pi_ns`), or none. */
+	piNs?: string | undefined;
 }
 
 interface Pending {
@@ -100,14 +103,16 @@ interface Pending {
 
 export class PiSync {
 	readonly #host: SyncHost;
-	readonly #handled = new Map<number, number>();
-	readonly #connected = new Map<number, PiMessage>();
+	/** By pi's identity key (pid and namespace, v0.5: piKeyOf). */
+	readonly #handled = new Map<string, number>();
+	readonly #connected = new Map<string, PiMessage>();
 	readonly #pending = new Map<string, Pending>();
 	readonly #warned = new Set<string>();
 	/** Per open document's path: what it was when VS Code opened the document. */
 	readonly #openedAs = new Map<string, OpenedAs>();
 	#reports: HeldReport[] = [];
 	#last: HandledMessage | null = null;
+	#lastKey: string | null = null;
 
 	constructor(host: SyncHost) {
 		this.#host = host;
@@ -129,24 +134,29 @@ export class PiSync {
 	}
 
 	handleMessage(message: PiMessage): void {
+		const key = piKeyOf(message);
 		const ours = message.editor_pid === this.#host.ownPid;
-		if (ours) this.#connected.set(message.pid, message);
-		else this.#connected.delete(message.pid);
+		if (ours) this.#connected.set(key, message);
+		else this.#connected.delete(key);
 		if (ours) {
-			for (const entry of pendingChanges(message, this.#host.ownPid, this.#handled.get(message.pid))) {
-				this.#judge({ ...entry, piPid: message.pid });
+			for (const entry of pendingChanges(message, this.#host.ownPid, this.#handled.get(key))) {
+				this.#judge({ ...entry, piPid: message.pid, piNs: message.pid_ns });
 			}
-			this.#handled.set(message.pid, message.seq);
+			this.#handled.set(key, message.seq);
 			this.#last = { pid: message.pid, seq: message.seq };
+			this.#lastKey = key;
 		}
 		this.#host.changed();
 	}
 
-	/** pi `pid` exited or its message was removed. */
-	forgetPi(pid: number): void {
-		const known = this.#connected.delete(pid) || this.#handled.has(pid);
-		this.#handled.delete(pid);
-		if (this.#last?.pid === pid) this.#last = null;
+	/** pi `key` (its identity: piKeyOf) exited or its message was removed. */
+	forgetPi(key: string): void {
+		const known = this.#connected.delete(key) || this.#handled.has(key);
+		this.#handled.delete(key);
+		if (this.#lastKey === key) {
+			this.#last = null;
+			this.#lastKey = null;
+		}
 		if (known) this.#host.changed();
 	}
 
@@ -281,6 +291,7 @@ export class PiSync {
 				diagnostics_expected: told ? this.#host.diagnosticsExpected(entry.file) : false,
 				diagnostics: told ? this.#host.diagnostics(entry.file) : null,
 				pi_pid: entry.piPid,
+				...(entry.piNs === undefined ? {} : { pi_ns: entry.piNs }),
 			},
 			this.#host.now(),
 		);

@@ -19,6 +19,7 @@
  */
 import { basename } from "node:path";
 import * as vscode from "vscode";
+import { piFileName } from "../../../src/protocol/wire.ts";
 import { readPiReview } from "../../shared/pi-reader.ts";
 import {
 	type LineChange,
@@ -158,10 +159,13 @@ export class ReviewView implements vscode.Disposable {
 		return this.#book.reverted;
 	}
 
-	/** pi `pid`'s message names this window: read its change set (pi wrote it before the message). */
-	load(pid: number): void {
-		const verdict = readPiReview(this.#host.dir, pid);
-		const name = `pi-${pid}.review.json`;
+	/**
+	 * pi `pid`'s message (v0.5: pi of namespace `piNs`) names this window: read its change set (pi wrote it before the
+	 * message).
+	 */
+	load(pid: number, piNs?: string): void {
+		const verdict = readPiReview(this.#host.dir, pid, {}, piNs);
+		const name = piFileName("review", pid, piNs);
 		if (verdict.kind === "problem") {
 			this.#problem(pid, `${name} ${verdict.problem}: ignored`);
 			return;
@@ -169,12 +173,12 @@ export class ReviewView implements vscode.Disposable {
 		if (verdict.kind === "gone") {
 			// pi changed nothing yet, or is older than v0.4; a change set that went away takes its marks along.
 			this.#reported.delete(pid);
-			if (this.#book.forget(pid)) this.#refresh();
+			if (this.#book.forget(pid, piNs)) this.#refresh();
 			return;
 		}
 		if (verdict.dropped > 0) this.#problem(pid, `${name}: ${verdict.dropped} malformed entries ignored`);
 		else this.#reported.delete(pid);
-		this.#book.setRuns(pid, verdict.runs);
+		this.#book.setRuns(pid, verdict.runs, piNs);
 		this.#refresh();
 	}
 
@@ -182,11 +186,11 @@ export class ReviewView implements vscode.Disposable {
 	 * pi `pid` exited (`why` "gone") or names another editor ("elsewhere"): its marks and quick diff go, with one
 	 * line in the output channel when it had a change set here (a stale one is never read again).
 	 */
-	forget(pid: number, why: "gone" | "elsewhere"): void {
+	forget(pid: number, why: "gone" | "elsewhere", piNs?: string): void {
 		this.#reported.delete(pid);
-		if (!this.#book.forget(pid)) return;
+		if (!this.#book.forget(pid, piNs)) return;
 		const reason = why === "gone" ? "pi has exited" : "pi is connected to another editor";
-		this.#host.log(`pi-${pid}.review.json: ${reason}: its changes are no longer shown`);
+		this.#host.log(`${piFileName("review", pid, piNs)}: ${reason}: its changes are no longer shown`);
 		this.#refresh();
 	}
 

@@ -18,6 +18,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"approval",
 	"approval-marks",
 	"unsaved-buffers",
+	"pi-identity",
 ]);
 
 /** vim.diagnostic.severity's numbers. */
@@ -228,9 +229,7 @@ function adapterFor(flavour: NvimFlavour): ClientAdapter {
 		expectedSeconds: 50,
 		app: "nvim",
 		capabilities: CAPABILITIES,
-		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
-		},
+		missing: {},
 		start: (options) => start(flavour, options),
 	};
 }

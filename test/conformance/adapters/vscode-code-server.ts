@@ -311,9 +311,8 @@ export const adapters: ClientAdapter[] = [
 		name: "vscode (code-server)",
 		expectedSeconds: 200,
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "pi-identity"]),
 		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
 			"unsaved-buffers": "not built yet (issue 26)",
 			review:
 				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",

@@ -168,9 +168,17 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (extension code, fake VS Code API)",
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row", "review", "approval"]),
+		capabilities: new Set([
+			"selection",
+			"edit",
+			"reload",
+			"diagnostics",
+			"editor-per-row",
+			"review",
+			"approval",
+			"pi-identity",
+		]),
 		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
 			"unsaved-buffers": "not built yet (issue 26)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",

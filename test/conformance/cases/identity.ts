@@ -12,10 +12,11 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildRequest, encodeApprovalMessage } from "../../../src/link/approval.ts";
+import { ChangeSet, encodeReviewMessage } from "../../../src/link/change-set.ts";
 import { INITIAL_PID_NAMESPACE } from "../../../src/protocol/liveness.ts";
 import type { ApprovalDecision, FileReport, PiMessage } from "../../../src/protocol/protocol.ts";
 import { readOwnPidNamespace } from "../../../src/protocol/state-dir.ts";
-import type { ApprovalMessage } from "../../../src/protocol/wire.ts";
+import type { ApprovalMessage, RevertedHunk } from "../../../src/protocol/wire.ts";
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { deadPid, spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollUntil } from "../../helpers/poll.ts";
@@ -291,6 +292,63 @@ export const cases: KitCase[] = [
 				decisions.filter((d) => d.id === "kit-sandboxed"),
 				[{ pi_pid: pi.pid, pi_ns: SANDBOX_A, id: "kit-sandboxed", decision: "accept" }],
 			);
+		},
+	},
+	{
+		name: "pi identity: a sandboxed pi's change set is marked, and its revert is listed with pi_ns (the key is the pair)",
+		needs: ["review", "pi-identity"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			const baseline = "a\nb\nc\nd\ne\nf\n";
+			const pis = "a\nB\nc\nD\ne\nf\nG\n";
+			const file = editor.file(unique("review"), baseline);
+			await editor.session.open(file);
+			await editor.until((s) => activeFile(s) === file, "the file open");
+			const pi: Pi = { pid: await deadPid(), ns: SANDBOX_A };
+			await connect(editor, pi);
+			const set = new ChangeSet();
+			set.startRun();
+			set.before(file, { kind: "text", text: baseline }, 1);
+			set.after(file, { kind: "text", text: pis });
+			const runs = set.runs();
+			writeFileSync(file, pis);
+			const review = encodeReviewMessage({
+				protocol: "0.4",
+				kind: "pi-review",
+				pid: pi.pid,
+				pid_ns: SANDBOX_A,
+				editor_pid: editor.session.pid,
+				timestamp: nowSeconds(),
+				runs,
+			});
+			writeRawStateFile(editor.stateDir, `pi-${pi.pid}-${digitsOf(SANDBOX_A)}.review.json`, review.toString());
+			send(editor, pi, messageFor(editor, pi, [file], 1));
+			const { reviewMarks, revertHunk } = editor.session;
+			assert.ok(reviewMarks && revertHunk, 'capability "review" without its methods');
+			let last: number[] = [];
+			await pollUntil(
+				async () => {
+					last = await reviewMarks.call(editor.session, file);
+					return JSON.stringify(last) === "[2,4,7]" ? true : undefined;
+				},
+				() => `the sandboxed pi's hunks marked: ${JSON.stringify(last)}`,
+				WRITE_WAIT_MS,
+			);
+			await revertHunk.call(editor.session, file, 4);
+			const reverted = (s: unknown) =>
+				((s as { reverted?: RevertedHunk[] }).reverted ?? []).filter((r) => r.file === file && r.pi_pid === pi.pid);
+			const state = await editor.until((s) => reverted(s).length === 1, "the revert is listed");
+			assert.deepEqual(reverted(state), [
+				{
+					pi_pid: pi.pid,
+					pi_ns: SANDBOX_A,
+					run: runs[0]?.run,
+					id: runs[0]?.files[0]?.hunks[1]?.id,
+					file,
+					line: 4,
+					lines: 1,
+				},
+			]);
 		},
 	},
 	...REFUSED.map(

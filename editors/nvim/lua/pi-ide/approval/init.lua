@@ -42,7 +42,7 @@ local H = {
   pending = {},
   --- newest last: { pi_pid, id, decision }
   decisions = {},
-  --- "<pi pid>:<request id>" -> true, once its notice was shown
+  --- "<pi key>:<request id>" -> true, once its notice was shown (pi key: pi-ide.inbox.identity.key)
   told = {},
   --- { pi_pid, id } of the request the user was last shown and has not answered: the one approve/reject answer
   shown = nil,
@@ -140,14 +140,14 @@ end
 
 --- The user is shown `r`: approve/reject answer it from now on.
 local function bind(r)
-  H.shown = { pi_pid = r.pi_pid, id = r.id }
+  H.shown = { pi_pid = r.pi_pid, key = r.pi_key, id = r.id }
 end
 
 --- A request arrived: say so once, in one line that fits (no hit-enter prompt). It becomes the one approve/reject
 --- answer only when no request the user was shown is still unanswered (they may be typing their answer to it).
 local function tell(r)
   -- A request is (pi pid, id): pi's ids are its tool calls', which another pi may use too.
-  local key = ("%d:%s"):format(r.pi_pid, r.id)
+  local key = ("%s:%s"):format(r.pi_key or require("pi-ide.inbox.identity").key(r.pi_pid, nil), r.id)
   if H.told[key] then
     return
   end
@@ -169,40 +169,49 @@ end
 --- Read `<dir>/pi-<pid>.approval.json` (a live pi of ours). A missing file: pi waits on nothing (any longer).
 --- Returns nil, or why the file was not used.
 ---@param dir string
----@param pid integer
+---@param who table|integer pi's identity (pi-ide.inbox.identity; v0.5 `pi-<pid>-<ns>.approval.json`), or a pid
 ---@return string|nil problem
-function M.load(dir, pid)
-  local ok, msg = require("pi-ide.inbox.read").read_json(("%s/pi-%d.approval.json"):format(dir, pid), rules.MAX_BYTES)
+function M.load(dir, who)
+  local identity = require("pi-ide.inbox.identity")
+  local ident = identity.of(who)
+  local pid, key = ident.pid, ident.key
+  local path = ("%s/%s"):format(dir, identity.file_name("approval", pid, ident.ns))
+  local ok, msg = require("pi-ide.inbox.read").read_json(path, rules.MAX_BYTES)
   if not ok then
     if not msg then
-      M.forget(pid)
+      M.forget(key)
     end
     return msg
   end
   local r, bad = rules.validate(msg, pid)
-  if not r then
+  bad = bad or identity.disagreement(ident, msg.pid_ns)
+  if not r or bad then
     return bad
   end
+  -- v0.5: the request is pi (pid, namespace)'s; the decision echoes `pid_ns` as `pi_ns`, as the file said.
+  r.pi_key = key
+  r.pi_ns = type(msg.pid_ns) == "string" and msg.pid_ns or nil
   if r.editor_pid ~= vim.fn.getpid() then
-    M.forget(pid) -- asks another editor
+    M.forget(key) -- asks another editor
     return nil
   end
-  local before = H.pending[pid]
+  local before = H.pending[key]
   if before and before.file ~= r.file then
     unmark(before.file)
   end
-  H.pending[pid] = r
+  H.pending[key] = r
   mark(r.file)
   tell(r)
   return nil
 end
 
---- pi `pid` waits on nothing any more (decided, gone, or asking another editor).
----@param pid integer
-function M.forget(pid)
-  local r = H.pending[pid]
+--- pi `who` (its key, identity or pid) waits on nothing any more (decided, gone, or asking another editor).
+---@param who string|table|integer
+function M.forget(who)
+  local key = require("pi-ide.inbox.identity").key_of(who)
+  local r = H.pending[key]
   if r then
-    H.pending[pid] = nil
+    H.pending[key] = nil
     unmark(r.file)
   end
 end
@@ -236,12 +245,12 @@ function M.decide(decision)
     )
   end
   H.shown = nil
-  M.forget(r.pi_pid)
+  M.forget(r.pi_key or r.pi_pid)
   local name = describe(r)
   if os.time() > r.expires then
     return ("(pi-ide) pi's request to change %s ran out (%d s); pi did not apply it"):format(name, r.timeout_s)
   end
-  rules.add_decision(H.decisions, { pi_pid = r.pi_pid, id = r.id, decision = decision })
+  rules.add_decision(H.decisions, { pi_pid = r.pi_pid, pi_ns = r.pi_ns, id = r.id, decision = decision })
   if M.on_change then
     M.on_change()
   end

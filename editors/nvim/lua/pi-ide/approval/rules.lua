@@ -94,7 +94,8 @@ end
 ---@return table|nil answer
 ---@return table|nil instead
 function M.target(pending, shown)
-  local r = shown and pending[shown.pi_pid]
+  -- Keyed by pi's identity key (pi-ide.inbox.identity.key); a `shown` without one names a pid of the initial namespace.
+  local r = shown and pending[shown.key or require("pi-ide.inbox.identity").key(shown.pi_pid, nil)]
   if r and r.id == shown.id then
     return r, nil
   end

@@ -16,6 +16,7 @@
 ---@module 'pi-ide.inbox'
 local compat = require("pi-ide.compat")
 local diagnostics = require("pi-ide.diagnostics")
+local identity = require("pi-ide.inbox.identity")
 local message = require("pi-ide.inbox.message")
 local notice = require("pi-ide.notice")
 local pis = require("pi-ide.inbox.pis")
@@ -128,12 +129,13 @@ local function tell_modified(buf, file)
 end
 
 --- Handle one change: find the buffer, decide, act. Returns the report.
-local function handle_change(change, pi_pid)
+local function handle_change(change, pi_pid, pi_ns)
   local file = change.file
   local report = {
     file = file,
     seq = change.seq,
     pi_pid = pi_pid,
+    pi_ns = pi_ns, -- v0.5: exactly as pi's file said; nil leaves it out
     status = "not-open",
     version = vim.NIL,
     modified = false,
@@ -175,7 +177,7 @@ function M.retain(reports, now)
   local kept, per_pi = {}, {}
   for i = #reports, 1, -1 do
     local r = reports[i]
-    local pi = r.pi_pid or 0
+    local pi = identity.key(r.pi_pid or 0, r.pi_ns)
     per_pi[pi] = (per_pi[pi] or 0) + 1
     if per_pi[pi] <= M.KEPT_REPORTS or now - r.at < M.HOLD_S then
       table.insert(kept, 1, r)
@@ -191,7 +193,11 @@ end
 local function remember(report)
   report.at = compat.now()
   for i = #H.reports, 1, -1 do
-    if H.reports[i].file == report.file and H.reports[i].pi_pid == report.pi_pid then
+    local r = H.reports[i]
+    if
+      r.file == report.file
+      and identity.key(r.pi_pid or 0, r.pi_ns) == identity.key(report.pi_pid or 0, report.pi_ns)
+    then
       table.remove(H.reports, i)
     end
   end
@@ -199,17 +205,17 @@ local function remember(report)
   H.reports = M.retain(H.reports, report.at)
 end
 
---- Act on one pi message (already validated) from a live pi.
-local function handle_message(msg)
+--- Act on one pi message (already validated) from pi `ident` (live, or of another namespace).
+local function handle_message(msg, ident)
   local me = vim.fn.getpid()
   if msg.editor_pid ~= me then
     -- Not (or no longer) connected to us: forget it, act on nothing.
-    pis.forget(msg.pid)
-    require("pi-ide.approval").forget(msg.pid)
+    pis.forget(ident.key)
+    require("pi-ide.approval").forget(ident.key)
     return false
   end
-  local handled = pis.handled(msg.pid)
-  pis.record(msg)
+  local handled = pis.handled(ident.key)
+  pis.record(msg, ident)
   -- Newest change per file, in seq order.
   local newest = {}
   for _, c in ipairs(msg.changed) do
@@ -222,29 +228,30 @@ local function handle_message(msg)
     return a.seq < b.seq
   end)
   for _, c in ipairs(todo) do
-    remember(handle_change(c, msg.pid))
+    remember(handle_change(c, msg.pid, msg.pid_ns))
   end
   H.last = { pid = msg.pid, seq = msg.seq }
   -- v0.4: pi wrote its change set before this message; marks go on the buffers as reloaded above.
-  local why = require("pi-ide.review").load(H.dir, msg.pid)
+  local why = require("pi-ide.review").load(H.dir, ident)
   if why then
-    problem(("pi-%d.review.json"):format(msg.pid), why)
+    problem(identity.file_name("review", ident.pid, ident.ns), why)
   end
   return true
 end
 
---- Read `<dir>/<name>`, a `pi-<digits>.approval.json` (v0.4): only a live pi of ours counts.
-local function process_approval(name, pid)
+--- Read `<dir>/<name>`, a `pi-<digits>.approval.json` (v0.4): only a live pi of ours counts (v0.5: checked only
+--- for a pi of this Neovim's namespace).
+local function process_approval(name, ident)
   local approval = require("pi-ide.approval")
-  local life = pis.liveness(pid)
+  local life = identity.judges(ident.ns) and pis.liveness(ident.pid) or "alive"
   if life ~= "alive" then
     if life == "foreign" then
-      problem(name, ("pid %d belongs to another user"):format(pid))
+      problem(name, ("pid %d belongs to another user"):format(ident.pid))
     end
-    approval.forget(pid)
+    approval.forget(ident.key)
     return true
   end
-  local why = approval.load(H.dir, pid)
+  local why = approval.load(H.dir, ident)
   if why then
     problem(name, why)
   else
@@ -255,44 +262,46 @@ end
 
 --- Read and handle `<dir>/<name>` (a `pi-<digits>.json`, or a `pi-<digits>.approval.json`).
 function M._process(name)
-  local approval_pid = require("pi-ide.approval").pid_of_name(name)
-  local pid = approval_pid or message.pid_of_name(name)
-  if not pid or not H.dir then
+  local ident = identity.parse_name(name)
+  if not ident or ident.kind == "review" or not H.dir then
     return false
   end
+  local pid = ident.pid
   -- The directory itself may have been swapped or opened up since the watch began.
   if not require("pi-ide.writer").check(H.dir) then
     return false
   end
-  if approval_pid then
-    return process_approval(name, pid)
+  if ident.kind == "approval" then
+    return process_approval(name, ident)
   end
   local ok, msg = read.read_json(H.dir .. "/" .. name)
   if not ok then
     if msg then
       problem(name, msg)
     else
-      pis.forget(pid) -- pi exited and removed its file
-      require("pi-ide.approval").forget(pid)
+      pis.forget(ident.key) -- pi exited and removed its file
+      require("pi-ide.approval").forget(ident.key)
       H.problems[name] = nil
     end
     return false
   end
-  local bad = message.validate(msg, pid)
+  local bad = message.validate(msg, pid) or identity.disagreement(ident, msg.pid_ns)
   if bad then
     problem(name, bad)
     return false
   end
-  local life = pis.liveness(pid)
+  -- v0.5: kill(pid, 0) judges only a pi of this Neovim's own namespace; another's pid names another process
+  -- here, or none, so its message is acted on without the check (it passed every other one).
+  local life = identity.judges(ident.ns) and pis.liveness(pid) or "alive"
   if life ~= "alive" then
     if life == "foreign" then
       problem(name, ("pid %d belongs to another user"):format(pid))
     end
-    pis.forget(pid)
+    pis.forget(ident.key)
     return false
   end
   H.problems[name] = nil
-  return handle_message(msg)
+  return handle_message(msg, ident)
 end
 
 --- Statuslines are evaluated only when Neovim redraws them: when a message changed what statusline() says,
@@ -361,7 +370,8 @@ local function flush()
 end
 
 local function queue(name)
-  if not message.pid_of_name(name) and not require("pi-ide.approval").pid_of_name(name) then
+  local ident = identity.parse_name(name)
+  if not ident or ident.kind == "review" then
     return
   end
   H.queued[name] = true
@@ -537,6 +547,7 @@ function M.annotate(payload, buf)
         diagnostics_expected = r.diagnostics_expected,
         diagnostics = d,
         pi_pid = r.pi_pid,
+        pi_ns = r.pi_ns,
       }
     end
     payload.files = files

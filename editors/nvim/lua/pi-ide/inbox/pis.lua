@@ -1,5 +1,7 @@
 --- pi-ide.inbox.pis: the pis whose messages name this Neovim, and which of them is connected (for the
---- statusline and :PiIde). A pi counts while its process lives.
+--- statusline and :PiIde). A pi counts while its process lives, as far as this Neovim can tell: kill(pid, 0) only
+--- for a pi of its own pid namespace (PROTOCOL.md v0.5); a pi is known by its key, (pid, namespace)
+--- (pi-ide.inbox.identity).
 ---@module 'pi-ide.inbox.pis'
 local compat = require("pi-ide.compat")
 local uv = compat.uv
@@ -7,8 +9,8 @@ local uv = compat.uv
 local M = {}
 
 local H = {
-  pis = {}, ---@type table<integer, { message: table, handled: integer, at: number }>
-  alive_at = {}, ---@type table<integer, number> pid -> last time kill(pid, 0) said alive
+  pis = {}, ---@type table<string, { message: table, handled: integer, at: number, pid: integer, ns: string|nil }>
+  alive_at = {}, ---@type table<string, number> pi's key -> last time kill(pid, 0) said alive
 }
 
 --- kill(pid, 0): "alive", "dead" or "foreign" (a process of another user).
@@ -22,33 +24,35 @@ function M.liveness(pid)
   return code == "EPERM" and "foreign" or "dead"
 end
 
---- The last seq handled of pi `pid`'s messages (0 for a pi not seen yet).
----@param pid integer
+--- The last seq handled of pi `key`'s messages (0 for a pi not seen yet).
+---@param key string
 ---@return integer
-function M.handled(pid)
-  local known = H.pis[pid]
+function M.handled(key)
+  local known = H.pis[key]
   return known and known.handled or 0
 end
 
---- Record `msg` (validated, from a live pi naming us) as pi `msg.pid`'s newest.
+--- Record `msg` (validated, from a live pi naming us) as the newest of pi `ident` (pi-ide.inbox.identity).
 ---@param msg table
-function M.record(msg)
+---@param ident table
+function M.record(msg, ident)
   local now = compat.now()
-  H.pis[msg.pid] = { message = msg, handled = math.max(M.handled(msg.pid), msg.seq), at = now }
-  H.alive_at[msg.pid] = now
+  H.pis[ident.key] =
+    { message = msg, handled = math.max(M.handled(ident.key), msg.seq), at = now, pid = ident.pid, ns = ident.ns }
+  H.alive_at[ident.key] = now
 end
 
---- Forget pi `pid`: it exited, or no longer names us.
----@param pid integer
-function M.forget(pid)
-  H.pis[pid] = nil
-  require("pi-ide.review").forget(pid) -- its change set's marks go with it
+--- Forget pi `key`: it exited, or no longer names us.
+---@param key string
+function M.forget(key)
+  H.pis[key] = nil
+  require("pi-ide.review").forget(key) -- its change set's marks go with it
 end
 
 --- Forget every pi (:PiIde disable: the client no longer listens, so no pi is connected).
 function M.reset()
-  for pid in pairs(H.pis) do
-    require("pi-ide.review").forget(pid)
+  for key in pairs(H.pis) do
+    require("pi-ide.review").forget(key)
   end
   H.pis, H.alive_at = {}, {}
 end
@@ -68,12 +72,14 @@ M.CHECK_EVERY_S = 1
 function M.connected()
   local best
   local now = compat.now()
-  for pid, p in pairs(H.pis) do
-    if now - (H.alive_at[pid] or 0) >= M.CHECK_EVERY_S then
-      if M.liveness(pid) == "alive" then
-        H.alive_at[pid] = now
+  local identity = require("pi-ide.inbox.identity")
+  for key, p in pairs(H.pis) do
+    -- A pi of another namespace cannot be checked from here: it counts until its file goes.
+    if identity.judges(p.ns) and now - (H.alive_at[key] or 0) >= M.CHECK_EVERY_S then
+      if M.liveness(p.pid) == "alive" then
+        H.alive_at[key] = now
       else
-        M.forget(pid)
+        M.forget(key)
         p = nil
       end
     end

@@ -156,6 +156,7 @@ local function place(buf, marks, row, opts, found, file, h, at_end)
     end
     marks[id] = {
       pid = found.pid,
+      pi_ns = found.pi_ns,
       run = found.run,
       file = file,
       hunk = h,
@@ -253,32 +254,38 @@ end
 --- Read `<dir>/pi-<pid>.review.json` (pi `pid` names this Neovim). Returns nil, or why it was not used (a
 --- missing file is no problem: pi has changed nothing yet, or is older than v0.4).
 ---@param dir string
----@param pid integer
+---@param who table|integer pi's identity (pi-ide.inbox.identity; v0.5 `pi-<pid>-<ns>.review.json`), or a pid
 ---@return string|nil problem
-function M.load(dir, pid)
-  local name = ("pi-%d.review.json"):format(pid)
+function M.load(dir, who)
+  local identity = require("pi-ide.inbox.identity")
+  local ident = identity.of(who)
+  local key = ident.key
+  local name = identity.file_name("review", ident.pid, ident.ns)
   local ok, msg = require("pi-ide.inbox.read").read_json(dir .. "/" .. name, rules.MAX_BYTES)
   if not ok then
-    if not msg and H.sets[pid] then
-      H.sets[pid] = nil
+    if not msg and H.sets[key] then
+      H.sets[key] = nil
       M.refresh()
     end
     return msg
   end
-  local runs, bad = rules.validate(msg, pid)
-  if not runs then
+  local runs, bad = rules.validate(msg, ident.pid)
+  bad = bad or identity.disagreement(ident, msg.pid_ns)
+  if not runs or bad then
     return bad
   end
-  H.sets[pid] = { runs = runs }
+  -- pi_ns: exactly as the change set said (v0.5), echoed in `reverted`; left out when it said none.
+  H.sets[key] = { runs = runs, pid = ident.pid, pi_ns = type(msg.pid_ns) == "string" and msg.pid_ns or nil }
   M.refresh()
   return nil
 end
 
---- pi `pid` is gone or no longer connected to this Neovim: its marks go.
----@param pid integer
-function M.forget(pid)
-  if H.sets[pid] then
-    H.sets[pid] = nil
+--- pi `who` (its key, identity or pid) is gone or no longer connected to this Neovim: its marks go.
+---@param who string|table|integer
+function M.forget(who)
+  local key = require("pi-ide.inbox.identity").key_of(who)
+  if H.sets[key] then
+    H.sets[key] = nil
     M.refresh()
   end
 end
@@ -500,7 +507,8 @@ local function look_at_reverts()
             local found = newest_entry(t.info.file)
             local h = t.info.hunk
             local n, count = #h.new_text, api.nvim_buf_line_count(buf)
-            if row and found and found.pid == t.info.pid and found.run == t.info.run and H.marks[buf] then
+            local same = found and found.pid == t.info.pid and found.pi_ns == t.info.pi_ns and found.run == t.info.run
+            if row and same and H.marks[buf] then
               if n > 0 and has_lines(buf, row, h.new_text) then
                 t.mark = place(buf, H.marks[buf], row, sign_opts(h, row, n), found, t.info.file, h, false)
               elseif n == 0 and count > 0 then

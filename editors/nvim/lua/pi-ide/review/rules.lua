@@ -131,7 +131,7 @@ function M.newest_entry(sets, file)
     for _, run in ipairs(set.runs) do
       for _, f in ipairs(run.files) do
         if f.file == file and (not best or run.run > best.run) then
-          best = { pid = pid, run = run.run, entry = f }
+          best = { pid = set.pid or pid, pi_ns = set.pi_ns, run = run.run, entry = f }
         end
       end
     end
@@ -147,7 +147,7 @@ function M.newest_run(sets)
   for pid, set in pairs(sets) do
     local run = set.runs[#set.runs]
     if run and (not newest or run.run > newest.run.run) then
-      newest = { pid = pid, run = run }
+      newest = { pid = set.pid or pid, pi_ns = set.pi_ns, run = run }
     end
   end
   return newest
@@ -176,7 +176,7 @@ function M.marks_source(found)
   if not found then
     return nil
   end
-  local parts = { found.pid, found.run }
+  local parts = { found.pid, found.pi_ns or "", found.run }
   for _, h in ipairs(found.entry.hunks) do
     parts[#parts + 1] = h.id .. ":" .. h.new_start
   end
@@ -271,6 +271,7 @@ end
 function M.revert_record(info, line)
   return {
     pi_pid = info.pid,
+    pi_ns = info.pi_ns, -- v0.5: as pi's change set said; nil leaves it out
     run = info.run,
     id = info.hunk.id,
     file = info.file,
@@ -288,7 +289,9 @@ end
 function M.add_reverted(reverted, record)
   for i = #reverted, 1, -1 do
     local r = reverted[i]
-    if r.pi_pid == record.pi_pid and r.run == record.run and r.id == record.id then
+    local INITIAL = "pid:[4026531836]" -- pi-ide.inbox.identity.INITIAL: `pi_ns` left out is the initial namespace
+    local same_pi = r.pi_pid == record.pi_pid and (r.pi_ns or INITIAL) == (record.pi_ns or INITIAL)
+    if same_pi and r.run == record.run and r.id == record.id then
       table.remove(reverted, i)
     end
   end

@@ -1,0 +1,156 @@
+/**
+ * Write-back from a sandbox (issue 23 items 3-4, PROTOCOL.md "pi's identity is (pid, pid_ns)"): a real pi under
+ * `unshare --pid --fork --mount-proc` writes a file open in a real Neovim on the host. pi names its files by its
+ * identity (`pi-<pid>-<ns>.json`), Neovim acts on them without kill(pi's pid, 0) (that pid names nothing on the
+ * host), reloads the buffer, and its report reaches pi in time: the tool result never says the editor did not
+ * answer (pi waits at most 1 s after the write for the report naming it; without one it says so).
+ *
+ * As root, host pids 1-3 are live, and pi would be pid 1 in a bare `unshare --fork`: a check of that pid on the
+ * host would pass by accident. So pi runs under a shell in the namespace that first sets ns_last_pid, making pi's
+ * pid one that no process has on the host (checked before and after): a client that judged it by kill(pid, 0)
+ * would refuse the message. The reports name that pid and pi's namespace.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { INITIAL_PID_NAMESPACE } from "../../src/protocol/liveness.ts";
+import { readOwnPidNamespace } from "../../src/protocol/state-dir.ts";
+import {
+	type FakeReply,
+	messageText,
+	type RecordedRequest,
+	requestMessages,
+	toolResults,
+} from "../helpers/fake-llm.ts";
+import { NVIM_MATRIX, startNvim } from "../helpers/nvim.ts";
+import { runPrint } from "../helpers/pi-env.ts";
+import { envFor, touch } from "../helpers/scenario.ts";
+
+const flavour = NVIM_MATRIX[0];
+
+/** A pid no process has on this host now: none under /proc, and kill(pid, 0) says ESRCH. */
+function hostDeadPid(): number {
+	const max = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim());
+	for (let pid = Math.floor(max * 0.6); pid > 1000; pid -= 7919) {
+		if (!existsSync(`/proc/${pid}`) && !isAlive(pid)) return pid;
+	}
+	throw new Error("no free pid found");
+}
+
+function isAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code !== "ESRCH";
+	}
+}
+
+/** `unshare` with pi as the child of a shell that made the namespace's next pid `pid`. */
+const sandboxAt = (pid: number): string[] => [
+	"unshare",
+	"--pid",
+	"--fork",
+	"--mount-proc",
+	"sh",
+	"-c",
+	`echo ${pid - 1} > /proc/sys/kernel/ns_last_pid && "$@"; exit $?`,
+	"sh",
+];
+
+const ORIGINAL = "export const a = 1;\n";
+
+/** The model's reply: `write` of the file its prompt names (WRITE <path> <content>), then text after the result. */
+function writeAsAsked(request: RecordedRequest): FakeReply {
+	const messages = requestMessages(request);
+	if (messages.at(-1)?.role === "tool") return { text: "done" };
+	const asked = messages
+		.map(messageText)
+		.reverse()
+		.find((text) => text.includes("WRITE "));
+	const match = /WRITE (\S+) (\S+)/.exec(asked ?? "");
+	if (!match) return { text: "nothing asked" };
+	return { toolCalls: [{ name: "write", arguments: { path: match[1], content: `${match[2]}\n` } }] };
+}
+
+/** The tool result of the run that wrote `file` (the request answering the model's `write` of it). */
+function toolResultFor(requests: RecordedRequest[], file: string): string {
+	const found = requests.find((r) => {
+		const messages = requestMessages(r);
+		const call = messages.filter((m) => m.role === "assistant").at(-1);
+		return messages.at(-1)?.role === "tool" && JSON.stringify(call ?? {}).includes(file);
+	});
+	return toolResults(found).join("\n");
+}
+
+describe("write-back from a sandbox: a real pi under unshare --pid writes a file open in Neovim on the host", () => {
+	it("the buffer reloads, the report names the sandboxed pi by pid and namespace, the tool result says reloaded", async (t) => {
+		assert.ok(flavour);
+		const env = await envFor(t);
+		const file = touch(env.workDir, "src/a.ts", ORIGINAL);
+		const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await nv.command("edit src/a.ts");
+		await nv.until((s) => s.active_buffer.file === file && s.protocol === "0.3", "Neovim reports src/a.ts (v0.3)");
+
+		const piPid = hostDeadPid();
+		env.model.respond = writeAsAsked;
+		const result = await runPrint(env, [`WRITE ${file} export_const_a_2;`], [], { wrap: sandboxAt(piPid) });
+		assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+		assert.ok(!isAlive(piPid), `pid ${piPid} is dead on the host: kill(pid, 0) would have refused pi's message`);
+
+		// A reload without a checker adds nothing to the tool result (PROTOCOL.md "Tool results"); without the
+		// editor's report within 1 s it would say the editor did not answer.
+		const toolText = toolResultFor(env.model.requests, file);
+		assert.match(toolText, /Successfully wrote/, toolText);
+		assert.doesNotMatch(toolText, /did not answer|not reloaded/, toolText);
+		assert.deepEqual(await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), [
+			"export_const_a_2;",
+		]);
+		assert.equal(await nv.lua<boolean>("return vim.bo.modified"), false);
+		const report = nv.readState()?.files?.find((f) => f.file === file);
+		assert.equal(report?.status, "reloaded");
+		assert.equal(report?.pi_pid, piPid, "the report names pi by the pid it has in its namespace");
+		assert.match(report?.pi_ns ?? "", /^pid:\[\d+\]$/);
+		assert.notEqual(report?.pi_ns, readOwnPidNamespace() ?? INITIAL_PID_NAMESPACE, "pi's namespace, not the host's");
+	});
+
+	it("coexistence: a host pi and a sandboxed pi at once both get the editor and both writes reload", async (t) => {
+		assert.ok(flavour);
+		const env = await envFor(t);
+		const hostFile = touch(env.workDir, "src/host.ts", ORIGINAL);
+		const boxFile = touch(env.workDir, "src/box.ts", ORIGINAL);
+		const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+		await nv.command("edit src/box.ts");
+		await nv.command("edit src/host.ts");
+		await nv.until((s) => s.active_buffer.file === hostFile && s.protocol === "0.3", "Neovim reports src/host.ts");
+
+		const piPid = hostDeadPid();
+		env.model.respond = writeAsAsked;
+		const [host, box] = await Promise.all([
+			runPrint(env, [`WRITE ${hostFile} from_the_host;`]),
+			runPrint(env, [`WRITE ${boxFile} from_the_sandbox;`], [], { wrap: sandboxAt(piPid) }),
+		]);
+		assert.equal(host.code, 0, host.stderr);
+		assert.equal(box.code, 0, box.stderr);
+
+		for (const [file, text] of [
+			[hostFile, "from_the_host;"],
+			[boxFile, "from_the_sandbox;"],
+		] as const) {
+			const toolText = toolResultFor(env.model.requests, file);
+			assert.match(toolText, /Successfully wrote/, `${file}: ${toolText}`);
+			assert.doesNotMatch(toolText, /did not answer|not reloaded/, toolText);
+			const lines = await nv.lua<string[]>(
+				"local f = ...; return vim.api.nvim_buf_get_lines(vim.fn.bufnr(f), 0, -1, false)",
+				file,
+			);
+			assert.deepEqual(lines, [text], `${file} reloaded`);
+		}
+		const reports = nv.readState()?.files ?? [];
+		const boxReport = reports.find((f) => f.file === boxFile);
+		const hostReport = reports.find((f) => f.file === hostFile);
+		assert.equal(boxReport?.pi_pid, piPid);
+		assert.ok(boxReport?.pi_ns, "the sandboxed pi's report carries its namespace");
+		assert.notEqual(hostReport?.pi_ns ?? INITIAL_PID_NAMESPACE, boxReport?.pi_ns, "two pis, two namespaces");
+	});
+});
