@@ -13,6 +13,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { INITIAL_PID_NAMESPACE } from "../../src/protocol/liveness.ts";
+import { readOwnPidNamespace } from "../../src/protocol/state-dir.ts";
 import { bwrapArgs, sandboxProject } from "../helpers/bwrap.ts";
 import { DEFAULT_REPLY, injectedAfter, type RecordedRequest, toolResults } from "../helpers/fake-llm.ts";
 import { NVIM_MATRIX, type Nvim, startNvim } from "../helpers/nvim.ts";
@@ -87,9 +89,11 @@ describe("pi under bubblewrap, the project at /workspace/<name>", () => {
 			() => "the host buffer shows pi's edit",
 		);
 		const state = await nv.until((s) => (s.files ?? []).some((f) => f.file === hostFile), "a report on src/main.ts");
-		const report = state.files?.find((f) => f.file === hostFile) as { status?: string; pi_pid?: number } | undefined;
+		const report = state.files?.find((f) => f.file === hostFile);
 		assert.equal(report?.status, "reloaded");
 		assert.equal(report?.pi_pid, piPid, "the report names pi by its pid inside, dead on the host");
+		assert.match(report?.pi_ns ?? "", /^pid:\[\d+\]$/);
+		assert.notEqual(report?.pi_ns, readOwnPidNamespace() ?? INITIAL_PID_NAMESPACE, "pi's namespace, not the host's");
 	});
 
 	it("approval: Neovim is asked about the file as it knows it, and its approval applies pi's edit", async (t) => {
@@ -168,10 +172,15 @@ describe("pi under bubblewrap, the project at /workspace/<name>", () => {
 			file: string;
 			status: string;
 			pi_pid?: number;
+			pi_ns?: string;
 		}[];
-		assert.equal(files.find((f) => f.file === boxFile)?.pi_pid, piPid, "the bwrap pi's report: its pid inside");
+		const boxReport = files.find((f) => f.file === boxFile);
+		assert.equal(boxReport?.pi_pid, piPid, "the bwrap pi's report: its pid inside");
+		assert.match(boxReport?.pi_ns ?? "", /^pid:\[\d+\]$/);
 		const hostPi = files.find((f) => f.file === hostFile)?.pi_pid;
 		assert.ok(hostPi !== undefined && hostPi !== piPid, `the host pi's report names the host pi: ${hostPi}`);
+		const hostNs = files.find((f) => f.file === hostFile)?.pi_ns ?? INITIAL_PID_NAMESPACE;
+		assert.notEqual(hostNs, boxReport?.pi_ns, "two pis, two namespaces");
 	});
 
 	it("ignore rules name pi's paths; a host file outside every mapped directory is never shown", async (t) => {
