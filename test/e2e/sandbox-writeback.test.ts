@@ -6,82 +6,23 @@
  * answer (pi waits at most 1 s after the write for the report naming it; without one it says so).
  *
  * As root, host pids 1-3 are live, and pi would be pid 1 in a bare `unshare --fork`: a check of that pid on the
- * host would pass by accident. So pi runs under a shell in the namespace that first sets ns_last_pid, making pi's
- * pid one that no process has on the host (checked before and after): a client that judged it by kill(pid, 0)
- * would refuse the message. The reports name that pid and pi's namespace.
+ * host would pass by accident. So pi runs under a shell in the namespace that first sets ns_last_pid
+ * (test/helpers/sandbox.ts, shared with the other sandbox tests), making pi's pid one that no process has on the
+ * host (checked before and after): a client that judged it by kill(pid, 0) would refuse the message. The reports
+ * name that pid and pi's namespace.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { INITIAL_PID_NAMESPACE } from "../../src/protocol/liveness.ts";
 import { readOwnPidNamespace } from "../../src/protocol/state-dir.ts";
-import {
-	type FakeReply,
-	messageText,
-	type RecordedRequest,
-	requestMessages,
-	toolResults,
-} from "../helpers/fake-llm.ts";
 import { NVIM_MATRIX, startNvim } from "../helpers/nvim.ts";
 import { runPrint } from "../helpers/pi-env.ts";
+import { hostDeadPid, isAlive, sandboxAt, toolResultFor, writeAsAsked } from "../helpers/sandbox.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
 
 const flavour = NVIM_MATRIX[0];
 
-/** A pid no process has on this host now: none under /proc, and kill(pid, 0) says ESRCH. */
-function hostDeadPid(): number {
-	const max = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim());
-	for (let pid = Math.floor(max * 0.6); pid > 1000; pid -= 7919) {
-		if (!existsSync(`/proc/${pid}`) && !isAlive(pid)) return pid;
-	}
-	throw new Error("no free pid found");
-}
-
-function isAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (error) {
-		return (error as NodeJS.ErrnoException).code !== "ESRCH";
-	}
-}
-
-/** `unshare` with pi as the child of a shell that made the namespace's next pid `pid`. */
-const sandboxAt = (pid: number): string[] => [
-	"unshare",
-	"--pid",
-	"--fork",
-	"--mount-proc",
-	"sh",
-	"-c",
-	`echo ${pid - 1} > /proc/sys/kernel/ns_last_pid && "$@"; exit $?`,
-	"sh",
-];
-
 const ORIGINAL = "export const a = 1;\n";
-
-/** The model's reply: `write` of the file its prompt names (WRITE <path> <content>), then text after the result. */
-function writeAsAsked(request: RecordedRequest): FakeReply {
-	const messages = requestMessages(request);
-	if (messages.at(-1)?.role === "tool") return { text: "done" };
-	const asked = messages
-		.map(messageText)
-		.reverse()
-		.find((text) => text.includes("WRITE "));
-	const match = /WRITE (\S+) (\S+)/.exec(asked ?? "");
-	if (!match) return { text: "nothing asked" };
-	return { toolCalls: [{ name: "write", arguments: { path: match[1], content: `${match[2]}\n` } }] };
-}
-
-/** The tool result of the run that wrote `file` (the request answering the model's `write` of it). */
-function toolResultFor(requests: RecordedRequest[], file: string): string {
-	const found = requests.find((r) => {
-		const messages = requestMessages(r);
-		const call = messages.filter((m) => m.role === "assistant").at(-1);
-		return messages.at(-1)?.role === "tool" && JSON.stringify(call ?? {}).includes(file);
-	});
-	return toolResults(found).join("\n");
-}
 
 describe("write-back from a sandbox: a real pi under unshare --pid writes a file open in Neovim on the host", () => {
 	it("the buffer reloads, the report names the sandboxed pi by pid and namespace, the tool result says reloaded", async (t) => {

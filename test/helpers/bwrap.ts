@@ -7,15 +7,16 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, join } from "node:path";
 import { BIN, type PiEnv, REPO, SHARED_CACHE } from "./pi-env.ts";
+import { startAtPid } from "./sandbox.ts";
 
 /** Where the project is inside the sandbox. */
 export const sandboxProject = (project: string): string => `/workspace/${basename(project)}`;
 
 /**
  * `bwrap ...` to pass as runPi's `wrap`: `project` (default pi's work dir) is bound at `sandboxProject(project)`,
- * where pi starts.
+ * where pi starts. With `piPid` (test/helpers/sandbox.ts's `hostDeadPid`), pi runs at that pid inside, not at 2.
  */
-export function bwrapArgs(env: PiEnv, project: string = env.workDir): string[] {
+export function bwrapArgs(env: PiEnv, project: string = env.workDir, options: { piPid?: number } = {}): string[] {
 	const args = ["bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"];
 	for (const top of ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
 		const stats = lstatSync(top, { throwIfNoEntry: false });
@@ -34,5 +35,6 @@ export function bwrapArgs(env: PiEnv, project: string = env.workDir): string[] {
 	// --die-with-parent: a test that kills the run (its timeout) kills pi too, not only the outer bwrap.
 	args.push("--bind", project, inside, "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--die-with-parent");
 	args.push("--chdir", inside);
+	if (options.piPid !== undefined) args.push(...startAtPid(options.piPid));
 	return args;
 }

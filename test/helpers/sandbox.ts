@@ -2,7 +2,8 @@
  * A real pi in a sandbox for the end-to-end tests (issue 23): `unshare --pid --fork --mount-proc` with pi at a pid
  * that no process has on the host. As root, host pids 1-3 are live and pi would be pid 1 in a bare `unshare
  * --fork`: an editor that judged pi's pid by kill(pid, 0) would pass by accident. So pi runs under a shell in the
- * namespace that first sets ns_last_pid (`sandboxAt`), and the pid comes from `hostDeadPid`.
+ * namespace that first sets ns_last_pid (`startAtPid`: under unshare `sandboxAt`, under bubblewrap
+ * test/helpers/bwrap.ts's `piPid`), and the pid comes from `hostDeadPid`.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { type FakeReply, messageText, type RecordedRequest, requestMessages, toolResults } from "./fake-llm.ts";
@@ -25,17 +26,19 @@ export function hostDeadPid(): number {
 	throw new Error("no free pid found");
 }
 
-/** `runPrint`'s `wrap`: `unshare` with pi as the child of a shell that made the namespace's next pid `pid`. */
-export const sandboxAt = (pid: number): string[] => [
-	"unshare",
-	"--pid",
-	"--fork",
-	"--mount-proc",
+/**
+ * The end of a `wrap` run inside a new pid namespace (with its own /proc): a shell that makes the namespace's next
+ * pid `pid` and starts pi as its child (never exec: exec keeps the shell's pid).
+ */
+export const startAtPid = (pid: number): string[] => [
 	"sh",
 	"-c",
 	`echo ${pid - 1} > /proc/sys/kernel/ns_last_pid && "$@"; exit $?`,
 	"sh",
 ];
+
+/** `runPrint`'s `wrap`: `unshare` with pi as the child of a shell that made the namespace's next pid `pid`. */
+export const sandboxAt = (pid: number): string[] => ["unshare", "--pid", "--fork", "--mount-proc", ...startAtPid(pid)];
 
 /** The model's reply: `write` of the file its prompt names (WRITE <path> <content>), then text after the result. */
 export function writeAsAsked(request: RecordedRequest): FakeReply {
