@@ -438,7 +438,6 @@ def TellModified(buf: number, file: string)
   pi_ide#Notice(printf('(pi-ide) pi changed %s; unsaved buffer kept, see :PiIde', name))
 enddef
 
-<<<<<<< HEAD
 # Whether unmodified buffer `buf` is reloaded ({verdict: 'reload'} or why not), and the path its reload reads.
 def ReloadPlan(buf: number): dict<string>
   # Decided on the path the reload reads, the buffer's own: pi's path may be another name for it.
@@ -451,15 +450,10 @@ def ReloadPlan(buf: number): dict<string>
   return {verdict: ReloadVerdict(was, now), target: get(now, 'type', '') == 'link' ? now.real : path}
 enddef
 
-def HandleChange(change: dict<any>, pi_pid: number, reads: dict<dict<any>>): dict<any>
-  var report: dict<any> = {file: change.file, seq: change.seq, pi_pid: pi_pid, status: 'not-open',
-    version: v:null, modified: v:false, diagnostics_expected: v:false, diagnostics: v:null}
-=======
-# `pi`: the fields that name the pi (writer.PiFields).
-def HandleChange(change: dict<any>, pi: dict<any>): dict<any>
+# `pi`: the fields that name the pi (writer.PiFields); `reads`: the files read at once (ReadVerifiedMany).
+def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>): dict<any>
   var report: dict<any> = extend({file: change.file, seq: change.seq, status: 'not-open',
     version: v:null, modified: v:false, diagnostics_expected: v:false, diagnostics: v:null}, pi)
->>>>>>> h/identity-clients
   var buf = FindBuffer(change.file)
   if buf == 0
     return report
@@ -534,7 +528,6 @@ def HandleMessage(msg: dict<any>, key: string): bool
       newest[c.file] = c
     endif
   endfor
-<<<<<<< HEAD
   var changes = sort(values(newest), (a, b) => a.seq - b.seq)
   # The files to reload, read at once (ReadVerifiedMany); each is judged again as it is handled.
   var targets: dict<bool> = {}
@@ -548,13 +541,9 @@ def HandleMessage(msg: dict<any>, key: string): bool
     endif
   endfor
   var reads = ReadVerifiedMany(keys(targets))
-  for c in changes
-    Remember(HandleChange(c, msg.pid, reads))
-=======
   const fields = writer.PiFields(key, msg)
-  for c in sort(values(newest), (a, b) => a.seq - b.seq)
-    Remember(HandleChange(c, fields))
->>>>>>> h/identity-clients
+  for c in changes
+    Remember(HandleChange(c, fields, reads))
   endfor
   last = {pid: msg.pid, seq: msg.seq}
   return true
