@@ -105,28 +105,32 @@ export const cases: KitCase[] = [
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
-			await connected(editor);
-			// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
-			const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
-			const { file, serial } = await modified(editor, "unsaved.txt", first);
-			const entry = readBuffers(editor, serial).find((b) => b.file === file);
-			assert.ok(entry, `${file} is listed`);
-			assert.equal(entry.text, first.join("\n"));
-			assert.equal(entry.lines_total, first.length);
-			assert.equal(entry.note, undefined);
-			noTemp(editor);
-			// Another change: a newer copy, named by a newer serial, with the newer text and version.
-			const second = [...first, "UNSAVED 21"];
-			await editor.session.setLines(file, second);
-			const later = await editor.until(
-				(s) => typeof s.buffers_serial === "number" && s.buffers_serial > serial,
-				"a newer serial after the second change",
-			);
-			const next = readBuffers(editor, later.buffers_serial as number).find((b) => b.file === file);
-			assert.ok(next, `${file} is listed again`);
-			assert.equal(next.text, second.join("\n"));
-			assert.ok(next.version > entry.version, `version ${next.version} after ${entry.version}`);
-			if (later.active_buffer.version !== undefined) assert.equal(next.version, later.active_buffer.version);
+			const pi = await connected(editor);
+			try {
+				// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
+				const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
+				const { file, serial } = await modified(editor, "unsaved.txt", first);
+				const entry = readBuffers(editor, serial).find((b) => b.file === file);
+				assert.ok(entry, `${file} is listed`);
+				assert.equal(entry.text, first.join("\n"));
+				assert.equal(entry.lines_total, first.length);
+				assert.equal(entry.note, undefined);
+				noTemp(editor);
+				// Another change: a newer copy, named by a newer serial, with the newer text and version.
+				const second = [...first, "UNSAVED 21"];
+				await editor.session.setLines(file, second);
+				const later = await editor.until(
+					(s) => typeof s.buffers_serial === "number" && s.buffers_serial > serial,
+					"a newer serial after the second change",
+				);
+				const next = readBuffers(editor, later.buffers_serial as number).find((b) => b.file === file);
+				assert.ok(next, `${file} is listed again`);
+				assert.equal(next.text, second.join("\n"));
+				assert.ok(next.version > entry.version, `version ${next.version} after ${entry.version}`);
+				if (later.active_buffer.version !== undefined) assert.equal(next.version, later.active_buffer.version);
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
@@ -135,17 +139,21 @@ export const cases: KitCase[] = [
 		run: async (kit) => {
 			// An editor of its own: the shared one may hold other cases' unsaved buffers.
 			const editor = await kit.start();
-			await connected(editor);
-			const { file } = await modified(editor, "saved.txt", ["only", "line"]);
-			const name = editorBuffersFileName(editor.session.pid);
-			assert.ok(stateDirEntries(editor).includes(name), `${name} is there while the buffer is unsaved`);
-			await editor.session.save(file);
-			await editor.until(
-				(s) => !s.active_buffer.modified && noSerial(s),
-				"the saved buffer, and no unsaved buffers named",
-			);
-			await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
-			noTemp(editor);
+			const pi = await connected(editor);
+			try {
+				const { file } = await modified(editor, "saved.txt", ["only", "line"]);
+				const name = editorBuffersFileName(editor.session.pid);
+				assert.ok(stateDirEntries(editor).includes(name), `${name} is there while the buffer is unsaved`);
+				await editor.session.save(file);
+				await editor.until(
+					(s) => !s.active_buffer.modified && noSerial(s),
+					"the saved buffer, and no unsaved buffers named",
+				);
+				await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
+				noTemp(editor);
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
@@ -153,24 +161,28 @@ export const cases: KitCase[] = [
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
-			await connected(editor);
-			const lines = ["gone", "and", "back"];
-			const { file } = await modified(editor, "again.txt", lines);
-			const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
-			rmSync(path);
-			// Any write: the cursor moves, the buffer is as it was.
-			await editor.session.moveCursor({ line: 3, column: 2 });
-			// The copy is written before the state naming it: wait for a state whose copy is there.
-			const state = await editor.until(
-				(s) =>
-					s.active_buffer.cursor.line === 3 &&
-					typeof s.buffers_serial === "number" &&
-					existsSync(path) &&
-					parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial).ok,
-				`${path} written again, and named`,
-			);
-			const serial = state.buffers_serial as number;
-			assert.equal(readBuffers(editor, serial).find((b) => b.file === file)?.text, lines.join("\n"));
+			const pi = await connected(editor);
+			try {
+				const lines = ["gone", "and", "back"];
+				const { file } = await modified(editor, "again.txt", lines);
+				const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+				rmSync(path);
+				// Any write: the cursor moves, the buffer is as it was.
+				await editor.session.moveCursor({ line: 3, column: 2 });
+				// The copy is written before the state naming it: wait for a state whose copy is there.
+				const state = await editor.until(
+					(s) =>
+						s.active_buffer.cursor.line === 3 &&
+						typeof s.buffers_serial === "number" &&
+						existsSync(path) &&
+						parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial).ok,
+					`${path} written again, and named`,
+				);
+				const serial = state.buffers_serial as number;
+				assert.equal(readBuffers(editor, serial).find((b) => b.file === file)?.text, lines.join("\n"));
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
@@ -178,16 +190,20 @@ export const cases: KitCase[] = [
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
-			await connected(editor);
-			// 4,000 lines of 600 characters: 2.4 MB of text, over MAX_UNSAVED_TEXT_BYTES once encoded.
-			const big = Array.from({ length: 4000 }, (_, i) => `${String(i + 1).padStart(8, "0")} ${"x".repeat(591)}`);
-			assert.ok(big.join("\n").length > MAX_UNSAVED_TEXT_BYTES);
-			const { file, serial } = await modified(editor, "big.txt", big);
-			const entry = readBuffers(editor, serial).find((b) => b.file === file);
-			assert.ok(entry, `${file} is listed`);
-			assert.equal(entry.note, "too_large");
-			assert.equal(entry.text, undefined);
-			assert.equal(entry.lines_total, big.length);
+			const pi = await connected(editor);
+			try {
+				// 4,000 lines of 600 characters: 2.4 MB of text, over MAX_UNSAVED_TEXT_BYTES once encoded.
+				const big = Array.from({ length: 4000 }, (_, i) => `${String(i + 1).padStart(8, "0")} ${"x".repeat(591)}`);
+				assert.ok(big.join("\n").length > MAX_UNSAVED_TEXT_BYTES);
+				const { file, serial } = await modified(editor, "big.txt", big);
+				const entry = readBuffers(editor, serial).find((b) => b.file === file);
+				assert.ok(entry, `${file} is listed`);
+				assert.equal(entry.note, "too_large");
+				assert.equal(entry.text, undefined);
+				assert.equal(entry.lines_total, big.length);
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
