@@ -5,19 +5,21 @@
  *   (EditorLink.unsavedRead, the tool_result handler's work). Target p50 <= 2 ms.
  * - the Neovim client's side (every Neovim of the test matrix), timed inside Neovim: one state write with that
  *   buffer modified, when its `changedtick` moved (the buffers file written too) and when it did not (only looked
- *   at). Keystrokes only arm the state file's timer, as before: nothing of this runs per keystroke.
+ *   at). Keystrokes only arm the state file's timer, as before: nothing of this runs per keystroke. And the same
+ *   write with no pi connected (no pi's message names the editor): no buffer is looked at, no copy written.
  * - the Vim client's side, the same two writes, timed inside Vim with reltime(): the main-thread part and the time
  *   until the state file naming the new copy is in place (Vim writes through `mv` jobs, the copy first).
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/unsaved-read.ts`.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EditorRecord } from "../src/discovery/scan.ts";
 import { EditorLink } from "../src/link/editor-link.ts";
 import { editorBuffersFileName } from "../src/protocol/wire.ts";
-import { writeRawStateFile } from "../test/helpers/editors.ts";
+import { makePiMessage } from "../test/fixtures/pi-message.ts";
+import { type LiveEditor, spawnLiveEditor, writeRawStateFile } from "../test/helpers/editors.ts";
 import { type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { makeState, writeStateFile } from "../test/helpers/state-files.ts";
 import { makeVimDirs, startVim } from "../test/helpers/vim.ts";
@@ -41,7 +43,7 @@ function userBuffer(): string[] {
 	);
 }
 
-function benchPi(): void {
+async function benchPi(): Promise<void> {
 	const root = mkdtempSync(join(tmpdir(), "pi-ide-bench-unsaved-"));
 	try {
 		const dir = join(root, "pi-ide");
@@ -81,11 +83,11 @@ function benchPi(): void {
 			home: root,
 			connected: () => record,
 		});
-		const time = (input: Record<string, unknown>, n: number): number[] => {
+		const time = async (input: Record<string, unknown>, n: number): Promise<number[]> => {
 			const xs: number[] = [];
 			for (let i = 0; i < n + 20; i++) {
 				const t0 = performance.now();
-				const out = link.unsavedRead(input, CAPS);
+				const out = await link.unsavedRead(input, CAPS);
 				const dt = performance.now() - t0;
 				if (out?.kind !== "replace") throw new Error("expected the unsaved buffer");
 				if (i >= 20) xs.push(dt);
@@ -94,14 +96,14 @@ function benchPi(): void {
 		};
 		console.log("\n== unsaved read (v0.5): pi's side ==");
 		header();
-		const whole = time({ path: "src/big.ts" }, 300);
+		const whole = await time({ path: "src/big.ts" }, 300);
 		row(
 			"read of a 10,000-line file, 50 unsaved lines: added by pi",
 			ms(whole),
 			"p50 <= 2 ms",
 			percentile(whole, 0.5) <= 2,
 		);
-		const window = time({ path: "src/big.ts", offset: 5000, limit: 100 }, 300);
+		const window = await time({ path: "src/big.ts", offset: 5000, limit: 100 }, 300);
 		row("  the same, offset 5000 limit 100", ms(window), "(info)", true);
 		void link.close();
 	} finally {
@@ -125,6 +127,29 @@ end
 return xs
 `;
 
+/** A live "pi" (a process of ours) whose message names editor `editorPid`: the editor hands its buffers over. */
+async function connectPi(stateDir: string, editorPid: number): Promise<LiveEditor> {
+	const pi = await spawnLiveEditor();
+	const message = makePiMessage({
+		pid: pi.pid,
+		cwd: stateDir,
+		timestamp: Date.now() / 1000,
+		editor_pid: editorPid,
+		seq: 0,
+		changed: [],
+		last_turn: [],
+	});
+	writeRawStateFile(stateDir, `pi-${pi.pid}.json`, JSON.stringify(message));
+	return pi;
+}
+
+/** Wait (up to 5 s) until the editor's copy is there: it saw the pi. */
+async function untilCopy(stateDir: string, editorPid: number): Promise<void> {
+	const path = join(stateDir, editorBuffersFileName(editorPid));
+	for (let i = 0; i < 100 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 50));
+	if (!existsSync(path)) throw new Error(`${path} not written after a pi connected`);
+}
+
 async function benchNvim(flavour: NvimFlavour): Promise<void> {
 	const bin = requireBin(flavour);
 	console.log(`\n-- Neovim ${nvimVersion(bin)} (${bin})`);
@@ -136,6 +161,12 @@ async function benchNvim(flavour: NvimFlavour): Promise<void> {
 		writeFileSync(file, `${userBuffer().join("\n")}\n`);
 		await nv.command("edit big.ts");
 		await nv.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'typed' })");
+		const alone = await nv.lua<number[]>(WRITE_COST, 100, true);
+		const none = !existsSync(join(nv.stateDir, editorBuffersFileName(nv.pid)));
+		row("no pi connected: state write, modified 10,000-line buffer", ms(alone), "no copy written", none);
+		const pi = await connectPi(nv.stateDir, nv.pid);
+		s.after(pi.kill);
+		await untilCopy(nv.stateDir, nv.pid);
 		const moved = await nv.lua<number[]>(WRITE_COST, 100, true);
 		row("state write, modified 10,000-line buffer, new changedtick", ms(moved), "(info)", true);
 		const still = await nv.lua<number[]>(WRITE_COST, 100, false);
@@ -170,12 +201,23 @@ async function benchVim(): Promise<void> {
 	header();
 	const dirs = makeVimDirs();
 	const vim = await startVim(null, { dirs, cols: 120, rows: 40 });
+	let pi: LiveEditor | undefined;
 	try {
 		writeFileSync(join(vim.dirs.work, "big.ts"), `${userBuffer().join("\n")}\n`);
 		writeFileSync(join(vim.dirs.root, "unsaved-bench.vim"), VIM_WRITE_COST);
 		await vim.ex(`source ${join(vim.dirs.root, "unsaved-bench.vim")}`);
 		await vim.ex("edit big.ts");
 		await vim.ex("call setline(1, 'typed')");
+		const alone = await vim.expr<[number, number][]>("g:PiBenchUnsavedWrite(50, v:true)");
+		const none = !existsSync(join(vim.dirs.stateDir, editorBuffersFileName(vim.pid)));
+		row(
+			"no pi connected: state write, modified 10,000-line buffer",
+			ms(alone.map((m) => m[0])),
+			"no copy written",
+			none,
+		);
+		pi = await connectPi(vim.dirs.stateDir, vim.pid);
+		await untilCopy(vim.dirs.stateDir, vim.pid);
 		const moved = await vim.expr<[number, number][]>("g:PiBenchUnsavedWrite(50, v:true)");
 		row("state write, modified 10,000-line buffer, new changedtick", ms(moved.map((m) => m[0])), "(info)", true);
 		row("  until the state naming the new copy is in place", ms(moved.map((m) => m[1])), "(info)", true);
@@ -183,13 +225,14 @@ async function benchVim(): Promise<void> {
 		row("state write, the same buffer, changedtick unchanged", ms(still.map((m) => m[0])), "(info)", true);
 	} finally {
 		vim.kill();
+		await pi?.kill();
 		rmSync(dirs.root, { recursive: true, force: true });
 	}
 }
 
 /** Print the unsaved read's figures: pi's side, then every Neovim in the matrix, then Vim. */
 export async function runUnsavedReadBench(): Promise<void> {
-	benchPi();
+	await benchPi();
 	console.log("\n== unsaved read (v0.5): the Neovim client's state write ==");
 	await forEachNvim(benchNvim);
 	try {

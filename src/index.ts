@@ -313,7 +313,11 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		try {
 			if (event.toolName !== "read") return undefined;
 			if (event.content.some((c) => c.type !== "text")) return undefined;
-			const read = editorLink?.unsavedRead(event.input, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+			const read = await editorLink?.unsavedRead(
+				event.input,
+				{ maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES },
+				ctx.signal,
+			);
 			if (!read) return undefined;
 			if (read.kind === "note") {
 				if (event.isError) return undefined;

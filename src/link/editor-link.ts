@@ -12,7 +12,7 @@ import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { mapPiMessage, mapReviewRuns, type PathMapping, toPiPath } from "../protocol/path-map.ts";
 import type { EditorState } from "../protocol/protocol.ts";
 import { piFileName } from "../protocol/wire.ts";
-import { awaitFileReport, type WaitPorts } from "./await-report.ts";
+import { awaitFileReport, releaseAll, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
 	buildPiMessage,
@@ -277,7 +277,7 @@ export class EditorLink {
 	 * becomes (the buffer's lines for the read's offset and limit), or null (the disk read stands: no editor, no
 	 * unsaved buffer for the file, or the ignore rules exclude it, which sends nothing of the buffer).
 	 */
-	unsavedRead(input: unknown, caps: ReadCaps): UnsavedRead | null {
+	async unsavedRead(input: unknown, caps: ReadCaps, signal?: AbortSignal): Promise<UnsavedRead | null> {
 		if (this.#closed) return null;
 		const args = input && typeof input === "object" ? (input as Record<string, unknown>) : {};
 		const path = args["path"];
@@ -286,6 +286,7 @@ export class EditorLink {
 		if (file === null) return null;
 		const editor = this.#options.connected();
 		if (!editor) return null;
+		await this.#awaitSeen(editor.pid, editor.state, signal);
 		const found = this.#unsavedBuffer(editor.pid, editor.state, file);
 		if (!found || this.#excluded(file)) return null;
 		return formatUnsavedRead({
@@ -295,6 +296,46 @@ export class EditorLink {
 			offset: args["offset"],
 			limit: args["limit"],
 			caps,
+		});
+	}
+
+	/**
+	 * The editor hands its unsaved buffers over only while a pi's message names it, and writes them once it has seen
+	 * that message (its state then echoes this pi in `pi`). A read right after pi connected may come first: wait for
+	 * that echo, at most the report wait's `answerMs` (an editor that never answers, or one older than v0.5, costs no
+	 * more; the disk read then stands). No wait when the state already names a copy or echoes this pi.
+	 */
+	async #awaitSeen(pid: number, known: EditorState, signal?: AbortSignal): Promise<void> {
+		const seen = (state: EditorState | null) =>
+			state === null ||
+			(state.buffers_serial !== undefined && state.buffers_serial !== null) ||
+			state.pi?.pid === this.#options.pid;
+		if (!speaksV03(known) || seen(this.#read(pid) ?? known)) return;
+		await this.flush();
+		const ports = this.#ports(pid);
+		const answerMs = (this.#options.waitCaps ?? WAIT_CAPS).answerMs;
+		await new Promise<void>((resolve) => {
+			const cleanups: (() => void)[] = [];
+			let done = false;
+			const finish = () => {
+				if (done) return;
+				done = true;
+				releaseAll(cleanups);
+				resolve();
+			};
+			const check = () => {
+				try {
+					if (seen(ports.read())) finish();
+				} catch {
+					// Unreadable now: the next change or the cap decides.
+				}
+			};
+			if (signal?.aborted) return finish();
+			signal?.addEventListener("abort", finish, { once: true });
+			cleanups.push(() => signal?.removeEventListener("abort", finish));
+			cleanups.push(ports.setTimer(finish, answerMs));
+			cleanups.push(ports.subscribe(check));
+			check();
 		});
 	}
 

@@ -20,8 +20,8 @@ async function typeOverLine3(nv: Nvim, file: string): Promise<void> {
 	// The state written for the buffer as typed (a debounced write while typing would name an earlier copy).
 	const tick = await nv.lua<number>("return vim.b.changedtick");
 	await nv.until(
-		(s) => s.active_buffer.file === file && s.active_buffer.version === tick && typeof s.buffers_serial === "number",
-		"Neovim names its unsaved buffer as typed",
+		(s) => s.active_buffer.file === file && s.active_buffer.version === tick && s.buffers_serial === undefined,
+		"Neovim's state with the buffer as typed, and no copy while no pi is connected (pi's read waits for it)",
 	);
 }
 
@@ -67,8 +67,8 @@ forEachNvim((flavour) => {
 			await nv.input(`i${TYPED}<Esc>`);
 			const tick = await nv.lua<number>("return vim.b.changedtick");
 			await nv.until(
-				(s) => s.active_buffer.version === tick && typeof s.buffers_serial === "number",
-				"Neovim names the new file's buffer",
+				(s) => s.active_buffer.version === tick && s.buffers_serial === undefined,
+				"Neovim's state with the new file as typed, no copy while no pi is connected",
 			);
 			const text = await readThroughPi(env, { path: "src/new.ts" });
 			assert.match(text, /unsaved buffer/);

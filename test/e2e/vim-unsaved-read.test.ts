@@ -27,8 +27,9 @@ it("vim + pi: a read of lines 2-4 holds the typed, unsaved line 3 and says so; a
 	// The state written for the buffer as typed (a debounced write while typing named an earlier copy).
 	const tick = await vim.expr<number>("b:changedtick");
 	await vim.until(
-		(s) => (s["active_buffer"] as { version?: number }).version === tick && typeof s["buffers_serial"] === "number",
-		"Vim names its unsaved buffer as typed",
+		// No copy while no pi is connected: pi's read waits until Vim has seen it (the next poll) and written one.
+		(s) => (s["active_buffer"] as { version?: number }).version === tick && s["buffers_serial"] === undefined,
+		"Vim's state with the buffer as typed, and no copy while no pi is connected",
 	);
 
 	const unsaved = await readThroughPi(env, { path: "src/app.ts", offset: 2, limit: 3 });

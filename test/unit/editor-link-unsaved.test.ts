@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { EditorRecord } from "../../src/discovery/scan.ts";
 import { EditorLink } from "../../src/link/editor-link.ts";
+import type { PathMapping } from "../../src/protocol/path-map.ts";
 import { editorBuffersFileName } from "../../src/protocol/wire.ts";
 import { writeRawStateFile } from "../helpers/editors.ts";
 import { makeState, writeStateFile } from "../helpers/state-files.ts";
@@ -42,6 +43,8 @@ interface Row {
 	path?: string;
 	excluded?: boolean;
 	connected?: boolean;
+	/** A sandboxed pi's path mapping (EditorLinkOptions.paths): the editor's paths are not pi's. */
+	paths?: PathMapping[];
 	/** The buffer's text reaches the model. */
 	sent: boolean;
 	warns?: RegExp;
@@ -115,6 +118,14 @@ const ROWS: Row[] = [
 	},
 	{ name: "no editor connected", serial: 3, sidecar: put(bufferFile(3)), connected: false, sent: false },
 	{
+		name: "a sandboxed pi: the copy names the editor's path, the read pi's, mapped: the buffer is read",
+		serial: 3,
+		sidecar: put(bufferFile(3)),
+		paths: [{ editor: "/w", pi: "/sandbox/w", from: "setting" }],
+		path: "/sandbox/w/a.ts",
+		sent: true,
+	},
+	{
 		name: "the same file through a symlink: the buffer is read",
 		serial: 3,
 		sidecar: (dir) => {
@@ -185,9 +196,12 @@ describe("EditorLink.unsavedRead: the copy the state names, under the state file
 				connected: () => (row.connected === false ? undefined : record),
 				excluded: () => row.excluded === true,
 				warn: (m) => warnings.push(m),
+				// A state that names no copy and echoes no pi of ours waits for the editor this long (below).
+				waitCaps: { answerMs: 20, diagnosticsMs: 20 },
+				...(row.paths ? { paths: row.paths } : {}),
 			});
 			const path = row.path?.startsWith("@") ? join(root, `${row.path.slice(1)}.ts`) : (row.path ?? "/w/a.ts");
-			const out = link.unsavedRead({ path }, CAPS);
+			const out = await link.unsavedRead({ path }, CAPS);
 			await link.close();
 			if (row.sent) {
 				assert.equal(out?.kind, "replace");
@@ -196,6 +210,58 @@ describe("EditorLink.unsavedRead: the copy the state names, under the state file
 			} else assert.equal(out, null, `nothing of the buffer: ${out?.text}`);
 			if (row.warns) assert.match(warnings.join("\n"), row.warns);
 			else assert.deepEqual(warnings, []);
+		});
+	}
+});
+
+describe("EditorLink.unsavedRead right after pi connected: the editor has not seen pi's message yet", () => {
+	// The editor writes its copy only once a pi's message names it (issue 26): a read that comes first waits for the
+	// state echoing this pi (or naming a copy), at most the report wait's answerMs; then the disk read stands.
+	const ROWS: { name: string; later?: Record<string, unknown>; sent: boolean }[] = [
+		{ name: "the editor sees pi and names its copy: the buffer is read", later: { buffers_serial: 3 }, sent: true },
+		{ name: "the editor sees pi, nothing unsaved: the disk read", later: {}, sent: false },
+		{ name: "the editor never answers: the disk read, after the cap", sent: false },
+	];
+	for (const row of ROWS) {
+		it(row.name, async () => {
+			const root = mkdtempSync(join(tmpdir(), "pi-ide-unsaved-"));
+			roots.push(root);
+			const dir = join(root, "pi-ide");
+			mkdirSync(dir);
+			chmodSync(dir, 0o700);
+			const base = {
+				pid: EDITOR,
+				cwd: "/w",
+				protocol: "0.3",
+				active_buffer: { file: "/w/a.ts", modified: true, lines_total: 3, version: 5 },
+			};
+			const state = makeState(base);
+			writeStateFile(dir, state);
+			const record: EditorRecord = { path: join(dir, `${EDITOR}.json`), pid: EDITOR, state, writtenAt: 0, ino: 0 };
+			const link = new EditorLink({
+				stateDir: dir,
+				uid: UID,
+				pid: process.pid,
+				cwd: "/w",
+				home: "/home/u",
+				connected: () => record,
+				excluded: () => false,
+				warn: () => {},
+				waitCaps: { answerMs: 2000, diagnosticsMs: 2000 },
+			});
+			const reading = link.unsavedRead({ path: "/w/a.ts" }, CAPS);
+			const later = row.later;
+			if (later) {
+				// The editor's poll: its copy first, then the state that echoes pi and names it.
+				setTimeout(() => {
+					if (later["buffers_serial"] !== undefined) put(bufferFile(3))(dir);
+					writeStateFile(dir, makeState({ ...base, ...later, pi: { pid: process.pid, seq: 0 } }));
+				}, 50);
+			}
+			const out = await reading;
+			await link.close();
+			if (row.sent) assert.match(out?.text ?? "", /^USER$/m);
+			else assert.equal(out, null, `the disk read: ${out?.text}`);
 		});
 	}
 });

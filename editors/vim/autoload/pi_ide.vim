@@ -262,8 +262,10 @@ def WriteNow()
   var payload = state.Build(snap)
   inbox.Annotate(payload, snap.buf)
   var now = localtime()
-  # v0.5: the unsaved buffers' texts, written (when they changed) before the state file that names them.
-  var mods = buffers.Modified(snap.buf)
+  # v0.5: the unsaved buffers' texts, written (when they changed) before the state file that names them; only
+  # while a pi is connected (issue 26: nothing added to a keystroke without one; the inbox asks for a write as
+  # soon as that changes). Without one, a copy written before goes once the state no longer names it.
+  var mods = empty(inbox.Connected()) ? [] : buffers.Modified(snap.buf)
   var key = buffers.Key(mods)
   # Written again when it changed, or when it is gone (with the state dir, when someone removed that).
   if !empty(mods) && (key !=# buffers_key || !buffers_written

@@ -3,15 +3,18 @@
  * with unsaved changes has its text in `<pid>.buffers.json` (0600, beside the state file, atomically), and the
  * state file's `buffers_serial` names the current copy; the copy follows the buffer's version; it goes once no
  * buffer is modified; a buffer over the 2 MiB cap is listed with `note: "too_large"` and no text. Read as pi reads
- * it (src/context/unsaved-read.ts).
+ * it (src/context/unsaved-read.ts). Only while a live pi's message names the editor (issue 26: nothing is added to
+ * a keystroke while no pi is connected): the "pi" here is a live process of ours whose message says so.
  */
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parseEditorBuffers } from "../../../src/context/unsaved-read.ts";
 import { MAX_BUFFERS_FILE_BYTES, MAX_UNSAVED_TEXT_BYTES } from "../../../src/protocol/limits.ts";
 import { editorBuffersFileName, type UnsavedBuffer } from "../../../src/protocol/wire.ts";
-import { activeFile, type Editor, type KitCase, stateDirEntries } from "../kit.ts";
+import { makePiMessage } from "../../fixtures/pi-message.ts";
+import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
+import { activeFile, type Editor, type KitCase, nowSeconds, quietPeriod, stateDirEntries } from "../kit.ts";
 
 const LINES = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
 const TEXT = `${LINES.join("\n")}\n`;
@@ -29,6 +32,51 @@ function readBuffers(editor: Editor, serial: number): UnsavedBuffer[] {
 	return parsed.buffers;
 }
 
+interface Pi {
+	pid: number;
+	/** Write its message (seq 0) naming `editorPid` (default: the editor), as pi does when it connects. */
+	say(editorPid?: number): string;
+	/** Its message file removed (pi exits), then the process killed. */
+	exit(): Promise<void>;
+	/** The process killed (SIGKILL: its message file stays). */
+	kill(): Promise<void>;
+}
+
+/** A live "pi" (a process of ours) for `editor`: not connected until it says so. */
+async function livePi(editor: Editor): Promise<Pi> {
+	const child = await spawnLiveEditor();
+	let path = "";
+	return {
+		pid: child.pid,
+		say: (editorPid = editor.session.pid) => {
+			const message = makePiMessage({
+				pid: child.pid,
+				cwd: editor.project,
+				timestamp: nowSeconds(),
+				editor_pid: editorPid,
+				seq: 0,
+				changed: [],
+				last_turn: [],
+			});
+			path = writeRawStateFile(editor.stateDir, `pi-${child.pid}.json`, JSON.stringify(message));
+			return path;
+		},
+		exit: async () => {
+			if (path !== "" && existsSync(path)) unlinkSync(path);
+			await child.kill();
+		},
+		kill: child.kill,
+	};
+}
+
+/** A live pi connected to `editor`: its message written and handled (the state echoes it). */
+async function connected(editor: Editor): Promise<Pi> {
+	const pi = await livePi(editor);
+	pi.say();
+	await editor.until((s) => s.pi?.pid === pi.pid && s.pi.seq === 0, "pi's message is handled");
+	return pi;
+}
+
 /** Open a fresh copy of the 20 lines as `name`, change it without saving, and wait until the state names a copy. */
 async function modified(editor: Editor, name: string, lines: string[]): Promise<{ file: string; serial: number }> {
 	const file = editor.file(name, TEXT);
@@ -42,6 +90,8 @@ async function modified(editor: Editor, name: string, lines: string[]): Promise<
 	return { file, serial: state.buffers_serial as number };
 }
 
+const noSerial = (s: { buffers_serial?: number | null }) => s.buffers_serial === undefined || s.buffers_serial === null;
+
 const noTemp = (editor: Editor) =>
 	assert.deepEqual(
 		stateDirEntries(editor).filter((n) => n.endsWith(".tmp")),
@@ -54,28 +104,33 @@ export const cases: KitCase[] = [
 		name: "unsaved buffer: a modified buffer's text is handed over, and follows its version",
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
-			const editor = await kit.shared();
-			// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
-			const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
-			const { file, serial } = await modified(editor, "unsaved.txt", first);
-			const entry = readBuffers(editor, serial).find((b) => b.file === file);
-			assert.ok(entry, `${file} is listed`);
-			assert.equal(entry.text, first.join("\n"));
-			assert.equal(entry.lines_total, first.length);
-			assert.equal(entry.note, undefined);
-			noTemp(editor);
-			// Another change: a newer copy, named by a newer serial, with the newer text and version.
-			const second = [...first, "UNSAVED 21"];
-			await editor.session.setLines(file, second);
-			const later = await editor.until(
-				(s) => typeof s.buffers_serial === "number" && s.buffers_serial > serial,
-				"a newer serial after the second change",
-			);
-			const next = readBuffers(editor, later.buffers_serial as number).find((b) => b.file === file);
-			assert.ok(next, `${file} is listed again`);
-			assert.equal(next.text, second.join("\n"));
-			assert.ok(next.version > entry.version, `version ${next.version} after ${entry.version}`);
-			if (later.active_buffer.version !== undefined) assert.equal(next.version, later.active_buffer.version);
+			const editor = await kit.start();
+			const pi = await connected(editor);
+			try {
+				// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
+				const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
+				const { file, serial } = await modified(editor, "unsaved.txt", first);
+				const entry = readBuffers(editor, serial).find((b) => b.file === file);
+				assert.ok(entry, `${file} is listed`);
+				assert.equal(entry.text, first.join("\n"));
+				assert.equal(entry.lines_total, first.length);
+				assert.equal(entry.note, undefined);
+				noTemp(editor);
+				// Another change: a newer copy, named by a newer serial, with the newer text and version.
+				const second = [...first, "UNSAVED 21"];
+				await editor.session.setLines(file, second);
+				const later = await editor.until(
+					(s) => typeof s.buffers_serial === "number" && s.buffers_serial > serial,
+					"a newer serial after the second change",
+				);
+				const next = readBuffers(editor, later.buffers_serial as number).find((b) => b.file === file);
+				assert.ok(next, `${file} is listed again`);
+				assert.equal(next.text, second.join("\n"));
+				assert.ok(next.version > entry.version, `version ${next.version} after ${entry.version}`);
+				if (later.active_buffer.version !== undefined) assert.equal(next.version, later.active_buffer.version);
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
@@ -84,16 +139,21 @@ export const cases: KitCase[] = [
 		run: async (kit) => {
 			// An editor of its own: the shared one may hold other cases' unsaved buffers.
 			const editor = await kit.start();
-			const { file } = await modified(editor, "saved.txt", ["only", "line"]);
-			const name = editorBuffersFileName(editor.session.pid);
-			assert.ok(stateDirEntries(editor).includes(name), `${name} is there while the buffer is unsaved`);
-			await editor.session.save(file);
-			await editor.until(
-				(s) => !s.active_buffer.modified && (s.buffers_serial === undefined || s.buffers_serial === null),
-				"the saved buffer, and no unsaved buffers named",
-			);
-			await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
-			noTemp(editor);
+			const pi = await connected(editor);
+			try {
+				const { file } = await modified(editor, "saved.txt", ["only", "line"]);
+				const name = editorBuffersFileName(editor.session.pid);
+				assert.ok(stateDirEntries(editor).includes(name), `${name} is there while the buffer is unsaved`);
+				await editor.session.save(file);
+				await editor.until(
+					(s) => !s.active_buffer.modified && noSerial(s),
+					"the saved buffer, and no unsaved buffers named",
+				);
+				await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
+				noTemp(editor);
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
@@ -101,23 +161,28 @@ export const cases: KitCase[] = [
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
-			const lines = ["gone", "and", "back"];
-			const { file } = await modified(editor, "again.txt", lines);
-			const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
-			rmSync(path);
-			// Any write: the cursor moves, the buffer is as it was.
-			await editor.session.moveCursor({ line: 3, column: 2 });
-			// The copy is written before the state naming it: wait for a state whose copy is there.
-			const state = await editor.until(
-				(s) =>
-					s.active_buffer.cursor.line === 3 &&
-					typeof s.buffers_serial === "number" &&
-					existsSync(path) &&
-					parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial).ok,
-				`${path} written again, and named`,
-			);
-			const serial = state.buffers_serial as number;
-			assert.equal(readBuffers(editor, serial).find((b) => b.file === file)?.text, lines.join("\n"));
+			const pi = await connected(editor);
+			try {
+				const lines = ["gone", "and", "back"];
+				const { file } = await modified(editor, "again.txt", lines);
+				const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+				rmSync(path);
+				// Any write: the cursor moves, the buffer is as it was.
+				await editor.session.moveCursor({ line: 3, column: 2 });
+				// The copy is written before the state naming it: wait for a state whose copy is there.
+				const state = await editor.until(
+					(s) =>
+						s.active_buffer.cursor.line === 3 &&
+						typeof s.buffers_serial === "number" &&
+						existsSync(path) &&
+						parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial).ok,
+					`${path} written again, and named`,
+				);
+				const serial = state.buffers_serial as number;
+				assert.equal(readBuffers(editor, serial).find((b) => b.file === file)?.text, lines.join("\n"));
+			} finally {
+				await pi.exit();
+			}
 		},
 	},
 	{
@@ -125,15 +190,73 @@ export const cases: KitCase[] = [
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
-			// 4,000 lines of 600 characters: 2.4 MB of text, over MAX_UNSAVED_TEXT_BYTES once encoded.
-			const big = Array.from({ length: 4000 }, (_, i) => `${String(i + 1).padStart(8, "0")} ${"x".repeat(591)}`);
-			assert.ok(big.join("\n").length > MAX_UNSAVED_TEXT_BYTES);
-			const { file, serial } = await modified(editor, "big.txt", big);
-			const entry = readBuffers(editor, serial).find((b) => b.file === file);
-			assert.ok(entry, `${file} is listed`);
-			assert.equal(entry.note, "too_large");
-			assert.equal(entry.text, undefined);
-			assert.equal(entry.lines_total, big.length);
+			const pi = await connected(editor);
+			try {
+				// 4,000 lines of 600 characters: 2.4 MB of text, over MAX_UNSAVED_TEXT_BYTES once encoded.
+				const big = Array.from({ length: 4000 }, (_, i) => `${String(i + 1).padStart(8, "0")} ${"x".repeat(591)}`);
+				assert.ok(big.join("\n").length > MAX_UNSAVED_TEXT_BYTES);
+				const { file, serial } = await modified(editor, "big.txt", big);
+				const entry = readBuffers(editor, serial).find((b) => b.file === file);
+				assert.ok(entry, `${file} is listed`);
+				assert.equal(entry.note, "too_large");
+				assert.equal(entry.text, undefined);
+				assert.equal(entry.lines_total, big.length);
+			} finally {
+				await pi.exit();
+			}
+		},
+	},
+	{
+		name: "unsaved buffer: no pi connected: no copy written; one is written as a pi connects, and goes with it",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			const name = editorBuffersFileName(editor.session.pid);
+			const file = editor.file("alone.txt", TEXT);
+			await editor.session.open(file);
+			await editor.until((s) => activeFile(s) === file, "alone.txt open");
+			const lines = ["nobody", "is", "listening"];
+			await editor.session.setLines(file, lines);
+			await editor.until((s) => activeFile(s) === file && s.active_buffer.modified, "alone.txt modified");
+			// A pi that names another editor is no pi of ours; nor is a dead one's message.
+			const elsewhere = await livePi(editor);
+			elsewhere.say(editor.session.pid + 100_000);
+			try {
+				await editor.session.moveCursor({ line: 2, column: 1 });
+				await editor.until((s) => s.active_buffer.cursor.line === 2, "a write after the cursor moved");
+				await quietPeriod();
+				const alone = await editor.until(() => true, "the state");
+				assert.ok(noSerial(alone), `no unsaved buffers named without a pi: ${alone.buffers_serial}`);
+				assert.ok(!stateDirEntries(editor).includes(name), `no ${name} without a pi`);
+			} finally {
+				await elsewhere.exit();
+			}
+			// The ways a pi stops being connected: it exits (its message removed), it is killed (the message stays),
+			// it connects to another editor. Each time the copy goes; the next pi to connect gets one at once.
+			const departures: [string, (pi: Pi) => Promise<void>][] = [
+				["exits", (pi) => pi.exit()],
+				["is killed", (pi) => pi.kill()],
+				["connects elsewhere", async (pi) => void pi.say(editor.session.pid + 100_000)],
+			];
+			for (const [how, leave] of departures) {
+				const pi = await livePi(editor);
+				try {
+					pi.say();
+					// No other change: the copy comes with pi's connection alone.
+					const state = await editor.until(
+						(s) => s.pi?.pid === pi.pid && typeof s.buffers_serial === "number",
+						`(before pi ${how}) the state names the unsaved buffers once pi connects`,
+					);
+					const entry = readBuffers(editor, state.buffers_serial as number).find((b) => b.file === file);
+					assert.equal(entry?.text, lines.join("\n"), `(before pi ${how}) the buffer's text`);
+					await leave(pi);
+					await editor.until(noSerial, `no unsaved buffers named after pi ${how}`);
+					await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after pi ${how}`);
+				} finally {
+					await pi.exit();
+				}
+			}
+			noTemp(editor);
 		},
 	},
 ];

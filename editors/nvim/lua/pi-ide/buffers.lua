@@ -80,16 +80,18 @@ end
 
 --- Before the state file's write: write the sidecar when the modified buffers changed. Returns the serial the state
 --- file names (nil: no sidecar), and a function to run once the state file is written (removes a sidecar no longer
---- named). Never throws into the caller's write: an I/O failure is `ok = false, err`.
+--- named). Never throws into the caller's write: an I/O failure is `ok = false, err`. Without a connected pi
+--- (`wanted` false) no buffer is looked at: none is handed over, and a sidecar written before goes.
 ---@param dir string the checked state dir
 ---@param pid integer
 ---@param current integer the current buffer
 ---@param now number
+---@param wanted boolean is a live pi's message naming this Neovim?
 ---@return boolean ok
 ---@return integer|nil|string serial_or_err
 ---@return fun()|nil after
-function M.prepare(dir, pid, current, now)
-  local mods = modified_buffers(current)
+function M.prepare(dir, pid, current, now, wanted)
+  local mods = wanted and modified_buffers(current) or {}
   if #mods == 0 then
     if not H.written then
       return true, nil, nil

@@ -157,7 +157,8 @@ function H.write_now()
   return true
 end
 
---- v0.5: write `<pid>.buffers.json` when the modified buffers changed and name it in `payload` (buffers_serial).
+--- v0.5: while a pi is connected, write `<pid>.buffers.json` when the modified buffers changed and name it in
+--- `payload` (buffers_serial).
 --- Returns what to run once the state file is written (the removal of a sidecar it no longer names), or nil. A
 --- failure is warned once and leaves the state file without the field: pi then reads the disk, as before.
 ---@param payload table
@@ -168,7 +169,11 @@ function H.write_buffers(payload, now)
   if not dir or not require("pi-ide.writer").check(dir) then
     return nil
   end
-  local ok, serial, after = require("pi-ide.buffers").prepare(dir, vim.fn.getpid(), vim.api.nvim_get_current_buf(), now)
+  -- Only while a pi is connected (issue 26: nothing is added to a keystroke without one); the inbox asks for a
+  -- write as soon as that changes (pi-ide.inbox, notice_connection).
+  local wanted = require("pi-ide.inbox.pis").connected() ~= nil
+  local ok, serial, after =
+    require("pi-ide.buffers").prepare(dir, vim.fn.getpid(), vim.api.nvim_get_current_buf(), now, wanted)
   if not ok then
     warn_once("buffers", "(pi-ide) not handing the unsaved buffers to pi: " .. tostring(serial))
     return nil

@@ -51,6 +51,8 @@ var poll_ms = 0
 # localtime() until which the poll stays at BUSY_POLL_MS.
 var busy_until = 0
 var OnReport: func = () => 0
+# Whether a pi was connected at the last poll (Poll asks for a state write when that changes).
+var was_connected = false
 # Per pi file name: {fp: its listing, text: what was last read}.
 var seen: dict<dict<any>> = {}
 # Per pi identity (writer.PiKeyOfName: `<pid>` or `<pid>-<ns digits>`): {message, handled, at}.
@@ -816,6 +818,13 @@ export def Poll()
   endif
   if touched
     RedrawStatusIfChanged()
+  endif
+  # The unsaved buffers go to pi only while one is connected: a change either way asks for a write (which
+  # writes or removes them). Connected() looks at liveness at most every 2 s, so a killed pi is noticed too.
+  var connected = !empty(Connected())
+  if connected != was_connected
+    was_connected = connected
+    acted = true
   endif
   if acted
     OnReport()

@@ -47,6 +47,7 @@ local H = {
   dir_check_armed = false,
   reports = {}, ---@type table[] newest last, at most MAX_REPORTS
   last = nil, ---@type { pid: integer, seq: integer }|nil
+  was_connected = false, -- a pi connected at the last look (notice_connection)
   problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
   told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
   conflicts_armed = false, -- a notice naming every unsaved conflict is due
@@ -324,6 +325,18 @@ local function redraw_statusline_if_changed()
   end
 end
 
+--- Whether a pi was connected at the last look: the unsaved buffers (pi-ide.buffers) are handed over only while
+--- one is, so a change either way asks for a prompt state write (which writes or removes them).
+local function notice_connection()
+  local now = pis.connected() ~= nil
+  if now ~= (H.was_connected == true) then
+    H.was_connected = now
+    if H.on_report then
+      H.on_report()
+    end
+  end
+end
+
 --- While a pi is recorded, check every CHECK_EVERY_S that it still runs: a pi killed (SIGKILL, a crash)
 --- leaves its message file, and no event says it went. Stops once no pi is left: nothing runs without a pi.
 local function watch_pis_alive()
@@ -337,6 +350,7 @@ local function watch_pis_alive()
     every,
     vim.schedule_wrap(function()
       pcall(redraw_statusline_if_changed)
+      pcall(notice_connection)
       if not pis.any() and H.alive_timer then
         H.alive_timer:stop()
         H.alive_timer:close()
@@ -363,6 +377,7 @@ local function flush()
   if acted or #names > 0 then
     pcall(redraw_statusline_if_changed)
     pcall(watch_pis_alive)
+    H.was_connected = pis.connected() ~= nil
     if H.on_report then
       H.on_report()
     end
@@ -467,6 +482,7 @@ function M.stop()
   end
   -- Not listening any more: no pi is connected, whatever it last said (the statusline and :PiIde follow).
   pis.reset()
+  H.was_connected = false
   require("pi-ide.approval").reset()
   vim.schedule(function()
     pcall(redraw_statusline_if_changed)
