@@ -8,7 +8,7 @@
  * per leaf and carried forward: when the new leaf descends from the last one through plain entries (messages,
  * custom messages and entries, model or label changes), the facts grow by the ide-context messages among them.
  * A compaction, a branch summary, a context edit, another branch, a leaf further than MAX_STEPS_FORWARD
- * entries on, or another session: computed whole, from pi's projection. `test/unit/session-facts.test.ts`
+ * entries on, or another session: computed whole, from pi's projection. `test/unit/context/session-facts.test.ts`
  * checks the carried facts against the whole computation over seeded random sessions.
  */
 import type { ReadMessage } from "./model-view.ts";

@@ -2,7 +2,7 @@
  * The Obsidian plugin (editors/obsidian/src/main.ts) loaded against the fake of Obsidian's API
  * (editors/obsidian/test/fake-obsidian.ts, mapped onto the `obsidian` import with a module hook) with the real
  * CodeMirror packages, and the browser globals it uses (`document` for selectionchange, window focus,
- * `getSelection`). Obsidian itself cannot run here. Used by test/unit/obsidian-plugin.test.ts and the
+ * `getSelection`). Obsidian itself cannot run here. Used by test/unit/editors/obsidian/obsidian-plugin.test.ts and the
  * conformance kit's adapter (test/conformance/adapters/obsidian.ts).
  */
 import { registerHooks } from "node:module";

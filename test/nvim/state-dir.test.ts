@@ -1,6 +1,6 @@
 /**
  * The Neovim client's writer (editors/nvim/lua/pi-ide/writer.lua) against the same table of state dir
- * cases as src/protocol/state-dir.ts (test/fixtures/state-dir-cases.ts, run in test/unit/state-dir.test.ts), in a
+ * cases as src/protocol/state-dir.ts (test/fixtures/state-dir-cases.ts, run in test/unit/protocol/state-dir.test.ts), in a
  * real Neovim per version: the Lua and TypeScript rules cannot drift apart unnoticed.
  */
 import assert from "node:assert/strict";

@@ -1,6 +1,6 @@
 /**
  * A small fake of the parts of Obsidian's API the plugin uses, for tests only (Obsidian itself is a
- * closed-source app that cannot run here). test/unit/obsidian-plugin.test.ts maps the `obsidian` import to
+ * closed-source app that cannot run here). test/unit/editors/obsidian/obsidian-plugin.test.ts maps the `obsidian` import to
  * this file with a module hook. Behaviour follows obsidian.d.ts 1.13: `Plugin` extends `Component`
  * (register/registerEvent cleanups run on unload, then `onunload`), `Workspace`/`Vault` are `Events`,
  * `Editor` positions are 0-based `{line, ch}`. The CodeMirror packages are the real ones.

@@ -6,7 +6,7 @@
 --- (lstat: a symlink is refused, never followed), owned by us, with no group/other permission bits.
 ---
 --- These are the rules of src/protocol/state-dir.ts (pi and the TypeScript clients). One table of cases,
---- test/fixtures/state-dir-cases.ts, runs against both (test/unit/state-dir.test.ts and
+--- test/fixtures/state-dir-cases.ts, runs against both (test/unit/protocol/state-dir.test.ts and
 --- test/nvim/state-dir.test.ts), and the problem names returned here are that module's: "missing",
 --- "symlink", "not-directory", "foreign-owner", "open-permissions", "uncreatable", "temp-in-the-way", "io".
 ---@module 'pi-ide.writer'

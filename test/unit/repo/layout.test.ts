@@ -1,0 +1,104 @@
+/**
+ * The source layout is the data path, top to bottom (docs/ARCHITECTURE.md): src/index.ts and src/controller.ts
+ * -> src/ui and src/link -> src/context and src/discovery -> src/protocol. An import may stay in its own folder
+ * or run down, never up or sideways, and no module graph (pi's, the shared client code, each client) has a circle.
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, test } from "node:test";
+
+const root = resolve(import.meta.dirname, "../../..");
+
+/** Depth of each folder of src/ on the data path; a file may import only from its own folder or a deeper one. */
+const SRC_LAYERS: Record<string, number> = {
+	src: 0,
+	"src/pi-api": 0.5,
+	"src/install": 1,
+	"src/ui": 1,
+	"src/link": 1,
+	"src/context": 2,
+	"src/discovery": 2,
+	"src/protocol": 3,
+};
+
+function tsFiles(dir: string): string[] {
+	return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+		.filter((e) => e.isFile() && e.name.endsWith(".ts"))
+		.map((e) => relative(root, join(e.parentPath, e.name)));
+}
+
+/** Relative imports of one file (static, type-only and re-exports), as repository paths. */
+function importsOf(file: string): string[] {
+	const text = readFileSync(join(root, file), "utf8");
+	const pattern = /^(?:import|export)\s[^;]*?from\s+"(\.{1,2}\/[^"]+)"|^import\s+"(\.{1,2}\/[^"]+)"/gms;
+	const specs = [...text.matchAll(pattern)].map((m) => (m[1] ?? m[2]) as string);
+	return specs.map((spec) => relative(root, resolve(dirname(join(root, file)), spec)));
+}
+
+/** The first circle found in the graph of `files`, as a path of files, or undefined. */
+function findCircle(files: string[]): string[] | undefined {
+	const inSet = new Set(files);
+	const state = new Map<string, "open" | "done">();
+	const stack: string[] = [];
+	const visit = (file: string): string[] | undefined => {
+		if (state.get(file) === "done") return undefined;
+		if (state.get(file) === "open") return [...stack.slice(stack.indexOf(file)), file];
+		state.set(file, "open");
+		stack.push(file);
+		for (const next of importsOf(file).filter((f) => inSet.has(f))) {
+			const circle = visit(next);
+			if (circle) return circle;
+		}
+		stack.pop();
+		state.set(file, "done");
+		return undefined;
+	};
+	for (const file of files) {
+		const circle = visit(file);
+		if (circle) return circle;
+	}
+	return undefined;
+}
+
+describe("source layout", () => {
+	test("every file of src/ sits in a folder of the data path", () => {
+		for (const file of tsFiles("src")) assert.ok(dirname(file) in SRC_LAYERS, `${file}: not in a known folder`);
+	});
+
+	test("imports in src/ stay in their folder or run down the data path", () => {
+		const upward: string[] = [];
+		for (const file of tsFiles("src")) {
+			const from = dirname(file);
+			for (const target of importsOf(file).filter((f) => f.startsWith("src/"))) {
+				const to = dirname(target);
+				if (to !== from && (SRC_LAYERS[to] ?? -1) <= (SRC_LAYERS[from] ?? -1)) upward.push(`${file} -> ${target}`);
+			}
+		}
+		assert.deepEqual(upward, []);
+	});
+
+	test("editors/shared takes from src/ only the protocol (src/protocol/: the wire, its limits, the state dir's rules)", () => {
+		const reaching: string[] = [];
+		for (const file of tsFiles("editors/shared")) {
+			for (const target of importsOf(file).filter((f) => f.startsWith("src/"))) {
+				if (!target.startsWith("src/protocol/")) reaching.push(`${file} -> ${target}`);
+			}
+		}
+		assert.deepEqual(reaching, []);
+	});
+
+	test("the wire module is dependency-free: it imports only the protocol's own modules", () => {
+		const outside = importsOf("src/protocol/wire.ts").filter((f) => !f.startsWith("src/protocol/"));
+		const packages = [
+			...readFileSync(join(root, "src/protocol/wire.ts"), "utf8").matchAll(/from\s+"([^".][^"]*)"/g),
+		].map((m) => m[1]);
+		assert.deepEqual([...outside, ...packages], []);
+	});
+
+	for (const dir of ["src", "editors/shared", "editors/vscode/src", "editors/obsidian/src"]) {
+		test(`no import circle in ${dir}`, () => {
+			assert.equal(findCircle(tsFiles(dir))?.join(" -> "), undefined);
+		});
+	}
+});
