@@ -62,6 +62,23 @@ function findCircle(files: string[]): string[] | undefined {
 }
 
 describe("source layout", () => {
+	test("test/unit mirrors the source: each folder is one of src/ or editors/ (or repo/, checks of the repository)", () => {
+		const folders = readdirSync(join(root, "test/unit"), { withFileTypes: true, recursive: true })
+			.filter((e) => e.isDirectory())
+			.map((e) => relative(join(root, "test/unit"), join(e.parentPath, e.name)));
+		const strays = folders.filter((f) => {
+			if (f === "repo" || f === "editors") return false;
+			const source = f.startsWith("editors/") ? f : `src/${f}`;
+			try {
+				return !readdirSync(join(root, source), { recursive: true }).some((name) => String(name).endsWith(".ts"));
+			} catch {
+				return true;
+			}
+		});
+		assert.deepEqual(strays, [], "a test/unit folder without a source folder of that name");
+		assert.ok(folders.length >= 8, `test/unit has its folders: ${folders.join(", ")}`);
+	});
+
 	test("every file of src/ sits in a folder of the data path", () => {
 		for (const file of tsFiles("src")) assert.ok(dirname(file) in SRC_LAYERS, `${file}: not in a known folder`);
 	});
