@@ -8,7 +8,7 @@ import { closeSync, constants, type FSWatcher, fstatSync, openSync, readSync, wa
 import type { EditorRecord } from "../discovery/scan.ts";
 import { StateDirScanner } from "../discovery/scan.ts";
 import { oneLine } from "../protocol/inert.ts";
-import { piReviewFileName } from "../protocol/wire.ts";
+import { type PiMessage, piReviewFileName } from "../protocol/wire.ts";
 import { awaitFileReport, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
@@ -124,6 +124,8 @@ export class EditorLink {
 	#published = false;
 	#closed = false;
 	#lastWarning: string | undefined;
+	/** v0.5: the latest send's fate, published in pi's message. */
+	#sent: PiMessage["sent"] | null = null;
 
 	constructor(options: EditorLinkOptions) {
 		this.#options = options;
@@ -143,6 +145,12 @@ export class EditorLink {
 		if (pid === this.#editorPid) return;
 		this.#editorPid = pid;
 		if (pid !== null || this.#published) this.#publish(this.changes.runs().length > 0);
+	}
+
+	/** v0.5: tell the editor what became of its send (pi's message, `sent`). */
+	sendFate(sent: NonNullable<PiMessage["sent"]>): void {
+		this.#sent = { ...sent };
+		this.#publish();
 	}
 
 	/** A prompt's run begins. Also re-checks the connection: a switch between look-alike editors leaves the pill as it was. */
@@ -291,6 +299,7 @@ export class EditorLink {
 				editorPid: this.#editorPid,
 				log: this.log,
 				pidNamespace: this.#options.pidNamespace ?? null,
+				sent: this.#sent,
 			}),
 		);
 		// Published from now on (landed or on its way): later changes of the connection must follow it.

@@ -9,6 +9,7 @@
  * - pi's change set `pi-<pid>.review.json` (v0.4): `ReviewMessage` and its runs, files and hunks (below);
  * - pi's approval request `pi-<pid>.approval.json` (v0.4): `ApprovalMessage` (below); the editor's answers are its
  *   state file's `decisions`;
+ * - the editor's send to pi `<pid>.send.json` (v0.5): `SendRequest` (send.ts), named by `editorSendFileName`;
  * - the limits: limits.ts.
  * Types and names only: no I/O, no imports but the protocol's own modules.
  */
@@ -48,6 +49,31 @@ export function splitLines(text: string): string[] {
  * every TypeScript client key by it; the other clients' copies are held together by test/fixtures/revert-key.ts.
  */
 export const revertKey = (r: { pi_pid: number; run: number; id: string }): string => `${r.pi_pid}:${r.run}:${r.id}`;
+
+export {
+	type ParsedSend,
+	parseSendRequest,
+	SEND_KINDS,
+	type SendItem,
+	type SendKind,
+	type SendMode,
+	type SendRequest,
+} from "./send.ts";
+
+/** v0.5: what the editor hands pi (send to pi), `<editor pid>.send.json`: not `<digits>.json`, so older pis skip it. */
+export const SEND_FILE_SUFFIX = ".send.json";
+
+export function editorSendFileName(pid: number): string {
+	return `${pid}${SEND_FILE_SUFFIX}`;
+}
+
+/** The editor pid a send file's name stands for (canonical decimal, as state files), or undefined. */
+export function parseSendFileName(name: string): number | undefined {
+	const m = /^([1-9][0-9]{0,9})\.send\.json$/.exec(name);
+	if (!m) return undefined;
+	const pid = Number(m[1]);
+	return pid <= 2 ** 31 - 1 ? pid : undefined;
+}
 
 /** Every file pi writes for the editors starts so; no editor's `<pid>.json` does. */
 export const PI_FILE_PREFIX = "pi-";
