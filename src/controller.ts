@@ -161,6 +161,8 @@ export class IdeController {
 	onPill: ((pill: string) => void) | undefined;
 	/** Called with the base name of every file the state dir's watcher reports changed (v0.5 send files). */
 	onFileChanged: ((name: string) => void) | undefined;
+	/** Called after each rescan that checks every file (the watcher going live, or not trusted): events may be lost. */
+	onVerify: (() => void) | undefined;
 
 	constructor(options: ControllerOptions) {
 		this.#options = options;
@@ -203,7 +205,10 @@ export class IdeController {
 				this.#scanner.markChanged(name);
 				this.onFileChanged?.(name);
 			},
-			rescan: (mode) => this.refresh(mode),
+			rescan: (mode) => {
+				this.refresh(mode);
+				if (mode === "verify") this.onVerify?.();
+			},
 			tick: () => this.#checkConnectedAlive(),
 			warn: (message) => this.#warnOnce(message),
 		});

@@ -173,6 +173,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			});
 			const desk = sendDesk;
 			current.onFileChanged = (name) => desk.changed(name);
+			current.onVerify = () => desk.verify();
 			void controller.start();
 			published.sync();
 			const links = [

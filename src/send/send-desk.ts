@@ -4,7 +4,7 @@
  * `deliver`, and reports the fate through `published` (pi's message, `sent`). Never throws.
  */
 
-import { lstatSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { oneLine } from "../protocol/inert.ts";
 import { MAX_SEND_FILE_BYTES } from "../protocol/limits.ts";
@@ -53,6 +53,19 @@ export class SendDesk {
 			this.#handle(editorPid, join(this.#options.stateDir, name));
 		} catch (error) {
 			this.#options.warn?.(`pi-ide-context: a send from the editor failed: ${oneLine(String(error), 200)}`);
+		}
+	}
+
+	/**
+	 * Look at every send file: the watcher may have missed one (written before it went live, or while it was not
+	 * trusted). Each id is taken once and a stale send is refused, so a send handled already stays handled.
+	 */
+	verify(): void {
+		try {
+			for (const name of readdirSync(this.#options.stateDir))
+				if (parseSendFileName(name) !== undefined) this.changed(name);
+		} catch {
+			// No dir, or unreadable: the controller reports the state dir's problems.
 		}
 	}
 
