@@ -162,7 +162,19 @@ end
 ---@return string|nil err
 ---@return string|nil kind "temp-in-the-way" or "io"
 function M.write(dir, pid, text, uid)
-  local final = ("%s/%d.json"):format(dir, pid)
+  return M.write_named(dir, ("%d.json"):format(pid), text, uid)
+end
+
+--- M.write for any file name of ours in the state dir (v0.5: the send request `<pid>.send.json`).
+---@param dir string
+---@param name string
+---@param text string
+---@param uid integer|nil
+---@return boolean ok
+---@return string|nil err
+---@return string|nil kind
+function M.write_named(dir, name, text, uid)
+  local final = ("%s/%s"):format(dir, name)
   local tmp = final .. ".tmp"
   -- "wx" (O_EXCL) refuses to open through an existing file or symlink at the temp path.
   local fd, err, code = uv.fs_open(tmp, "wx", MODE_FILE)
@@ -196,9 +208,9 @@ function M.write(dir, pid, text, uid)
   return true
 end
 
---- Remove our state file and any temp file. Only inside a directory that passes the checks: unlinking
---- through a directory someone swapped for a symlink would delete a file elsewhere. A missing directory
---- holds nothing of ours: that is success.
+--- Remove our state file, our send request (v0.5) and any temp file. Only inside a directory that passes the
+--- checks: unlinking through a directory someone swapped for a symlink would delete a file elsewhere. A missing
+--- directory holds nothing of ours: that is success.
 ---@param dir string
 ---@param pid integer
 ---@param uid integer|nil the owner the dir must have; default: ours
@@ -213,11 +225,13 @@ function M.remove(dir, pid, uid)
   if problem then
     return false, "state dir is not ours; left it alone: " .. problem, kind
   end
-  local final = ("%s/%d.json"):format(dir, pid)
-  uv.fs_unlink(final .. ".tmp")
-  local ok, err, code = uv.fs_unlink(final)
-  if not ok and code ~= "ENOENT" then
-    return false, tostring(err), "io"
+  local ours = { ("%s/%d.json"):format(dir, pid), ("%s/%d.send.json"):format(dir, pid) }
+  for _, final in ipairs(ours) do
+    uv.fs_unlink(final .. ".tmp")
+    local ok, err, code = uv.fs_unlink(final)
+    if not ok and code ~= "ENOENT" then
+      return false, tostring(err), "io"
+    end
   end
   return true
 end

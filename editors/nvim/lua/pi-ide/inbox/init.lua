@@ -210,6 +210,7 @@ local function handle_message(msg)
   end
   local handled = pis.handled(msg.pid)
   pis.record(msg)
+  pcall(require("pi-ide.send").answered, msg) -- v0.5: what became of our send
   -- Newest change per file, in seq order.
   local newest = {}
   for _, c in ipairs(msg.changed) do

@@ -296,6 +296,19 @@ local function current_marks(buf)
   return out
 end
 
+--- v0.5 send to pi: the 1-based first and last line of pi's hunk under the cursor in the current buffer, or nil.
+---@return integer|nil first
+---@return integer|nil last
+function M.hunk_at_cursor()
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  for _, m in ipairs(current_marks(vim.api.nvim_get_current_buf())) do
+    if row >= m.row and row <= m.end_row then
+      return m.row + 1, m.end_row + 1
+    end
+  end
+  return nil
+end
+
 --- The marks of `buf` checked where they are now: one whose lines are no longer pi's (the user edited or deleted
 --- them), or, for a deletion, whose neighbours are no longer the baseline's, goes, as mark_buffer would not
 --- place it (a revert of it is refused anyway). The others stay where they moved.
