@@ -139,7 +139,7 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
-		missing: {},
+		missing: { send: "not built yet (issue 25)" },
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
 				cwd: options.cwd,

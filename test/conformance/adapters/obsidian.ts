@@ -112,6 +112,7 @@ export const adapters: ClientAdapter[] = [
 		app: "obsidian",
 		capabilities: new Set(["selection", "edit", "editor-per-row"]),
 		missing: {
+			send: "not built yet (issue 25)",
 			review:
 				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',
 			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",

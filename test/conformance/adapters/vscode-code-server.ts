@@ -313,6 +313,7 @@ export const adapters: ClientAdapter[] = [
 		app: "vscode",
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics"]),
 		missing: {
+			send: "not built yet (issue 25)",
 			review:
 				"VS Code's API lets no extension read another's decorations, so the driver extension cannot see the marks; adapters/vscode.ts runs these cases on the same extension code",
 			"ui-gate":

@@ -170,6 +170,7 @@ export const adapters: ClientAdapter[] = [
 		app: "vscode",
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "editor-per-row", "approval"]),
 		missing: {
+			send: "not built yet (issue 25)",
 			review:
 				"taken out at the end of stop 28: in the kit's process the first change set after a fresh session is sometimes never marked (the case 'only the valid hunks' failed about one run in two, also with a 15 s wait); to be found before it comes back. VS Code's review stays tested by test/unit/vscode-review.test.ts and test/vscode/review.test.ts (real VS Code)",
 			"approval-marks":
