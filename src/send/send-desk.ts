@@ -15,6 +15,22 @@ import { formatSend, judgeSend, type SendCaps, type SendOutcome } from "./delive
 /** How many taken ids pi keeps per editor (each id is taken once; an editor writes a new one per send). */
 const SEEN_PER_EDITOR = 64;
 
+const SEEN_KEY = Symbol.for("pi-ide-context.seen-sends");
+
+/**
+ * The ids this pi process has taken, per editor: shared by the SendDesk of every session it runs (/new, /resume,
+ * /reload), so a new session's first scan does not take the last send again. On globalThis, as the seq counter
+ * (editor-link.ts: pi reloads extensions with a fresh module cache).
+ */
+export function processSeenSends(): Map<number, string[]> {
+	const slots = globalThis as unknown as Record<symbol, unknown>;
+	const existing = slots[SEEN_KEY];
+	if (existing instanceof Map) return existing as Map<number, string[]>;
+	const seen = new Map<number, string[]>();
+	slots[SEEN_KEY] = seen;
+	return seen;
+}
+
 export interface SendDeskOptions {
 	stateDir: string;
 	uid: number;
@@ -29,15 +45,18 @@ export interface SendDeskOptions {
 	published: (outcome: SendOutcome) => void;
 	warn?: (message: string) => void;
 	nowS?: () => number;
+	/** The ids taken so far; default the process's own (processSeenSends). */
+	seen?: Map<number, string[]>;
 }
 
 export class SendDesk {
 	readonly #options: SendDeskOptions;
-	readonly #seen = new Map<number, string[]>();
+	readonly #seen: Map<number, string[]>;
 	#last: SendOutcome | null = null;
 
 	constructor(options: SendDeskOptions) {
 		this.#options = options;
+		this.#seen = options.seen ?? processSeenSends();
 	}
 
 	/** The latest send this pi answered, for `/ide status` and pi's message. */

@@ -133,7 +133,6 @@ describe("send to pi (v0.5), real pi in RPC mode", { concurrency: 3 }, () => {
 		});
 		const first = s.env.model.requests.length;
 		s.env.model.beforeReply = (_request, index) => (index === first ? held : undefined);
-		const since = s.rpc.records.length;
 		s.rpc.send({ id: "busy", type: "prompt", message: "a long task" });
 		await pollUntil(() => s.env.model.requests.length > first || undefined, "the run under way");
 		writeSend(s.env.stateDir, {
@@ -158,7 +157,6 @@ describe("send to pi (v0.5), real pi in RPC mode", { concurrency: 3 }, () => {
 		assert.ok(followUp > first, "the follow-up came after the held request");
 		const texts = userTexts(s.env.model.requests[followUp]);
 		assert.ok(texts.indexOf("a long task") < texts.findIndex((u) => u.startsWith("Selection from")), "in order");
-		assert.equal(s.rpc.records.slice(since).filter((r) => r.type === "agent_end").length >= 1, true);
 	});
 
 	test("refused: an excluded file, another editor's send; nothing reaches pi's input or the model", async (t) => {
