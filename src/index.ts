@@ -34,12 +34,12 @@ import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-cl
 import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
+import type { SendOutcome } from "./link/send-deliver.ts";
+import { SendDesk } from "./link/send-desk.ts";
 import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
 import { userTrustCheck } from "./pi-api/trust.ts";
 import { formatEditorName, oneLine } from "./protocol/inert.ts";
 import { formatDirHealth, readOwnPidNamespace, resolveStateDir } from "./protocol/state-dir.ts";
-import type { SendOutcome } from "./send/deliver.ts";
-import { SendDesk } from "./send/send-desk.ts";
 import { DEFAULT_SETTINGS, parseSettings } from "./ui/settings.ts";
 import type { StatusFacts } from "./ui/status-report.ts";
 

@@ -1,7 +1,7 @@
 /**
  * v0.5 send to pi: the request an editor writes as `<editor pid>.send.json` (PROTOCOL.md, "v0.5: send to pi"),
  * validated. Pure: text in, a request or the one reason it is refused out. The file's name, size, owner and
- * mode are checked by the reader (src/send/send-desk.ts) before this runs.
+ * mode are checked by the reader (src/link/send-desk.ts) before this runs.
  */
 import { MAX_ID_BYTES, MAX_LINE_NUMBER, MAX_SELECTION_TEXT_BYTES, MAX_SEND_PROMPT_BYTES } from "./limits.ts";
 

@@ -1,5 +1,5 @@
 /**
- * v0.5 send to pi, the reader (src/send/send-desk.ts) on a real state dir: what it takes and what it refuses
+ * v0.5 send to pi, the reader (src/link/send-desk.ts) on a real state dir: what it takes and what it refuses
  * before reading (a symlink, a file others can read, another user's file, an oversized file, a malformed one), each
  * id once, a send for another pi left alone, and the fate it reports. pi's input is a recording fake.
  */
@@ -8,10 +8,10 @@ import { chmodSync, chownSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import type { SendOutcome } from "../../src/link/send-deliver.ts";
+import { SendDesk } from "../../src/link/send-desk.ts";
 import { MAX_SEND_FILE_BYTES } from "../../src/protocol/limits.ts";
 import { editorSendFileName } from "../../src/protocol/wire.ts";
-import type { SendOutcome } from "../../src/send/deliver.ts";
-import { SendDesk } from "../../src/send/send-desk.ts";
 import { sendRequest } from "../helpers/send.ts";
 
 const EDITOR = 4242;

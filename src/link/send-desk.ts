@@ -1,6 +1,6 @@
 /**
  * v0.5 send to pi, the I/O half: reads an editor's `<pid>.send.json` when the state dir's watcher names it, judges
- * it (deliver.ts), hands the text to pi (a draft in pi's input, or a prompt / follow-up) through the caller's
+ * it (send-deliver.ts), hands the text to pi (a draft in pi's input, or a prompt / follow-up) through the caller's
  * `deliver`, and reports the fate through `published` (pi's message, `sent`). Never throws.
  */
 
@@ -10,7 +10,7 @@ import { oneLine } from "../protocol/inert.ts";
 import { MAX_SEND_FILE_BYTES } from "../protocol/limits.ts";
 import { oversize, readPrivateFile } from "../protocol/state-dir.ts";
 import { parseSendFileName, parseSendRequest, type SendMode } from "../protocol/wire.ts";
-import { formatSend, judgeSend, type SendCaps, type SendOutcome } from "./deliver.ts";
+import { formatSend, judgeSend, type SendCaps, type SendOutcome } from "./send-deliver.ts";
 
 /** How many taken ids pi keeps per editor (each id is taken once; an editor writes a new one per send). */
 const SEEN_PER_EDITOR = 64;
