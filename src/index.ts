@@ -146,7 +146,12 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				stateDirProblem: () => refusedStateDir(current),
 				pidNamespace,
 			});
-			current.onPill = () => published.sync();
+			/** The pill as last set: set again after a draft, which makes pi's TUI draw its input anew. */
+			let pill: string | undefined;
+			current.onPill = (text) => {
+				pill = text;
+				published.sync();
+			};
 			sendDesk = new SendDesk({
 				stateDir,
 				uid,
@@ -159,6 +164,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 					if (mode === "draft") {
 						if (!ctx.hasUI) throw new Error("pi has no input to put a draft in (print or JSON mode)");
 						ctx.ui.setEditorText(text);
+						// The TUI's editor does not ask for a redraw when its text is set from outside a key.
+						ctx.ui.setStatus(STATUS_KEY, pill);
 						return "draft";
 					}
 					if (ctx.isIdle()) {
