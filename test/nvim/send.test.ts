@@ -5,13 +5,14 @@
  * writes nothing and says why in one line. The parse of the command's words is a table.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { editorSendFileName, parseSendRequest } from "../../src/protocol/wire.ts";
-import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
+import { oneRunReview } from "../fixtures/review-message.ts";
+import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim } from "../helpers/nvim.ts";
-import { message, notices, send, world } from "../helpers/nvim-inbox.ts";
+import { CONTENT, message, notices, send, world } from "../helpers/nvim-inbox.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
 after(killAllEditors);
@@ -95,6 +96,48 @@ forEachNvim((flavour) => {
 				"the buffer notice",
 			);
 			assert.throws(() => readFileSync(join(w.nv.stateDir, editorSendFileName(w.nv.pid))), /ENOENT/);
+		});
+		it("@hunk: pi's hunk under the cursor, its lines as the buffer has them", async (t) => {
+			const w = await world(t, flavour);
+			const after = "one\nTWO\nTHREE\nfour\n";
+			writeFileSync(w.file, after);
+			writeRawStateFile(
+				w.nv.stateDir,
+				`pi-${w.piPid}.review.json`,
+				oneRunReview([{ file: w.file, before: CONTENT, after }], { pid: w.piPid, editorPid: w.nv.pid }).toString(),
+			);
+			const msg = message(w);
+			send(w, msg);
+			await w.nv.until((s) => s.pi?.seq === msg["seq"], "pi's message is handled");
+			await pollUntil(
+				async () =>
+					(await w.nv.lua<string>("return vim.api.nvim_buf_get_lines(0, 1, 2, false)[1]")) === "TWO" ? true : undefined,
+				"the buffer reloaded with pi's version",
+			);
+			await pollUntil(
+				async () =>
+					(await w.nv.lua<number>(
+						"return #vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('pi-ide-review'), 0, -1, {})",
+					)) > 0
+						? true
+						: undefined,
+				"pi's hunk marked",
+			);
+			await w.nv.command("normal! 3G");
+			await w.nv.command("PiIdeSend @hunk why?");
+			const path = join(w.nv.stateDir, editorSendFileName(w.nv.pid));
+			const request = await pollUntil(() => {
+				try {
+					const parsed = parseSendRequest(readFileSync(path, "utf8"), w.nv.pid);
+					return parsed.ok ? parsed.request : undefined;
+				} catch {
+					return undefined;
+				}
+			}, "the request");
+			assert.deepEqual(
+				[request.item.kind, request.item.start_line, request.item.end_line, request.item.text, request.prompt],
+				["hunk", 2, 3, "TWO\nTHREE", "why?"],
+			);
 		});
 	});
 });

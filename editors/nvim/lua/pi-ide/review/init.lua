@@ -300,10 +300,18 @@ end
 ---@return integer|nil first
 ---@return integer|nil last
 function M.hunk_at_cursor()
+  local buf = vim.api.nvim_get_current_buf()
   local row = vim.api.nvim_win_get_cursor(0)[1] - 1
-  for _, m in ipairs(current_marks(vim.api.nvim_get_current_buf())) do
-    if row >= m.row and row <= m.end_row then
-      return m.row + 1, m.end_row + 1
+  for _, m in ipairs(current_marks(buf)) do
+    -- A mark over whole lines ends at column 0 of the line after its last.
+    local pos = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns, m.id, { details = true })
+    local details = pos[3] or {}
+    local last = m.end_row
+    if last > m.row and (details.end_col or 0) == 0 then
+      last = last - 1
+    end
+    if row >= m.row and row <= last then
+      return m.row + 1, last + 1
     end
   end
   return nil
