@@ -18,8 +18,9 @@ const EDITOR = 4242;
 const PI = 5151;
 const UID = process.getuid?.() ?? -1;
 
-function setup() {
+function setup(t: { after(fn: () => void): void }) {
 	const dir = mkdtempSync(join(tmpdir(), "pi-ide-send-desk-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
 	chmodSync(dir, 0o700);
 	const delivered: { text: string; mode: string }[] = [];
 	const outcomes: SendOutcome[] = [];
@@ -51,12 +52,12 @@ function setup() {
 		writeFileSync(path, JSON.stringify(request), { mode });
 		chmodSync(path, mode);
 	};
-	return { dir, desk, delivered, outcomes, warnings, name, path, write, done: () => rmSync(dir, { recursive: true }) };
+	return { dir, desk, delivered, outcomes, warnings, name, path, write };
 }
 
 describe("SendDesk", () => {
-	it("takes a send once per id, and a new id again", () => {
-		const s = setup();
+	it("takes a send once per id, and a new id again", (t) => {
+		const s = setup(t);
 		s.write();
 		s.desk.changed(s.name);
 		s.desk.changed(s.name);
@@ -75,7 +76,6 @@ describe("SendDesk", () => {
 			],
 		);
 		assert.deepEqual(s.desk.last(), { editor_pid: EDITOR, id: "b", fate: "prompt" });
-		s.done();
 	});
 
 	const refused: { name: string; arrange: (s: ReturnType<typeof setup>) => void; warning: RegExp | null }[] = [
@@ -120,19 +120,18 @@ describe("SendDesk", () => {
 			: []),
 	];
 	for (const c of refused)
-		it(`refuses ${c.name}: nothing delivered`, () => {
-			const s = setup();
+		it(`refuses ${c.name}: nothing delivered`, (t) => {
+			const s = setup(t);
 			c.arrange(s);
 			s.desk.changed(s.name);
 			assert.deepEqual(s.delivered, []);
 			assert.deepEqual(s.outcomes, []);
 			if (c.warning) assert.match(s.warnings.join("\n"), c.warning);
 			else assert.deepEqual(s.warnings, []);
-			s.done();
 		});
 
-	it("an excluded file: the fate says so, nothing delivered; a stale send: refused", () => {
-		const s = setup();
+	it("an excluded file: the fate says so, nothing delivered; a stale send: refused", (t) => {
+		const s = setup(t);
 		s.write({ item: { kind: "line", file: "/p/.env", start_line: 1, end_line: 1, text: "K=v" } });
 		s.desk.changed(s.name);
 		s.write({ id: "old", timestamp: Date.now() / 1000 - 3600 });
@@ -145,11 +144,10 @@ describe("SendDesk", () => {
 				["old", "refused"],
 			],
 		);
-		s.done();
 	});
 
-	it("pi's input failing: the fate is refused with the reason, never a throw", () => {
-		const s = setup();
+	it("pi's input failing: the fate is refused with the reason, never a throw", (t) => {
+		const s = setup(t);
 		const desk = new SendDesk({
 			stateDir: s.dir,
 			uid: UID,
@@ -168,6 +166,5 @@ describe("SendDesk", () => {
 		desk.changed(s.name);
 		assert.equal(s.outcomes[0]?.fate, "refused");
 		assert.match(s.outcomes[0]?.reason ?? "", /no input/);
-		s.done();
 	});
 });
