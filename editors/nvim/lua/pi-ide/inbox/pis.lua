@@ -94,6 +94,20 @@ function M.connected()
   return { pid = m.pid, cwd = type(m.cwd) == "string" and m.cwd or "", last_turn = m.last_turn or {} }
 end
 
+--- v0.5 send to pi: every live pi whose message names this Neovim, as { pid, cwd }, newest first.
+---@return { pid: integer, cwd: string }[]
+function M.all()
+  M.connected() -- drops the dead ones
+  local out = {}
+  for pid, p in pairs(H.pis) do
+    out[#out + 1] = { pid = pid, cwd = type(p.message.cwd) == "string" and p.message.cwd or "", at = p.at }
+  end
+  table.sort(out, function(a, b)
+    return a.at > b.at
+  end)
+  return out
+end
+
 --- What the statusline says: "" without a connected pi, "pi" with one, "pi +N" when its last turn changed
 --- N files.
 ---@return string
