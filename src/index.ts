@@ -164,6 +164,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				stateDir,
 				uid,
 				piPid: process.pid,
+				piNs: pidNamespace,
 				cwd: ctx.cwd,
 				connectedPid: () => current.connectedEditor()?.record.pid ?? null,
 				excluded: (file) => current.excludes(file),

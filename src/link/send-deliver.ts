@@ -9,6 +9,7 @@ import { languageOfFile } from "../context/languages.ts";
 import { inert, oneLine } from "../protocol/inert.ts";
 import { SEND_MAX_AGE_SECONDS } from "../protocol/limits.ts";
 import type { SendRequest } from "../protocol/send.ts";
+import { isPisEntry } from "../protocol/wire.ts";
 
 /**
  * What became of a send, as pi's message says it (`sent.fate`): put into pi's input as a draft, sent as a prompt,
@@ -28,6 +29,8 @@ export interface SendOutcome {
 export interface SendJudgeInput {
 	/** pi's own pid. */
 	piPid: number;
+	/** The `pid_ns` pi writes, or null when it writes none (v0.5 pi identity). */
+	piNs?: string | null;
 	/** The editor pi is connected to now, or null. */
 	connectedPid: number | null;
 	/** Seconds since the epoch. */
@@ -42,7 +45,7 @@ export type SendVerdict =
 	{ kind: "ignore" } | { kind: "refuse"; fate: "refused" | "excluded"; reason: string } | { kind: "take" };
 
 export function judgeSend(request: SendRequest, input: SendJudgeInput): SendVerdict {
-	if (request.pi_pid !== input.piPid || input.seen) return { kind: "ignore" };
+	if (!isPisEntry(request, input.piPid, input.piNs) || input.seen) return { kind: "ignore" };
 	if (input.connectedPid !== request.pid)
 		return { kind: "refuse", fate: "refused", reason: "this pi is not connected to that editor" };
 	if (input.now - request.timestamp > SEND_MAX_AGE_SECONDS)

@@ -35,6 +35,8 @@ export interface SendDeskOptions {
 	stateDir: string;
 	uid: number;
 	piPid: number;
+	/** The `pid_ns` pi writes (its files' names and messages), or null: a send naming another namespace is not ours. */
+	piNs?: string | null;
 	cwd: string;
 	connectedPid: () => number | null;
 	excluded: (file: string) => boolean;
@@ -120,6 +122,7 @@ export class SendDesk {
 		const ids = this.#seen.get(editorPid) ?? [];
 		const verdict = judgeSend(request, {
 			piPid: this.#options.piPid,
+			piNs: this.#options.piNs ?? null,
 			connectedPid: this.#options.connectedPid(),
 			now: this.#options.nowS?.() ?? Date.now() / 1000,
 			seen: ids.includes(request.id),

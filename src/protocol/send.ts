@@ -4,6 +4,7 @@
  * mode are checked by the reader (src/link/send-desk.ts) before this runs.
  */
 import { MAX_ID_BYTES, MAX_LINE_NUMBER, MAX_SELECTION_TEXT_BYTES, MAX_SEND_PROMPT_BYTES } from "./limits.ts";
+import { PID_NAMESPACE_PATTERN } from "./protocol.ts";
 
 /** What is sent: the selection, the line under the cursor, the diagnostic there, pi's hunk there, the whole file. */
 export const SEND_KINDS = ["selection", "line", "diagnostic", "hunk", "file"] as const;
@@ -32,6 +33,8 @@ export interface SendRequest {
 	pid: number;
 	/** The pi it is for: the pid in that pi's `pi-<pid>.json`. */
 	pi_pid: number;
+	/** v0.5 pi identity: that pi's `pid_ns`, exactly as its file said; absent when it said none. */
+	pi_ns?: string;
 	/** 1 to 64 bytes; pi takes each id once. */
 	id: string;
 	/** Seconds since the epoch. */
@@ -65,6 +68,9 @@ export function parseSendRequest(text: string, filePid: number): ParsedSend {
 	if (value["pid"] !== filePid) return { ok: false, reason: "pid does not match the file name" };
 	const piPid = value["pi_pid"];
 	if (!isPid(piPid)) return { ok: false, reason: "pi_pid is not a pid" };
+	const piNs = value["pi_ns"];
+	if (piNs !== undefined && !(typeof piNs === "string" && PID_NAMESPACE_PATTERN.test(piNs)))
+		return { ok: false, reason: "pi_ns is not a pid namespace" };
 	const id = value["id"];
 	if (typeof id !== "string" || bytes(id) < 1 || bytes(id) > MAX_ID_BYTES)
 		return { ok: false, reason: `id is not 1 to ${MAX_ID_BYTES} bytes` };
@@ -79,7 +85,19 @@ export function parseSendRequest(text: string, filePid: number): ParsedSend {
 		return { ok: false, reason: `prompt is over ${MAX_SEND_PROMPT_BYTES} bytes` };
 	const item = parseItem(value["item"]);
 	if (typeof item === "string") return { ok: false, reason: item };
-	return { ok: true, request: { pid: filePid, pi_pid: piPid, id, timestamp, mode, prompt, item } };
+	return {
+		ok: true,
+		request: {
+			pid: filePid,
+			pi_pid: piPid,
+			...(piNs === undefined ? {} : { pi_ns: piNs }),
+			id,
+			timestamp,
+			mode,
+			prompt,
+			item,
+		},
+	};
 }
 
 function parseItem(value: unknown): SendItem | string {

@@ -5,7 +5,7 @@
  * writes nothing and says why in one line. The parse of the command's words is a table.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { editorSendFileName, parseSendRequest } from "../../src/protocol/wire.ts";
@@ -75,6 +75,59 @@ forEachNvim((flavour) => {
 			assert.equal(second.pi_pid, other.pid);
 			assert.notEqual(second.id, first.id);
 			assert.equal(await w.nv.lua<number>("return _G.asked"), 1, "asked once");
+		});
+
+		it("two pis of one pid in two pid namespaces: told apart, the request names the chosen one's pi_ns", async (t) => {
+			const w = await world(t, flavour);
+			const ns = "pid:[4026531999]";
+			send(w, message(w, { changed: [], last_turn: [] }));
+			writeRawStateFile(
+				w.nv.stateDir,
+				`pi-${w.piPid}-4026531999.json`,
+				JSON.stringify({ ...message(w, { changed: [], last_turn: [] }), pid_ns: ns }),
+			);
+			await pollUntil(
+				async () => ((await w.nv.lua<number>("return #require('pi-ide.inbox.pis').all()")) === 2 ? true : undefined),
+				"both pis known",
+			);
+			await w.nv.lua(`_G.asked = 0
+				vim.ui.select = function(items, _, on_choice)
+					_G.asked = _G.asked + 1
+					for _, p in ipairs(items) do if p.pid_ns == ${JSON.stringify(ns)} then return on_choice(p) end end
+				end`);
+			const path = join(w.nv.stateDir, editorSendFileName(w.nv.pid));
+			const read = () => {
+				const parsed = parseSendRequest(readFileSync(path, "utf8"), w.nv.pid);
+				assert.ok(parsed.ok);
+				return parsed.request;
+			};
+			await w.nv.command("PiIdeSend first");
+			const first = await pollUntil(() => {
+				try {
+					return read();
+				} catch {
+					return undefined;
+				}
+			}, "the first request");
+			assert.equal(first.pi_pid, w.piPid);
+			assert.equal(first.pi_ns, ns);
+			await w.nv.command("PiIdeSend second");
+			const second = await pollUntil(() => (read().prompt === "second" ? read() : undefined), "the second request");
+			assert.equal(second.pi_ns, ns);
+			assert.equal(await w.nv.lua<number>("return _G.asked"), 1, "asked once");
+			// The pi of the initial namespace wrote no pid_ns: a request for it names none.
+			await w.nv.lua(`vim.ui.select = function(items, _, on_choice)
+					for _, p in ipairs(items) do if p.pid_ns == nil then return on_choice(p) end end
+				end`);
+			rmSync(join(w.nv.stateDir, `pi-${w.piPid}-4026531999.json`));
+			await pollUntil(
+				async () => ((await w.nv.lua<number>("return #require('pi-ide.inbox.pis').all()")) === 1 ? true : undefined),
+				"one pi left",
+			);
+			await w.nv.command("PiIdeSend third");
+			const third = await pollUntil(() => (read().prompt === "third" ? read() : undefined), "the third request");
+			assert.equal(third.pi_pid, w.piPid);
+			assert.equal("pi_ns" in third, false);
 		});
 
 		it("@hunk with no hunk of pi's, and a buffer that is no file: one line each, nothing written", async (t) => {

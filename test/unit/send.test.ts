@@ -49,6 +49,9 @@ describe("parseSendRequest", () => {
 		{ name: "pid not the file's", value: request(), filePid: 43, reason: /pid does not match/ },
 		{ name: "pi_pid 0", value: request({ pi_pid: 0 }), reason: /pi_pid/ },
 		{ name: "pi_pid 1.5", value: request({ pi_pid: 1.5 }), reason: /pi_pid/ },
+		{ name: "pi_ns a number", value: request({ pi_ns: 4026531999 }), reason: /pi_ns/ },
+		{ name: "pi_ns not pid:[digits]", value: request({ pi_ns: "net:[4026531999]" }), reason: /pi_ns/ },
+		{ name: "pi_ns null", value: request({ pi_ns: null }), reason: /pi_ns/ },
 		{ name: "empty id", value: request({ id: "" }), reason: /id is not/ },
 		{ name: "65-byte id", value: request({ id: "é".repeat(33) }), reason: /id is not/ },
 		{ name: "timestamp a string", value: request({ timestamp: "now" }), reason: /timestamp/ },
@@ -128,6 +131,26 @@ describe("judgeSend", () => {
 	for (const c of cases)
 		it(c.name, () => {
 			const v = judgeSend(parsed.request, { ...base, ...c.over });
+			assert.equal(v.kind === "refuse" ? v.fate : v.kind, c.verdict);
+		});
+
+	// v0.5 pi identity: a send names pi by pi_pid and, when pi's file said one, pi_ns; a pid of another namespace
+	// is another pi.
+	const NS = "pid:[4026531999]";
+	const OTHER = "pid:[4026532000]";
+	const nsCases: { name: string; piNs: string | undefined; own: string | null; verdict: string }[] = [
+		{ name: "no pi_ns, pi writes none", piNs: undefined, own: null, verdict: "take" },
+		{ name: "no pi_ns, pi writes one (an editor before v0.5)", piNs: undefined, own: NS, verdict: "take" },
+		{ name: "pi_ns pi's own", piNs: NS, own: NS, verdict: "take" },
+		{ name: "pi_ns another namespace's", piNs: OTHER, own: NS, verdict: "ignore" },
+		{ name: "pi_ns given, pi writes none", piNs: NS, own: null, verdict: "ignore" },
+	];
+	for (const c of nsCases)
+		it(`pi_ns: ${c.name}`, () => {
+			const p = parseSendRequest(JSON.stringify(request({ pi_ns: c.piNs })), 42);
+			assert.ok(p.ok, p.ok ? "" : p.reason);
+			assert.equal(p.request.pi_ns, c.piNs);
+			const v = judgeSend(p.request, { ...base, piNs: c.own });
 			assert.equal(v.kind === "refuse" ? v.fate : v.kind, c.verdict);
 		});
 });

@@ -15,7 +15,7 @@ M.MAX_TEXT_BYTES = 256 * 1024
 M.MAX_PROMPT_BYTES = 16 * 1024
 
 local H = {
-  chosen = nil, ---@type integer|nil the pi picked when several name this Neovim
+  chosen = nil, ---@type string|nil the key (pi-ide.inbox.identity) of the pi picked when several name this Neovim
   pending = {}, ---@type table<string, boolean> ids sent and not yet answered
   count = 0,
   last = nil, ---@type table|nil the last send: { id, pi, kind, file, fate }
@@ -96,8 +96,12 @@ function M.item(form, range)
   }
 end
 
---- Write the request for pi `pi_pid`. Returns the id, or nil and why not.
-function M.write(pi_pid, item, mode, prompt)
+--- Write the request for `pi` (pis.all()'s entry: pid, and pid_ns as its file said, or a pid: a pi that wrote no
+--- pid_ns). Returns the id, or nil and why not.
+function M.write(pi, item, mode, prompt)
+  if type(pi) ~= "table" then
+    pi = { pid = pi }
+  end
   local writer = require("pi-ide.writer")
   local dir = writer.state_dir(uv.os_getenv("XDG_RUNTIME_DIR"))
   local ok, err = writer.ensure_dir(dir)
@@ -111,7 +115,8 @@ function M.write(pi_pid, item, mode, prompt)
     protocol = "0.5",
     kind = "send",
     pid = pid,
-    pi_pid = pi_pid,
+    pi_pid = pi.pid,
+    pi_ns = pi.pid_ns,
     id = id,
     timestamp = compat.now(),
     mode = mode,
@@ -123,7 +128,7 @@ function M.write(pi_pid, item, mode, prompt)
     return nil, "(pi-ide) not sending: " .. tostring(err)
   end
   H.pending[id] = true
-  H.last = { id = id, pi = pi_pid, kind = item.kind, file = item.file, fate = nil }
+  H.last = { id = id, pi = pi.pid, kind = item.kind, file = item.file, fate = nil }
   return id
 end
 
@@ -135,22 +140,23 @@ local function with_pi(fn)
     return
   end
   if #all == 1 then
-    return fn(all[1].pid)
+    return fn(all[1])
   end
   for _, p in ipairs(all) do
-    if p.pid == H.chosen then
-      return fn(p.pid)
+    if p.key == H.chosen then
+      return fn(p)
     end
   end
   vim.ui.select(all, {
     prompt = "Send to which pi?",
     format_item = function(p)
-      return ("pi %d in %s"):format(p.pid, require("pi-ide.notice").inert(p.cwd))
+      local ns = p.pid_ns and (" (%s)"):format(p.pid_ns) or ""
+      return ("pi %d%s in %s"):format(p.pid, ns, require("pi-ide.notice").inert(p.cwd))
     end,
   }, function(p)
     if p then
-      H.chosen = p.pid
-      local ok, err = pcall(fn, p.pid)
+      H.chosen = p.key
+      local ok, err = pcall(fn, p)
       if not ok then
         say("(pi-ide) send failed: " .. tostring(err))
       end
@@ -169,8 +175,8 @@ function M.command(opts)
       return
     end
     local mode = opts.bang and "now" or "draft"
-    with_pi(function(pi_pid)
-      local id, werr = M.write(pi_pid, item, mode, prompt)
+    with_pi(function(pi)
+      local id, werr = M.write(pi, item, mode, prompt)
       if not id then
         say(werr)
       end
