@@ -167,6 +167,10 @@ export class IdeController {
 	#realPiCwd: string | undefined;
 	/** Called after every refresh that changed the pill (benchmarks measure write → pill latency with it). */
 	onPill: ((pill: string) => void) | undefined;
+	/** Called with the base name of every file the state dir's watcher reports changed (v0.5 send files). */
+	onFileChanged: ((name: string) => void) | undefined;
+	/** Called after each rescan that checks every file (the watcher going live, or not trusted): events may be lost. */
+	onVerify: (() => void) | undefined;
 
 	constructor(options: ControllerOptions) {
 		this.#options = options;
@@ -205,10 +209,14 @@ export class IdeController {
 		this.refresh();
 		if (!this.#view.health.ok || this.#stopped) return Promise.resolve();
 		this.#watcher = new StateDirWatcher(this.#options.stateDir, {
-			changed: (name) => this.#scanner.markChanged(name),
+			changed: (name) => {
+				this.#scanner.markChanged(name);
+				this.onFileChanged?.(name);
+			},
 			rescan: (mode) => {
 				this.refresh(mode);
 				this.#judgeAhead();
+				if (mode === "verify") this.onVerify?.();
 			},
 			tick: () => this.#checkConnectedAlive(),
 			warn: (message) => this.#warnOnce(message),

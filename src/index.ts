@@ -37,6 +37,8 @@ import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-cl
 import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
+import type { SendOutcome } from "./link/send-deliver.ts";
+import { SendDesk } from "./link/send-desk.ts";
 import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
 import { userTrustCheck } from "./pi-api/trust.ts";
 import { formatEditorName, oneLine } from "./protocol/inert.ts";
@@ -71,6 +73,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	let approval: ApprovalDesk | undefined;
 	let approve = DEFAULT_SETTINGS.approve;
 	let approveTimeoutS = DEFAULT_SETTINGS.approveTimeoutSeconds;
+	/** v0.5 send to pi: the editor's sends, taken into pi's input or sent. */
+	let sendDesk: SendDesk | undefined;
 	/** What the model is told with an approved tool's result, by tool call id (until that result). */
 	const approvalNotes = new Map<string, string>();
 	/** What the next message sends for `injection`, given what the model already has (from the session, never memory). */
@@ -150,7 +154,42 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				pidNamespace,
 				paths,
 			});
-			current.onPill = () => published.sync();
+			/** The pill as last set: set again after a draft, which makes pi's TUI draw its input anew. */
+			let pill: string | undefined;
+			current.onPill = (text) => {
+				pill = text;
+				published.sync();
+			};
+			sendDesk = new SendDesk({
+				stateDir,
+				uid,
+				piPid: process.pid,
+				piNs: pidNamespace,
+				cwd: ctx.cwd,
+				connectedPid: () => current.connectedEditor()?.record.pid ?? null,
+				excluded: (file) => current.excludes(file),
+				caps: () => ({ maxLines: settings.maxSelectionLines, maxBytes: settings.maxSelectionBytes }),
+				deliver: (text, mode) => {
+					if (mode === "draft") {
+						if (!ctx.hasUI) throw new Error("pi has no input to put a draft in (print or JSON mode)");
+						ctx.ui.setEditorText(text);
+						// The TUI's editor does not ask for a redraw when its text is set from outside a key.
+						ctx.ui.setStatus(STATUS_KEY, pill);
+						return "draft";
+					}
+					if (ctx.isIdle()) {
+						pi.sendUserMessage(text);
+						return "prompt";
+					}
+					pi.sendUserMessage(text, { deliverAs: "followUp" });
+					return "follow-up";
+				},
+				published: (outcome) => published.sendFate(outcome),
+				warn: (message) => ui?.notify(message, "warning"),
+			});
+			const desk = sendDesk;
+			current.onFileChanged = (name) => desk.changed(name);
+			current.onVerify = () => desk.verify();
 			void controller.start();
 			published.sync();
 			const links = [
@@ -183,6 +222,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			approval?.close();
 			approval = undefined;
 			approvalNotes.clear();
+			sendDesk = undefined;
 			await controller?.stop();
 		} catch {
 			// Shutting down: nothing useful left to report to.
@@ -191,9 +231,14 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	});
 
 	/** What `/ide status` says of this session beyond the editors: pi's change set and the approval setting. */
-	const statusFacts = (current: IdeController, ctx: ExtensionContext): Pick<StatusFacts, "changes" | "approval"> => {
+	const statusFacts = (
+		current: IdeController,
+		ctx: ExtensionContext,
+	): Pick<StatusFacts, "changes" | "approval" | "lastSend"> => {
 		const state = current.connectedEditor()?.record.state;
+		const sent: SendOutcome | null = sendDesk?.last() ?? null;
 		return {
+			lastSend: sent ? { editorPid: sent.editor_pid, id: sent.id, fate: sent.fate, reason: sent.reason } : null,
 			...(editorLink ? { changes: editorLink.changeSummary() } : {}),
 			approval: {
 				mode: approve,

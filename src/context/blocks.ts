@@ -374,7 +374,7 @@ function previewText(text: string): string {
 }
 
 /** A language id safe after a fence (```ts): letters, digits and a few marks, or nothing. */
-function fenceLanguage(language: string): string {
+export function fenceLanguage(language: string): string {
 	return /^[A-Za-z0-9_+#.-]{1,40}$/.test(language) ? language : "";
 }
 

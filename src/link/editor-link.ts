@@ -11,7 +11,7 @@ import { StateDirScanner } from "../discovery/scan.ts";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { mapPiMessage, mapReviewRuns, type PathMapping, toPiPath } from "../protocol/path-map.ts";
 import type { EditorState } from "../protocol/protocol.ts";
-import { piFileName } from "../protocol/wire.ts";
+import { type PiMessage, piFileName } from "../protocol/wire.ts";
 import { awaitFileReport, releaseAll, type WaitPorts } from "./await-report.ts";
 import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
 import {
@@ -147,6 +147,8 @@ export class EditorLink {
 	#published = false;
 	#closed = false;
 	#lastWarning: string | undefined;
+	/** v0.5: the latest send's fate, published in pi's message. */
+	#sent: PiMessage["sent"] | null = null;
 
 	constructor(options: EditorLinkOptions) {
 		this.#options = options;
@@ -178,6 +180,12 @@ export class EditorLink {
 		if (pid === this.#editorPid) return;
 		this.#editorPid = pid;
 		if (pid !== null || this.#published) this.#publish(this.changes.runs().length > 0);
+	}
+
+	/** v0.5: tell the editor what became of its send (pi's message, `sent`). */
+	sendFate(sent: NonNullable<PiMessage["sent"]>): void {
+		this.#sent = { ...sent };
+		this.#publish();
 	}
 
 	/** A prompt's run begins. Also re-checks the connection: a switch between look-alike editors leaves the pill as it was. */
@@ -442,6 +450,7 @@ export class EditorLink {
 					editorPid: this.#editorPid,
 					log: this.log,
 					pidNamespace: this.#options.pidNamespace ?? null,
+					sent: this.#sent,
 				}),
 				this.#options.paths ?? [],
 			),

@@ -102,6 +102,8 @@ export interface PiMessageInput {
 	log: ChangeLog;
 	/** pi's pid namespace (v0.5 `pid_ns`); null: unknown, not written. */
 	pidNamespace?: string | null;
+	/** v0.5: the latest send's fate, or null. */
+	sent?: PiMessage["sent"] | null;
 }
 
 export function buildPiMessage(input: PiMessageInput): PiMessage {
@@ -116,6 +118,7 @@ export function buildPiMessage(input: PiMessageInput): PiMessage {
 		changed: input.log.changed.map((c) => ({ ...c })),
 		last_turn: [...input.log.lastTurn],
 		...(input.pidNamespace ? { pid_ns: input.pidNamespace } : {}),
+		...(input.sent ? { sent: { ...input.sent } } : {}),
 	};
 }
 

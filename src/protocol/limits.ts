@@ -82,3 +82,13 @@ export const MAX_ID_BYTES = 64;
 export const MAX_UNSAVED_TEXT_BYTES = 2 * 1024 * 1024;
 export const MAX_UNSAVED_BUFFERS = 32;
 export const MAX_BUFFERS_FILE_BYTES = 3 * 1024 * 1024;
+
+/**
+ * v0.5 send to pi (`<pid>.send.json`): the file is at most this big on disk (pi refuses a bigger one unread), the
+ * typed prompt at most MAX_SEND_PROMPT_BYTES of UTF-8, and what is sent (`item.text`) at most
+ * MAX_SELECTION_TEXT_BYTES, as a selection (the editor cuts it and sets `truncated`; pi refuses a longer one).
+ */
+export const MAX_SEND_FILE_BYTES = 512 * 1024;
+export const MAX_SEND_PROMPT_BYTES = 16 * 1024;
+/** A send older than this (by its `timestamp`, seconds) when pi reads it is stale: pi refuses it. */
+export const SEND_MAX_AGE_SECONDS = 30;

@@ -448,6 +448,15 @@ export const PiMessageSchema = Type.Object({
 	last_turn: Type.Array(Type.String({ minLength: 1 }), { maxItems: MAX_PI_LAST_TURN }),
 	/** v0.5: pi's pid namespace (`pid:[4026531836]`): its pid means something only there. */
 	pid_ns: Type.Optional(Type.String()),
+	/** v0.5 send to pi: what became of the latest send pi answered (PROTOCOL.md). */
+	sent: Type.Optional(
+		Type.Object({
+			editor_pid: Type.Integer({ minimum: 1 }),
+			id: Type.String({ minLength: 1 }),
+			fate: Type.String(),
+			reason: Type.Optional(Type.String()),
+		}),
+	),
 });
 
 export type PiChange = Static<typeof PiChangeSchema>;

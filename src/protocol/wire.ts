@@ -11,6 +11,7 @@
  *   state file's `decisions`;
  * - the editor's unsaved buffers `<pid>.buffers.json` (v0.5): `EditorBuffers` (below), named by its state file's
  *   `buffers_serial`;
+ * - the editor's send to pi `<pid>.send.json` (v0.5): `SendRequest` (send.ts), named by `editorSendFileName`;
  * - the limits: limits.ts.
  * Types and names only: no I/O, no imports but the protocol's own modules.
  */
@@ -75,6 +76,31 @@ export function isPisEntry(
 	ownNs: string | null | undefined,
 ): boolean {
 	return entry.pi_pid === pid && (entry.pi_ns === undefined || entry.pi_ns === (ownNs ?? undefined));
+}
+
+export {
+	type ParsedSend,
+	parseSendRequest,
+	SEND_KINDS,
+	type SendItem,
+	type SendKind,
+	type SendMode,
+	type SendRequest,
+} from "./send.ts";
+
+/** v0.5: what the editor hands pi (send to pi), `<editor pid>.send.json`: not `<digits>.json`, so older pis skip it. */
+export const SEND_FILE_SUFFIX = ".send.json";
+
+export function editorSendFileName(pid: number): string {
+	return `${pid}${SEND_FILE_SUFFIX}`;
+}
+
+/** The editor pid a send file's name stands for (canonical decimal, as state files), or undefined. */
+export function parseSendFileName(name: string): number | undefined {
+	const m = /^([1-9][0-9]{0,9})\.send\.json$/.exec(name);
+	if (!m) return undefined;
+	const pid = Number(m[1]);
+	return pid <= 2 ** 31 - 1 ? pid : undefined;
 }
 
 /** Every file pi writes for the editors starts so; no editor's `<pid>.json` does. */

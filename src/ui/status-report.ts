@@ -51,6 +51,8 @@ export interface StatusFacts {
 	approval?: ApprovalFacts;
 	/** pi in a sandbox or a container: the editors' directories as pi sees them (path-map.ts); none by default. */
 	paths?: readonly PathMapping[];
+	/** v0.5 send to pi: the latest send pi answered (undefined: not described; null: none yet). */
+	lastSend?: { editorPid: number; id: string; fate: string; reason?: string } | null;
 }
 
 /** pi's change set as the editors see it: the runs kept, their files and hunks; reverts the model was told. */
@@ -120,6 +122,7 @@ export function formatStatusReport(facts: StatusFacts): string {
 	);
 	if (facts.changes) lines.push(describeChanges(facts.changes));
 	if (facts.approval) lines.push(...describeApproval(facts.approval));
+	if (facts.lastSend !== undefined) lines.push(describeLastSend(facts.lastSend));
 	const next = facts.next;
 	if (next.kind === "skip") {
 		// A colon, not brackets: the reason may carry its own (a rule's pattern, a dir's permissions).
@@ -135,6 +138,19 @@ export function formatStatusReport(facts: StatusFacts): string {
 }
 
 /** One line: what pi's change set holds for the editors to review. */
+/** v0.5: the latest send from an editor and its fate. */
+function describeLastSend(sent: StatusFacts["lastSend"]): string {
+	if (!sent) return "Sent from the editor: nothing yet";
+	const fates: Record<string, string> = {
+		draft: "put into pi's input as a draft",
+		prompt: "sent as a prompt",
+		"follow-up": "queued as a follow-up of the run under way",
+		excluded: "refused: the file is excluded by the ignore rules (nothing reached the model)",
+	};
+	const fate = fates[sent.fate] ?? `refused: ${oneLine(sent.reason ?? sent.fate, 200)}`;
+	return `Sent from the editor (pid ${sent.editorPid}, id ${oneLine(sent.id, 64)}): ${fate}`;
+}
+
 function describeChanges(changes: ChangesFacts): string {
 	if (changes.runs === 0) return "pi's changes: none yet (nothing to review)";
 	const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -59,7 +59,25 @@ export type Capability =
 	 * Protocol v0.5: the client hands its unsaved file buffers' text over in `<pid>.buffers.json`, named by the
 	 * state file's `buffers_serial` (cases/unsaved-buffers.ts; the session's `setLines` and `save` drive it).
 	 */
-	| "unsaved-buffers";
+	| "unsaved-buffers"
+	/**
+	 * Protocol v0.5 send to pi (cases/send.ts): the user's command hands the pi connected to the editor what they
+	 * point at (ClientSession.sendToPi), written as `<pid>.send.json`, and the client shows pi's answer (`sent`).
+	 */
+	| "send";
+
+/** The user's send-to-pi command (capability "send"): what it sends, how, with which typed words. */
+export interface KitSend {
+	/** `draft` (the default command) or `now` (its "at once" variant). */
+	mode: "draft" | "now";
+	prompt: string;
+	/**
+	 * What: the selected lines (`lines`, 1-based inclusive, as a selection the user made), else the line under the
+	 * cursor, or the documented form for the diagnostic under the cursor or the whole file.
+	 */
+	lines?: [number, number];
+	form?: "diagnostic" | "file";
+}
 
 /** A diagnostic as a checker publishes it, positions in the protocol's terms. */
 export interface KitDiagnostic {
@@ -130,6 +148,11 @@ export interface ClientSession {
 	 */
 	approvalNotices?(): Promise<string[]>;
 	// ---- end approval ----
+	/**
+	 * Send to pi (capability "send"): the user gives the client's command in the buffer holding `file` (made the
+	 * current one); returns once the client has handled it (written its request, or told the user why not).
+	 */
+	sendToPi?(file: string, send: KitSend): Promise<void>;
 	/** Give a headless editor its UI (capability "ui-gate"). */
 	attachUi?(): Promise<void>;
 	/** A clean exit: the client removes its state file. */

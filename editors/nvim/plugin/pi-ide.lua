@@ -27,6 +27,33 @@ end, {
   desc = "pi-ide: status, on/off, diff a buffer with its file, review/revert pi's changes, approve/reject pi's edit",
 })
 
+-- v0.5 send to pi: `:PiIdeSend [prompt]` (a draft in pi's input), `:PiIdeSend! [prompt]` (at once), with a range
+-- the selection, `@diagnostic`, `@hunk` or `@file` first for those. Mappings are offered, never set.
+vim.api.nvim_create_user_command("PiIdeSend", function(cmd)
+  require("pi-ide.send").command(cmd)
+end, {
+  nargs = "*",
+  range = true,
+  bang = true,
+  complete = function(arg, line)
+    if line:match("^%s*%S+%s+%S*$") then
+      return vim.tbl_filter(function(f)
+        return f:sub(1, #arg) == arg
+      end, { "@diagnostic", "@hunk", "@file" })
+    end
+    return {}
+  end,
+  desc = "pi-ide: send the selection (or line, @diagnostic, @hunk, @file) to pi: a draft; ! sends at once",
+})
+local function plug(mode, name, rhs, desc)
+  vim.keymap.set(mode, "<Plug>(" .. name .. ")", rhs, { silent = true, desc = "pi-ide: " .. desc })
+end
+plug("n", "pi-ide-send", "<Cmd>PiIdeSend<CR>", "send the line to pi (draft)")
+plug("x", "pi-ide-send", ":PiIdeSend<CR>", "send the selection to pi (draft)")
+plug("n", "pi-ide-send-now", "<Cmd>PiIdeSend!<CR>", "send the line to pi at once")
+plug("x", "pi-ide-send-now", ":PiIdeSend!<CR>", "send the selection to pi at once")
+plug("n", "pi-ide-send-diagnostic", "<Cmd>PiIdeSend @diagnostic<CR>", "send the diagnostic under the cursor (draft)")
+
 -- Defaults work without setup(); `vim.g.pi_ide_disable = true` keeps it off. The start is deferred to the
 -- first turn of the event loop: requiring the modules during startup would cost every Neovim start about
 -- 2 ms (module search over 'runtimepath'), and the first write, right after startup, sees the same state.

@@ -19,6 +19,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"approval-marks",
 	"unsaved-buffers",
 	"pi-identity",
+	"send",
 ]);
 
 /** vim.diagnostic.severity's numbers. */
@@ -136,6 +137,19 @@ return files`),
 				.map((line) => line.trim())
 				.filter(isNotice),
 		// ---- approval: `:PiIde approve` / `:PiIde reject` as typed, their reply; the marks of every namespace ----
+		sendToPi: async (file, send) => {
+			await nv.input("<Esc>");
+			await inBuffer(file, "vim.api.nvim_set_current_buf(b)");
+			const bang = send.mode === "now" ? "!" : "";
+			const form = send.form ? `@${send.form} ` : "";
+			if (send.lines) {
+				// A selection the user made: visual line mode over the lines, then `:` (which gives the range).
+				await nv.call("nvim_win_set_cursor", 0, [send.lines[0], 0]);
+				await nv.input(`V${send.lines[1] > send.lines[0] ? `${send.lines[1] - send.lines[0]}j` : ""}`);
+				await nv.input(`:PiIdeSend${bang} ${form}${send.prompt.replace(/</g, "<lt>")}<CR>`);
+			} else await nv.command(`PiIdeSend${bang} ${form}${send.prompt}`);
+			await nv.settle();
+		},
 		approve: async () => (await nv.exec("PiIde approve")).trim(),
 		reject: async () => (await nv.exec("PiIde reject")).trim(),
 		approvalMarks: (file) =>

@@ -112,8 +112,9 @@ export const adapters: ClientAdapter[] = [
 		app: "obsidian",
 		capabilities: new Set(["selection", "edit", "editor-per-row"]),
 		missing: {
-			"pi-identity": "not yet: protocol v0.5 pi identity (issue 23) is being implemented for this client",
 			"unsaved-buffers": "not built yet (issue 26)",
+			send: "not built yet (issue 25)",
+			"pi-identity": "the Obsidian plugin speaks protocol v0.2: it reads no pi messages, so it has no pi to name",
 			review:
 				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',
 			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",

@@ -166,7 +166,7 @@ function M.write(dir, pid, text, uid)
 end
 
 --- Atomically replace `<dir>/<name>` with `text`, by the state file's rules (see write): the editor's other
---- files in the state dir (v0.5 `<pid>.buffers.json`) are written so too.
+--- files in the state dir (v0.5 `<pid>.buffers.json`, the send request `<pid>.send.json`) are written so too.
 ---@param dir string
 ---@param name string
 ---@param text string
@@ -209,9 +209,9 @@ function M.write_named(dir, name, text, uid)
   return true
 end
 
---- Remove our state file and any temp file. Only inside a directory that passes the checks: unlinking
---- through a directory someone swapped for a symlink would delete a file elsewhere. A missing directory
---- holds nothing of ours: that is success.
+--- Remove our state file, our send request (v0.5) and any temp file. Only inside a directory that passes the
+--- checks: unlinking through a directory someone swapped for a symlink would delete a file elsewhere. A missing
+--- directory holds nothing of ours: that is success.
 ---@param dir string
 ---@param pid integer
 ---@param uid integer|nil the owner the dir must have; default: ours
@@ -221,6 +221,9 @@ end
 function M.remove(dir, pid, uid)
   -- The unsaved buffers (v0.5) go with the state file that names them.
   local ok, err, kind = M.remove_named(dir, ("%d.buffers.json"):format(pid), uid)
+  if ok then
+    ok, err, kind = M.remove_named(dir, ("%d.send.json"):format(pid), uid)
+  end
   if ok then
     ok, err, kind = M.remove_named(dir, ("%d.json"):format(pid), uid)
   end

@@ -217,6 +217,7 @@ local function handle_message(msg, ident)
   end
   local handled = pis.handled(ident.key)
   pis.record(msg, ident)
+  pcall(require("pi-ide.send").answered, msg) -- v0.5: what became of our send
   -- Newest change per file, in seq order.
   local newest = {}
   for _, c in ipairs(msg.changed) do

@@ -94,6 +94,28 @@ function M.connected()
   return { pid = m.pid, cwd = type(m.cwd) == "string" and m.cwd or "", last_turn = m.last_turn or {} }
 end
 
+--- v0.5 send to pi: every live pi whose message names this Neovim, newest first, as { pid, pid_ns (its message's
+--- `pid_ns`, nil when it wrote none), key (identity.key), cwd }.
+---@return { pid: integer, pid_ns: string|nil, key: string, cwd: string }[]
+function M.all()
+  M.connected() -- drops the dead ones
+  local out = {}
+  for key, p in pairs(H.pis) do
+    local m = p.message
+    out[#out + 1] = {
+      pid = p.pid,
+      pid_ns = type(m.pid_ns) == "string" and m.pid_ns or nil,
+      key = key,
+      cwd = type(m.cwd) == "string" and m.cwd or "",
+      at = p.at,
+    }
+  end
+  table.sort(out, function(a, b)
+    return a.at > b.at
+  end)
+  return out
+end
+
 --- What the statusline says: "" without a connected pi, "pi" with one, "pi +N" when its last turn changed
 --- N files.
 ---@return string

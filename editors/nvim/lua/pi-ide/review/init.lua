@@ -303,6 +303,27 @@ local function current_marks(buf)
   return out
 end
 
+--- v0.5 send to pi: the 1-based first and last line of pi's hunk under the cursor in the current buffer, or nil.
+---@return integer|nil first
+---@return integer|nil last
+function M.hunk_at_cursor()
+  local buf = vim.api.nvim_get_current_buf()
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  for _, m in ipairs(current_marks(buf)) do
+    -- A mark over whole lines ends at column 0 of the line after its last.
+    local pos = vim.api.nvim_buf_get_extmark_by_id(buf, H.ns, m.id, { details = true })
+    local details = pos[3] or {}
+    local last = m.end_row
+    if last > m.row and (details.end_col or 0) == 0 then
+      last = last - 1
+    end
+    if row >= m.row and row <= last then
+      return m.row + 1, last + 1
+    end
+  end
+  return nil
+end
+
 --- The marks of `buf` checked where they are now: one whose lines are no longer pi's (the user edited or deleted
 --- them), or, for a deletion, whose neighbours are no longer the baseline's, goes, as mark_buffer would not
 --- place it (a revert of it is refused anyway). The others stay where they moved.
