@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatSend, judgeSend, type SendJudgeInput } from "../../src/link/send-deliver.ts";
-import { MAX_SELECTION_TEXT_BYTES, MAX_SEND_PROMPT_BYTES, SEND_MAX_AGE_SECONDS } from "../../src/protocol/limits.ts";
-import { editorSendFileName, parseSendFileName, parseSendRequest } from "../../src/protocol/wire.ts";
+import { formatSend, judgeSend, type SendJudgeInput } from "../../../src/link/send-deliver.ts";
+import { MAX_SELECTION_TEXT_BYTES, MAX_SEND_PROMPT_BYTES, SEND_MAX_AGE_SECONDS } from "../../../src/protocol/limits.ts";
+import { editorSendFileName, parseSendFileName, parseSendRequest } from "../../../src/protocol/wire.ts";
 
 const NOW = 1_800_000_000;
 

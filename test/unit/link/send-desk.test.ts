@@ -8,11 +8,11 @@ import { chmodSync, chownSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { SendOutcome } from "../../src/link/send-deliver.ts";
-import { SendDesk } from "../../src/link/send-desk.ts";
-import { MAX_SEND_FILE_BYTES } from "../../src/protocol/limits.ts";
-import { editorSendFileName } from "../../src/protocol/wire.ts";
-import { sendRequest } from "../helpers/send.ts";
+import type { SendOutcome } from "../../../src/link/send-deliver.ts";
+import { SendDesk } from "../../../src/link/send-desk.ts";
+import { MAX_SEND_FILE_BYTES } from "../../../src/protocol/limits.ts";
+import { editorSendFileName } from "../../../src/protocol/wire.ts";
+import { sendRequest } from "../../helpers/send.ts";
 
 const EDITOR = 4242;
 const PI = 5151;
