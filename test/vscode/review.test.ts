@@ -18,6 +18,7 @@ import {
 	mkdtempSync,
 	readdirSync,
 	readFileSync,
+	readlinkSync,
 	renameSync,
 	rmSync,
 	symlinkSync,
@@ -32,6 +33,7 @@ import { type EditorState, parseEditorState } from "../../src/protocol/protocol.
 import { DEFAULT_REPLY, type FakeReply, type RecordedRequest } from "../helpers/fake-llm.ts";
 import { createPiEnv, type PiEnv } from "../helpers/pi-env.ts";
 import { type RpcPi, startRpc, type UiRequest } from "../helpers/rpc.ts";
+
 import {
 	assertInstalled,
 	type Browser,
@@ -43,6 +45,9 @@ import {
 	startCodeServer,
 	waitFor,
 } from "./code-server.ts";
+
+/** pi's pid namespace, ours: the editor echoes it as `pi_ns` (PROTOCOL.md v0.5, pi's identity). */
+const PI_NS = readlinkSync("/proc/self/ns/pid");
 
 const ORIGINAL = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`);
 /** What the model's two runs leave: line 2 changed in the first, line 9 changed and a line added in the second. */
@@ -278,6 +283,7 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 			{ ...entry, id: undefined, run: undefined },
 			{
 				pi_pid: rpc?.child.pid,
+				pi_ns: PI_NS,
 				id: undefined,
 				run: undefined,
 				file,
@@ -566,7 +572,12 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 		assert.equal(readFileSync(plan, "utf8"), "step 1\nstep 2, by pi\nstep 3\n");
 		assert.match(toolResults(env.model.requests[asked + 1]), /the user approved this change to plan\.txt in VS Code/);
 		const state = await waitForState("the decision", (s) => (s.decisions ?? []).length === 1);
-		assert.deepEqual(state.decisions?.[0], { pi_pid: pi.child.pid, id: state.decisions?.[0]?.id, decision: "accept" });
+		assert.deepEqual(state.decisions?.[0], {
+			pi_pid: pi.child.pid,
+			pi_ns: PI_NS,
+			id: state.decisions?.[0]?.id,
+			decision: "accept",
+		});
 		await page.keyboard.press("Control+W");
 		await page.waitForSelector(".monaco-diff-editor", { state: "detached", timeout: 10_000 });
 	});
