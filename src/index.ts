@@ -37,6 +37,7 @@ import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-cl
 import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
+import { waitCapsFor } from "./link/pi-message.ts";
 import type { SendOutcome } from "./link/send-deliver.ts";
 import { SendDesk } from "./link/send-desk.ts";
 import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
@@ -138,6 +139,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				excluded: (file) => current.excludes(file),
 				pidNamespace,
 				paths,
+				waitCaps: waitCapsFor(settings.answerWaitMs),
 			});
 			editorLink = published;
 			approval?.close();

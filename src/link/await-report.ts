@@ -8,7 +8,7 @@
  */
 
 import type { EditorState, FileReport } from "../protocol/protocol.ts";
-import { findReport, isSettled, type WaitCaps, type WaitEnd } from "./pi-message.ts";
+import { findReport, isSettled, newestAnswered, type WaitCaps, type WaitEnd } from "./pi-message.ts";
 
 export interface WaitPorts {
 	/** The editor's state now (null when it is gone or unreadable). */
@@ -19,6 +19,8 @@ export interface WaitPorts {
 	now(): number;
 	/** Run `fn` after `ms`; returns the cancel. */
 	setTimer(fn: () => void, ms: number): () => void;
+	/** How many of pi's changes the editor has to answer now, this one included (parallel tool calls); 1 when left out. */
+	outstanding?(): number;
 }
 
 export interface WaitOutcome {
@@ -45,7 +47,10 @@ export function releaseAll(cleanups: readonly (() => void)[]): void {
 
 /**
  * Resolve once the report for (`file`, `seq` or later) is settled, `caps.answerMs` passes with no report,
- * `caps.diagnosticsMs` passes with one that still waits for diagnostics, or `signal` aborts.
+ * `caps.diagnosticsMs` passes with one that still waits for diagnostics, or `signal` aborts. At the answer cap
+ * with no report, the editor gets longer, up to `caps.answerMaxMs` in all: `caps.answerPerChangeMs` for each other
+ * change of pi's it has to answer (`ports.outstanding`: parallel tool calls, all reloaded before it answers), and
+ * another `answerMs` whenever it answered another of this pi's changes since the last look (at work, not suspended).
  * Never rejects: a read that throws counts as "no answer yet".
  */
 export function awaitFileReport(
@@ -68,6 +73,8 @@ export function awaitFileReport(
 			releaseAll(cleanups);
 			resolve({ report: last, ended, waitedMs: ports.now() - started });
 		};
+		let answered = 0;
+		let diagnosticsCapPassed = false;
 		const check = () => {
 			if (done) return;
 			try {
@@ -75,28 +82,57 @@ export function awaitFileReport(
 				const report = state ? findReport(state, file, seq, piPid, piNs) : undefined;
 				if (report) last = report;
 				if (isSettled(last)) finish("settled");
+				else if (last !== undefined && diagnosticsCapPassed) finish("no diagnostics");
 			} catch {
 				// Unreadable now (mid-rename, vanished): the next change or the cap decides.
 			}
 		};
+		/** This pi's newest answered change now (0: none, or unreadable). */
+		const answeredNow = () => {
+			try {
+				const state = ports.read();
+				return state ? newestAnswered(state, piPid, piNs) : 0;
+			} catch {
+				return 0;
+			}
+		};
+		answered = answeredNow();
 		if (signal?.aborted) return finish("aborted");
 		const onAbort = () => finish("aborted");
 		signal?.addEventListener("abort", onAbort, { once: true });
 		cleanups.push(() => signal?.removeEventListener("abort", onAbort));
 		// At each cap, one last look first: an answer whose directory event is still queued counts.
 		const giveUp = () => finish(last === undefined ? "no answer" : "no diagnostics");
-		cleanups.push(
-			ports.setTimer(() => {
-				check();
-				// Any report by now is a reload still waiting for diagnostics (the others settle at once).
-				if (last === undefined) giveUp();
-			}, caps.answerMs),
-		);
+		let extended = false;
+		const answerCap = () => {
+			check();
+			// Any report by now is a reload still waiting for diagnostics (the others settle at once).
+			if (done || last !== undefined) return;
+			const elapsed = ports.now() - started;
+			const max = caps.answerMaxMs ?? caps.answerMs;
+			// Many changes at once (pi's parallel tool calls): the editor reloads them all before it answers.
+			const outstanding = Math.max(1, ports.outstanding?.() ?? 1);
+			const busy = Math.min(max, caps.answerMs + (caps.answerPerChangeMs ?? 0) * (outstanding - 1));
+			const now = answeredNow();
+			let next = 0;
+			if (elapsed < busy) next = busy - elapsed;
+			else if (now > answered && elapsed < max) next = Math.min(caps.answerMs, max - elapsed);
+			answered = Math.max(answered, now);
+			if (next > 0) {
+				extended = true;
+				cleanups.push(ports.setTimer(answerCap, next));
+				return;
+			}
+			giveUp();
+		};
+		cleanups.push(ports.setTimer(answerCap, caps.answerMs));
 		cleanups.push(
 			ports.setTimer(
 				() => {
 					check();
-					giveUp();
+					diagnosticsCapPassed = true;
+					// An answer wait still extended decides for itself (answerCap); a report waiting for diagnostics ends here.
+					if (last !== undefined || !extended) giveUp();
 				},
 				Math.max(caps.answerMs, caps.diagnosticsMs),
 			),

@@ -145,6 +145,8 @@ export class EditorLink {
 	 */
 	#writing: Promise<void> | null = null;
 	#published = false;
+	/** Waits for the editor's answer under way (awaitFileReport): how many of pi's changes it has to answer. */
+	#waiting = 0;
 	#closed = false;
 	#lastWarning: string | undefined;
 	/** v0.5: the latest send's fate, published in pi's message. */
@@ -234,15 +236,19 @@ export class EditorLink {
 		// The editor answers the message: it must be out before the wait for the answer begins.
 		await this.flush();
 		const caps = this.#options.waitCaps ?? WAIT_CAPS;
+		// The editor has as many of pi's changes to answer as there are waits under way (parallel tool calls).
+		this.#waiting += 1;
 		const outcome = await awaitFileReport(
-			this.#ports(editor.pid),
+			{ ...this.#ports(editor.pid), outstanding: () => this.#waiting },
 			file,
 			seq,
 			caps,
 			signal,
 			this.#options.pid,
 			this.#options.pidNamespace ?? null,
-		);
+		).finally(() => {
+			this.#waiting -= 1;
+		});
 		const latest = this.#read(editor.pid) ?? editor.state;
 		return formatToolNote(latest, file, outcome, caps);
 	}

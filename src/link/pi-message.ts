@@ -25,16 +25,44 @@ import { isPisEntry } from "../protocol/wire.ts";
 export const ANSWER_WAIT_MS = 1000;
 /** How long pi waits, from the same start, for diagnostics of the new content once the editor reloaded with a checker. */
 export const DIAGNOSTICS_WAIT_MS = 2000;
+/**
+ * An editor still working through pi's changes when the answer cap comes (it answered another of this pi's
+ * changes during the wait: busy, not suspended) gets another `answerMs`, and again while it keeps answering, up
+ * to this in all from the end of the tool. pi writing 40 open files at once on a loaded machine needs it.
+ */
+export const ANSWER_WAIT_MAX_MS = 5000;
+/** The answer cap grows by this for each other change of pi's the editor has to answer at the same time. */
+export const ANSWER_WAIT_PER_CHANGE_MS = 50;
 
 /** The two stages of the wait after a write/edit, in milliseconds from the end of the tool. */
 export interface WaitCaps {
 	/** For the editor's report on the file. */
 	answerMs: number;
+	/** The answer wait extended while the editor keeps answering this pi (ANSWER_WAIT_MAX_MS); none when left out. */
+	answerMaxMs?: number;
+	/** More per other change the editor has to answer at once (ANSWER_WAIT_PER_CHANGE_MS), within answerMaxMs. */
+	answerPerChangeMs?: number;
 	/** For current diagnostics, once the report says `reloaded` with `diagnostics_expected`. */
 	diagnosticsMs: number;
 }
 
-export const WAIT_CAPS: WaitCaps = { answerMs: ANSWER_WAIT_MS, diagnosticsMs: DIAGNOSTICS_WAIT_MS };
+/** The wait's caps for an answer cap of `answerMs` (the `answerWaitMs` setting): the others grow with it. */
+export function waitCapsFor(answerMs: number): WaitCaps {
+	const scale = answerMs / ANSWER_WAIT_MS;
+	return {
+		answerMs,
+		answerMaxMs: Math.round(ANSWER_WAIT_MAX_MS * scale),
+		answerPerChangeMs: Math.round(ANSWER_WAIT_PER_CHANGE_MS * scale),
+		diagnosticsMs: Math.round(DIAGNOSTICS_WAIT_MS * scale),
+	};
+}
+
+export const WAIT_CAPS: WaitCaps = {
+	answerMs: ANSWER_WAIT_MS,
+	answerMaxMs: ANSWER_WAIT_MAX_MS,
+	answerPerChangeMs: ANSWER_WAIT_PER_CHANGE_MS,
+	diagnosticsMs: DIAGNOSTICS_WAIT_MS,
+};
 
 /** How a wait for the editor's answer ended. */
 export type WaitEnd = "settled" | "no answer" | "no diagnostics" | "aborted";
@@ -153,6 +181,19 @@ export function findReport(
 	return found;
 }
 
+/**
+ * The newest of this pi's changes the editor has answered: the highest `seq` among its reports for this pi (0
+ * when none). A wait sees the editor at work on pi's changes when it grows.
+ */
+export function newestAnswered(state: EditorState, piPid?: number, piNs?: string | null): number {
+	let newest = 0;
+	for (const report of state.files ?? []) {
+		if (piPid !== undefined && report.pi_pid !== undefined && !isPisEntry(report, piPid, piNs)) continue;
+		if (report.seq > newest) newest = report.seq;
+	}
+	return newest;
+}
+
 /** Is the wait over? Yes once the editor answered, and, when it reloaded with a checker attached, once current diagnostics are in. */
 export function isSettled(report: FileReport | undefined): boolean {
 	if (!report) return false;
@@ -168,7 +209,7 @@ export function isSettled(report: FileReport | undefined): boolean {
 export function formatToolNote(
 	editor: Pick<EditorState, "app" | "product">,
 	file: string,
-	outcome: { report: FileReport | undefined; ended: WaitEnd },
+	outcome: { report: FileReport | undefined; ended: WaitEnd; waitedMs?: number },
 	caps: WaitCaps = WAIT_CAPS,
 ): string | null {
 	const name = formatEditorName(editor);
@@ -176,7 +217,7 @@ export function formatToolNote(
 	const report = outcome.report;
 	if (!report) {
 		return outcome.ended === "no answer"
-			? `${name} did not answer within ${formatWait(caps.answerMs)} (suspended or busy?): it may still show the old content of ${path}.`
+			? `${name} did not answer within ${formatWait(answerWaited(outcome.waitedMs, caps))} (suspended or busy?): it may still show the old content of ${path}.`
 			: null;
 	}
 	if (report.status === "modified") {
@@ -190,6 +231,12 @@ export function formatToolNote(
 	if (isClean(diagnostics)) return `${name} reloaded ${path}: no diagnostics for the new content.`;
 	const lines = formatList(diagnostics, null, TOOL_DIAGNOSTICS_CAP, "errors first");
 	return [`${name} reloaded ${path}. ${lines[0]}`, ...lines.slice(1)].join("\n");
+}
+
+/** How long pi waited for an answer that never came: the cap, or the whole second it was extended to. */
+function answerWaited(waitedMs: number | undefined, caps: WaitCaps): number {
+	if (waitedMs === undefined || waitedMs < caps.answerMs + 500) return caps.answerMs;
+	return Math.round(waitedMs / 1000) * 1000;
 }
 
 function formatWait(ms: number): string {

@@ -29,6 +29,11 @@ export interface IdeSettings {
 	/** How long a write/edit waits for approval; then it is not applied (and the model is told to ask). */
 	approveTimeoutSeconds: number;
 	/**
+	 * How long a write/edit waits for the editor's answer (its reload report) before the model is told the editor
+	 * did not answer; it grows with what the editor has to do (src/link/await-report.ts), up to five times this.
+	 */
+	answerWaitMs: number;
+	/**
 	 * pi in a sandbox or a container: `{ "<directory as the editors report it>": "<the same directory as pi sees
 	 * it>" }`, for what pi's bind mounts do not tell (src/protocol/path-map.ts). Bad entries are named and skipped.
 	 */
@@ -45,6 +50,7 @@ export const DEFAULT_SETTINGS: Readonly<IdeSettings> = {
 	sendUnchanged: false,
 	approve: "off",
 	approveTimeoutSeconds: 120,
+	answerWaitMs: 1000,
 	paths: [],
 };
 
@@ -62,6 +68,9 @@ const readApprove: Reader<IdeSettings["approve"]> = (v) => (v === "off" || v ===
 /** At most an hour: a tool call waiting longer than that is a stuck session, not a review. */
 const readTimeout: Reader<number> = (v) =>
 	typeof v === "number" && Number.isSafeInteger(v) && v > 0 && v <= 3600 ? v : undefined;
+/** 100 ms to 10 s: shorter than an idle editor's answer is useless, longer keeps the model waiting on a stopped editor. */
+const readAnswerWait: Reader<number> = (v) =>
+	typeof v === "number" && Number.isSafeInteger(v) && v >= 100 && v <= 10_000 ? v : undefined;
 const readGlyphs: Reader<IdeSettings["glyphs"]> = (v) => (v === "nerd" || v === "plain" ? v : undefined);
 
 const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expected: string } } = {
@@ -74,6 +83,7 @@ const READERS: { [K in keyof IdeSettings]: { read: Reader<IdeSettings[K]>; expec
 	sendUnchanged: { read: readBoolean, expected: "true or false" },
 	approve: { read: readApprove, expected: '"off" or "edits"' },
 	approveTimeoutSeconds: { read: readTimeout, expected: "a whole number of seconds from 1 to 3600" },
+	answerWaitMs: { read: readAnswerWait, expected: "a whole number of milliseconds from 100 to 10000" },
 	// Read by parsePathSetting (its good entries are kept, each bad one named): see `assign`.
 	paths: { read: () => undefined, expected: "an object of absolute directories" },
 };

@@ -41,7 +41,11 @@ describe(`pi writes ${FILES} open files in one message: every tool result gets t
 	for (const { label, module, name } of CLIENTS) {
 		it(label, async (t) => {
 			const adapter = await adapterOf(module, name);
-			const env = await envFor(t);
+			// What this run checks is retention (every answer kept until pi read it), not speed: on this loaded machine
+			// (the suite's four lanes on two cores) an editor's first answer to a burst of 40 can take more than the
+			// default second, so the wait is the setting's for slow machines. A client that keeps 20 reports in all
+			// loses 20 answers however long pi waits.
+			const env = await envFor(t, { settings: { ideContext: { answerWaitMs: 5000 } } });
 			const files = Array.from({ length: FILES }, (_, i) =>
 				touch(env.workDir, `src/f${String(i + 1).padStart(2, "0")}.txt`, `file ${i + 1}\n`),
 			);

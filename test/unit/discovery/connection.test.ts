@@ -380,6 +380,7 @@ describe("parseSettings", () => {
 				sendUnchanged: false,
 				approve: "off",
 				approveTimeoutSeconds: 120,
+				answerWaitMs: 1000,
 			},
 		},
 		{ name: "plain glyphs", raw: { glyphs: "plain" }, expected: { glyphs: "plain" } },
@@ -425,6 +426,17 @@ describe("parseSettings", () => {
 				/approve should be "off" or "edits", not true/,
 				/approveTimeoutSeconds should be a whole number of seconds from 1 to 3600, not 0.5/,
 			],
+		},
+		{
+			name: "the answer wait for a slow machine",
+			raw: { answerWaitMs: 5000 },
+			expected: { answerWaitMs: 5000 },
+		},
+		{
+			name: "the answer wait takes whole milliseconds from 100 to 10000",
+			raw: { answerWaitMs: 50 },
+			expected: { answerWaitMs: 1000 },
+			problems: [/answerWaitMs should be a whole number of milliseconds from 100 to 10000, not 50/],
 		},
 		{
 			name: "a timeout over an hour is refused",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { awaitFileReport, type WaitPorts } from "../../../src/link/await-report.ts";
-import type { WaitCaps } from "../../../src/link/pi-message.ts";
+import { WAIT_CAPS, type WaitCaps, waitCapsFor } from "../../../src/link/pi-message.ts";
 import type { EditorState, FileReport } from "../../../src/protocol/protocol.ts";
 
 const CAPS: WaitCaps = { answerMs: 1000, diagnosticsMs: 2000 };
@@ -203,6 +203,127 @@ describe("awaitFileReport", () => {
 			const out = await pending;
 			assert.equal(out.ended, "settled");
 			assert.equal(out.waitedMs, 1000);
+		});
+	});
+});
+
+describe("awaitFileReport: an editor at work on pi's changes gets longer (answerMaxMs)", () => {
+	const EXTENDED: WaitCaps = { answerMs: 1000, answerMaxMs: 5000, diagnosticsMs: 2000 };
+	const other = (seq: number) => report({ file: `/p/other-${seq}.ts`, seq, diagnostics_expected: false });
+	const ours = report({ seq: 50, diagnostics_expected: false });
+	/** Each row: the reports the editor has at the start, then at each second; what the wait ends with, and when. */
+	const rows: {
+		name: string;
+		start: FileReport[];
+		steps: FileReport[][];
+		ended: string;
+		at: number;
+		caps?: WaitCaps;
+		outstanding?: number;
+	}[] = [
+		{
+			name: "answering others during the wait, then ours at 2.5 s: settled",
+			start: [],
+			steps: [[other(40)], [other(40), other(41)], [other(40), other(41), ours]],
+			ended: "settled",
+			at: 2500,
+		},
+		{
+			name: "answering nothing: no answer at the cap, 1 s",
+			start: [other(40)],
+			steps: [[other(40)], [other(40)], [other(40)]],
+			ended: "no answer",
+			at: 1000,
+		},
+		{
+			name: "answering others without end, never ours: no answer at answerMaxMs, 5 s",
+			start: [],
+			steps: Array.from({ length: 8 }, (_, i) => Array.from({ length: i + 1 }, (_, k) => other(10 + k))),
+			ended: "no answer",
+			at: 5000,
+		},
+		{
+			name: "answers from before the wait prove nothing: no answer at 1 s",
+			start: [other(40), other(41)],
+			steps: [
+				[other(40), other(41)],
+				[other(40), other(41)],
+			],
+			ended: "no answer",
+			at: 1000,
+		},
+		{
+			name: "without answerMaxMs no extension: no answer at 1 s though the editor answers others",
+			start: [],
+			steps: [[other(40)], [other(40), other(41)], [other(40), other(41), ours]],
+			ended: "no answer",
+			at: 1000,
+			caps: CAPS,
+		},
+		{
+			name: "40 changes to answer at once, no answer yet at 1 s: 1 s + 39 x 50 ms, ours at 2.5 s settles",
+			start: [],
+			steps: [[], [], [ours]],
+			ended: "settled",
+			at: 2500,
+			caps: { ...EXTENDED, answerPerChangeMs: 50 },
+			outstanding: 40,
+		},
+		{
+			name: "40 changes to answer at once, never answered: no answer at 2.95 s",
+			start: [],
+			steps: [[], []],
+			ended: "no answer",
+			at: 2950,
+			caps: { ...EXTENDED, answerPerChangeMs: 50 },
+			outstanding: 40,
+		},
+		{
+			name: "one change to answer: the per-change time adds nothing, no answer at 1 s",
+			start: [],
+			steps: [[], [], [ours]],
+			ended: "no answer",
+			at: 1000,
+			caps: { ...EXTENDED, answerPerChangeMs: 50 },
+			outstanding: 1,
+		},
+	];
+	for (const row of rows) {
+		it(row.name, async () => {
+			const w = fakeWorld(row.start);
+			const ports = row.outstanding === undefined ? w.ports : { ...w.ports, outstanding: () => row.outstanding ?? 1 };
+			const outcome = awaitFileReport(ports, "/p/a.ts", 50, row.caps ?? EXTENDED);
+			let done: { ended: string; waitedMs: number } | undefined;
+			void outcome.then((o) => {
+				done = o;
+			});
+			for (const [i, files] of row.steps.entries()) {
+				// Half a second before each whole second the editor writes; the whole second is a cap's look.
+				w.advance(i === 0 ? 500 : 500);
+				w.publish(files);
+				w.advance(500);
+				await Promise.resolve();
+				if (done) break;
+			}
+			for (let i = 0; i < 100 && !done; i++) {
+				w.advance(50);
+				await Promise.resolve();
+			}
+			const out = await outcome;
+			assert.equal(out.ended, row.ended);
+			assert.equal(out.waitedMs, row.at);
+		});
+	}
+});
+
+describe("waitCapsFor: the answerWaitMs setting scales every cap of the wait", () => {
+	it("1000 ms is the default caps; 5000 ms five times each", () => {
+		assert.deepEqual(waitCapsFor(1000), WAIT_CAPS);
+		assert.deepEqual(waitCapsFor(5000), {
+			answerMs: 5000,
+			answerMaxMs: 25000,
+			answerPerChangeMs: 250,
+			diagnosticsMs: 10000,
 		});
 	});
 });

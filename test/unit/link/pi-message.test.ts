@@ -231,3 +231,14 @@ describe("formatToolNote", () => {
 		);
 	});
 });
+
+describe("formatToolNote: an answer wait extended while the editor kept answering others", () => {
+	it("says how long pi waited, to the second", () => {
+		const note = (waitedMs: number) =>
+			formatToolNote(NVIM, "/p/a.ts", { report: undefined, ended: "no answer", waitedMs }) ?? "";
+		assert.match(note(1000), /did not answer within 1 s /);
+		assert.match(note(1300), /did not answer within 1 s /);
+		assert.match(note(3900), /did not answer within 4 s /);
+		assert.match(note(5000), /did not answer within 5 s /);
+	});
+});
