@@ -68,7 +68,7 @@ forEachNvim((flavour) => {
 
 		it("retain(): per pi the newest 20, older ones only for HOLD_S, at most 200", async (t) => {
 			const w = await world(t, flavour);
-			const CASES: { name: string; reports: { pi: number; age: number }[]; kept: number }[] = [
+			const CASES: { name: string; reports: { pi: number; age: number | null }[]; kept: number }[] = [
 				{ name: "25 fresh of one pi", reports: Array.from({ length: 25 }, () => ({ pi: 1, age: 0 })), kept: 25 },
 				{ name: "25 old of one pi", reports: Array.from({ length: 25 }, () => ({ pi: 1, age: 60 })), kept: 20 },
 				{
@@ -77,11 +77,22 @@ forEachNvim((flavour) => {
 					kept: 40,
 				},
 				{ name: "250 fresh", reports: Array.from({ length: 250 }, () => ({ pi: 1, age: 0 })), kept: 200 },
+				{
+					// A busy Neovim made 40 reports before writing any: the hold counts from the first write.
+					name: "20 old not yet written, then 20 newer",
+					reports: [
+						...Array.from({ length: 20 }, () => ({ pi: 1, age: null })),
+						...Array.from({ length: 20 }, () => ({ pi: 1, age: 60 })),
+					],
+					kept: 40,
+				},
 			];
 			const got = await w.nv.lua<number[]>(
 				`local inbox = require("pi-ide.inbox")
 				return vim.tbl_map(function(c)
-					local reports = vim.tbl_map(function(r) return { pi_pid = r.pi, at = 1000 - r.age } end, c.reports)
+					local reports = vim.tbl_map(function(r)
+						return { pi_pid = r.pi, at = r.age ~= vim.NIL and 1000 - r.age or nil }
+					end, c.reports)
 					return #inbox.retain(reports, 1000)
 				end, ...)`,
 				CASES,

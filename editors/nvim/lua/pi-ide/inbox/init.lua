@@ -28,7 +28,8 @@ local M = {}
 
 --- `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
 --- each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
---- them: pi waits at most 2 s after its tool ends (PROTOCOL.md), so HOLD_S after the report was made. pi
+--- them: HOLD_S after the report was first written to the state file (`at`, stamped by annotate; a report not
+--- yet written has none and stays: a busy Neovim that made 40 reports before its next write loses none). pi
 --- writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
 M.MAX_REPORTS = 200
 M.KEPT_REPORTS = 20
@@ -169,8 +170,9 @@ local function handle_change(change, pi_pid, pi_ns)
   return report
 end
 
---- Pure: which of `reports` (newest last, each with `at`, its time) to keep at `now`: per pi its newest
---- KEPT_REPORTS, and any younger than HOLD_S; at most MAX_REPORTS, the newest.
+--- Pure: which of `reports` (newest last, each with `at`, when it was first written; nil: not written yet) to
+--- keep at `now`: per pi its newest KEPT_REPORTS, any not written yet, and any written less than HOLD_S ago; at
+--- most MAX_REPORTS, the newest.
 ---@param reports table[]
 ---@param now number
 ---@return table[]
@@ -180,7 +182,7 @@ function M.retain(reports, now)
     local r = reports[i]
     local pi = identity.key(r.pi_pid or 0, r.pi_ns)
     per_pi[pi] = (per_pi[pi] or 0) + 1
-    if per_pi[pi] <= M.KEPT_REPORTS or now - r.at < M.HOLD_S then
+    if per_pi[pi] <= M.KEPT_REPORTS or r.at == nil or now - r.at < M.HOLD_S then
       table.insert(kept, 1, r)
     end
   end
@@ -192,7 +194,7 @@ end
 
 --- Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see retain).
 local function remember(report)
-  report.at = compat.now()
+  report.at = nil -- stamped when first written (annotate)
   for i = #H.reports, 1, -1 do
     local r = H.reports[i]
     if
@@ -203,7 +205,7 @@ local function remember(report)
     end
   end
   H.reports[#H.reports + 1] = report
-  H.reports = M.retain(H.reports, report.at)
+  H.reports = M.retain(H.reports, compat.now())
 end
 
 --- Act on one pi message (already validated) from pi `ident` (live, or of another namespace).
@@ -547,10 +549,12 @@ function M.annotate(payload, buf)
   local b = payload.active_buffer
   b.version = vim.api.nvim_buf_get_var(buf, "changedtick")
   b.diagnostics = diagnostics.collect(buf)
-  H.reports = M.retain(H.reports, compat.now())
+  local now = compat.now()
+  H.reports = M.retain(H.reports, now)
   if #H.reports > 0 then
     local files = {}
     for i, r in ipairs(H.reports) do
+      r.at = r.at or now -- the hold counts from the first write that carries it
       local d = vim.NIL
       if r.buf and vim.api.nvim_buf_is_valid(r.buf) then
         d = diagnostics.collect(r.buf)
