@@ -377,8 +377,8 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
  */
 interface RetainCase {
 	name: string;
-	/** [pi_pid, age in seconds] per report, oldest first. */
-	reports: [number, number][];
+	/** [pi_pid, age in seconds since first written, or null: not written yet] per report, oldest first. */
+	reports: [number, number | null][];
 	/** Indices into `reports` that stay. */
 	kept: number[];
 }
@@ -403,13 +403,24 @@ const RETAIN: RetainCase[] = [
 		kept: range(0, 40),
 	},
 	{ name: "at most 200, the newest", reports: range(0, 250).map(() => [1, 1]), kept: range(50, 250) },
+	{
+		// A busy Vim made 40 reports before writing any: the hold counts from the first write (no `at` yet).
+		name: "20 not yet written, then 20 newer",
+		reports: [
+			...range(0, 20).map((): [number, number | null] => [1, null]),
+			...range(0, 20).map((): [number, number] => [1, 60]),
+		],
+		kept: range(0, 40),
+	},
 ];
 
 describe("vim: the reports kept in files", () => {
 	it("pi_ide#inbox#Retain: per pi the newest 20, older ones for 5 s, at most 200", async (t) => {
 		const vim = await startVim(t);
 		for (const c of RETAIN) {
-			const list = c.reports.map(([pi, age], i) => ({ i, pi_pid: pi, at: 1000 - age }));
+			const list = c.reports.map(([pi, age], i) =>
+				age === null ? { i, pi_pid: pi } : { i, pi_pid: pi, at: 1000 - age },
+			);
 			const kept = await vim.expr<{ i: number }[]>(`pi_ide#inbox#Retain(${JSON.stringify(list)}, 1000.0)`);
 			assert.deepEqual(
 				kept.map((r) => r.i),

@@ -29,7 +29,8 @@ export const MAX_CHANGED = 50
 export const MAX_LAST_TURN = 50
 # `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
 # each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
-# them: pi waits at most 2 s after its tool ends (PROTOCOL.md), so HOLD_S after the report was made. pi
+# them: HOLD_S after the report was first written to the state file (`at`, stamped by Annotate; one not yet
+# written has none and stays: a busy Vim that made 40 reports before its next write loses none). pi
 # writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
 # The Neovim client's rule (editors/nvim/lua/pi-ide/inbox/init.lua).
 export const MAX_REPORTS = 200
@@ -551,15 +552,16 @@ def Now(): float
   return reltimefloat(reltime())
 enddef
 
-# Pure: which of `list` (newest last, each with `at`, its time) to keep at `now`: per pi its newest
-# KEPT_REPORTS, and any younger than HOLD_S; at most MAX_REPORTS, the newest.
+# Pure: which of `list` (newest last, each with `at`, when it was first written; none: not written yet) to keep
+# at `now`: per pi its newest KEPT_REPORTS, any not written yet, and any written less than HOLD_S ago; at most
+# MAX_REPORTS, the newest.
 export def Retain(list: list<dict<any>>, now: float): list<dict<any>>
   var kept: list<dict<any>> = []
   var per_pi: dict<number> = {}
   for r in reverse(copy(list))
     var pi = writer.KeyOfRecord(r)
     per_pi[pi] = get(per_pi, pi, 0) + 1
-    if per_pi[pi] <= KEPT_REPORTS || now - r.at < HOLD_S
+    if per_pi[pi] <= KEPT_REPORTS || !has_key(r, 'at') || now - r.at < HOLD_S
       kept->add(r)
     endif
   endfor
@@ -569,11 +571,11 @@ enddef
 
 # Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see Retain).
 def Remember(report: dict<any>)
-  report.at = Now()
+  # No `at` yet: stamped when first written (Annotate).
   const key = writer.KeyOfRecord(report)
   filter(reports, (_, r) => r.file != report.file || writer.KeyOfRecord(r) !=# key)
   reports->add(report)
-  reports = Retain(reports, report.at)
+  reports = Retain(reports, Now())
 enddef
 
 def HandleMessage(msg: dict<any>, key: string): bool
@@ -929,7 +931,13 @@ export def Annotate(payload: dict<any>, buf: number)
   payload.protocol = '0.3'
   payload.active_buffer.version = getbufvar(buf, 'changedtick')
   payload.active_buffer.diagnostics = diagnostics.Collect(buf)
-  reports = Retain(reports, Now())
+  const now = Now()
+  reports = Retain(reports, now)
+  for r in reports
+    if !has_key(r, 'at')
+      r.at = now # the hold counts from the first write that carries it
+    endif
+  endfor
   if !empty(reports)
     payload.files = mapnew(reports, (_, r) => ({file: r.file, seq: r.seq, status: r.status,
       version: r.version, modified: r.modified, diagnostics_expected: r.diagnostics_expected,
