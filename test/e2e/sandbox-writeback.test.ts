@@ -16,8 +16,7 @@ import { describe, it } from "node:test";
 import { INITIAL_PID_NAMESPACE } from "../../src/protocol/liveness.ts";
 import { readOwnPidNamespace } from "../../src/protocol/state-dir.ts";
 import { NVIM_MATRIX, startNvim } from "../helpers/nvim.ts";
-import { runPrint } from "../helpers/pi-env.ts";
-import { hostDeadPid, isAlive, sandboxAt, toolResultFor, writeAsAsked } from "../helpers/sandbox.ts";
+import { assertSandboxedReport, assertTwoNamespaces, coexistingWrites, sandboxedWrite } from "../helpers/sandbox.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
 
 const flavour = NVIM_MATRIX[0];
@@ -33,26 +32,18 @@ describe("write-back from a sandbox: a real pi under unshare --pid writes a file
 		await nv.command("edit src/a.ts");
 		await nv.until((s) => s.active_buffer.file === file && s.protocol === "0.3", "Neovim reports src/a.ts (v0.3)");
 
-		const piPid = hostDeadPid();
-		env.model.respond = writeAsAsked;
-		const result = await runPrint(env, [`WRITE ${file} export_const_a_2;`], [], { wrap: sandboxAt(piPid) });
-		assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
-		assert.ok(!isAlive(piPid), `pid ${piPid} is dead on the host: kill(pid, 0) would have refused pi's message`);
-
 		// A reload without a checker adds nothing to the tool result (PROTOCOL.md "Tool results"); without the
 		// editor's report within 1 s it would say the editor did not answer.
-		const toolText = toolResultFor(env.model.requests, file);
-		assert.match(toolText, /Successfully wrote/, toolText);
-		assert.doesNotMatch(toolText, /did not answer|not reloaded/, toolText);
+		const piPid = await sandboxedWrite(env, file, "export_const_a_2;");
 		assert.deepEqual(await nv.lua<string[]>("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), [
 			"export_const_a_2;",
 		]);
 		assert.equal(await nv.lua<boolean>("return vim.bo.modified"), false);
-		const report = nv.readState()?.files?.find((f) => f.file === file);
-		assert.equal(report?.status, "reloaded");
-		assert.equal(report?.pi_pid, piPid, "the report names pi by the pid it has in its namespace");
-		assert.match(report?.pi_ns ?? "", /^pid:\[\d+\]$/);
-		assert.notEqual(report?.pi_ns, readOwnPidNamespace() ?? INITIAL_PID_NAMESPACE, "pi's namespace, not the host's");
+		assertSandboxedReport(
+			nv.readState()?.files?.find((f) => f.file === file),
+			piPid,
+			readOwnPidNamespace() ?? INITIAL_PID_NAMESPACE,
+		);
 	});
 
 	it("coexistence: a host pi and a sandboxed pi at once both get the editor and both writes reload", async (t) => {
@@ -65,22 +56,15 @@ describe("write-back from a sandbox: a real pi under unshare --pid writes a file
 		await nv.command("edit src/host.ts");
 		await nv.until((s) => s.active_buffer.file === hostFile && s.protocol === "0.3", "Neovim reports src/host.ts");
 
-		const piPid = hostDeadPid();
-		env.model.respond = writeAsAsked;
-		const [host, box] = await Promise.all([
-			runPrint(env, [`WRITE ${hostFile} from_the_host;`]),
-			runPrint(env, [`WRITE ${boxFile} from_the_sandbox;`], [], { wrap: sandboxAt(piPid) }),
-		]);
-		assert.equal(host.code, 0, host.stderr);
-		assert.equal(box.code, 0, box.stderr);
-
+		const piPid = await coexistingWrites(
+			env,
+			{ file: hostFile, text: "from_the_host;" },
+			{ file: boxFile, text: "from_the_sandbox;" },
+		);
 		for (const [file, text] of [
 			[hostFile, "from_the_host;"],
 			[boxFile, "from_the_sandbox;"],
 		] as const) {
-			const toolText = toolResultFor(env.model.requests, file);
-			assert.match(toolText, /Successfully wrote/, `${file}: ${toolText}`);
-			assert.doesNotMatch(toolText, /did not answer|not reloaded/, toolText);
 			const lines = await nv.lua<string[]>(
 				"local f = ...; return vim.api.nvim_buf_get_lines(vim.fn.bufnr(f), 0, -1, false)",
 				file,
@@ -88,10 +72,11 @@ describe("write-back from a sandbox: a real pi under unshare --pid writes a file
 			assert.deepEqual(lines, [text], `${file} reloaded`);
 		}
 		const reports = nv.readState()?.files ?? [];
-		const boxReport = reports.find((f) => f.file === boxFile);
-		const hostReport = reports.find((f) => f.file === hostFile);
-		assert.equal(boxReport?.pi_pid, piPid);
-		assert.ok(boxReport?.pi_ns, "the sandboxed pi's report carries its namespace");
-		assert.notEqual(hostReport?.pi_ns ?? INITIAL_PID_NAMESPACE, boxReport?.pi_ns, "two pis, two namespaces");
+		assertTwoNamespaces(
+			reports.find((f) => f.file === hostFile),
+			reports.find((f) => f.file === boxFile),
+			piPid,
+			INITIAL_PID_NAMESPACE,
+		);
 	});
 });

@@ -5,8 +5,10 @@
  * namespace that first sets ns_last_pid (`startAtPid`: under unshare `sandboxAt`, under bubblewrap
  * test/helpers/bwrap.ts's `piPid`), and the pid comes from `hostDeadPid`.
  */
+import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { type FakeReply, messageText, type RecordedRequest, requestMessages, toolResults } from "./fake-llm.ts";
+import { type PiEnv, runPrint } from "./pi-env.ts";
 
 export function isAlive(pid: number): boolean {
 	try {
@@ -61,4 +63,76 @@ export function toolResultFor(requests: RecordedRequest[], file: string): string
 		return messages.at(-1)?.role === "tool" && JSON.stringify(call ?? {}).includes(file);
 	});
 	return toolResults(found).join("\n");
+}
+
+/** What the sandbox tests read of an editor's report on a file. */
+export interface SandboxReport {
+	file: string;
+	status: string;
+	pi_pid?: number;
+	pi_ns?: string;
+}
+
+/**
+ * A real pi in a sandbox, at a pid that is dead on the host, writes `text` into `file` (open in an editor on the
+ * host); checks that pi ran, that its pid is dead here (judging it would have refused pi's message) and that the tool
+ * result has the editor's answer in time (a reload without a checker adds nothing; no answer says so). Returns pi's pid.
+ */
+export async function sandboxedWrite(env: PiEnv, file: string, text: string): Promise<number> {
+	const piPid = hostDeadPid();
+	env.model.respond = writeAsAsked;
+	const result = await runPrint(env, [`WRITE ${file} ${text}`], [], { wrap: sandboxAt(piPid) });
+	assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+	assert.ok(!isAlive(piPid), `pid ${piPid} is dead on the host: judging it would have refused pi's message`);
+	assertAnsweredInTime(env.model.requests, file);
+	return piPid;
+}
+
+/**
+ * A pi on the host writes `host.text` into `host.file` while a sandboxed pi (at a host-dead pid) writes `box.text`
+ * into `box.file`, both at once against one editor; both runs succeed and both tool results have the editor's answer
+ * in time. Returns the sandboxed pi's pid.
+ */
+export async function coexistingWrites(
+	env: PiEnv,
+	host: { file: string; text: string },
+	box: { file: string; text: string },
+): Promise<number> {
+	const piPid = hostDeadPid();
+	env.model.respond = writeAsAsked;
+	const [hostRun, boxRun] = await Promise.all([
+		runPrint(env, [`WRITE ${host.file} ${host.text}`]),
+		runPrint(env, [`WRITE ${box.file} ${box.text}`], [], { wrap: sandboxAt(piPid) }),
+	]);
+	assert.equal(hostRun.code, 0, hostRun.stderr);
+	assert.equal(boxRun.code, 0, boxRun.stderr);
+	for (const file of [host.file, box.file]) assertAnsweredInTime(env.model.requests, file);
+	return piPid;
+}
+
+/** The tool result of pi's write of `file` says it wrote it and carries the editor's answer (none is "did not answer"). */
+export function assertAnsweredInTime(requests: RecordedRequest[], file: string): void {
+	const toolText = toolResultFor(requests, file);
+	assert.match(toolText, /Successfully wrote/, `${file}: ${toolText}`);
+	assert.doesNotMatch(toolText, /did not answer|not reloaded/, `${file}: ${toolText}`);
+}
+
+/** The editor's report on a sandboxed pi's write: reloaded, naming pi by the pid it has in its namespace and that namespace. */
+export function assertSandboxedReport(report: SandboxReport | undefined, piPid: number, hostNs: string): void {
+	assert.equal(report?.status, "reloaded", JSON.stringify(report));
+	assert.equal(report?.pi_pid, piPid, "the report names pi by the pid it has in its namespace");
+	assert.match(report?.pi_ns ?? "", /^pid:\[\d+\]$/);
+	assert.notEqual(report?.pi_ns, hostNs, "pi's namespace, not the host's");
+}
+
+/** Two pis' reports (one on the host, one sandboxed at `piPid`): the sandboxed one names pi and a namespace the host pi's does not. */
+export function assertTwoNamespaces(
+	hostReport: SandboxReport | undefined,
+	boxReport: SandboxReport | undefined,
+	piPid: number,
+	initialNs: string,
+): void {
+	assert.equal(boxReport?.pi_pid, piPid);
+	assert.match(boxReport?.pi_ns ?? "", /^pid:\[\d+\]$/, "the sandboxed pi's report carries its namespace");
+	assert.notEqual(hostReport?.pi_ns ?? initialNs, boxReport?.pi_ns, "two pis, two namespaces");
 }
