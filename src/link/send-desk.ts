@@ -97,7 +97,7 @@ export class SendDesk {
 		} catch {
 			return;
 		}
-		if (!seen || !seen.isFile()) return; // gone, or a symlink / something else: never followed
+		if (!seen?.isFile()) return; // gone, or a symlink / something else: never followed
 		const uid = this.#options.uid;
 		const read = readPrivateFile(path, seen, {
 			maxBytes: MAX_SEND_FILE_BYTES,
