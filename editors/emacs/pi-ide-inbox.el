@@ -55,7 +55,7 @@ pi-ide.el asks for a prompt write.")
   "Alist: pi identity -> plist :message :handled :at.
 A pi is its pid and pid namespace: see `pi-ide-state-pi-key-of-name'.")
 (defvar pi-ide-inbox--reports nil
-  "Reports on pi's changes, newest last (alists with `buffer' and `at' keys).")
+  "Reports on pi's changes, newest last (alists with a `buffer' key).")
 (defvar pi-ide-inbox--last nil "(PID . SEQ) of the last pi message handled.")
 (defvar pi-ide-inbox--problems nil "Alist: file name -> why it was ignored (each said once).")
 (defvar pi-ide-inbox--told nil "Alist: buffer -> file name, for the \"unsaved, not reloaded\" said.")
@@ -282,7 +282,7 @@ names this Emacs."
         (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
           (setq pi-ide-inbox--reports
                 (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg))
-                                              (float-time))))
+                                              (pi-ide-inbox--listed))))
         (setq pi-ide-inbox--last (cons (alist-get 'pid msg) (alist-get 'seq msg)))
         t))))
 
@@ -304,6 +304,13 @@ then JSON."
                                    :null-object :null :false-object :false)
                 nil)
         (error (cons nil "not valid JSON")))))))
+
+(defun pi-ide-inbox--listed ()
+  "Return, per pi whose message names this Emacs, what its newest message lists.
+An alist from the pi's identity to its `changed' entries: their reports stay
+\(`pi-ide-state-retain-reports')."
+  (mapcar (lambda (entry) (cons (car entry) (alist-get 'changed (plist-get (cdr entry) :message))))
+          pi-ide-inbox--pis))
 
 (defun pi-ide-inbox--forget-pi (pid)
   "Forget pi PID's message, request and change set.
@@ -480,8 +487,8 @@ Returns the method used: `file-notify' or `timer'."
 (defun pi-ide-inbox-annotate (payload buffer)
   "PAYLOAD (from `pi-ide-state-build') with the v0.3 fields.
 BUFFER is the active one."
-  ;; Reports older than the hold go once each pi's newest are all that is left to keep.
-  (setq pi-ide-inbox--reports (pi-ide-state-retain-reports pi-ide-inbox--reports (float-time)))
+  ;; Reports whose change their pi no longer lists go, beyond each pi's newest (PROTOCOL.md `files').
+  (setq pi-ide-inbox--reports (pi-ide-state-retain-reports pi-ide-inbox--reports (pi-ide-inbox--listed)))
   (let ((b (alist-get 'active_buffer payload)))
     (nconc b `((version . ,(with-current-buffer buffer (buffer-chars-modified-tick)))
                (diagnostics . ,(pi-ide-diagnostics-collect buffer))))
@@ -491,7 +498,7 @@ BUFFER is the active one."
                     `((files . ,(vconcat
                                  (mapcar (lambda (r)
                                            (let ((buf (alist-get 'buffer r)))
-                                             (append (assq-delete-all 'at (assq-delete-all 'buffer (copy-sequence r)))
+                                             (append (assq-delete-all 'buffer (copy-sequence r))
                                                      `((diagnostics . ,(if (buffer-live-p buf)
                                                                            (pi-ide-diagnostics-collect buf)
                                                                          :null))))))

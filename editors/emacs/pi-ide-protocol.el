@@ -36,12 +36,9 @@
 pi reads no more (PROTOCOL.md, \"Limits\").")
 
 (defconst pi-ide-state-kept-reports 20
-  "Each pi's newest reports, kept at all times.")
-
-(defconst pi-ide-state-report-hold 5.0
-  "Seconds an older report is kept after it was made.
-pi waits at most 2 s after its tool ends for the answer (PROTOCOL.md): a pi
-writing 200 files at once finds every one, as with the Neovim client.")
+  "Each pi's newest reports, kept at all times.
+Older ones stay while that pi's newest message lists their change
+\(PROTOCOL.md `files', v0.5): no clock.")
 
 (defconst pi-ide-state-max-diagnostics 100
   "Most diagnostics listed per buffer.")

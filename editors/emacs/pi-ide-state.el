@@ -266,33 +266,40 @@ empty region selects nothing."
 
 ;;;; The inbox's reports (protocol v0.3)
 
-(defun pi-ide-state-retain-reports (reports now)
-  "Which of REPORTS (newest last, each with `at', when it was made) to keep at NOW.
-Each pi's newest `pi-ide-state-kept-reports', and any younger than
-`pi-ide-state-report-hold' seconds; at most `pi-ide-state-max-reports', the
-newest.  A second pi's reports never push out the first's newest."
-  (let ((per-pi nil) (kept nil))
+(defun pi-ide-state-retain-reports (reports listed)
+  "Which of REPORTS (newest last) to keep.
+Each pi's newest `pi-ide-state-kept-reports', and those on a change (file
+and seq) that pi's newest message lists: LISTED is an alist from a pi's
+identity (`pi-ide-state-key-of-record') to its `changed' entries (alists
+with `file' and `seq').  At most `pi-ide-state-max-reports', the newest.  No
+clock (PROTOCOL.md `files', v0.5): a pi slow to read finds every answer it
+lists, and a second pi's reports never push out the first's."
+  (let ((per-pi nil) (kept nil) (n-kept 0))
     (dolist (r (reverse reports))
-      (let* ((pi-pid (or (pi-ide-state-key-of-record r) 0))
-             (n (1+ (or (alist-get pi-pid per-pi) 0))))
-        (setf (alist-get pi-pid per-pi) n)
-        (when (or (<= n pi-ide-state-kept-reports)
-                  (let ((at (alist-get 'at r))) (and (numberp at) (< (- now at) pi-ide-state-report-hold))))
-          (push r kept))))
-    (last kept pi-ide-state-max-reports)))
+      (when (< n-kept pi-ide-state-max-reports)
+        (let* ((key (or (pi-ide-state-key-of-record r) 0))
+               (n (1+ (or (alist-get key per-pi) 0))))
+          (setf (alist-get key per-pi) n)
+          (when (or (<= n pi-ide-state-kept-reports)
+                    (let ((file (alist-get 'file r)) (seq (alist-get 'seq r)))
+                      (cl-some (lambda (c) (and (equal (alist-get 'file c) file) (eql (alist-get 'seq c) seq)))
+                               (alist-get key listed))))
+            (push r kept)
+            (setq n-kept (1+ n-kept))))))
+    kept))
 
-(defun pi-ide-state-remember-report (reports report now)
-  "REPORTS (newest last) with REPORT added at NOW, then retained.
+(defun pi-ide-state-remember-report (reports report listed)
+  "REPORTS (newest last) with REPORT added, then retained by LISTED.
 REPORT replaces this pi's earlier report on the same file (another pi's
-stays); `at' is set to NOW; see `pi-ide-state-retain-reports'."
+stays); see `pi-ide-state-retain-reports'."
   (let ((file (alist-get 'file report))
         (pi-pid (pi-ide-state-key-of-record report)))
     (pi-ide-state-retain-reports
      (append (cl-remove-if (lambda (r) (and (equal (alist-get 'file r) file)
                                             (eql (pi-ide-state-key-of-record r) pi-pid)))
                            reports)
-             (list (cons (cons 'at now) (assq-delete-all 'at (copy-sequence report)))))
-     now)))
+             (list report))
+     listed)))
 
 ;;;; Diagnostics
 

@@ -5,7 +5,6 @@
  * come before parsing live in pi-reader.ts.
  */
 import {
-	FILE_REPORT_HOLD_SECONDS,
 	KEPT_FILE_REPORTS,
 	MAX_FILE_REPORTS,
 	MAX_LINE_NUMBER,
@@ -20,7 +19,6 @@ import type { DiagnosticsReport } from "./diagnostics.ts";
 
 // The caps (message size, its lists, the editor's `files`, nesting) are the protocol's: src/protocol/limits.ts.
 export {
-	FILE_REPORT_HOLD_SECONDS,
 	KEPT_FILE_REPORTS,
 	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
@@ -233,36 +231,45 @@ export function pendingChanges(message: PiMessage, ownPid: number, handledSeq: n
 	return [...byFile.values()];
 }
 
-/** A report the editor holds, with when it made it (seconds on its own clock): retention needs its age. */
-export interface HeldReport {
-	readonly report: FileReport;
-	readonly at: number;
+/** Per pi (its identity key: piKeyOf), the changes its newest message lists (`changed`): PROTOCOL.md `files`. */
+export type ListedChanges = ReadonlyMap<string, readonly Pick<ChangedFile, "file" | "seq">[]>;
+
+/**
+ * `held` (newest last) with `report` replacing any earlier report of the same pi on the same file, then retained
+ * (`retainReports`). Keyed by pi too: with two pis on one editor, one pi's report must not replace the other's
+ * before it read it.
+ */
+export function addReport(held: readonly FileReport[], report: FileReport, listed: ListedChanges): FileReport[] {
+	const same = (h: FileReport) => h.file === report.file && reportPiKey(h) === reportPiKey(report);
+	return retainReports([...held.filter((h) => !same(h)), report], listed);
 }
 
 /**
- * `held` with `report` (made at `now`) replacing any earlier report of the same pi on the same file, newest last,
- * then retained (`retainReports`). Keyed by pi too: with two pis on one editor, one pi's report must not replace
- * the other's before it read it.
+ * PROTOCOL.md's retention of `files` reports (held newest last), timing-free: each pi's newest KEPT_FILE_REPORTS,
+ * and every report on a change (file and seq) its pi's newest message still lists (`listed`), at most
+ * MAX_FILE_REPORTS in all, the newest. One pi's listing keeps only that pi's reports.
  */
-export function addReport(held: readonly HeldReport[], report: FileReport, now: number): HeldReport[] {
-	const same = (h: HeldReport) => h.report.file === report.file && reportPiKey(h.report) === reportPiKey(report);
-	return retainReports([...held.filter((h) => !same(h)), { report, at: now }], now);
-}
-
-/**
- * PROTOCOL.md's retention of `files` reports (held newest last): each pi's newest KEPT_FILE_REPORTS at all times,
- * older ones while younger than FILE_REPORT_HOLD_SECONDS (pi may still be waiting for them), at most
- * MAX_FILE_REPORTS in all, the newest. One pi's reports never push out another's newest KEPT_FILE_REPORTS.
- */
-export function retainReports(held: readonly HeldReport[], now: number): HeldReport[] {
+export function retainReports(held: readonly FileReport[], listed: ListedChanges): FileReport[] {
+	const lists = new Map<string, Set<string>>();
+	const listedBy = (key: string): Set<string> => {
+		let set = lists.get(key);
+		if (!set) {
+			set = new Set((listed.get(key) ?? []).map((c) => changeKey(c.file, c.seq)));
+			lists.set(key, set);
+		}
+		return set;
+	};
 	const perPi = new Map<string, number>();
-	const kept: HeldReport[] = [];
-	for (let i = held.length - 1; i >= 0; i--) {
-		const h = held[i] as HeldReport;
-		const key = reportPiKey(h.report);
+	const kept: FileReport[] = [];
+	for (let i = held.length - 1; i >= 0 && kept.length < MAX_FILE_REPORTS; i--) {
+		const h = held[i] as FileReport;
+		const key = reportPiKey(h);
 		const count = (perPi.get(key) ?? 0) + 1;
 		perPi.set(key, count);
-		if (count <= KEPT_FILE_REPORTS || now - h.at < FILE_REPORT_HOLD_SECONDS) kept.push(h);
+		if (count <= KEPT_FILE_REPORTS || listedBy(key).has(changeKey(h.file, h.seq))) kept.push(h);
 	}
-	return kept.slice(0, MAX_FILE_REPORTS).reverse();
+	return kept.reverse();
 }
+
+/** One change as a lookup key (a NUL cannot be in a path pi names). */
+const changeKey = (file: string, seq: number): string => `${seq}\u0000${file}`;

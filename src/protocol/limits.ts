@@ -21,14 +21,12 @@ export const MAX_DIAGNOSTIC_MESSAGE_CHARS = 500;
 
 /**
  * v0.3 `files`: at most this many reports on pi's changes in one state file (pi reads no more). An editor
- * keeps the newest KEPT_FILE_REPORTS (per pi) at all times, and more only while pi may still be waiting for
- * them: pi writing 200 files in one run must find every answer (a report that rolled out before pi read it
- * made pi tell its model the editor did not answer).
+ * keeps each pi's newest KEPT_FILE_REPORTS, and every report on a change its pi's newest message still lists in
+ * `changed` (at most MAX_PI_CHANGED): pi writing 200 files in one run, or slow to read, must find every answer
+ * (a report that rolled out before pi read it made pi tell its model the editor did not answer). No clock (v0.5).
  */
 export const MAX_FILE_REPORTS = 200;
 export const KEPT_FILE_REPORTS = 20;
-/** How long an editor keeps a report beyond its pi's newest KEPT_FILE_REPORTS: pi waits at most 2 s after its tool. */
-export const FILE_REPORT_HOLD_SECONDS = 5;
 
 /** v0.3 pi message (`pi-<pid>.json`): its lists, and its size (larger files are ignored by editors, unread). */
 export const MAX_PI_CHANGED = 50;

@@ -19,7 +19,6 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "pi message changed list", elisp: "pi-ide-state-max-changed", limit: limits.MAX_PI_CHANGED },
 	{ name: "files reports at most", elisp: "pi-ide-state-max-reports", limit: limits.MAX_FILE_REPORTS },
 	{ name: "files reports kept per pi", elisp: "pi-ide-state-kept-reports", limit: limits.KEPT_FILE_REPORTS },
-	{ name: "files reports held (seconds)", elisp: "pi-ide-state-report-hold", limit: limits.FILE_REPORT_HOLD_SECONDS },
 	{ name: "diagnostic items", elisp: "pi-ide-state-max-diagnostics", limit: limits.MAX_DIAGNOSTIC_ITEMS },
 	{
 		name: "diagnostic message",

@@ -256,74 +256,91 @@
                      (cadr c))))))
 
 (defun pi-ide-tests--remember-all (events)
-  "Reports after EVENTS, each (PI FILE AT), remembered in order; as (PI FILE AT) again."
-  (let ((reports nil))
+  "Reports after EVENTS, each (PI FILE SEQ LISTED), remembered in order; as (PI FILE SEQ).
+LISTED is what PI's newest message lists from then on, as (FILE . SEQ) pairs."
+  (let ((reports nil) (listed nil))
     (dolist (e events)
-      (setq reports (pi-ide-state-remember-report reports `((file . ,(nth 1 e)) (pi_pid . ,(nth 0 e)) (seq . 1))
-                                                  (nth 2 e))))
-    (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'file r) (alist-get 'at r))) reports)))
+      (setf (alist-get (nth 0 e) listed) (mapcar (lambda (c) `((file . ,(car c)) (seq . ,(cdr c)))) (nth 3 e)))
+      (setq reports (pi-ide-state-remember-report
+                     reports `((file . ,(nth 1 e)) (pi_pid . ,(nth 0 e)) (seq . ,(nth 2 e))) listed)))
+    (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'file r) (alist-get 'seq r))) reports)))
 
 (ert-deftest pi-ide-state-test-remember-report ()
-  "One report per pi and file, newest last; each pi's newest 20 always, older ones for 5 s; 200 at most."
-  (let* ((burst (lambda (pi-pid n at) (cl-loop for i below n collect (list pi-pid (format "/f%d" i) at))))
+  "One report per pi and file, newest last; each pi's newest 20 and those its message lists; 200 at most.
+The shared table of the rule is test/fixtures/report-retention-cases.ts
+\(test/emacs/report-retention.test.ts); these are the steps of `remember'."
+  (let* ((burst (lambda (pi-pid n) (cl-loop for i below n collect (list pi-pid (format "/f%d" i) (1+ i)))))
+         (listing (lambda (events) (mapcar (lambda (e) (cons (nth 1 e) (nth 2 e))) events)))
+         (listed-burst (lambda (pi-pid n) (let ((b (funcall burst pi-pid n)))
+                                            (mapcar (lambda (e) (append e (list (funcall listing b)))) b))))
          (cases
           `(("a report replaces the same pi's on the same file, and moves to the end"
-             ((1 "/a" 0) (1 "/b" 0) (1 "/a" 1)) ((1 "/b" 0) (1 "/a" 1)))
+             ((1 "/a" 1 nil) (1 "/b" 2 nil) (1 "/a" 3 nil)) ((1 "/b" 2) (1 "/a" 3)))
             ("another pi's report on the same file stays"
-             ((1 "/a" 0) (2 "/a" 1)) ((1 "/a" 0) (2 "/a" 1)))
-            ("within 5 s all of a burst of 30 stay" ,(funcall burst 1 30 0) ,(funcall burst 1 30 0))
-            ("5 s later the next report leaves that pi's newest 20"
-             (,@(funcall burst 1 30 0) (1 "/late" 5.0))
-             (,@(cl-subseq (funcall burst 1 30 0) 11) (1 "/late" 5.0)))
+             ((1 "/a" 1 nil) (2 "/a" 1 nil)) ((1 "/a" 1) (2 "/a" 1)))
+            ("a burst of 30 its message lists: all 30 stay" ,(funcall listed-burst 1 30) ,(funcall burst 1 30))
+            ("the next report from a message listing only itself leaves that pi's newest 20"
+             (,@(funcall listed-burst 1 30) (1 "/late" 31 (("/late" . 31))))
+             (,@(cl-subseq (funcall burst 1 30) 11) (1 "/late" 31)))
             ("a second pi's burst never pushes out the first pi's newest 20"
-             (,@(funcall burst 1 25 0) ,@(funcall burst 2 25 10))
-             (,@(cl-subseq (funcall burst 1 25 0) 5) ,@(funcall burst 2 25 10)))
-            ("250 at once: the newest 200"
-             ,(funcall burst 1 250 0) ,(cl-subseq (funcall burst 1 250 0) 50)))))
+             (,@(funcall burst 1 25) ,@(funcall burst 2 25))
+             (,@(cl-subseq (funcall burst 1 25) 5) ,@(cl-subseq (funcall burst 2 25) 5)))
+            ("250 listed by five pis: the newest 200"
+             ,(cl-loop for p from 1 to 5 append (funcall listed-burst p 50))
+             ,(cl-subseq (cl-loop for p from 1 to 5 append (funcall burst p 50)) 50)))))
     (dolist (c cases)
       (should (equal (list (car c) (pi-ide-tests--remember-all (nth 1 c))) (list (car c) (nth 2 c)))))))
 
-(ert-deftest pi-ide-state-test-retain-reports-expire ()
-  "A write after the hold leaves each pi its newest 20; a report without `at' counts as old."
-  (let* ((reports (cl-loop for i below 30 collect `((file . ,(format "/f%d" i)) (pi_pid . 7) (at . 100))))
-         (reports (append reports '(((file . "/no-at") (pi_pid . 8))))))
-    (should (= 31 (length (pi-ide-state-retain-reports reports 104.9))))
-    (should (equal (mapcar (lambda (r) (alist-get 'file r)) (pi-ide-state-retain-reports reports 105))
-                   (append (cl-loop for i from 10 below 30 collect (format "/f%d" i)) '("/no-at"))))))
-
-(defun pi-ide-tests--reports-oracle (history now)
-  "What must be kept at NOW after HISTORY, a list of (PI FILE AT), newest first.
-Built from the whole history, not step by step: the last report of each pi and
-file, and of those each pi's newest 20 and all younger than 5 s; oldest first."
+(defun pi-ide-tests--reports-oracle (history listed)
+  "What must be kept after HISTORY, a list of (PI FILE SEQ), newest first.
+LISTED: alist PI -> (FILE . SEQ) pairs its newest message lists (a pi
+that exited has none).  Built from the whole history, not step by step:
+the last report of each pi and file, and of those each pi's newest 20
+and those its listing names; oldest first, before the cap of 200."
   (let ((seen (make-hash-table :test #'equal)) (per-pi (make-hash-table)) (out nil))
     (dolist (e history)
       (unless (gethash (cons (car e) (nth 1 e)) seen)
         (puthash (cons (car e) (nth 1 e)) t seen)
         (let ((n (1+ (gethash (car e) per-pi 0))))
           (puthash (car e) n per-pi)
-          (when (or (<= n 20) (< (- now (nth 2 e)) 5.0))
+          (when (or (<= n 20) (member (cons (nth 1 e) (nth 2 e)) (alist-get (car e) listed)))
             (push e out)))))
     out))
 
 (ert-deftest pi-ide-state-test-reports-random ()
-  "Seeded random report sequences (three pis, bursts and pauses) agree with a history-based oracle.
-Exactly the oracle's reports while it never asked for more than 200; once
-the cap has cut, only the oracle's and never more than 200."
-  (let ((seed (or (and (getenv "PI_IDE_SEED") (string-to-number (getenv "PI_IDE_SEED"))) 20261202)))
-    (dotimes (run 32)
+  "Seeded random report sequences (three pis writing files) agree with a history-based oracle.
+Each pi lists its newest 50 changes, as pi does; the third exits now and
+then (lists nothing).  Exactly the oracle's reports while it never asked
+for more than 200; once the cap has cut, only the oracle's and never more
+than 200."
+  (let ((seed (or (and (getenv "PI_IDE_SEED") (string-to-number (getenv "PI_IDE_SEED"))) 20261205)))
+    (dotimes (run 16)
       (random (format "pi-ide-%d-%d" seed run))
-      (let ((reports nil) (history nil) (now 0.0) (capped nil))
+      (let ((reports nil) (history nil) (listed nil) (seqs nil) (gone nil) (capped nil))
         (dotimes (step (if (= 3 (% run 4)) 400 (+ 20 (random 260))))
-          ;; Every fourth run is one long burst (pi writing hundreds of files at once): the cap cuts.
-          (setq now (+ now (if (and (/= 3 (% run 4)) (= 0 (random 8))) (* 0.5 (random 14)) (* 0.01 (random 3)))))
-          (let ((e (list (1+ (random 3)) (format "/f%d" (random (if (= 0 (% run 2)) 40 150))) now)))
-            (push e history)
-            (setq reports (pi-ide-state-remember-report reports `((file . ,(nth 1 e)) (pi_pid . ,(car e))) now)))
-          ;; Checked after every step, in the long bursts after every tenth (the oracle is what costs).
+          (let* ((pi-pid (1+ (random (if gone 2 3))))
+                 (seq (setf (alist-get pi-pid seqs) (1+ (or (alist-get pi-pid seqs) 0))))
+                 (file (format "/f%d" (random (if (= 0 (% run 2)) 40 150))))
+                 (mine (cl-remove-if (lambda (c) (equal (car c) file)) (alist-get pi-pid listed)))
+                 (mine (append mine (list (cons file seq)))))
+            (setf (alist-get pi-pid listed) (last mine 50))
+            (push (list pi-pid file seq) history)
+            (setq reports (pi-ide-state-remember-report
+                           reports `((file . ,file) (pi_pid . ,pi-pid) (seq . ,seq))
+                           (mapcar (lambda (l) (cons (car l) (mapcar (lambda (c) `((file . ,(car c)) (seq . ,(cdr c))))
+                                                                    (cdr l))))
+                                   listed))))
+          (when (and (not gone) (= 0 (random 150)))
+            ;; pi 3 exits: the next state write retains without its listing.
+            (setq gone t listed (assq-delete-all 3 listed)
+                  reports (pi-ide-state-retain-reports
+                           reports (mapcar (lambda (l) (cons (car l) (mapcar (lambda (c) `((file . ,(car c)) (seq . ,(cdr c))))
+                                                                           (cdr l))))
+                                           listed))))
           (when (or (/= 3 (% run 4)) (= 0 (% step 10)))
-            (let* ((got (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'file r) (alist-get 'at r)))
+            (let* ((got (mapcar (lambda (r) (list (alist-get 'pi_pid r) (alist-get 'file r) (alist-get 'seq r)))
                                 reports))
-                   (want (pi-ide-tests--reports-oracle history now)))
+                   (want (pi-ide-tests--reports-oracle history listed)))
               (when (> (length want) 200) (setq capped t))
               (unless (if capped
                           (let ((wanted (make-hash-table :test #'equal)))

@@ -27,11 +27,6 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 	{ name: "pi message last_turn list", java: core("PiMessage.MAX_LAST_TURN"), limit: limits.MAX_PI_LAST_TURN },
 	{ name: "files reports kept per pi", java: core("PiMessage.KEPT_FILE_REPORTS"), limit: limits.KEPT_FILE_REPORTS },
 	{ name: "files reports at most", java: core("PiMessage.MAX_FILE_REPORTS"), limit: limits.MAX_FILE_REPORTS },
-	{
-		name: "files reports held (seconds)",
-		java: core("PiMessage.FILE_REPORT_HOLD_SECONDS"),
-		limit: limits.FILE_REPORT_HOLD_SECONDS,
-	},
 	{ name: "diagnostic items", java: core("Diagnostics.MAX_ITEMS"), limit: limits.MAX_DIAGNOSTIC_ITEMS },
 	{
 		name: "diagnostic message",

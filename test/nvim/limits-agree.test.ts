@@ -36,11 +36,6 @@ const AGREEMENTS: Agreement[] = [
 	{ name: "approval request size", lua: 'require("pi-ide.approval").MAX_BYTES', limit: limits.MAX_APPROVAL_BYTES },
 	{ name: "decisions kept", lua: 'require("pi-ide.approval").MAX_DECISIONS', limit: limits.MAX_DECISIONS },
 	{ name: "files reports kept per pi", lua: 'require("pi-ide.inbox").KEPT_REPORTS', limit: limits.KEPT_FILE_REPORTS },
-	{
-		name: "files reports held (seconds)",
-		lua: 'require("pi-ide.inbox").HOLD_S',
-		limit: limits.FILE_REPORT_HOLD_SECONDS,
-	},
 	{ name: "nesting of pi's files", lua: 'require("pi-ide.inbox.read").MAX_DEPTH', limit: limits.MAX_PI_FILE_DEPTH },
 	{ name: "change set runs", lua: 'require("pi-ide.review").MAX_RUNS', limit: limits.MAX_REVIEW_RUNS },
 	{

@@ -1,12 +1,19 @@
 /**
  * The `files` reports the Neovim client keeps for pi: every report stays while pi may still wait for it (a
  * message naming 30 open files gets 30 reports, not the newest 20), each pi's reports stay beside another
- * pi's (two pis on one editor), and old ones go: per pi the newest 20 stay, the rest only for HOLD_S.
+ * pi's (two pis on one editor), and old ones go: per pi the newest 20 stay, the rest only while pi's newest message
+ * lists their change (the shared table of test/fixtures/report-retention-cases.ts, and seeded random cases).
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import {
+	RETENTION_CASES,
+	RETENTION_SEED,
+	type RetentionCase,
+	randomRetentionCases,
+} from "../fixtures/report-retention-cases.ts";
 import { killAllEditors, spawnLiveEditor } from "../helpers/editors.ts";
 import { forEachNvim } from "../helpers/nvim.ts";
 import { message, nextSeq, send, world } from "../helpers/nvim-inbox.ts";
@@ -66,40 +73,30 @@ forEachNvim((flavour) => {
 			assert.ok(got.count > 40 && got.count < 200, `${got.count} reports kept`);
 		});
 
-		it("retain(): per pi the newest 20, older ones only for HOLD_S, at most 200", async (t) => {
+		it(`retain(): the shared table and random cases (seed ${RETENTION_SEED}; RETENTION_SEED replays)`, async (t) => {
 			const w = await world(t, flavour);
-			const CASES: { name: string; reports: { pi: number; age: number | null }[]; kept: number }[] = [
-				{ name: "25 fresh of one pi", reports: Array.from({ length: 25 }, () => ({ pi: 1, age: 0 })), kept: 25 },
-				{ name: "25 old of one pi", reports: Array.from({ length: 25 }, () => ({ pi: 1, age: 60 })), kept: 20 },
-				{
-					name: "20 old of each of two pis",
-					reports: Array.from({ length: 40 }, (_, i) => ({ pi: 1 + (i % 2), age: 60 })),
-					kept: 40,
-				},
-				{ name: "250 fresh", reports: Array.from({ length: 250 }, () => ({ pi: 1, age: 0 })), kept: 200 },
-				{
-					// A busy Neovim made 40 reports before writing any: the hold counts from the first write.
-					name: "20 old not yet written, then 20 newer",
-					reports: [
-						...Array.from({ length: 20 }, () => ({ pi: 1, age: null })),
-						...Array.from({ length: 20 }, () => ({ pi: 1, age: 60 })),
-					],
-					kept: 40,
-				},
-			];
-			const got = await w.nv.lua<number[]>(
+			const cases: RetentionCase[] = [...RETENTION_CASES, ...randomRetentionCases(RETENTION_SEED, 100)];
+			const got = await w.nv.lua<number[][]>(
 				`local inbox = require("pi-ide.inbox")
+				local identity = require("pi-ide.inbox.identity")
+				local ns = function(v) return v ~= vim.NIL and v or nil end
 				return vim.tbl_map(function(c)
-					local reports = vim.tbl_map(function(r)
-						return { pi_pid = r.pi, at = r.age ~= vim.NIL and 1000 - r.age or nil }
-					end, c.reports)
-					return #inbox.retain(reports, 1000)
+					local reports = {}
+					for i, r in ipairs(c.reports) do
+						reports[i] = { pi_pid = r.pi_pid, pi_ns = ns(r.pi_ns), file = r.file, seq = r.seq, i = i - 1 }
+					end
+					local listed = {}
+					for _, l in ipairs(c.listed) do
+						listed[identity.key(l.pi_pid, ns(l.pi_ns))] = l.changed
+					end
+					return vim.tbl_map(function(r) return r.i end, inbox.retain(reports, listed))
 				end, ...)`,
-				CASES,
+				cases,
 			);
 			assert.deepEqual(
-				CASES.map((c, i) => ({ name: c.name, kept: got[i] })),
-				CASES.map((c) => ({ name: c.name, kept: c.kept })),
+				// An empty Lua table comes back as an object.
+				cases.map((c, i) => ({ name: c.name, kept: Array.isArray(got[i]) ? got[i] : [] })),
+				cases.map((c) => ({ name: c.name, kept: c.kept })),
 			);
 		});
 	});

@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { chownSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
+import { RETENTION_CASES, RETENTION_SEED, randomRetentionCases } from "../fixtures/report-retention-cases.ts";
 import { keepPath, startFlipper } from "../fixtures/symlink-flipper.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -370,58 +371,22 @@ describe("vim: pi messages (protocol v0.3)", { concurrency: 3 }, () => {
 	});
 });
 
-/**
- * The reports kept in `files` (PROTOCOL.md, v0.3 `files`: the Neovim client's rule): at most 200, each pi's
- * newest 20 at all times and older ones for 5 s, one per file and pi; a file that would pass 1 MiB drops the
- * oldest reports first.
- */
-interface RetainCase {
-	name: string;
-	/** [pi_pid, age in seconds since first written, or null: not written yet] per report, oldest first. */
-	reports: [number, number | null][];
-	/** Indices into `reports` that stay. */
-	kept: number[];
-}
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
-const RETAIN: RetainCase[] = [
-	{ name: "one pi, all older than 5 s: its newest 20", reports: range(0, 25).map(() => [1, 60]), kept: range(5, 25) },
-	{ name: "one pi, all younger than 5 s: all 25", reports: range(0, 25).map(() => [1, 1]), kept: range(0, 25) },
-	{
-		name: "old ones beyond the newest 20 go, young ones stay",
-		reports: [
-			...range(0, 10).map((): [number, number] => [1, 60]),
-			...range(0, 15).map((): [number, number] => [1, 1]),
-		],
-		kept: range(5, 25),
-	},
-	{
-		name: "a second pi's reports never push out the first's",
-		reports: [
-			...range(0, 20).map((): [number, number] => [1, 60]),
-			...range(0, 20).map((): [number, number] => [2, 60]),
-		],
-		kept: range(0, 40),
-	},
-	{ name: "at most 200, the newest", reports: range(0, 250).map(() => [1, 1]), kept: range(50, 250) },
-	{
-		// A busy Vim made 40 reports before writing any: the hold counts from the first write (no `at` yet).
-		name: "20 not yet written, then 20 newer",
-		reports: [
-			...range(0, 20).map((): [number, number | null] => [1, null]),
-			...range(0, 20).map((): [number, number] => [1, 60]),
-		],
-		kept: range(0, 40),
-	},
-];
 
 describe("vim: the reports kept in files", () => {
-	it("pi_ide#inbox#Retain: per pi the newest 20, older ones for 5 s, at most 200", async (t) => {
+	// PROTOCOL.md `files` (v0.5): each pi's newest 20 and those its newest message lists, at most 200; the shared table
+	// and seeded random cases (test/fixtures/report-retention-cases.ts).
+	it(`pi_ide#inbox#Retain: the shared table and random cases (seed ${RETENTION_SEED})`, async (t) => {
 		const vim = await startVim(t);
-		for (const c of RETAIN) {
-			const list = c.reports.map(([pi, age], i) =>
-				age === null ? { i, pi_pid: pi } : { i, pi_pid: pi, at: 1000 - age },
+		/** writer.KeyOfRecord's spelling: `<pid>`, or `<pid>-<ns digits>`. */
+		const key = (l: { pi_pid: number; pi_ns?: string }) =>
+			l.pi_ns ? `${l.pi_pid}-${l.pi_ns.replace(/\D/g, "")}` : `${l.pi_pid}`;
+		for (const c of [...RETENTION_CASES, ...randomRetentionCases(RETENTION_SEED, 60)]) {
+			const list = c.reports.map((r, i) => ({ ...r, i }));
+			const listed = Object.fromEntries(c.listed.map((l) => [key(l), l.changed]));
+			const kept = await vim.expr<{ i: number }[]>(
+				`pi_ide#inbox#Retain(${JSON.stringify(list)}, ${JSON.stringify(listed)})`,
 			);
-			const kept = await vim.expr<{ i: number }[]>(`pi_ide#inbox#Retain(${JSON.stringify(list)}, 1000.0)`);
 			assert.deepEqual(
 				kept.map((r) => r.i),
 				c.kept,

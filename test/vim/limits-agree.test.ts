@@ -17,7 +17,6 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "pi message last_turn list", vim: "pi_ide#inbox#MAX_LAST_TURN", limit: limits.MAX_PI_LAST_TURN },
 	{ name: "files reports kept", vim: "pi_ide#inbox#KEPT_REPORTS", limit: limits.KEPT_FILE_REPORTS },
 	{ name: "files reports at most", vim: "pi_ide#inbox#MAX_REPORTS", limit: limits.MAX_FILE_REPORTS },
-	{ name: "files reports held (seconds)", vim: "pi_ide#inbox#HOLD_S", limit: limits.FILE_REPORT_HOLD_SECONDS },
 	{ name: "diagnostic items", vim: "pi_ide#diagnostics#MAX_ITEMS", limit: limits.MAX_DIAGNOSTIC_ITEMS },
 	{ name: "diagnostic message", vim: "pi_ide#diagnostics#MAX_MESSAGE", limit: limits.MAX_DIAGNOSTIC_MESSAGE_CHARS },
 	{ name: "unsaved buffers' text (v0.5)", vim: "pi_ide#buffers#MAX_TEXT_BYTES", limit: limits.MAX_UNSAVED_TEXT_BYTES },

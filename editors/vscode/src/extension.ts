@@ -93,7 +93,6 @@ export function activate(context: vscode.ExtensionContext): void {
 		},
 		setTimeout: (fn, ms) => setTimeout(guard(fn), ms),
 		clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-		now: () => Date.now() / 1000,
 	});
 	context.subscriptions.push({ dispose: () => sync.dispose() });
 

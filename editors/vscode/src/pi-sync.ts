@@ -22,7 +22,7 @@ import {
 	type FileReport,
 	type FileStatus,
 	type HandledMessage,
-	type HeldReport,
+	type ListedChanges,
 	type PiMessage,
 	pendingChanges,
 	piKeyOf,
@@ -69,8 +69,6 @@ export interface SyncHost {
 	changed(): void;
 	setTimeout(fn: () => void, ms: number): unknown;
 	clearTimeout(handle: unknown): void;
-	/** Seconds on the editor's clock (Date.now() / 1000): how old a report is. */
-	now(): number;
 }
 
 /** A pi that names this window as its editor. */
@@ -110,7 +108,7 @@ export class PiSync {
 	readonly #warned = new Set<string>();
 	/** Per open document's path: what it was when VS Code opened the document. */
 	readonly #openedAs = new Map<string, OpenedAs>();
-	#reports: HeldReport[] = [];
+	#reports: FileReport[] = [];
 	#last: HandledMessage | null = null;
 	#lastKey: string | null = null;
 
@@ -120,8 +118,13 @@ export class PiSync {
 
 	/** The state file's `files`: the reports PROTOCOL.md's retention keeps now. */
 	get reports(): FileReport[] {
-		this.#reports = retainReports(this.#reports, this.#host.now());
-		return this.#reports.map((h) => h.report);
+		this.#reports = retainReports(this.#reports, this.#listed());
+		return this.#reports;
+	}
+
+	/** Per connected pi, the changes its newest message lists: their reports stay (PROTOCOL.md `files`). */
+	#listed(): ListedChanges {
+		return new Map([...this.#connected].map(([key, message]) => [key, message.changed]));
 	}
 
 	/** The state file's `pi`. */
@@ -192,19 +195,18 @@ export class PiSync {
 		let changed = false;
 		const wanted = new Set(files);
 		// Every pi's report on the file: two pis connected to this window each wait for theirs.
-		this.#reports = this.#reports.map((held) => {
-			const report = held.report;
-			if (!wanted.has(report.file) || report.version === null || report.status === "refused") return held;
+		this.#reports = this.#reports.map((report) => {
+			if (!wanted.has(report.file) || report.version === null || report.status === "refused") return report;
 			const diagnostics = this.#host.diagnostics(report.file);
 			const expected = report.diagnostics_expected || this.#host.diagnosticsExpected(report.file);
 			if (
 				JSON.stringify(diagnostics) === JSON.stringify(report.diagnostics) &&
 				expected === report.diagnostics_expected
 			) {
-				return held;
+				return report;
 			}
 			changed = true;
-			return { ...held, report: { ...report, diagnostics, diagnostics_expected: expected } };
+			return { ...report, diagnostics, diagnostics_expected: expected };
 		});
 		if (changed) this.#host.changed();
 	}
@@ -293,7 +295,7 @@ export class PiSync {
 				pi_pid: entry.piPid,
 				...(entry.piNs === undefined ? {} : { pi_ns: entry.piNs }),
 			},
-			this.#host.now(),
+			this.#listed(),
 		);
 	}
 }

@@ -236,6 +236,12 @@ let fileCount = 0;
 /** A file name no other case of the shared editor uses. */
 const unique = (stem: string) => `${stem}-${++fileCount}.txt`;
 
+/**
+ * How long the retention case's pi waits before reading: longer than the 5 s the clients once held a report for
+ * by the clock (PROTOCOL.md v0.5 keeps what pi's message lists instead, however late pi reads).
+ */
+const SLOW_PI_MS = 6000;
+
 export const cases: KitCase[] = [
 	{
 		name: "v0.3: one message, one report per file, with its status; only unmodified open buffers reload",
@@ -376,6 +382,60 @@ export const cases: KitCase[] = [
 				const missing = named.filter((file) => !reports.has(file)).map((file) => basename(file));
 				assert.deepEqual(missing, [], "every file pi named has its report while pi may still wait for it");
 				for (const [i, file] of named.entries()) assert.equal(reports.get(file)?.seq, i + 1, basename(file));
+			} finally {
+				await pi.kill();
+			}
+		},
+	},
+	{
+		name: "report retention: kept while pi's message lists the change, however late pi reads; beyond pi's newest 20, gone once a newer message no longer lists it",
+		needs: ["reload"],
+		run: async (kit) => {
+			const editor = await kit.shared();
+			const named = Array.from({ length: 40 }, () => editor.file(unique("slow"), ORIGINAL));
+			const pi = await livePi();
+			const mine = (s: { files?: { file: string; seq: number; pi_pid?: number }[] | undefined }) =>
+				new Map(
+					(s.files ?? []).filter((r) => r.pi_pid === undefined || r.pi_pid === pi.pid).map((r) => [r.file, r.seq]),
+				);
+			try {
+				await connect(editor, pi.pid);
+				const message = messageFor(editor, pi.pid, named);
+				send(editor, message);
+				await editor.until(
+					(s) => s.pi?.pid === pi.pid && s.pi.seq === message.seq,
+					"the message of 40 files is handled",
+				);
+				// pi is slow to read (a loaded machine): longer than the 5 s the clients once held a report for. The
+				// user's act then makes the editor write its state again, and only that write is read.
+				await quietPeriod(SLOW_PI_MS);
+				const later = await openFile(editor, unique("later"));
+				const late = mine(await editor.until((s) => activeFile(s) === later, "a state write after pi's pause"));
+				const missing = named.filter((file, i) => late.get(file) !== i + 1).map((file) => basename(file));
+				assert.deepEqual(missing, [], "every change pi's message lists keeps its report, however late pi reads");
+				// pi's newer message lists only its newest 5 changes (four of the 40 and a new one): the reports beyond its
+				// newest 20 that it no longer lists go with the editor's next state write.
+				const fresh = editor.file(unique("fresh"), ORIGINAL);
+				const newer = messageFor(editor, pi.pid, [], {
+					seq: 41,
+					changed: [
+						...named.slice(-4).map((file, i) => ({ file, seq: 37 + i, tool: "write" })),
+						{ file: fresh, seq: 41, tool: "write" },
+					],
+				});
+				send(editor, newer);
+				const after = mine(
+					await editor.until((s) => s.pi?.pid === pi.pid && s.pi.seq === 41, "the newer message is handled"),
+				);
+				const newest = [...named.slice(-19), fresh];
+				assert.deepEqual(
+					[...after.keys()]
+						.filter((f) => f === fresh || named.includes(f))
+						.map((f) => basename(f))
+						.sort(),
+					newest.map((f) => basename(f)).sort(),
+					"pi's newest 20 reports stay, the older ones it no longer lists go",
+				);
 			} finally {
 				await pi.kill();
 			}

@@ -27,15 +27,13 @@ import autoload 'pi_ide/review_rules.vim'
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
 export const MAX_LAST_TURN = 50
-# `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
-# each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
-# them: HOLD_S after the report was first written to the state file (`at`, stamped by Annotate; one not yet
-# written has none and stays: a busy Vim that made 40 reports before its next write loses none). pi
-# writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
+# `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts),
+# kept by what pi still lists, never by a clock (PROTOCOL.md `files`, v0.5): each pi's newest KEPT_REPORTS, and
+# every report on a change (file and seq) that pi's newest message still lists in `changed`. pi writing 200 files
+# in one run, or slow to read them, then finds every answer, and a second pi's reports never push out the first's.
 # The Neovim client's rule (editors/nvim/lua/pi-ide/inbox/init.lua).
 export const MAX_REPORTS = 200
 export const KEPT_REPORTS = 20
-export const HOLD_S = 5
 export const POLL_MS = 500
 # While pi's files change (pi is writing, and waits at most 1 s for each answer: PROTOCOL.md), the listing is
 # taken every BUSY_POLL_MS, until BUSY_S seconds pass without a change; then every POLL_MS again, so an idle
@@ -547,35 +545,43 @@ def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>): dict
   return report
 enddef
 
-# Seconds, with a fraction: when a report was made.
-def Now(): float
-  return reltimefloat(reltime())
-enddef
-
-# Pure: which of `list` (newest last, each with `at`, when it was first written; none: not written yet) to keep
-# at `now`: per pi its newest KEPT_REPORTS, any not written yet, and any written less than HOLD_S ago; at most
+# Pure: which of `list` (newest last) to keep: per pi its newest KEPT_REPORTS, and those on a change (file and
+# seq) its newest message lists (`listed`: pi's key (writer.KeyOfRecord) -> its `changed` entries); at most
 # MAX_REPORTS, the newest.
-export def Retain(list: list<dict<any>>, now: float): list<dict<any>>
+export def Retain(list: list<dict<any>>, listed: dict<any>): list<dict<any>>
+  var lookup: dict<dict<bool>> = {}
+  for [key, changed] in items(listed)
+    lookup[key] = {}
+    for c in changed
+      lookup[key][printf("%d\n%s", c.seq, c.file)] = true
+    endfor
+  endfor
   var kept: list<dict<any>> = []
   var per_pi: dict<number> = {}
   for r in reverse(copy(list))
+    if len(kept) >= MAX_REPORTS
+      break
+    endif
     var pi = writer.KeyOfRecord(r)
     per_pi[pi] = get(per_pi, pi, 0) + 1
-    if per_pi[pi] <= KEPT_REPORTS || !has_key(r, 'at') || now - r.at < HOLD_S
+    if per_pi[pi] <= KEPT_REPORTS || has_key(get(lookup, pi, {}), printf("%d\n%s", r.seq, r.file))
       kept->add(r)
     endif
   endfor
-  reverse(kept)
-  return len(kept) > MAX_REPORTS ? kept[len(kept) - MAX_REPORTS :] : kept
+  return reverse(kept)
+enddef
+
+# Per pi whose message names this Vim, the changes its newest message lists: their reports stay (Retain).
+def Listed(): dict<any>
+  return mapnew(pis, (_, p) => p.message.changed)
 enddef
 
 # Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see Retain).
 def Remember(report: dict<any>)
-  # No `at` yet: stamped when first written (Annotate).
   const key = writer.KeyOfRecord(report)
   filter(reports, (_, r) => r.file != report.file || writer.KeyOfRecord(r) !=# key)
   reports->add(report)
-  reports = Retain(reports, Now())
+  reports = Retain(reports, Listed())
 enddef
 
 def HandleMessage(msg: dict<any>, key: string): bool
@@ -931,13 +937,7 @@ export def Annotate(payload: dict<any>, buf: number)
   payload.protocol = '0.3'
   payload.active_buffer.version = getbufvar(buf, 'changedtick')
   payload.active_buffer.diagnostics = diagnostics.Collect(buf)
-  const now = Now()
-  reports = Retain(reports, now)
-  for r in reports
-    if !has_key(r, 'at')
-      r.at = now # the hold counts from the first write that carries it
-    endif
-  endfor
+  reports = Retain(reports, Listed())
   if !empty(reports)
     payload.files = mapnew(reports, (_, r) => ({file: r.file, seq: r.seq, status: r.status,
       version: r.version, modified: r.modified, diagnostics_expected: r.diagnostics_expected,

@@ -11,11 +11,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import {
 	addReport,
-	FILE_REPORT_HOLD_SECONDS,
 	type FileReport,
-	type HeldReport,
-	KEPT_FILE_REPORTS,
-	MAX_FILE_REPORTS,
 	MAX_PI_CHANGED,
 	MAX_PI_MESSAGE_BYTES,
 	parsePiMessage,
@@ -25,7 +21,15 @@ import {
 } from "../../../../editors/shared/pi-message.ts";
 import { type PidProbe, type PiMessageVerdict, readPiMessage } from "../../../../editors/shared/pi-reader.ts";
 import { PiWatcher } from "../../../../editors/shared/pi-watcher.ts";
+import { piIdentityKey } from "../../../../src/protocol/wire.ts";
 import { makePiMessage } from "../../../fixtures/pi-message.ts";
+import {
+	RETENTION_CASES,
+	RETENTION_SEED,
+	type RetentionCase,
+	randomRetentionCases,
+	retainOracle,
+} from "../../../fixtures/report-retention-cases.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ide-pimsg-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -135,10 +139,10 @@ describe("pendingChanges", () => {
 	}
 });
 
-describe("report retention (PROTOCOL.md `files`): each pi's newest 20 always, older ones for 5 s, 200 in all", () => {
-	const report = (file: string, piPid = 100): FileReport => ({
+describe("report retention (PROTOCOL.md `files`): each pi's newest 20 and those its message lists, 200 in all", () => {
+	const report = (file: string, piPid = 100, seq = 1): FileReport => ({
 		file,
-		seq: 1,
+		seq,
 		status: "not-open",
 		version: null,
 		modified: false,
@@ -146,71 +150,52 @@ describe("report retention (PROTOCOL.md `files`): each pi's newest 20 always, ol
 		diagnostics: null,
 		pi_pid: piPid,
 	});
-	/** `count` reports of pi `piPid` on /<prefix>0, /<prefix>1, ..., all made at `at`. */
-	const batch = (held: HeldReport[], count: number, at: number, piPid = 100, prefix = "f") => {
-		for (let i = 0; i < count; i++) held = addReport(held, report(`/${prefix}${i}`, piPid), at);
-		return held;
+	const NONE = new Map<string, { file: string; seq: number }[]>();
+	/** retainReports on a case of the shared table: the indices kept. */
+	const run = (c: RetentionCase): number[] => {
+		const held = c.reports.map((r, i) => ({
+			...report(r.file, r.pi_pid, r.seq),
+			...(r.pi_ns ? { pi_ns: r.pi_ns } : {}),
+			i,
+		}));
+		const listed = new Map(c.listed.map((l) => [piIdentityKey(l.pi_pid, l.pi_ns), l.changed]));
+		return retainReports(held, listed).map((r) => (r as FileReport & { i: number }).i);
 	};
-	const files = (held: HeldReport[]) => held.map((h) => h.report.file);
 
-	const cases: { name: string; held: () => HeldReport[]; now: number; kept: number; first?: string }[] = [
-		{
-			name: "40 files in one message: every report kept while pi may wait",
-			held: () => batch([], 40, 0),
-			now: 1,
-			kept: 40,
-		},
-		{
-			name: "the same 40 after the hold: the newest 20",
-			held: () => batch([], 40, 0),
-			now: FILE_REPORT_HOLD_SECONDS,
-			kept: KEPT_FILE_REPORTS,
-			first: "/f20",
-		},
-		{
-			name: "250 at once: the newest 200",
-			held: () => batch([], 250, 0),
-			now: 1,
-			kept: MAX_FILE_REPORTS,
-			first: "/f50",
-		},
-		{
-			name: "two pis, 30 each, after the hold: 20 of each",
-			held: () => batch(batch([], 30, 0, 100, "a"), 30, 0, 200, "b"),
-			now: 10,
-			kept: 2 * KEPT_FILE_REPORTS,
-			first: "/a10",
-		},
-	];
-	for (const c of cases)
+	for (const c of RETENTION_CASES) {
 		test(c.name, () => {
-			const kept = retainReports(c.held(), c.now);
-			assert.equal(kept.length, c.kept);
-			if (c.first) assert.equal(kept[0]?.report.file, c.first);
+			assert.deepEqual(retainOracle(c.reports, c.listed), c.kept, "the oracle agrees with the table");
+			assert.deepEqual(run(c), c.kept);
 		});
+	}
 
-	test("one pi's 30 new reports never push out another pi's newest 20", () => {
-		let held = batch([], 20, 0, 200, "b");
-		held = batch(held, 30, 100, 100, "a");
-		assert.deepEqual(files(retainReports(held, 200)).filter((f) => f.startsWith("/b")).length, KEPT_FILE_REPORTS);
+	test(`random cases against the oracle (seed ${RETENTION_SEED}; RETENTION_SEED=<seed> replays)`, () => {
+		for (const c of randomRetentionCases(RETENTION_SEED, 300)) assert.deepEqual(run(c), c.kept, c.name);
 	});
 
 	test("a newer report of the same pi on the same file replaces its older one, moved to the end", () => {
-		let held = batch([], 3, 0);
-		held = addReport(held, { ...report("/f0"), seq: 2 }, 1);
-		assert.deepEqual(files(held), ["/f1", "/f2", "/f0"]);
-		assert.equal(held.at(-1)?.report.seq, 2);
+		let held: FileReport[] = [];
+		for (const f of ["/f0", "/f1", "/f2"]) held = addReport(held, report(f), NONE);
+		held = addReport(held, report("/f0", 100, 2), NONE);
+		assert.deepEqual(
+			held.map((h) => [h.file, h.seq]),
+			[
+				["/f1", 1],
+				["/f2", 1],
+				["/f0", 2],
+			],
+		);
 	});
 
 	test("two pis' reports on one file are both kept; each pi's newer one replaces its older", () => {
-		let held = addReport(addReport([], report("/a", 100), 0), report("/a", 200), 0);
+		let held = addReport(addReport([], report("/a", 100), NONE), report("/a", 200), NONE);
 		assert.deepEqual(
-			held.map((h) => h.report.pi_pid),
+			held.map((h) => h.pi_pid),
 			[100, 200],
 		);
-		held = addReport(held, { ...report("/a", 100), seq: 2 }, 0);
+		held = addReport(held, report("/a", 100, 2), NONE);
 		assert.deepEqual(
-			held.map((h) => [h.report.pi_pid, h.report.seq]),
+			held.map((h) => [h.pi_pid, h.seq]),
 			[
 				[200, 1],
 				[100, 2],

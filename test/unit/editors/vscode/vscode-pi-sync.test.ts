@@ -18,7 +18,7 @@ import {
 	sameContent,
 } from "../../../../editors/vscode/src/pi-sync.ts";
 import { formatStatus, MAX_LISTED } from "../../../../editors/vscode/src/status.ts";
-import { FILE_REPORT_HOLD_SECONDS, KEPT_FILE_REPORTS } from "../../../../src/protocol/limits.ts";
+import { KEPT_FILE_REPORTS } from "../../../../src/protocol/limits.ts";
 import { piIdentityKey } from "../../../../src/protocol/wire.ts";
 
 const OWN = 77;
@@ -39,8 +39,6 @@ function fakeHost() {
 	const timers = new Map<number, { fn: () => void; ms: number }>();
 	let nextTimer = 1;
 	let changes = 0;
-	/** The editor's clock, in seconds: report retention reads it. */
-	const clock = { seconds: 1000 };
 	const host = {
 		ownPid: OWN,
 		findDocument: (file: string) => documents.get(file),
@@ -58,7 +56,6 @@ function fakeHost() {
 			return nextTimer++;
 		},
 		clearTimeout: (handle: unknown) => timers.delete(handle as number),
-		now: () => clock.seconds,
 	};
 	const sync = new PiSync(host);
 	const open = (file: string, text: string, version = 1, isDirty = false) => {
@@ -95,7 +92,6 @@ function fakeHost() {
 		onDisk,
 		reload,
 		runTimers,
-		clock,
 		changes: () => changes,
 	};
 }
@@ -434,19 +430,23 @@ describe("formatStatus", () => {
 });
 
 describe("PiSync: report retention (PROTOCOL.md `files`)", () => {
-	test("pi writing 40 open files in one message finds all 40 answers; after the hold, its newest 20 stay", () => {
+	test("pi writing 40 open files in one message finds all 40 answers while its message lists them; a newer message listing 5 leaves its newest 20", () => {
 		const h = fakeHost();
-		const files = Array.from({ length: 40 }, (_, i) => `/w/f${i}.ts`);
+		const files = Array.from({ length: 41 }, (_, i) => `/w/f${i}.ts`);
 		for (const file of files) {
 			h.open(file, "new");
 			h.onDisk(file, "new");
 		}
-		h.sync.handleMessage(piMessage(files));
+		h.sync.handleMessage(piMessage([], { seq: 1000, changed: [] })); // connected: every later change is news
+		const first = files.slice(0, 40).map((file, i) => ({ file, seq: 1001 + i, tool: "write" }));
+		h.sync.handleMessage(piMessage([], { seq: 1040, changed: first }));
 		assert.deepEqual(
 			h.sync.reports.map((r) => r.file),
-			files,
+			files.slice(0, 40),
+			"no clock: read however late, all 40 are there",
 		);
-		h.clock.seconds += FILE_REPORT_HOLD_SECONDS;
+		const newer = [...first.slice(-4), { file: files[40] as string, seq: 1041, tool: "write" }];
+		h.sync.handleMessage(piMessage([], { seq: 1041, changed: newer }));
 		assert.deepEqual(
 			h.sync.reports.map((r) => r.file),
 			files.slice(-KEPT_FILE_REPORTS),

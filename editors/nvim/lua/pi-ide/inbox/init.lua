@@ -26,14 +26,13 @@ local uv = compat.uv
 
 local M = {}
 
---- `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts);
---- each pi's newest KEPT_REPORTS stay at all times, older ones only while that pi may still be waiting for
---- them: HOLD_S after the report was first written to the state file (`at`, stamped by annotate; a report not
---- yet written has none and stays: a busy Neovim that made 40 reports before its next write loses none). pi
---- writing 200 files in one run then finds every answer, and a second pi's reports never push out the first's.
+--- `files` holds at most MAX_REPORTS reports (pi reads no more: MAX_FILE_REPORTS of src/protocol/limits.ts),
+--- kept by what pi still lists, never by a clock (PROTOCOL.md `files`, v0.5): each pi's newest KEPT_REPORTS, and
+--- every report on a change (file and seq) that pi's newest message still lists in `changed` (pi-ide.inbox.pis
+--- `listed`). pi writing 200 files in one run, or slow to read them, then finds every answer, and a second pi's
+--- reports never push out the first's.
 M.MAX_REPORTS = 200
 M.KEPT_REPORTS = 20
-M.HOLD_S = 5
 --- New unsaved conflicts within this long of each other are told in one notice.
 M.CONFLICT_DEBOUNCE_MS = 150
 
@@ -170,31 +169,42 @@ local function handle_change(change, pi_pid, pi_ns)
   return report
 end
 
---- Pure: which of `reports` (newest last, each with `at`, when it was first written; nil: not written yet) to
---- keep at `now`: per pi its newest KEPT_REPORTS, any not written yet, and any written less than HOLD_S ago; at
+--- Pure: which of `reports` (newest last) to keep: per pi its newest KEPT_REPORTS, and those on a change (file
+--- and seq) its newest message lists (`listed`: pi's key (pi-ide.inbox.identity) -> its `changed` entries); at
 --- most MAX_REPORTS, the newest.
 ---@param reports table[]
----@param now number
+---@param listed table<string, { file: string, seq: integer }[]>
 ---@return table[]
-function M.retain(reports, now)
+function M.retain(reports, listed)
+  local lookup = {}
+  for key, changed in pairs(listed) do
+    local set = {}
+    for _, c in ipairs(changed) do
+      set[c.seq .. "\0" .. c.file] = true
+    end
+    lookup[key] = set
+  end
   local kept, per_pi = {}, {}
   for i = #reports, 1, -1 do
+    if #kept >= M.MAX_REPORTS then
+      break
+    end
     local r = reports[i]
     local pi = identity.key(r.pi_pid or 0, r.pi_ns)
     per_pi[pi] = (per_pi[pi] or 0) + 1
-    if per_pi[pi] <= M.KEPT_REPORTS or r.at == nil or now - r.at < M.HOLD_S then
-      table.insert(kept, 1, r)
+    if per_pi[pi] <= M.KEPT_REPORTS or (lookup[pi] and lookup[pi][r.seq .. "\0" .. r.file]) then
+      kept[#kept + 1] = r
     end
   end
-  while #kept > M.MAX_REPORTS do
-    table.remove(kept, 1)
+  local out = {}
+  for i = #kept, 1, -1 do
+    out[#out + 1] = kept[i]
   end
-  return kept
+  return out
 end
 
 --- Add `report`, replacing this pi's earlier report on the same file (another pi's stays: see retain).
 local function remember(report)
-  report.at = nil -- stamped when first written (annotate)
   for i = #H.reports, 1, -1 do
     local r = H.reports[i]
     if
@@ -205,7 +215,7 @@ local function remember(report)
     end
   end
   H.reports[#H.reports + 1] = report
-  H.reports = M.retain(H.reports, compat.now())
+  H.reports = M.retain(H.reports, pis.listed())
 end
 
 --- Act on one pi message (already validated) from pi `ident` (live, or of another namespace).
@@ -549,12 +559,10 @@ function M.annotate(payload, buf)
   local b = payload.active_buffer
   b.version = vim.api.nvim_buf_get_var(buf, "changedtick")
   b.diagnostics = diagnostics.collect(buf)
-  local now = compat.now()
-  H.reports = M.retain(H.reports, now)
+  H.reports = M.retain(H.reports, pis.listed())
   if #H.reports > 0 then
     local files = {}
     for i, r in ipairs(H.reports) do
-      r.at = r.at or now -- the hold counts from the first write that carries it
       local d = vim.NIL
       if r.buf and vim.api.nvim_buf_is_valid(r.buf) then
         d = diagnostics.collect(r.buf)

@@ -42,6 +42,16 @@ function M.record(msg, ident)
   H.alive_at[ident.key] = now
 end
 
+--- Per recorded pi (by key), the changes its newest message lists: their reports stay (PROTOCOL.md `files`).
+---@return table<string, { file: string, seq: integer }[]>
+function M.listed()
+  local out = {}
+  for key, p in pairs(H.pis) do
+    out[key] = p.message.changed
+  end
+  return out
+end
+
 --- Forget pi `key`: it exited, or no longer names us.
 ---@param key string
 function M.forget(key)

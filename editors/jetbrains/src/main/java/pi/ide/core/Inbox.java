@@ -35,27 +35,29 @@ public final class Inbox {
 	}
 
 	private final long ownPid;
-	/** Seconds on the editor's clock: how old a report is (PROTOCOL.md's retention). */
-	private final java.util.function.DoubleSupplier clock;
 	/** The highest seq handled per pi identity ({@link PiMessage#key}: its pid and namespace). */
 	private final Map<String, Long> handled = new HashMap<>();
+	/**
+	 * Per pi identity, the changes its newest message naming this editor lists: their reports stay (PROTOCOL.md
+	 * {@code files}); a pi whose newest message names another editor lists nothing here.
+	 */
+	private final Map<String, List<PiMessage.Change>> listed = new HashMap<>();
 	private final Set<String> notified = new HashSet<>();
-	private List<PiMessage.Held> files = new ArrayList<>();
+	private List<Map<String, Object>> files = new ArrayList<>();
 	private Map<String, Object> pi;
 
 	public Inbox(long ownPid) {
-		this(ownPid, () -> System.currentTimeMillis() / 1000.0);
-	}
-
-	public Inbox(long ownPid, java.util.function.DoubleSupplier clock) {
 		this.ownPid = ownPid;
-		this.clock = clock;
 	}
 
 	/** Act on a message; true when the reports changed (the state file should be written promptly). */
 	public synchronized boolean handle(PiMessage message, Host host) {
-		if (message.editorPid == null || message.editorPid != ownPid) return false;
 		String key = message.key();
+		if (message.editorPid == null || message.editorPid != ownPid) {
+			listed.remove(key);
+			return false;
+		}
+		listed.put(key, message.changed);
 		List<PiMessage.Change> pending = message.pending(ownPid, handled.get(key));
 		if (pending.isEmpty()) {
 			// Nothing to act on, but the message was handled: `pi` says so (PROTOCOL.md: "Then write its state
@@ -81,7 +83,7 @@ public final class Inbox {
 					open ? host.diagnostics(change.file) : null);
 			// v0.5: the pi's namespace exactly as its message said (left out when it said none).
 			if (message.pidNs != null) report.put("pi_ns", message.pidNs);
-			files = PiMessage.addReport(files, report, clock.getAsDouble());
+			files = PiMessage.addReport(files, report, listed);
 		}
 		long newest = handled.containsKey(key) ? handled.get(key) : -1;
 		for (PiMessage.Change c : pending) newest = Math.max(newest, c.seq);
@@ -100,17 +102,17 @@ public final class Inbox {
 	/** Refresh the diagnostics of listed reports (kept up to date while listed); true when any changed. */
 	public synchronized boolean refreshDiagnostics(Host host) {
 		boolean changed = false;
-		List<PiMessage.Held> next = new ArrayList<>();
-		for (PiMessage.Held h : files) {
-			Map<String, Object> copy = new java.util.LinkedHashMap<>(h.report);
-			if (!"not-open".equals(h.report.get("status"))) {
-				Map<String, Object> now = host.diagnostics((String) h.report.get("file"));
-				if (now != null && !now.equals(h.report.get("diagnostics"))) {
+		List<Map<String, Object>> next = new ArrayList<>();
+		for (Map<String, Object> h : files) {
+			Map<String, Object> copy = new java.util.LinkedHashMap<>(h);
+			if (!"not-open".equals(h.get("status"))) {
+				Map<String, Object> now = host.diagnostics((String) h.get("file"));
+				if (now != null && !now.equals(h.get("diagnostics"))) {
 					copy.put("diagnostics", now);
 					changed = true;
 				}
 			}
-			next.add(new PiMessage.Held(copy, h.at));
+			next.add(copy);
 		}
 		files = next;
 		return changed;
@@ -118,10 +120,8 @@ public final class Inbox {
 
 	/** The state file's {@code files}: the reports PROTOCOL.md's retention keeps now; null when none. */
 	public synchronized List<Map<String, Object>> files() {
-		files = PiMessage.retain(files, clock.getAsDouble());
-		List<Map<String, Object>> out = new ArrayList<>();
-		for (PiMessage.Held h : files) out.add(h.report);
-		return out.isEmpty() ? null : out;
+		files = PiMessage.retain(files, listed);
+		return files.isEmpty() ? null : new ArrayList<>(files);
 	}
 
 	public synchronized Map<String, Object> pi() {

@@ -17,10 +17,12 @@ public final class PiMessage {
 	public static final int MAX_BYTES = 64 * 1024;
 	public static final int MAX_CHANGED = 50;
 	public static final int MAX_LAST_TURN = 50;
-	/** PROTOCOL.md `files`: at most 200 reports; each pi's newest 20 always, older ones for 5 s (pi may wait). */
+	/**
+	 * PROTOCOL.md `files`: at most 200 reports; each pi's newest 20, and those on a change its newest message still
+	 * lists (no clock, v0.5).
+	 */
 	public static final int MAX_FILE_REPORTS = 200;
 	public static final int KEPT_FILE_REPORTS = 20;
-	public static final double FILE_REPORT_HOLD_SECONDS = 5;
 	/** PROTOCOL.md "Limits": pi's files nest at most this many levels of lists and objects. */
 	public static final int MAX_DEPTH = 16;
 	private static final long MAX_PID = 2147483647L;
@@ -169,46 +171,48 @@ public final class PiMessage {
 		return out;
 	}
 
-	/** A report the editor holds, with when it made it (seconds on its own clock): retention needs its age. */
-	public static final class Held {
-		public final Map<String, Object> report;
-		public final double at;
-
-		public Held(Map<String, Object> report, double at) {
-			this.report = report;
-			this.at = at;
-		}
-	}
-
 	/**
-	 * held with report (made at now) replacing any earlier report of the same pi on the same file, newest last, then
-	 * retained: keyed by pi too (its pid and namespace, {@link PiIdentity#keyOf}), so one pi's report never replaces
-	 * another's before that pi read it.
+	 * held (newest last) with report replacing any earlier report of the same pi on the same file, then retained:
+	 * keyed by pi too (its pid and namespace, {@link PiIdentity#keyOf}), so one pi's report never replaces another's
+	 * before that pi read it.
 	 */
-	public static List<Held> addReport(List<Held> held, Map<String, Object> report, double now) {
-		List<Held> out = new ArrayList<>();
-		for (Held h : held) {
-			boolean same = h.report.get("file").equals(report.get("file"))
-					&& PiIdentity.keyOf(h.report).equals(PiIdentity.keyOf(report));
+	public static List<Map<String, Object>> addReport(List<Map<String, Object>> held, Map<String, Object> report,
+			Map<String, List<Change>> listed) {
+		List<Map<String, Object>> out = new ArrayList<>();
+		for (Map<String, Object> h : held) {
+			boolean same = h.get("file").equals(report.get("file"))
+					&& PiIdentity.keyOf(h).equals(PiIdentity.keyOf(report));
 			if (!same) out.add(h);
 		}
-		out.add(new Held(report, now));
-		return retain(out, now);
+		out.add(report);
+		return retain(out, listed);
 	}
 
 	/**
-	 * PROTOCOL.md's retention of {@code files} reports (held newest last): each pi's newest KEPT_FILE_REPORTS at all
-	 * times, older ones while younger than FILE_REPORT_HOLD_SECONDS, at most MAX_FILE_REPORTS in all, the newest.
+	 * PROTOCOL.md's retention of {@code files} reports (held newest last), timing-free: each pi's newest
+	 * KEPT_FILE_REPORTS, and every report on a change (file and seq) that its pi's newest message lists ({@code
+	 * listed}: a pi's {@link PiIdentity#keyOf key} to its {@code changed}), at most MAX_FILE_REPORTS in all, the
+	 * newest. One pi's listing keeps only that pi's reports.
 	 */
-	public static List<Held> retain(List<Held> held, double now) {
-		Map<Object, Integer> perPi = new java.util.HashMap<>();
-		List<Held> kept = new ArrayList<>();
+	public static List<Map<String, Object>> retain(List<Map<String, Object>> held, Map<String, List<Change>> listed) {
+		Map<String, Integer> perPi = new java.util.HashMap<>();
+		List<Map<String, Object>> kept = new ArrayList<>();
 		for (int i = held.size() - 1; i >= 0 && kept.size() < MAX_FILE_REPORTS; i--) {
-			Held h = held.get(i);
-			int count = perPi.merge(PiIdentity.keyOf(h.report), 1, Integer::sum);
-			if (count <= KEPT_FILE_REPORTS || now - h.at < FILE_REPORT_HOLD_SECONDS) kept.add(h);
+			Map<String, Object> h = held.get(i);
+			String key = PiIdentity.keyOf(h);
+			int count = perPi.merge(key, 1, Integer::sum);
+			if (count <= KEPT_FILE_REPORTS || lists(listed.get(key), h)) kept.add(h);
 		}
 		Collections.reverse(kept);
 		return kept;
+	}
+
+	/** Does changed (null: no message) list the change report answers (its file at its seq)? */
+	private static boolean lists(List<Change> changed, Map<String, Object> report) {
+		if (changed == null) return false;
+		for (Change c : changed) {
+			if (c.file.equals(report.get("file")) && Long.valueOf(c.seq).equals(report.get("seq"))) return true;
+		}
+		return false;
 	}
 }

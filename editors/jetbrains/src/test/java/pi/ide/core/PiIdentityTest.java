@@ -113,7 +113,7 @@ class PiIdentityTest {
 
 	@Test
 	void twoPisWithOnePidInTwoNamespacesAreTwoPisWithTheirOwnSeqAndReports() {
-		Inbox inbox = new Inbox(7, () -> 1000.0);
+		Inbox inbox = new Inbox(7);
 		List<String> reloaded = new ArrayList<>();
 		Inbox.Host host = new Inbox.Host() {
 			public Reload.Facts facts(String file) {

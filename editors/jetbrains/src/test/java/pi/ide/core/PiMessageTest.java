@@ -139,38 +139,115 @@ class PiMessageTest {
 		assertEquals(77L, inbox.files().get(0).get("pi_pid"));
 	}
 
-	@Test
-	void fortyFilesInOneMessageAllAnsweredThenEachPisNewestTwentyStay() {
-		Buffers host = new Buffers();
-		double[] now = {1000};
-		Inbox inbox = new Inbox(1, () -> now[0]);
+	/** pi 77's message to editor 1 with seq {@code seq} listing /f{from}../f{to} at seqs from..to (inclusive). */
+	static PiMessage listing(long seq, int from, int to) {
 		StringBuilder changes = new StringBuilder("[");
-		for (int i = 1; i <= 40; i++) changes.append(i == 1 ? "" : ",").append(change("/f" + i, 4));
-		inbox.handle(parsed("1", changes.append("]").toString()), host);
-		assertEquals(40, inbox.files().size(), "every report kept while pi may wait for it");
-		now[0] += PiMessage.FILE_REPORT_HOLD_SECONDS;
+		for (int i = from; i <= to; i++) changes.append(i == from ? "" : ",").append(change("/f" + i, i));
+		return PiMessage.parse(message("1", changes.append("]").toString()).replace("\"seq\":9,", "\"seq\":" + seq + ","))
+				.message;
+	}
+
+	static List<String> files(Inbox inbox) {
 		List<Map<String, Object>> files = inbox.files();
-		assertEquals(PiMessage.KEPT_FILE_REPORTS, files.size());
-		assertEquals("/f21", files.get(0).get("file"));
-		assertEquals("/f40", files.get(files.size() - 1).get("file"));
+		return files == null ? List.of() : files.stream().map(r -> (String) r.get("file")).collect(Collectors.toList());
+	}
+
+	static List<String> fileRange(int from, int to) {
+		List<String> out = new ArrayList<>();
+		for (int i = from; i <= to; i++) out.add("/f" + i);
+		return out;
+	}
+
+	@Test
+	void fortyFilesAllAnsweredWhileListedThenEachPisNewestTwentyStay() {
+		Buffers host = new Buffers();
+		Inbox inbox = new Inbox(1);
+		inbox.handle(listing(0, 1, 0), host); // connected: every later change is news
+		inbox.handle(listing(40, 1, 40), host);
+		assertEquals(fileRange(1, 40), files(inbox), "every report its message lists, however late pi reads");
+		assertEquals(fileRange(1, 40), files(inbox), "no clock: read again, still all 40");
+		// pi's newer message lists only its newest 5 changes: those beyond its newest 20 go.
+		inbox.handle(listing(41, 37, 41), host);
+		assertEquals(fileRange(22, 41), files(inbox));
+	}
+
+	@Test
+	void aPiWhoseNewestMessageNamesAnotherEditorListsNothingHere() {
+		Buffers host = new Buffers();
+		Inbox inbox = new Inbox(1);
+		inbox.handle(listing(0, 1, 0), host);
+		inbox.handle(listing(40, 1, 40), host);
+		inbox.handle(PiMessage.parse(message("5", "[]")).message, host);
+		assertEquals(fileRange(21, 40), files(inbox));
+	}
+
+	static Map<String, Object> report(String file, long seq, long piPid, String piNs) {
+		Map<String, Object> r = Reload.report(file, seq, piPid, "not-open", null, false, false, null);
+		if (piNs != null) r.put("pi_ns", piNs);
+		return r;
+	}
+
+	static Stream<Arguments> retention() {
+		String ns = "pid:[4026532455]";
+		return Stream.of(
+				Arguments.of("the pi's own listing keeps its oldest 5", 100L, null, 5, 25),
+				Arguments.of("another pi's listing of the same changes keeps none", 200L, null, 0, 20),
+				Arguments.of("the same pid in another namespace is another pi", 100L, ns, 0, 20));
+	}
+
+	/** 40 reports of pi 100 (host namespace) on /f1../f40 at seqs 1..40; a listing of /f1../f5 by listedPid, listedNs. */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource
+	void retention(String name, long listedPid, String listedNs, int oldestKept, int kept) {
+		List<Map<String, Object>> held = new ArrayList<>();
+		for (int i = 1; i <= 40; i++) held.add(report("/f" + i, i, 100, null));
+		List<PiMessage.Change> changed = new ArrayList<>();
+		for (int i = 1; i <= 5; i++) changed.add(new PiMessage.Change("/f" + i, i, "write"));
+		Map<String, List<PiMessage.Change>> listed = new HashMap<>();
+		listed.put(PiIdentity.keyOf(report("/x", 1, listedPid, listedNs)), changed);
+		List<String> expected = new ArrayList<>(fileRange(1, oldestKept));
+		expected.addAll(fileRange(21, 40));
+		assertEquals(expected, PiMessage.retain(held, listed).stream().map(r -> (String) r.get("file"))
+				.collect(Collectors.toList()));
+		assertEquals(kept, expected.size());
+	}
+
+	@Test
+	void aListedFileAtAnotherSeqKeepsNothing() {
+		List<Map<String, Object>> held = new ArrayList<>();
+		for (int i = 1; i <= 40; i++) held.add(report("/f" + i, i, 100, null));
+		Map<String, List<PiMessage.Change>> listed = new HashMap<>();
+		listed.put(PiIdentity.keyOf(held.get(0)), List.of(new PiMessage.Change("/f1", 2, "write")));
+		assertEquals(fileRange(21, 40), PiMessage.retain(held, listed).stream().map(r -> (String) r.get("file"))
+				.collect(Collectors.toList()));
 	}
 
 	@Test
 	void twoPisWritingOneFileEachKeepTheirAnswer() {
+		Map<String, List<PiMessage.Change>> none = Map.of();
 		Map<String, Object> a = Reload.report("/a", 1, 100, "reloaded", 1L, false, false, null);
 		Map<String, Object> b = Reload.report("/a", 1, 200, "reloaded", 1L, false, false, null);
-		List<PiMessage.Held> held = PiMessage.addReport(PiMessage.addReport(new java.util.ArrayList<>(), a, 0), b, 0);
-		assertEquals(List.of(100L, 200L), held.stream().map(h -> h.report.get("pi_pid")).collect(Collectors.toList()));
+		List<Map<String, Object>> held = PiMessage.addReport(PiMessage.addReport(new ArrayList<>(), a, none), b, none);
+		assertEquals(List.of(100L, 200L), held.stream().map(h -> h.get("pi_pid")).collect(Collectors.toList()));
 		Map<String, Object> a2 = Reload.report("/a", 2, 100, "reloaded", 2L, false, false, null);
-		held = PiMessage.addReport(held, a2, 0);
-		assertEquals(List.of(200L, 100L), held.stream().map(h -> h.report.get("pi_pid")).collect(Collectors.toList()));
+		held = PiMessage.addReport(held, a2, none);
+		assertEquals(List.of(200L, 100L), held.stream().map(h -> h.get("pi_pid")).collect(Collectors.toList()));
 	}
 
 	@Test
 	void atMostTwoHundredReportsTheNewest() {
-		List<PiMessage.Held> held = new java.util.ArrayList<>();
-		for (int i = 0; i < 250; i++) held = PiMessage.addReport(held, Reload.report("/f" + i, 1, 100, "not-open", null, false, false, null), 0);
+		// Five pis listing 50 changes each: 250 wanted, the newest 200 stay.
+		List<Map<String, Object>> held = new ArrayList<>();
+		Map<String, List<PiMessage.Change>> listed = new HashMap<>();
+		for (long pid = 1; pid <= 5; pid++) {
+			List<PiMessage.Change> changed = new ArrayList<>();
+			for (int i = 0; i < 50; i++) {
+				changed.add(new PiMessage.Change("/p" + pid + "f" + i, i + 1, "write"));
+				listed.put(PiIdentity.keyOf(report("/x", 1, pid, null)), changed);
+				held = PiMessage.addReport(held, report("/p" + pid + "f" + i, i + 1, pid, null), listed);
+			}
+		}
 		assertEquals(PiMessage.MAX_FILE_REPORTS, held.size());
-		assertEquals("/f50", held.get(0).report.get("file"));
+		assertEquals("/p2f0", held.get(0).get("file"));
 	}
 }
