@@ -85,7 +85,7 @@ function session(e: Emacs, checker: Checker): ClientSession {
 		// M-x pi-ide-send (C-u for at once) as the command loop runs it, the prompt given as read in the minibuffer;
 		// a selection is the region over the lines (the start of the first to the end of the last).
 		sendToPi: (file, send: KitSend) => {
-			const what = { diagnostic: "pi-ide-send-diagnostic", file: "pi-ide-send-file" }[send.form ?? ""] ?? "pi-ide-send";
+			const what = send.form ? `pi-ide-send-${send.form}` : "pi-ide-send";
 			const region = send.lines
 				? `(goto-char (point-min)) (forward-line ${send.lines[0] - 1}) (push-mark (point) t t) (forward-line ${send.lines[1] - send.lines[0]}) (end-of-line)`
 				: "(deactivate-mark)";
