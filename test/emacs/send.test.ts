@@ -114,6 +114,10 @@ describe("emacs: send to pi", { concurrency: 2 }, () => {
 			["now", "these", "selection", file, 2],
 		);
 		assert.deepEqual([request.item.end_line, request.item.text], [3, "two\nthree"]);
+		assert.match(await e.json<string>("(pi-ide-status)"), /last send: selection of .*a\.txt to pi \d+/);
+		// The send file goes with the state file when Emacs exits.
+		await e.quit();
+		assert.throws(() => readFileSync(join(e.stateDir, editorSendFileName(e.pid))), /ENOENT/);
 	});
 
 	it("pi-ide-send-hunk with no hunk of pi's, and a buffer that visits no file: one line each, nothing written", async (t) => {

@@ -125,6 +125,10 @@ describe("vim: :PiIdeSend", { concurrency: 2 }, () => {
 			[request.mode, request.prompt, request.item.kind, request.item.file, request.item.text],
 			["now", "whole", "file", file, "one\ntwo\nthree\nfour"],
 		);
+		assert.match((await vim.expr<string[]>("pi_ide#Summary()")).join("\n"), /last send: file of a.txt to pi \d+/);
+		// The send file goes with the state file when Vim exits.
+		await vim.quit();
+		assert.throws(() => readFileSync(join(vim.dirs.stateDir, editorSendFileName(vim.pid))), /ENOENT/);
 	});
 
 	it("@hunk with no hunk of pi's, and a buffer that is no file: one line each, nothing written", async (t) => {

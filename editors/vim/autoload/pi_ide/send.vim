@@ -197,7 +197,16 @@ export def Answered(msg: dict<any>)
   pi_ide#Notice(substitute(text, '[[:cntrl:]]', '?', 'g'), has_key(FATES, fate) ? 'None' : 'WarningMsg')
 enddef
 
-# For tests and :PiIde: the last send and its fate.
+# For :PiIde: the last send and its fate.
+export def SummaryLines(): list<string>
+  if empty(last)
+    return []
+  endif
+  return [substitute(printf('last send: %s of %s to pi %d: %s', last.kind, fnamemodify(last.file, ':~:.'), last.pi,
+    last.fate == v:null ? 'no answer yet' : last.fate), '[[:cntrl:]]', '?', 'g')]
+enddef
+
+# For tests: the last send and its fate.
 export def Debug(): dict<any>
   return {last: last, chosen: chosen, pending: keys(pending)}
 enddef
