@@ -131,6 +131,25 @@ describe("vim: :PiIdeSend", { concurrency: 2 }, () => {
 		assert.throws(() => readFileSync(join(vim.dirs.stateDir, editorSendFileName(vim.pid))), /ENOENT/);
 	});
 
+	it("two sends in one go (a mapping, a script): the second is written once the first is in place, none lost to the other's temp", async (t) => {
+		const { vim } = await world(t);
+		const pi = await spawnLiveEditor();
+		tell(vim, pi.pid);
+		await knownPis(vim, 1);
+		// One channel command: the second send starts while the first's replace is still under way.
+		await vim.ex(
+			"call pi_ide#send#Command(v:false, 0, 1, 1, 'first') | call pi_ide#send#Command(v:false, 0, 1, 1, 'second')",
+		);
+		const request = await pollUntil(async () => {
+			const r = await nextRequest(vim);
+			return r.prompt === "second" ? r : undefined;
+		}, "the second send in the file");
+		assert.deepEqual([request.item.start_line, request.item.text], [1, "one"]);
+		await vim.ex("sleep 200m");
+		const said = await vim.expr<string>("execute('messages')");
+		assert.doesNotMatch(said, /not sending|E\d{2,4}:|Error/, said);
+	});
+
 	it("@hunk with no hunk of pi's, and a buffer that is no file: one line each, nothing written", async (t) => {
 		const { vim } = await world(t);
 		const pi = await spawnLiveEditor();

@@ -25,6 +25,11 @@ var pending: dict<bool> = {}
 var count = 0
 # The last send: {id, pi, kind, file, fate}.
 var last: dict<any> = {}
+# One write of the send file at a time: the writer's replace finishes in a job, and a second write of the same file
+# started before the first's callback ran would share (and lose) its temp. A send given meanwhile waits in `queued`
+# ([dir, text, id]) and is written next; one given after it replaces it (the file holds one send: pi takes the newest).
+var in_flight = false
+var queued: list<any> = []
 
 const FATES = {
   draft: "in pi's input as a draft",
@@ -101,16 +106,33 @@ export def Write(pi: dict<any>, item: dict<any>, mode: string, prompt: string): 
   var request = extend({protocol: '0.5', kind: 'send', pid: getpid()}, pi.fields)
   extend(request, {id: id, timestamp: localtime(), mode: mode, prompt: state.Cut(prompt, MAX_PROMPT_BYTES),
     item: item})
-  var text = json_encode(request)
   pending[id] = true
   last = {id: id, pi: pi.pid, kind: item.kind, file: item.file, fate: v:null}
+  Put(dir, json_encode(request), id)
+  return ''
+enddef
+
+# One write of the send file at a time (see in_flight).
+def Put(dir: string, text: string, id: string)
+  if in_flight
+    queued = [dir, text, id]
+    return
+  endif
+  in_flight = true
   writer.WriteNamed(dir, printf('%d.send.json', getpid()), text, writer.Me(), (res) => {
+    in_flight = false
     if !empty(res)
-      remove(pending, id)
+      if has_key(pending, id)
+        remove(pending, id)
+      endif
       Say('(pi-ide) not sending: ' .. res[0])
     endif
+    if !empty(queued)
+      var [d, t, i] = queued
+      queued = []
+      Put(d, t, i)
+    endif
   })
-  return ''
 enddef
 
 # Which pi: the only one naming this Vim, the one picked before while it still does, or ask once. {} when none
