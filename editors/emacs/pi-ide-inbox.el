@@ -39,6 +39,7 @@
 (require 'pi-ide-review)
 
 (defvar pi-ide-inbox-poll-interval)
+(declare-function pi-ide-send-answered "pi-ide-send" (msg))
 (defvar pi-ide-inbox-use-file-notify)
 
 (defvar pi-ide-inbox-report-function #'ignore
@@ -279,6 +280,9 @@ names this Emacs."
       (let* ((handled (or (plist-get (alist-get pid pi-ide-inbox--pis) :handled) 0)))
         (setf (alist-get pid pi-ide-inbox--pis)
               (list :message msg :handled (max handled (alist-get 'seq msg)) :at (float-time)))
+        ;; v0.5: what became of our send (pi-ide-send.el), if this message says.
+        (when (fboundp 'pi-ide-send-answered)
+          (condition-case nil (pi-ide-send-answered msg) (error nil)))
         (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
           (setq pi-ide-inbox--reports
                 (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg))
@@ -532,6 +536,18 @@ A plist :pid :cwd :last-turn, or nil."
         (list :pid (alist-get 'pid m)
               :cwd (let ((c (alist-get 'cwd m))) (if (stringp c) c ""))
               :last-turn (let ((l (alist-get 'last_turn m))) (if (listp l) l nil)))))))
+
+(defun pi-ide-inbox-all ()
+  "Every live pi whose message names this Emacs, newest first (v0.5 send to pi).
+A list of plists :key (its identity) :pid :fields (`pi-ide-state-pi-fields':
+pi_pid, and pi_ns as its message said) :cwd."
+  (pi-ide-inbox-connected)              ; drops the dead ones
+  (mapcar (lambda (entry)
+            (let* ((key (car entry)) (m (plist-get (cdr entry) :message)) (cwd (alist-get 'cwd m)))
+              (list :key key :pid (pi-ide-state-key-pid key) :fields (pi-ide-state-pi-fields key m)
+                    :cwd (if (stringp cwd) cwd ""))))
+          (sort (copy-sequence pi-ide-inbox--pis)
+                (lambda (a b) (> (plist-get (cdr a) :at) (plist-get (cdr b) :at))))))
 
 (defun pi-ide-inbox-summary-lines ()
   "Lines for `pi-ide-status'."

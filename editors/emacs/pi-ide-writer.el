@@ -114,7 +114,13 @@ the target.  A leftover temp file that is a regular file of UID (default:
 ours) is removed and the write retried once; anything else at the temp path
 \(a symlink, a directory) is refused and left alone.  The caller has checked
 DIR (`pi-ide-writer-ensure-dir')."
-  (let* ((final (format "%s/%d.json" dir pid))
+  (pi-ide-writer-write-named dir (format "%d.json" pid) text uid))
+
+(defun pi-ide-writer-write-named (dir name text &optional uid)
+  "Atomically replace DIR/NAME with TEXT by `pi-ide-writer-write's rules.
+The editor's other files in the state directory (v0.5 PID.send.json) are
+written so too; nil or the problem.  UID as there."
+  (let* ((final (concat dir "/" name))
          (tmp (concat final ".tmp"))
          (result (pi-ide-writer--write-excl tmp text)))
     (when (eq result 'exists)
@@ -143,12 +149,19 @@ DIR (`pi-ide-writer-ensure-dir')."
 Only inside a directory that passes the checks for UID: unlinking
 through a directory someone swapped for a symlink would delete a file
 elsewhere.  A missing directory holds nothing of ours.  `delete-file'
-removes a symlink, never its target."
+removes a symlink, never its target.  The last send to pi (v0.5
+PID.send.json) goes with it."
+  (or (pi-ide-writer-remove-named dir (format "%d.send.json" pid) uid)
+      (pi-ide-writer-remove-named dir (format "%d.json" pid) uid)))
+
+(defun pi-ide-writer-remove-named (dir name &optional uid)
+  "Remove DIR/NAME and its temp file by `pi-ide-writer-remove's rules.
+UID as there; nil or the problem."
   (let ((problem (pi-ide-writer-check dir uid)))
     (cond
      ((eq (car problem) 'missing) nil)
      (problem (cons (car problem) (concat "state dir is not ours; left it alone: " (cdr problem))))
-     (t (let ((final (format "%s/%d.json" dir pid)))
+     (t (let ((final (concat dir "/" name)))
           (pi-ide-writer--plain
             (ignore-errors (when (pi-ide-writer-inspect (concat final ".tmp")) (delete-file (concat final ".tmp"))))
             (condition-case err

@@ -47,6 +47,7 @@
 (require 'pi-ide-inbox)
 (require 'pi-ide-approval)
 (require 'pi-ide-review)
+(require 'pi-ide-send)
 
 (defgroup pi-ide nil
   "Let the pi coding agent see the file, cursor and region of the selected window."
@@ -552,7 +553,7 @@ them and `pi-ide-baseline' shows the file as it was before pi's run."
                                           (pi-ide-diagnostics-followed (car (pi-ide--target))))
                 lines)
           (push (concat "cwd: " (alist-get 'cwd p)) lines))))
-    (append (nreverse lines) (pi-ide-inbox-summary-lines))))
+    (append (nreverse lines) (pi-ide-inbox-summary-lines) (pi-ide-send-summary-lines))))
 
 ;;;; Approval (protocol v0.4)
 
@@ -642,6 +643,47 @@ Read-only, displayed, not selected: neither the file nor its buffer changes."
                 (error (format "(pi-ide) internal error, please report it: %s" (error-message-string err))))))
     (when said (message "%s" said))
     said))
+
+;;;; Send to pi (protocol v0.5)
+
+(defun pi-ide--send-prompt (now)
+  "Ask for the words to send with (at once when NOW)."
+  (read-string (if now "Send to pi at once, with: " "Send to pi as a draft, with: ")))
+
+;;;###autoload
+(defun pi-ide-send (&optional now prompt)
+  "Send the region (or the line of point) to pi, with PROMPT.
+By default as a draft in pi's input, for you to finish and send; with a
+prefix argument (NOW non-nil: \[universal-argument] \[pi-ide-send]) at once: a
+prompt when pi is idle, a follow-up when it is busy.  PROMPT is asked in the
+minibuffer.  Goes to the pi connected to this Emacs (asked once when there are
+several); pi refuses a file its ignore rules exclude, and says so."
+  (interactive (list current-prefix-arg (pi-ide--send-prompt current-prefix-arg)))
+  (pi-ide-send-run nil now prompt))
+
+;;;###autoload
+(defun pi-ide-send-diagnostic (&optional now prompt)
+  "Send the diagnostic under point (Flymake's or Flycheck's) to pi, with PROMPT.
+Its message and lines.  A draft in pi's input; with a prefix argument (NOW)
+at once, as `pi-ide-send'."
+  (interactive (list current-prefix-arg (pi-ide--send-prompt current-prefix-arg)))
+  (pi-ide-send-run 'diagnostic now prompt))
+
+;;;###autoload
+(defun pi-ide-send-hunk (&optional now prompt)
+  "Send pi's hunk under point to pi, with PROMPT.
+A draft in pi's input; with a prefix argument (NOW) at once, as
+`pi-ide-send'."
+  (interactive (list current-prefix-arg (pi-ide--send-prompt current-prefix-arg)))
+  (pi-ide-send-run 'hunk now prompt))
+
+;;;###autoload
+(defun pi-ide-send-file (&optional now prompt)
+  "Send the whole file of this buffer to pi, with PROMPT.
+A draft in pi's input; with a prefix argument (NOW) at once, as
+`pi-ide-send'."
+  (interactive (list current-prefix-arg (pi-ide--send-prompt current-prefix-arg)))
+  (pi-ide-send-run 'file now prompt))
 
 ;;;###autoload
 (defun pi-ide-status ()

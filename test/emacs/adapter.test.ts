@@ -62,6 +62,7 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 			"reload",
 			"review",
 			"selection",
+			"send",
 			"ui-gate",
 		]);
 	});

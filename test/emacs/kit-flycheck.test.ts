@@ -8,9 +8,11 @@ import { after, describe, it } from "node:test";
 import { flycheckAdapter } from "../conformance/adapters/emacs.ts";
 import { cases as diagnosticsCases } from "../conformance/cases/diagnostics.ts";
 import { cases as reloadCases } from "../conformance/cases/reload.ts";
+import { cases as sendCases } from "../conformance/cases/send.ts";
 import { describeAdapter } from "../conformance/suite.ts";
 
-const cases = [...diagnosticsCases, ...reloadCases].filter((c) => c.needs?.includes("diagnostics"));
+// Send to pi's `@diagnostic` form takes the diagnostic under point from Flycheck too.
+const cases = [...diagnosticsCases, ...reloadCases, ...sendCases].filter((c) => c.needs?.includes("diagnostics"));
 
 describe("the Flycheck variant", () => {
 	it("has diagnostics cases to run", () => {

@@ -34,6 +34,8 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "hunks of a file or request", elisp: "pi-ide-state-max-hunks", limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 	{ name: "runs of a change set", elisp: "pi-ide-state-max-runs", limit: limits.MAX_REVIEW_RUNS },
 	{ name: "line numbers in hunks", elisp: "pi-ide-state-max-line", limit: limits.MAX_LINE_NUMBER },
+	{ name: "send: item text (v0.5)", elisp: "pi-ide-send-max-text-bytes", limit: limits.MAX_SELECTION_TEXT_BYTES },
+	{ name: "send: typed prompt (v0.5)", elisp: "pi-ide-send-max-prompt-bytes", limit: limits.MAX_SEND_PROMPT_BYTES },
 ];
 
 it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {
@@ -47,6 +49,8 @@ it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", asyn
 		"json",
 		"-l",
 		"pi-ide-protocol",
+		"-l",
+		"pi-ide-send",
 		"--eval",
 		form,
 	]);

@@ -34,6 +34,8 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "largest line number", vim: "pi_ide#approval_rules#MAX_LINE", limit: limits.MAX_LINE_NUMBER },
 	{ name: "change set runs", vim: "pi_ide#review_rules#MAX_RUNS", limit: limits.MAX_REVIEW_RUNS },
 	{ name: "id bytes (a hunk's, a request's)", vim: "pi_ide#approval_rules#MAX_ID_BYTES", limit: limits.MAX_ID_BYTES },
+	{ name: "send: item text (v0.5)", vim: "pi_ide#send#MAX_TEXT_BYTES", limit: limits.MAX_SELECTION_TEXT_BYTES },
+	{ name: "send: typed prompt (v0.5)", vim: "pi_ide#send#MAX_PROMPT_BYTES", limit: limits.MAX_SEND_PROMPT_BYTES },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

@@ -644,7 +644,7 @@ export def Summary(): list<string>
   else
     lines->add('last write: none yet')
   endif
-  return lines + inbox.SummaryLines()
+  return lines + inbox.SummaryLines() + pi_ide#send#SummaryLines()
 enddef
 
 # :PiIde approve | reject | proposal (pi_ide/approval.vim), revert | hunks | review (pi_ide/review.vim): one line said,

@@ -13,6 +13,15 @@ endif
 g:loaded_pi_ide = 1
 
 command -nargs=? -complete=custom,pi_ide#Complete PiIde pi_ide#Command(<q-args>)
+# v0.5 send to pi: `:PiIdeSend [prompt]` (a draft in pi's input), `:PiIdeSend! [prompt]` (at once), with a range
+# the selection, `@diagnostic`, `@hunk` or `@file` first for those. Mappings are offered, never set.
+command -bang -range -nargs=* -complete=custom,pi_ide#send#Complete PiIdeSend
+  \ pi_ide#send#Command(<bang>false, <range>, <line1>, <line2>, <q-args>)
+nnoremap <silent> <Plug>(pi-ide-send) <Cmd>PiIdeSend<CR>
+xnoremap <silent> <Plug>(pi-ide-send) :PiIdeSend<CR>
+nnoremap <silent> <Plug>(pi-ide-send-now) <Cmd>PiIdeSend!<CR>
+xnoremap <silent> <Plug>(pi-ide-send-now) :PiIdeSend!<CR>
+nnoremap <silent> <Plug>(pi-ide-send-diagnostic) <Cmd>PiIdeSend @diagnostic<CR>
 
 import autoload 'pi_ide/diagnostics.vim'
 

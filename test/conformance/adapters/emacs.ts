@@ -10,7 +10,15 @@
  */
 import { execFileSync } from "node:child_process";
 import { EMACS_BIN, type Emacs, elispString, startEmacs } from "../../helpers/emacs.ts";
-import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+import type {
+	Capability,
+	ClientAdapter,
+	ClientSession,
+	KitDiagnostic,
+	KitSend,
+	Position,
+	StartOptions,
+} from "../client.ts";
 
 /** "28" for Emacs 28.2: the major version, for the adapter's name. */
 function emacsMajor(): string {
@@ -74,6 +82,17 @@ function session(e: Emacs, checker: Checker): ClientSession {
 				    (overlays-in (point-min) (point-max)))))`,
 			)) ?? [],
 		// ---- end approval ----
+		// M-x pi-ide-send (C-u for at once) as the command loop runs it, the prompt given as read in the minibuffer;
+		// a selection is the region over the lines (the start of the first to the end of the last).
+		sendToPi: (file, send: KitSend) => {
+			const what = send.form ? `pi-ide-send-${send.form}` : "pi-ide-send";
+			const region = send.lines
+				? `(goto-char (point-min)) (forward-line ${send.lines[0] - 1}) (push-mark (point) t t) (forward-line ${send.lines[1] - send.lines[0]}) (end-of-line)`
+				: "(deactivate-mark)";
+			return e.act(
+				`(progn (switch-to-buffer ${buffer(file)}) ${region} (${what} ${send.mode === "now" ? "'(4)" : "nil"} ${elispString(send.prompt)}))`,
+			);
+		},
 		attachUi: () => e.attachUi(),
 		quit: () => e.quit(),
 		dispose: () => e.dispose(),
@@ -132,6 +151,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"approval",
 	"approval-marks",
 	"pi-identity",
+	"send",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {
@@ -140,7 +160,7 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
-		missing: { "unsaved-buffers": "not built yet (issue 26)", send: "not built yet (issue 25)" },
+		missing: { "unsaved-buffers": "not built yet (issue 26)" },
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
 				cwd: options.cwd,

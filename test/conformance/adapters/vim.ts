@@ -17,7 +17,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startVim, type Vim, vimString } from "../../helpers/vim.ts";
 import { aleLint, aleVimrc, setAleItems } from "../../helpers/vim-ale.ts";
-import type { Capability, ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
+import type {
+	Capability,
+	ClientAdapter,
+	ClientSession,
+	KitDiagnostic,
+	KitSend,
+	Position,
+	StartOptions,
+} from "../client.ts";
 
 async function offset(vim: Vim, to: Position): Promise<number> {
 	return Number(await vim.expr(`line2byte(${to.line}) + ${to.column} - 1`));
@@ -148,6 +156,27 @@ class VimSession implements ClientSession {
 		await this.vim.quit();
 	}
 
+	/**
+	 * Typed as the user does: the lines selected in visual line mode then `:` (which gives the range), else
+	 * `:PiIdeSend[!] [@form] [prompt]` in normal mode; done once a command typed after it has run.
+	 */
+	async sendToPi(file: string, send: KitSend): Promise<void> {
+		await this.normal();
+		await this.vim.ex(`execute 'buffer' ${bufExpr(file)}`);
+		const command = `PiIdeSend${send.mode === "now" ? "!" : ""} ${send.form ? `@${send.form} ` : ""}${send.prompt}`;
+		if (send.lines) {
+			const [first, last] = send.lines;
+			await this.vim.keys(`${first}G`);
+			await this.vim.waitExpr(`line('.') == ${first}`);
+			await this.vim.keys("V");
+			if (last > first) await this.vim.keys(`${last - first}j`);
+			await this.vim.waitExpr(`mode() ==# 'V' && line('.') == ${last}`);
+			await this.vim.text(":");
+			await this.vim.waitExpr("mode() ==# 'c'");
+			await this.typed(command);
+		} else await this.typed(`:${command}`);
+	}
+
 	// ---- capability "review" (protocol v0.4; cases/review.ts) ----
 
 	/** The lines with a sign of the client's "pi_ide_review" group that draws something (a sign with text). */
@@ -213,6 +242,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"approval-marks",
 	"pi-identity",
 	"unsaved-buffers",
+	"send",
 ]);
 
 export const adapters: ClientAdapter[] = [
@@ -222,7 +252,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			send: "not built yet (issue 25)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

@@ -314,6 +314,11 @@ def Publish(buf: number)
   reported[key] = Build(items, version)
 enddef
 
+# ALE's problems in `buf` as it shows them now (its loclist items of that buffer), for `:PiIdeSend @diagnostic`.
+export def Current(buf: number): list<dict<any>>
+  return filter(copy(get(AleInfo(buf), 'loclist', [])), (_, i) => type(i) == v:t_dict && get(i, 'bufnr', buf) == buf)
+enddef
+
 # The buffer's diagnostics for the state file, or v:null when ALE has not reported for it (unknown, never
 # "clean"), or no longer knows it (its cleanup, :ALEDisable).
 export def Collect(buf: number): any

@@ -597,6 +597,11 @@ def HandleMessage(msg: dict<any>, key: string): bool
   endif
   var handled = get(get(pis, key, {}), 'handled', 0)
   pis[key] = {message: msg, handled: max([handled, msg.seq]), at: localtime()}
+  # v0.5: what became of our send (pi_ide/send.vim), if this message says.
+  try
+    pi_ide#send#Answered(msg)
+  catch
+  endtry
   var newest: dict<dict<any>> = {}
   for c in msg.changed
     if c.seq > handled && (!has_key(newest, c.file) || newest[c.file].seq < c.seq)
@@ -977,6 +982,19 @@ export def Connected(): dict<any>
   endif
   var m = best.message
   return {pid: m.pid, cwd: type(get(m, 'cwd', 0)) == v:t_string ? m.cwd : '', last_turn: get(m, 'last_turn', [])}
+enddef
+
+# v0.5 send to pi: every live pi whose message names this Vim, newest first, as {key, pid, fields (writer.PiFields:
+# pi_pid, and pi_ns as its message said), cwd}.
+export def All(): list<dict<any>>
+  Connected() # drops the dead ones
+  var out: list<dict<any>> = []
+  for [key, p] in items(pis)
+    var m = p.message
+    out->add({key: key, pid: writer.PidOfKey(key), fields: writer.PiFields(key, m),
+      cwd: type(get(m, 'cwd', 0)) == v:t_string ? m.cwd : '', at: p.at})
+  endfor
+  return sort(out, (a, b) => b.at - a.at)
 enddef
 
 def StatusText(): string

@@ -571,6 +571,26 @@ def Listed(): list<dict<any>>
   return filter(copy(reverted), (_, e) => empty(filter(copy(undone), (_, u) => u is e)))
 enddef
 
+# v0.5 send to pi (pi_ide/send.vim, `:PiIdeSend @hunk`): [first, last] line of the hunk of pi's marked in `buf` on
+# line `lnum`, where its signs are now, or [] when none is.
+export def HunkAt(buf: number, lnum: number): list<number>
+  var known = get(get(marks, string(buf), {}), 'hunks', {})
+  for s in sign_getplaced(buf, {group: GROUP, lnum: lnum})[0].signs
+    var info = get(known, string(s.id), {})
+    var lines: list<number> = []
+    for id in get(info, 'ids', [])
+      var placed = sign_getplaced(buf, {group: GROUP, id: id})[0].signs
+      if !empty(placed)
+        lines->add(placed[0].lnum)
+      endif
+    endfor
+    if !empty(lines)
+      return [min(lines), max(lines)]
+    endif
+  endfor
+  return []
+enddef
+
 # Revert the hunks of pi's marked in `buf` on line `lnum` (one, but for a deletion marked on the line of another
 # hunk), or all of them (`lnum` 0). Returns [how many were reverted, the problems, how many were marked there].
 def RevertIn(buf: number, lnum: number): list<any>

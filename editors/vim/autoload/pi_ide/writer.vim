@@ -392,8 +392,11 @@ enddef
 # Remove our state file and any temp. Only inside a directory that passes the checks (a missing one holds
 # nothing of ours). delete() unlinks a symlink itself, never its target.
 export def Remove(dir: string, pid: number, user: string): list<string>
-  # The unsaved buffers (v0.5) go with the state file that names them.
+  # The unsaved buffers and the last send to pi (v0.5) go with the state file.
   var problem = RemoveNamed(dir, printf('%d.buffers.json', pid), user)
+  if empty(problem)
+    problem = RemoveNamed(dir, printf('%d.send.json', pid), user)
+  endif
   return !empty(problem) ? problem : RemoveNamed(dir, printf('%d.json', pid), user)
 enddef
 
