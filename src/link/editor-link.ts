@@ -27,6 +27,7 @@ import {
 	type WaitCaps,
 } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
+import { PublishQueue } from "./publish-queue.ts";
 import {
 	formatRevertNote,
 	formatUndoneNote,
@@ -139,11 +140,8 @@ export class EditorLink {
 	readonly #reviewWriter: PiMessageWriter;
 	readonly #scanner: StateDirScanner;
 	#editorPid: number | null = null;
-	/**
-	 * pi's writes for editors still under way, in order (null when none): the change set, written off pi's
-	 * thread, and each message that follows it. A message never lands before the change set it announces.
-	 */
-	#writing: Promise<void> | null = null;
+	/** pi's writes for editors, in order: the change set, written off pi's thread, and each message that follows it. */
+	readonly #queue = new PublishQueue();
 	#published = false;
 	/** Waits for the editor's answer under way (awaitFileReport): how many of pi's changes it has to answer. */
 	#waiting = 0;
@@ -233,8 +231,10 @@ export class EditorLink {
 		if (!speaksV03(editor.state)) return null;
 		// An ignored file: no wait for what the editor will say of it, and none of its words (a linter quotes lines).
 		if (this.#excluded(file)) return excludedNote(file);
-		// The editor answers the message: it must be out before the wait for the answer begins.
-		await this.flush();
+		// The editor answers the message announcing this change: the wait begins once it is out, not once every
+		// write queued since is (the other parallel tool calls' changes: the editor may answer and, its hold
+		// passed, drop this report meanwhile, PROTOCOL.md `files`).
+		await this.#queue.announced(seq);
 		const caps = this.#options.waitCaps ?? WAIT_CAPS;
 		// The editor has as many of pi's changes to answer as there are waits under way (parallel tool calls).
 		this.#waiting += 1;
@@ -399,8 +399,8 @@ export class EditorLink {
 	}
 
 	/** Once every write under way has landed (the change set and the messages after it). Never rejects. */
-	async flush(): Promise<void> {
-		while (this.#writing) await this.#writing;
+	flush(): Promise<void> {
+		return this.#queue.flush();
 	}
 
 	/**
@@ -413,7 +413,7 @@ export class EditorLink {
 			this.#writer.remove();
 			this.#reviewWriter.remove();
 		};
-		if (!this.#writing) {
+		if (!this.#queue.busy) {
 			remove();
 			return Promise.resolve();
 		}
@@ -463,20 +463,8 @@ export class EditorLink {
 		);
 		// Published from now on (landed or on its way): later changes of the connection must follow it.
 		this.#published = true;
-		const write = () => this.#writeMessage(content, text);
-		if (this.#writing) this.#afterWrites(write);
-		else write();
-	}
-
-	/** Run `step` once the writes under way have landed (at once in order with them, never concurrently). */
-	#afterWrites(step: () => void | Promise<void>): void {
-		const next = (this.#writing ?? Promise.resolve()).then(step).catch(() => {
-			// Each step reports its own failure (#warnOnce); nothing here may reject.
-		});
-		this.#writing = next;
-		void next.then(() => {
-			if (this.#writing === next) this.#writing = null;
-		});
+		// Its `seq`: the newest change it announces. A newer message queued behind the writes under way replaces it.
+		this.#queue.push("message", () => this.#writeMessage(content, text), { announces: this.log.seq, atOnce: true });
 	}
 
 	#writeMessage(content: string, text: string): void {
@@ -502,9 +490,10 @@ export class EditorLink {
 			runs: mapReviewRuns(this.changes.runs(), this.#options.paths ?? []),
 			...(this.#options.pidNamespace ? { pid_ns: this.#options.pidNamespace } : {}),
 		});
-		// Never skipped: its timestamp changes with every publish anyway. A megabyte or more: written off pi's
-		// thread (on ext4 the rename over the old file alone costs about 3 ms), after the writes under way.
-		this.#afterWrites(async () => {
+		// Never skipped as unchanged (its timestamp changes with every publish anyway), only for a newer one. A
+		// megabyte or more: written off pi's thread (on ext4 the rename over the old file alone costs about 3 ms),
+		// after the writes under way.
+		this.#queue.push("review", async () => {
 			const outcome = await this.#reviewWriter.writeAsync(chunks);
 			if (!outcome.ok) this.#warnOnce(outcome.message);
 		});
