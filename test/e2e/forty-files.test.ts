@@ -10,8 +10,9 @@
  * It fails on the two ways answers were lost under the whole suite's load: a client that keeps 20 reports in all,
  * instead of each pi's newest 20 plus those pi may still wait for; and pi beginning each wait only once all 80 of
  * its writes (a change set and a message per tool call, one after the other) had landed, which took 11 s on a
- * loaded machine, while the editor answered the first change within a second and dropped that report after its
- * 5 s hold: pi never saw it (src/link/publish-queue.ts).
+ * loaded machine, while the editor answered the first change within a second and dropped that report after the
+ * 5 s hold the clients then had: pi never saw it (src/link/publish-queue.ts). The clients now keep every report on a
+ * change pi's newest message lists, with no clock (PROTOCOL.md `files`).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
