@@ -114,7 +114,14 @@ the target.  A leftover temp file that is a regular file of UID (default:
 ours) is removed and the write retried once; anything else at the temp path
 \(a symlink, a directory) is refused and left alone.  The caller has checked
 DIR (`pi-ide-writer-ensure-dir')."
-  (let* ((final (format "%s/%d.json" dir pid))
+  (pi-ide-writer-write-named dir (format "%d.json" pid) text uid))
+
+(defun pi-ide-writer-write-named (dir name text &optional uid)
+  "Atomically replace DIR/NAME with TEXT, as `pi-ide-writer-write' does.
+For the state file's companions (v0.5: <pid>.buffers.json): the same
+rules, NAME.tmp opened exclusively, 0600, renamed over NAME; nil or the
+problem.  UID: the owner a leftover temp file must have (default: ours)."
+  (let* ((final (concat dir "/" name))
          (tmp (concat final ".tmp"))
          (result (pi-ide-writer--write-excl tmp text)))
     (when (eq result 'exists)
@@ -144,11 +151,16 @@ Only inside a directory that passes the checks for UID: unlinking
 through a directory someone swapped for a symlink would delete a file
 elsewhere.  A missing directory holds nothing of ours.  `delete-file'
 removes a symlink, never its target."
+  (pi-ide-writer-remove-named dir (format "%d.json" pid) uid))
+
+(defun pi-ide-writer-remove-named (dir name &optional uid)
+  "Remove DIR/NAME and its temp file, as `pi-ide-writer-remove' does.
+Nil or the problem; UID as there."
   (let ((problem (pi-ide-writer-check dir uid)))
     (cond
      ((eq (car problem) 'missing) nil)
      (problem (cons (car problem) (concat "state dir is not ours; left it alone: " (cdr problem))))
-     (t (let ((final (format "%s/%d.json" dir pid)))
+     (t (let ((final (concat dir "/" name)))
           (pi-ide-writer--plain
             (ignore-errors (when (pi-ide-writer-inspect (concat final ".tmp")) (delete-file (concat final ".tmp"))))
             (condition-case err

@@ -35,6 +35,16 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "hunks of a file or request", elisp: "pi-ide-state-max-hunks", limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 	{ name: "runs of a change set", elisp: "pi-ide-state-max-runs", limit: limits.MAX_REVIEW_RUNS },
 	{ name: "line numbers in hunks", elisp: "pi-ide-state-max-line", limit: limits.MAX_LINE_NUMBER },
+	{
+		name: "unsaved buffers' text (v0.5)",
+		elisp: "pi-ide-state-max-unsaved-bytes",
+		limit: limits.MAX_UNSAVED_TEXT_BYTES,
+	},
+	{
+		name: "unsaved buffers listed (v0.5)",
+		elisp: "pi-ide-state-max-unsaved-buffers",
+		limit: limits.MAX_UNSAVED_BUFFERS,
+	},
 ];
 
 it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {
