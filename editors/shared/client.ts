@@ -85,7 +85,8 @@ export class StateClient {
 		this.#options = options;
 		this.#timers = options.timers ?? defaultTimers;
 		this.path = stateFilePath(options.dir, options.pid);
-		this.#buffers = new UnsavedBuffers(options.dir, options.pid, options.uid ?? process.getuid?.());
+		// An undefined uid is the process uid (state-dir.ts's default).
+		this.#buffers = new UnsavedBuffers(options.dir, options.pid, options.uid);
 	}
 
 	get enabled(): boolean {
