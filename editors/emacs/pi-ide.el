@@ -35,6 +35,9 @@
 ;; next prompt (not of a revert undone before it); `pi-ide-hunks' lists pi's hunks and `pi-ide-baseline' shows the file before pi's run
 ;; (pi-ide-review.el).
 ;;
+;; Unsaved buffers (protocol v0.5): while a pi is connected, the texts of modified file-visiting buffers go
+;; to <pid>.buffers.json beside the state file, so pi's `read' returns what you see (pi-ide-buffers.el).
+;;
 ;; Usage: (pi-ide-mode 1) in your init file.  M-x pi-ide-status says what was written and which pi is
 ;; connected.  See editors/emacs/README.md.
 
@@ -543,6 +546,9 @@ them and `pi-ide-baseline' shows the file as it was before pi's run."
                     (if (pi-ide-writer-inspect (pi-ide--path)) "present" "absent"))
             lines))
     (when (pi-ide--stat :last-error) (push (concat "problem: " (pi-ide--stat :last-error)) lines))
+    (when (and pi-ide--dir (pi-ide-buffers-written-p))
+      (push (format "unsaved buffers: handed to pi in %s/%s" pi-ide--dir (pi-ide-state-buffers-name (emacs-pid)))
+            lines))
     (when (and pi-ide-mode (not (pi-ide--ui-p)))
       (push "no UI frame (batch, or a daemon without a client frame): no state file until one appears" lines))
     (push (format "pi's messages: %s" (pcase (pi-ide-inbox-method)
