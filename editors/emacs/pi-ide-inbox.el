@@ -65,6 +65,10 @@ A pi is its pid and pid namespace: see `pi-ide-state-pi-key-of-name'.")
   "Alist: pi identity -> the identity of the change set last loaded.
 See `pi-ide-inbox--file-key'.")
 
+(defvar pi-ide-inbox--alive-timer nil
+  "While any pi is recorded, looks every 2 s whether it still runs, or nil.")
+(defvar pi-ide-inbox--was-connected nil "A pi was connected at the last look.")
+
 (defvar-local pi-ide-inbox--read-as nil
   "What this buffer's path was when it was read: a plist :name :type :real, or nil.")
 
@@ -406,6 +410,23 @@ must not be answered as if it still waited."
       (error (pi-ide-inbox--problem (format "pi-%s.approval.json" (car p))
                                     (format "internal error: %s" (error-message-string err)))))))
 
+(defun pi-ide-inbox--check-alive ()
+  "Notice a pi that went without a word (the alive timer).
+A killed pi leaves its message, and no event says it went.
+The unsaved buffers (pi-ide-buffers.el) go to pi only while one is
+connected, so a change either way asks for a state write (which writes or
+removes them).  The timer stops once no pi is recorded."
+  (condition-case nil
+      (let ((now (and (pi-ide-inbox-connected) t)))
+        (unless (eq now pi-ide-inbox--was-connected)
+          (setq pi-ide-inbox--was-connected now)
+          (force-mode-line-update t)
+          (funcall pi-ide-inbox-report-function))
+        (unless (or pi-ide-inbox--pis (null pi-ide-inbox--alive-timer))
+          (cancel-timer pi-ide-inbox--alive-timer)
+          (setq pi-ide-inbox--alive-timer nil)))
+    (error nil)))
+
 (defun pi-ide-inbox--flush ()
   "Read the queued names; ask for a state write when any was read."
   (setq pi-ide-inbox--flush-timer nil)
@@ -415,6 +436,9 @@ must not be answered as if it still waited."
           (pi-ide-inbox-process name)
         (error (pi-ide-inbox--problem name (format "internal error: %s" (error-message-string err))))))
     (when names
+      (setq pi-ide-inbox--was-connected (and (pi-ide-inbox-connected) t))
+      (when (and pi-ide-inbox--pis (null pi-ide-inbox--alive-timer))
+        (setq pi-ide-inbox--alive-timer (run-at-time 2 2 #'pi-ide-inbox--check-alive)))
       (force-mode-line-update t)
       (funcall pi-ide-inbox-report-function))))
 
@@ -477,7 +501,9 @@ Returns the method used: `file-notify' or `timer'."
     (setq pi-ide-inbox--watch nil))
   (when pi-ide-inbox--poll-timer (cancel-timer pi-ide-inbox--poll-timer))
   (when pi-ide-inbox--flush-timer (cancel-timer pi-ide-inbox--flush-timer))
-  (setq pi-ide-inbox--poll-timer nil pi-ide-inbox--flush-timer nil
+  (when pi-ide-inbox--alive-timer (cancel-timer pi-ide-inbox--alive-timer))
+  (setq pi-ide-inbox--poll-timer nil pi-ide-inbox--flush-timer nil pi-ide-inbox--alive-timer nil
+        pi-ide-inbox--was-connected nil
         pi-ide-inbox--queued nil pi-ide-inbox--polled nil)
   ;; Not listening any more: no request or change set counts (the mode line and `pi-ide-status' follow).
   (setq pi-ide-inbox--review-read nil)

@@ -79,6 +79,12 @@ More is refused whole, by the count, before any work per hunk.")
 (defconst pi-ide-state-max-pid (1- (expt 2 31))
   "Largest pid a file name may carry (pid_t is a signed 32-bit integer).")
 
+(defconst pi-ide-state-max-unsaved-bytes (* 2 1024 1024)
+  "Cap on the unsaved buffers' texts, in all, once JSON-encoded (v0.5).")
+
+(defconst pi-ide-state-max-unsaved-buffers 32
+  "Most unsaved buffers listed in <pid>.buffers.json (v0.5).")
+
 ;;;; File names
 
 (defun pi-ide-state-pid-of-name (name &optional prefix)
@@ -100,6 +106,10 @@ The pid is spelled as in every state file name (`pi-ide-state-pid-of-name')."
              (let ((case-fold-search nil))
                (string-match "\\`pi-\\([0-9]+\\)\\.approval\\.json\\'" name)))
     (pi-ide-state-pid-of-name (concat (match-string 1 name) ".json"))))
+
+(defun pi-ide-state-buffers-name (pid)
+  "The name of editor PID's unsaved buffers file, \"<pid>.buffers.json\" (v0.5)."
+  (format "%d.buffers.json" pid))
 
 (defun pi-ide-state-review-name (pid)
   "The name of pi PID's change set in the state directory.

@@ -117,9 +117,10 @@ DIR (`pi-ide-writer-ensure-dir')."
   (pi-ide-writer-write-named dir (format "%d.json" pid) text uid))
 
 (defun pi-ide-writer-write-named (dir name text &optional uid)
-  "Atomically replace DIR/NAME with TEXT by `pi-ide-writer-write's rules.
-The editor's other files in the state directory (v0.5 PID.send.json) are
-written so too; nil or the problem.  UID as there."
+  "Atomically replace DIR/NAME with TEXT, as `pi-ide-writer-write' does.
+For the state file's companions (v0.5: <pid>.send.json, <pid>.buffers.json):
+the same rules, NAME.tmp opened exclusively, 0600, renamed over NAME; nil or
+the problem.  UID: the owner a leftover temp file must have (default: ours)."
   (let* ((final (concat dir "/" name))
          (tmp (concat final ".tmp"))
          (result (pi-ide-writer--write-excl tmp text)))
@@ -151,8 +152,9 @@ through a directory someone swapped for a symlink would delete a file
 elsewhere.  A missing directory holds nothing of ours.  `delete-file'
 removes a symlink, never its target.  The last send to pi (v0.5
 PID.send.json) goes with it."
-  (or (pi-ide-writer-remove-named dir (format "%d.send.json" pid) uid)
-      (pi-ide-writer-remove-named dir (format "%d.json" pid) uid)))
+  (let ((send (pi-ide-writer-remove-named dir (format "%d.send.json" pid) uid))
+        (state (pi-ide-writer-remove-named dir (format "%d.json" pid) uid)))
+    (or state send)))
 
 (defun pi-ide-writer-remove-named (dir name &optional uid)
   "Remove DIR/NAME and its temp file by `pi-ide-writer-remove's rules.

@@ -35,6 +35,9 @@
 ;; next prompt (not of a revert undone before it); `pi-ide-hunks' lists pi's hunks and `pi-ide-baseline' shows the file before pi's run
 ;; (pi-ide-review.el).
 ;;
+;; Unsaved buffers (protocol v0.5): while a pi is connected, the texts of modified file-visiting buffers go
+;; to <pid>.buffers.json beside the state file, so pi's `read' returns what you see (pi-ide-buffers.el).
+;;
 ;; Usage: (pi-ide-mode 1) in your init file.  M-x pi-ide-status says what was written and which pi is
 ;; connected.  See editors/emacs/README.md.
 
@@ -48,6 +51,7 @@
 (require 'pi-ide-approval)
 (require 'pi-ide-review)
 (require 'pi-ide-send)
+(require 'pi-ide-buffers)
 
 (defgroup pi-ide nil
   "Let the pi coding agent see the file, cursor and region of the selected window."
@@ -276,7 +280,32 @@ As Neovim counts them: a last newline ends a line."
     (let ((problem (pi-ide-writer-remove pi-ide--dir (emacs-pid))))
       (pi-ide--set-stat :written (and problem t))
       (when problem (pi-ide--set-stat :last-error (cdr problem)))))
+  ;; After the state file: no state names it any more.
+  (pi-ide--remove-unsaved-buffers)
   (setq pi-ide--last-content nil))
+
+(defun pi-ide--unsaved-buffers (payload buf now)
+  "Write the unsaved buffers' file when due, and name it in PAYLOAD; the serial.
+BUF is the buffer the state describes, NOW the time.  Only while a pi is
+connected (protocol v0.5: nothing is added to a keystroke without one).
+Returns the serial named, or nil when the state names none."
+  (when (pi-ide-inbox-connected)
+    (pcase-let ((`(,serial . ,problem)
+                 (let ((dir-problem (pi-ide-writer-ensure-dir pi-ide--dir)))
+                   (if dir-problem (cons nil dir-problem)
+                     (pi-ide-buffers-prepare pi-ide--dir (emacs-pid) buf t now)))))
+      (if problem
+          ;; The state goes without buffers_serial: pi reads the disk, as before.
+          (pi-ide--warn-once 'buffers "(pi-ide) not handing the unsaved buffers to pi: %s" (cdr problem))
+        (setq pi-ide--warned (delq 'buffers pi-ide--warned)))
+      (when serial (nconc payload `((buffers_serial . ,serial))))
+      serial)))
+
+(defun pi-ide--remove-unsaved-buffers ()
+  "Remove the unsaved buffers' file once the state file no longer names it."
+  (when (and pi-ide--dir (pi-ide-buffers-written-p))
+    (let ((problem (pi-ide-buffers-remove pi-ide--dir (emacs-pid))))
+      (when problem (pi-ide--set-stat :last-error (cdr problem))))))
 
 (defun pi-ide-write-now (&optional force)
   "Write the state file now unless its content would not change.
@@ -290,9 +319,12 @@ Returns nil on success or when nothing was due, else the problem."
     (pcase-let* ((`(,snap . ,buf) (pi-ide--snapshot))
                  (payload (pi-ide-inbox-annotate (pi-ide-state-build snap) buf))
                  (now (float-time))
+                 (serial (pi-ide--unsaved-buffers payload buf now))
                  (`(,content . ,text) (pi-ide-state-encode payload now)))
       (if (and content (equal content pi-ide--last-content))
-          (progn (pi-ide--set-stat :skipped (1+ (or (pi-ide--stat :skipped) 0))) nil)
+          (progn (pi-ide--set-stat :skipped (1+ (or (pi-ide--stat :skipped) 0)))
+                 (unless serial (pi-ide--remove-unsaved-buffers))
+                 nil)
         (let ((problem (if content
                            (or (pi-ide-writer-ensure-dir pi-ide--dir)
                                (pi-ide-writer-write pi-ide--dir (emacs-pid) text))
@@ -308,6 +340,8 @@ Returns nil on success or when nothing was due, else the problem."
                 problem)
             (setq pi-ide--warned (cl-set-difference pi-ide--warned '(insecure write))
                   pi-ide--last-content content)
+            ;; The state no longer names the unsaved buffers (none modified, or no pi connected): they go.
+            (unless serial (pi-ide--remove-unsaved-buffers))
             (pi-ide--set-stat :writes (1+ (or (pi-ide--stat :writes) 0)))
             (pi-ide--set-stat :last-write now)
             (pi-ide--set-stat :last-error nil)
@@ -513,6 +547,9 @@ them and `pi-ide-baseline' shows the file as it was before pi's run."
                     (if (pi-ide-writer-inspect (pi-ide--path)) "present" "absent"))
             lines))
     (when (pi-ide--stat :last-error) (push (concat "problem: " (pi-ide--stat :last-error)) lines))
+    (when (and pi-ide--dir (pi-ide-buffers-written-p))
+      (push (format "unsaved buffers: handed to pi in %s/%s" pi-ide--dir (pi-ide-state-buffers-name (emacs-pid)))
+            lines))
     (when (and pi-ide-mode (not (pi-ide--ui-p)))
       (push "no UI frame (batch, or a daemon without a client frame): no state file until one appears" lines))
     (push (format "pi's messages: %s" (pcase (pi-ide-inbox-method)

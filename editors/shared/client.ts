@@ -22,6 +22,7 @@ import {
 	type StateV03,
 	stateKey,
 } from "./state.ts";
+import { type DirtyDocument, UnsavedBuffers } from "./unsaved-buffers.ts";
 
 export const DEBOUNCE_MS = 200;
 
@@ -48,6 +49,11 @@ export interface ClientOptions {
 	timers?: Timers;
 	/** Owner the state dir must have; default the process uid. */
 	uid?: number;
+	/**
+	 * v0.5: the documents with unsaved changes, the active one first, handed to pi in `<pid>.buffers.json`
+	 * (unsaved-buffers.ts); undefined while no pi is connected (no document is looked at then). Absent: never.
+	 */
+	unsavedBuffers?(): DirtyDocument[] | undefined;
 }
 
 const defaultTimers: Timers = {
@@ -71,11 +77,16 @@ export class StateClient {
 	#enabled = true;
 	#warned = false;
 	#lastError: string | undefined;
+	/** v0.5: the unsaved buffers' file, written before the state that names it. */
+	readonly #buffers: UnsavedBuffers;
+	#buffersWarned = false;
 
 	constructor(options: ClientOptions) {
 		this.#options = options;
 		this.#timers = options.timers ?? defaultTimers;
 		this.path = stateFilePath(options.dir, options.pid);
+		// An undefined uid is the process uid (state-dir.ts's default).
+		this.#buffers = new UnsavedBuffers(options.dir, options.pid, options.uid);
 	}
 
 	get enabled(): boolean {
@@ -114,12 +125,17 @@ export class StateClient {
 			});
 			const last = this.#last;
 			if (snapshot.keepDocument && last === undefined) return "skipped";
-			const state =
+			const state: EditorState & StateV03 =
 				snapshot.keepDocument && last !== undefined
 					? { ...built, cwd: last.cwd, argv: last.argv, active_buffer: last.active_buffer }
 					: built;
+			const serial = this.#prepareBuffers(now);
+			if (serial !== undefined) state.buffers_serial = serial;
 			const key = stateKey(state);
-			if (!options.force && key === this.#lastKey) return "unchanged";
+			if (!options.force && key === this.#lastKey) {
+				if (serial === undefined) this.#removeBuffers();
+				return "unchanged";
+			}
 			const fitted = fitStateFile(state, MAX_STATE_FILE_BYTES);
 			if (!fitted.ok) {
 				return this.#fail(
@@ -131,6 +147,8 @@ export class StateClient {
 			this.#lastKey = key;
 			this.#last = fitted.state;
 			this.#succeed();
+			// The state no longer names the unsaved buffers (none dirty, or no pi connected): their file goes.
+			if (serial === undefined) this.#removeBuffers();
 			return "written";
 		} catch (error) {
 			return this.#fail(`pi-ide-context: ${error instanceof Error ? error.message : String(error)}`);
@@ -167,6 +185,35 @@ export class StateClient {
 		this.#last = undefined;
 		const result = removeStateFile(this.#options.dir, this.#options.pid, this.#uid());
 		if (!result.ok) this.#fail(result.error);
+		this.#removeBuffers();
+	}
+
+	/** Write the unsaved buffers' file when due; the serial the state names, or undefined. */
+	#prepareBuffers(now: number): number | undefined {
+		const documents = this.#options.unsavedBuffers?.();
+		if (documents === undefined || documents.length === 0) return undefined;
+		const prepared = this.#buffers.prepare(documents, now);
+		if (prepared.ok) {
+			this.#buffersWarned = false;
+			return prepared.serial;
+		}
+		// The state goes without buffers_serial: pi reads the disk, as before.
+		const message = `pi-ide-context: not handing the unsaved buffers to pi: ${prepared.error}`;
+		this.#options.log?.(message);
+		if (!this.#buffersWarned) {
+			this.#buffersWarned = true;
+			try {
+				this.#options.warn(message);
+			} catch {
+				// the host's own notification failed: nothing sensible is left to do
+			}
+		}
+		return undefined;
+	}
+
+	#removeBuffers(): void {
+		const result = this.#buffers.remove();
+		if (!result.ok) this.#options.log?.(`pi-ide-context: ${result.error}`);
 	}
 
 	#cancel(): void {

@@ -36,6 +36,16 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "line numbers in hunks", elisp: "pi-ide-state-max-line", limit: limits.MAX_LINE_NUMBER },
 	{ name: "send: item text (v0.5)", elisp: "pi-ide-send-max-text-bytes", limit: limits.MAX_SELECTION_TEXT_BYTES },
 	{ name: "send: typed prompt (v0.5)", elisp: "pi-ide-send-max-prompt-bytes", limit: limits.MAX_SEND_PROMPT_BYTES },
+	{
+		name: "unsaved buffers' text (v0.5)",
+		elisp: "pi-ide-state-max-unsaved-bytes",
+		limit: limits.MAX_UNSAVED_TEXT_BYTES,
+	},
+	{
+		name: "unsaved buffers listed (v0.5)",
+		elisp: "pi-ide-state-max-unsaved-buffers",
+		limit: limits.MAX_UNSAVED_BUFFERS,
+	},
 ];
 
 it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {

@@ -36,6 +36,16 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 	{ name: "approval request size", java: core("Approval.MAX_BYTES"), limit: limits.MAX_APPROVAL_BYTES },
 	{ name: "decisions kept", java: core("Approval.MAX_DECISIONS"), limit: limits.MAX_DECISIONS },
 	{ name: "id bytes (a hunk's, a request's)", java: core("Approval.MAX_ID_BYTES"), limit: limits.MAX_ID_BYTES },
+	{
+		name: "unsaved buffers' text (v0.5)",
+		java: core("UnsavedBuffers.MAX_TEXT_BYTES"),
+		limit: limits.MAX_UNSAVED_TEXT_BYTES,
+	},
+	{
+		name: "unsaved buffers listed (v0.5)",
+		java: core("UnsavedBuffers.MAX_BUFFERS"),
+		limit: limits.MAX_UNSAVED_BUFFERS,
+	},
 ];
 
 it("jetbrains: every Java copy of a limit equals src/protocol/limits.ts", async () => {

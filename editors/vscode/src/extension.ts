@@ -18,6 +18,7 @@ import { StateClient } from "../../shared/client.ts";
 import type { DiagnosticCaps, DiagnosticsReport } from "../../shared/diagnostics.ts";
 import { PiWatcher } from "../../shared/pi-watcher.ts";
 import type { TextLines } from "../../shared/state.ts";
+import type { DirtyDocument } from "../../shared/unsaved-buffers.ts";
 import { ApprovalView } from "./approval-view.ts";
 import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.ts";
 import { openedAs, readDisk } from "./disk.ts";
@@ -112,8 +113,19 @@ export function activate(context: vscode.ExtensionContext): void {
 			void vscode.window.showWarningMessage(`pi IDE context: ${message}`);
 		},
 		log,
+		unsavedBuffers: () => (sync.isConnected ? dirtyDocuments() : undefined),
 	});
 	client = state;
+
+	/** v0.5: the file documents with unsaved changes, the active one first (only while a pi is connected). */
+	const dirtyDocuments = (): DirtyDocument[] => {
+		const active = vscode.window.activeTextEditor?.document;
+		const dirty = vscode.workspace.textDocuments.filter((d) => d.isDirty && !d.isClosed && d.uri.scheme === "file");
+		dirty.sort((a, b) => Number(b === active) - Number(a === active));
+		return dirty.map((d) => ({ file: d.uri.fsPath, version: d.version, lines: linesOf(d) }));
+	};
+	/** A document other than the active one changed: its unsaved text matters to a connected pi only. */
+	const mattersToPi = (document: vscode.TextDocument) => sync.isConnected && document.uri.scheme === "file";
 
 	const watcher = new PiWatcher({
 		dir,
@@ -218,7 +230,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				if (file !== undefined) sync.documentChanged(file);
 				review.documentChanged(e);
 				approval.documentChanged(e.document);
-				if (isActive(e.document)) later();
+				if (isActive(e.document) || mattersToPi(e.document)) later();
 			}),
 		),
 		vscode.workspace.onWillSaveTextDocument(guard((e) => review.documentWillSave(e.document))),
@@ -227,7 +239,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				const file = fileOf(d);
 				if (file !== undefined) sync.documentChanged(file);
 				review.documentSaved(d);
-				if (isActive(d)) later();
+				if (isActive(d) || mattersToPi(d)) later();
 			}),
 		),
 		vscode.workspace.onDidOpenTextDocument(
@@ -245,6 +257,7 @@ export function activate(context: vscode.ExtensionContext): void {
 				const file = fileOf(d);
 				if (file !== undefined) sync.documentClosed(file);
 				review.documentClosed(d);
+				if (mattersToPi(d)) later();
 			}),
 		),
 		vscode.languages.onDidChangeDiagnostics(

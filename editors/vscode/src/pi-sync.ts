@@ -132,6 +132,11 @@ export class PiSync {
 		return this.#last;
 	}
 
+	/** Some pi names this window as its editor now (cheap: asked on every keystroke). */
+	get isConnected(): boolean {
+		return this.#connected.size > 0;
+	}
+
 	get connected(): ConnectedPi[] {
 		return [...this.#connected.values()].map((m) => ({ pid: m.pid, cwd: m.cwd, lastTurn: m.last_turn }));
 	}

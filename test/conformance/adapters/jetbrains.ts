@@ -23,9 +23,9 @@ const jetbrains: ClientAdapter = {
 		"editor-per-row",
 		"approval",
 		"pi-identity",
+		"unsaved-buffers",
 	]),
 	missing: {
-		"unsaved-buffers": "not built yet (issue 26)",
 		send: "not built yet (issue 25)",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',

@@ -134,6 +134,51 @@ export const cases: KitCase[] = [
 		},
 	},
 	{
+		name: "unsaved buffer: a modified buffer that is not the current one is handed over too, the current one first",
+		needs: ["edit", "unsaved-buffers"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			const pi = await connected(editor);
+			try {
+				const behind = ["behind", "the current", "one"];
+				const { file: hidden } = await modified(editor, "hidden.txt", behind);
+				const front = ["in", "front"];
+				const { file: current } = await modified(editor, "current.txt", front);
+				const both = await editor.until((s) => {
+					if (activeFile(s) !== current || typeof s.buffers_serial !== "number") return false;
+					// A copy named a moment ago may be replaced by a newer one while it is read: look again.
+					const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+					const parsed = parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial);
+					return parsed.ok && parsed.buffers.length === 2;
+				}, "both modified buffers listed");
+				const listed = readBuffers(editor, both.buffers_serial as number);
+				assert.deepEqual(
+					listed.map((b) => [b.file, b.text]),
+					[
+						[current, front.join("\n")],
+						[hidden, behind.join("\n")],
+					],
+					"the current buffer first, then the one behind it, each with its own text",
+				);
+				// The current one saved: the buffer behind it is still handed over, alone.
+				await editor.session.save(current);
+				const alone = await editor.until(
+					(s) =>
+						!s.active_buffer.modified &&
+						typeof s.buffers_serial === "number" &&
+						s.buffers_serial > (both.buffers_serial as number),
+					"a newer copy once the current buffer is saved",
+				);
+				assert.deepEqual(
+					readBuffers(editor, alone.buffers_serial as number).map((b) => [b.file, b.text]),
+					[[hidden, behind.join("\n")]],
+				);
+			} finally {
+				await pi.exit();
+			}
+		},
+	},
+	{
 		name: "unsaved buffer: the copy is removed once the buffer is saved",
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {

@@ -12,6 +12,7 @@ import java.nio.file.WatchService;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -47,6 +48,15 @@ public final class Client {
 
 		/** pi no longer waits on r ({@code why}: answered, ran out, pi gone, ...): expire what told the user. */
 		default void approvalEnded(Approval.Request r, String why) {}
+
+		/**
+		 * v0.5: the documents with unsaved changes (files only), the active one first, for pi's {@code read}
+		 * ({@link UnsavedBuffers}). Asked on the client's thread, outside its lock, only while a pi is connected; a
+		 * host that hands over none (the default) never has a {@code <pid>.buffers.json}.
+		 */
+		default List<UnsavedBuffers.Dirty> unsavedBuffers() {
+			return null;
+		}
 	}
 
 	private final long pid;
@@ -75,6 +85,10 @@ public final class Client {
 	private WatchService watcher;
 	private Thread watchThread;
 	private final Map<String, Long> seenMessages = new java.util.HashMap<>();
+	/** v0.5: the live pis whose message names this editor, by identity, with their file's name. */
+	private final Map<String, PiIdentity.Name> connected = new java.util.concurrent.ConcurrentHashMap<>();
+	private final UnsavedBuffers unsaved = new UnsavedBuffers();
+	private boolean unsavedWarned;
 
 	public Client(long pid, Path dir, long uid, Listener listener, LongSupplier clockMillis) {
 		this.pid = pid;
@@ -158,16 +172,48 @@ public final class Client {
 
 	private void flushQuietly() {
 		try {
-			write();
+			// Outside this client's lock: the host takes its own to read its documents, and calls update() under it.
+			write(connected.isEmpty() ? null : listener.unsavedBuffers());
 		} catch (RuntimeException | Error e) {
 			fail("pi-ide-context: " + e);
 		}
 	}
 
-	private synchronized void write() {
+	/** Some live pi's message names this editor now. */
+	public boolean piConnected() {
+		return !connected.isEmpty();
+	}
+
+	/** v0.5: write the unsaved buffers' file when due; the serial the state names, or null. */
+	private Long prepareUnsaved(List<UnsavedBuffers.Dirty> documents) {
+		if (documents == null || documents.isEmpty()) return null;
+		UnsavedBuffers.Prepared prepared = unsaved.prepare(dir, pid, uid, documents, clockMillis.getAsLong() / 1000.0);
+		if (prepared.problem == null) {
+			unsavedWarned = false;
+			return prepared.serial;
+		}
+		// The state goes without buffers_serial: pi reads the disk, as before.
+		if (!unsavedWarned) {
+			unsavedWarned = true;
+			try {
+				listener.warn("pi-ide-context: not handing the unsaved buffers to pi: " + prepared.problem);
+			} catch (RuntimeException ignored) {
+				// the host's own notification failed: nothing sensible is left to do
+			}
+		}
+		return null;
+	}
+
+	private void removeUnsaved() {
+		String problem = unsaved.remove(dir, pid, uid);
+		if (problem != null) lastProblem = "pi-ide-context: " + problem;
+	}
+
+	private synchronized void write(List<UnsavedBuffers.Dirty> documents) {
 		if (disposed || latest == null) return;
+		Long serial = latest.windows.isEmpty() ? null : prepareUnsaved(documents);
 		Snapshot.State withReports = new Snapshot.State(latest.ide, latest.windows, inbox.files(), inbox.pi(),
-				approvals.decisions());
+				approvals.decisions(), serial);
 		if (withReports.windows.isEmpty()) {
 			removeFile();
 			return;
@@ -177,7 +223,10 @@ public final class Client {
 			fail("pi-ide-context: " + built.problem);
 			return;
 		}
-		if (built.key.equals(lastKey)) return;
+		if (built.key.equals(lastKey)) {
+			if (serial == null) removeUnsaved();
+			return;
+		}
 		StateDir.Result result = StateDir.write(dir, StateDir.stateFileName(pid), built.content, uid);
 		if (!result.ok()) {
 			fail("pi-ide-context: " + result.message);
@@ -188,6 +237,8 @@ public final class Client {
 		writes++;
 		lastProblem = null;
 		warned = false;
+		// The state no longer names the unsaved buffers (none modified, or no pi connected): their file goes.
+		if (serial == null) removeUnsaved();
 	}
 
 	private void fail(String message) {
@@ -213,6 +264,7 @@ public final class Client {
 		lastKey = null;
 		StateDir.Result result = StateDir.remove(dir, StateDir.stateFileName(pid), uid);
 		if (!result.ok()) fail("pi-ide-context: " + result.message);
+		removeUnsaved();
 	}
 
 	/** Start reading pi's messages: a WatchService on the state dir, and a poll as the backstop. */
@@ -275,6 +327,8 @@ public final class Client {
 		double now = clockMillis.getAsLong() / 1000.0;
 		// pi identities (PiIdentity.key) with a request file, and their names' namespace for the liveness check.
 		Map<String, PiIdentity.Name> asking = new HashMap<>();
+		boolean wasConnected = !connected.isEmpty();
+		Set<String> listedMessages = new HashSet<>();
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
 			for (Path entry : entries) {
 				String name = entry.getFileName().toString();
@@ -283,6 +337,7 @@ public final class Client {
 				if (piName == null || "review".equals(piName.kind)) continue;
 				boolean approval = "approval".equals(piName.kind);
 				if (approval) asking.put(piName.key(), piName);
+				else listedMessages.add(piName.key());
 				long stamp;
 				try {
 					stamp = Files.getLastModifiedTime(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis()
@@ -302,14 +357,29 @@ public final class Client {
 				if ("problem".equals(verdict.kind)) {
 					fail("pi-ide-context: ignoring " + dir.resolve(name) + ": it " + verdict.problem);
 				} else if ("message".equals(verdict.kind)) {
+					if (verdict.message.editorPid != null && verdict.message.editorPid == pid) connected.put(piName.key(), piName);
+					else connected.remove(piName.key());
 					listener.onMessage(verdict.message);
 					changed = true;
+				} else {
+					connected.remove(piName.key()); // gone, or dead
 				}
 			}
 			listed = true;
 		} catch (IOException | RuntimeException e) {
 			fail("pi-ide-context: cannot read " + dir + ": " + e);
 		}
+		// v0.5: a connected pi whose message went (it exited), or whose process did (killed: the message stays, and an
+		// unchanged file is not read again), is connected no more: the unsaved buffers' file goes with the next write.
+		if (listed) {
+			for (Map.Entry<String, PiIdentity.Name> c : connected.entrySet()) {
+				if (!listedMessages.contains(c.getKey())
+						|| !"alive".equals(PiReader.liveness(c.getValue(), probe, ownNs))) {
+					connected.remove(c.getKey());
+				}
+			}
+		}
+		if (wasConnected != !connected.isEmpty()) changed = true;
 		// Only a complete listing says which requests went away. An unchanged file is not read again, so a pi that
 		// died without removing it (a crash) is asked after here.
 		for (String waiting : listed ? approvals.waiting() : Collections.<String>emptyList()) {

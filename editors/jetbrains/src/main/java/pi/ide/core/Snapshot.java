@@ -95,6 +95,8 @@ public final class Snapshot {
 		public final Map<String, Object> pi;
 		/** v0.4 approval answers, newest last; null: this client does not answer approvals (no field written). */
 		public final List<Map<String, Object>> decisions;
+		/** v0.5: the serial of the {@code <pid>.buffers.json} written for this state ({@link UnsavedBuffers}); null: none. */
+		public final Long buffersSerial;
 
 		public State(Ide ide, List<Window> windows, List<Map<String, Object>> files, Map<String, Object> pi) {
 			this(ide, windows, files, pi, null);
@@ -102,11 +104,17 @@ public final class Snapshot {
 
 		public State(Ide ide, List<Window> windows, List<Map<String, Object>> files, Map<String, Object> pi,
 				List<Map<String, Object>> decisions) {
+			this(ide, windows, files, pi, decisions, null);
+		}
+
+		public State(Ide ide, List<Window> windows, List<Map<String, Object>> files, Map<String, Object> pi,
+				List<Map<String, Object>> decisions, Long buffersSerial) {
 			this.ide = ide;
 			this.windows = Collections.unmodifiableList(new ArrayList<>(windows));
 			this.files = files;
 			this.pi = pi;
 			this.decisions = decisions;
+			this.buffersSerial = buffersSerial;
 		}
 	}
 }

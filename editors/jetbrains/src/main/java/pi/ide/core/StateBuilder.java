@@ -76,6 +76,7 @@ public final class StateBuilder {
 		}
 		if (state.files != null) out.put("files", state.files);
 		if (state.pi != null) out.put("pi", state.pi);
+		if (state.buffersSerial != null) out.put("buffers_serial", state.buffersSerial);
 		// Always a list once the client answers approvals, empty before the first: how pi knows it may ask.
 		if (state.decisions != null) {
 			List<Map<String, Object>> d = state.decisions;

@@ -27,6 +27,7 @@ import pi.ide.core.Reload;
 import pi.ide.core.Snapshot;
 import pi.ide.core.StateDir;
 import pi.ide.core.Text;
+import pi.ide.core.UnsavedBuffers;
 
 /**
  * The headless driver: the JetBrains client's own code (the core and its {@link Client}) run without an IDE,
@@ -341,6 +342,19 @@ public final class Driver implements Inbox.Host, Client.Listener {
 
 	public void approvalEnded(Approval.Request r, String why) {
 		messages.add("pi-ide-context: pi's request to change " + Approval.shownPath(r.file, project) + " ended: " + why);
+	}
+
+	/** As the plugin hands over FileDocumentManager's unsaved documents: the modified buffers, the active one first. */
+	public synchronized List<UnsavedBuffers.Dirty> unsavedBuffers() {
+		List<UnsavedBuffers.Dirty> out = new ArrayList<>();
+		Buffer current = active == null ? null : buffers.get(active);
+		if (current != null && current.modified) out.add(new UnsavedBuffers.Dirty(active, current.version, new FrozenLines(current.text)));
+		for (Map.Entry<String, Buffer> e : buffers.entrySet()) {
+			if (e.getValue().modified && !e.getKey().equals(active)) {
+				out.add(new UnsavedBuffers.Dirty(e.getKey(), e.getValue().version, new FrozenLines(e.getValue().text)));
+			}
+		}
+		return out;
 	}
 
 	// ---- Inbox.Host: the plugin's decisions over plain buffers ----

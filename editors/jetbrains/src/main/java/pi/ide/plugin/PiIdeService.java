@@ -15,18 +15,22 @@ import com.intellij.openapi.editor.event.EditorEventMulticaster;
 import com.intellij.openapi.fileEditor.FileDocumentManager;
 import com.intellij.openapi.project.Project;
 import com.intellij.openapi.project.ProjectManager;
+import com.intellij.openapi.util.Computable;
 import com.intellij.openapi.vfs.StandardFileSystems;
 import com.intellij.openapi.vfs.VirtualFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import pi.ide.core.Approval;
 import pi.ide.core.Approvals;
 import pi.ide.core.Client;
+import pi.ide.core.FrozenLines;
 import pi.ide.core.Inbox;
 import pi.ide.core.PathFacts;
 import pi.ide.core.PiIdentity;
@@ -34,6 +38,7 @@ import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
 import pi.ide.core.Snapshot;
 import pi.ide.core.StateDir;
+import pi.ide.core.UnsavedBuffers;
 
 /**
  * The plugin's one application service: the IDE's events in, {@link Client} (the core's writer and pi's
@@ -120,6 +125,8 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 				return;
 			}
 		}
+		// v0.5: a document changed in the background still changes the unsaved buffers a connected pi reads.
+		if (client.piConnected()) publish(false);
 	}
 
 	public void editorReleased(Editor editor) {
@@ -142,6 +149,27 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 
 	public void onMessage(PiMessage message) {
 		client.handle(message, this);
+	}
+
+	/**
+	 * v0.5: FileDocumentManager's unsaved documents of local files, the one the last touched window shows first;
+	 * read in a read action on the client's thread (only while a pi is connected).
+	 */
+	public List<UnsavedBuffers.Dirty> unsavedBuffers() {
+		List<Snapshot.Window> shown = windows.snapshot();
+		final String first = shown.isEmpty() || shown.get(0).document == null ? null : shown.get(0).document.file;
+		return ApplicationManager.getApplication().runReadAction((Computable<List<UnsavedBuffers.Dirty>>) () -> {
+			List<UnsavedBuffers.Dirty> out = new ArrayList<>();
+			for (Document document : FileDocumentManager.getInstance().getUnsavedDocuments()) {
+				String path = DocumentCapture.IDE.pathOf(document);
+				if (path == null) continue;
+				UnsavedBuffers.Dirty dirty = new UnsavedBuffers.Dirty(path, document.getModificationStamp(),
+						new FrozenLines(document.getImmutableCharSequence()));
+				if (path.equals(first)) out.add(0, dirty);
+				else out.add(dirty);
+			}
+			return out;
+		});
 	}
 
 	// ---- v0.4 approval: told on the client's thread, shown and answered on the event thread ----
