@@ -422,6 +422,49 @@ describe("vim: pi's change set (v0.4)", { concurrency: 2 }, () => {
 		});
 	}
 
+	// pi writes its change set before the message that announces the edit, and Vim reads the change set after each
+	// message: one read just before (pi's previous message, read late under load) finds the new change set while the
+	// buffer still holds the text before the edit, so none of its hunks stand there yet. The message of the edit then
+	// reloads the buffer, and the marks must come with it (issue 24: under the suite's load they never came).
+	const RUN1 = "one\nTWO\nthree\nfour\nfive\n";
+	const RUN2 = "one\nTWO\nthree\nFOUR\nfive\nsix\n";
+	const ORDERS: { name: string; early: boolean }[] = [
+		{ name: "with the message of the edit", early: false },
+		{ name: "before the message of the edit, the buffer still the text before it", early: true },
+	];
+	for (const order of ORDERS) {
+		it(`pi's newest run marked on its lines when its change set is read ${order.name}`, async (t) => {
+			const w = await world(t, RUN1);
+			const pi = await spawnLiveEditor();
+			const announce = () => {
+				seqs += 1;
+				const msg = { protocol: "0.4", kind: "pi", pid: pi.pid, cwd: w.vim.dirs.work, timestamp: Date.now() / 1000 };
+				const changed = [{ file: w.file, seq: seqs, tool: "edit" }];
+				const full = { ...msg, editor_pid: w.vim.pid, seq: seqs, changed, last_turn: [w.file] };
+				writeRawStateFile(w.vim.dirs.stateDir, `pi-${pi.pid}.json`, JSON.stringify(full));
+			};
+			const run1 = changeSet(pi.pid, [{ file: w.file, before: "one\ntwo\nthree\nfour\nfive\n", after: RUN1 }], 1);
+			const run2 = changeSet(pi.pid, [{ file: w.file, before: RUN1, after: RUN2 }], 2);
+			publish(w, pi.pid, encodeReviewMessage(run1));
+			announce();
+			await w.vim.waitExpr(`${SIGNS} == [[2, 'PiIdeReviewChange']]`);
+			const both = encodeReviewMessage({ ...run2, runs: [...run1.runs, ...run2.runs] });
+			if (order.early) {
+				publish(w, pi.pid, both);
+				tell(w, pi.pid);
+				await w.vim.waitExpr(`join(pi_ide#Summary(), "\\n") =~# "pi's changes: 2 hunks in 1 file"`);
+				assert.deepEqual(await w.vim.expr(SIGNS), [], "none of run 2's lines in the buffer yet");
+			}
+			writeFileSync(w.file, RUN2);
+			if (!order.early) publish(w, pi.pid, both);
+			announce();
+			await w.vim.waitExpr("line('$') == 6");
+			await w.vim.waitExpr(`${SIGNS} == [[4, 'PiIdeReviewChange'], [6, 'PiIdeReviewAdd']]`);
+			assert.equal(await w.vim.expr("&modified"), 0);
+			await assertNoErrors(w.vim);
+		});
+	}
+
 	it("revert run: every loaded buffer of the run back to its baseline, the disk untouched; u in each", async (t) => {
 		const w = await world(t);
 		const other = join(w.vim.dirs.work, "b.txt");

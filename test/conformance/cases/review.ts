@@ -247,6 +247,33 @@ export const cases: KitCase[] = [
 				await untilMarks(editor, pi.file, [4], "the newest run's hunk only");
 			}),
 	},
+	{
+		// pi writes its change set before the message of its edit, and a client reads it after each message: one
+		// busy past pi's answer wait reads the next run's change set after an earlier message, before that run's edit
+		// reached the buffer (issue 24: Vim's marks never came under the suite's load).
+		name: "review / change set read before the message of its edit (the buffer still the text before it): the marks come with the reload",
+		needs: ["review"],
+		run: (kit) =>
+			withPi(kit, "early-change-set.txt", async (editor, pi) => {
+				const first = "a\nB\nc\nd\ne\nf\n";
+				const runs = runsOf([
+					[{ file: pi.file, before: BASELINE, after: first, seq: 1 }],
+					[{ file: pi.file, before: first, after: PIS, seq: 2 }],
+				]);
+				await piChanges(editor, pi, reviewText(editor, pi, runs.slice(0, 1)), first);
+				await untilMarks(editor, pi.file, [2], "run 1's hunk");
+				// Run 2's change set, then a message announcing nothing new (pi's end of run 1, read late).
+				writeRawStateFile(editor.stateDir, `pi-${pi.pid}.review.json`, reviewText(editor, pi, runs));
+				announce(editor, pi);
+				await untilMarks(editor, pi.file, [], "run 2's hunks stand nowhere yet, run 1's are not the newest");
+				// Run 2's edit and its message; the change set is not written again.
+				writeFileSync(pi.file, PIS);
+				pi.seq++;
+				announce(editor, pi);
+				await editor.until((s) => s.pi?.pid === pi.pid && s.pi.seq === pi.seq, "run 2's message is handled");
+				await untilMarks(editor, pi.file, [4, 7], "run 2's hunks, once its edit is in the buffer");
+			}),
+	},
 	...REFUSED.map(
 		([name, runsFor]): KitCase => ({
 			name: `review / change set: refused whole, with one notice: ${name}`,

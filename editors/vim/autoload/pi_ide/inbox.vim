@@ -489,7 +489,11 @@ def Reload(buf: number, path: string, reads: dict<dict<any>>): string
   var changed = Apply(buf, BufferLines(read.bytes, opts))
   # What BufferRead does after a read, but the record of the path: it stays as it was when the user read it.
   approval.BufferRead(buf)
-  review.BufferRead(buf)
+  if changed
+    review.Reloaded(buf)
+  else
+    review.BufferRead(buf)
+  endif
   return changed ? 'reloaded' : 'unchanged'
 enddef
 

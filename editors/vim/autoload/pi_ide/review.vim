@@ -106,9 +106,9 @@ enddef
 # Mark `found` ({pid, run, entry}) in `buf`, unless `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`).
 # Marks placed from the same source stay where they moved: pi's line numbers no longer hold once lines were added
 # or removed above (a revert that changes the line count, the user's edits), so after an edit they are checked
-# where they are (KeepMarks); the buffer read again from its file (TextRead) places them anew. And the change set
-# is rewritten with every change of any file: re-placing the signs of the files it did not change would be most of
-# a load's cost.
+# where they are (KeepMarks); the buffer read again from its file (TextRead), or reloaded by pi (Reloaded), places them
+# anew. And the change set is rewritten with every change of any file: re-placing the signs of the files it did not
+# change would be most of a load's cost.
 def MarkBuffer(buf: number, file: string, found: dict<any>)
   var source = ''
   if !empty(found) && get(g:, 'pi_ide_review_marks', true)
@@ -257,6 +257,16 @@ export def BufferRead(_buf: number)
   if !empty(sets)
     Refresh()
   endif
+enddef
+
+# pi's message reloaded `buf` with new text (pi_ide/inbox.vim): its marks are placed anew from that text, as after a
+# read. pi writes its change set before the message of its edit, and Vim reads the change set after each message: when
+# handling an earlier message outlasts pi's wait for the answer (a busy machine), pi's next run goes on, and the change
+# set read then is already that run's while the buffer still holds the text before its edit. None of its hunks stood
+# there, and the same source would have kept that when the edit's message came (MarkBuffer).
+export def Reloaded(buf: number)
+  Unmark(buf)
+  BufferRead(buf)
 enddef
 
 # BufWipeout: nothing to clear in a buffer that is gone; its reverts stay as they were last seen (Untrack).

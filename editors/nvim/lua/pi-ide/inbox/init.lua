@@ -160,6 +160,7 @@ local function handle_change(change, pi_pid, pi_ns)
     report.status = reload.reload(buf)
     if report.status == "reloaded" then
       M._reloaded_at[file] = uv.hrtime()
+      require("pi-ide.review").reloaded(buf)
     end
   end
   if vim.api.nvim_buf_is_valid(buf) then

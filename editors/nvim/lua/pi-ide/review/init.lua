@@ -631,6 +631,19 @@ function M.buffer_read(buf)
   end
 end
 
+--- pi's message reloaded `buf` with new text (pi-ide.inbox): its marks are placed anew from that text, as after a
+--- read. pi writes its change set before the message of its edit, and the change set is read after each message:
+--- one handled past pi's answer wait (a busy machine) lets pi's next run go on, and the change set read then is
+--- already that run's while the buffer still holds the text before its edit. None of its hunks stood there, and
+--- the same source would have kept that when the edit's message came (mark_buffer).
+---@param buf integer
+function M.reloaded(buf)
+  local file = require("pi-ide.inbox.reload").buffer_path(buf)
+  if file and newest_entry(file) then
+    mark_buffer(buf, file, true)
+  end
+end
+
 --- BufWritePost: the reverts of `buf` its file now has, or no longer has (one undone when written).
 ---@param buf integer
 ---@param file string the file written (`:w other` writes another one)
