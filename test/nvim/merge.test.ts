@@ -1,0 +1,218 @@
+/**
+ * Issue 26: pi's change merged into the user's unsaved buffer, in real Neovim 0.7.2 and 0.10. The user's edits are
+ * typed as keys (each its own undo step); pi's change is a file written on disk and a message built by pi's own code
+ * (ChangeLog, mergeInfo, buildPiMessage), as pi publishes it. Table of cases: what the buffer holds after, what one
+ * `u` leaves, the report's status and conflicts, the disk untouched by the editor.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { contentOf, mergeInfo } from "../../src/link/change-set.ts";
+import { ChangeLog, type ChangeMerge } from "../../src/link/pi-message.ts";
+import type { FileReport } from "../../src/protocol/protocol.ts";
+import { killAllEditors } from "../helpers/editors.ts";
+import { forEachNvim, type Nvim } from "../helpers/nvim.ts";
+import { assertNoErrors, nextSeq, send, type World, world } from "../helpers/nvim-inbox.ts";
+
+after(killAllEditors);
+
+const TEN = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`);
+const text = (lines: string[]) => `${lines.join("\n")}\n`;
+
+/** The merge field pi's own code gives the change `before` -> `after`. */
+export function mergeOf(before: string, after: string): Omit<ChangeMerge, "prev_seq"> {
+	const info = mergeInfo(contentOf(Buffer.from(before)), contentOf(Buffer.from(after)));
+	assert.ok(info, "pi describes the change");
+	return info;
+}
+
+/** pi writes `after` over `before` in `file` and announces it, as pi does (its ChangeLog, a seq of its own). */
+export function piWrites(
+	w: World,
+	file: string,
+	before: string,
+	after: string,
+	withMerge = true,
+	disk = after,
+): number {
+	writeFileSync(file, disk);
+	const seq = nextSeq();
+	const log = new ChangeLog({ last: seq - 1 });
+	log.record(file, "edit", withMerge ? mergeOf(before, after) : undefined);
+	send(w, {
+		protocol: "0.3",
+		kind: "pi",
+		pid: w.piPid,
+		cwd: w.nv.tmp,
+		timestamp: Date.now() / 1000,
+		editor_pid: w.nv.pid,
+		seq,
+		changed: log.changed,
+		last_turn: [file],
+	});
+	return seq;
+}
+
+export async function reportFor(nv: Nvim, file: string, seq: number): Promise<FileReport> {
+	const state = await nv.until((s) => (s.files ?? []).some((f) => f.file === file && f.seq === seq), `report ${seq}`);
+	const report = state.files?.find((f) => f.file === file && f.seq === seq);
+	assert.ok(report);
+	return report;
+}
+
+const bufferLines = (nv: Nvim, file: string) =>
+	nv.lua<string[]>("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", file);
+
+interface Case {
+	name: string;
+	/** The user's keys in normal mode, typed into a.txt (holding TEN) before pi's change. */
+	keys: string;
+	/** pi's version of the file, from TEN. */
+	pi: string[];
+	/** The buffer after the merge. */
+	buffer: string[];
+	status: "merged" | "conflict";
+	conflicts?: { line: number; lines: number; text: string[] }[];
+	/** Old pi: no merge field (the editor keeps the buffer and says `modified`). */
+	noMerge?: boolean;
+}
+
+const CASES: Case[] = [
+	{
+		name: "pi's line far from the user's: both",
+		keys: "2Gccuser two<Esc>",
+		pi: TEN.map((l, i) => (i === 7 ? "pi eight" : l)),
+		buffer: TEN.map((l, i) => (i === 1 ? "user two" : i === 7 ? "pi eight" : l)),
+		status: "merged",
+	},
+	{
+		name: "the user inserted lines above: pi's hunk moves down with its lines",
+		keys: "1GOuser a<CR>user b<Esc>",
+		pi: [...TEN.slice(0, 5), "pi new", ...TEN.slice(5)],
+		buffer: ["user a", "user b", ...TEN.slice(0, 5), "pi new", ...TEN.slice(5)],
+		status: "merged",
+	},
+	{
+		name: "pi deletes lines after the user's deletion above",
+		keys: "2Gdd",
+		pi: [...TEN.slice(0, 6), ...TEN.slice(8)],
+		buffer: [TEN[0] as string, ...TEN.slice(2, 6), ...TEN.slice(8)],
+		status: "merged",
+	},
+	{
+		name: "the same line: the user's kept, a conflict on it",
+		keys: "3Gccuser three<Esc>",
+		pi: TEN.map((l, i) => (i === 2 ? "pi three" : l)),
+		buffer: TEN.map((l, i) => (i === 2 ? "user three" : l)),
+		status: "conflict",
+		conflicts: [{ line: 3, lines: 1, text: ["user three"] }],
+	},
+	{
+		name: "two hunks, one on the user's lines: the other merged",
+		keys: "3Gccuser three<CR>user more<Esc>",
+		pi: TEN.map((l, i) => (i === 2 ? "pi three" : i === 8 ? "pi nine" : l)),
+		buffer: [...TEN.slice(0, 2), "user three", "user more", ...TEN.slice(3, 8), "pi nine", TEN[9] as string],
+		status: "conflict",
+		conflicts: [{ line: 3, lines: 2, text: ["user three", "user more"] }],
+	},
+	{
+		name: "pi inserts right where the user inserted: a conflict",
+		keys: "4GOuser ins<Esc>",
+		pi: [...TEN.slice(0, 3), "pi ins", ...TEN.slice(3)],
+		buffer: [...TEN.slice(0, 3), "user ins", ...TEN.slice(3)],
+		status: "conflict",
+		conflicts: [{ line: 4, lines: 1, text: ["user ins"] }],
+	},
+];
+
+forEachNvim((flavour) => {
+	describe(`pi's change merged into an unsaved buffer (${flavour.name})`, () => {
+		for (const c of CASES) {
+			it(c.name, async (t) => {
+				const w = await world(t, flavour);
+				writeFileSync(w.file, text(TEN));
+				await w.nv.command("silent edit!");
+				await w.nv.input(c.keys);
+				await w.nv.settle();
+				const user = await bufferLines(w.nv, w.file);
+				const seq = piWrites(w, w.file, text(TEN), text(c.pi));
+				const report = await reportFor(w.nv, w.file, seq);
+				assert.equal(report.status, c.status);
+				assert.deepEqual(await bufferLines(w.nv, w.file), c.buffer, "the buffer");
+				assert.equal(report.modified, true);
+				assert.equal(await w.nv.lua("return vim.bo.modified"), true, "still modified, never saved");
+				assert.equal(readFileSync(w.file, "utf8"), text(c.pi), "the disk has exactly what pi wrote");
+				if (c.conflicts) assert.deepEqual(report.merge?.conflicts, c.conflicts);
+				if ((report.merge?.merged ?? 0) > 0) {
+					// One `u`: pi's merged lines go, the user's stay; a second is the user's own step.
+					await w.nv.input("u");
+					await w.nv.settle();
+					assert.deepEqual(await bufferLines(w.nv, w.file), user, "one u takes pi's lines out, and only them");
+					await w.nv.input("u");
+					await w.nv.settle();
+					assert.deepEqual(await bufferLines(w.nv, w.file), TEN, "the second u is the user's own step");
+				}
+				await assertNoErrors(w.nv);
+			});
+		}
+
+		it("an older pi (no hunks): the buffer is kept and reported `modified`", async (t) => {
+			const w = await world(t, flavour);
+			writeFileSync(w.file, text(TEN));
+			await w.nv.command("silent edit!");
+			await w.nv.input("2Gccuser two<Esc>");
+			const seq = piWrites(w, w.file, text(TEN), text(["pi"]), false);
+			const report = await reportFor(w.nv, w.file, seq);
+			assert.equal(report.status, "modified");
+			assert.equal(report.merge, undefined);
+			assert.deepEqual(
+				await bufferLines(w.nv, w.file),
+				TEN.map((l, i) => (i === 1 ? "user two" : l)),
+			);
+		});
+
+		it("a file on disk that is not what pi's tool wrote: not merged, `modified`", async (t) => {
+			const w = await world(t, flavour);
+			writeFileSync(w.file, text(TEN));
+			await w.nv.command("silent edit!");
+			await w.nv.input("2Gccuser two<Esc>");
+			const piText = text(TEN.map((l, i) => (i === 7 ? "pi eight" : l)));
+			// Another write came after pi's, before the editor read the file.
+			const seq = piWrites(w, w.file, text(TEN), piText, true, `${piText}someone else\n`);
+			const report = await reportFor(w.nv, w.file, seq);
+			assert.equal(report.status, "modified");
+			assert.deepEqual(
+				await bufferLines(w.nv, w.file),
+				TEN.map((l, i) => (i === 1 ? "user two" : l)),
+			);
+		});
+
+		it("a hidden modified buffer is merged too, with no focus change", async (t) => {
+			const w = await world(t, flavour);
+			const b = join(w.nv.tmp, "b.txt");
+			writeFileSync(b, text(TEN));
+			await w.nv.command("set hidden");
+			await w.nv.command("edit b.txt");
+			await w.nv.input("2Gccuser two<Esc>");
+			await w.nv.command("buffer a.txt");
+			const win = await w.nv.lua<number>("return vim.api.nvim_get_current_win()");
+			const pi = TEN.map((l, i) => (i === 7 ? "pi eight" : l));
+			const seq = piWrites(w, b, text(TEN), text(pi));
+			const report = await reportFor(w.nv, b, seq);
+			assert.equal(report.status, "merged");
+			assert.deepEqual(
+				await bufferLines(w.nv, b),
+				pi.map((l, i) => (i === 1 ? "user two" : l)),
+			);
+			assert.equal(await w.nv.lua("return vim.api.nvim_get_current_win()"), win, "focus stays");
+			assert.equal(
+				await w.nv.lua<string>("return vim.api.nvim_buf_get_name(0)"),
+				w.file,
+				"a.txt stays the current buffer",
+			);
+			assert.equal(await w.nv.lua("return vim.bo[vim.fn.bufnr(...)].modified", b), true);
+			await assertNoErrors(w.nv);
+		});
+	});
+});
