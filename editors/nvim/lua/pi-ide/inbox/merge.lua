@@ -141,8 +141,8 @@ end
 
 --- Pure: merge pi's hunks (`theirs`, from `base`) into `ours` (the buffer's lines). Returns the edits to make in
 --- `ours` (0-based ranges of `ours`, ascending, apart: { from, to, lines }), how many of pi's hunks they carry,
---- and the conflicts ({ line, lines, text }: 1-based first line in `ours` and how many of the user's lines stand
---- where pi's hunk would go; at most MAX_CONFLICTS).
+--- and the conflicts ({ line, lines, text }: the 1-based first line in the merged buffer and how many of the user's
+--- lines stand where pi's hunk would go; at most MAX_CONFLICTS).
 ---@param base string[]
 ---@param ours string[]
 ---@param theirs table[] pi's hunks from base (old_start, old_lines, new_text)
@@ -152,6 +152,7 @@ function M.plan(base, ours, theirs)
   local out = { edits = {}, merged = 0, conflicts = {}, conflicts_total = 0 }
   local u = 1 -- the first user change not wholly before the current pi hunk
   local delta = 0 -- the user's line-count change above it
+  local shift = 0 -- the line-count change of pi's hunks merged above it (a conflict names the merged buffer's lines)
   for _, h in ipairs(theirs) do
     local a, e = h.old_start - 1, h.old_start - 1 + h.old_lines
     while user[u] and user[u].a_end <= a and not touches(user[u].a, user[u].a_end, a, e) do
@@ -166,6 +167,7 @@ function M.plan(base, ours, theirs)
     if last < u then
       out.edits[#out.edits + 1] = { from = a + delta, to = e + delta, lines = h.new_text }
       out.merged = out.merged + 1
+      shift = shift + #h.new_text - h.old_lines
     else
       out.conflicts_total = out.conflicts_total + 1
       -- In `ours`: from where the first of (pi's range, the user's changes) starts to where the last ends.
@@ -180,7 +182,7 @@ function M.plan(base, ours, theirs)
         for i = from + 1, math.min(to, from + M.MAX_CONFLICT_LINES) do
           text[#text + 1] = cut(ours[i])
         end
-        out.conflicts[#out.conflicts + 1] = { line = from + 1, lines = to - from, text = text }
+        out.conflicts[#out.conflicts + 1] = { line = from + shift + 1, lines = to - from, text = text }
       end
     end
   end
