@@ -223,6 +223,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: CAPABILITIES,
 		missing: {
 			send: "not built yet (issue 25)",
+			merge: "not built yet (issue 26)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

@@ -494,6 +494,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "approval", "review", "pi-identity"]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
+			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
