@@ -13,7 +13,7 @@ import { ChangeLog, type ChangeMerge } from "../../src/link/pi-message.ts";
 import type { FileReport } from "../../src/protocol/protocol.ts";
 import { killAllEditors } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim } from "../helpers/nvim.ts";
-import { assertNoErrors, nextSeq, send, type World, world } from "../helpers/nvim-inbox.ts";
+import { assertNoErrors, luaWithoutPrompt, nextSeq, send, type World, world } from "../helpers/nvim-inbox.ts";
 
 after(killAllEditors);
 
@@ -156,6 +156,20 @@ forEachNvim((flavour) => {
 				await assertNoErrors(w.nv);
 			});
 		}
+
+		it("after a full merge `:w` writes the merged buffer without asking whether the file changed", async (t) => {
+			const w = await world(t, flavour);
+			writeFileSync(w.file, text(TEN));
+			await w.nv.command("silent edit!");
+			await w.nv.input("2Gccuser two<Esc>");
+			const pi = TEN.map((l, i) => (i === 7 ? "pi eight" : l));
+			const report = await reportFor(w.nv, w.file, piWrites(w, w.file, text(TEN), text(pi)));
+			assert.equal(report.status, "merged");
+			// A request that fails at once if Neovim waits for a key ("changed since reading it!!! (y/n)").
+			await luaWithoutPrompt(w.nv, 'vim.cmd("write")');
+			assert.equal(readFileSync(w.file, "utf8"), text(pi.map((l, i) => (i === 1 ? "user two" : l))));
+			assert.equal(await w.nv.lua("return vim.bo.modified"), false);
+		});
 
 		it("an older pi (no hunks): the buffer is kept and reported `modified`", async (t) => {
 			const w = await world(t, flavour);
