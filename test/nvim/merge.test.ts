@@ -171,6 +171,47 @@ forEachNvim((flavour) => {
 			assert.equal(await w.nv.lua("return vim.bo.modified"), false);
 		});
 
+		const GOOD = () => mergeOf(text(TEN), text(TEN.map((l, i) => (i === 7 ? "pi eight" : l))));
+		const MALFORMED: [string, (m: ReturnType<typeof GOOD>) => unknown][] = [
+			["not an object", () => "merge"],
+			["no sha256", (m) => ({ ...m, sha256: undefined })],
+			["sha256 not hex", (m) => ({ ...m, sha256: "z".repeat(64) })],
+			["hunks not a list", (m) => ({ ...m, hunks: 7 })],
+			["a hunk's old_lines wrong", (m) => ({ ...m, hunks: m.hunks.map((h) => ({ ...h, old_lines: 3 })) })],
+			["a hunk's start 1.5", (m) => ({ ...m, hunks: m.hunks.map((h) => ({ ...h, old_start: 1.5 })) })],
+			["a hunk's new text not strings", (m) => ({ ...m, hunks: m.hunks.map((h) => ({ ...h, new_text: [1] })) })],
+			["prev_seq a string", (m) => ({ ...m, prev_seq: "3" })],
+			["prev_seq not handled yet", (m) => ({ ...m, prev_seq: 1e9 })],
+			["hunks that do not fit the file", (m) => ({ ...m, hunks: m.hunks.map((h) => ({ ...h, new_start: 3 })) })],
+		];
+		it("a malformed merge field: not merged, `modified`, the buffer as the user left it, no error", async (t) => {
+			const w = await world(t, flavour);
+			const user = TEN.map((l, i) => (i === 1 ? "user two" : l));
+			for (const [name, spoil] of MALFORMED) {
+				writeFileSync(w.file, text(TEN));
+				await w.nv.command("silent edit!");
+				await w.nv.input("2Gccuser two<Esc>");
+				const after = text(TEN.map((l, i) => (i === 7 ? "pi eight" : l)));
+				writeFileSync(w.file, after);
+				const seq = nextSeq();
+				send(w, {
+					protocol: "0.3",
+					kind: "pi",
+					pid: w.piPid,
+					cwd: w.nv.tmp,
+					timestamp: Date.now() / 1000,
+					editor_pid: w.nv.pid,
+					seq,
+					changed: [{ file: w.file, seq, tool: "edit", merge: spoil(GOOD()) }],
+					last_turn: [w.file],
+				});
+				const report = await reportFor(w.nv, w.file, seq);
+				assert.equal(report.status, "modified", name);
+				assert.deepEqual(await bufferLines(w.nv, w.file), user, name);
+			}
+			await assertNoErrors(w.nv);
+		});
+
 		it("an older pi (no hunks): the buffer is kept and reported `modified`", async (t) => {
 			const w = await world(t, flavour);
 			writeFileSync(w.file, text(TEN));

@@ -195,14 +195,48 @@ end
 ---@param text string
 ---@return string[]
 function M.split(text)
-  if text == "" then
-    return {}
+  -- string.find in a loop: several times faster than vim.split on a 10,000-line file.
+  local lines, at = {}, 1
+  while true do
+    local nl = text:find("\n", at, true)
+    if not nl then
+      break
+    end
+    lines[#lines + 1] = text:sub(at, nl - 1)
+    at = nl + 1
   end
-  local lines = vim.split(text, "\n", { plain = true })
-  if lines[#lines] == "" then
-    lines[#lines] = nil
+  if at <= #text then
+    lines[#lines + 1] = text:sub(at)
   end
   return lines
+end
+
+local sha256_ffi = nil ---@type fun(text: string): string|nil
+
+--- Pure: the SHA-256 (hex) of `text`: Neovim's own sha256_bytes through LuaJIT's FFI (vim.fn.sha256 first copies
+--- the text into a Vim string), else vim.fn.sha256.
+---@param text string
+---@return string
+function M.sha256(text)
+  if sha256_ffi == nil then
+    sha256_ffi = false
+    local has_ffi, ffi = pcall(require, "ffi")
+    if has_ffi then
+      pcall(
+        ffi.cdef,
+        "const char *sha256_bytes(const uint8_t *buf, size_t buf_len, const uint8_t *salt, size_t salt_len);"
+      )
+      local ok = pcall(function()
+        return ffi.C.sha256_bytes
+      end)
+      if ok then
+        sha256_ffi = function(t)
+          return ffi.string(ffi.C.sha256_bytes(t, #t, nil, 0))
+        end
+      end
+    end
+  end
+  return sha256_ffi and sha256_ffi(text) or vim.fn.sha256(text)
 end
 
 --- Can `buf`'s lines be compared with pi's (a file's text split at "\n")? A buffer that converts what it reads
@@ -253,7 +287,7 @@ function M.merge(buf, chain, disk)
     return nil, "the buffer converts its file's lines"
   end
   local newest = chain[#chain].merge
-  if vim.fn.sha256(disk) ~= newest.sha256 then
+  if M.sha256(disk) ~= newest.sha256 then
     return nil, "the file is not what pi's tool wrote"
   end
   local after = M.split(disk)
