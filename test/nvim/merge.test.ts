@@ -11,7 +11,8 @@ import { after, describe, it } from "node:test";
 import { contentOf, mergeInfo } from "../../src/link/change-set.ts";
 import { ChangeLog, type ChangeMerge } from "../../src/link/pi-message.ts";
 import type { FileReport } from "../../src/protocol/protocol.ts";
-import { killAllEditors } from "../helpers/editors.ts";
+import { oneRunReview } from "../fixtures/review-message.ts";
+import { killAllEditors, writeRawStateFile } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim } from "../helpers/nvim.ts";
 import { assertNoErrors, luaWithoutPrompt, nextSeq, send, type World, world } from "../helpers/nvim-inbox.ts";
 
@@ -143,7 +144,18 @@ forEachNvim((flavour) => {
 				assert.equal(report.modified, true);
 				assert.equal(await w.nv.lua("return vim.bo.modified"), true, "still modified, never saved");
 				assert.equal(readFileSync(w.file, "utf8"), text(c.pi), "the disk has exactly what pi wrote");
-				if (c.conflicts) assert.deepEqual(report.merge?.conflicts, c.conflicts);
+				if (c.conflicts) {
+					assert.deepEqual(report.merge?.conflicts, c.conflicts);
+					// Listed in :PiIde, with how to compare.
+					const where = c.conflicts[0] as { line: number; lines: number };
+					const lines = where.lines > 1 ? `lines ${where.line}-${where.line + where.lines - 1}` : `line ${where.line}`;
+					assert.match(
+						await w.nv.exec("PiIde"),
+						new RegExp(
+							`conflict: pi's change to a\\.txt touches your unsaved ${lines}, kept yours\\. Compare: :PiIde diff`,
+						),
+					);
+				}
 				if ((report.merge?.merged ?? 0) > 0) {
 					// One `u`: pi's merged lines go, the user's stay; a second is the user's own step.
 					await w.nv.input("u");
@@ -169,6 +181,30 @@ forEachNvim((flavour) => {
 			await luaWithoutPrompt(w.nv, 'vim.cmd("write")');
 			assert.equal(readFileSync(w.file, "utf8"), text(pi.map((l, i) => (i === 1 ? "user two" : l))));
 			assert.equal(await w.nv.lua("return vim.bo.modified"), false);
+		});
+
+		it("review: pi's merged hunk is marked on its lines in the buffer, moved by the user's lines above", async (t) => {
+			const w = await world(t, flavour);
+			writeFileSync(w.file, text(TEN));
+			await w.nv.command("silent edit!");
+			await w.nv.input("1GOuser a<CR>user b<Esc>");
+			const pi = TEN.map((l, i) => (i === 7 ? "pi eight" : l));
+			writeRawStateFile(
+				w.nv.stateDir,
+				`pi-${w.piPid}.review.json`,
+				oneRunReview([{ file: w.file, before: text(TEN), after: text(pi) }], {
+					pid: w.piPid,
+					editorPid: w.nv.pid,
+				}).toString(),
+			);
+			const report = await reportFor(w.nv, w.file, piWrites(w, w.file, text(TEN), text(pi)));
+			assert.equal(report.status, "merged");
+			const rows = await w.nv.lua<number[]>(
+				`local ns = vim.api.nvim_create_namespace("pi-ide-review")
+				return vim.tbl_map(function(m) return m[2] end, vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {}))`,
+			);
+			assert.deepEqual(rows, [9], "pi's line 8 is the buffer's line 10");
+			assert.equal((await bufferLines(w.nv, w.file))[9], "pi eight");
 		});
 
 		const GOOD = () => mergeOf(text(TEN), text(TEN.map((l, i) => (i === 7 ? "pi eight" : l))));

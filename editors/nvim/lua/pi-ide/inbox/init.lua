@@ -584,6 +584,7 @@ function M.forget(buf)
   diagnostics.forget(buf)
   H.told[buf], H.told_where[buf] = nil, nil
   reload.forget(buf)
+  merge.forget(buf)
   require("pi-ide.review").forget_buffer(buf)
 end
 
@@ -686,10 +687,19 @@ function M.summary_lines()
     )
   end
   for _, buf in ipairs(open_conflicts()) do
-    lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
-      inert(H.told[buf]),
-      HOW_TO_RESOLVE
-    )
+    if H.told_where[buf] then
+      -- Issue 26: pi's other hunks were merged; these lines are yours, pi's version of them is on disk.
+      lines[#lines + 1] = ("conflict: pi's change to %s touches your unsaved %s, kept yours. %s"):format(
+        inert(H.told[buf]),
+        H.told_where[buf],
+        HOW_TO_RESOLVE
+      )
+    else
+      lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
+        inert(H.told[buf]),
+        HOW_TO_RESOLVE
+      )
+    end
   end
   local names = vim.tbl_keys(H.problems)
   table.sort(names)

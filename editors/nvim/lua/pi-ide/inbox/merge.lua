@@ -17,6 +17,12 @@
 ---@module 'pi-ide.inbox.merge'
 local M = {}
 
+local H = {
+  --- buffer -> the file's lines after pi's change and the buffer's changedtick right after the merge (for the
+  --- review's marks: pi's change set names lines of pi's file, which the user's lines above have moved).
+  merged = {}, ---@type table<integer, { tick: integer, disk: string[], hunks: integer[][]|nil }>
+}
+
 --- A conflict lists at most this many of the user's lines, each cut at MAX_LINE_BYTES; at most MAX_CONFLICTS
 --- conflicts per report (the state file stays small; pi quotes them to its model).
 M.MAX_CONFLICTS = 20
@@ -318,12 +324,35 @@ function M.merge(buf, chain, disk)
   if #plan.edits > 0 then
     apply(buf, plan.edits)
   end
+  H.merged[buf] = { tick = vim.api.nvim_buf_get_changedtick(buf), disk = M.split(disk) }
   return {
     status = plan.conflicts_total > 0 and "conflict" or "merged",
     merged = plan.merged,
     hunks = #hunks,
     conflicts = plan.conflicts,
   }
+end
+
+--- The 0-based row of `buf` where row `row` of pi's file stands, right after a merge into it (pi's change set
+--- names lines of the file: the user's lines above have moved them), or nil: no merge, or the buffer changed since
+--- (the review's marks then move with their lines by themselves).
+---@param buf integer
+---@param row integer
+---@return integer|nil
+function M.buffer_row(buf, row)
+  local m = H.merged[buf]
+  if not m or not vim.api.nvim_buf_is_valid(buf) or vim.api.nvim_buf_get_changedtick(buf) ~= m.tick then
+    H.merged[buf] = nil
+    return nil
+  end
+  local linemap = require("pi-ide.linemap")
+  m.hunks = m.hunks or linemap.hunks(m.disk, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+  return linemap.map_line(m.hunks, row + 1) - 1
+end
+
+---@param buf integer
+function M.forget(buf)
+  H.merged[buf] = nil
 end
 
 return M
