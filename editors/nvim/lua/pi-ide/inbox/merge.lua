@@ -296,7 +296,8 @@ function M.merge(buf, chain, disk)
   if M.sha256(disk) ~= newest.sha256 then
     return nil, "the file is not what pi's tool wrote"
   end
-  local after = M.split(disk)
+  local now = M.split(disk)
+  local after = now
   local hunks = {}
   for i = #chain, 1, -1 do
     after = M.unapply(after, chain[i].merge.hunks)
@@ -309,7 +310,6 @@ function M.merge(buf, chain, disk)
   if #chain == 1 then
     hunks = chain[1].merge.hunks
   else
-    local now = M.split(disk)
     for _, h in ipairs(require("pi-ide.linemap").hunks(base, now)) do
       local r = from_vim(h)
       hunks[#hunks + 1] = {
@@ -324,7 +324,7 @@ function M.merge(buf, chain, disk)
   if #plan.edits > 0 then
     apply(buf, plan.edits)
   end
-  H.merged[buf] = { tick = vim.api.nvim_buf_get_changedtick(buf), disk = M.split(disk) }
+  H.merged[buf] = { tick = vim.api.nvim_buf_get_changedtick(buf), disk = now }
   return {
     status = plan.conflicts_total > 0 and "conflict" or "merged",
     merged = plan.merged,
