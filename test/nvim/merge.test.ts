@@ -207,6 +207,39 @@ forEachNvim((flavour) => {
 			assert.equal((await bufferLines(w.nv, w.file))[9], "pi eight");
 		});
 
+		it("two changes of pi's to the file in one message (a chain), in a 9,000-line buffer: both merged", async (t) => {
+			const w = await world(t, flavour);
+			const big = Array.from({ length: 9_000 }, (_, i) => `line ${i + 1}`);
+			writeFileSync(w.file, text(big));
+			await w.nv.command("silent edit!");
+			await w.nv.input("2Gccuser two<Esc>");
+			const first = big.map((l, i) => (i === 4_000 ? "pi first" : l));
+			const second = first.map((l, i) => (i === 8_000 ? "pi second" : l));
+			writeFileSync(w.file, text(second));
+			const seq = nextSeq();
+			nextSeq();
+			const log = new ChangeLog({ last: seq - 1 });
+			log.record(w.file, "edit", mergeOf(text(big), text(first)));
+			log.record(w.file, "edit", mergeOf(text(first), text(second)));
+			send(w, {
+				protocol: "0.3",
+				kind: "pi",
+				pid: w.piPid,
+				cwd: w.nv.tmp,
+				timestamp: Date.now() / 1000,
+				editor_pid: w.nv.pid,
+				seq: seq + 1,
+				changed: log.changed,
+				last_turn: [w.file],
+			});
+			const report = await reportFor(w.nv, w.file, seq + 1);
+			assert.equal(report.status, "merged");
+			assert.deepEqual(
+				await bufferLines(w.nv, w.file),
+				second.map((l, i) => (i === 1 ? "user two" : l)),
+			);
+		});
+
 		const GOOD = () => mergeOf(text(TEN), text(TEN.map((l, i) => (i === 7 ? "pi eight" : l))));
 		const MALFORMED: [string, (m: ReturnType<typeof GOOD>) => unknown][] = [
 			["not an object", () => "merge"],

@@ -154,7 +154,26 @@ end
 ---@param theirs table[] pi's hunks from base (old_start, old_lines, new_text)
 ---@return { edits: table[], merged: integer, conflicts: table[], conflicts_total: integer }
 function M.plan(base, ours, theirs)
-  local user = vim.tbl_map(from_vim, require("pi-ide.linemap").hunks(base, ours))
+  -- The lines both share at either end are no one's change: only the middle is diffed (equal strings compare at
+  -- once in Lua), so a few edits of the user's in a long file cost what their region costs.
+  local head, tail = 0, 0
+  while head < #base and head < #ours and base[head + 1] == ours[head + 1] do
+    head = head + 1
+  end
+  while tail < #base - head and tail < #ours - head and base[#base - tail] == ours[#ours - tail] do
+    tail = tail + 1
+  end
+  local user = {}
+  if head < #base or head < #ours then
+    local middle = require("pi-ide.linemap").hunks(
+      vim.list_slice(base, head + 1, #base - tail),
+      vim.list_slice(ours, head + 1, #ours - tail)
+    )
+    for i, h in ipairs(middle) do
+      local r = from_vim(h)
+      user[i] = { a = r.a + head, a_end = r.a_end + head, b = r.b + head, b_end = r.b_end + head }
+    end
+  end
   local out = { edits = {}, merged = 0, conflicts = {}, conflicts_total = 0 }
   local u = 1 -- the first user change not wholly before the current pi hunk
   local delta = 0 -- the user's line-count change above it
@@ -315,7 +334,7 @@ function M.merge(buf, chain, disk)
       hunks[#hunks + 1] = {
         old_start = r.a + 1,
         old_lines = r.a_end - r.a,
-        new_text = { unpack(now, r.b + 1, r.b_end) },
+        new_text = vim.list_slice(now, r.b + 1, r.b_end), -- not unpack: LuaJIT caps its results
       }
     end
   end
