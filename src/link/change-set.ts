@@ -180,6 +180,21 @@ export function computeHunks(file: string, before: string, after: string): Revie
 }
 
 /**
+ * Issue 26: what an editor needs to merge pi's change (`before` -> `after`, as the tool found and left the file)
+ * into a buffer with unsaved changes: the change's hunks and the SHA-256 of the text the tool left (the editor
+ * checks the file it reads is that text). Undefined when either side is not text, or past the change set's hunk cap.
+ */
+export function mergeInfo(
+	before: FileContent,
+	after: FileContent,
+): { hunks: Omit<ReviewHunk, "id">[]; sha256: string } | undefined {
+	if (after.kind !== "text" || before.kind === "note") return undefined;
+	const hunks = diffHunks(splitLines(before.kind === "text" ? before.text : ""), splitLines(after.text));
+	if (hunks.length > MAX_REVIEW_HUNKS_PER_FILE) return undefined;
+	return { hunks, sha256: createHash("sha256").update(after.text, "utf8").digest("hex") };
+}
+
+/**
  * The hunks from `base` to `next`, given those from `base` to `prev` (`hunks`): only the region where `next`
  * differs from `prev`, widened to the hunks it touches, is diffed again; the hunks before it stay and those
  * after it move by the change in length. pi's next edit of a long file costs what its region costs, not the

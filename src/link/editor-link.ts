@@ -13,7 +13,14 @@ import { mapPiMessage, mapReviewRuns, type PathMapping, toPiPath } from "../prot
 import type { EditorState } from "../protocol/protocol.ts";
 import { type PiMessage, piFileName } from "../protocol/wire.ts";
 import { awaitFileReport, releaseAll, type WaitPorts } from "./await-report.ts";
-import { ChangeSet, contentOf, encodeReviewChunks, type FileContent, MAX_REVIEW_FILE_BYTES } from "./change-set.ts";
+import {
+	ChangeSet,
+	contentOf,
+	encodeReviewChunks,
+	type FileContent,
+	MAX_REVIEW_FILE_BYTES,
+	mergeInfo,
+} from "./change-set.ts";
 import {
 	buildPiMessage,
 	ChangeLog,
@@ -149,6 +156,10 @@ export class EditorLink {
 	#lastWarning: string | undefined;
 	/** v0.5: the latest send's fate, published in pi's message. */
 	#sent: PiMessage["sent"] | null = null;
+	/** Issue 26: each file as a tool about to write it found it, with the newest seq then (for the change's `merge`). */
+	readonly #before = new Map<string, { content: FileContent; seq: number }>();
+	/** Issue 26: each file's latest change (a `before` read earlier than it is stale: another tool wrote in between). */
+	readonly #changedAt = new Map<string, number>();
 
 	constructor(options: EditorLinkOptions) {
 		this.#options = options;
@@ -203,8 +214,11 @@ export class EditorLink {
 	beforeTool(toolName: string, input: unknown): void {
 		if (this.#closed) return;
 		const file = this.#toolFile(toolName, input);
-		if (file === null || this.changes.hasBaseline(file)) return;
-		this.changes.before(file, readForReview(file), this.log.seq + 1);
+		if (file === null) return;
+		// Issue 26: the change's own hunks (for a merge into an unsaved buffer) need the file before every tool.
+		const content = readForReview(file);
+		this.#before.set(file, { content, seq: this.log.seq });
+		if (!this.changes.hasBaseline(file)) this.changes.before(file, content, this.log.seq + 1);
 	}
 
 	endTurn(): void {
@@ -219,8 +233,14 @@ export class EditorLink {
 		if (this.#closed) return null;
 		const file = this.#toolFile(toolName, input);
 		if (file === null) return null;
-		const seq = this.log.record(file, toolName);
-		const recorded = this.changes.after(file, readForReview(file));
+		const after = readForReview(file);
+		const before = this.#before.get(file);
+		this.#before.delete(file);
+		// Another change of the file recorded since `before` was read (parallel tool calls): its hunks are not known.
+		const fresh = before !== undefined && (this.#changedAt.get(file) ?? 0) <= before.seq;
+		const seq = this.log.record(file, toolName, fresh ? mergeInfo(before.content, after) : undefined);
+		this.#changedAt.set(file, seq);
+		const recorded = this.changes.after(file, after);
 		const editor = this.#options.connected();
 		this.#editorPid = editor?.pid ?? null;
 		if (!editor) {

@@ -5,8 +5,10 @@
  */
 import { posix } from "node:path";
 import { fileURLToPath } from "node:url";
+import { fenceFor } from "../context/blocks.ts";
 import { formatList, isClean, isCurrent, TOOL_DIAGNOSTICS_CAP } from "../context/diagnostics.ts";
-import { formatEditorName, oneLine } from "../protocol/inert.ts";
+import { formatEditorName, inert, oneLine } from "../protocol/inert.ts";
+import { MAX_PI_MERGE_BYTES } from "../protocol/limits.ts";
 import {
 	type EditorState,
 	type FileReport,
@@ -85,6 +87,8 @@ export class ChangeLog {
 	lastTurn: string[] = [];
 	readonly #run = new Set<string>();
 	readonly #counter: SeqCounter;
+	/** Each file's latest seq (a change's `merge.prev_seq`: the editor merges only a chain it has whole). */
+	readonly #lastSeq = new Map<string, number>();
 
 	/** `counter`: where seqs come from (default: a new one, starting at 1). */
 	constructor(counter: SeqCounter = { last: 0 }) {
@@ -96,11 +100,15 @@ export class ChangeLog {
 		return this.#counter.last;
 	}
 
-	/** Record a change; returns its seq. */
-	record(file: string, tool: string): number {
+	/** Record a change (with what an editor needs to merge it into an unsaved buffer, when known); returns its seq. */
+	record(file: string, tool: string, merge?: Omit<ChangeMerge, "prev_seq">): number {
 		this.#counter.last += 1;
 		const seq = this.#counter.last;
-		this.changed.push({ file, seq, tool });
+		const prev = this.#lastSeq.get(file);
+		this.#lastSeq.set(file, seq);
+		const entry: PiChange = { file, seq, tool };
+		if (merge) entry.merge = { ...merge, ...(prev === undefined ? {} : { prev_seq: prev }) };
+		this.changed.push(entry);
 		if (this.changed.length > MAX_PI_CHANGED) this.changed.splice(0, this.changed.length - MAX_PI_CHANGED);
 		this.#run.delete(file);
 		this.#run.add(file);
@@ -134,6 +142,29 @@ export interface PiMessageInput {
 	sent?: PiMessage["sent"] | null;
 }
 
+/** A change's `merge` field (issue 26). */
+export type ChangeMerge = NonNullable<PiChange["merge"]>;
+
+/**
+ * Copies of `changed` whose `merge` fields take at most `maxBytes` in all once JSON-encoded: the newest keep
+ * theirs; from the first that would pass it, that change and every older one go without (an editor reports those
+ * `modified`, as before: it merges a file's changes only as a whole chain).
+ */
+export function capMerges(changed: readonly PiChange[], maxBytes = MAX_PI_MERGE_BYTES): PiChange[] {
+	let used = 0;
+	let full = false;
+	const out: PiChange[] = [];
+	for (let i = changed.length - 1; i >= 0; i--) {
+		const { merge, ...rest } = changed[i] as PiChange;
+		if (merge && !full) {
+			used += Buffer.byteLength(JSON.stringify(merge));
+			full = used > maxBytes;
+		}
+		out.unshift(merge && !full ? { ...rest, merge } : rest);
+	}
+	return out;
+}
+
 export function buildPiMessage(input: PiMessageInput): PiMessage {
 	return {
 		protocol: "0.3",
@@ -143,7 +174,7 @@ export function buildPiMessage(input: PiMessageInput): PiMessage {
 		timestamp: input.now,
 		editor_pid: input.editorPid,
 		seq: input.log.seq,
-		changed: input.log.changed.map((c) => ({ ...c })),
+		changed: capMerges(input.log.changed),
 		last_turn: [...input.log.lastTurn],
 		...(input.pidNamespace ? { pid_ns: input.pidNamespace } : {}),
 		...(input.sent ? { sent: { ...input.sent } } : {}),
@@ -220,6 +251,7 @@ export function formatToolNote(
 			? `${name} did not answer within ${formatWait(answerWaited(outcome.waitedMs, caps))} (suspended or busy?): it may still show the old content of ${path}.`
 			: null;
 	}
+	if (report.status === "merged" || report.status === "conflict") return formatMergeNote(name, path, report);
 	if (report.status === "modified") {
 		return `Note: ${path} is open in ${name} with unsaved changes. The editor kept the user's version and did not reload it; the user's buffer differs from the file on disk.`;
 	}
@@ -231,6 +263,38 @@ export function formatToolNote(
 	if (isClean(diagnostics)) return `${name} reloaded ${path}: no diagnostics for the new content.`;
 	const lines = formatList(diagnostics, null, TOOL_DIAGNOSTICS_CAP, "errors first");
 	return [`${name} reloaded ${path}. ${lines[0]}`, ...lines.slice(1)].join("\n");
+}
+
+/** "line N" or "lines N-M". */
+function formatLines(line: number, lines: number): string {
+	return lines <= 1 ? `line ${line}` : `lines ${line}-${line + lines - 1}`;
+}
+
+/**
+ * Issue 26: the note for a change the editor merged into the user's unsaved buffer, or merged in part: each
+ * conflict names the buffer's lines and quotes the user's unsaved text there (inert, fenced).
+ */
+export function formatMergeNote(name: string, path: string, report: FileReport): string {
+	const unsaved = `${path} is open in ${name} with unsaved changes`;
+	const merge = report.merge;
+	if (report.status === "merged" || !merge || merge.conflicts.length === 0) {
+		return `Note: ${unsaved}; ${name} merged this change into the editor's unsaved buffer, beside the user's unsaved edits (not saved: the file on disk has exactly what the tool wrote).`;
+	}
+	const merged = merge.merged;
+	const parts = [
+		`Note: ${unsaved}. Conflict: ${merge.hunks - merged} of this change's ${merge.hunks} hunks touch lines the user changed and has not saved; the editor's buffer keeps the user's text there${merged > 0 ? `, and the other ${merged} were merged into the unsaved buffer` : ""}. The file on disk has exactly what the tool wrote. The user decides which version to keep: do not overwrite the user's lines without asking.`,
+	];
+	for (const c of merge.conflicts) {
+		const body = inert(c.text.join("\n"), { lines: "keep" });
+		const fence = fenceFor(body);
+		const cut = c.text.length < c.lines ? ` (first ${c.text.length} of ${c.lines} lines)` : "";
+		parts.push(
+			c.lines === 0
+				? `- at ${formatLines(c.line, 1)} of the buffer: the user deleted the lines there.`
+				: `- ${formatLines(c.line, c.lines)} of the user's unsaved buffer${cut}:\n${fence}\n${body}\n${fence}`,
+		);
+	}
+	return parts.join("\n");
 }
 
 /** How long pi waited for an answer that never came: the cap, or the whole second it was extended to. */

@@ -34,6 +34,17 @@ export const MAX_PI_LAST_TURN = 50;
 export const MAX_PI_MESSAGE_BYTES = 64 * 1024;
 
 /**
+ * Issue 26, merges into unsaved buffers: the `merge` fields of one pi message take at most this many bytes once
+ * JSON-encoded (the newest changes keep theirs; an older change without it is reported `modified`, as before), so
+ * the message stays under MAX_PI_MESSAGE_BYTES. An editor's report lists at most MAX_CONFLICTS conflicts, each with
+ * at most MAX_CONFLICT_LINES of the user's lines (each cut at MAX_CONFLICT_LINE_BYTES).
+ */
+export const MAX_PI_MERGE_BYTES = 32 * 1024;
+export const MAX_CONFLICTS = 20;
+export const MAX_CONFLICT_LINES = 20;
+export const MAX_CONFLICT_LINE_BYTES = 500;
+
+/**
  * v0.4 change set (`pi-<pid>.review.json`): the runs kept, the largest file whose contents it carries, the hunks
  * listed per file, and the whole file's size (pi keeps under it; editors ignore a larger one, unread).
  */

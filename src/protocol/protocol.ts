@@ -12,6 +12,8 @@
 import { type Static, Type } from "typebox";
 import { Compile } from "typebox/compile";
 import {
+	MAX_CONFLICT_LINES,
+	MAX_CONFLICTS,
 	MAX_DECISIONS,
 	MAX_DIAGNOSTIC_ITEMS,
 	MAX_DIAGNOSTIC_MESSAGE_CHARS,
@@ -153,7 +155,16 @@ export const PID_NAMESPACE_PATTERN = /^pid:\[[0-9]{1,20}\]$/;
 /** A v0.5 `pid_ns` or `pi_ns` value: `pid:[<digits>]`. */
 const PidNamespaceSchema = Type.String({ pattern: PID_NAMESPACE_PATTERN.source });
 
-export const FILE_STATUSES = ["reloaded", "unchanged", "modified", "not-open", "gone", "refused"] as const;
+export const FILE_STATUSES = [
+	"reloaded",
+	"unchanged",
+	"modified",
+	"not-open",
+	"gone",
+	"refused",
+	"merged",
+	"conflict",
+] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
 
 export const FileReportSchema = Type.Object({
@@ -166,6 +177,10 @@ export const FileReportSchema = Type.Object({
 		Type.Literal("not-open"),
 		Type.Literal("gone"),
 		Type.Literal("refused"),
+		/** Issue 26: pi's change merged into the unsaved buffer (only for a change whose message carried `merge`). */
+		Type.Literal("merged"),
+		/** Issue 26: some of pi's hunks touch the user's unsaved lines: those kept the user's text. */
+		Type.Literal("conflict"),
 	]),
 	version: Nullable(Type.Integer({ minimum: 0 })),
 	modified: Type.Boolean(),
@@ -175,6 +190,21 @@ export const FileReportSchema = Type.Object({
 	pi_pid: Type.Optional(Type.Integer({ minimum: 1 })),
 	/** Optional (v0.5): that pi's `pid_ns`, as its message said; absent: the initial namespace (or an older editor). */
 	pi_ns: Type.Optional(PidNamespaceSchema),
+	/** Issue 26, with `merged` and `conflict`: pi's hunks, those merged, and the user's lines where the others would go. */
+	merge: Type.Optional(
+		Type.Object({
+			hunks: Type.Integer({ minimum: 0 }),
+			merged: Type.Integer({ minimum: 0 }),
+			conflicts: Type.Array(
+				Type.Object({
+					line: Type.Integer({ minimum: 1 }),
+					lines: Type.Integer({ minimum: 0 }),
+					text: Type.Array(Type.String(), { maxItems: MAX_CONFLICT_LINES }),
+				}),
+				{ maxItems: MAX_CONFLICTS },
+			),
+		}),
+	),
 });
 
 export const PiSeenSchema = Type.Object({ pid: Type.Integer({ minimum: 1 }), seq: Type.Integer({ minimum: 0 }) });
@@ -430,10 +460,31 @@ function capDiagnostics(d: Diagnostics | null | undefined): Diagnostics | null {
 
 // ---- pi -> editor: <state dir>/pi-<pid>.json ------------------------------------------------------------
 
+/** A hunk of one change (the file before pi's tool -> after it), in the change set's shape without an id. */
+export const MergeHunkSchema = Type.Object({
+	old_start: Type.Integer({ minimum: 1 }),
+	old_lines: Type.Integer({ minimum: 0 }),
+	new_start: Type.Integer({ minimum: 1 }),
+	new_lines: Type.Integer({ minimum: 0 }),
+	old_text: Type.Array(Type.String()),
+	new_text: Type.Array(Type.String()),
+});
+
 export const PiChangeSchema = Type.Object({
 	file: Type.String({ minLength: 1 }),
 	seq: Type.Integer({ minimum: 1 }),
 	tool: Type.String(),
+	/**
+	 * Issue 26 (optional): what an editor needs to merge this change into an unsaved buffer: the change's hunks,
+	 * the SHA-256 (hex) of the file's bytes the tool left, and the seq of pi's previous change to the file.
+	 */
+	merge: Type.Optional(
+		Type.Object({
+			hunks: Type.Array(MergeHunkSchema),
+			sha256: Type.String({ pattern: "^[0-9a-f]{64}$" }),
+			prev_seq: Type.Optional(Type.Integer({ minimum: 1 })),
+		}),
+	),
 });
 
 export const PiMessageSchema = Type.Object({

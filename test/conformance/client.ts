@@ -64,7 +64,12 @@ export type Capability =
 	 * Protocol v0.5 send to pi (cases/send.ts): the user's command hands the pi connected to the editor what they
 	 * point at (ClientSession.sendToPi), written as `<pid>.send.json`, and the client shows pi's answer (`sent`).
 	 */
-	| "send";
+	| "send"
+	/**
+	 * Issue 26 (cases/merge.ts): the client merges pi's change (`changed[].merge`) into a buffer with unsaved
+	 * changes, reports `merged` or `conflict`; the session's `editLines` makes the user's edit.
+	 */
+	| "merge";
 
 /** The user's send-to-pi command (capability "send"): what it sends, how, with which typed words. */
 export interface KitSend {

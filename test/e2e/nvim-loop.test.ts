@@ -143,9 +143,10 @@ forEachNvim((flavour) => {
 			assert.equal(await nv.lua("return vim.api.nvim_buf_get_name(0)"), link, "still the buffer read through the link");
 		});
 
-		it("an unsaved buffer keeps the user's text, Neovim stays responsive, the model is told", async (t) => {
+		it("an unsaved buffer keeps the user's text where pi's edit touches it, Neovim stays responsive, the model is told", async (t) => {
 			const { env, nv, file } = await openInNvim(t, flavour);
-			await nv.input("ggOUSER-TEXT<Esc>");
+			// The user's line 5, where pi's edit goes: a conflict (issue 26; a merge elsewhere: nvim-merge.test.ts).
+			await nv.input("5GccUSER-TEXT<Esc>");
 			assert.equal(await nv.lua("return vim.bo.modified"), true);
 			await nv.until((s) => s.active_buffer.modified, "Neovim reports the unsaved change");
 			const toolText = await runTools(env, [
@@ -153,24 +154,25 @@ forEachNvim((flavour) => {
 			]);
 			assert.match(readFileSync(file, "utf8"), /line five/, "pi edited the file on disk");
 			assert.match(toolText, /open in Neovim with unsaved changes/);
-			assert.match(toolText, /did not reload it/);
+			assert.match(toolText, /Conflict/);
+			assert.match(toolText, /line 5 of the user's unsaved buffer/);
 			const lines = await bufferLines(nv);
-			assert.equal(lines[0], "USER-TEXT");
+			assert.equal(lines[4], "USER-TEXT");
 			assert.ok(!lines.join("\n").includes("line five"), "the buffer was not overwritten");
 			assert.equal(await nv.lua("return vim.bo.modified"), true);
 			// Responsive: no prompt is waiting for a key.
 			assert.equal((await nv.call<{ blocking: boolean }>("nvim_get_mode")).blocking, false);
 			await nv.input("ggdd");
-			assert.equal((await bufferLines(nv))[0], ORIGINAL[0]);
+			assert.equal((await bufferLines(nv))[0], ORIGINAL[1]);
 			// The notice is Neovim's own (scheduled, one for all the files of a run): wait for it, then count it.
 			const messages = await pollUntil(async () => {
 				const text = await nv.exec("messages");
-				return /not reloaded/.test(text) ? text : undefined;
+				return /touches your unsaved line 5/.test(text) ? text : undefined;
 			}, "Neovim's notice about the unsaved buffer");
-			assert.equal(messages.match(/not reloaded/g)?.length, 1, `told once: ${messages}`);
-			assert.match(messages, /app\.ts/);
+			assert.equal(messages.match(/touches your unsaved/g)?.length, 1, `told once: ${messages}`);
+			assert.match(messages, /app\.ts.*:PiIde diff/);
 			const state = await nv.until((s) => (s.files ?? []).some((f) => f.file === file), "a report");
-			assert.equal(state.files?.find((f) => f.file === file)?.status, "modified");
+			assert.equal(state.files?.find((f) => f.file === file)?.status, "conflict");
 		});
 
 		it("diagnostics set in Neovim reach the model with the next prompt", async (t) => {

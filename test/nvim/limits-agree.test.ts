@@ -54,6 +54,22 @@ const AGREEMENTS: Agreement[] = [
 		limit: limits.MAX_UNSAVED_BUFFERS,
 	},
 	{ name: "largest line number", lua: 'require("pi-ide.review").MAX_LINE', limit: limits.MAX_LINE_NUMBER },
+	{ name: "merge conflicts listed", lua: 'require("pi-ide.inbox.merge").MAX_CONFLICTS', limit: limits.MAX_CONFLICTS },
+	{
+		name: "merge conflict lines",
+		lua: 'require("pi-ide.inbox.merge").MAX_CONFLICT_LINES',
+		limit: limits.MAX_CONFLICT_LINES,
+	},
+	{
+		name: "merge conflict line bytes",
+		lua: 'require("pi-ide.inbox.merge").MAX_LINE_BYTES',
+		limit: limits.MAX_CONFLICT_LINE_BYTES,
+	},
+	{
+		name: "merge hunks per change",
+		lua: 'require("pi-ide.inbox.merge").MAX_HUNKS',
+		limit: limits.MAX_REVIEW_HUNKS_PER_FILE,
+	},
 	{
 		name: "id bytes (a hunk's, a request's)",
 		lua: 'require("pi-ide.review").MAX_ID_BYTES',

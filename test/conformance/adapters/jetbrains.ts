@@ -26,6 +26,7 @@ const jetbrains: ClientAdapter = {
 		"unsaved-buffers",
 	]),
 	missing: {
+		merge: "not built yet (issue 26)",
 		send: "not built yet (issue 25)",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',

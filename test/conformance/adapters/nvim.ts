@@ -20,6 +20,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"unsaved-buffers",
 	"pi-identity",
 	"send",
+	"merge",
 ]);
 
 /** vim.diagnostic.severity's numbers. */

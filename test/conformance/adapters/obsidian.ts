@@ -113,6 +113,7 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "editor-per-row"]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
+			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
 			"pi-identity": "the Obsidian plugin speaks protocol v0.2: it reads no pi messages, so it has no pi to name",
 			review:

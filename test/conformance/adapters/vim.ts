@@ -252,6 +252,7 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
+			merge: "not built yet (issue 26)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

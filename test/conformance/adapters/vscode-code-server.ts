@@ -502,6 +502,7 @@ export const adapters: ClientAdapter[] = [
 			"unsaved-buffers",
 		]),
 		missing: {
+			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",

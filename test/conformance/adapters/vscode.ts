@@ -180,6 +180,7 @@ export const adapters: ClientAdapter[] = [
 			"unsaved-buffers",
 		]),
 		missing: {
+			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",

@@ -17,6 +17,7 @@
 local compat = require("pi-ide.compat")
 local diagnostics = require("pi-ide.diagnostics")
 local identity = require("pi-ide.inbox.identity")
+local merge = require("pi-ide.inbox.merge")
 local message = require("pi-ide.inbox.message")
 local notice = require("pi-ide.notice")
 local pis = require("pi-ide.inbox.pis")
@@ -50,6 +51,7 @@ local H = {
   was_connected = false, -- a pi connected at the last look (notice_connection)
   problems = {}, ---@type table<string, string> file name -> why it was ignored (each said once)
   told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
+  told_where = {}, ---@type table<integer, string> buffer -> "line N"/"lines N-M" of a merge's conflict (issue 26)
   conflicts_armed = false, -- a notice naming every unsaved conflict is due
   status_drawn = "", -- what statusline() last returned, i.e. what statuslines show
   alive_timer = nil, ---@type userdata|nil while a pi is recorded: is it still running?
@@ -96,10 +98,21 @@ local function open_conflicts()
   return bufs
 end
 
+--- One merge's conflict (issue 26): pi's other hunks are in the buffer, these lines are the user's.
+local function conflict_notice(where)
+  return {
+    { "(pi-ide) pi's change to ", (" touches your unsaved %s: kept yours. Compare: :PiIde diff"):format(where) },
+    { "(pi-ide) pi's change to ", (" conflicts at %s; see :PiIde diff"):format(where) },
+    { "(pi-ide) conflict in ", " (:PiIde diff)" },
+  }
+end
+
 local function show_conflicts()
   H.conflicts_armed = false
   local bufs = open_conflicts()
-  if #bufs == 1 then
+  if #bufs == 1 and H.told_where[bufs[1]] then
+    notice.show(conflict_notice(H.told_where[bufs[1]]), H.told[bufs[1]])
+  elseif #bufs == 1 then
     notice.show(MODIFIED_NOTICE, H.told[bufs[1]])
   elseif #bufs > 1 then
     local names = vim.tbl_map(function(buf)
@@ -116,11 +129,12 @@ end
 --- to the same unsaved buffer are the same conflict. New conflicts of one run (pi writing several files)
 --- are said together: one notice, shortly after the last, naming every unsaved file pi changed. A notice
 --- per file would leave only the last one on screen.
-local function tell_modified(buf, file)
+local function tell_modified(buf, file, where)
   if H.told[buf] then
     return
   end
   H.told[buf] = vim.fn.fnamemodify(file, ":~:.")
+  H.told_where[buf] = where
   if not H.conflicts_armed then
     H.conflicts_armed = true
     vim.defer_fn(function()
@@ -129,8 +143,37 @@ local function tell_modified(buf, file)
   end
 end
 
---- Handle one change: find the buffer, decide, act. Returns the report.
-local function handle_change(change, pi_pid, pi_ns)
+--- "line N" or "lines N-M" for a conflict's lines.
+local function lines_phrase(c)
+  if c.lines <= 1 then
+    return ("line %d"):format(c.line)
+  end
+  return ("lines %d-%d"):format(c.line, c.line + c.lines - 1)
+end
+
+--- Merge pi's `chain` (its new changes of the file, oldest first; `handled`: the seq this pi had before) into
+--- the modified `buf` (pi-ide.inbox.merge), when every change carries its hunks and they follow each other from
+--- what this Neovim already handled. nil: not merged (an older pi, a change too large to carry, a file not
+--- what pi wrote): the buffer is untouched and reported `modified`, as before.
+local function try_merge(buf, chain, handled)
+  for i, c in ipairs(chain) do
+    local parsed = c.merge ~= nil and merge.parse(c.merge) or nil
+    if not parsed then
+      return nil
+    end
+    local prev = parsed.prev_seq
+    if (i == 1 and prev and prev > handled) or (i > 1 and prev ~= chain[i - 1].seq) then
+      return nil -- a change of this file in between is not in the message: its base is unknown
+    end
+    chain[i] = { seq = c.seq, merge = parsed }
+  end
+  local ok, outcome = pcall(merge.merge, buf, chain, reload.read_disk(buf))
+  return ok and outcome or nil
+end
+
+--- Handle one change: find the buffer, decide, act. Returns the report. `chain`: this pi's new changes of the
+--- file, oldest first (the change is the last), for a merge; `handled`: the seq this pi had before.
+local function handle_change(change, pi_pid, pi_ns, chain, handled)
   local file = change.file
   local report = {
     file = file,
@@ -153,8 +196,19 @@ local function handle_change(change, pi_pid, pi_ns)
   if verdict ~= "reload" then
     report.status = verdict
   elseif report.modified then
-    report.status = "modified"
-    tell_modified(buf, file)
+    local outcome = try_merge(buf, chain or { change }, handled or 0)
+    if not outcome then
+      report.status = "modified"
+      tell_modified(buf, file)
+    else
+      report.status = outcome.status
+      report.merge = { hunks = outcome.hunks, merged = outcome.merged, conflicts = outcome.conflicts }
+      if outcome.status == "merged" then
+        reload.record_on_disk(buf) -- the buffer has pi's change: a :w must not say the file changed
+      else
+        tell_modified(buf, file, lines_phrase(outcome.conflicts[1]))
+      end
+    end
   else
     H.told[buf] = nil
     report.status = reload.reload(buf)
@@ -231,19 +285,28 @@ local function handle_message(msg, ident)
   local handled = pis.handled(ident.key)
   pis.record(msg, ident)
   pcall(require("pi-ide.send").answered, msg) -- v0.5: what became of our send
-  -- Newest change per file, in seq order.
-  local newest = {}
+  -- Newest change per file, in seq order; and each file's new changes, oldest first (for a merge).
+  local newest, chains = {}, {}
   for _, c in ipairs(msg.changed) do
     if c.seq > handled and (not newest[c.file] or newest[c.file].seq < c.seq) then
       newest[c.file] = c
     end
+    if c.seq > handled then
+      chains[c.file] = chains[c.file] or {}
+      table.insert(chains[c.file], c)
+    end
+  end
+  for _, chain in pairs(chains) do
+    table.sort(chain, function(a, b)
+      return a.seq < b.seq
+    end)
   end
   local todo = vim.tbl_values(newest)
   table.sort(todo, function(a, b)
     return a.seq < b.seq
   end)
   for _, c in ipairs(todo) do
-    remember(handle_change(c, msg.pid, msg.pid_ns))
+    remember(handle_change(c, msg.pid, msg.pid_ns, chains[c.file], handled))
   end
   H.last = { pid = msg.pid, seq = msg.seq }
   -- v0.4: pi wrote its change set before this message; marks go on the buffers as reloaded above.
@@ -530,8 +593,9 @@ end
 
 function M.forget(buf)
   diagnostics.forget(buf)
-  H.told[buf] = nil
+  H.told[buf], H.told_where[buf] = nil, nil
   reload.forget(buf)
+  merge.forget(buf)
   require("pi-ide.review").forget_buffer(buf)
 end
 
@@ -539,7 +603,7 @@ end
 --- new one and is told again.
 ---@param buf integer
 function M.buffer_synced(buf)
-  H.told[buf] = nil
+  H.told[buf], H.told_where[buf] = nil, nil
 end
 
 --- BufReadPost: see pi-ide.inbox.reload.buffer_read; and a later conflict with pi is told again.
@@ -578,6 +642,7 @@ function M.annotate(payload, buf)
         diagnostics = d,
         pi_pid = r.pi_pid,
         pi_ns = r.pi_ns,
+        merge = r.merge, -- issue 26: only for `merged` and `conflict`, which only a pi that sent hunks gets
       }
     end
     payload.files = files
@@ -631,10 +696,19 @@ function M.summary_lines()
     )
   end
   for _, buf in ipairs(open_conflicts()) do
-    lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
-      inert(H.told[buf]),
-      HOW_TO_RESOLVE
-    )
+    if H.told_where[buf] then
+      -- Issue 26: pi's other hunks were merged; these lines are yours, pi's version of them is on disk.
+      lines[#lines + 1] = ("conflict: pi's change to %s touches your unsaved %s, kept yours. %s"):format(
+        inert(H.told[buf]),
+        H.told_where[buf],
+        HOW_TO_RESOLVE
+      )
+    else
+      lines[#lines + 1] = ("not reloaded: pi changed %s on disk, your unsaved changes were kept. %s"):format(
+        inert(H.told[buf]),
+        HOW_TO_RESOLVE
+      )
+    end
   end
   local names = vim.tbl_keys(H.problems)
   table.sort(names)

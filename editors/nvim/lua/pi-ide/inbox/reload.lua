@@ -350,7 +350,7 @@ end
 --- the file changed. Without the FFI: a :checktime of this buffer while it counts as modified (so
 --- 'autoread' does not reload it), its "file changed" question answered with "do nothing" (v:fcs_choice
 --- empty): Neovim stores the file's stat and reads nothing; :w may then still ask once.
-local function record_on_disk(buf)
+function M.record_on_disk(buf)
   if timestamp_via_ffi(buf) then
     return
   end
@@ -445,7 +445,7 @@ function M.reload(buf)
   local verified = ok and vim.api.nvim_buf_is_valid(buf) and bytes_of(buf) == text
   if vim.api.nvim_buf_is_valid(buf) then
     if verified then
-      record_on_disk(buf)
+      M.record_on_disk(buf)
       vim.bo[buf].modified = false
     else
       put_back(buf, #old == 0 and {} or old)

@@ -223,6 +223,10 @@ local function mark_buffer(buf, file, anew)
     local n = #h.new_text
     local opts
     if n > 0 then
+      if not has_lines(buf, row, h.new_text) then
+        -- Issue 26: merged into an unsaved buffer, pi's lines stand where the user's lines above moved them.
+        row = require("pi-ide.inbox.merge").buffer_row(buf, row) or row
+      end
       if has_lines(buf, row, h.new_text) then
         opts = sign_opts(h, row, n)
       end
