@@ -64,7 +64,7 @@ async function benchOne(flavour: NvimFlavour): Promise<void> {
 			contentOf(Buffer.from(`${base.join("\n")}\n`)),
 			contentOf(Buffer.from(`${pi.join("\n")}\n`)),
 		);
-		if (!info || info.hunks.length !== 10) throw new Error("expected 10 hunks");
+		if (info?.hunks.length !== 10) throw new Error("expected 10 hunks");
 		writeFileSync(file, `${pi.join("\n")}\n`);
 		const [samples, cpu, merged, modified] = await nv.lua<[number[], number[], number, boolean]>(MERGE_COST, info, 200);
 		if (merged !== 10 || !modified) throw new Error(`merged ${merged}, modified ${modified}`);
