@@ -64,7 +64,15 @@ export type Capability =
 	 * Protocol v0.5 send to pi (cases/send.ts): the user's command hands the pi connected to the editor what they
 	 * point at (ClientSession.sendToPi), written as `<pid>.send.json`, and the client shows pi's answer (`sent`).
 	 */
-	| "send";
+	| "send"
+	/**
+	 * Protocol v0.5 show (cases/show-ask.ts): the client answers a show in pi's `pi-<pid>.ask.json` in its
+	 * `<pid>.answers.json` and puts the place in its list of places (quickfix, location list, problems view), read
+	 * by ClientSession.shownPlaces, without changing the user's buffer or cursor.
+	 */
+	| "show"
+	/** Protocol v0.5 ask (cases/show-ask.ts): the client answers an ask with its open file buffers and diagnostics. */
+	| "ask";
 
 /** The user's send-to-pi command (capability "send"): what it sends, how, with which typed words. */
 export interface KitSend {
@@ -153,6 +161,11 @@ export interface ClientSession {
 	 * current one); returns once the client has handled it (written its request, or told the user why not).
 	 */
 	sendToPi?(file: string, send: KitSend): Promise<void>;
+	/**
+	 * The places pi showed (capability "show"), as the editor's list holds them (Neovim: the quickfix list pi's
+	 * places go to), oldest first: file, 1-based line and end line (null: one line), and the entry's text.
+	 */
+	shownPlaces?(): Promise<{ file: string; line: number; end_line: number | null; text: string }[]>;
 	/** Give a headless editor its UI (capability "ui-gate"). */
 	attachUi?(): Promise<void>;
 	/** A clean exit: the client removes its state file. */

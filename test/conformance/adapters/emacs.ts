@@ -140,7 +140,12 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
-		missing: { "unsaved-buffers": "not built yet (issue 26)", send: "not built yet (issue 25)" },
+		missing: {
+			"unsaved-buffers": "not built yet (issue 26)",
+			send: "not built yet (issue 25)",
+			show: "not built yet (issue 25)",
+			ask: "not built yet (issue 25)",
+		},
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
 				cwd: options.cwd,
