@@ -8,7 +8,8 @@
  * - a show from a dead pi, for another editor, expired, malformed, oversized, of a pi file whose pid is not its
  *   name's, or group-readable is ignored (never answered, nothing listed), never an error;
  * - an ask is answered with every open file buffer and its `modified` flag, the active one first; the named
- *   file's diagnostics (or every one's, or none) dated with the buffer's version; each answer bound to its id.
+ *   file's diagnostics (or every one's, or none) dated with the buffer's version; each answer bound to its id;
+ * - a sandboxed pi's request (`pi-<pid>-<ns>.ask.json`, a pid dead here) is answered with its `pid_ns` as `pi_ns`.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -114,6 +115,29 @@ const IGNORED: Ignored[] = [
 ];
 
 export const cases: KitCase[] = [
+	{
+		name: "show: a sandboxed pi's request (pi-<pid>-<ns>.ask.json, a pid dead here) is answered with its pi_ns",
+		needs: ["show", "pi-identity"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			const a = editor.file("a.ts", TEXT);
+			await editor.session.open(a);
+			await editor.until((s) => activeFile(s) === a, "a.ts open");
+			const dead = await deadPid();
+			const ns = "pid:[4026532455]";
+			ask(editor, dead, [show("boxed", a, 3)], {
+				name: `pi-${dead}-4026532455.ask.json`,
+				patch: { pid_ns: ns },
+			});
+			const answer = await pollUntil(
+				() => findAnswer(answers(editor), dead, ns, "boxed"),
+				"the sandboxed pi's answer",
+				WRITE_WAIT_MS,
+			);
+			assert.equal(answer.pi_ns, ns, "bound to the sandboxed pi, not to a host pi of that pid");
+			assert.equal(findAnswer(answers(editor), dead, "pid:[4026532999]", "boxed"), undefined);
+		},
+	},
 	{
 		name: "show: the place goes to the editor's list, the user's buffer and cursor stay, one notice; answered once by id",
 		needs: ["show"],
