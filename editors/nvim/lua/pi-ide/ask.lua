@@ -203,7 +203,11 @@ end
 local function follow(r)
   local bo = vim.bo[vim.api.nvim_get_current_buf()]
   local split = bo.buftype ~= "" or (bo.modified and not vim.o.hidden)
+  -- "A": no swap-file ATTENTION prompt; nothing pi asks for may block the user with a question.
+  local shortmess = vim.o.shortmess
+  vim.o.shortmess = shortmess .. "A"
   local ok = pcall(vim.cmd, ("%s +%d %s"):format(split and "split" or "edit", r.line, vim.fn.fnameescape(r.file)))
+  vim.o.shortmess = shortmess
   return ok
 end
 
