@@ -162,6 +162,26 @@ describe("AskDesk: pi's side of show and ask", () => {
 			assert.deepEqual(readdirSync(dir), [], "nothing written");
 		});
 
+	test("nothing runs while no call waits: no watcher or timer before a call, none left after it", async (t) => {
+		const dir = newStateDir();
+		const project = join(dir, "..");
+		touch(project, "a.ts");
+		const running = () =>
+			process
+				.getActiveResourcesInfo()
+				.filter((r) => r === "FSEventWrap" || r === "Timeout")
+				.sort();
+		const before = running();
+		const d = desk(dir, project);
+		assert.deepEqual(running(), before, "a desk alone runs nothing");
+		const editor = standInEditor(dir, listed);
+		t.after(editor.stop);
+		assert.match((await d.show({ path: "a.ts", line: 1 }, "z1")).text, /^Shown in Neovim/);
+		editor.stop();
+		await new Promise((resolve) => setImmediate(resolve));
+		assert.deepEqual(running(), before, "the call's watcher and timers are gone");
+	});
+
 	test("no editor connected: a clear result, nothing written", async () => {
 		const dir = newStateDir();
 		const project = join(dir, "..");
