@@ -1,10 +1,11 @@
 /**
  * v0.5 show and ask in a real Neovim (0.7.2 and 0.10, with a UI), the parts the conformance kit does not drive:
  * the `follow` option (default off) opens the shown place; a terminal window stays, the place opens in a split;
- * an ask's diagnostics over the answer's cap (200 items in all) are cut with their total kept.
+ * the answers file goes with the state file (a clean exit, a killed Neovim: the exit guard); an ask's diagnostics
+ * over the answer's cap (200 items in all) are cut with their total kept.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { buildAsk, buildShow, encodeAskMessage, findAnswer } from "../../src/link/show-ask.ts";
@@ -65,6 +66,25 @@ forEachNvim((flavour) => {
 				),
 				[a, true],
 			);
+		});
+
+		it("the answers file goes with the state file: on a clean exit and when Neovim is killed", async (t) => {
+			const pi = await spawnLiveEditor();
+			t.after(() => pi.kill());
+			for (const how of ["quit", "SIGKILL"] as const) {
+				const nv = await startNvim(t, flavour);
+				const a = touch(nv.tmp, "a.ts", "1\n2\n");
+				await nv.until(() => true, "first write");
+				ask(nv, pi.pid, [show(`exit-${how}`, a, 1)]);
+				await answerOf(nv, pi.pid, `exit-${how}`);
+				const answers = join(nv.stateDir, `${nv.pid}.answers.json`);
+				if (how === "quit") await nv.quit();
+				else {
+					nv.proc.kill("SIGKILL");
+					await nv.exited;
+				}
+				await pollUntil(() => (existsSync(answers) ? undefined : true), `${how}: the answers file removed`);
+			}
 		});
 
 		it("an ask over the cap: 200 diagnostics in all, each buffer's total kept", async (t) => {
