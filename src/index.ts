@@ -23,6 +23,7 @@ import {
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
+import { Type } from "typebox";
 import { formatQuote } from "./context/blocks.ts";
 import { type Decision, type MemoryDetails, nextMessage, type ReadMessage } from "./context/model-view.ts";
 import { type RequestMessage, repairMessages, repairPayload } from "./context/request-repair.ts";
@@ -36,10 +37,12 @@ import { installNvimClient, isNvimInstallDisabled, nvimDataHome } from "./instal
 import { installVimClient, isVimInstallDisabled, vimDir } from "./install/vim-client.ts";
 import { answersApprovals, editorName } from "./link/approval.ts";
 import { ApprovalDesk } from "./link/approval-desk.ts";
+import { AskDesk, type ToolText } from "./link/ask-desk.ts";
 import { EditorLink } from "./link/editor-link.ts";
 import { waitCapsFor } from "./link/pi-message.ts";
 import type { SendOutcome } from "./link/send-deliver.ts";
 import { SendDesk } from "./link/send-desk.ts";
+import { ASK_TOOL, SHOW_TOOL } from "./link/show-ask.ts";
 import { askApproval, proposeContent } from "./pi-api/approval-shell.ts";
 import { userTrustCheck } from "./pi-api/trust.ts";
 import { formatEditorName, oneLine } from "./protocol/inert.ts";
@@ -76,6 +79,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	let approveTimeoutS = DEFAULT_SETTINGS.approveTimeoutSeconds;
 	/** v0.5 send to pi: the editor's sends, taken into pi's input or sent. */
 	let sendDesk: SendDesk | undefined;
+	/** v0.5 show and ask: the model's `ide_show` and `ide_open_files` calls, asked of the connected editor. */
+	let askDesk: AskDesk | undefined;
 	/** What the model is told with an approved tool's result, by tool call id (until that result). */
 	const approvalNotes = new Map<string, string>();
 	/** What the next message sends for `injection`, given what the model already has (from the session, never memory). */
@@ -189,6 +194,21 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 				published: (outcome) => published.sendFate(outcome),
 				warn: (message) => ui?.notify(message, "warning"),
 			});
+			askDesk?.close();
+			askDesk = new AskDesk({
+				stateDir,
+				uid,
+				pid: process.pid,
+				pidNamespace,
+				cwd: ctx.cwd,
+				home,
+				connected: () => {
+					const record = current.connectedEditor()?.record;
+					return record ? { pid: record.pid, state: record.state } : undefined;
+				},
+				excluded: (file) => current.excludes(file),
+				paths,
+			});
 			const desk = sendDesk;
 			current.onFileChanged = (name) => desk.changed(name);
 			current.onVerify = () => desk.verify();
@@ -225,6 +245,8 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			approval = undefined;
 			approvalNotes.clear();
 			sendDesk = undefined;
+			askDesk?.close();
+			askDesk = undefined;
 			await controller?.stop();
 		} catch {
 			// Shutting down: nothing useful left to report to.
@@ -458,6 +480,48 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 			lines.map((line) => theme.fg("muted", line)),
 			options.outputPad,
 		);
+	});
+
+	// v0.5 show and ask: two tools for the model, asked of the connected editor (nothing runs until a call).
+	const toolResult = (result: ToolText) => ({
+		content: [{ type: "text" as const, text: result.text }],
+		details: undefined,
+		...(result.isError ? { isError: true } : {}),
+	});
+	const noDesk: ToolText = {
+		text: "pi-ide-context is not running in this session: nothing was asked.",
+		isError: false,
+	};
+	pi.registerTool({
+		name: SHOW_TOOL,
+		label: "Show in editor",
+		description:
+			"Show the user a place in a file in their editor (the one connected to pi): the file and line (or lines) go to the editor's quickfix list with a one-line notice, without moving the user's cursor or changing their window, unless the user set the editor to follow. Use it when you found the place the user should look at (a bug, a definition, where to change something). The result says whether the editor took it or that no editor is connected.",
+		promptSnippet: "Show the user a file location in their editor without taking their focus",
+		parameters: Type.Object({
+			path: Type.String({ description: "The file, relative to the working directory or absolute" }),
+			line: Type.Integer({ minimum: 1, description: "The first line (1-based)" }),
+			end_line: Type.Optional(Type.Integer({ minimum: 1, description: "The last line of a range (1-based)" })),
+			note: Type.Optional(Type.String({ description: "A short note for the user: why this place matters" })),
+		}),
+		async execute(_toolCallId, params, signal) {
+			return toolResult((await askDesk?.show(params, randomUUID(), signal)) ?? noDesk);
+		},
+	});
+	pi.registerTool({
+		name: ASK_TOOL,
+		label: "Editor's open files",
+		description:
+			"Ask the user's editor (the one connected to pi) what it has open: every open file buffer, marked when it has unsaved changes (the file on disk then differs from what the user sees), and the editor's current diagnostics (errors, warnings) of the file named by `path`, or of every open file without it. Use it to learn what the user is working on, or what is broken in a file other than the active one.",
+		promptSnippet: "List the files open in the user's editor, their unsaved state and diagnostics",
+		parameters: Type.Object({
+			path: Type.Optional(
+				Type.String({ description: "Only this file's diagnostics (relative or absolute); all open files' without it" }),
+			),
+		}),
+		async execute(_toolCallId, params, signal) {
+			return toolResult((await askDesk?.ask(params, randomUUID(), signal)) ?? noDesk);
+		},
 	});
 
 	pi.registerCommand("ide", {

@@ -33,7 +33,7 @@ import {
 	readPrivateFile,
 	stateFileName,
 } from "../protocol/state-dir.ts";
-import { editorBuffersFileName, parsePiFileName } from "../protocol/wire.ts";
+import { editorAnswersFileName, editorBuffersFileName, parsePiFileName } from "../protocol/wire.ts";
 
 export interface EditorRecord {
 	/** Absolute path of the state file. */
@@ -274,14 +274,16 @@ export class StateDirScanner {
 		}
 	}
 
-	/** `<pid>.buffers.json` of a gone editor: only a regular file of ours. */
+	/** `<pid>.buffers.json` and `<pid>.answers.json` (v0.5) of a gone editor: only a regular file of ours. */
 	#removeBuffersOf(pid: number): void {
-		try {
-			const path = join(this.dir, editorBuffersFileName(pid));
-			const stats = lstatSync(path, { throwIfNoEntry: false });
-			if (stats?.isFile() && stats.uid === this.uid) unlinkSync(path);
-		} catch {
-			// Gone already, or not ours to remove.
+		for (const name of [editorBuffersFileName(pid), editorAnswersFileName(pid)]) {
+			try {
+				const path = join(this.dir, name);
+				const stats = lstatSync(path, { throwIfNoEntry: false });
+				if (stats?.isFile() && stats.uid === this.uid) unlinkSync(path);
+			} catch {
+				// Gone already, or not ours to remove.
+			}
 		}
 	}
 

@@ -69,7 +69,7 @@ const KIND_WORDS: Readonly<Record<SendRequest["item"]["kind"], string>> = {
 };
 
 /** A file's name for the model: relative to pi's cwd when inside it, else absolute; one inert line. */
-function displayPath(file: string, cwd: string): string {
+export function displayPath(file: string, cwd: string): string {
 	const rel = relative(cwd, file);
 	return oneLine(rel !== "" && !rel.startsWith("..") && !rel.startsWith("/") ? rel : file, 300);
 }

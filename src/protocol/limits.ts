@@ -101,3 +101,20 @@ export const MAX_SEND_FILE_BYTES = 512 * 1024;
 export const MAX_SEND_PROMPT_BYTES = 16 * 1024;
 /** A send older than this (by its `timestamp`, seconds) when pi reads it is stale: pi refuses it. */
 export const SEND_MAX_AGE_SECONDS = 30;
+
+/**
+ * v0.5 show and ask (`pi-<pid>.ask.json`, the editor's `<pid>.answers.json`): pi's request file lists at most
+ * MAX_ASK_REQUESTS requests and is at most MAX_ASK_FILE_BYTES (an editor refuses a larger one unread); a show's
+ * note is at most MAX_SHOW_NOTE_BYTES of UTF-8. The editor's answers file keeps its newest MAX_ANSWERS answers and
+ * is at most MAX_ANSWERS_FILE_BYTES (pi refuses a larger one unread); an ask's answer lists at most
+ * MAX_ASK_BUFFERS buffers and, over all of them, at most MAX_ASK_DIAGNOSTIC_ITEMS diagnostics (each buffer's at
+ * most MAX_DIAGNOSTIC_ITEMS, as the state file's). pi waits ASK_WAIT_MS for the answer.
+ */
+export const MAX_ASK_REQUESTS = 8;
+export const MAX_ASK_FILE_BYTES = 64 * 1024;
+export const MAX_SHOW_NOTE_BYTES = 1024;
+export const MAX_ANSWERS = 16;
+export const MAX_ANSWERS_FILE_BYTES = 1024 * 1024;
+export const MAX_ASK_BUFFERS = 200;
+export const MAX_ASK_DIAGNOSTIC_ITEMS = 200;
+export const ASK_WAIT_MS = 1000;

@@ -12,6 +12,7 @@
  * - the editor's unsaved buffers `<pid>.buffers.json` (v0.5): `EditorBuffers` (below), named by its state file's
  *   `buffers_serial`;
  * - the editor's send to pi `<pid>.send.json` (v0.5): `SendRequest` (send.ts), named by `editorSendFileName`;
+ * - pi's show and ask requests `pi-<pid>.ask.json` and the editor's `<pid>.answers.json` (v0.5): show-ask.ts;
  * - the limits: limits.ts.
  * Types and names only: no I/O, no imports but the protocol's own modules.
  */
@@ -106,13 +107,14 @@ export function parseSendFileName(name: string): number | undefined {
 /** Every file pi writes for the editors starts so; no editor's `<pid>.json` does. */
 export const PI_FILE_PREFIX = "pi-";
 
-/** pi's three files: its message, its change set (v0.4), its approval request (v0.4). */
-export type PiFileKind = "message" | "review" | "approval";
+/** pi's files: its message, its change set (v0.4), its approval request (v0.4), its show and ask requests (v0.5). */
+export type PiFileKind = "message" | "review" | "approval" | "ask";
 
 const KIND_SUFFIX: Record<PiFileKind, string> = {
 	message: ".json",
 	review: ".review.json",
 	approval: ".approval.json",
+	ask: ".ask.json",
 };
 
 /** The digits of a pid namespace `pid:[<digits>]` in a pi file's name (v0.5): canonical, 1 to 20, as text. */
@@ -146,13 +148,13 @@ export interface PiFileName {
  * undefined.
  */
 export function parsePiFileName(name: string): PiFileName | undefined {
-	const match = /^pi-([0-9]+)(?:-([0-9]+))?(\.review\.json|\.approval\.json|\.json)$/.exec(name);
+	const match = /^pi-([0-9]+)(?:-([0-9]+))?(\.review\.json|\.approval\.json|\.ask\.json|\.json)$/.exec(name);
 	if (!match?.[1] || !match[3]) return undefined;
 	const pid = parseStateFileName(`${match[1]}.json`);
 	if (pid === undefined) return undefined;
 	const ns = match[2] ?? null;
 	if (ns !== null && (!NS_DIGITS.test(ns) || `pid:[${ns}]` === INITIAL_PID_NAMESPACE)) return undefined;
-	const kind: PiFileKind = match[3] === ".json" ? "message" : match[3] === ".review.json" ? "review" : "approval";
+	const kind = (Object.keys(KIND_SUFFIX) as PiFileKind[]).find((k) => KIND_SUFFIX[k] === match[3]) ?? "message";
 	return { kind, pid, ns };
 }
 
@@ -292,3 +294,5 @@ export interface EditorBuffers {
 	timestamp: number;
 	buffers: UnsavedBuffer[];
 }
+
+export * from "./show-ask.ts";

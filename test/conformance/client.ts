@@ -69,7 +69,15 @@ export type Capability =
 	 * Issue 26 (cases/merge.ts): the client merges pi's change (`changed[].merge`) into a buffer with unsaved
 	 * changes, reports `merged` or `conflict`; the session's `editLines` makes the user's edit.
 	 */
-	| "merge";
+	| "merge"
+	/**
+	 * Protocol v0.5 show (cases/show-ask.ts): the client answers a show in pi's `pi-<pid>.ask.json` in its
+	 * `<pid>.answers.json` and puts the place in its list of places (quickfix, location list, problems view), read
+	 * by ClientSession.shownPlaces, without changing the user's buffer or cursor.
+	 */
+	| "show"
+	/** Protocol v0.5 ask (cases/show-ask.ts): the client answers an ask with its open file buffers and diagnostics. */
+	| "ask";
 
 /** The user's send-to-pi command (capability "send"): what it sends, how, with which typed words. */
 export interface KitSend {
@@ -158,6 +166,11 @@ export interface ClientSession {
 	 * current one); returns once the client has handled it (written its request, or told the user why not).
 	 */
 	sendToPi?(file: string, send: KitSend): Promise<void>;
+	/**
+	 * The places pi showed (capability "show"), as the editor's list holds them (Neovim: the quickfix list pi's
+	 * places go to), oldest first: file, 1-based line and end line (null: one line), and the entry's text.
+	 */
+	shownPlaces?(): Promise<{ file: string; line: number; end_line: number | null; text: string }[]>;
 	/** Give a headless editor its UI (capability "ui-gate"). */
 	attachUi?(): Promise<void>;
 	/** A clean exit: the client removes its state file. */

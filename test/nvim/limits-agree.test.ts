@@ -53,6 +53,17 @@ const AGREEMENTS: Agreement[] = [
 		lua: 'require("pi-ide.buffers").MAX_BUFFERS',
 		limit: limits.MAX_UNSAVED_BUFFERS,
 	},
+	{
+		name: "show and ask request file (v0.5)",
+		lua: 'require("pi-ide.ask").MAX_BYTES',
+		limit: limits.MAX_ASK_FILE_BYTES,
+	},
+	{ name: "show and ask requests (v0.5)", lua: 'require("pi-ide.ask").MAX_REQUESTS', limit: limits.MAX_ASK_REQUESTS },
+	{ name: "show note (v0.5)", lua: 'require("pi-ide.ask").MAX_NOTE_BYTES', limit: limits.MAX_SHOW_NOTE_BYTES },
+	{ name: "answers kept (v0.5)", lua: 'require("pi-ide.ask").MAX_ANSWERS', limit: limits.MAX_ANSWERS },
+	{ name: "answers file (v0.5)", lua: 'require("pi-ide.ask").MAX_FILE_BYTES', limit: limits.MAX_ANSWERS_FILE_BYTES },
+	{ name: "ask buffers (v0.5)", lua: 'require("pi-ide.ask").MAX_BUFFERS', limit: limits.MAX_ASK_BUFFERS },
+	{ name: "ask diagnostics (v0.5)", lua: 'require("pi-ide.ask").MAX_ITEMS', limit: limits.MAX_ASK_DIAGNOSTIC_ITEMS },
 	{ name: "largest line number", lua: 'require("pi-ide.review").MAX_LINE', limit: limits.MAX_LINE_NUMBER },
 	{ name: "merge conflicts listed", lua: 'require("pi-ide.inbox.merge").MAX_CONFLICTS', limit: limits.MAX_CONFLICTS },
 	{

@@ -27,7 +27,7 @@ const SETUP_ERRORS: [string, string][] = [
 	["{ enabled = 'yes' }", "(pi-ide) `enabled` should be a boolean, not string"],
 	[
 		"{ debounc_ms = 10 }",
-		"(pi-ide) unknown option `debounc_ms` (known: debounce_ms, enabled, max_selection_bytes, review_marks)",
+		"(pi-ide) unknown option `debounc_ms` (known: debounce_ms, enabled, follow, max_selection_bytes, review_marks)",
 	],
 	["'fast'", "(pi-ide) `setup()` expects a table of options, not string"],
 ];

@@ -559,6 +559,8 @@ describe("IdeController", { concurrency: 4 }, () => {
 			{ name: "message of a dead pi", pid: "dead", name_: "pi-<pid>.json", removed: true },
 			{ name: "change set of a dead pi", pid: "dead", name_: "pi-<pid>.review.json", removed: true },
 			{ name: "approval request of a dead pi", pid: "dead", name_: "pi-<pid>.approval.json", removed: true },
+			{ name: "show and ask requests of a dead pi (v0.5)", pid: "dead", name_: "pi-<pid>.ask.json", removed: true },
+			{ name: "a live pi's show and ask requests", pid: "live", name_: "pi-<pid>.ask.json", removed: false },
 			{ name: "a live pi's message", pid: "live", name_: "pi-<pid>.json", removed: false },
 			{ name: "a live pi's change set", pid: "live", name_: "pi-<pid>.review.json", removed: false },
 			{ name: "this pi's own change set", pid: "self", name_: "pi-<pid>.review.json", removed: false },

@@ -176,7 +176,11 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
-		missing: { merge: "not built yet (issue 26)" },
+		missing: {
+			merge: "not built yet (issue 26)",
+			show: "not built yet (issue 25)",
+			ask: "not built yet (issue 25)",
+		},
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
 				cwd: options.cwd,

@@ -28,6 +28,8 @@ const jetbrains: ClientAdapter = {
 	missing: {
 		merge: "not built yet (issue 26)",
 		send: "not built yet (issue 25)",
+		show: "not built yet (issue 25)",
+		ask: "not built yet (issue 25)",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"approval-marks":

@@ -21,6 +21,8 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set([
 	"pi-identity",
 	"send",
 	"merge",
+	"show",
+	"ask",
 ]);
 
 /** vim.diagnostic.severity's numbers. */
@@ -151,6 +153,17 @@ return files`),
 			} else await nv.command(`PiIdeSend${bang} ${form}${send.prompt}`);
 			await nv.settle();
 		},
+		shownPlaces: () =>
+			nv.lua<{ file: string; line: number; end_line: number | null; text: string }[]>(
+				`local id = require("pi-ide.ask")._state().qf_id
+if not id then return {} end
+local out = {}
+for _, it in ipairs(vim.fn.getqflist({ id = id, items = 0 }).items) do
+  out[#out + 1] = { file = vim.api.nvim_buf_get_name(it.bufnr), line = it.lnum,
+    end_line = (it.end_lnum or 0) > 0 and it.end_lnum or vim.NIL, text = it.text }
+end
+return out`,
+			),
 		approve: async () => (await nv.exec("PiIde approve")).trim(),
 		reject: async () => (await nv.exec("PiIde reject")).trim(),
 		approvalMarks: (file) =>

@@ -115,6 +115,8 @@ export const adapters: ClientAdapter[] = [
 			"unsaved-buffers": "not built yet (issue 26)",
 			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
+			show: "not built yet (issue 25)",
+			ask: "not built yet (issue 25)",
 			"pi-identity": "the Obsidian plugin speaks protocol v0.2: it reads no pi messages, so it has no pi to name",
 			review:
 				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',

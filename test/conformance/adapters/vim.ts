@@ -253,6 +253,8 @@ export const adapters: ClientAdapter[] = [
 		capabilities: CAPABILITIES,
 		missing: {
 			merge: "not built yet (issue 26)",
+			show: "not built yet (issue 25)",
+			ask: "not built yet (issue 25)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

@@ -504,6 +504,8 @@ export const adapters: ClientAdapter[] = [
 		missing: {
 			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
+			show: "not built yet (issue 25)",
+			ask: "not built yet (issue 25)",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			"editor-per-row":

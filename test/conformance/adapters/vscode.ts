@@ -182,6 +182,8 @@ export const adapters: ClientAdapter[] = [
 		missing: {
 			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
+			show: "not built yet (issue 25)",
+			ask: "not built yet (issue 25)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",

@@ -255,7 +255,7 @@ describe("StateDirScanner.removeLeftover: only the very file judged, only ours, 
 	}
 
 	// v0.5: a gone editor's unsaved buffers go with its state file; only a regular file of ours.
-	const sidecars: { name: string; make: (path: string) => void; removed: boolean }[] = [
+	const sidecars: { name: string; file?: string; make: (path: string) => void; removed: boolean }[] = [
 		{
 			name: "its <pid>.buffers.json: removed with it",
 			make: (p) => writeFileSync(p, "{}", { mode: 0o600 }),
@@ -270,12 +270,24 @@ describe("StateDirScanner.removeLeftover: only the very file judged, only ours, 
 			removed: false,
 		},
 		{ name: "a directory named <pid>.buffers.json: stays", make: (p) => fs.mkdirSync(p), removed: false },
+		{
+			name: "its <pid>.answers.json (v0.5 show and ask): removed with it",
+			file: "400.answers.json",
+			make: (p) => writeFileSync(p, "{}", { mode: 0o600 }),
+			removed: true,
+		},
+		{
+			name: "a symlink named <pid>.answers.json: stays",
+			file: "400.answers.json",
+			make: (p) => fs.symlinkSync("/dev/null", p),
+			removed: false,
+		},
 	];
 	for (const c of sidecars) {
 		it(c.name, () => {
 			const dir = privateDir();
 			put(dir, "400.json", validState(400));
-			const sidecar = join(dir, "400.buffers.json");
+			const sidecar = join(dir, c.file ?? "400.buffers.json");
 			c.make(sidecar);
 			const scanner = new StateDirScanner(dir, UID);
 			const [record] = scanner.scan().editors;

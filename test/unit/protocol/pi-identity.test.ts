@@ -55,9 +55,14 @@ describe("piFileName: pi's name for its files, and back", () => {
 		{ ns: BOX, suffix: "-4026532455" },
 		{ ns: "pid:[1]", suffix: "-1" },
 	];
-	const ext: Record<PiFileKind, string> = { message: ".json", review: ".review.json", approval: ".approval.json" };
+	const ext: Record<PiFileKind, string> = {
+		message: ".json",
+		review: ".review.json",
+		approval: ".approval.json",
+		ask: ".ask.json",
+	};
 	for (const row of rows) {
-		for (const kind of ["message", "review", "approval"] as const) {
+		for (const kind of ["message", "review", "approval", "ask"] as const) {
 			test(`${kind}, pid_ns ${row.ns}`, () => {
 				const name = piFileName(kind, 42, row.ns);
 				assert.equal(name, `pi-42${row.suffix}${ext[kind]}`);

@@ -71,6 +71,16 @@ M.options = {
       .. "`false` shows no marks; `:PiIde hunks`, `:PiIde review`, `:PiIde revert` and `:PiIde proposal` "
       .. "still work.",
   },
+  {
+    name = "follow",
+    default = false,
+    type = "boolean",
+    summary = "open the places pi's model shows",
+    doc = "When pi's model shows you a place (its `ide_show` tool), it goes to the quickfix list "
+      .. "(\"pi-ide: pi's places\") with a one-line notice, and your window, buffer and cursor stay where they "
+      .. "are: `:cc N` (the notice says N) or `:copen` takes you there. `true` also opens it at once, in the "
+      .. "current window (a split when that window is a terminal or holds unsaved changes 'hidden' cannot keep).",
+  },
 }
 
 ---@type PiIdeConfig

@@ -28,8 +28,15 @@ function M.arm(path)
     return false, "cannot create a pipe"
   end
   local handle, pid = uv.spawn("/bin/sh", {
-    -- The unsaved buffers (v0.5, `<pid>.buffers.json`) go with the state file.
-    args = { "-c", SCRIPT, "pi-ide-exit-guard", path, (path:gsub("%.json$", ".buffers.json")) },
+    -- The unsaved buffers and the answers to show and ask (v0.5) go with the state file.
+    args = {
+      "-c",
+      SCRIPT,
+      "pi-ide-exit-guard",
+      path,
+      (path:gsub("%.json$", ".buffers.json")),
+      (path:gsub("%.json$", ".answers.json")),
+    },
     stdio = { pipe, nil, nil },
     detached = true,
   }, function()

@@ -209,9 +209,9 @@ function M.write_named(dir, name, text, uid)
   return true
 end
 
---- Remove our state file, our send request (v0.5) and any temp file. Only inside a directory that passes the
---- checks: unlinking through a directory someone swapped for a symlink would delete a file elsewhere. A missing
---- directory holds nothing of ours: that is success.
+--- Remove our state file, our send request and answers (v0.5), any temp file. Only inside a directory that
+--- passes the checks: unlinking through a directory someone swapped for a symlink would delete a file
+--- elsewhere. A missing directory holds nothing of ours: that is success.
 ---@param dir string
 ---@param pid integer
 ---@param uid integer|nil the owner the dir must have; default: ours
@@ -223,6 +223,9 @@ function M.remove(dir, pid, uid)
   local ok, err, kind = M.remove_named(dir, ("%d.buffers.json"):format(pid), uid)
   if ok then
     ok, err, kind = M.remove_named(dir, ("%d.send.json"):format(pid), uid)
+  end
+  if ok then
+    ok, err, kind = M.remove_named(dir, ("%d.answers.json"):format(pid), uid) -- v0.5 show and ask
   end
   if ok then
     ok, err, kind = M.remove_named(dir, ("%d.json"):format(pid), uid)

@@ -8,13 +8,14 @@ local M = {}
 --- The initial pid namespace: the host's, fixed by the kernel.
 M.INITIAL = "pid:[4026531836]"
 
-local KINDS = { [".json"] = "message", [".review.json"] = "review", [".approval.json"] = "approval" }
-local SUFFIX = { message = ".json", review = ".review.json", approval = ".approval.json" }
+local KINDS =
+  { [".json"] = "message", [".review.json"] = "review", [".approval.json"] = "approval", [".ask.json"] = "ask" }
+local SUFFIX = { message = ".json", review = ".review.json", approval = ".approval.json", ask = ".ask.json" }
 
---- What a pi file's name says: { kind = "message"|"review"|"approval", pid, ns = "pid:[<digits>]" or nil (the
---- initial namespace's name), key }; nil for any other name (the table test/fixtures/state-dir-cases.ts
---- PI_FILE_NAME_CASES): the pid canonical, the namespace's digits canonical (1-20, no leading zero, compared as
---- text) and never the initial namespace's, so no other spelling aliases a pi.
+--- What a pi file's name says: { kind = "message"|"review"|"approval"|"ask" (v0.5 show and ask), pid,
+--- ns = "pid:[<digits>]" or nil (the initial namespace's name), key }; nil for any other name (the table
+--- test/fixtures/state-dir-cases.ts PI_FILE_NAME_CASES): the pid canonical, the namespace's digits canonical
+--- (1-20, no leading zero, compared as text) and never the initial namespace's, so no other spelling aliases a pi.
 ---@param name any
 ---@return table|nil
 function M.parse_name(name)

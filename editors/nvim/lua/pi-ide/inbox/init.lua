@@ -338,7 +338,26 @@ local function process_approval(name, ident)
   return true
 end
 
---- Read and handle `<dir>/<name>` (a `pi-<digits>.json`, or a `pi-<digits>.approval.json`).
+--- Read `<dir>/<name>`, a `pi-<digits>.ask.json` (v0.5 show and ask): only a live pi of ours counts (checked
+--- only for a pi of this Neovim's namespace, as approval's).
+local function process_ask(name, ident)
+  local life = identity.judges(ident.ns) and pis.liveness(ident.pid) or "alive"
+  if life ~= "alive" then
+    if life == "foreign" then
+      problem(name, ("pid %d belongs to another user"):format(ident.pid))
+    end
+    return false
+  end
+  local why = require("pi-ide.ask").load(H.dir, ident)
+  if why then
+    problem(name, why)
+  else
+    H.problems[name] = nil
+  end
+  return false
+end
+
+--- Read and handle `<dir>/<name>` (a `pi-<digits>.json`, a `pi-<digits>.approval.json` or `.ask.json`).
 function M._process(name)
   local ident = identity.parse_name(name)
   if not ident or ident.kind == "review" or not H.dir then
@@ -351,6 +370,9 @@ function M._process(name)
   end
   if ident.kind == "approval" then
     return process_approval(name, ident)
+  end
+  if ident.kind == "ask" then
+    return process_ask(name, ident)
   end
   local ok, msg = read.read_json(H.dir .. "/" .. name)
   if not ok then
