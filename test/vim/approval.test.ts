@@ -196,9 +196,7 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 			unlinkSync(path);
 			await waitPending(w.vim, 0);
 			ask(w, encodeApprovalMessage(request(w, { id: "req-B" })));
-			await w.vim.waitExpr(
-				`get(get(pi_ide#approval#Debug().pending, string(${w.piPid}), {}), 'id', '') ==# 'req-B'`,
-			);
+			await w.vim.waitExpr(`get(get(pi_ide#approval#Debug().pending, string(${w.piPid}), {}), 'id', '') ==# 'req-B'`);
 			for (const step of c.commands) {
 				assert.match(await said(w.vim, step.command), step.said, step.command);
 				if (step.command === "PiIde proposal") await w.vim.ex("only");
