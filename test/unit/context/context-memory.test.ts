@@ -21,6 +21,7 @@ import {
 	type ReadMessage,
 	STALE_WORDING,
 	type StaleReason,
+	withUserSends,
 } from "../../../src/context/model-view.ts";
 import {
 	type RequestMessage,
@@ -31,6 +32,7 @@ import {
 	supersededIn,
 	withRunContext,
 } from "../../../src/context/request-repair.ts";
+import { formatSend } from "../../../src/link/send-deliver.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../../fixtures/database-view.ts";
 import { mulberry32 } from "../../helpers/seeded.ts";
@@ -86,10 +88,15 @@ class Conversation {
 	#ids = 0;
 	always = false;
 
-	send(block: ContextBlock): Decision {
+	/** A prompt (`prompt`, or words of its own) with the editor context `block` decided for it. */
+	send(block: ContextBlock, prompt?: string): Decision {
 		this.#ids += 1;
-		const decision = decide(block, modelView(this.messages), { always: this.always, id: `m${this.#ids}` });
-		this.request.push({ kind: "user", details: undefined, content: `prompt ${this.#ids}` });
+		const content = prompt ?? `prompt ${this.#ids}`;
+		// The selections sent from the editor in the user messages the model sees, this prompt's included.
+		const users = [...this.request.filter((m) => m.kind === "user").map((m) => m.content), content];
+		const view = modelView(this.messages, withUserSends(new Set(), users));
+		const decision = decide(block, view, { always: this.always, id: `m${this.#ids}` });
+		this.request.push({ kind: "user", details: undefined, content });
 		if (decision.kind !== "none") {
 			const message = { details: decision.details, content: decision.text };
 			this.messages.push(message);
@@ -100,6 +107,31 @@ class Conversation {
 }
 
 const selectionTextSent = (d: Decision) => d.text.includes("return run(argv);");
+
+/** The user's message of a send from the editor at once, as pi formats it (formatSend), for `sel` of FILE. */
+function sentMessage(sel: Selection, words = "why does this fail?", file = FILE): string {
+	return formatSend(
+		{
+			pid: 4242,
+			pi_pid: 7,
+			id: "s1",
+			timestamp: NOW,
+			mode: "now",
+			prompt: words,
+			item: {
+				kind: "selection",
+				file,
+				start_line: sel.start.line,
+				end_line: sel.end.line,
+				text: sel.text,
+				truncated: false,
+				message: null,
+			},
+		},
+		"/home/u/proj",
+		{ maxLines: 1000, maxBytes: 64 * 1024 },
+	);
+}
 
 describe("decide: what each prompt of a conversation sends", () => {
 	it("first prompt: the full block, exactly as formatted", () => {
@@ -307,6 +339,143 @@ describe("decide: what each prompt of a conversation sends", () => {
 		assert.equal(d.kind, "full");
 		assert.equal(d.text, tiny(2).text);
 		assert.match(d.why, /most of it changed/);
+	});
+});
+
+describe("a selection sent from the editor counts as the selection the model has (issue 25)", () => {
+	const withSelection = (now: number, cursor = 42) =>
+		blockOf(state({ selection: selection(), cursor: { line: cursor, column: 1 } }), now);
+	const USER_REFERENCE = "the selection the user sent in their message; not repeated.";
+	const cases: Array<{
+		name: string;
+		/** The user's message of the prompt whose block is decided. */
+		message: string;
+		kind: Decision["kind"];
+		/** The block repeats the selection's text. */
+		text: boolean;
+	}> = [
+		{
+			name: "sent at once: the block refers to the user's message",
+			message: sentMessage(selection()),
+			kind: "full",
+			text: false,
+		},
+		{
+			name: "the draft sent as the user left it (words added)",
+			message: `${sentMessage(selection())}\nthanks`,
+			kind: "full",
+			text: false,
+		},
+		{
+			name: "the draft's text edited: the block sends it",
+			message: sentMessage(selection()).replace("run(argv)", "run([])"),
+			kind: "full",
+			text: true,
+		},
+		{
+			name: "the draft's fence cut: the block sends it",
+			message: sentMessage(selection()).replace(/\n`+$/, ""),
+			kind: "full",
+			text: true,
+		},
+		{
+			name: "another selection sent: the block sends this one",
+			message: sentMessage(selection("other();", NOW, 7)),
+			kind: "full",
+			text: true,
+		},
+		{ name: "a prompt without a send", message: "why does this fail?", kind: "full", text: true },
+	];
+	for (const c of cases)
+		it(c.name, () => {
+			const d = new Conversation().send(withSelection(NOW + 1), c.message);
+			assert.equal(d.kind, c.kind);
+			assert.equal(selectionTextSent(d), c.text, d.text);
+			assert.equal(d.text.includes(USER_REFERENCE), !c.text, d.text);
+			assert.equal(d.details?.memory?.userCopy !== undefined, !c.text);
+			if (!c.text) assert.match(d.why, /the selection is in the user's message, not repeated/);
+		});
+
+	it("later prompts keep referring to it while the user's message is in view; once it is gone, the text is sent", () => {
+		const c = new Conversation();
+		c.send(withSelection(NOW + 1), sentMessage(selection()));
+		assert.equal(c.send(withSelection(NOW + 5)).kind, "none");
+		const moved = c.send(withSelection(NOW + 10, 50));
+		assert.equal(moved.kind, "update");
+		assert.ok(!selectionTextSent(moved), moved.text);
+		assert.ok(moved.details?.memory?.userCopy, "an update resting on the user's copy says so");
+		// A compaction (or /new, /tree, /fork) took the user's message and the editor contexts out of the model's view.
+		c.messages = [];
+		c.request = c.request.slice(0, 1);
+		const after = c.send(withSelection(NOW + 15, 50));
+		assert.equal(after.kind, "full");
+		assert.ok(selectionTextSent(after), after.text);
+		assert.equal(after.details?.memory?.userCopy, undefined);
+	});
+
+	it("a selection the model has in an earlier editor context is referred to there, sent or not", () => {
+		const c = new Conversation();
+		c.send(withSelection(NOW + 1));
+		const d = c.send(withSelection(NOW + 5, 50), sentMessage(selection()));
+		assert.equal(d.kind, "update");
+		assert.ok(!d.details?.memory?.userCopy);
+	});
+
+	describe("the request check: a request whose user message no longer holds it gets the text", () => {
+		const c = new Conversation();
+		c.send(withSelection(NOW + 1), sentMessage(selection())); // m1: refers to the user's message
+		c.send(withSelection(NOW + 5, 50)); // m2: an update on it
+		const copies = (r: RequestMessage[]) =>
+			r
+				.map((m) => String(m.content))
+				.join("\n")
+				.split("return run(argv);").length - 1;
+		const sentOnly = (r: RequestMessage[]) =>
+			r.filter((m) => !(m.kind === "user" && String(m.content).includes("Selection from")));
+		const requests: Array<{ name: string; request: () => RequestMessage[]; copies: number; changed: boolean }> = [
+			{
+				name: "intact: left alone, the text once (in the user's message)",
+				request: () => c.request,
+				copies: 1,
+				changed: false,
+			},
+			{
+				name: "the user's message pruned: the text put back once",
+				request: () => sentOnly(c.request),
+				copies: 1,
+				changed: true,
+			},
+			{
+				name: "the block pruned too: a self-contained block with the reference",
+				request: () => without(c.request, "m1"),
+				copies: 1,
+				changed: true,
+			},
+		];
+		for (const r of requests)
+			it(r.name, () => {
+				const request = r.request();
+				const out = checked(request, c.messages);
+				assert.equal(copies(out), r.copies, out.map((m) => m.content).join("\n---\n"));
+				assert.equal(out !== request && JSON.stringify(out) !== JSON.stringify(request), r.changed);
+				// The request as checked is checked: nothing more to do.
+				assert.equal(repairRequest(out, c.messages), undefined);
+				assert.deepEqual(supersededIn(out, c.messages), []);
+			});
+
+		it("the payload check finds the user's message among a provider's messages, and puts the text back without it", () => {
+			const payload = (r: RequestMessage[]) => ({
+				messages: r.map((m) => ({
+					role: m.kind === "system" ? "system" : "user",
+					content: [{ type: "text", text: String(m.content) }],
+				})),
+			});
+			const facts = { session: c.messages, branch: c.messages, prompt: "prompt 2", repaired: [] };
+			assert.equal(repairPayload(payload(c.request), facts), undefined);
+			const fixed = repairPayload(payload(sentOnly(c.request)), facts);
+			assert.ok(fixed, "repaired");
+			assert.equal(JSON.stringify(fixed).split("return run(argv);").length - 1, 1);
+		});
 	});
 });
 
