@@ -55,6 +55,11 @@ export function sentSelectionKey(file: string, first: number, last: number, text
 	return `${basename(file)}\u0000${first}-${last}\u0000${hash("sha256", text).slice(0, 16)}`;
 }
 
+/** A `sentSelectionKey` without its text: the file and lines (a later send of them says what they hold now). */
+export function sentSlot(key: string): string {
+	return key.slice(0, key.lastIndexOf("\u0000"));
+}
+
 /** The block's selection as a `sentSelectionKey` (null: no selection, or no file). */
 export function blockSentKey(block: BlockSections, file: string | null): string | null {
 	const section = block.sections.find((s) => s.kind === "selection");

@@ -31,6 +31,7 @@ import {
 	selectionKey,
 	sentLine,
 	sentSelectionsIn,
+	sentSlot,
 } from "./block-sections.ts";
 import { type ContextBlock, type ContextDetails, sectionLines } from "./blocks.ts";
 
@@ -112,8 +113,8 @@ export interface ModelView {
 	why: string;
 	/** Keys (`selectionKey`) of the selections whose text the model sees. */
 	selections: ReadonlySet<string>;
-	/** Keys (`sentSelectionKey`) of the selections whose text the model sees in user messages (sends from the editor). */
-	sent?: ReadonlySet<string>;
+	/** The selections the model sees in user messages (sends from the editor): `UserSends`. */
+	sent?: UserSends;
 	/** Messages in the chain of `latest` (its full block and the updates on it). */
 	chain?: number;
 	/** How many messages back the last copy of a selection's text is (undefined: none). */
@@ -153,12 +154,19 @@ const LOST_CONTEXT =
  * Read the model's view from the ide-context messages it will see, oldest first, and `sent`: the selections its
  * user messages hold (`userSends`). Never throws on odd details.
  */
-export function modelView(messages: readonly ReadMessage[], sent: ReadonlySet<string> = NO_SENDS): ModelView {
+export function modelView(messages: readonly ReadMessage[], sent: UserSends = NO_SENDS): ModelView {
 	const view = viewOfFold(foldOf(messages));
 	return sent.size > 0 ? { ...view, sent } : view;
 }
 
-const NO_SENDS: ReadonlySet<string> = new Set();
+/**
+ * The selections user messages hold as sends from the editor: per file and lines (`sentSlot`), the key
+ * (`sentSelectionKey`) of the last send of them, read oldest first. A later send of the same lines with other text
+ * (a draft the user edited) is what the model last read of them: the editor's text is then not the one it has.
+ */
+export type UserSends = ReadonlyMap<string, string>;
+
+export const NO_SENDS: UserSends = new Map();
 
 /** Per content object (pi keeps one per session entry): the selections that user message holds, scanned once. */
 const scannedUsers = new WeakMap<object, readonly string[]>();
@@ -177,13 +185,21 @@ export function userSends(content: unknown): readonly string[] {
 	return keys;
 }
 
-/** `known` with the selections of `contents` (user messages) added; `known` itself when they hold none. */
-export function withUserSends(known: ReadonlySet<string>, contents: readonly unknown[]): ReadonlySet<string> {
+/** `known` with the sends of `contents` (user messages, oldest first) read after it; `known` itself when none. */
+export function withUserSends(known: UserSends, contents: readonly unknown[]): UserSends {
 	let out = known;
 	for (const content of contents) {
-		for (const key of userSends(content)) if (!out.has(key)) out = new Set(out).add(key);
+		for (const key of userSends(content)) {
+			const slot = sentSlot(key);
+			if (out.get(slot) !== key) out = new Map(out).set(slot, key);
+		}
 	}
 	return out;
+}
+
+/** Whether `sends` has the selection of `key` as the model last read it. */
+export function holdsSend(sends: UserSends, key: string): boolean {
+	return sends.get(sentSlot(key)) === key;
 }
 
 /** A message the model reads, with its record: null for one without a usable record (an older version's). */
@@ -345,7 +361,9 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	// Else a user message the model sees may hold it (a send from the editor): referenced there, while it stays.
 	const sentKey = selection && !inContext && view.sent ? blockSentKey(sections, block.details.file) : null;
 	const userCopy: UserCopy | undefined =
-		sentKey !== null && view.sent?.has(sentKey) ? { key: sentKey, section: selectionSection(block) } : undefined;
+		sentKey !== null && view.sent && holdsSend(view.sent, sentKey)
+			? { key: sentKey, section: selectionSection(block) }
+			: undefined;
 	const known = inContext || userCopy !== undefined;
 	const where = userCopy ? "user" : "earlier";
 	const record = (
@@ -486,7 +504,7 @@ export interface MessageFacts {
 	 * The selections the user messages the model sees hold (`userSends`): the projection's, and the message this
 	 * editor context goes with (the prompt, or the message typed while pi works).
 	 */
-	sent?: ReadonlySet<string>;
+	sent?: UserSends;
 	/** The same, plus the run's block when a compaction summarised it away: what a notice marks out of date. */
 	session: readonly ReadMessage[];
 	/** ideContext.sendUnchanged: a full block with every prompt. */

@@ -14,6 +14,7 @@ import {
 	selectionKey,
 	selectionReference,
 	sentSelectionsIn,
+	sentSlot,
 } from "./block-sections.ts";
 import { type BlockSection, sectionLines } from "./blocks.ts";
 import {
@@ -37,14 +38,15 @@ import {
 } from "./model-view.ts";
 
 /**
- * Whether the request's user messages hold the selection `record` references there (a send from the editor); true
- * for a record that references none. `sends` is computed on first need: most records reference no user message.
+ * Whether a user message of the request still holds the selection `record` references there (a send from the
+ * editor); true for a record that references none. Any of them: the reference was true of the request when made (a
+ * later send of the same lines made the next editor context carry the text). `sends` is computed on first need.
  */
 function userCopyHeld(record: MemoryRecord, sends: () => ReadonlySet<string>): boolean {
 	return record.userCopy === undefined || sends().has(record.userCopy.key);
 }
 
-/** The selections the request's user messages hold (model-view.ts `userSends`, each scanned once), made on first call. */
+/** Every send the request's user messages hold (model-view.ts `userSends`, each scanned once), made on first call. */
 function requestSends(request: readonly RequestMessage[]): () => ReadonlySet<string> {
 	let sends: Set<string> | undefined;
 	return () => {
@@ -74,7 +76,7 @@ function lastOurs(request: readonly RequestMessage[], count: number): Array<{ me
  * (the whole window is then the tail). -1: it rests on a broken chain (an update whose block is not right before
  * it) or on a selection copy the session does not show, which no tail vouches for.
  */
-function tailStart(session: readonly ReadMessage[], fold: Fold): number {
+function tailStart(session: readonly ReadMessage[], fold: Fold, held: (record: MemoryRecord) => boolean): number {
 	const low = Math.max(0, session.length - READ_BACK);
 	const start = new Map<number, number>();
 	const copies = new Map<string, number>();
@@ -91,8 +93,9 @@ function tailStart(session: readonly ReadMessage[], fold: Fold): number {
 		let first = i;
 		if (record.kind === "update")
 			first = prev === undefined ? unjudged : prev?.id === record.prev ? (start.get(prev.at) ?? -1) : -1;
-		// A selection referenced in a user message rests on that message (repairRequest checks it), not on a copy here.
-		if (record.selection && !record.userCopy) {
+		// A selection referenced in a user message rests on that message: a request without it is judged whole.
+		if (record.userCopy && !held(record)) first = -1;
+		else if (record.selection && !record.userCopy) {
 			const key = selectionKey(record.selection);
 			const copy = copies.get(key);
 			if (record.selectionSent) copies.set(key, i);
@@ -181,8 +184,8 @@ export function repairRequest(
 	if (!target) return undefined;
 	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
 	// it reads as the session does, without reading a record again (and without reading the rest of the request).
-	const from = tailStart(session, sessionFold);
 	const sends = requestSends(request);
+	const from = tailStart(session, sessionFold, (record) => userCopyHeld(record, sends));
 	if (sameTail(lastOurs(request, session.length - from), session, from)) {
 		const held =
 			!target.selection ||
@@ -347,10 +350,12 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 	const repaired = new Map(facts.repaired.map((m) => [contentText(m.content), m]));
 	if (session.size === 0 && repaired.size === 0) return undefined;
 	const known = (text: string) => repaired.get(text) ?? session.get(text);
-	// A user message holding a selection the session's editor context references there (a send from the editor).
-	const copies = userCopyKeys(facts.session);
+	// A user message holding a send of the lines whose selection the session's editor context references there.
+	const copies = userCopySlots(facts.session);
 	const holdsCopy = (text: string) =>
-		copies.size > 0 && text.includes("Selection from ") && sentSelectionsIn(text).some((key) => copies.has(key));
+		copies.size > 0 &&
+		text.includes("Selection from ") &&
+		sentSelectionsIn(text).some((key) => copies.has(sentSlot(key)));
 	const wanted = (text: string) => known(text) !== undefined || text === facts.prompt || holdsCopy(text);
 	for (const [key, value] of Object.entries(payload)) {
 		if (!Array.isArray(value)) continue;
@@ -388,14 +393,14 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 	return undefined;
 }
 
-/** The `userCopy` keys of the session's last READ_BACK editor contexts (usually none: nothing more to look for). */
-function userCopyKeys(session: readonly ReadMessage[]): Set<string> {
-	const keys = new Set<string>();
+/** The lines (`sentSlot`) of the `userCopy` of the session's last READ_BACK editor contexts (usually none). */
+function userCopySlots(session: readonly ReadMessage[]): Set<string> {
+	const slots = new Set<string>();
 	for (let i = Math.max(0, session.length - READ_BACK); i < session.length; i++) {
 		const copy = readChecked(session[i] as ReadMessage)?.userCopy;
-		if (copy) keys.add(copy.key);
+		if (copy) slots.add(sentSlot(copy.key));
 	}
-	return keys;
+	return slots;
 }
 
 const MAX_PAYLOAD_DEPTH = 8;

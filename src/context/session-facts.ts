@@ -11,7 +11,7 @@
  * entries on, or another session: computed whole, from pi's projection. `test/unit/context/session-facts.test.ts`
  * checks the carried facts against the whole computation over seeded random sessions.
  */
-import { type ReadMessage, withUserSends } from "./model-view.ts";
+import { NO_SENDS, type ReadMessage, type UserSends, withUserSends } from "./model-view.ts";
 import { withRunContext } from "./request-repair.ts";
 
 /** A session entry, as far as these facts read it (pi's SessionEntry, structurally). */
@@ -47,7 +47,7 @@ export interface SessionFacts {
 	/** The branch's last user prompt, as text. */
 	readonly prompt: string | undefined;
 	/** The selections the projection's user messages hold as sends from the editor (model-view.ts `userSends`). */
-	readonly sent: ReadonlySet<string>;
+	readonly sent: UserSends;
 }
 
 /** How far a leaf may have moved on for the facts to be carried forward rather than computed whole. */
@@ -56,7 +56,6 @@ export const MAX_STEPS_FORWARD = 512;
 /** Entries that change what came before them in the projection: the facts are computed whole after one. */
 const RESHAPING = new Set(["compaction", "branch_summary", "context_edit"]);
 
-const NO_SENDS: ReadonlySet<string> = new Set();
 const EMPTY: SessionFacts = { projected: [], session: [], branch: [], prompt: undefined, sent: NO_SENDS };
 
 interface Known {
@@ -67,7 +66,7 @@ interface Known {
 	/** The newest ide-context entry of the branch, unless a context edit changed it. */
 	newest: ReadMessage | undefined;
 	prompt: string | undefined;
-	sent: ReadonlySet<string>;
+	sent: UserSends;
 	facts: SessionFacts;
 }
 

@@ -94,7 +94,7 @@ class Conversation {
 		const content = prompt ?? `prompt ${this.#ids}`;
 		// The selections sent from the editor in the user messages the model sees, this prompt's included.
 		const users = [...this.request.filter((m) => m.kind === "user").map((m) => m.content), content];
-		const view = modelView(this.messages, withUserSends(new Set(), users));
+		const view = modelView(this.messages, withUserSends(new Map(), users));
 		const decision = decide(block, view, { always: this.always, id: `m${this.#ids}` });
 		this.request.push({ kind: "user", details: undefined, content });
 		if (decision.kind !== "none") {
@@ -1301,8 +1301,10 @@ describe("nextMessage: one decision for a prompt, a message typed while pi works
  * a window loaded after this extension and put through the payload check. Each repaired request is read by
  * a small reader of its own (below), not by this module: it must say what the editor shows now, every update and
  * selection reference must resolve within the request, and a selection's text is always there (the branch holds
- * every copy, so "no longer in the model's context" is never right). PI_IDE_REPAIR_SEED replays one seed,
- * PI_IDE_REPAIR_SEQUENCES runs more.
+ * every copy, so "no longer in the model's context" is never right). Some prompts send the new selection from the
+ * editor (issue 25), some of them a draft the user edited: a block that refers to "the selection the user sent in
+ * their message" must find that selection's text intact in a user message of the same request. PI_IDE_REPAIR_SEED
+ * replays one seed, PI_IDE_REPAIR_SEQUENCES runs more.
  */
 describe("the request check against pruners: seeded random sequences, read back by an independent reader", () => {
 	type Picture =
@@ -1310,8 +1312,27 @@ describe("the request check against pruners: seeded random sequences, read back 
 		| { kind: "notice" }
 		| { kind: "block"; file: string; cursor: number | null; selection: { range: string; text: string | null } | null };
 
-	/** Read the editor context texts of a request as the model would; every reference that does not resolve is a problem. */
-	const read = (texts: readonly string[]): { picture: Picture; problems: string[] } => {
+	/**
+	 * A selection's text as the last user message of the request that holds its file's lines in a send's shape (a
+	 * head naming the file and lines, the text fenced); null when none does. Read here with a pattern of its own.
+	 */
+	const userCopy = (users: readonly string[], file: string, range: string): string | null => {
+		const name = basename(file).replace(".", "\\.");
+		for (const text of [...users].reverse()) {
+			const m = new RegExp(
+				`^Selection from (?:[^\\n]*/)?${name}, ${range}:\\n(\`{3,})[^\\n]*\\n([\\s\\S]*?)\\n\\1$`,
+				"m",
+			).exec(text);
+			if (m) return m[2] ?? null;
+		}
+		return null;
+	};
+
+	/**
+	 * Read the editor context texts of a request as the model would (`users`: the request's user messages, where a
+	 * sent selection is); every reference that does not resolve is a problem.
+	 */
+	const read = (texts: readonly string[], users: readonly string[]): { picture: Picture; problems: string[] } => {
 		const problems: string[] = [];
 		const copies = new Map<string, string>();
 		let picture: Picture = { kind: "none" };
@@ -1337,6 +1358,10 @@ describe("the request check against pruners: seeded random sequences, read back 
 				const copy = copies.get(range);
 				if (copy === undefined) problems.push(`a reference with no copy before it in the request: ${head[0]}`);
 				picture.selection = { range, text: copy ?? null };
+			} else if (rest.includes("the selection the user sent in their message")) {
+				const copy = userCopy(users, picture.file, range);
+				if (copy === null) problems.push(`a reference to a user message the request does not have: ${head[0]}`);
+				picture.selection = { range, text: copy };
 			} else picture.selection = { range, text: null };
 		}
 		return { picture, problems };
@@ -1423,8 +1448,14 @@ describe("the request check against pruners: seeded random sequences, read back 
 					else if (r < 0.85) file = file === FILE ? "/home/u/proj/src/b.ts" : FILE;
 					log.push(`cursor ${cursor}, ${file === FILE ? "main" : "b"}, selection ${picked ? picked.start : "none"}`);
 					const sel = picked && selection(picked.text, picked.at, picked.start);
+					// The prompt sends the selection from the editor (issue 25), at times a draft the user edited.
+					const sending = sel !== null && random() < 0.35;
+					const edited = sending && random() < 0.3;
+					if (sending) log.push(edited ? "sent, the draft edited" : "sent");
+					const words = sel && sending ? sentMessage(sel, `prompt ${step}`, file) : undefined;
 					c.send(
 						blockOf(state({ file, name: basename(file), cursor: { line: cursor, column: 1 }, selection: sel }), now),
+						edited ? words?.replace(";\nreturn", ";\n  return") : words,
 					);
 					expected = {
 						kind: "block",
@@ -1435,8 +1466,8 @@ describe("the request check against pruners: seeded random sequences, read back 
 				}
 				branch.push(...c.messages.slice(before));
 				const prompt = [...c.request].reverse().find((m) => m.kind === "user")?.content as string | undefined;
-				const verify = (texts: string[], what: string) => {
-					const { picture, problems } = read(texts);
+				const verify = (texts: string[], users: string[], what: string) => {
+					const { picture, problems } = read(texts, users);
 					for (const text of texts)
 						if (/.(The user's editor \(|Editor update \(|Editor context out of date: )/s.test(text))
 							problems.push(`an editor context glued to other text: ${JSON.stringify(text)}`);
@@ -1459,10 +1490,11 @@ describe("the request check against pruners: seeded random sequences, read back 
 				};
 				for (const [name, prune] of Object.entries(pruners)) {
 					const checkedRequest = checkedWith(prune(c.request, random), c.messages, branch);
-					verify(ideTexts(checkedRequest), name);
+					const users = checkedRequest.filter((m) => m.kind === "user").map((m) => String(m.content));
+					verify(ideTexts(checkedRequest), users, name);
 					// A context_with_system window loaded later cuts it to its last two messages: the payload check.
 					const payload = payloadTexts(windowAfter(checkedRequest), c.messages, branch, prompt);
-					verify(payload, `${name}, then a window after the request check`);
+					verify(payload, payload, `${name}, then a window after the request check`);
 				}
 			}
 		});

@@ -145,7 +145,7 @@ describe("session facts: carried forward = computed whole", () => {
 			session: [],
 			branch: [],
 			prompt: undefined,
-			sent: new Set(),
+			sent: new Map(),
 		});
 	});
 });
