@@ -562,10 +562,11 @@ function sessionFacts(ctx: ExtensionContext): SessionFacts {
 function requestMessage(m: ContextWithSystemEvent["messages"][number]): RequestMessage {
 	if (m.role === "custom" && m.customType === MESSAGE_TYPE)
 		return { kind: "ide-context", details: m.details, content: m.content };
+	// A user message's content: a selection sent from the editor in it is a copy the request check looks for.
 	return {
 		kind: m.role === "user" ? "user" : m.role === "system" ? "system" : "other",
 		details: undefined,
-		content: undefined,
+		content: m.role === "user" ? m.content : undefined,
 	};
 }
 
