@@ -25,7 +25,13 @@ import {
 import { type Component, truncateToWidth } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 import { formatQuote } from "./context/blocks.ts";
-import { type Decision, type MemoryDetails, nextMessage, type ReadMessage } from "./context/model-view.ts";
+import {
+	type Decision,
+	type MemoryDetails,
+	nextMessage,
+	type ReadMessage,
+	withUserSends,
+} from "./context/model-view.ts";
 import { type RequestMessage, repairMessages, repairPayload } from "./context/request-repair.ts";
 import { type SessionFacts, SessionFactsCache } from "./context/session-facts.ts";
 import { IdeController, type Injection, type UiPort } from "./controller.ts";
@@ -83,10 +89,20 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	let askDesk: AskDesk | undefined;
 	/** What the model is told with an approved tool's result, by tool call id (until that result). */
 	const approvalNotes = new Map<string, string>();
-	/** What the next message sends for `injection`, given what the model already has (from the session, never memory). */
-	const messageFor = (injection: Injection, ctx: ExtensionContext, id: string): Decision => {
-		const { projected, session } = sessionFacts(ctx);
-		return nextMessage(injection, { projected, session, always: sendUnchanged, id });
+	/**
+	 * What the next message sends for `injection`, given what the model already has (from the session, never memory)
+	 * and `message`, the text of the user message it goes with (a selection sent from the editor in it counts).
+	 */
+	const messageFor = (injection: Injection, ctx: ExtensionContext, id: string, message?: string): Decision => {
+		const facts = sessionFacts(ctx);
+		const sent = message === undefined ? facts.sent : withUserSends(facts.sent, [message]);
+		return nextMessage(injection, {
+			projected: facts.projected,
+			session: facts.session,
+			sent,
+			always: sendUnchanged,
+			id,
+		});
 	};
 
 	pi.on("session_start", async (_event, ctx) => {
@@ -279,9 +295,9 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 	 * The ide-context message for a prompt (or a steering or follow-up message) now: the block, an update, a notice
 	 * that the model's editor context is out of date, or nothing.
 	 */
-	const contextMessage = (ctx: ExtensionContext) => {
+	const contextMessage = (ctx: ExtensionContext, message: string) => {
 		if (!controller) return undefined;
-		const decision = messageFor(controller.prepareInjection(), ctx, randomUUID());
+		const decision = messageFor(controller.prepareInjection(), ctx, randomUUID(), message);
 		if (decision.kind === "none" || !decision.details) return undefined;
 		const { text, details } = decision;
 		// The quote and the entry come from the same snapshot as the injected text; a selection only
@@ -300,7 +316,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		scannedFor = undefined;
 		try {
 			if (event.messageType !== "user") return undefined;
-			const message = contextMessage(ctx);
+			const message = contextMessage(ctx, event.prompt);
 			if (controller) scannedFor = ctx;
 			return message ? { message } : undefined;
 		} catch (error) {
@@ -314,7 +330,7 @@ export default function piIdeContext(pi: ExtensionAPI): void {
 		try {
 			const deliverAs = event.streamingBehavior;
 			if (!deliverAs) return undefined; // An idle prompt: before_agent_start sends its editor context.
-			const message = contextMessage(ctx);
+			const message = contextMessage(ctx, event.text);
 			if (message) pi.sendMessage(message, { deliverAs });
 		} catch (error) {
 			reportError(ctx, "input", error);
@@ -610,10 +626,11 @@ function sessionFacts(ctx: ExtensionContext): SessionFacts {
 function requestMessage(m: ContextWithSystemEvent["messages"][number]): RequestMessage {
 	if (m.role === "custom" && m.customType === MESSAGE_TYPE)
 		return { kind: "ide-context", details: m.details, content: m.content };
+	// A user message's content: a selection sent from the editor in it is a copy the request check looks for.
 	return {
 		kind: m.role === "user" ? "user" : m.role === "system" ? "system" : "other",
 		details: undefined,
-		content: undefined,
+		content: m.role === "user" ? m.content : undefined,
 	};
 }
 

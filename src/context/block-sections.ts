@@ -40,6 +40,60 @@ export function selectionKey(selection: SelectionIdentity): string {
 
 export const SELECTION_KEY = "Selection";
 export const REFERENCE_WORDS = "the same selection as in an earlier editor context";
+/** A selection whose text the model has in a user message (a send from the editor, src/link/send-deliver.ts). */
+export const USER_REFERENCE_WORDS = "the selection the user sent in their message";
+
+/** Where the model has a referenced selection's text: an earlier ide-context message, or a user message. */
+export type SelectionRef = "earlier" | "user";
+
+/**
+ * The key of a selection's text as it reads in a user message and in a block: the file's base name, the lines and
+ * the fenced text (sha256, 16 hex digits). A send names the file relative to pi's cwd and a block absolutely; the
+ * base name is what both say alike, and the text is what the model has.
+ */
+export function sentSelectionKey(file: string, first: number, last: number, text: string): string {
+	return `${basename(file)}\u0000${first}-${last}\u0000${hash("sha256", text).slice(0, 16)}`;
+}
+
+/** A `sentSelectionKey` without its text: the file and lines (a later send of them says what they hold now). */
+export function sentSlot(key: string): string {
+	return key.slice(0, key.lastIndexOf("\u0000"));
+}
+
+/** The block's selection as a `sentSelectionKey` (null: no selection, or no file). */
+export function blockSentKey(block: BlockSections, file: string | null): string | null {
+	const section = block.sections.find((s) => s.kind === "selection");
+	if (section?.kind !== "selection" || file === null) return null;
+	return sentSelectionKey(file, section.range.first, section.range.last, section.text);
+}
+
+/** A send's head line as formatSend writes it for a selection: `Selection from <file>, lines 3-5:` (or `line 3`). */
+const SENT_HEAD = /^Selection from (.+), (?:line (\d+)|lines (\d+)-(\d+)):$/;
+
+/**
+ * The selections a user message holds as pi formatted a send from the editor (formatSend): the head line, then the
+ * fenced text intact up to its closing fence. A user who changed or cut the text in the draft did not send it: its
+ * text is not the block's and its key differs (or the fence no longer closes). Each key once, in order.
+ */
+export function sentSelectionsIn(text: string): string[] {
+	if (!text.includes("Selection from ")) return [];
+	const lines = text.split("\n");
+	const out: string[] = [];
+	for (let i = 0; i < lines.length - 2; i++) {
+		const head = SENT_HEAD.exec(lines[i] as string);
+		if (!head) continue;
+		const fence = /^(`{3,})[^`]*$/.exec(lines[i + 1] as string)?.[1];
+		if (fence === undefined) continue;
+		const close = lines.indexOf(fence, i + 2);
+		if (close < 0) continue;
+		const first = Number(head[2] ?? head[3]);
+		const last = Number(head[2] ?? head[4]);
+		const key = sentSelectionKey(head[1] as string, first, last, lines.slice(i + 2, close).join("\n"));
+		if (!out.includes(key)) out.push(key);
+		i = close;
+	}
+	return out;
+}
 
 /** Each section with its key, a repeated key numbered from its second time on (`Foreign key#2`). */
 export function keyedSections(block: BlockSections): Array<[key: string, section: BlockSection]> {
@@ -187,10 +241,12 @@ function selectionHash(input: string): string {
 	return lastSelection.hash;
 }
 
-/** The selection section's first line, turned into a reference to the copy the model already has. */
-export function selectionReference(section: BlockSection | undefined): string {
+/** The selection section's first line, turned into a reference to the copy the model already has (`where`). */
+export function selectionReference(section: BlockSection | undefined, where: SelectionRef = "earlier"): string {
 	const head = ((section && sectionLines(section)[0]) ?? "Selection:").replace(/:\s*$/, "");
-	return `${head}: ${REFERENCE_WORDS} of this conversation; not repeated.`;
+	return where === "user"
+		? `${head}: ${USER_REFERENCE_WORDS}; not repeated.`
+		: `${head}: ${REFERENCE_WORDS} of this conversation; not repeated.`;
 }
 
 /**
@@ -201,12 +257,13 @@ export function selectionHead(section: BlockSection | undefined): string {
 	return /^Selection \([^)]*\)/.exec((section && sectionLines(section)[0]) ?? "")?.[0] ?? SELECTION_KEY;
 }
 
-function renderSection(key: string, section: BlockSection, referenceSelection: boolean): string[] {
-	return key === SELECTION_KEY && referenceSelection ? [selectionReference(section)] : sectionLines(section);
+function renderSection(key: string, section: BlockSection, referenceSelection: boolean | SelectionRef): string[] {
+	if (key !== SELECTION_KEY || referenceSelection === false) return sectionLines(section);
+	return [selectionReference(section, referenceSelection === true ? "earlier" : referenceSelection)];
 }
 
-/** The block's text, with the selection as a reference when `referenceSelection`. */
-export function renderBlock(block: BlockSections, referenceSelection: boolean): string {
+/** The block's text, with the selection as a reference (to where the model has it) when `referenceSelection`. */
+export function renderBlock(block: BlockSections, referenceSelection: boolean | SelectionRef): string {
 	return [
 		headerLine(block.header),
 		...keyedSections(block).flatMap(([key, s]) => renderSection(key, s, referenceSelection)),
@@ -218,7 +275,7 @@ export function renderUpdate(
 	block: BlockSections,
 	changed: readonly string[],
 	removed: readonly string[],
-	selectionKnown: boolean,
+	selectionKnown: boolean | SelectionRef,
 ): string {
 	const lines = [`Editor update (${editor}), the rest as before:`];
 	for (const [key, section] of keyedSections(block)) {

@@ -12,9 +12,14 @@
  * model's view, and a hash of the text it was sent with: a `context_edit` that
  * swaps a message's content keeps its details, and a record is only believed while
  * the content still matches it.
+ *
+ * A selection's text the model has in a user message (sent from the editor, formatted by pi: block-sections.ts
+ * `sentSelectionsIn`) counts as a copy too, for as long as that message is in the model's view: the record then
+ * names it (`userCopy`) and keeps the section, so the request check can put the text back when the message is gone.
  */
 import { hash } from "node:crypto";
 import {
+	blockSentKey,
 	type CanonicalState,
 	canonicalState,
 	displayKey,
@@ -25,8 +30,10 @@ import {
 	selectionIdentity,
 	selectionKey,
 	sentLine,
+	sentSelectionsIn,
+	sentSlot,
 } from "./block-sections.ts";
-import type { ContextBlock, ContextDetails } from "./blocks.ts";
+import { type ContextBlock, type ContextDetails, sectionLines } from "./blocks.ts";
 
 /** What the next prompt sends: the whole block, the changed sections, nothing, or that the picture is out of date. */
 export type SendKind = "full" | "update" | "none" | "stale";
@@ -67,6 +74,16 @@ export interface MemoryRecord {
 	selectionSent: boolean;
 	/** `textHash` of the text the message was sent with. */
 	textHash: string;
+	/**
+	 * The selection's text is referenced where the model has it in a user message: its `sentSelectionKey`, and the
+	 * section as the block would have carried it (what the request check puts back when that message is gone).
+	 */
+	userCopy?: UserCopy;
+}
+
+export interface UserCopy {
+	key: string;
+	section: string[];
 }
 
 /** `ContextDetails` plus the memory record (older sessions' messages have no memory). */
@@ -96,6 +113,8 @@ export interface ModelView {
 	why: string;
 	/** Keys (`selectionKey`) of the selections whose text the model sees. */
 	selections: ReadonlySet<string>;
+	/** The selections the model sees in user messages (sends from the editor): `UserSends`. */
+	sent?: UserSends;
 	/** Messages in the chain of `latest` (its full block and the updates on it). */
 	chain?: number;
 	/** How many messages back the last copy of a selection's text is (undefined: none). */
@@ -131,9 +150,56 @@ const NO_CONTEXT = "the model has no editor context in this conversation yet";
 const LOST_CONTEXT =
 	"the editor context sent earlier is no longer in the model's view (compaction, /tree, /fork or another session)";
 
-/** Read the model's view from the ide-context messages it will see, oldest first. Never throws on odd details. */
-export function modelView(messages: readonly ReadMessage[]): ModelView {
-	return viewOfFold(foldOf(messages));
+/**
+ * Read the model's view from the ide-context messages it will see, oldest first, and `sent`: the selections its
+ * user messages hold (`userSends`). Never throws on odd details.
+ */
+export function modelView(messages: readonly ReadMessage[], sent: UserSends = NO_SENDS): ModelView {
+	const view = viewOfFold(foldOf(messages));
+	return sent.size > 0 ? { ...view, sent } : view;
+}
+
+/**
+ * The selections user messages hold as sends from the editor: per file and lines (`sentSlot`), the key
+ * (`sentSelectionKey`) of the last send of them, read oldest first. A later send of the same lines with other text
+ * (a draft the user edited) is what the model last read of them: the editor's text is then not the one it has.
+ */
+export type UserSends = ReadonlyMap<string, string>;
+
+export const NO_SENDS: UserSends = new Map();
+
+/** Per content object (pi keeps one per session entry): the selections that user message holds, scanned once. */
+const scannedUsers = new WeakMap<object, readonly string[]>();
+
+/**
+ * The selections (`sentSelectionKey`) a user message holds as pi formatted a send from the editor. Its content is
+ * scanned once per content object (a session is read at every prompt and every model request).
+ */
+export function userSends(content: unknown): readonly string[] {
+	if (typeof content !== "object" || content === null) return sentSelectionsIn(contentText(content));
+	let keys = scannedUsers.get(content);
+	if (!keys) {
+		keys = sentSelectionsIn(contentText(content));
+		scannedUsers.set(content, keys);
+	}
+	return keys;
+}
+
+/** `known` with the sends of `contents` (user messages, oldest first) read after it; `known` itself when none. */
+export function withUserSends(known: UserSends, contents: readonly unknown[]): UserSends {
+	let out = known;
+	for (const content of contents) {
+		for (const key of userSends(content)) {
+			const slot = sentSlot(key);
+			if (out.get(slot) !== key) out = new Map(out).set(slot, key);
+		}
+	}
+	return out;
+}
+
+/** Whether `sends` has the selection of `key` as the model last read it. */
+export function holdsSend(sends: UserSends, key: string): boolean {
+	return sends.get(sentSlot(key)) === key;
 }
 
 /** A message the model reads, with its record: null for one without a usable record (an older version's). */
@@ -291,7 +357,15 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 	const state = canonicalState(sections, selection);
 	// A copy far back is sent again: what the request check compares stays short (see MAX_UPDATE_CHAIN).
 	const key = selection && selectionKey(selection);
-	const known = key !== null && view.selections.has(key) && (view.distance?.(key) ?? 0) < MAX_UPDATE_CHAIN;
+	const inContext = key !== null && view.selections.has(key) && (view.distance?.(key) ?? 0) < MAX_UPDATE_CHAIN;
+	// Else a user message the model sees may hold it (a send from the editor): referenced there, while it stays.
+	const sentKey = selection && !inContext && view.sent ? blockSentKey(sections, block.details.file) : null;
+	const userCopy: UserCopy | undefined =
+		sentKey !== null && view.sent && holdsSend(view.sent, sentKey)
+			? { key: sentKey, section: selectionSection(block) }
+			: undefined;
+	const known = inContext || userCopy !== undefined;
+	const where = userCopy ? "user" : "earlier";
 	const record = (
 		kind: "full" | "update",
 		prev: string | null,
@@ -311,19 +385,20 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			selection,
 			selectionSent: sent,
 			textHash: textHash(text),
+			...(userCopy && !sent ? { userCopy } : {}),
 		};
 		details.sent = sentLine(sections, block.details, update);
 		return details;
 	};
 	const full = (reason: string): Decision => {
 		const sent = selection !== null && (options.always || !known);
-		const text = sent || selection === null ? block.text : renderBlock(sections, true);
+		const text = sent || selection === null ? block.text : renderBlock(sections, where);
 		const why = `a new block (${reason})`;
 		return {
 			kind: "full",
 			text,
 			details: record("full", null, sent, text),
-			why: sent || selection === null ? why : `${why}; ${SELECTION_REFERENCED}`,
+			why: sent || selection === null ? why : `${why}; ${referencedWhy(where)}`,
 			selectionReferenced: !sent && selection !== null,
 		};
 	};
@@ -348,21 +423,21 @@ export function decide(block: ContextBlock, view: ModelView, options: DecideOpti
 			text: "",
 			details: undefined,
 			why: selection
-				? `nothing (unchanged since the editor context the model has; ${SELECTION_REFERENCED})`
+				? `nothing (unchanged since the editor context the model has; ${referencedWhy(where)})`
 				: "nothing (unchanged since the editor context the model has)",
 			selectionReferenced: selection !== null,
 		};
 	}
 	const sent = selection !== null && !known && changed.includes(SELECTION_KEY);
-	const update = renderUpdate(block.details.editor, sections, changed, removed, known);
-	const fullSize = (selection !== null && !known ? block.text : renderBlock(sections, true)).length;
+	const update = renderUpdate(block.details.editor, sections, changed, removed, known && where);
+	const fullSize = (selection !== null && !known ? block.text : renderBlock(sections, where)).length;
 	if (update.length >= fullSize) return full("most of it changed");
 	const keys = [...changed, ...removed].map(displayKey).join(", ");
 	return {
 		kind: "update",
 		text: update,
 		details: record("update", base.id, sent, update, { changed, removed }),
-		why: `an update (${keys}) to the editor context the model has${known ? `; ${SELECTION_REFERENCED}` : ""}`,
+		why: `an update (${keys}) to the editor context the model has${known ? `; ${referencedWhy(where)}` : ""}`,
 		selectionReferenced: known,
 	};
 }
@@ -425,6 +500,11 @@ export type Describable = { kind: "inject"; block: ContextBlock } | { kind: "ski
 export interface MessageFacts {
 	/** The ide-context messages of the session's projection: what the model sees. */
 	projected: readonly ReadMessage[];
+	/**
+	 * The selections the user messages the model sees hold (`userSends`): the projection's, and the message this
+	 * editor context goes with (the prompt, or the message typed while pi works).
+	 */
+	sent?: UserSends;
 	/** The same, plus the run's block when a compaction summarised it away: what a notice marks out of date. */
 	session: readonly ReadMessage[];
 	/** ideContext.sendUnchanged: a full block with every prompt. */
@@ -440,7 +520,7 @@ export interface MessageFacts {
  */
 export function nextMessage(injection: Describable, facts: MessageFacts): Decision {
 	return injection.kind === "inject"
-		? decide(injection.block, modelView(facts.projected), { always: facts.always, id: facts.id })
+		? decide(injection.block, modelView(facts.projected, facts.sent), { always: facts.always, id: facts.id })
 		: decideStale(injection.stale, modelView(facts.session), { id: facts.id });
 }
 
@@ -464,6 +544,16 @@ export function contentText(content: unknown): string {
 }
 
 const SELECTION_REFERENCED = "the selection was sent already, not repeated";
+
+function referencedWhy(where: "earlier" | "user"): string {
+	return where === "user" ? "the selection is in the user's message, not repeated" : SELECTION_REFERENCED;
+}
+
+/** The block's selection section as its lines (what a record keeps of a selection referenced in a user message). */
+function selectionSection(block: ContextBlock): string[] {
+	const section = block.sections.sections.find((s) => s.kind === "selection");
+	return section ? sectionLines(section) : [];
+}
 /** A change in one of these means another file or table: the model gets the whole block again. */
 const IDENTITY_KEYS = ["File", "Table"];
 
@@ -479,7 +569,20 @@ export function readMemory(details: unknown): MemoryRecord | null {
 	if (prev !== null && typeof prev !== "string") return null;
 	if (!isState(state) || typeof selectionSent !== "boolean" || typeof textHash !== "string") return null;
 	if (selection !== null && !isSelection(selection)) return null;
-	return { v: MEMORY_VERSION, id, kind, prev, state, selection, selectionSent, textHash };
+	const record: MemoryRecord = { v: MEMORY_VERSION, id, kind, prev, state, selection, selectionSent, textHash };
+	const userCopy = memory["userCopy"];
+	if (userCopy === undefined) return record;
+	if (!isUserCopy(userCopy) || selection === null || selectionSent) return null;
+	return { ...record, userCopy: { key: userCopy.key, section: [...userCopy.section] } };
+}
+
+function isUserCopy(value: unknown): value is UserCopy {
+	return (
+		isRecord(value) &&
+		typeof value["key"] === "string" &&
+		Array.isArray(value["section"]) &&
+		value["section"].every((line: unknown) => typeof line === "string")
+	);
 }
 
 function isState(value: unknown): value is CanonicalState {

@@ -13,6 +13,8 @@ import {
 	selectionHead,
 	selectionKey,
 	selectionReference,
+	sentSelectionsIn,
+	sentSlot,
 } from "./block-sections.ts";
 import { type BlockSection, sectionLines } from "./blocks.ts";
 import {
@@ -31,8 +33,30 @@ import {
 	readRecords,
 	step,
 	textHash,
+	userSends,
 	viewOf,
 } from "./model-view.ts";
+
+/**
+ * Whether a user message of the request still holds the selection `record` references there (a send from the
+ * editor); true for a record that references none. Any of them: the reference was true of the request when made (a
+ * later send of the same lines made the next editor context carry the text). `sends` is computed on first need.
+ */
+function userCopyHeld(record: MemoryRecord, sends: () => ReadonlySet<string>): boolean {
+	return record.userCopy === undefined || sends().has(record.userCopy.key);
+}
+
+/** Every send the request's user messages hold (model-view.ts `userSends`, each scanned once), made on first call. */
+function requestSends(request: readonly RequestMessage[]): () => ReadonlySet<string> {
+	let sends: Set<string> | undefined;
+	return () => {
+		if (!sends) {
+			sends = new Set();
+			for (const m of request) if (m.kind === "user") for (const key of userSends(m.content)) sends.add(key);
+		}
+		return sends;
+	};
+}
 
 /** The request's last `count` ide-context messages (fewer when it has fewer), read from its end. */
 function lastOurs(request: readonly RequestMessage[], count: number): Array<{ message: ReadMessage }> {
@@ -52,7 +76,7 @@ function lastOurs(request: readonly RequestMessage[], count: number): Array<{ me
  * (the whole window is then the tail). -1: it rests on a broken chain (an update whose block is not right before
  * it) or on a selection copy the session does not show, which no tail vouches for.
  */
-function tailStart(session: readonly ReadMessage[], fold: Fold): number {
+function tailStart(session: readonly ReadMessage[], fold: Fold, held: (record: MemoryRecord) => boolean): number {
 	const low = Math.max(0, session.length - READ_BACK);
 	const start = new Map<number, number>();
 	const copies = new Map<string, number>();
@@ -69,7 +93,9 @@ function tailStart(session: readonly ReadMessage[], fold: Fold): number {
 		let first = i;
 		if (record.kind === "update")
 			first = prev === undefined ? unjudged : prev?.id === record.prev ? (start.get(prev.at) ?? -1) : -1;
-		if (record.selection) {
+		// A selection referenced in a user message rests on that message: a request without it is judged whole.
+		if (record.userCopy && !held(record)) first = -1;
+		else if (record.selection && !record.userCopy) {
 			const key = selectionKey(record.selection);
 			const copy = copies.get(key);
 			if (record.selectionSent) copies.set(key, i);
@@ -158,10 +184,14 @@ export function repairRequest(
 	if (!target) return undefined;
 	// Usually the request ends with the session's messages as they are (pi copies them for each request): then
 	// it reads as the session does, without reading a record again (and without reading the rest of the request).
-	const from = tailStart(session, sessionFold);
+	const sends = requestSends(request);
+	const from = tailStart(session, sessionFold, (record) => userCopyHeld(record, sends));
 	if (sameTail(lastOurs(request, session.length - from), session, from)) {
-		if (sessionFold.stands && (!target.selection || sessionFold.selections.has(selectionKey(target.selection))))
-			return undefined;
+		const held =
+			!target.selection ||
+			sessionFold.selections.has(selectionKey(target.selection)) ||
+			(target.userCopy !== undefined && userCopyHeld(target, sends));
+		if (sessionFold.stands && held) return undefined;
 	}
 	const ours = request.flatMap((message, index) => (message.kind === "ide-context" ? [{ index, message }] : []));
 	const fromSession = readRecords(session);
@@ -179,13 +209,17 @@ export function repairRequest(
 	const superseded = new Set<ReadMessage>(supersededIn(request, session).map((i) => request[i] as RequestMessage));
 	const standing = inRequest.filter((r) => !superseded.has(r.message));
 	const view = viewOf(standing);
-	const selectionHeld = !target.selection || view.selections.has(selectionKey(target.selection));
+	// Held: in an editor context the request keeps (one the check put back), or in the user's message it names.
+	const selectionHeld =
+		!target.selection ||
+		view.selections.has(selectionKey(target.selection)) ||
+		(target.userCopy !== undefined && userCopyHeld(target, sends));
 	if (view.latest?.id === target.id && selectionHeld) return undefined;
 	const replaced = ours.at(-1);
 	// The selections the request still holds once the replaced message is gone: a reference stands only there.
 	const kept = viewOf(standing.filter((r) => r.message !== replaced?.message)).selections;
 	const holders = branch === session ? fromSession : readRecords(branch);
-	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders);
+	const whole = selfContained({ record: target, content: newest.message.content }, kept, holders, sends);
 	const details = standAlone(newest.message.details, target, whole);
 	if (replaced) return { index: replaced.index, replace: true, text: whole.text, details };
 	// Before the prompt it came with; with no prompt left, first after the system head (which stays first).
@@ -256,6 +290,7 @@ export function supersededIn(request: readonly RequestMessage[], session: readon
 	for (; i >= 0 && !cut; i--) cut = (request[i] as RequestMessage).kind === "ide-context";
 	ours.pop(); // the newest: repairRequest's
 	const out: number[] = [];
+	const sends = requestSends(request);
 	let fold = EMPTY_FOLD;
 	for (const index of ours) {
 		const message = request[index] as RequestMessage;
@@ -267,11 +302,13 @@ export function supersededIn(request: readonly RequestMessage[], session: readon
 		const first = cut && fold.last === undefined;
 		const brokenChain = record.kind === "update" && !first && !(fold.stands && fold.last?.id === record.prev);
 		const brokenReference =
-			!cut &&
-			record.selection !== null &&
-			!record.selectionSent &&
-			!fold.selections.has(selectionKey(record.selection)) &&
-			text.includes(REFERENCE_WORDS);
+			(!cut &&
+				record.selection !== null &&
+				!record.selectionSent &&
+				!record.userCopy &&
+				!fold.selections.has(selectionKey(record.selection)) &&
+				text.includes(REFERENCE_WORDS)) ||
+			!userCopyHeld(record, sends);
 		if (brokenChain || brokenReference) out.push(index);
 		else if (first && record.kind === "update" && record.prev !== null)
 			fold = step({ ...fold, last: { ...record, id: record.prev }, stands: true }, record, index);
@@ -313,7 +350,13 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 	const repaired = new Map(facts.repaired.map((m) => [contentText(m.content), m]));
 	if (session.size === 0 && repaired.size === 0) return undefined;
 	const known = (text: string) => repaired.get(text) ?? session.get(text);
-	const wanted = (text: string) => known(text) !== undefined || text === facts.prompt;
+	// A user message holding a send of the lines whose selection the session's editor context references there.
+	const copies = userCopySlots(facts.session);
+	const holdsCopy = (text: string) =>
+		copies.size > 0 &&
+		text.includes("Selection from ") &&
+		sentSelectionsIn(text).some((key) => copies.has(sentSlot(key)));
+	const wanted = (text: string) => known(text) !== undefined || text === facts.prompt || holdsCopy(text);
 	for (const [key, value] of Object.entries(payload)) {
 		if (!Array.isArray(value)) continue;
 		const leaves: Leaf[] = [];
@@ -322,7 +365,7 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 		for (const leaf of leaves) {
 			const ours = known(leaf.text);
 			if (ours) found.push({ leaf, message: { kind: "ide-context", details: ours.details, content: leaf.text } });
-			else if (leaf.text === facts.prompt)
+			else if (leaf.text === facts.prompt || holdsCopy(leaf.text))
 				found.push({ leaf, message: { kind: "user", details: undefined, content: leaf.text } });
 		}
 		if (found.length === 0) continue;
@@ -348,6 +391,16 @@ export function repairPayload(payload: unknown, facts: PayloadFacts): unknown {
 		return out === payload ? undefined : out;
 	}
 	return undefined;
+}
+
+/** The lines (`sentSlot`) of the `userCopy` of the session's last READ_BACK editor contexts (usually none). */
+function userCopySlots(session: readonly ReadMessage[]): Set<string> {
+	const slots = new Set<string>();
+	for (let i = Math.max(0, session.length - READ_BACK); i < session.length; i++) {
+		const copy = readChecked(session[i] as ReadMessage)?.userCopy;
+		if (copy) slots.add(sentSlot(copy.key));
+	}
+	return slots;
 }
 
 const MAX_PAYLOAD_DEPTH = 8;
@@ -437,8 +490,11 @@ function withCopyBefore(root: Record<string, unknown>, path: ReadonlyArray<strin
 
 /** `details` with a record for the self-contained text: a full block (or the same notice), its own hash. */
 function standAlone(details: unknown, record: MemoryRecord, whole: { text: string; selectionSent: boolean }): unknown {
+	// The text put back from the record's user copy: the message carries it now, it references nothing.
+	const { userCopy, ...rest } = record;
 	const memory: MemoryRecord = {
-		...record,
+		...rest,
+		...(userCopy && !whole.selectionSent ? { userCopy } : {}),
 		kind: record.kind === "stale" ? "stale" : "full",
 		prev: null,
 		selectionSent: whole.selectionSent,
@@ -456,6 +512,7 @@ function selfContained(
 	target: { record: MemoryRecord; content: unknown },
 	requestSelections: ReadonlySet<string>,
 	holders: readonly ReadRecord[],
+	sends: () => ReadonlySet<string>,
 ): { text: string; selectionSent: boolean } {
 	const { record } = target;
 	if (record.kind === "stale") return { text: contentText(target.content), selectionSent: false };
@@ -466,7 +523,9 @@ function selfContained(
 	for (const [key, value] of record.state.sections) {
 		const mine = own.get(key);
 		if (key === SELECTION_KEY && record.selection) {
-			const part = selectionLines(record, record.selection, mine, requestSelections, holders);
+			const part = record.userCopy
+				? userCopyLines(record.userCopy, mine, userCopyHeld(record, sends))
+				: selectionLines(record, record.selection, mine, requestSelections, holders);
 			selectionSent = part.sent;
 			lines.push(...part.lines);
 		} else lines.push(...(mine ? sectionLines(mine) : [value]));
@@ -498,6 +557,20 @@ function selectionLines(
 	}
 	if (held) return { lines: sectionLines(held), sent: true };
 	return { lines: [selectionGone(own)], sent: false };
+}
+
+/**
+ * A selection the record references in a user message: the reference while the request holds that message (its own
+ * line, or made from the kept section when the record is an update that did not repeat it), else the kept section.
+ */
+function userCopyLines(
+	copy: { section: string[] },
+	own: BlockSection | undefined,
+	held: boolean,
+): { lines: string[]; sent: boolean } {
+	if (!held) return { lines: copy.section, sent: true };
+	const kept: BlockSection = { kind: "text", key: SELECTION_KEY, lines: copy.section };
+	return { lines: own ? sectionLines(own) : [selectionReference(kept, "user")], sent: false };
 }
 
 /** The selection's own head (its range) kept, its text said to be gone: nothing in the request holds it. */

@@ -11,7 +11,7 @@
  * entries on, or another session: computed whole, from pi's projection. `test/unit/context/session-facts.test.ts`
  * checks the carried facts against the whole computation over seeded random sessions.
  */
-import type { ReadMessage } from "./model-view.ts";
+import { NO_SENDS, type ReadMessage, type UserSends, withUserSends } from "./model-view.ts";
 import { withRunContext } from "./request-repair.ts";
 
 /** A session entry, as far as these facts read it (pi's SessionEntry, structurally). */
@@ -46,6 +46,8 @@ export interface SessionFacts {
 	readonly branch: readonly ReadMessage[];
 	/** The branch's last user prompt, as text. */
 	readonly prompt: string | undefined;
+	/** The selections the projection's user messages hold as sends from the editor (model-view.ts `userSends`). */
+	readonly sent: UserSends;
 }
 
 /** How far a leaf may have moved on for the facts to be carried forward rather than computed whole. */
@@ -54,7 +56,7 @@ export const MAX_STEPS_FORWARD = 512;
 /** Entries that change what came before them in the projection: the facts are computed whole after one. */
 const RESHAPING = new Set(["compaction", "branch_summary", "context_edit"]);
 
-const EMPTY: SessionFacts = { projected: [], session: [], branch: [], prompt: undefined };
+const EMPTY: SessionFacts = { projected: [], session: [], branch: [], prompt: undefined, sent: NO_SENDS };
 
 interface Known {
 	sessionId: string;
@@ -64,6 +66,7 @@ interface Known {
 	/** The newest ide-context entry of the branch, unless a context edit changed it. */
 	newest: ReadMessage | undefined;
 	prompt: string | undefined;
+	sent: UserSends;
 	facts: SessionFacts;
 }
 
@@ -108,9 +111,12 @@ export class SessionFactsCache {
 	}
 
 	#carry(known: Known, leafId: string | null, added: FactsEntry[]): SessionFacts {
-		let { projected, branch, newest, prompt } = known;
+		let { projected, branch, newest, prompt, sent } = known;
 		for (const entry of added) {
-			if (entry.type === "message" && entry.message?.role === "user") prompt = userText(entry.message.content);
+			if (entry.type === "message" && entry.message?.role === "user") {
+				prompt = userText(entry.message.content);
+				sent = withUserSends(sent, [entry.message.content]);
+			}
 			if (entry.type === "custom_message" && entry.customType === this.#messageType) {
 				const message = { details: entry.details, content: entry.content };
 				projected = [...projected, message];
@@ -118,15 +124,18 @@ export class SessionFactsCache {
 				newest = message;
 			}
 		}
-		return this.#remember({ ...known, leafId, projected, branch, newest, prompt });
+		return this.#remember({ ...known, leafId, projected, branch, newest, prompt, sent });
 	}
 
 	#whole(session: FactsSession, sessionId: string, leafId: string | null): SessionFacts {
-		const projected = session
-			.buildSessionProjection()
-			.messages.flatMap((m) =>
-				m.role === "custom" && m.customType === this.#messageType ? [{ details: m.details, content: m.content }] : [],
-			);
+		const messages = session.buildSessionProjection().messages;
+		const projected = messages.flatMap((m) =>
+			m.role === "custom" && m.customType === this.#messageType ? [{ details: m.details, content: m.content }] : [],
+		);
+		const sent = withUserSends(
+			NO_SENDS,
+			messages.flatMap((m) => (m.role === "user" ? [m.content] : [])),
+		);
 		const entries = session.getBranch();
 		const edited = new Set<string>();
 		for (const entry of entries) if (entry.type === "context_edit" && entry.targetId) edited.add(entry.targetId);
@@ -142,12 +151,12 @@ export class SessionFactsCache {
 		}
 		// A context_edit that changed the newest block says what the model has: the projection, as it is.
 		const newest = newestEdited ? undefined : branch.at(-1);
-		return this.#remember({ sessionId, leafId, projected, branch, newest, prompt, facts: EMPTY });
+		return this.#remember({ sessionId, leafId, projected, branch, newest, prompt, sent, facts: EMPTY });
 	}
 
 	#remember(known: Known): SessionFacts {
-		const { projected, branch, newest, prompt } = known;
-		const facts = { projected, session: withRunContext(projected, newest), branch, prompt };
+		const { projected, branch, newest, prompt, sent } = known;
+		const facts = { projected, session: withRunContext(projected, newest), branch, prompt, sent };
 		this.#known = { ...known, facts };
 		return facts;
 	}

@@ -1,15 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+	blockSentKey,
 	canonicalState,
 	keyedSections,
 	parseBlock,
 	selectionIdentity,
 	sentLine,
+	sentSelectionsIn,
 } from "../../../src/context/block-sections.ts";
 import { type BlockSections, blockText, type ContextBlock, formatContextBlock } from "../../../src/context/blocks.ts";
 import { appendPromptDiagnostics } from "../../../src/context/diagnostics.ts";
+import { formatSend } from "../../../src/link/send-deliver.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../../src/protocol/protocol.ts";
+import type { SendRequest } from "../../../src/protocol/send.ts";
 import { specDatabaseView } from "../../fixtures/database-view.ts";
 import { mulberry32 } from "../../helpers/seeded.ts";
 import { makeState } from "../../helpers/state-files.ts";
@@ -228,4 +232,67 @@ describe("block sections: seeded round trips", () => {
 			}
 		});
 	}
+});
+
+/**
+ * A selection sent from the editor, as pi formats it into the user's message (formatSend), is found there with the
+ * key of the same selection in a block (blockSentKey); a draft the user changed inside the fence is not.
+ */
+describe("sentSelectionsIn: the selections a user message holds as pi formatted a send", () => {
+	const TEXT = "const a = 1;\nconst b = `x`;\n```inner fence```";
+	const block = formatContextBlock(state({ file: "/p/src/a.ts", selection: sel(TEXT, 3, 5) }), "/p/src/a.ts", {
+		now: NOW,
+	});
+	assert.ok(block);
+	const key = blockSentKey(block.sections, "/p/src/a.ts");
+	const send = (over: Partial<SendRequest["item"]> = {}, prompt = "why?") =>
+		formatSend(
+			{
+				pid: 42,
+				pi_pid: 7,
+				id: "s1",
+				timestamp: NOW,
+				mode: "now",
+				prompt,
+				item: {
+					kind: "selection",
+					file: "/p/src/a.ts",
+					start_line: 3,
+					end_line: 5,
+					text: TEXT,
+					truncated: false,
+					message: null,
+					...over,
+				},
+			},
+			"/p",
+			{ maxLines: 1000, maxBytes: 64 * 1024 },
+		);
+	const cases: Array<{ name: string; text: string; found: boolean }> = [
+		{ name: "the send as pi formatted it", text: send(), found: true },
+		{ name: "without typed words", text: send({}, ""), found: true },
+		{ name: "with words the user added after it", text: `${send()}\n\nand make it faster`, found: true },
+		{
+			name: "named absolutely (outside pi's cwd): the base name, lines and text agree",
+			text: send({ file: "/elsewhere/src/a.ts" }),
+			found: true,
+		},
+		{ name: "the text edited in the draft", text: send().replace("const b", "const c"), found: false },
+		{ name: "a line of the text deleted", text: send().replace("const a = 1;\n", ""), found: false },
+		{ name: "the closing fence deleted", text: send().replace(/\n`+$/, ""), found: false },
+		{ name: "the head line deleted", text: send().replace(/^Selection from .*\n/m, ""), found: false },
+		{ name: "other lines", text: send({ start_line: 4, end_line: 6 }), found: false },
+		{ name: "another file's", text: send({ file: "/p/src/b.ts" }), found: false },
+		{ name: "a line, not a selection", text: send({ kind: "line" }), found: false },
+		{ name: "plain words", text: "Selection from a.ts please", found: false },
+	];
+	for (const c of cases)
+		it(c.name, () => {
+			assert.equal(sentSelectionsIn(c.text).includes(key as string), c.found, c.text);
+		});
+
+	it("two sends in one message: both, each once", () => {
+		const other = send({ start_line: 10, end_line: 12 });
+		assert.equal(sentSelectionsIn(`${send()}\n\n${other}\n\n${send()}`).length, 2);
+	});
 });

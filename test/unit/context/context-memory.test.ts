@@ -21,6 +21,7 @@ import {
 	type ReadMessage,
 	STALE_WORDING,
 	type StaleReason,
+	withUserSends,
 } from "../../../src/context/model-view.ts";
 import {
 	type RequestMessage,
@@ -31,6 +32,7 @@ import {
 	supersededIn,
 	withRunContext,
 } from "../../../src/context/request-repair.ts";
+import { formatSend } from "../../../src/link/send-deliver.ts";
 import type { DiagnosticItem, EditorState, Selection } from "../../../src/protocol/protocol.ts";
 import { specDatabaseView } from "../../fixtures/database-view.ts";
 import { mulberry32 } from "../../helpers/seeded.ts";
@@ -86,10 +88,15 @@ class Conversation {
 	#ids = 0;
 	always = false;
 
-	send(block: ContextBlock): Decision {
+	/** A prompt (`prompt`, or words of its own) with the editor context `block` decided for it. */
+	send(block: ContextBlock, prompt?: string): Decision {
 		this.#ids += 1;
-		const decision = decide(block, modelView(this.messages), { always: this.always, id: `m${this.#ids}` });
-		this.request.push({ kind: "user", details: undefined, content: `prompt ${this.#ids}` });
+		const content = prompt ?? `prompt ${this.#ids}`;
+		// The selections sent from the editor in the user messages the model sees, this prompt's included.
+		const users = [...this.request.filter((m) => m.kind === "user").map((m) => m.content), content];
+		const view = modelView(this.messages, withUserSends(new Map(), users));
+		const decision = decide(block, view, { always: this.always, id: `m${this.#ids}` });
+		this.request.push({ kind: "user", details: undefined, content });
 		if (decision.kind !== "none") {
 			const message = { details: decision.details, content: decision.text };
 			this.messages.push(message);
@@ -100,6 +107,31 @@ class Conversation {
 }
 
 const selectionTextSent = (d: Decision) => d.text.includes("return run(argv);");
+
+/** The user's message of a send from the editor at once, as pi formats it (formatSend), for `sel` of FILE. */
+function sentMessage(sel: Selection, words = "why does this fail?", file = FILE): string {
+	return formatSend(
+		{
+			pid: 4242,
+			pi_pid: 7,
+			id: "s1",
+			timestamp: NOW,
+			mode: "now",
+			prompt: words,
+			item: {
+				kind: "selection",
+				file,
+				start_line: sel.start.line,
+				end_line: sel.end.line,
+				text: sel.text,
+				truncated: false,
+				message: null,
+			},
+		},
+		"/home/u/proj",
+		{ maxLines: 1000, maxBytes: 64 * 1024 },
+	);
+}
 
 describe("decide: what each prompt of a conversation sends", () => {
 	it("first prompt: the full block, exactly as formatted", () => {
@@ -307,6 +339,143 @@ describe("decide: what each prompt of a conversation sends", () => {
 		assert.equal(d.kind, "full");
 		assert.equal(d.text, tiny(2).text);
 		assert.match(d.why, /most of it changed/);
+	});
+});
+
+describe("a selection sent from the editor counts as the selection the model has (issue 25)", () => {
+	const withSelection = (now: number, cursor = 42) =>
+		blockOf(state({ selection: selection(), cursor: { line: cursor, column: 1 } }), now);
+	const USER_REFERENCE = "the selection the user sent in their message; not repeated.";
+	const cases: Array<{
+		name: string;
+		/** The user's message of the prompt whose block is decided. */
+		message: string;
+		kind: Decision["kind"];
+		/** The block repeats the selection's text. */
+		text: boolean;
+	}> = [
+		{
+			name: "sent at once: the block refers to the user's message",
+			message: sentMessage(selection()),
+			kind: "full",
+			text: false,
+		},
+		{
+			name: "the draft sent as the user left it (words added)",
+			message: `${sentMessage(selection())}\nthanks`,
+			kind: "full",
+			text: false,
+		},
+		{
+			name: "the draft's text edited: the block sends it",
+			message: sentMessage(selection()).replace("run(argv)", "run([])"),
+			kind: "full",
+			text: true,
+		},
+		{
+			name: "the draft's fence cut: the block sends it",
+			message: sentMessage(selection()).replace(/\n`+$/, ""),
+			kind: "full",
+			text: true,
+		},
+		{
+			name: "another selection sent: the block sends this one",
+			message: sentMessage(selection("other();", NOW, 7)),
+			kind: "full",
+			text: true,
+		},
+		{ name: "a prompt without a send", message: "why does this fail?", kind: "full", text: true },
+	];
+	for (const c of cases)
+		it(c.name, () => {
+			const d = new Conversation().send(withSelection(NOW + 1), c.message);
+			assert.equal(d.kind, c.kind);
+			assert.equal(selectionTextSent(d), c.text, d.text);
+			assert.equal(d.text.includes(USER_REFERENCE), !c.text, d.text);
+			assert.equal(d.details?.memory?.userCopy !== undefined, !c.text);
+			if (!c.text) assert.match(d.why, /the selection is in the user's message, not repeated/);
+		});
+
+	it("later prompts keep referring to it while the user's message is in view; once it is gone, the text is sent", () => {
+		const c = new Conversation();
+		c.send(withSelection(NOW + 1), sentMessage(selection()));
+		assert.equal(c.send(withSelection(NOW + 5)).kind, "none");
+		const moved = c.send(withSelection(NOW + 10, 50));
+		assert.equal(moved.kind, "update");
+		assert.ok(!selectionTextSent(moved), moved.text);
+		assert.ok(moved.details?.memory?.userCopy, "an update resting on the user's copy says so");
+		// A compaction (or /new, /tree, /fork) took the user's message and the editor contexts out of the model's view.
+		c.messages = [];
+		c.request = c.request.slice(0, 1);
+		const after = c.send(withSelection(NOW + 15, 50));
+		assert.equal(after.kind, "full");
+		assert.ok(selectionTextSent(after), after.text);
+		assert.equal(after.details?.memory?.userCopy, undefined);
+	});
+
+	it("a selection the model has in an earlier editor context is referred to there, sent or not", () => {
+		const c = new Conversation();
+		c.send(withSelection(NOW + 1));
+		const d = c.send(withSelection(NOW + 5, 50), sentMessage(selection()));
+		assert.equal(d.kind, "update");
+		assert.ok(!d.details?.memory?.userCopy);
+	});
+
+	describe("the request check: a request whose user message no longer holds it gets the text", () => {
+		const c = new Conversation();
+		c.send(withSelection(NOW + 1), sentMessage(selection())); // m1: refers to the user's message
+		c.send(withSelection(NOW + 5, 50)); // m2: an update on it
+		const copies = (r: RequestMessage[]) =>
+			r
+				.map((m) => String(m.content))
+				.join("\n")
+				.split("return run(argv);").length - 1;
+		const sentOnly = (r: RequestMessage[]) =>
+			r.filter((m) => !(m.kind === "user" && String(m.content).includes("Selection from")));
+		const requests: Array<{ name: string; request: () => RequestMessage[]; copies: number; changed: boolean }> = [
+			{
+				name: "intact: left alone, the text once (in the user's message)",
+				request: () => c.request,
+				copies: 1,
+				changed: false,
+			},
+			{
+				name: "the user's message pruned: the text put back once",
+				request: () => sentOnly(c.request),
+				copies: 1,
+				changed: true,
+			},
+			{
+				name: "the block pruned too: a self-contained block with the reference",
+				request: () => without(c.request, "m1"),
+				copies: 1,
+				changed: true,
+			},
+		];
+		for (const r of requests)
+			it(r.name, () => {
+				const request = r.request();
+				const out = checked(request, c.messages);
+				assert.equal(copies(out), r.copies, out.map((m) => m.content).join("\n---\n"));
+				assert.equal(out !== request && JSON.stringify(out) !== JSON.stringify(request), r.changed);
+				// The request as checked is checked: nothing more to do.
+				assert.equal(repairRequest(out, c.messages), undefined);
+				assert.deepEqual(supersededIn(out, c.messages), []);
+			});
+
+		it("the payload check finds the user's message among a provider's messages, and puts the text back without it", () => {
+			const payload = (r: RequestMessage[]) => ({
+				messages: r.map((m) => ({
+					role: m.kind === "system" ? "system" : "user",
+					content: [{ type: "text", text: String(m.content) }],
+				})),
+			});
+			const facts = { session: c.messages, branch: c.messages, prompt: "prompt 2", repaired: [] };
+			assert.equal(repairPayload(payload(c.request), facts), undefined);
+			const fixed = repairPayload(payload(sentOnly(c.request)), facts);
+			assert.ok(fixed, "repaired");
+			assert.equal(JSON.stringify(fixed).split("return run(argv);").length - 1, 1);
+		});
 	});
 });
 
@@ -1132,8 +1301,10 @@ describe("nextMessage: one decision for a prompt, a message typed while pi works
  * a window loaded after this extension and put through the payload check. Each repaired request is read by
  * a small reader of its own (below), not by this module: it must say what the editor shows now, every update and
  * selection reference must resolve within the request, and a selection's text is always there (the branch holds
- * every copy, so "no longer in the model's context" is never right). PI_IDE_REPAIR_SEED replays one seed,
- * PI_IDE_REPAIR_SEQUENCES runs more.
+ * every copy, so "no longer in the model's context" is never right). Some prompts send the new selection from the
+ * editor (issue 25), some of them a draft the user edited: a block that refers to "the selection the user sent in
+ * their message" must find that selection's text intact in a user message of the same request. PI_IDE_REPAIR_SEED
+ * replays one seed, PI_IDE_REPAIR_SEQUENCES runs more.
  */
 describe("the request check against pruners: seeded random sequences, read back by an independent reader", () => {
 	type Picture =
@@ -1141,8 +1312,27 @@ describe("the request check against pruners: seeded random sequences, read back 
 		| { kind: "notice" }
 		| { kind: "block"; file: string; cursor: number | null; selection: { range: string; text: string | null } | null };
 
-	/** Read the editor context texts of a request as the model would; every reference that does not resolve is a problem. */
-	const read = (texts: readonly string[]): { picture: Picture; problems: string[] } => {
+	/**
+	 * A selection's text as the last user message of the request that holds its file's lines in a send's shape (a
+	 * head naming the file and lines, the text fenced); null when none does. Read here with a pattern of its own.
+	 */
+	const userCopy = (users: readonly string[], file: string, range: string): string | null => {
+		const name = basename(file).replace(".", "\\.");
+		for (const text of [...users].reverse()) {
+			const m = new RegExp(
+				`^Selection from (?:[^\\n]*/)?${name}, ${range}:\\n(\`{3,})[^\\n]*\\n([\\s\\S]*?)\\n\\1$`,
+				"m",
+			).exec(text);
+			if (m) return m[2] ?? null;
+		}
+		return null;
+	};
+
+	/**
+	 * Read the editor context texts of a request as the model would (`users`: the request's user messages, where a
+	 * sent selection is); every reference that does not resolve is a problem.
+	 */
+	const read = (texts: readonly string[], users: readonly string[]): { picture: Picture; problems: string[] } => {
 		const problems: string[] = [];
 		const copies = new Map<string, string>();
 		let picture: Picture = { kind: "none" };
@@ -1168,6 +1358,10 @@ describe("the request check against pruners: seeded random sequences, read back 
 				const copy = copies.get(range);
 				if (copy === undefined) problems.push(`a reference with no copy before it in the request: ${head[0]}`);
 				picture.selection = { range, text: copy ?? null };
+			} else if (rest.includes("the selection the user sent in their message")) {
+				const copy = userCopy(users, picture.file, range);
+				if (copy === null) problems.push(`a reference to a user message the request does not have: ${head[0]}`);
+				picture.selection = { range, text: copy };
 			} else picture.selection = { range, text: null };
 		}
 		return { picture, problems };
@@ -1254,8 +1448,14 @@ describe("the request check against pruners: seeded random sequences, read back 
 					else if (r < 0.85) file = file === FILE ? "/home/u/proj/src/b.ts" : FILE;
 					log.push(`cursor ${cursor}, ${file === FILE ? "main" : "b"}, selection ${picked ? picked.start : "none"}`);
 					const sel = picked && selection(picked.text, picked.at, picked.start);
+					// The prompt sends the selection from the editor (issue 25), at times a draft the user edited.
+					const sending = sel !== null && random() < 0.35;
+					const edited = sending && random() < 0.3;
+					if (sending) log.push(edited ? "sent, the draft edited" : "sent");
+					const words = sel && sending ? sentMessage(sel, `prompt ${step}`, file) : undefined;
 					c.send(
 						blockOf(state({ file, name: basename(file), cursor: { line: cursor, column: 1 }, selection: sel }), now),
+						edited ? words?.replace(";\nreturn", ";\n  return") : words,
 					);
 					expected = {
 						kind: "block",
@@ -1266,8 +1466,8 @@ describe("the request check against pruners: seeded random sequences, read back 
 				}
 				branch.push(...c.messages.slice(before));
 				const prompt = [...c.request].reverse().find((m) => m.kind === "user")?.content as string | undefined;
-				const verify = (texts: string[], what: string) => {
-					const { picture, problems } = read(texts);
+				const verify = (texts: string[], users: string[], what: string) => {
+					const { picture, problems } = read(texts, users);
 					for (const text of texts)
 						if (/.(The user's editor \(|Editor update \(|Editor context out of date: )/s.test(text))
 							problems.push(`an editor context glued to other text: ${JSON.stringify(text)}`);
@@ -1290,10 +1490,11 @@ describe("the request check against pruners: seeded random sequences, read back 
 				};
 				for (const [name, prune] of Object.entries(pruners)) {
 					const checkedRequest = checkedWith(prune(c.request, random), c.messages, branch);
-					verify(ideTexts(checkedRequest), name);
+					const users = checkedRequest.filter((m) => m.kind === "user").map((m) => String(m.content));
+					verify(ideTexts(checkedRequest), users, name);
 					// A context_with_system window loaded later cuts it to its last two messages: the payload check.
 					const payload = payloadTexts(windowAfter(checkedRequest), c.messages, branch, prompt);
-					verify(payload, `${name}, then a window after the request check`);
+					verify(payload, payload, `${name}, then a window after the request check`);
 				}
 			}
 		});

@@ -27,8 +27,13 @@ function assistant(text: string) {
 	} as never;
 }
 
-/** What is compared: the facts as plain data. */
-const plain = (facts: SessionFacts) => JSON.parse(JSON.stringify(facts)) as unknown;
+/** What is compared: the facts as plain data (the sends in user messages as a sorted list). */
+const plain = (facts: SessionFacts) =>
+	JSON.parse(JSON.stringify({ ...facts, sent: [...facts.sent].sort() })) as unknown;
+
+/** A prompt as a send from the editor leaves it (formatSend's shape): a selection's lines and text. */
+const sendPrompt = (n: number) =>
+	`explain\n\nSelection from src/a.ts, lines ${n}-${n + 1}:\n\`\`\`ts\nconst a${n} = 1;\n\`\`\``;
 
 describe("session facts: carried forward = computed whole", () => {
 	const fixed = process.env["PI_IDE_FACTS_SEED"];
@@ -47,12 +52,16 @@ describe("session facts: carried forward = computed whole", () => {
 				return all[int(all.length)];
 			};
 			let blocks = 0;
+			let withSends = 0;
 			try {
 				for (let step = 0; step < STEPS; step++) {
 					const op = int(20);
 					if (op <= 3) {
-						log.push("prompt");
-						session.appendMessage({ role: "user", content: `prompt ${step}`, timestamp: Date.now() });
+						// Some prompts hold a selection sent from the editor: the facts list it while the prompt is in view.
+						const sent = int(2) === 0;
+						log.push(sent ? `prompt with a send ${step % 7}` : "prompt");
+						const text = sent ? sendPrompt(step % 7) : `prompt ${step}`;
+						session.appendMessage({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
 					} else if (op <= 6) {
 						log.push("reply");
 						session.appendMessage(assistant(`reply ${step}`));
@@ -105,7 +114,9 @@ describe("session facts: carried forward = computed whole", () => {
 					const got = carried.facts(session);
 					const whole = new SessionFactsCache(TYPE).facts(session);
 					assert.deepEqual(plain(got), plain(whole));
+					if (got.sent.size > 0) withSends++;
 				}
+				assert.ok(withSends > 0, "some steps had a send in view");
 			} catch (error) {
 				throw new Error(
 					`facts differ; replay with PI_IDE_FACTS_SEED=${seed} PI_IDE_FACTS_STEPS=${STEPS}\n  ${log.slice(-25).join("\n  ")}\n${String(error)}`,
@@ -134,6 +145,7 @@ describe("session facts: carried forward = computed whole", () => {
 			session: [],
 			branch: [],
 			prompt: undefined,
+			sent: new Map(),
 		});
 	});
 });
