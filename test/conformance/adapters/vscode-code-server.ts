@@ -283,12 +283,13 @@ async function shownNotices(page: Page): Promise<string[]> {
 		.reverse();
 }
 
-/** The `driver.json` of the driver in `dir`, once written. */
-function readDriver(dir: string): Promise<DriverInfo> {
+/** The `driver.json` of the driver in `dir`, once written by an extension host other than `not`. */
+function readDriver(dir: string, not?: number): Promise<DriverInfo> {
 	return pollUntil(
 		() => {
 			try {
-				return JSON.parse(readFileSync(join(dir, "driver.json"), "utf8")) as DriverInfo;
+				const info = JSON.parse(readFileSync(join(dir, "driver.json"), "utf8")) as DriverInfo;
+				return info.pid === not ? undefined : info;
 			} catch {
 				return undefined;
 			}
@@ -323,7 +324,8 @@ async function piActive(call: Call): Promise<void> {
 }
 
 /**
- * Load a new window for the session `options` into the pool window `window`'s page (a new page): a window on a
+ * Load a new window for the session `options` into the pool window `window`'s page (a new page, or one whose
+ * window could not take the session): a window on a
  * multi-root workspace of the adapter's idle folder and the session's project (second, so that a later session's
  * project can take its place: changing the first folder would restart the extension host), whose extension host
  * gets the session's environment and the pi extension's test hooks (`PI_IDE_CONTEXT_TEST_HOOKS`,
@@ -340,7 +342,7 @@ async function loadWindow(w: World, window: PoolWindow, options: StartOptions): 
 			[TEST_HOOKS_ENV]: "1",
 		}),
 	);
-	window.info = await readDriver(window.dir);
+	window.info = await readDriver(window.dir, window.info?.pid);
 	return window.info;
 }
 
@@ -370,15 +372,33 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		// The output channel's lines before the session's start are not its (in a new window there are none).
 		let mark: OutputMark = new Map();
 		let info = taken.info;
+		let restarted = false;
 		if (info !== undefined && isAlive(info.pid)) {
 			mark = outputMark(info.logDir);
-			leftovers = await driverCall(info)<string[]>({
+			// In about one run of three, VS Code's workspace had no folder at all at one session's start (after the
+			// same case, identity's change set, each time; cause not found): a new window on the session's project
+			// replaces that one, and says so.
+			restarted = await driverCall(info)<string[]>({
 				op: "restart",
 				extension: EXTENSION_ID,
 				env: options.env,
 				folder: options.cwd,
-			});
-		} else info = await loadWindow(w, taken, options);
+			}).then(
+				(documents) => {
+					leftovers = documents;
+					return true;
+				},
+				(error: unknown) => {
+					console.error(`code-server adapter: a new window for the session, the old one could not take it: ${error}`);
+					return false;
+				},
+			);
+		}
+		if (!restarted) {
+			mark = new Map();
+			info = await loadWindow(w, taken, options);
+		}
+		if (info === undefined) throw new Error("no extension host");
 		const call = driverCall(info);
 		await piActive(call);
 		if (options.file !== undefined) await call({ op: "open", file: options.file });
