@@ -273,11 +273,12 @@ export async function startCodeServer(
 }
 
 /**
- * The address of a window on `folder`; with `env` (code-server started with `perWindowEnv`), the window's
- * extension host gets it on top of code-server's environment.
+ * The address of a window on `folder` (a `.code-workspace` file: a window on that multi-root workspace); with
+ * `env` (code-server started with `perWindowEnv`), the window's extension host gets it on top of code-server's
+ * environment.
  */
 export function windowUrl(server: CodeServer, folder: string, env?: Record<string, string>): string {
-	const query = new URLSearchParams({ folder });
+	const query = new URLSearchParams(folder.endsWith(".code-workspace") ? { workspace: folder } : { folder });
 	if (env !== undefined) query.set("payload", JSON.stringify([["extensionEnvironment", JSON.stringify(env)]]));
 	return `${server.url}/?${query}`;
 }

@@ -14,6 +14,7 @@ import { renameSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { dirname, join } from "node:path";
 import * as vscode from "vscode";
+import { TEST_HOOKS_ENV, type TestHooks } from "../../editors/vscode/src/test-hooks.ts";
 
 /** What a request may ask; each answers with JSON. */
 export type DriverRequest =
@@ -29,8 +30,16 @@ export type DriverRequest =
 	| { op: "loaded" }
 	| { op: "diagnostics"; file: string; items: HostDiagnostic[] }
 	| { op: "command"; command: string }
-	/** Revert every unsaved document and close every editor: a window about to be navigated away from. */
-	| { op: "reset" };
+	/**
+	 * A new session in this window without loading a new window (the kit's code-server adapter): every editor
+	 * reverted and closed, the kit's diagnostics and every notification cleared, `folder` made the workspace's
+	 * second folder, `env` set in this extension host's environment, and the pi extension `extension` started again through its test hooks (`TestHooks`, which it has
+	 * only when its host started with `PI_IDE_CONTEXT_TEST_HOOKS=1`). Answers the documents still open then (VS
+	 * Code closes a closed editor's document when it likes): the files of earlier sessions.
+	 */
+	| { op: "restart"; extension: string; env: Record<string, string>; folder: string }
+	/** The pi extension stopped through its test hooks, as a clean exit stops it (its state file removed). */
+	| { op: "stop"; extension: string };
 
 export interface HostPosition {
 	line: number;
@@ -70,6 +79,64 @@ function mustEditor(): vscode.TextEditor {
 }
 
 const position = (at: HostPosition) => new vscode.Position(at.line, at.character);
+
+/** The pi extension's test hooks (see `restart`). */
+function hooksOf(id: string): TestHooks {
+	const hooks = vscode.extensions.getExtension(id)?.exports as TestHooks | undefined;
+	if (typeof hooks?.start !== "function")
+		throw new Error(`${id} has no test hooks: its extension host started without ${TEST_HOOKS_ENV}=1`);
+	return hooks;
+}
+
+async function reset(): Promise<void> {
+	for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty)) {
+		await vscode.window.showTextDocument(document);
+		await vscode.commands.executeCommand("workbench.action.files.revert");
+	}
+	await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+}
+
+const folderPaths = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The next change of the workspace's folders (VS Code's confirmation of one asked for), or `ms` without one. */
+function folderChange(ms: number): { done: Promise<void>; cancel: () => void } {
+	let listener: vscode.Disposable | undefined;
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const done = new Promise<void>((resolve) => {
+		listener = vscode.workspace.onDidChangeWorkspaceFolders(() => resolve());
+		timer = setTimeout(resolve, ms);
+	});
+	const cancel = () => {
+		listener?.dispose();
+		clearTimeout(timer);
+	};
+	void done.then(cancel);
+	return { done, cancel };
+}
+
+/**
+ * Make `folder` the workspace's second folder (the window is on a multi-root workspace whose first folder stays:
+ * changing the first restarts the extension host). VS Code refuses a change while another is unconfirmed, and
+ * the kit saw the folders read as none for a moment: this tries again until the folders are the two it needs.
+ */
+async function useFolder(folder: string): Promise<void> {
+	for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+		const paths = folderPaths();
+		if (paths.length === 2 && paths[1] === folder) return;
+		if (paths.length >= 1) {
+			const change = folderChange(5000);
+			if (vscode.workspace.updateWorkspaceFolders(1, paths.length - 1, { uri: vscode.Uri.file(folder) })) {
+				await change.done;
+				continue;
+			}
+			change.cancel();
+		}
+		await sleep(100);
+	}
+	throw new Error(`${folder} did not become the second workspace folder (folders: ${folderPaths()})`);
+}
 
 async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticCollection): Promise<unknown> {
 	switch (request.op) {
@@ -129,14 +196,22 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 		case "command":
 			await vscode.commands.executeCommand(request.command);
 			return null;
-		case "reset": {
-			for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty)) {
-				await vscode.window.showTextDocument(document);
-				await vscode.commands.executeCommand("workbench.action.files.revert");
-			}
-			await vscode.commands.executeCommand("workbench.action.closeAllEditors");
-			return null;
+		case "restart": {
+			const hooks = hooksOf(request.extension);
+			hooks.stop();
+			await reset();
+			diagnostics.clear();
+			await vscode.commands.executeCommand("notifications.clearAll");
+			await useFolder(request.folder);
+			Object.assign(process.env, request.env);
+			hooks.start();
+			return vscode.workspace.textDocuments
+				.filter((d) => d.uri.scheme === "file" && !d.isClosed)
+				.map((d) => d.uri.fsPath);
 		}
+		case "stop":
+			hooksOf(request.extension).stop();
+			return null;
 	}
 }
 

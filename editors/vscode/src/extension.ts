@@ -26,6 +26,7 @@ import { PiSync } from "./pi-sync.ts";
 import { ReviewView } from "./review-view.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
+import { TEST_HOOKS_ENV, type TestHooks } from "./test-hooks.ts";
 
 const SECTION = "piIdeContext";
 /** Exported to integrated terminals: the pid in this window's state file name (issue 8, PROTOCOL.md). */
@@ -35,17 +36,34 @@ const DISK_SCHEME = "pi-ide-disk";
 /** `files[]` carries up to 20 reports: smaller diagnostic caps keep the state file well under 1 MiB. */
 const FILE_REPORT_CAPS: DiagnosticCaps = { maxItems: 25, maxBytes: 16 * 1024 };
 
-let client: StateClient | undefined;
-let cleanup: (() => void) | undefined;
+/** The running extension: everything one activation set up, undone by `dispose` (a clean exit's). */
+let running: vscode.Disposable | undefined;
 
 const linesOf = (document: vscode.TextDocument): TextLines => ({
 	count: document.lineCount,
 	text: (line) => document.lineAt(line).text,
 });
 
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): TestHooks | undefined {
+	const hooks = process.env[TEST_HOOKS_ENV] === "1";
+	running = startExtension(context);
+	context.subscriptions.push({ dispose: deactivate });
+	if (!hooks) return undefined;
+	const stop = () => deactivate();
+	return {
+		stop,
+		start: () => {
+			stop();
+			running = startExtension(context);
+		},
+	};
+}
+
+/** Activation's setup; returns what undoes it. */
+function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
+	const subscriptions: vscode.Disposable[] = [];
 	const output = vscode.window.createOutputChannel("pi IDE context");
-	context.subscriptions.push(output);
+	subscriptions.push(output);
 	const log = (message: string) => output.appendLine(`${new Date().toISOString()} ${message}`);
 
 	const dir = resolveStateDir(process.env);
@@ -95,7 +113,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		setTimeout: (fn, ms) => setTimeout(guard(fn), ms),
 		clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 	});
-	context.subscriptions.push({ dispose: () => sync.dispose() });
+	subscriptions.push({ dispose: () => sync.dispose() });
 
 	const state = new StateClient({
 		app: "vscode",
@@ -115,7 +133,6 @@ export function activate(context: vscode.ExtensionContext): void {
 		log,
 		unsavedBuffers: () => (sync.isConnected ? dirtyDocuments() : undefined),
 	});
-	client = state;
 
 	/** v0.5: the file documents with unsaved changes, the active one first (only while a pi is connected). */
 	const dirtyDocuments = (): DirtyDocument[] => {
@@ -147,7 +164,6 @@ export function activate(context: vscode.ExtensionContext): void {
 		onProblem: (problem) => log(`pi message: ${problem}`),
 		onApproval: (pid, verdict, piNs) => approval.received(pid, verdict, piNs),
 	});
-	cleanup = () => watcher.dispose();
 
 	const terminalEnv = context.environmentVariableCollection;
 	// A new extension host has a new pid: a value kept from the last session would name a dead window.
@@ -156,7 +172,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
 	const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 0);
 	status.command = `${SECTION}.showState`;
-	context.subscriptions.push(status);
+	subscriptions.push(status);
 
 	const config = () => vscode.workspace.getConfiguration(SECTION);
 	const refreshStatus = () => {
@@ -202,7 +218,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		marksEnabled: () => config().get<boolean>("reviewMarks", true),
 		guard,
 	});
-	context.subscriptions.push(review);
+	subscriptions.push(review);
 
 	const approval = new ApprovalView({
 		log,
@@ -212,13 +228,13 @@ export function activate(context: vscode.ExtensionContext): void {
 		guard,
 		now: () => Date.now() / 1000,
 	});
-	context.subscriptions.push(approval);
+	subscriptions.push(approval);
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
 	const isActive = (document: vscode.TextDocument) => document === vscode.window.activeTextEditor?.document;
 	const fileOf = (document: vscode.TextDocument) => (document.uri.scheme === "file" ? document.uri.fsPath : undefined);
-	context.subscriptions.push(
+	subscriptions.push(
 		// An undefined active editor is often a transient step between two editors: debounce it.
 		vscode.window.onDidChangeActiveTextEditor(guard((editor) => (editor ? now() : later()))),
 		vscode.window.onDidChangeTextEditorSelection(
@@ -350,11 +366,18 @@ export function activate(context: vscode.ExtensionContext): void {
 	} catch (error) {
 		log(`activation: ${error instanceof Error ? error.message : String(error)}`);
 	}
+	return {
+		dispose: () => {
+			watcher.dispose();
+			state.dispose();
+			// The newest first: the output channel, made first, still takes what the others log on their way out.
+			for (const subscription of subscriptions.reverse()) guard(() => subscription.dispose())();
+		},
+	};
 }
 
 export function deactivate(): void {
-	cleanup?.();
-	cleanup = undefined;
-	client?.dispose();
-	client = undefined;
+	const ending = running;
+	running = undefined;
+	ending?.dispose();
 }

@@ -1,21 +1,32 @@
 /**
  * The VS Code extension in a real VS Code, for the conformance kit: the packaged .vsix in code-server
  * (test/vscode/code-server.ts), one code-server and one chromium for all of the adapter's sessions, and a
- * window of its own per session: a browser page on the session's project folder whose extension host gets
- * the session's environment (its state dir) and is the pid that names the state file. The window is driven
- * through VS Code's own API by a test extension in the same extension host (test/vscode/driver-extension.ts),
- * as the Neovim adapter drives Neovim over RPC: files opened, selections set, edits applied and saved by
- * VS Code; diagnostics published by a diagnostic collection, as any checker publishes them; reloads done by
- * VS Code's own file watcher. The client's notices are what the window shows: the notification center's
- * entries from the extension (or any error) and the lines its output channel gives a pi message.
+ * window per session at a time: a browser page whose extension host has the session's environment (its state
+ * dir) and is the pid that names the state file, on a multi-root workspace whose second folder is the session's
+ * project (VS Code reloads a file outside every folder only seconds after it changes: the extension's reports
+ * would say `unchanged` first).
+ * The window is driven through VS Code's own API by a test extension in the same extension host
+ * (test/vscode/driver-extension.ts), as the Neovim adapter drives Neovim over RPC: files opened, selections
+ * set, edits applied and saved by VS Code; diagnostics published by a diagnostic collection, as any checker
+ * publishes them; reloads done by VS Code's own file watcher. The client's notices are what the window shows:
+ * the notification center's entries from the extension (or any error) and the lines its output channel gives a
+ * pi message.
  *
- * Each session takes a page of a small pool (a free one, else a new one) and loads a new window in it. A window takes seconds to start, so the tables that start an editor
- * per row are left to the fake-API adapter (adapters/vscode.ts), which runs the same extension code on them.
- * Review's marks are read where VS Code draws them, in the page (`EXTENSION_MARKS`). Approval's commands are run as registered; a request's arrivals are counted from what VS Code gives the
- * screen reader, since the notification center keeps one entry of notifications with equal text.
+ * A window takes 5-13 s to start here, so a session reuses a free window of a small pool (a new one only when
+ * all are busy: the shared editor holds one): the driver closes its editors, clears its notifications, makes the
+ * session's project the second folder, sets the session's environment in the extension host and stops and
+ * starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
+ * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
+ * extension then reads its state dir afresh and has no memory of pi's messages, as in a new window; only the
+ * pid is the same extension host's. That is what lets the tables that start an editor per row (`editor-per-row`)
+ * run here in a second or two per row. A clean exit (`quit`) still closes the window: its extension host ends.
+ * Review's marks are read where VS Code draws them, in the page (`EXTENSION_MARKS`). Approval's commands are run
+ * as registered; a request's arrivals are counted from what VS Code gives the screen reader, since the
+ * notification center keeps one entry of notifications with equal text.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { TEST_HOOKS_ENV } from "../../../editors/vscode/src/test-hooks.ts";
 import { pollUntil } from "../../helpers/poll.ts";
 import {
 	assertInstalled,
@@ -109,12 +120,20 @@ async function closeWorld(): Promise<void> {
 	const ending = world;
 	world = undefined;
 	if (!ending) return;
-	const { root, server, browser } = await ending;
+	const { root, server, browser, pool } = await ending;
 	try {
 		await browser.close();
 	} finally {
 		await server.stop();
-		rmSync(root, { recursive: true, force: true });
+		// The windows' extension hosts end with their connections, and their children (VS Code's TypeScript
+		// server, which makes its temp dir under the root as it starts) a moment later: wait for the hosts, and
+		// retry the removal while a child is still at it.
+		const hosts = pool.flatMap((window) => (window.info === undefined ? [] : [window.info.pid]));
+		await pollUntil(() => (hosts.some(isAlive) ? undefined : true), "the extension hosts exit", {
+			timeoutMs: EXIT_MS,
+			intervalMs: 50,
+		}).catch(() => {});
+		rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 	}
 }
 
@@ -148,20 +167,38 @@ function isAlive(pid: number): boolean {
 	}
 }
 
-/** Every line of the extension's output channel so far, in the extension host's log dir. */
-function outputLines(logDir: string): string[] {
-	const lines: string[] = [];
+/** How many lines each file of the extension's output channels holds: where a session's own lines start. */
+type OutputMark = Map<string, number>;
+
+/** The lines of each of the extension's output channel files (one per start of the extension) in `logDir`. */
+function outputFiles(logDir: string): Map<string, string[]> {
+	const files = new Map<string, string[]>();
 	for (const dir of readdirSync(logDir).filter((name) => name.startsWith("output_logging_"))) {
 		for (const file of readdirSync(join(logDir, dir)).filter((name) => name.endsWith(`-${SOURCE}.log`))) {
-			lines.push(...readFileSync(join(logDir, dir, file), "utf8").split("\n"));
+			const lines = readFileSync(join(logDir, dir, file), "utf8").split("\n");
+			files.set(
+				join(dir, file),
+				lines.filter((line) => line !== ""),
+			);
 		}
 	}
-	return lines.filter((line) => line !== "");
+	return files;
+}
+
+const outputMark = (logDir: string): OutputMark =>
+	new Map([...outputFiles(logDir)].map(([file, lines]) => [file, lines.length]));
+
+/**
+ * The lines of the extension's output channel since `mark` (taken when the session started). Only the running
+ * extension's channel grows: an earlier start's (a session before, in the same extension host) is closed.
+ */
+function outputLines(logDir: string, mark: OutputMark): string[] {
+	return [...outputFiles(logDir)].flatMap(([file, lines]) => lines.slice(mark.get(file) ?? 0));
 }
 
 /** The lines the extension's output channel gives a pi message, or a change set it ignores (as adapters/vscode.ts). */
-const outputNotices = (logDir: string): string[] =>
-	outputLines(logDir).filter((line) => / pi message: /.test(line) || /\.review\.json\b.*ignored$/.test(line));
+const outputNotices = (logDir: string, mark: OutputMark): string[] =>
+	outputLines(logDir, mark).filter((line) => / pi message: /.test(line) || /\.review\.json\b.*ignored$/.test(line));
 
 /** How long a command's reply (a notification, a line in the output channel) may take to show. */
 const REPLY_MS = 3000;
@@ -257,9 +294,7 @@ function readDriver(dir: string, not?: number): Promise<DriverInfo> {
 				return undefined;
 			}
 		},
-		not === undefined
-			? "the window's extension host (the driver's driver.json)"
-			: `an extension host after ${not} (the driver's driver.json)`,
+		"the window's extension host (the driver's driver.json)",
 		{ timeoutMs: WINDOW_START_MS, intervalMs: 50 },
 	);
 }
@@ -289,28 +324,35 @@ async function piActive(call: Call): Promise<void> {
 }
 
 /**
- * Load a new window for the session `options` into the pool window `window`'s page: the open editors reverted
- * and closed first (a page with unsaved editors may refuse to be left), then the page navigated to a window on
- * the session's project whose extension host gets the session's environment. The old extension host ends by itself once its connection is gone,
- * deactivating the extension (its state file goes, as on a clean exit). Returns the new extension host's driver.
+ * Load a new window for the session `options` into the pool window `window`'s page (a new page, or one whose
+ * window could not take the session): a window on a
+ * multi-root workspace of the adapter's idle folder and the session's project (second, so that a later session's
+ * project can take its place: changing the first folder would restart the extension host), whose extension host
+ * gets the session's environment and the pi extension's test hooks (`PI_IDE_CONTEXT_TEST_HOOKS`,
+ * editors/vscode/src/test-hooks.ts). Returns the new extension host's driver.
  */
 async function loadWindow(w: World, window: PoolWindow, options: StartOptions): Promise<DriverInfo> {
-	const old = window.info?.pid;
-	if (window.info !== undefined && isAlive(window.info.pid)) await driverCall(window.info)({ op: "reset" });
-	window.info = undefined;
+	const workspace = join(window.dir, "kit.code-workspace");
+	writeFileSync(workspace, JSON.stringify({ folders: [{ path: join(w.root, "idle") }, { path: options.cwd }] }));
 	await gotoWindow(
 		window.page,
-		windowUrl(w.server, options.cwd, { ...options.env, PI_IDE_KIT_DRIVER_DIR: window.dir }),
+		windowUrl(w.server, workspace, {
+			...options.env,
+			PI_IDE_KIT_DRIVER_DIR: window.dir,
+			[TEST_HOOKS_ENV]: "1",
+		}),
 	);
-	window.info = await readDriver(window.dir, old);
+	window.info = await readDriver(window.dir, window.info?.pid);
 	return window.info;
 }
 
 /**
- * A session on a window of the pool: the page of a free window (a new one when every window is
- * busy) navigated to a new window on the session's project with the session's environment, whose extension
- * host (a new process, a new pid, the extension's module state fresh) is the session's. Reusing the page saves
- * the browser's tab; the workbench still starts afresh, as a new window does (seconds: see `editor-per-row`).
+ * A session on a window of the pool. A free window's extension host serves it: every editor closed, the
+ * session's project made the workspace's second folder, the session's environment set in the extension host and
+ * the pi extension stopped and started again through its test hooks, which read the state dir afresh and forget
+ * pi's messages, as a new window's extension would (the pid stays the extension host's). Only when every window
+ * is busy (the shared editor holds one) does a new page load a new window (seconds: the workbench and its
+ * extension host start; a restart in a window takes a fraction of a second).
  */
 async function startPooled(w: World, options: StartOptions): Promise<ClientSession> {
 	let window = w.pool.find((candidate) => !candidate.busy && !candidate.page.isClosed());
@@ -326,28 +368,71 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		await taken.page.close().catch(() => {});
 	};
 	try {
-		const info = await loadWindow(w, taken, options);
+		let leftovers: string[] = [];
+		// The output channel's lines before the session's start are not its (in a new window there are none).
+		let mark: OutputMark = new Map();
+		let info = taken.info;
+		let restarted = false;
+		if (info !== undefined && isAlive(info.pid)) {
+			mark = outputMark(info.logDir);
+			// In about one run of three, VS Code's workspace had no folder at all at one session's start (after the
+			// same case, identity's change set, each time; cause not found): a new window on the session's project
+			// replaces that one, and says so.
+			restarted = await driverCall(info)<string[]>({
+				op: "restart",
+				extension: EXTENSION_ID,
+				env: options.env,
+				folder: options.cwd,
+			}).then(
+				(documents) => {
+					leftovers = documents;
+					return true;
+				},
+				(error: unknown) => {
+					console.error(`code-server adapter: a new window for the session, the old one could not take it: ${error}`);
+					return false;
+				},
+			);
+		}
+		if (!restarted) {
+			mark = new Map();
+			info = await loadWindow(w, taken, options);
+		}
+		if (info === undefined) throw new Error("no extension host");
 		const call = driverCall(info);
 		await piActive(call);
 		if (options.file !== undefined) await call({ op: "open", file: options.file });
 		let ended = false;
-		return await session(taken.page, info, call, {
-			// Closing the window stops its extension host, which deactivates the extension first: quitting is
-			// done when that process has exited (the pool loses the page).
-			quit: async () => {
-				await drop();
-				await pollUntil(() => (isAlive(info.pid) ? undefined : true), "the extension host exits", {
-					timeoutMs: EXIT_MS,
-					intervalMs: 50,
-				});
+		return await session(
+			taken.page,
+			info,
+			call,
+			{ leftovers: new Set(leftovers), mark },
+			{
+				// Closing the window stops its extension host, which deactivates the extension first: quitting is
+				// done when that process has exited (the pool loses the page).
+				quit: async () => {
+					await drop();
+					await pollUntil(() => (isAlive(info.pid) ? undefined : true), "the extension host exits", {
+						timeoutMs: EXIT_MS,
+						intervalMs: 50,
+					});
+				},
+				// The pi extension stops as on a clean exit (its state file goes before the kit removes its dir); the
+				// window serves the next session.
+				dispose: async () => {
+					if (ended) return;
+					ended = true;
+					if (taken.page.isClosed() || !isAlive(info.pid)) return drop();
+					try {
+						await call({ op: "stop", extension: EXTENSION_ID });
+						taken.busy = false;
+					} catch {
+						await drop();
+					}
+				},
 			},
-			dispose: async () => {
-				if (ended) return;
-				ended = true;
-				if (taken.page.isClosed()) await drop();
-				else taken.busy = false;
-			},
-		});
+		);
 	} catch (error) {
 		await drop();
 		throw error;
@@ -361,11 +446,16 @@ async function start(options: StartOptions): Promise<ClientSession> {
 	return startPooled(w, options);
 }
 
-/** The session the cases drive, on the window `page` whose extension host `info` describes. */
+/**
+ * The session the cases drive, on the window `page` whose extension host `info` describes. What earlier
+ * sessions in the window left is not its: `leftovers`, their documents still open when it started (VS Code
+ * closes them when it likes), and `mark`, the output channel's lines then.
+ */
 async function session(
 	page: Page,
 	info: DriverInfo,
 	call: Call,
+	{ leftovers, mark }: { leftovers: ReadonlySet<string>; mark: OutputMark },
 	end: { quit: () => Promise<void>; dispose: () => Promise<void> },
 ): Promise<ClientSession> {
 	{
@@ -385,9 +475,12 @@ async function session(
 		};
 		/** Run `command` as the user does; its reply is what it shows and logs, waited for a moment. */
 		const answer = async (command: string): Promise<string> => {
-			const [shown, logged] = [(await centerNotices()).length, outputLines(info.logDir).length];
+			const [shown, logged] = [(await centerNotices()).length, outputLines(info.logDir, mark).length];
 			await call({ op: "command", command });
-			const reply = async () => [...(await centerNotices()).slice(shown), ...outputLines(info.logDir).slice(logged)];
+			const reply = async () => [
+				...(await centerNotices()).slice(shown),
+				...outputLines(info.logDir, mark).slice(logged),
+			];
 			return (
 				await pollUntil(
 					async () => {
@@ -428,7 +521,7 @@ async function session(
 			save: async (file) => void (await call({ op: "save", file })),
 			buffer: async (file) =>
 				(await call<{ text: string; modified: boolean } | null>({ op: "buffer", file })) ?? undefined,
-			loadedFiles: () => call<string[]>({ op: "loaded" }),
+			loadedFiles: async () => (await call<string[]>({ op: "loaded" })).filter((file) => !leftovers.has(file)),
 			setDiagnostics: async (file, items: KitDiagnostic[]) => {
 				const lines = new Map<number, string>();
 				for (const line of new Set(items.map((d) => d.line - 1))) {
@@ -445,7 +538,7 @@ async function session(
 					})),
 				});
 			},
-			messages: async () => [...(await centerNotices()), ...outputNotices(info.logDir)],
+			messages: async () => [...(await centerNotices()), ...outputNotices(info.logDir, mark)],
 			// ---- approval: the commands "Accept/Reject pi's proposed change" as the user runs them; their reply is
 			// what they show (notifications) and log (the output channel) ----
 			// ---- review: marks read where VS Code draws them; edits, the revert command and undo as the user's ----
@@ -496,6 +589,7 @@ export const adapters: ClientAdapter[] = [
 			"edit",
 			"reload",
 			"diagnostics",
+			"editor-per-row",
 			"approval",
 			"review",
 			"pi-identity",
@@ -508,8 +602,6 @@ export const adapters: ClientAdapter[] = [
 			ask: "not built yet (issue 25)",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
-			"editor-per-row":
-				"each row needs a window of its own (a new extension host: a new pid, its state dir, its memory of messages) and a window's workbench takes 6-13 s to start here even in a reused tab: the 33 rows ran and passed on code-server but took 5 of the kit's 7 minutes; adapters/vscode.ts runs these rows on the same extension code",
 			// ---- approval ----
 			"approval-marks": "VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key)",
 			// ---- end approval ----

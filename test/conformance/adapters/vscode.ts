@@ -3,8 +3,7 @@
  * deactivate) with the shared client code it wires (editors/shared: the state writer, pi's message watcher)
  * and its pi-sync, run in the kit's process against a fake of VS Code's API (test/helpers/fake-vscode.ts,
  * mapped onto the `vscode` import with a module hook). The kit checks this code, not VS Code; real VS Code
- * is adapters/vscode-code-server.ts, which leaves out the tables that start an editor per row (a window takes
- * seconds): this adapter runs them. The fake reloads documents without unsaved changes when their file
+ * is adapters/vscode-code-server.ts. The fake reloads documents without unsaved changes when their file
  * changes, as VS Code's watcher does; the extension only reports on that.
  */
 import { registerHooks } from "node:module";
