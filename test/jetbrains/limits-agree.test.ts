@@ -36,6 +36,9 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 	{ name: "approval request size", java: core("Approval.MAX_BYTES"), limit: limits.MAX_APPROVAL_BYTES },
 	{ name: "decisions kept", java: core("Approval.MAX_DECISIONS"), limit: limits.MAX_DECISIONS },
 	{ name: "id bytes (a hunk's, a request's)", java: core("Approval.MAX_ID_BYTES"), limit: limits.MAX_ID_BYTES },
+	{ name: "hunks of a request", java: core("Approval.MAX_HUNKS"), limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
+	{ name: "line numbers in hunks", java: core("Approval.MAX_LINE"), limit: limits.MAX_LINE_NUMBER },
+	{ name: "nesting of pi's files", java: core("PiMessage.MAX_DEPTH"), limit: limits.MAX_PI_FILE_DEPTH },
 ];
 
 it("jetbrains: every Java copy of a limit equals src/protocol/limits.ts", async () => {
