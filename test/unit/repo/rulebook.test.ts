@@ -1,13 +1,14 @@
 /**
  * The rulebook's two tables stay true (issue 24):
- * - test/conformance/README.md "The rulebook": every kit case it names (`` name ``, or `` prefix… `` for a table of
- *   rows) is a case of test/conformance/cases/, so a renamed or removed case cannot leave a rule looking held;
+ * - test/conformance/README.md "The rulebook": every kit case its second column names (a code span; one ending in
+ *   `…` a prefix, for a table of rows) is a case of test/conformance/cases/, so a renamed or removed case cannot
+ *   leave a rule looking held, and every file it names (a code span ending in `.ts`) exists;
  * - PROTOCOL.md "Which client implements what": each feature's cell says "yes" for a client exactly when that
  *   client's kit adapters have the feature's capability (and "-" when none has it).
  * Both load the kit's modules (cases and adapters only declare; nothing starts).
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -52,6 +53,13 @@ const tableRows = (text: string): string[][] =>
 				.map((c) => c.trim()),
 		);
 
+/** The code spans of a markdown text (CommonMark: a run of backticks to the same run; one space each side dropped). */
+const codeSpans = (text: string): string[] =>
+	[...text.matchAll(/(`+)(.+?)(?<!`)\1(?!`)/g)].map((m) => {
+		const body = m[2] ?? "";
+		return body.startsWith(" ") && body.endsWith(" ") && body.trim() !== "" ? body.slice(1, -1) : body;
+	});
+
 /** The cases a reference names: the one of that name, or, ending in `…`, every one starting so. */
 const casesNamed = (ref: string, names: readonly string[]): string[] =>
 	ref.endsWith("…") ? names.filter((n) => n.startsWith(ref.slice(0, -1))) : names.filter((n) => n === ref);
@@ -66,9 +74,11 @@ describe("the rulebook (test/conformance/README.md) names only kit cases that ex
 	it("has rules", () => assert.ok(rows.length >= 20, `only ${rows.length} rows`));
 
 	it("every case a rule names is a case of test/conformance/cases/", () => {
-		const refs = rows.flatMap(([rule, cell]) =>
-			[...(cell ?? "").matchAll(/`` (.+?) ``/g)].map((m) => ({ rule, ref: m[1] ?? "" })),
-		);
+		const spans = rows.flatMap(([rule, cell]) => codeSpans(cell ?? "").map((ref) => ({ rule, ref })));
+		const files = spans.filter(({ ref }) => ref.endsWith(".ts"));
+		const refs = spans.filter(({ ref }) => !ref.endsWith(".ts"));
+		const noFile = files.filter(({ ref }) => !ref.includes("{") && !existsSync(join(REPO, ref)));
+		assert.deepEqual(noFile, [], "a rule names a file that does not exist");
 		assert.ok(refs.length >= rows.length, `only ${refs.length} case names in ${rows.length} rows`);
 		const missing = refs
 			.filter(({ ref }) => casesNamed(ref, caseNames).length === 0)
@@ -86,6 +96,13 @@ describe("the rulebook (test/conformance/README.md) names only kit cases that ex
 			["approval: x…", ["approval: x"]],
 		];
 		for (const [ref, expected] of table) assert.deepEqual(casesNamed(ref, names), expected, ref);
+		const spans: [string, string[]][] = [
+			["`a` and `b / c…`", ["a", "b / c…"]],
+			["``x `y` z`` then `w`", ["x `y` z", "w"]],
+			["`` `y` ``", ["`y`"]],
+			["no code", []],
+		];
+		for (const [text, expected] of spans) assert.deepEqual(codeSpans(text), expected, text);
 	});
 });
 
