@@ -20,6 +20,7 @@ import type { RevertedHunk } from "../../src/protocol/protocol.ts";
 import {
 	INITIAL_PID_NAMESPACE,
 	piIdentityKey,
+	piReviewFileName,
 	type ReviewFile,
 	type ReviewHunk,
 	type ReviewRun,
@@ -36,11 +37,8 @@ export { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES };
 /** `dropped`: entries (runs, files, hunks) that were malformed and left out. */
 export type ParsedReview = { ok: true; runs: ReviewRun[]; dropped: number } | { ok: false; problem: string };
 
-/**
- * `pi-<pid>.review.json`: pi's name for it (src/protocol/protocol.ts `piReviewFileName`, checked equal by the unit
- * tests), said again here because that module carries the schema library, which the editor bundles leave out.
- */
-export const piReviewName = (pid: number): string => `pi-${pid}.review.json`;
+/** `pi-<pid>.review.json`: the name of the change set of a pi of the initial namespace (the wire's `piReviewFileName`). */
+export const piReviewName = (pid: number): string => piReviewFileName(pid);
 
 const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
