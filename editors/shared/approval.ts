@@ -22,6 +22,7 @@ import {
 	parsePiFileName,
 	piApprovalFileName,
 	piIdentityKey,
+	REVIEW_NOTES,
 } from "../../src/protocol/wire.ts";
 import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
@@ -53,7 +54,7 @@ export interface PendingApproval extends ApprovalRequest {
 export type ParsedApproval = { ok: true; request: PendingApproval; dropped: number } | { ok: false; problem: string };
 
 const isTime = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-const NOTES = new Set(["binary", "too large", "unreadable"]);
+const NOTES: ReadonlySet<string> = new Set(REVIEW_NOTES);
 
 /** Parse the text of pi `pid`'s approval file. Never throws; the whole file is refused unless it is such a request. */
 export function parseApproval(text: string, pid: number): ParsedApproval {

@@ -21,6 +21,7 @@ import {
 	INITIAL_PID_NAMESPACE,
 	piIdentityKey,
 	piReviewFileName,
+	REVIEW_NOTES,
 	type ReviewFile,
 	type ReviewHunk,
 	type ReviewRun,
@@ -42,7 +43,7 @@ export const piReviewName = (pid: number): string => piReviewFileName(pid);
 
 const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
-const NOTES = new Set(["binary", "too large", "unreadable"]);
+const NOTES: ReadonlySet<string> = new Set(REVIEW_NOTES);
 
 /**
  * One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed: its id

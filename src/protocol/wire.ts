@@ -179,8 +179,9 @@ export function piReviewFileName(pid: number, pidNs?: string | null): string {
 	return piFileName("review", pid, pidNs);
 }
 
-/** Why a file's content is not in the change set. */
-export type ReviewNote = "binary" | "too large" | "unreadable";
+/** Why a file's content is not in the change set (or a request's hunks are not carried): `files[].note`, `request.note`. */
+export const REVIEW_NOTES = ["binary", "too large", "unreadable"] as const;
+export type ReviewNote = (typeof REVIEW_NOTES)[number];
 
 /** One hunk: baseline lines `old_text` at `old_start` became `new_text` at `new_start` in pi's version. */
 export interface ReviewHunk {
