@@ -31,6 +31,9 @@
 (defconst pi-ide-state-max-changed 50
   "Most `changed' entries a pi message may hold.")
 
+(defconst pi-ide-state-max-last-turn 50
+  "Most `last_turn' paths a pi message may hold.")
+
 (defconst pi-ide-state-max-reports 200
   "Most `files' reports a state file holds.
 pi reads no more (PROTOCOL.md, \"Limits\").")
@@ -282,7 +285,7 @@ the pid of pi-<pid>.json, or a pi of another namespace."
              (alist-get 'changed msg))
     "a changed entry is not {file: absolute path, seq: integer}")
    ((let ((l (alist-get 'last_turn msg :absent)))
-      (not (or (eq l :absent) (and (listp l) (<= (length l) 50) (cl-every #'stringp l)))))
+      (not (or (eq l :absent) (and (listp l) (<= (length l) pi-ide-state-max-last-turn) (cl-every #'stringp l)))))
     "last_turn is not a list of at most 50 paths")))
 
 (defun pi-ide-state-validate-approval (msg name-pid now)

@@ -16,8 +16,14 @@ import {
 	MAX_REVIEW_HUNKS_PER_FILE,
 } from "../../src/protocol/limits.ts";
 import type { ApprovalDecision } from "../../src/protocol/protocol.ts";
-import { parseStateFileName } from "../../src/protocol/state-dir.ts";
-import { type ApprovalRequest, PID_NAMESPACE_PATTERN, piIdentityKey } from "../../src/protocol/wire.ts";
+import {
+	type ApprovalRequest,
+	PID_NAMESPACE_PATTERN,
+	parsePiFileName,
+	piApprovalFileName,
+	piIdentityKey,
+	REVIEW_NOTES,
+} from "../../src/protocol/wire.ts";
 import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
 import { utf8Length } from "./utf16.ts";
@@ -26,18 +32,13 @@ export type { ApprovalDecision, ApprovalRequest };
 // The caps are the protocol's (src/protocol/limits.ts).
 export { MAX_APPROVAL_BYTES, MAX_DECISIONS };
 
-/**
- * `pi-<pid>.approval.json`: pi's name for it (src/protocol/protocol.ts `piApprovalFileName`, checked equal by the
- * unit tests), said again here because that module carries the schema library, which the editor bundles leave out.
- */
-export const piApprovalName = (pid: number): string => `pi-${pid}.approval.json`;
+/** `pi-<pid>.approval.json`: the name of the request of a pi of the initial namespace (the wire's `piApprovalFileName`). */
+export const piApprovalName = (pid: number): string => piApprovalFileName(pid);
 
-const APPROVAL_SUFFIX = ".approval.json";
-
-/** The pid in a `pi-<pid>.approval.json` name (canonical decimal, as every state file name), else undefined. */
+/** The pid in a `pi-<pid>.approval.json` name (the wire's `parsePiFileName`; no namespace), else undefined. */
 export function approvalPid(name: string): number | undefined {
-	if (!name.startsWith("pi-") || !name.endsWith(APPROVAL_SUFFIX)) return undefined;
-	return parseStateFileName(`${name.slice(3, -APPROVAL_SUFFIX.length)}.json`);
+	const parsed = parsePiFileName(name);
+	return parsed?.kind === "approval" && parsed.ns === null ? parsed.pid : undefined;
 }
 
 /** A request as this editor keeps it: pi's fields, and the pi that waits on it. */
@@ -53,7 +54,7 @@ export interface PendingApproval extends ApprovalRequest {
 export type ParsedApproval = { ok: true; request: PendingApproval; dropped: number } | { ok: false; problem: string };
 
 const isTime = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-const NOTES = new Set(["binary", "too large", "unreadable"]);
+const NOTES: ReadonlySet<string> = new Set(REVIEW_NOTES);
 
 /** Parse the text of pi `pid`'s approval file. Never throws; the whole file is refused unless it is such a request. */
 export function parseApproval(text: string, pid: number): ParsedApproval {

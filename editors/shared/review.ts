@@ -20,6 +20,8 @@ import type { RevertedHunk } from "../../src/protocol/protocol.ts";
 import {
 	INITIAL_PID_NAMESPACE,
 	piIdentityKey,
+	piReviewFileName,
+	REVIEW_NOTES,
 	type ReviewFile,
 	type ReviewHunk,
 	type ReviewRun,
@@ -36,15 +38,12 @@ export { MAX_REVERTED_REPORTS, MAX_REVIEW_BYTES };
 /** `dropped`: entries (runs, files, hunks) that were malformed and left out. */
 export type ParsedReview = { ok: true; runs: ReviewRun[]; dropped: number } | { ok: false; problem: string };
 
-/**
- * `pi-<pid>.review.json`: pi's name for it (src/protocol/protocol.ts `piReviewFileName`, checked equal by the unit
- * tests), said again here because that module carries the schema library, which the editor bundles leave out.
- */
-export const piReviewName = (pid: number): string => `pi-${pid}.review.json`;
+/** `pi-<pid>.review.json`: the name of the change set of a pi of the initial namespace (the wire's `piReviewFileName`). */
+export const piReviewName = (pid: number): string => piReviewFileName(pid);
 
 const isLines = (value: unknown): value is string[] =>
 	Array.isArray(value) && value.every((line) => typeof line === "string");
-const NOTES = new Set(["binary", "too large", "unreadable"]);
+const NOTES: ReadonlySet<string> = new Set(REVIEW_NOTES);
 
 /**
  * One hunk of pi's (the change set's shape, also a request's in approval.ts), or undefined when malformed: its id

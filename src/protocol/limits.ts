@@ -1,7 +1,9 @@
 /**
  * The protocol's numeric limits (PROTOCOL.md, "Limits" and v0.3), written once: pi reads with them and the
- * TypeScript clients write with them. Dependency-free, so the editor bundles can import it. The Neovim
- * client keeps Lua copies; test/nvim/limits-agree.test.ts fails when they drift.
+ * TypeScript clients write with them. Dependency-free, so the editor bundles can import it. The
+ * Lua, Vim9, Emacs Lisp and Java clients keep copies: test/{nvim,vim,emacs,jetbrains}/limits-agree.test.ts fail
+ * when one drifts, and test/unit/repo/limits-coverage.test.ts when a limit here is in none of a language's rows
+ * (and not listed there as pi's alone or a feature that client lacks).
  */
 
 /** Editor state files larger than this are refused unread by pi, so every writer keeps its encoded file below it. */

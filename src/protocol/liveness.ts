@@ -55,6 +55,9 @@ export function isPidReused(startedAt: number | null, writtenAt: number): boolea
  */
 export const INITIAL_PID_NAMESPACE = "pid:[4026531836]";
 
+/** `pid:[<inode>]`, as readlink of `/proc/self/ns/pid` spells a pid namespace (v0.5 `pid_ns`). */
+export const PID_NAMESPACE_PATTERN = /^pid:\[[0-9]{1,20}\]$/;
+
 /**
  * May `kill(pid, 0)` judge a pid written by a process of `writer` namespace, asked from `own`? Only in the same
  * namespace: elsewhere a pid names another process or none, so ESRCH proves nothing and neither does a live

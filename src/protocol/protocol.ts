@@ -22,6 +22,7 @@ import {
 	MAX_PI_LAST_TURN,
 	MAX_REVERTED_REPORTS,
 } from "./limits.ts";
+import { PID_NAMESPACE_PATTERN } from "./liveness.ts";
 import { checkPathLength } from "./paths.ts";
 
 export const PROTOCOL_VERSION = "0.3";
@@ -149,8 +150,7 @@ export const DiagnosticsSchema = Type.Object({
 	items: Type.Array(DiagnosticItemSchema),
 });
 
-/** `pid:[<inode>]`, as readlink of `/proc/self/ns/pid` spells a pid namespace (v0.5 `pid_ns`). */
-export const PID_NAMESPACE_PATTERN = /^pid:\[[0-9]{1,20}\]$/;
+export { PID_NAMESPACE_PATTERN };
 
 /** A v0.5 `pid_ns` or `pi_ns` value: `pid:[<digits>]`. */
 const PidNamespaceSchema = Type.String({ pattern: PID_NAMESPACE_PATTERN.source });

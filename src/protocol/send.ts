@@ -4,7 +4,7 @@
  * mode are checked by the reader (src/link/send-desk.ts) before this runs.
  */
 import { MAX_ID_BYTES, MAX_LINE_NUMBER, MAX_SELECTION_TEXT_BYTES, MAX_SEND_PROMPT_BYTES } from "./limits.ts";
-import { PID_NAMESPACE_PATTERN } from "./protocol.ts";
+import { PID_NAMESPACE_PATTERN } from "./liveness.ts";
 
 /** What is sent: the selection, the line under the cursor, the diagnostic there, pi's hunk there, the whole file. */
 export const SEND_KINDS = ["selection", "line", "diagnostic", "hunk", "file"] as const;

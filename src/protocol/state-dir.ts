@@ -40,7 +40,7 @@ import {
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { MAX_STATE_FILE_BYTES } from "./limits.ts";
-import { PID_NAMESPACE_PATTERN } from "./protocol.ts";
+import { PID_NAMESPACE_PATTERN } from "./liveness.ts";
 
 export const STATE_DIR_NAME = "pi-ide";
 

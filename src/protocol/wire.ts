@@ -16,29 +16,28 @@
  * - the limits: limits.ts.
  * Types and names only: no I/O, no imports but the protocol's own modules.
  */
-import { INITIAL_PID_NAMESPACE } from "./liveness.ts";
+import { INITIAL_PID_NAMESPACE, PID_NAMESPACE_PATTERN } from "./liveness.ts";
 import { parseStateFileName } from "./state-dir.ts";
 
 export * from "./limits.ts";
-export {
-	type ActiveBuffer,
-	type ApprovalDecision,
-	type Cursor,
-	type DatabaseView,
-	type DiagnosticItem,
-	type Diagnostics,
-	type EditorState,
-	type EditorWindow,
-	type FileReport,
-	type FileStatus,
-	PID_NAMESPACE_PATTERN,
-	type PiChange,
-	type PiMessage,
-	type Position,
-	type RevertedHunk,
-	type Selection,
+export type {
+	ActiveBuffer,
+	ApprovalDecision,
+	Cursor,
+	DatabaseView,
+	DiagnosticItem,
+	Diagnostics,
+	EditorState,
+	EditorWindow,
+	FileReport,
+	FileStatus,
+	PiChange,
+	PiMessage,
+	Position,
+	RevertedHunk,
+	Selection,
 } from "./protocol.ts";
-export { INITIAL_PID_NAMESPACE };
+export { INITIAL_PID_NAMESPACE, PID_NAMESPACE_PATTERN };
 
 /**
  * The lines a hunk's line numbers count (the change set's and the approval request's): a text's lines without
@@ -182,8 +181,9 @@ export function piReviewFileName(pid: number, pidNs?: string | null): string {
 	return piFileName("review", pid, pidNs);
 }
 
-/** Why a file's content is not in the change set. */
-export type ReviewNote = "binary" | "too large" | "unreadable";
+/** Why a file's content is not in the change set (or a request's hunks are not carried): `files[].note`, `request.note`. */
+export const REVIEW_NOTES = ["binary", "too large", "unreadable"] as const;
+export type ReviewNote = (typeof REVIEW_NOTES)[number];
 
 /** One hunk: baseline lines `old_text` at `old_start` became `new_text` at `new_start` in pi's version. */
 export interface ReviewHunk {

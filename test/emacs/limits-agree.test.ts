@@ -17,6 +17,7 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "encoded selection cap", elisp: "pi-ide-state-max-selection-bytes", limit: limits.MAX_SELECTION_TEXT_BYTES },
 	{ name: "pi message size", elisp: "pi-ide-state-max-message-bytes", limit: limits.MAX_PI_MESSAGE_BYTES },
 	{ name: "pi message changed list", elisp: "pi-ide-state-max-changed", limit: limits.MAX_PI_CHANGED },
+	{ name: "pi message last_turn list", elisp: "pi-ide-state-max-last-turn", limit: limits.MAX_PI_LAST_TURN },
 	{ name: "files reports at most", elisp: "pi-ide-state-max-reports", limit: limits.MAX_FILE_REPORTS },
 	{ name: "files reports kept per pi", elisp: "pi-ide-state-kept-reports", limit: limits.KEPT_FILE_REPORTS },
 	{ name: "diagnostic items", elisp: "pi-ide-state-max-diagnostics", limit: limits.MAX_DIAGNOSTIC_ITEMS },

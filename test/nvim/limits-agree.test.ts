@@ -30,6 +30,11 @@ const AGREEMENTS: Agreement[] = [
 	},
 	{ name: "pi message size", lua: 'require("pi-ide.inbox.message").MAX_BYTES', limit: limits.MAX_PI_MESSAGE_BYTES },
 	{ name: "pi message changed list", lua: 'require("pi-ide.inbox.message").MAX_CHANGED', limit: limits.MAX_PI_CHANGED },
+	{
+		name: "pi message last_turn list",
+		lua: 'require("pi-ide.inbox.message").MAX_LAST_TURN',
+		limit: limits.MAX_PI_LAST_TURN,
+	},
 	{ name: "files reports", lua: 'require("pi-ide.inbox").MAX_REPORTS', limit: limits.MAX_FILE_REPORTS },
 	{ name: "change set size", lua: 'require("pi-ide.review").MAX_BYTES', limit: limits.MAX_REVIEW_BYTES },
 	{ name: "reverted reports", lua: 'require("pi-ide.review").MAX_REVERTED', limit: limits.MAX_REVERTED_REPORTS },
@@ -85,6 +90,16 @@ const AGREEMENTS: Agreement[] = [
 		name: "id bytes (a hunk's, a request's)",
 		lua: 'require("pi-ide.review").MAX_ID_BYTES',
 		limit: limits.MAX_ID_BYTES,
+	},
+	{
+		name: "send: item text (v0.5)",
+		lua: 'require("pi-ide.send").MAX_TEXT_BYTES',
+		limit: limits.MAX_SELECTION_TEXT_BYTES,
+	},
+	{
+		name: "send: typed prompt (v0.5)",
+		lua: 'require("pi-ide.send").MAX_PROMPT_BYTES',
+		limit: limits.MAX_SEND_PROMPT_BYTES,
 	},
 ];
 

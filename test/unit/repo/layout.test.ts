@@ -36,6 +36,21 @@ function importsOf(file: string): string[] {
 	return specs.map((spec) => relative(root, resolve(dirname(join(root, file)), spec)));
 }
 
+/**
+ * What a module loads when it runs: its relative imports and re-exports (as repository paths) and the packages it
+ * imports, leaving out `import type` and `export type` (erased; `import { type A }` stays: verbatimModuleSyntax).
+ */
+function runtimeImportsIn(text: string, file: string): { files: string[]; packages: string[] } {
+	const pattern = /^(import|export)\s(type\s)?[^;]*?from\s+"([^"]+)"|^import\s+"([^"]+)"/gms;
+	const specs = [...text.matchAll(pattern)].filter((m) => m[2] === undefined).map((m) => (m[3] ?? m[4]) as string);
+	return {
+		files: specs.filter((s) => s.startsWith(".")).map((s) => relative(root, resolve(dirname(join(root, file)), s))),
+		packages: specs.filter((s) => !s.startsWith(".")),
+	};
+}
+
+const runtimeImportsOf = (file: string) => runtimeImportsIn(readFileSync(join(root, file), "utf8"), file);
+
 /** The first circle found in the graph of `files`, as a path of files, or undefined. */
 function findCircle(files: string[]): string[] | undefined {
 	const inSet = new Set(files);
@@ -111,6 +126,46 @@ describe("source layout", () => {
 			...readFileSync(join(root, "src/protocol/wire.ts"), "utf8").matchAll(/from\s+"([^".][^"]*)"/g),
 		].map((m) => m[1]);
 		assert.deepEqual([...outside, ...packages], []);
+	});
+
+	test("the wire is the one dependency-free home: what wire.ts loads at run time, all the way down, imports no package", () => {
+		const seen = new Set<string>();
+		const packages: string[] = [];
+		const visit = (file: string): void => {
+			if (seen.has(file)) return;
+			seen.add(file);
+			const loaded = runtimeImportsOf(file);
+			packages.push(...loaded.packages.filter((p) => !p.startsWith("node:")).map((p) => `${file} -> ${p}`));
+			for (const next of loaded.files) visit(next);
+		};
+		visit("src/protocol/wire.ts");
+		assert.deepEqual(packages, []);
+		// editors/shared loads from src/ only what wire.ts loads (types it may take from the schemas: erased).
+		const beyond = tsFiles("editors/shared").flatMap((file) =>
+			runtimeImportsOf(file)
+				.files.filter((f) => f.startsWith("src/") && !seen.has(f))
+				.map((f) => `${file} -> ${f}`),
+		);
+		assert.deepEqual(beyond, []);
+		assert.deepEqual(
+			[...seen].filter((f) => !f.startsWith("src/protocol/")),
+			[],
+		);
+	});
+
+	test("runtimeImportsOf leaves out type-only imports and re-exports, and sees packages", () => {
+		const table: [string, { files: number; packages: string[] }][] = [
+			['import type { A } from "./a.ts";', { files: 0, packages: [] }],
+			['export type { A } from "./a.ts";', { files: 0, packages: [] }],
+			['import { type A } from "./a.ts";', { files: 1, packages: [] }],
+			['export { a } from "./a.ts";', { files: 1, packages: [] }],
+			['import { Type } from "typebox";', { files: 0, packages: ["typebox"] }],
+			['import {\n\tx,\n} from "node:fs";', { files: 0, packages: ["node:fs"] }],
+		];
+		for (const [text, expected] of table) {
+			const got = runtimeImportsIn(text, "src/protocol/x.ts");
+			assert.deepEqual({ files: got.files.length, packages: got.packages }, expected, text);
+		}
 	});
 
 	for (const dir of ["src", "editors/shared", "editors/vscode/src", "editors/obsidian/src"]) {

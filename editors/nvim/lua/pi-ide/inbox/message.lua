@@ -5,6 +5,7 @@ local M = {}
 
 M.MAX_BYTES = 64 * 1024
 M.MAX_CHANGED = 50
+M.MAX_LAST_TURN = 50
 
 local function is_integer(v, min)
   return type(v) == "number" and v == math.floor(v) and v >= (min or 0) and v < 2 ^ 53
@@ -44,7 +45,7 @@ function M.validate(msg, name_pid)
       return "a changed entry is not {file = absolute path, seq = integer}"
     end
   end
-  if msg.last_turn ~= nil and (type(msg.last_turn) ~= "table" or #msg.last_turn > 50) then
+  if msg.last_turn ~= nil and (type(msg.last_turn) ~= "table" or #msg.last_turn > M.MAX_LAST_TURN) then
     return "last_turn is not a list of at most 50 paths"
   end
   for _, f in ipairs(msg.last_turn or {}) do

@@ -27,6 +27,8 @@ public final class Approval {
 	public static final int MAX_HUNKS = 500;
 	/** PROTOCOL.md {@code hunks[].id} and {@code request.id}: 1 to this many bytes of UTF-8 (not UTF-16 chars). */
 	public static final int MAX_ID_BYTES = 64;
+	/** PROTOCOL.md "Limits": a hunk's {@code old_start} and {@code new_start} are integers up to this (a Java int). */
+	public static final int MAX_LINE = Integer.MAX_VALUE;
 	private static final Pattern NAME = Pattern.compile("pi-([1-9][0-9]{0,9})\\.approval\\.json");
 	private static final long MAX_SAFE = 9007199254740991L;
 
@@ -105,7 +107,7 @@ public final class Approval {
 	}
 
 	private static boolean isInt(Object v, long min) {
-		return v instanceof Long && (Long) v >= min && (Long) v <= Integer.MAX_VALUE;
+		return v instanceof Long && (Long) v >= min && (Long) v <= MAX_LINE;
 	}
 
 	/** An id of pi's (a hunk's, a request's): 1 to MAX_ID_BYTES bytes of UTF-8. */
