@@ -64,6 +64,7 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 			"selection",
 			"send",
 			"ui-gate",
+			"unsaved-buffers",
 		]);
 	});
 
