@@ -23,6 +23,7 @@ import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.t
 import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
 import { ReviewView } from "./review-view.ts";
+import { SendView } from "./send-view.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
 
@@ -120,6 +121,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		ownPid: process.pid,
 		onMessage: (message) => {
 			sync.handleMessage(message);
+			send.answered(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
 			if (message.editor_pid === process.pid) review.load(message.pid, message.pid_ns);
 			else {
@@ -201,6 +203,16 @@ export function activate(context: vscode.ExtensionContext): void {
 		now: () => Date.now() / 1000,
 	});
 	context.subscriptions.push(approval);
+
+	// v0.5 send to pi: the commands "pi: Send to pi (draft)", "pi: Send to pi now" and their forms (send-view.ts).
+	const send = new SendView({
+		dir,
+		pid: process.pid,
+		messages: () => watcher.messages.values(),
+		hunkAt: (document, line) => review.hunkAt(document, line),
+		log,
+	});
+	context.subscriptions.push(send);
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());

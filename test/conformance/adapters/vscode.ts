@@ -120,6 +120,20 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		// A request's notification (describeApproval: "pi wants to edit a.txt: 2 hunks. ...").
 		approvalNotices: async () => bench.shown.filter((m) => m.startsWith("pi wants to ")),
 		// ---- end approval ----
+		// ---- send: "pi: Send to pi (draft)" / "pi: Send to pi now" (or a form's command), the prompt its argument ----
+		sendToPi: async (file, send) => {
+			// Made the active editor only when it is not: opening resets the cursor the case put.
+			if (bench.activeTextEditor?.document.fileName !== file) bench.open(file);
+			if (send.lines) {
+				const [first, last] = send.lines;
+				bench.select({ line: first - 1, character: 0 }, { line: last, character: 0 });
+			}
+			const form = send.form === "diagnostic" ? "Diagnostic" : send.form === "file" ? "File" : "";
+			const id = `piIdeContext.send${form}${send.mode === "now" ? "Now" : ""}`;
+			const command = bench.commands.get(id);
+			if (!command) throw new Error(`the extension registered no command ${id}`);
+			await command({ prompt: send.prompt });
+		},
 		quit: async () => deactivate(),
 		dispose: async () => deactivate(),
 		...reviewMethods(bench, documentOf),
@@ -177,10 +191,10 @@ export const adapters: ClientAdapter[] = [
 			"review",
 			"approval",
 			"pi-identity",
+			"send",
 		]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
-			send: "not built yet (issue 25)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
