@@ -14,7 +14,7 @@ import { createStateDir, formatDirHealth, removePrivateFile, writePrivateFile } 
 import { editorSendFileName } from "../../src/protocol/wire.ts";
 import { type DiagnosticSeverity, SEVERITY_RANK } from "./diagnostics.ts";
 import { type PiMessage, piKeyOf } from "./pi-message.ts";
-import { clipSelectionLines, countLines, type TextLines } from "./state.ts";
+import { clipSelectionLines, countLines, type HostPosition, type TextLines } from "./state.ts";
 
 /** What the command points at: the selection or line (`default`), or one of the documented forms. */
 export type SendForm = "default" | "diagnostic" | "hunk" | "file";
@@ -59,6 +59,22 @@ const FATES: Record<string, string> = {
 	prompt: "sent to pi as a prompt",
 	"follow-up": "queued for pi as a follow-up",
 };
+
+/**
+ * The lines (0-based, inclusive) a selection from `anchor` to `head` covers, or undefined when it is empty; a
+ * selection ending at the start of a line (whole lines selected) does not take that line.
+ */
+export function selectedLines(anchor: HostPosition, head: HostPosition): { first: number; last: number } | undefined {
+	const before = anchor.line < head.line || (anchor.line === head.line && anchor.character <= head.character);
+	const [start, end] = before ? [anchor, head] : [head, anchor];
+	if (start.line === end.line && start.character === end.character) return undefined;
+	return { first: start.line, last: end.character === 0 && end.line > start.line ? end.line - 1 : end.line };
+}
+
+/** `{ selection }` for a SendInput when there is one (exactOptionalPropertyTypes: no `selection: undefined`). */
+export function withSelection(lines: { first: number; last: number } | undefined): Pick<SendInput, "selection"> {
+	return lines === undefined ? {} : { selection: lines };
+}
 
 /** The item for `input`: what the command points at, its lines cut like the selection (256 KiB encoded). */
 export function sendItem(input: SendInput): SendItemResult {

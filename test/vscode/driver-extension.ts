@@ -28,7 +28,8 @@ export type DriverRequest =
 	| { op: "buffer"; file: string }
 	| { op: "loaded" }
 	| { op: "diagnostics"; file: string; items: HostDiagnostic[] }
-	| { op: "command"; command: string }
+	/** `args`: the command's arguments (send to pi's `{ prompt }`). */
+	| { op: "command"; command: string; args?: unknown[] }
 	/** Revert every unsaved document and close every editor: a window about to be navigated away from. */
 	| { op: "reset" };
 
@@ -127,7 +128,7 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 			return null;
 		}
 		case "command":
-			await vscode.commands.executeCommand(request.command);
+			await vscode.commands.executeCommand(request.command, ...(request.args ?? []));
 			return null;
 		case "reset": {
 			for (const document of vscode.workspace.textDocuments.filter((d) => d.isDirty)) {

@@ -11,7 +11,16 @@ import * as vscode from "vscode";
 import type { SendMode } from "../../../src/protocol/send.ts";
 import type { DiagnosticSeverity } from "../../shared/diagnostics.ts";
 import type { PiMessage } from "../../shared/pi-message.ts";
-import { describePi, pisNaming, SendDesk, type SendDiagnostic, type SendForm, sendItem } from "../../shared/send.ts";
+import {
+	describePi,
+	pisNaming,
+	SendDesk,
+	type SendDiagnostic,
+	type SendForm,
+	selectedLines,
+	sendItem,
+	withSelection,
+} from "../../shared/send.ts";
 
 /** The commands, one per form and mode: `piIdeContext.send`, `piIdeContext.sendNow`, `piIdeContext.sendFile`... */
 export const SEND_COMMANDS: readonly { id: string; form: SendForm; mode: SendMode }[] = [
@@ -46,21 +55,6 @@ function promptArgument(arg: unknown): string | undefined {
 		return (arg as { prompt: string }).prompt;
 	}
 	return undefined;
-}
-
-/**
- * The lines (0-based, inclusive) a non-empty selection covers, from its anchor and active ends; a selection
- * ending at the start of a line (whole lines selected) does not take that line.
- */
-function selectedLines(selection: { anchor: vscode.Position; active: vscode.Position }): {
-	selection?: { first: number; last: number };
-} {
-	const { anchor, active } = selection;
-	const before = anchor.line < active.line || (anchor.line === active.line && anchor.character <= active.character);
-	const [start, end] = before ? [anchor, active] : [active, anchor];
-	if (start.line === end.line && start.character === end.character) return {};
-	const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
-	return { selection: { first: start.line, last } };
 }
 
 export class SendView implements vscode.Disposable {
@@ -111,7 +105,7 @@ export class SendView implements vscode.Disposable {
 			file: document?.uri.scheme === "file" ? document.uri.fsPath : undefined,
 			lines: { count: document?.lineCount ?? 0, text: (line) => document?.lineAt(line).text ?? "" },
 			cursor: editor?.selection.active.line ?? 0,
-			...(editor ? selectedLines(editor.selection) : {}),
+			...withSelection(editor && selectedLines(editor.selection.anchor, editor.selection.active)),
 			...(form === "diagnostic" && document ? { diagnostics: this.#diagnostics(document) } : {}),
 			...(form === "hunk" && document && editor
 				? { hunk: this.#host.hunkAt(document, editor.selection.active.line) }
