@@ -3,7 +3,8 @@
  * validator (src/protocol/send.ts). The "pi" is a live process of ours whose message names the editor. With no
  * pi naming it the client writes nothing and says so once; with one, each command writes `<pid>.send.json`
  * (0600, no temp file left) for that pi with a new id, the mode, the typed words and what was pointed at: the
- * selected lines, the line under the cursor, the diagnostic there with its message, the whole file; a line
+ * selected lines, the line under the cursor, the whole file, the diagnostic there with its message (its own case,
+ * for the clients with diagnostics); a line
  * past the cap is cut at 256 KiB encoded with `truncated`; pi's answer (`sent`) is shown in one notice.
  */
 import assert from "node:assert/strict";
