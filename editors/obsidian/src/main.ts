@@ -131,7 +131,11 @@ export default class PiIdeContextPlugin extends Plugin {
 			name: "Show state file path",
 			callback: () => {
 				const error = client.lastError ? ` (last error: ${client.lastError})` : "";
-				new Notice(client.enabled ? `pi IDE context writes ${client.path}${error}` : "pi IDE context is off");
+				const lastSend = send.summary();
+				new Notice(
+					(client.enabled ? `pi IDE context writes ${client.path}${error}` : "pi IDE context is off") +
+						(lastSend ? `; ${lastSend}` : ""),
+				);
 			},
 		});
 		this.addCommand({

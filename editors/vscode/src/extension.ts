@@ -313,9 +313,11 @@ export function activate(context: vscode.ExtensionContext): void {
 	);
 
 	function showState(): void {
-		const message = state.enabled
-			? `pi IDE context writes ${state.path}${state.lastError ? ` (last error: ${state.lastError})` : ""}`
-			: `pi IDE context is off: nothing is written (${state.path} when on)`;
+		const lastSend = send.summary();
+		const message =
+			(state.enabled
+				? `pi IDE context writes ${state.path}${state.lastError ? ` (last error: ${state.lastError})` : ""}`
+				: `pi IDE context is off: nothing is written (${state.path} when on)`) + (lastSend ? `; ${lastSend}` : "");
 		const actions = state.enabled ? ["Copy path", "Disable writing"] : ["Enable writing"];
 		void vscode.window.showInformationMessage(message, ...actions).then(
 			guard((choice) => {

@@ -65,7 +65,7 @@ function setup(name: string, pis: PiMessage[], hunk?: { first: number; last: num
 		bench.dispose();
 		vscode.useWorkbench(undefined);
 	};
-	return { bench, file, run, request, done };
+	return { bench, file, run, request, done, view };
 }
 
 const pi = (pid: number) => makePiMessage({ pid, editor_pid: PID, cwd: `/w${pid}` }) as PiMessage;
@@ -106,13 +106,14 @@ describe("VS Code: send to pi", () => {
 	});
 
 	test("several pis: asked once, then remembered", async () => {
-		const { bench, run, request, done } = setup("pick", [pi(11), pi(12)]);
+		const { bench, run, request, done, view } = setup("pick", [pi(11), pi(12)]);
 		try {
 			bench.answers.push("pi 12 in /w12");
 			await run("piIdeContext.send", "first");
 			await run("piIdeContext.send", { prompt: "second" });
 			assert.deepEqual([request()?.pi_pid, request()?.prompt], [12, "second"]);
 			assert.equal(bench.asked.filter((q) => q.startsWith("pick:")).length, 1, bench.asked.join("\n"));
+			assert.match(view.summary() ?? "", /^last send: line of .*a\.txt to pi 12: no answer yet$/);
 		} finally {
 			done();
 		}
