@@ -135,10 +135,12 @@ export const adapters: ClientAdapter[] = [
 		capabilities: new Set(["selection", "edit", "editor-per-row", "send"]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
-			"pi-identity": "the Obsidian plugin speaks protocol v0.2: it reads no pi messages, so it has no pi to name",
+			"pi-identity":
+				"the Obsidian plugin speaks protocol v0.2: it reads pi's messages only to know which pi to send to (v0.5 send), and answers none, so it has no pi to name",
 			review:
 				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',
-			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",
+			reload:
+				"the Obsidian plugin speaks protocol v0.2: it acts on no change of pi's (Obsidian reloads notes itself; it reads pi's messages only to send)",
 			diagnostics: "Obsidian has no checkers whose diagnostics the plugin could report",
 			"ui-gate": "Obsidian is a desktop app: the plugin only ever runs with its window",
 			// ---- approval ----
