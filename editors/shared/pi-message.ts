@@ -48,6 +48,24 @@ export interface PiMessage {
 	last_turn: string[];
 	/** v0.5: pi's pid namespace (`pid:[<digits>]`); left out: the initial one. pi is (pid, pid_ns). */
 	pid_ns?: string;
+	/** v0.5 send to pi: what became of the latest send pi answered; left out when absent or malformed. */
+	sent?: SentAnswer;
+}
+
+/** pi's `sent` (v0.5): the latest send it answered and its fate. */
+export interface SentAnswer {
+	editor_pid: number;
+	id: string;
+	fate: string;
+	reason?: string;
+}
+
+/** `sent` when well formed, else undefined: an optional field never makes the whole message bad. */
+function parseSent(raw: unknown): SentAnswer | undefined {
+	if (!isObject(raw)) return undefined;
+	const { editor_pid, id, fate, reason } = raw;
+	if (!isPid(editor_pid) || typeof id !== "string" || id === "" || typeof fate !== "string") return undefined;
+	return { editor_pid, id, fate, ...(typeof reason === "string" ? { reason } : {}) };
 }
 
 export type FileStatus = "reloaded" | "unchanged" | "modified" | "not-open" | "gone" | "refused";
@@ -195,6 +213,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 	if (pidNs !== undefined && !(typeof pidNs === "string" && PID_NAMESPACE_PATTERN.test(pidNs))) {
 		return { ok: false, problem: "pid_ns: not a pid namespace (pid:[<digits>])" };
 	}
+	const sent = parseSent(raw["sent"]);
 	return {
 		ok: true,
 		message: {
@@ -208,6 +227,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 			changed,
 			last_turn: last_turn.slice(0, MAX_PI_LAST_TURN),
 			...(pidNs === undefined ? {} : { pid_ns: pidNs }),
+			...(sent === undefined ? {} : { sent }),
 		},
 	};
 }

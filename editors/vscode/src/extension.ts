@@ -24,6 +24,7 @@ import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.t
 import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
 import { ReviewView } from "./review-view.ts";
+import { SendView } from "./send-view.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
 import { TEST_HOOKS_ENV, type TestHooks } from "./test-hooks.ts";
@@ -149,6 +150,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		ownPid: process.pid,
 		onMessage: (message) => {
 			sync.handleMessage(message);
+			send.answered(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
 			if (message.editor_pid === process.pid) review.load(message.pid, message.pid_ns);
 			else {
@@ -229,6 +231,16 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		now: () => Date.now() / 1000,
 	});
 	subscriptions.push(approval);
+
+	// v0.5 send to pi: the commands "pi: Send to pi (draft)", "pi: Send to pi now" and their forms (send-view.ts).
+	const send = new SendView({
+		dir,
+		pid: process.pid,
+		messages: () => watcher.messages.values(),
+		hunkAt: (document, line) => review.hunkAt(document, line),
+		log,
+	});
+	context.subscriptions.push(send);
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
@@ -330,9 +342,11 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 	);
 
 	function showState(): void {
-		const message = state.enabled
-			? `pi IDE context writes ${state.path}${state.lastError ? ` (last error: ${state.lastError})` : ""}`
-			: `pi IDE context is off: nothing is written (${state.path} when on)`;
+		const lastSend = send.summary();
+		const message =
+			(state.enabled
+				? `pi IDE context writes ${state.path}${state.lastError ? ` (last error: ${state.lastError})` : ""}`
+				: `pi IDE context is off: nothing is written (${state.path} when on)`) + (lastSend ? `; ${lastSend}` : "");
 		const actions = state.enabled ? ["Copy path", "Disable writing"] : ["Enable writing"];
 		void vscode.window.showInformationMessage(message, ...actions).then(
 			guard((choice) => {
