@@ -110,7 +110,7 @@ type RawHunk = Omit<ReviewHunk, "id">;
  * The hunks between `oldLines` and `newLines` (no context lines), their line numbers shifted by `oldBase` and
  * `newBase` (where the two slices start in their files, 0-based).
  */
-function diffHunks(oldLines: string[], newLines: string[], oldBase = 0, newBase = 0): RawHunk[] {
+export function diffHunks(oldLines: string[], newLines: string[], oldBase = 0, newBase = 0): RawHunk[] {
 	// Most edits touch one region of a long file: the lines both share at either end are no one's hunk, and
 	// leaving them out of the diff makes a 10,000-line file cost what its changed region costs.
 	let head = 0;

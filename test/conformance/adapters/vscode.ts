@@ -177,10 +177,10 @@ export const adapters: ClientAdapter[] = [
 			"review",
 			"approval",
 			"pi-identity",
+			"merge",
 		]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
-			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
