@@ -18,6 +18,7 @@ import { runSendBench } from "./send.ts";
 import { runTrustBench } from "./trust.ts";
 import { runUnsavedReadBench } from "./unsaved-read.ts";
 import { runVimBench } from "./vim.ts";
+import { runVscodeMergeBench } from "./vscode-merge.ts";
 import { runVscodeReviewBench } from "./vscode-review.ts";
 
 await runPiBench();
@@ -34,6 +35,7 @@ await runUnsavedReadBench();
 await runNvimMergeBench();
 await runSendBench();
 runVscodeReviewBench();
+runVscodeMergeBench();
 await runEmacsBench();
 await runEmacsReviewBench();
 await runJetBrainsBench();
