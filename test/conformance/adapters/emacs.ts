@@ -132,6 +132,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"approval",
 	"approval-marks",
 	"pi-identity",
+	"merge",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {
@@ -143,7 +144,6 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
-			merge: "not built yet (issue 26)",
 		},
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
