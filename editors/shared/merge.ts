@@ -12,13 +12,14 @@
  * The same rule as Neovim's pi-ide.inbox.merge (the conformance kit's merge cases hold the two together). The
  * client applies `textEdits` as one undo step of its own.
  */
-import { diffHunks } from "../../src/link/change-set.ts";
+
 import {
 	MAX_CONFLICT_LINE_BYTES,
 	MAX_CONFLICT_LINES,
 	MAX_CONFLICTS,
 	MAX_REVIEW_HUNKS_PER_FILE,
 } from "../../src/protocol/limits.ts";
+import { diffHunks } from "../../src/protocol/line-diff.ts";
 import { splitLines } from "../../src/protocol/wire.ts";
 
 export interface MergeHunk {
