@@ -491,10 +491,9 @@ export const adapters: ClientAdapter[] = [
 		name: "vscode (code-server)",
 		expectedSeconds: 200,
 		app: "vscode",
-		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "approval", "review", "pi-identity"]),
+		capabilities: new Set(["selection", "edit", "reload", "diagnostics", "approval", "review", "pi-identity", "merge"]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
-			merge: "not built yet (issue 26)",
 			send: "not built yet (issue 25)",
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
