@@ -29,7 +29,7 @@
 (defconst pi-ide-merge-max-conflicts 20 "Conflicts listed in one report.")
 (defconst pi-ide-merge-max-conflict-lines 20 "The user's lines quoted per conflict.")
 (defconst pi-ide-merge-max-line-bytes 500 "Bytes of each quoted line.")
-(defconst pi-ide-merge-max-hunks 500 "pi's hunks taken per change.")
+(defconst pi-ide-merge-max-hunks 500 "Most hunks of pi's taken per change.")
 
 ;;;; Pure rules
 
@@ -96,7 +96,7 @@ Nil when AFTER does not hold the hunks' new lines where they say."
       (nreverse before))))
 
 (defun pi-ide-merge-touches (a1 e1 a2 e2)
-  "Does a change of base range [A1, E1) touch one of [A2, E2)?
+  "Non-nil when a change of base range [A1, E1) touches one of [A2, E2).
 Shared lines; an insertion (an empty range) in the other's range or at its edge."
   (if (and (< a1 e1) (< a2 e2))
       (and (< a1 e2) (< a2 e1))
@@ -111,7 +111,7 @@ Shared lines; an insertion (an empty range) in the other's range or at its edge.
       (substring line 0 n))))
 
 (defun pi-ide-merge-plan (ours user theirs)
-  "Merge pi's hunks THEIRS into OURS (the buffer's lines) given the USER's changes.
+  "Merge pi's hunks THEIRS into OURS (the buffer's lines), the USER's edits known.
 USER: the line diff base -> OURS, a list of (A A-END B B-END), 0-based
 half-open ranges of base and of OURS, ascending.  A plist :edits (each
 \(FROM TO LINES), 0-based ranges of OURS, ascending), :merged, :conflicts
@@ -169,8 +169,9 @@ A side of no lines starts after the line its header names."
 ;;;; The buffer
 
 (defun pi-ide-merge--user-changes (base ours)
-  "The line diff BASE -> OURS (lists of lines) by the `diff' program, or nil and an error.
-The two texts go to private temporary files (mode 0600), removed after."
+  "Return the line diff BASE -> OURS (lists of lines) by the `diff' program.
+The two texts go to private temporary files (mode 0600), removed after; an
+error when `diff' fails."
   (let ((dir (with-file-modes #o700 (make-temp-file "pi-ide-merge" t)))
         (coding-system-for-write 'utf-8-unix)
         (coding-system-for-read 'utf-8-unix)
@@ -225,7 +226,7 @@ One undo step of its own: an `undo-boundary' before and after."
     (undo-boundary)))
 
 (defun pi-ide-merge-chain (chain handled bytes)
-  "Merge pi's CHAIN (its new changes of the file, oldest first) into the current buffer.
+  "Merge pi's CHAIN (its new edits, oldest first) into the current buffer.
 HANDLED: the seq this Emacs handled of that pi before; BYTES: the file as
 one verified read gave it (a unibyte string).  A plist :status (\"merged\" or
 \"conflict\") :hunks :merged :conflicts, or nil when it cannot merge (then
