@@ -1,8 +1,8 @@
 /**
  * editors/shared/merge.ts (issue 26, the TypeScript clients' merge of pi's change into an unsaved buffer): the
  * `merge` field's checks, pi's hunks taken back out, line edits as text edits (a last line without a newline), the
- * chain of changes; and a seeded test of the three-way merge against an oracle written from PROTOCOL.md's rule
- * (the user's edits and pi's hunks as known ranges of the base; a hunk touching a user's edit is a conflict).
+ * chain of changes; and a seeded test of the three-way merge against the rule's oracle (test/fixtures/merge-oracle.ts),
+ * on cases whose edits are known ranges of the base (test/fixtures/merge-ranges.ts).
  * `PI_IDE_SEEDS=<n>` runs more cases (default 500).
  */
 import assert from "node:assert/strict";
@@ -10,7 +10,6 @@ import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import {
 	type LineEdit,
-	type MergeConflict,
 	type MergeHunk,
 	mergeChain,
 	parseMerge,
@@ -19,7 +18,8 @@ import {
 	unapplyHunks,
 } from "../../../../editors/shared/merge.ts";
 import { contentOf, mergeInfo } from "../../../../src/link/change-set.ts";
-import { seededInts } from "../../../helpers/seeded.ts";
+import { merge3 } from "../../../fixtures/merge-oracle.ts";
+import { applyPlan, mergeCase } from "../../../fixtures/merge-ranges.ts";
 
 const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 500);
 const sha = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
@@ -119,78 +119,13 @@ describe("mergeChain: when a merge is made", () => {
 
 // ---- seeded: the merge against an oracle written from the rule ---------------------------------------------------
 
-/** An edit of the base: [a, e) (0-based) replaced by `lines`. */
-interface BaseEdit {
-	a: number;
-	e: number;
-	lines: string[];
-}
-
-/** Edits of a base of `n` lines, ascending, at least one line apart, new lines named `tag`-unique. */
-function randomEdits(int: (n: number) => number, n: number, tag: string): BaseEdit[] {
-	const edits: BaseEdit[] = [];
-	let at = int(3);
-	while (at <= n && edits.length < 6) {
-		const remove = Math.min(int(4), n - at);
-		const add = int(4);
-		if (remove + add > 0) {
-			edits.push({ a: at, e: at + remove, lines: Array.from({ length: add }, (_, k) => `${tag}${at}.${k}`) });
-		}
-		at += remove + 1 + int(5);
-	}
-	return edits;
-}
-
-const apply = (base: string[], edits: BaseEdit[]): string[] => {
-	const out: string[] = [];
-	let at = 0;
-	for (const ed of edits) {
-		out.push(...base.slice(at, ed.a), ...ed.lines);
-		at = ed.e;
-	}
-	return [...out, ...base.slice(at)];
-};
-
-/** The rule: two base edits touch when they share a line, or one is an insertion in the other's range or at its edge. */
-const touch = (x: BaseEdit, y: BaseEdit) =>
-	x.a < x.e && y.a < y.e ? x.a < y.e && y.a < x.e : x.a <= y.e && y.a <= x.e;
-
-/** The oracle: the merged buffer (the user's edits and pi's untouching ones on the base) and the conflicts. */
-function oracle(base: string[], user: BaseEdit[], pi: BaseEdit[]): { buffer: string[]; conflicts: MergeConflict[] } {
-	const kept = pi.filter((p) => !user.some((u) => touch(u, p)));
-	const applied = [...user, ...kept].sort((x, y) => x.a - y.a || x.e - y.e);
-	const buffer = apply(base, applied);
-	const conflicts = pi
-		.filter((p) => !kept.includes(p))
-		.map((p) => {
-			const touched = user.filter((u) => touch(u, p));
-			const lo = Math.min(p.a, ...touched.map((u) => u.a));
-			const hi = Math.max(p.e, ...touched.map((u) => u.e));
-			const before = applied.filter((x) => x.e <= lo && !touched.includes(x));
-			const line = lo + before.reduce((n, x) => n + x.lines.length - (x.e - x.a), 0);
-			const lines = hi - lo + touched.reduce((n, u) => n + u.lines.length - (u.e - u.a), 0);
-			return { line: line + 1, lines, text: buffer.slice(line, line + Math.min(lines, 20)) };
-		});
-	return { buffer, conflicts };
-}
-
 /** One seeded case: undefined when the merge agrees with the oracle, else what differs. */
 function runCase(seed: number): string | undefined {
-	const int = seededInts(seed);
-	const base = Array.from({ length: 1 + int(25) }, (_, i) => `b${i}`);
-	const user = randomEdits(int, base.length, "u");
-	const pi = randomEdits(int, base.length, "p");
-	const ours = apply(base, user);
-	const theirs = pi.map((p) => {
-		const shift = pi.filter((q) => q.e <= p.a && q !== p).reduce((n, q) => n + q.lines.length - (q.e - q.a), 0);
-		return hunk(p.a + 1, base.slice(p.a, p.e), p.a + 1 + shift, p.lines);
-	});
+	const { base, ours, theirs, user, pi, pis } = mergeCase(seed);
 	const plan = planMerge(base, ours, theirs);
-	let merged = ours;
-	for (const ed of [...plan.edits].reverse())
-		merged = [...merged.slice(0, ed.from), ...ed.lines, ...merged.slice(ed.to)];
-	const want = oracle(base, user, pi);
-	const got = { buffer: merged, conflicts: plan.conflicts };
+	const got = { buffer: applyPlan(ours, plan.edits), conflicts: plan.conflicts };
+	const oracle = merge3(base, ours, pis);
+	const want = { buffer: oracle.merged, conflicts: oracle.conflicts };
 	if (JSON.stringify(got) === JSON.stringify(want)) return undefined;
 	return `seed ${seed}: base ${base.length} lines, user ${JSON.stringify(user)}, pi ${JSON.stringify(pi)}\n  got ${JSON.stringify(got)}\n  want ${JSON.stringify(want)}`;
 }
