@@ -14,8 +14,12 @@
 ;; - unmodified buffer: the bytes of one verified read (`pi-ide-inbox-read-script') put in as changes (no
 ;;   file read, no revert hook: nothing else the path points at ever enters it), point and window start of
 ;;   every window showing it kept;
-;; - buffer with unsaved changes: never touched; one message naming the file (no prompt), once per
-;;   conflict (until the buffer is saved or reverted), and `pi-ide-status' says how to compare or reload;
+;; - buffer with unsaved changes, pi's change carrying its hunks (v0.5, issue 26): merged into the buffer
+;;   (pi-ide-merge.el), one undo step of its own, the buffer left modified and unsaved: `merged', or
+;;   `conflict' where pi's hunks touch the user's unsaved lines (those keep the user's text; one message
+;;   naming the lines and how to compare);
+;; - otherwise a buffer with unsaved changes is never touched; one message naming the file (no prompt), once
+;;   per conflict (until the buffer is saved or reverted), and `pi-ide-status' says how to compare or reload;
 ;; - the buffer's file gone, or no longer what the buffer was read from: not reloaded.
 ;;
 ;; It never opens, creates, runs or deletes anything because a message said so.  Each outcome becomes a
@@ -37,6 +41,7 @@
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-approval)
 (require 'pi-ide-review)
+(require 'pi-ide-merge)
 
 (defvar pi-ide-inbox-poll-interval)
 (declare-function pi-ide-send-answered "pi-ide-send" (msg))
@@ -231,16 +236,50 @@ record of the path: it stays as it was when the user read it."
           (pi-ide-review-buffer-read))
         (pi-ide-diagnostics-reloaded buffer)))))
 
-(defun pi-ide-inbox--tell-modified (buffer file)
-  "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
+(defun pi-ide-inbox--tell-modified (buffer file &optional where)
+  "Tell once per conflict that pi changed FILE, unsaved in BUFFER.
+WHERE (issue 26): the lines of a merge's conflict (\"line 3\", \"lines 3-4\"),
+pi's other hunks being in the buffer."
   (unless (assq buffer pi-ide-inbox--told)
     (let ((name (let ((file-name-handler-alist nil)) (abbreviate-file-name file))))
       (push (cons buffer name) pi-ide-inbox--told)
-      (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name))))
+      (if where
+          (pi-ide-inbox--say "(pi-ide) pi's change to %s touches your unsaved %s: kept yours. Compare: M-x diff-buffer-with-file"
+                             name where)
+        (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name)))))
 
-(defun pi-ide-inbox--handle-change (change pi-pid)
+(defun pi-ide-inbox--merge (buffer file path chain handled)
+  "Merge pi's CHAIN into the modified BUFFER visiting FILE read from PATH.
+HANDLED: the seq of that pi handled before.  The report's status and its
+`merge' field as a cons, or nil when nothing was merged (status `modified')."
+  (let* ((bytes (pi-ide-inbox--read-verified path))
+         (outcome (and (stringp bytes)
+                       (condition-case err
+                           (with-current-buffer buffer (pi-ide-merge-chain chain handled bytes))
+                         (error (pi-ide-inbox--say "(pi-ide) merge of %s failed: %s" file
+                                                   (error-message-string err))
+                                nil)))))
+    (when outcome
+      (let ((conflicts (plist-get outcome :conflicts)))
+        (if (equal (plist-get outcome :status) "merged")
+            ;; The buffer has pi's change: a save must not ask whether to overwrite the changed file.
+            (let ((attrs (let ((file-name-handler-alist nil)) (file-attributes path))))
+              (when attrs
+                (with-current-buffer buffer
+                  (set-visited-file-modtime (file-attribute-modification-time attrs)))))
+          (pi-ide-inbox--tell-modified buffer file (pi-ide-merge-phrase (car conflicts))))
+        (cons (plist-get outcome :status)
+              `((hunks . ,(plist-get outcome :hunks)) (merged . ,(plist-get outcome :merged))
+                (conflicts . ,(vconcat (mapcar (lambda (c)
+                                                 `((line . ,(alist-get 'line c)) (lines . ,(alist-get 'lines c))
+                                                   (text . ,(vconcat (alist-get 'text c)))))
+                                               conflicts)))))))))
+
+(defun pi-ide-inbox--handle-change (change pi-pid &optional chain handled)
   "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report.
-PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
+PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields').
+CHAIN: that pi's new changes of the file, oldest first (CHANGE last), and
+HANDLED the seq it had before, for a merge into an unsaved buffer."
   (let* ((file (alist-get 'file change))
          ;; No file name handlers while a path from a message is looked up: "/ssh:host:..." must not make
          ;; TRAMP connect anywhere (and block on a password prompt), nor any other handler act on it.
@@ -260,7 +299,12 @@ PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
                (now (pi-ide-inbox--path-identity path))
                (verdict (pi-ide-state-reload-verdict was now))
                (modified (buffer-modified-p))
+               (merged (and modified (equal verdict "reload")
+                            (pi-ide-inbox--merge buffer file
+                                                 (if (eq (plist-get now :type) 'link) (plist-get now :real) path)
+                                                 (or chain (list change)) (or handled 0))))
                (status (cond ((not (equal verdict "reload")) verdict)
+                             (merged (car merged))
                              (modified (pi-ide-inbox--tell-modified buffer file) "modified")
                              (t (pi-ide-inbox-buffer-synced)
                                 (pi-ide-inbox--reload
@@ -270,6 +314,7 @@ PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
                 (alist-get 'modified report) (if (buffer-modified-p) t :false)
                 (alist-get 'diagnostics_expected report)
                 (if (pi-ide-diagnostics-expected-p buffer) t :false))
+          (when merged (nconc report (list (cons 'merge (cdr merged)))))
           (push (cons 'buffer buffer) report))))
     report))
 
@@ -288,9 +333,15 @@ names this Emacs."
         (when (fboundp 'pi-ide-send-answered)
           (condition-case nil (pi-ide-send-answered msg) (error nil)))
         (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
-          (setq pi-ide-inbox--reports
-                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg))
-                                              (pi-ide-inbox--listed))))
+          (let ((chain (sort (cl-remove-if-not (lambda (o) (and (equal (alist-get 'file o) (alist-get 'file c))
+                                                                 (> (alist-get 'seq o) handled)))
+                                               (copy-sequence (alist-get 'changed msg)))
+                             (lambda (a b) (< (alist-get 'seq a) (alist-get 'seq b))))))
+            (setq pi-ide-inbox--reports
+                  (pi-ide-state-remember-report
+                   pi-ide-inbox--reports
+                   (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg) chain handled)
+                   (pi-ide-inbox--listed)))))
         (setq pi-ide-inbox--last (cons (alist-get 'pid msg) (alist-get 'seq msg)))
         t))))
 

@@ -168,6 +168,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"pi-identity",
 	"send",
 	"unsaved-buffers",
+	"merge",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {
@@ -177,7 +178,6 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		app: "emacs",
 		capabilities: CAPABILITIES,
 		missing: {
-			merge: "not built yet (issue 26)",
 			show: "not built yet (issue 25)",
 			ask: "not built yet (issue 25)",
 		},

@@ -192,9 +192,9 @@ export const adapters: ClientAdapter[] = [
 			"pi-identity",
 			"unsaved-buffers",
 			"send",
+			"merge",
 		]),
 		missing: {
-			merge: "not built yet (issue 26)",
 			show: "not built yet (issue 25)",
 			ask: "not built yet (issue 25)",
 			"approval-marks":
