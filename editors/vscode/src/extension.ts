@@ -253,7 +253,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		hunkAt: (document, line) => review.hunkAt(document, line),
 		log,
 	});
-	context.subscriptions.push(send);
+	subscriptions.push(send);
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
