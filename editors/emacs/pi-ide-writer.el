@@ -114,7 +114,14 @@ the target.  A leftover temp file that is a regular file of UID (default:
 ours) is removed and the write retried once; anything else at the temp path
 \(a symlink, a directory) is refused and left alone.  The caller has checked
 DIR (`pi-ide-writer-ensure-dir')."
-  (let* ((final (format "%s/%d.json" dir pid))
+  (pi-ide-writer-write-named dir (format "%d.json" pid) text uid))
+
+(defun pi-ide-writer-write-named (dir name text &optional uid)
+  "Atomically replace DIR/NAME with TEXT, as `pi-ide-writer-write' does.
+NAME is one of this Emacs's files (v0.5: PID.answers.json); a leftover temp
+file is removed only when it is a regular file of UID (default: ours).  Nil
+or the problem."
+  (let* ((final (format "%s/%s" dir name))
          (tmp (concat final ".tmp"))
          (result (pi-ide-writer--write-excl tmp text)))
     (when (eq result 'exists)
@@ -139,7 +146,7 @@ DIR (`pi-ide-writer-ensure-dir')."
          (cons 'io (format "cannot write %s" tmp))))))
 
 (defun pi-ide-writer-remove (dir pid &optional uid)
-  "Remove DIR/PID.json and its temp file; nil or the problem.
+  "Remove DIR/PID.json, its temp file and PID.answers.json; nil or the problem.
 Only inside a directory that passes the checks for UID: unlinking
 through a directory someone swapped for a symlink would delete a file
 elsewhere.  A missing directory holds nothing of ours.  `delete-file'
@@ -148,9 +155,12 @@ removes a symlink, never its target."
     (cond
      ((eq (car problem) 'missing) nil)
      (problem (cons (car problem) (concat "state dir is not ours; left it alone: " (cdr problem))))
-     (t (let ((final (format "%s/%d.json" dir pid)))
+     (t (let ((final (format "%s/%d.json" dir pid))
+              ;; The answers to show and ask (v0.5) go with the state file.
+              (answers (format "%s/%d.answers.json" dir pid)))
           (pi-ide-writer--plain
             (ignore-errors (when (pi-ide-writer-inspect (concat final ".tmp")) (delete-file (concat final ".tmp"))))
+            (ignore-errors (when (pi-ide-writer-inspect answers) (delete-file answers)))
             (condition-case err
                 (progn (when (pi-ide-writer-inspect final) (delete-file final)) nil)
               (error (cons 'io (error-message-string err))))))))))

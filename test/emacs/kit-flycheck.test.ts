@@ -8,9 +8,10 @@ import { after, describe, it } from "node:test";
 import { flycheckAdapter } from "../conformance/adapters/emacs.ts";
 import { cases as diagnosticsCases } from "../conformance/cases/diagnostics.ts";
 import { cases as reloadCases } from "../conformance/cases/reload.ts";
+import { cases as showAskCases } from "../conformance/cases/show-ask.ts";
 import { describeAdapter } from "../conformance/suite.ts";
 
-const cases = [...diagnosticsCases, ...reloadCases].filter((c) => c.needs?.includes("diagnostics"));
+const cases = [...diagnosticsCases, ...reloadCases, ...showAskCases].filter((c) => c.needs?.includes("diagnostics"));
 
 describe("the Flycheck variant", () => {
 	it("has diagnostics cases to run", () => {
