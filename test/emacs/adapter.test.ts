@@ -55,6 +55,7 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 		assert.deepEqual([...adapter.capabilities].sort(), [
 			"approval",
 			"approval-marks",
+			"ask",
 			"diagnostics",
 			"edit",
 			"editor-per-row",
@@ -62,6 +63,7 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 			"reload",
 			"review",
 			"selection",
+			"show",
 			"ui-gate",
 		]);
 	});
