@@ -42,6 +42,7 @@
 (require 'pi-ide-approval)
 (require 'pi-ide-review)
 (require 'pi-ide-merge)
+(require 'pi-ide-ask)
 
 (defvar pi-ide-inbox-poll-interval)
 (declare-function pi-ide-send-answered "pi-ide-send" (msg))
@@ -407,11 +408,13 @@ A change set read before is not parsed again: it can be 8 MiB."
               (pi-ide-review-load pid runs (pi-ide-state-pi-fields pid msg))))))))))
 
 (defun pi-ide-inbox--kind (name)
-  "What NAME in the state directory is: `message', `approval', or nil.
-A pi's message pi-<pid>.json or pi-<pid>-<ns digits>.json, or its request
-for approval (.approval.json); a change set is read after its message."
+  "What NAME in the state directory is: `message', `approval', `ask', or nil.
+A pi's message pi-<pid>.json or pi-<pid>-<ns digits>.json, its request
+for approval (.approval.json) or (v0.5) its show and ask requests
+\(.ask.json); a change set is read after its message."
   (and (pi-ide-state-pi-key-of-name name)
        (cond ((string-suffix-p ".approval.json" name) 'approval)
+             ((string-suffix-p ".ask.json" name) 'ask)
              ((string-suffix-p ".review.json" name) nil)
              (t 'message))))
 
@@ -425,6 +428,9 @@ Non-nil when acted on."
          (approval-pid (eq kind 'approval))
          (pid (and kind (pi-ide-state-pi-key-of-name name))))
     ;; The directory itself may have been swapped or opened up since the watch began.
+    (if (eq kind 'ask)
+        (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
+          (pi-ide-inbox--process-ask name pid))
     (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
       (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name (if approval-pid pi-ide-state-max-approval-bytes
                                                              pi-ide-state-max-message-bytes))))
@@ -449,7 +455,24 @@ Non-nil when acted on."
                    (pi-ide-inbox--problem name (format "pid %d belongs to another user"
                                                        (pi-ide-state-key-pid pid))))
                  (pi-ide-inbox--forget-pi pid)
-                 nil))))))))))
+                 nil)))))))))))
+
+(defun pi-ide-inbox--process-ask (name key)
+  "Read pi KEY's show and ask requests, NAME (v0.5), and answer them.
+Only a live pi of this user counts; a request file gone is nothing to do.
+Nil: the state file does not change."
+  (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name pi-ide-ask-max-bytes)))
+    (cond
+     (why (pi-ide-inbox--problem name why))
+     ((null msg) nil)
+     (t (pcase (pi-ide-inbox-liveness key)
+          ('alive
+           (let ((bad (pi-ide-ask-receive msg key (float-time))))
+             (if bad (pi-ide-inbox--problem name bad)
+               (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems)))))
+          ('foreign (pi-ide-inbox--problem name (format "pid %d belongs to another user"
+                                                        (pi-ide-state-key-pid key)))))))
+    nil))
 
 (defun pi-ide-inbox-refresh-approvals ()
   "Read the waiting requests' files again now: what pi asks at this moment.
@@ -512,7 +535,7 @@ removes them).  The timer stops once no pi is recorded."
   (condition-case nil
       (let ((seen nil))
         (dolist (name (let ((file-name-handler-alist nil))
-                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:-[0-9]+\\)?\\(?:\\.approval\\)?\\.json\\'" t)))
+                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:-[0-9]+\\)?\\(?:\\.approval\\|\\.ask\\)?\\.json\\'" t)))
           (let ((key (pi-ide-inbox--file-key (concat pi-ide-inbox--dir "/" name))))
             (push (cons name key) seen)
             (unless (equal key (cdr (assoc name pi-ide-inbox--polled)))
@@ -528,6 +551,7 @@ removes them).  The timer stops once no pi is recorded."
 Returns the method used: `file-notify' or `timer'."
   (pi-ide-inbox-stop)
   (setq pi-ide-inbox--dir dir)
+  (pi-ide-ask-start dir)
   (setq pi-ide-inbox--watch
         (and pi-ide-inbox-use-file-notify
              (condition-case nil
@@ -559,7 +583,8 @@ Returns the method used: `file-notify' or `timer'."
   ;; Not listening any more: no request or change set counts (the mode line and `pi-ide-status' follow).
   (setq pi-ide-inbox--review-read nil)
   (pi-ide-approval-reset)
-  (pi-ide-review-reset))
+  (pi-ide-review-reset)
+  (pi-ide-ask-reset))
 
 (defun pi-ide-inbox-method ()
   "How pi's messages are noticed now: `file-notify', `timer' or nil."
