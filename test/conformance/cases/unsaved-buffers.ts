@@ -11,7 +11,7 @@ import { existsSync, lstatSync, readFileSync, rmSync, unlinkSync } from "node:fs
 import { join } from "node:path";
 import { parseEditorBuffers } from "../../../src/context/unsaved-read.ts";
 import { MAX_BUFFERS_FILE_BYTES, MAX_UNSAVED_TEXT_BYTES } from "../../../src/protocol/limits.ts";
-import { editorBuffersFileName, type UnsavedBuffer } from "../../../src/protocol/wire.ts";
+import { type EditorState, editorBuffersFileName, type UnsavedBuffer } from "../../../src/protocol/wire.ts";
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { activeFile, type Editor, type KitCase, nowSeconds, quietPeriod, stateDirEntries } from "../kit.ts";
@@ -90,6 +90,29 @@ async function modified(editor: Editor, name: string, lines: string[]): Promise<
 	return { file, serial: state.buffers_serial as number };
 }
 
+/**
+ * Wait until the copy the state file names (its serial newer than `after`) lists `file` with exactly `lines`: an
+ * editor that applies a change in steps (Vim typing the lines) may name a copy of a step first, and a copy named a
+ * moment ago may be replaced by a newer one while it is read (then look again).
+ */
+async function handedOver(
+	editor: Editor,
+	file: string,
+	lines: string[],
+	after = -1,
+): Promise<{ entry: UnsavedBuffer; state: EditorState }> {
+	let entry: UnsavedBuffer | undefined;
+	const state = await editor.until((s) => {
+		if (typeof s.buffers_serial !== "number" || s.buffers_serial <= after) return false;
+		const path = join(editor.stateDir, editorBuffersFileName(editor.session.pid));
+		const parsed = parseEditorBuffers(readFileSync(path, "utf8"), editor.session.pid, s.buffers_serial);
+		entry = parsed.ok ? parsed.buffers.find((b) => b.file === file) : undefined;
+		return entry?.text === lines.join("\n");
+	}, `${file}'s unsaved text handed over`);
+	assert.ok(entry);
+	return { entry, state };
+}
+
 const noSerial = (s: { buffers_serial?: number | null }) => s.buffers_serial === undefined || s.buffers_serial === null;
 
 const noTemp = (editor: Editor) =>
@@ -109,23 +132,18 @@ export const cases: KitCase[] = [
 			try {
 				// JSON's escapes (quotes, a backslash, a tab) and UTF-8 beyond ASCII come back exactly.
 				const first = [...LINES.slice(0, 2), 'UNSAVED 3 "quoted" \\ back\tslash é 日本', ...LINES.slice(3)];
-				const { file, serial } = await modified(editor, "unsaved.txt", first);
-				const entry = readBuffers(editor, serial).find((b) => b.file === file);
-				assert.ok(entry, `${file} is listed`);
-				assert.equal(entry.text, first.join("\n"));
+				const { file } = await modified(editor, "unsaved.txt", first);
+				const { entry, state } = await handedOver(editor, file, first);
+				const serial = state.buffers_serial as number;
+				const listed = readBuffers(editor, serial).find((b) => b.file === file);
+				assert.ok(listed, `${file} is listed`);
 				assert.equal(entry.lines_total, first.length);
 				assert.equal(entry.note, undefined);
 				noTemp(editor);
 				// Another change: a newer copy, named by a newer serial, with the newer text and version.
 				const second = [...first, "UNSAVED 21"];
 				await editor.session.setLines(file, second);
-				const later = await editor.until(
-					(s) => typeof s.buffers_serial === "number" && s.buffers_serial > serial,
-					"a newer serial after the second change",
-				);
-				const next = readBuffers(editor, later.buffers_serial as number).find((b) => b.file === file);
-				assert.ok(next, `${file} is listed again`);
-				assert.equal(next.text, second.join("\n"));
+				const { entry: next, state: later } = await handedOver(editor, file, second, serial);
 				assert.ok(next.version > entry.version, `version ${next.version} after ${entry.version}`);
 				if (later.active_buffer.version !== undefined) assert.equal(next.version, later.active_buffer.version);
 			} finally {
