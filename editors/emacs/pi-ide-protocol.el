@@ -328,11 +328,16 @@ to carry)."
                     :timeout (alist-get 'timeout_s r) :expires (alist-get 'expires r))
               nil))))))
 
+(defconst pi-ide-state-review-notes '("binary" "too large" "unreadable")
+  "The notes pi puts on a change set's file entry (PROTOCOL.md `files[].note').
+An entry with any other note is malformed: dropped, its string never shown.")
+
 (defun pi-ide-state-validate-review (msg name-pid)
   "MSG (parsed JSON) as pi NAME-PID's change set.
 Returns (RUNS . nil), or (nil . WHY) when it is not one.  RUNS is a list of
 plists :run :files, oldest first; each file a plist :file :baseline :hunks.
-Malformed runs, files and hunks are dropped (the rest still counts)."
+Malformed runs, files (an unknown note too) and hunks are dropped (the rest
+still counts)."
   (let ((obj (and (consp msg) (consp (car msg)))) (over nil))
     (cond
      ((not (and obj (equal (alist-get 'kind msg) "pi-review"))) '(nil . "not a pi change set"))
@@ -362,8 +367,11 @@ Malformed runs, files and hunks are dropped (the rest still counts)."
                            :files (cl-loop
                                    for f in (alist-get 'files run)
                                    for file = (and (consp f) (consp (car f)) (alist-get 'file f))
+                                   for note = (and (consp f) (consp (car f)) (alist-get 'note f))
                                    when (and (stringp file) (string-prefix-p "/" file)
-                                             (listp (alist-get 'hunks f)))
+                                             (listp (alist-get 'hunks f))
+                                             (or (memq note '(nil :null))
+                                                 (member note pi-ide-state-review-notes)))
                                    collect (list :file file
                                                  :baseline (let ((b (alist-get 'baseline f))) (and (stringp b) b))
                                                  :hunks (cl-remove-if-not #'pi-ide-state--hunk-p
