@@ -288,6 +288,11 @@ the pid of pi-<pid>.json, or a pi of another namespace."
       (not (or (eq l :absent) (and (listp l) (<= (length l) pi-ide-state-max-last-turn) (cl-every #'stringp l)))))
     "last_turn is not a list of at most 50 paths")))
 
+(defconst pi-ide-state-review-notes '("binary" "too large" "unreadable")
+  "The notes pi puts on a change set's file entry or a request.
+PROTOCOL.md `files[].note': an entry with any other note is malformed,
+dropped (an approval request refused), its string never shown.")
+
 (defun pi-ide-state-validate-approval (msg name-pid now)
   "MSG (parsed JSON) as pi NAME-PID's request for approval at NOW.
 Returns (REQUEST . nil), or (nil . WHY) when it is not one or has run out.
@@ -314,6 +319,9 @@ to carry)."
                 (numberp (alist-get 'expires r))))
       '(nil . "request.tool, timeout_s or expires is missing"))
      ((not (listp (alist-get 'hunks r))) '(nil . "request.hunks is not a list"))
+     ((not (or (memq (alist-get 'note r) '(nil :null))
+               (member (alist-get 'note r) pi-ide-state-review-notes)))
+      '(nil . "request.note is not binary, too large or unreadable"))
      ((pi-ide-state-over-cap "request.hunks" (alist-get 'hunks r))
       (cons nil (pi-ide-state-over-cap "request.hunks" (alist-get 'hunks r))))
      ((< (alist-get 'expires r) now) '(nil . "its request ran out: pi no longer waits for it"))
@@ -327,10 +335,6 @@ to carry)."
                     :hunks hunks :hunks-total (if (pi-ide-state--line-p total) total (length hunks))
                     :timeout (alist-get 'timeout_s r) :expires (alist-get 'expires r))
               nil))))))
-
-(defconst pi-ide-state-review-notes '("binary" "too large" "unreadable")
-  "The notes pi puts on a change set's file entry (PROTOCOL.md `files[].note').
-An entry with any other note is malformed: dropped, its string never shown.")
 
 (defun pi-ide-state-validate-review (msg name-pid)
   "MSG (parsed JSON) as pi NAME-PID's change set.

@@ -15,11 +15,10 @@ export const MAX_REVERTED = 50
 # PROTOCOL.md "Limits": the runs of a change set (refused whole when more; the hunks per file:
 # approval_rules.MAX_HUNKS).
 export const MAX_RUNS = 3
-# PROTOCOL.md `files[].note` (wire.ts REVIEW_NOTES): an entry with any other note is malformed, dropped.
-const NOTES = ['binary', 'too large', 'unreadable']
+# PROTOCOL.md `files[].note` (approval_rules.NOTES): an entry with any other note is malformed, dropped.
 def NoteOk(f: dict<any>): bool
   var note = get(f, 'note', v:null)
-  return type(note) == v:t_none || type(note) == v:t_string && index(NOTES, note) >= 0
+  return type(note) == v:t_none || type(note) == v:t_string && index(approval_rules.NOTES, note) >= 0
 enddef
 def IsCount(v: any): bool
   return type(v) == v:t_number && v >= 0

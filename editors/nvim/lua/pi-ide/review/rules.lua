@@ -73,6 +73,7 @@ end
 
 --- pi's notes on a file entry without hunks (PROTOCOL.md `files[].note`, wire.ts REVIEW_NOTES).
 local NOTES = { binary = true, ["too large"] = true, unreadable = true }
+M.NOTES = NOTES
 
 --- The runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
 ---@param msg any
