@@ -288,6 +288,11 @@ the pid of pi-<pid>.json, or a pi of another namespace."
       (not (or (eq l :absent) (and (listp l) (<= (length l) pi-ide-state-max-last-turn) (cl-every #'stringp l)))))
     "last_turn is not a list of at most 50 paths")))
 
+(defconst pi-ide-state-review-notes '("binary" "too large" "unreadable")
+  "The notes pi puts on a change set's file entry or a request.
+PROTOCOL.md `files[].note': an entry with any other note is malformed,
+dropped (an approval request refused), its string never shown.")
+
 (defun pi-ide-state-validate-approval (msg name-pid now)
   "MSG (parsed JSON) as pi NAME-PID's request for approval at NOW.
 Returns (REQUEST . nil), or (nil . WHY) when it is not one or has run out.
@@ -314,6 +319,9 @@ to carry)."
                 (numberp (alist-get 'expires r))))
       '(nil . "request.tool, timeout_s or expires is missing"))
      ((not (listp (alist-get 'hunks r))) '(nil . "request.hunks is not a list"))
+     ((not (or (memq (alist-get 'note r) '(nil :null))
+               (member (alist-get 'note r) pi-ide-state-review-notes)))
+      '(nil . "request.note is not binary, too large or unreadable"))
      ((pi-ide-state-over-cap "request.hunks" (alist-get 'hunks r))
       (cons nil (pi-ide-state-over-cap "request.hunks" (alist-get 'hunks r))))
      ((< (alist-get 'expires r) now) '(nil . "its request ran out: pi no longer waits for it"))
@@ -332,7 +340,8 @@ to carry)."
   "MSG (parsed JSON) as pi NAME-PID's change set.
 Returns (RUNS . nil), or (nil . WHY) when it is not one.  RUNS is a list of
 plists :run :files, oldest first; each file a plist :file :baseline :hunks.
-Malformed runs, files and hunks are dropped (the rest still counts)."
+Malformed runs, files (an unknown note too) and hunks are dropped (the rest
+still counts)."
   (let ((obj (and (consp msg) (consp (car msg)))) (over nil))
     (cond
      ((not (and obj (equal (alist-get 'kind msg) "pi-review"))) '(nil . "not a pi change set"))
@@ -362,8 +371,11 @@ Malformed runs, files and hunks are dropped (the rest still counts)."
                            :files (cl-loop
                                    for f in (alist-get 'files run)
                                    for file = (and (consp f) (consp (car f)) (alist-get 'file f))
+                                   for note = (and (consp f) (consp (car f)) (alist-get 'note f))
                                    when (and (stringp file) (string-prefix-p "/" file)
-                                             (listp (alist-get 'hunks f)))
+                                             (listp (alist-get 'hunks f))
+                                             (or (memq note '(nil :null))
+                                                 (member note pi-ide-state-review-notes)))
                                    collect (list :file file
                                                  :baseline (let ((b (alist-get 'baseline f))) (and (stringp b) b))
                                                  :hunks (cl-remove-if-not #'pi-ide-state--hunk-p

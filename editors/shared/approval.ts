@@ -73,8 +73,9 @@ export function parseApproval(text: string, pid: number): ParsedApproval {
 	if (typeof id !== "string" || id.length === 0 || utf8Length(id) > MAX_ID_BYTES) {
 		return { ok: false, problem: `request.id: not a string of 1 to ${MAX_ID_BYTES} bytes` };
 	}
-	if (typeof tool !== "string" || tool.length === 0 || tool.length > 64) {
-		return { ok: false, problem: "request.tool: not a tool name" };
+	// Any string (PROTOCOL.md, approval's `request.tool`): it only picks the verb; no client caps it.
+	if (typeof tool !== "string") {
+		return { ok: false, problem: "request.tool: not a string" };
 	}
 	if (typeof file !== "string" || !file.startsWith("/") || file.length > 4096) {
 		return { ok: false, problem: "request.file: not an absolute path" };

@@ -11,6 +11,7 @@ import { StateDirScanner } from "../discovery/scan.ts";
 import { formatEditorName, oneLine } from "../protocol/inert.ts";
 import { mapPiMessage, mapReviewRuns, type PathMapping, toPiPath } from "../protocol/path-map.ts";
 import type { EditorState } from "../protocol/protocol.ts";
+import { stateFileName } from "../protocol/state-dir.ts";
 import { type PiMessage, piFileName } from "../protocol/wire.ts";
 import { awaitFileReport, releaseAll, type WaitPorts } from "./await-report.ts";
 import {
@@ -525,7 +526,7 @@ export class EditorLink {
 	}
 
 	#ports(pid: number): WaitPorts {
-		const name = `${pid}.json`;
+		const name = stateFileName(pid);
 		return {
 			read: () => this.#read(pid),
 			subscribe: (listener) => {

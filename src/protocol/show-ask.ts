@@ -14,113 +14,23 @@ import {
 	MAX_ID_BYTES,
 	MAX_LINE_NUMBER,
 } from "./limits.ts";
-import { type Diagnostics, DiagnosticsSchema, PID_NAMESPACE_PATTERN } from "./protocol.ts";
+import { DiagnosticsSchema, PID_NAMESPACE_PATTERN } from "./protocol.ts";
+import { SHOW_STATUSES, type ShowAskAnswer } from "./wire.ts";
 
-/** A show: put `file` at `line` (to `end_line`) where the user finds it, without taking the user's focus. */
-export interface ShowRequest {
-	id: string;
-	kind: "show";
-	/** Absolute path, as the editor knows it. */
-	file: string;
-	/** 1-based, inclusive. */
-	line: number;
-	end_line: number | null;
-	/** The model's short note, or null: text for the user, inert in the editor. */
-	note: string | null;
-	/** Seconds since the epoch after which the editor ignores the request (pi no longer waits). */
-	expires: number;
-}
-
-/**
- * An ask: the open file buffers, with the diagnostics of `file` (`diagnostics: "file"`, absolute, as the editor
- * knows it), of every one (`"all"`), or of none (`"none"`).
- */
-export interface AskRequest {
-	id: string;
-	kind: "ask";
-	diagnostics: "file" | "all" | "none";
-	/** With `diagnostics: "file"`: the file; otherwise null. */
-	file: string | null;
-	expires: number;
-}
-
-export type ShowAskRequest = ShowRequest | AskRequest;
-
-/** `pi-<pid>.ask.json` (`pi-<pid>-<ns digits>.ask.json` outside the initial namespace): present only while pi waits. */
-export interface AskMessage {
-	protocol: "0.5";
-	kind: "pi-ask";
-	pid: number;
-	/** pi's pid namespace, as in its message. */
-	pid_ns?: string;
-	/** The editor asked: only it answers. */
-	editor_pid: number;
-	timestamp: number;
-	/** At most MAX_ASK_REQUESTS, oldest first. */
-	requests: ShowAskRequest[];
-}
-
-/** What became of a show: in the editor's list (quickfix), opened too (the user's `follow` setting), or refused. */
-export const SHOW_STATUSES = ["listed", "opened", "refused"] as const;
-export type ShowStatus = (typeof SHOW_STATUSES)[number];
-
-/** One open file buffer in an ask's answer. */
-export interface AskBuffer {
-	/** Absolute path, as the editor knows it. */
-	file: string;
-	/** Unsaved changes. */
-	modified: boolean;
-	/** The buffer's content version (`changedtick`), as the state file's `active_buffer.version`. */
-	version: number;
-	lines_total: number;
-	/** The buffer the user is in. */
-	active: boolean;
-	/**
-	 * Present only for the buffers the ask named (one, or every one): its diagnostics, dated with the version they
-	 * were computed for (as the state file's), or null when no checker has reported for it.
-	 */
-	diagnostics?: Diagnostics | null;
-}
-
-interface AnswerHead {
-	pi_pid: number;
-	/** pi's `pid_ns` exactly as its request file said; absent when it said none. */
-	pi_ns?: string;
-	id: string;
-}
-
-export interface ShowAnswer extends AnswerHead {
-	kind: "show";
-	status: ShowStatus;
-	/** The editor's list it went to (`quickfix`, `location`), or null. */
-	list: string | null;
-	/** With `refused`: why, one line. */
-	reason: string | null;
-}
-
-export interface AskAnswer extends AnswerHead {
-	kind: "ask";
-	/** Every loaded file buffer, the active one first, at most MAX_ASK_BUFFERS. */
-	buffers: AskBuffer[];
-	/** How many there were before the cap. */
-	buffers_total: number;
-}
-
-export type ShowAskAnswer = ShowAnswer | AskAnswer;
-
-/** `<editor pid>.answers.json`: the editor's newest answers (at most MAX_ANSWERS, newest last). */
-export interface EditorAnswers {
-	protocol: "0.5";
-	kind: "editor-answers";
-	pid: number;
-	timestamp: number;
-	answers: ShowAskAnswer[];
-}
-
-/** `<editor pid>.answers.json`: not `<digits>.json`, so no older pi reads it. */
-export function editorAnswersFileName(pid: number): string {
-	return `${pid}.answers.json`;
-}
+export {
+	type AskAnswer,
+	type AskBuffer,
+	type AskMessage,
+	type AskRequest,
+	type EditorAnswers,
+	editorAnswersFileName,
+	SHOW_STATUSES,
+	type ShowAnswer,
+	type ShowAskAnswer,
+	type ShowAskRequest,
+	type ShowRequest,
+	type ShowStatus,
+} from "./wire.ts";
 
 const Id = Type.String({ minLength: 1 });
 const Head = {

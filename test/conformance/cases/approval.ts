@@ -165,6 +165,14 @@ const IGNORED: Ignored[] = [
 		},
 	},
 	{
+		// PROTOCOL.md `files[].note`: one of three; the editor never shows a note it does not know.
+		name: "an unknown note",
+		write: (e, pid, good) => {
+			ask(e, pid, { ...good, request: { ...good.request, note: "huge" } } as unknown as ApprovalMessage);
+			return pid;
+		},
+	},
+	{
 		name: "malformed JSON",
 		write: (e, pid) => {
 			ask(e, pid, '{"protocol": "0.4", "kind": "pi-approval", ');

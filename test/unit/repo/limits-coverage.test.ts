@@ -22,6 +22,8 @@ const PI_ONLY: Record<string, string> = {
 	MAX_BUFFERS_FILE_BYTES: "pi's reader's cap on `<pid>.buffers.json` (editors stay under it by the text cap)",
 	MAX_SEND_FILE_BYTES: "pi's reader's cap on `<pid>.send.json` (editors stay under it by the text and prompt caps)",
 	SEND_MAX_AGE_SECONDS: "pi's: how old a send may be when pi reads it",
+	ASK_WAIT_MS: "pi's: how long pi waits for the editor's answer to a show or ask",
+	MAX_PI_MERGE_BYTES: "pi's writer's cap on the `merge` fields of its message (editors: under MAX_PI_MESSAGE_BYTES)",
 };
 
 /** Why a client keeps no copy of a limit: pi's alone, or the feature (kit capability) it does not implement. */
@@ -38,18 +40,35 @@ interface Language {
 
 const piOnly = Object.fromEntries(Object.keys(PI_ONLY).map((k) => [k, { piOnly: true }])) as Record<Limit, NotKept>;
 
+/** The limits of features a client may lack (kit capability "merge", "show", "ask"). */
+const MERGE: Partial<Record<Limit, NotKept>> = {
+	MAX_CONFLICTS: { capability: "merge" },
+	MAX_CONFLICT_LINES: { capability: "merge" },
+	MAX_CONFLICT_LINE_BYTES: { capability: "merge" },
+};
+const SHOW_ASK: Partial<Record<Limit, NotKept>> = {
+	MAX_ASK_REQUESTS: { capability: "show" },
+	MAX_ASK_FILE_BYTES: { capability: "show" },
+	MAX_SHOW_NOTE_BYTES: { capability: "show" },
+	MAX_ANSWERS: { capability: "show" },
+	MAX_ANSWERS_FILE_BYTES: { capability: "show" },
+	MAX_ASK_BUFFERS: { capability: "ask" },
+	MAX_ASK_DIAGNOSTIC_ITEMS: { capability: "ask" },
+};
+
 const LANGUAGES: Language[] = [
 	{ name: "Lua (Neovim)", test: "test/nvim/limits-agree.test.ts", adapterPrefix: "nvim", notKept: piOnly },
-	{ name: "Vim9 (Vim)", test: "test/vim/limits-agree.test.ts", adapterPrefix: "vim 9", notKept: piOnly },
+	{
+		name: "Vim9 (Vim)",
+		test: "test/vim/limits-agree.test.ts",
+		adapterPrefix: "vim 9",
+		notKept: { ...piOnly, ...MERGE, ...SHOW_ASK },
+	},
 	{
 		name: "Emacs Lisp (Emacs)",
 		test: "test/emacs/limits-agree.test.ts",
 		adapterPrefix: "emacs",
-		notKept: {
-			...piOnly,
-			MAX_UNSAVED_TEXT_BYTES: { capability: "unsaved-buffers" },
-			MAX_UNSAVED_BUFFERS: { capability: "unsaved-buffers" },
-		},
+		notKept: { ...piOnly, ...MERGE, ...SHOW_ASK },
 	},
 	{
 		name: "Java (JetBrains)",
@@ -60,9 +79,9 @@ const LANGUAGES: Language[] = [
 			MAX_REVIEW_BYTES: { capability: "review" },
 			MAX_REVIEW_RUNS: { capability: "review" },
 			MAX_REVERTED_REPORTS: { capability: "review" },
-			MAX_UNSAVED_TEXT_BYTES: { capability: "unsaved-buffers" },
-			MAX_UNSAVED_BUFFERS: { capability: "unsaved-buffers" },
 			MAX_SEND_PROMPT_BYTES: { capability: "send" },
+			...MERGE,
+			...SHOW_ASK,
 		},
 	},
 ];

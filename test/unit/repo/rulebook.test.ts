@@ -117,6 +117,9 @@ const FEATURES: [string, Capability | "not a capability"][] = [
 	["Unsaved buffers", "unsaved-buffers"],
 	["pi's identity", "pi-identity"],
 	["Send to pi", "send"],
+	["pi's change merged into an unsaved buffer", "merge"],
+	// One row for both: every client that shows also answers asks (the kit's cases/show-ask.ts).
+	["The model shows a place and asks what is open", "show"],
 ];
 
 /** Each client column, by its heading: its adapters' names start so. */

@@ -19,6 +19,9 @@ export const MAX_HUNKS = 500
 export const MAX_LINE = 2147483647
 # PROTOCOL.md `hunks[].id` and `request.id`: 1 to this many bytes (strlen() counts bytes).
 export const MAX_ID_BYTES = 64
+# PROTOCOL.md `files[].note` (wire.ts REVIEW_NOTES): pi's notes on a change set's entry or a request; any other
+# note makes the entry malformed (dropped; a request refused), never shown.
+export const NOTES = ['binary', 'too large', 'unreadable']
 
 # A line number or line count of pi's: an integer 0 to MAX_LINE (a Float, 1.5 or 1e400, is none).
 def IsLine(v: any): bool
@@ -99,6 +102,10 @@ export def Validate(msg: any, pi: any): list<any>
   endif
   if type(get(r, 'hunks', 0)) != v:t_list
     return [{}, 'request.hunks: not a list']
+  endif
+  var note = get(r, 'note', v:null)
+  if type(note) != v:t_none && (type(note) != v:t_string || index(NOTES, note) < 0)
+    return [{}, 'request.note: not binary, too large or unreadable']
   endif
   var over = OverCap('request.hunks', r.hunks)
   if over != ''

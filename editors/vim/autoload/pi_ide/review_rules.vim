@@ -15,6 +15,11 @@ export const MAX_REVERTED = 50
 # PROTOCOL.md "Limits": the runs of a change set (refused whole when more; the hunks per file:
 # approval_rules.MAX_HUNKS).
 export const MAX_RUNS = 3
+# PROTOCOL.md `files[].note` (approval_rules.NOTES): an entry with any other note is malformed, dropped.
+def NoteOk(f: dict<any>): bool
+  var note = get(f, 'note', v:null)
+  return type(note) == v:t_none || type(note) == v:t_string && index(approval_rules.NOTES, note) >= 0
+enddef
 def IsCount(v: any): bool
   return type(v) == v:t_number && v >= 0
 enddef
@@ -58,7 +63,7 @@ export def Validate(msg: any, pi: any): list<any>
     var files: list<dict<any>> = []
     for f in run.files
       if type(f) != v:t_dict || type(get(f, 'file', 0)) != v:t_string || f.file !~ '^/'
-          || type(get(f, 'hunks', 0)) != v:t_list
+          || type(get(f, 'hunks', 0)) != v:t_list || !NoteOk(f)
         continue
       endif
       var hunks: list<dict<any>> = []

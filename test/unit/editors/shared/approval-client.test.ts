@@ -18,6 +18,7 @@ import {
 	ApprovalInbox,
 	addDecision,
 	approvalPid,
+	approvalVerb,
 	type DecideOutcome,
 	type DecisionTarget,
 	describeApproval,
@@ -125,6 +126,7 @@ describe("parseApproval", () => {
 		{ name: "no request", text: JSON.stringify({ ...message(), request: null }), problem: /request: not an object/ },
 		{ name: "an empty id", text: JSON.stringify(message({ request: { id: "" } })), problem: /request\.id/ },
 		{ name: "a 65-character id", text: JSON.stringify(message({ request: { id: "x".repeat(65) } })), problem: /id/ },
+		{ name: "a tool not a string", text: JSON.stringify(message({ request: { tool: 5 } })), problem: /request\.tool/ },
 		{ name: "a relative file", text: JSON.stringify(message({ request: { file: "notes.txt" } })), problem: /file/ },
 		{ name: "an unknown note", text: JSON.stringify(message({ request: { note: "huge" } })), problem: /note/ },
 		{ name: "hunks not a list", text: JSON.stringify(message({ request: { hunks: {} } })), problem: /hunks/ },
@@ -138,6 +140,14 @@ describe("parseApproval", () => {
 			if (!parsed.ok) assert.match(parsed.problem, c.problem);
 		});
 	}
+
+	test("any string is a tool (no length cap, as in every client): it only picks the verb", () => {
+		for (const tool of ["x".repeat(65), "t".repeat(5000), ""]) {
+			const parsed = parseApproval(JSON.stringify(message({ request: { tool } })), PI);
+			assert.ok(parsed.ok, `tool of ${tool.length} characters`);
+			assert.equal(approvalVerb(parsed.request), "edit");
+		}
+	});
 
 	test("a malformed hunk is dropped and counted: the proposal is then not shown as pi's", () => {
 		const text = JSON.stringify(message({ request: { hunks: [...message().request.hunks, { id: 5 }] } }));

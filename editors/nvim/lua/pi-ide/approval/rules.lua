@@ -61,6 +61,9 @@ function M.validate(msg, pid)
   if type(r.hunks) ~= "table" then
     return nil, "request.hunks: not a list"
   end
+  if r.note ~= nil and r.note ~= vim.NIL and review.NOTES[r.note] ~= true then
+    return nil, "request.note: not binary, too large or unreadable"
+  end
   local over = review.over_cap("request.hunks", r.hunks)
   if over then
     return nil, over

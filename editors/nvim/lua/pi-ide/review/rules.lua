@@ -71,6 +71,10 @@ function M.valid_hunk(h)
     and is_lines(h.new_text)
 end
 
+--- pi's notes on a file entry without hunks (PROTOCOL.md `files[].note`, wire.ts REVIEW_NOTES).
+local NOTES = { binary = true, ["too large"] = true, unreadable = true }
+M.NOTES = NOTES
+
 --- The runs of a decoded change set from pi `pid`, or nil and why. Hunks that are malformed are dropped.
 ---@param msg any
 ---@param pid integer
@@ -103,7 +107,9 @@ function M.validate(msg, pid)
     if type(run) == "table" and is_count(run.run) and is_list(run.files) then
       local files = {}
       for _, f in ipairs(run.files) do
-        if type(f) == "table" and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
+        -- An unknown note makes the entry malformed (PROTOCOL.md `files[].note`): dropped, never shown.
+        local note_ok = type(f) == "table" and (f.note == nil or f.note == vim.NIL or NOTES[f.note] == true)
+        if note_ok and type(f.file) == "string" and f.file:sub(1, 1) == "/" and is_list(f.hunks) then
           local hunks = {}
           for _, h in ipairs(f.hunks) do
             if M.valid_hunk(h) then

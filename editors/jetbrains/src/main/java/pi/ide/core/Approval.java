@@ -2,6 +2,7 @@ package pi.ide.core;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,6 +19,9 @@ import java.util.regex.Pattern;
  */
 public final class Approval {
 	private Approval() {}
+
+	/** pi's notes on a request without hunks (PROTOCOL.md `files[].note`, wire.ts REVIEW_NOTES). */
+	public static final List<String> NOTES = Collections.unmodifiableList(Arrays.asList("binary", "too large", "unreadable"));
 
 	/** The largest request read (pi keeps it under this; a bigger one loses its hunks, note "too large"). */
 	public static final int MAX_BYTES = 1024 * 1024;
@@ -189,7 +193,10 @@ public final class Approval {
 			Hunk good = hunk(h);
 			if (good != null) hunks.add(good);
 		}
-		String note = r.get("note") instanceof String ? (String) r.get("note") : null;
+		// PROTOCOL.md `files[].note`: one of three; any other refuses the request (never shown).
+		Object rawNote = r.get("note");
+		if (rawNote != null && !NOTES.contains(rawNote)) return problem("request.note: not binary, too large or unreadable");
+		String note = (String) rawNote;
 		long total = isInt(r.get("hunks_total"), 0) ? (Long) r.get("hunks_total") : hunks.size();
 		return new Parsed(new Request(pid, (String) m.get("pid_ns"), (Long) m.get("editor_pid"), (String) id, (String) r.get("tool"), (String) file,
 				Boolean.TRUE.equals(r.get("created")), note, hunks, total, (Long) r.get("timeout_s"),
