@@ -243,6 +243,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"pi-identity",
 	"unsaved-buffers",
 	"send",
+	"merge",
 ]);
 
 export const adapters: ClientAdapter[] = [
@@ -252,7 +253,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			merge: "not built yet (issue 26)",
 			show: "not built yet (issue 25)",
 			ask: "not built yet (issue 25)",
 			"ui-gate":
