@@ -19,6 +19,7 @@ import { runShowAskBench } from "./show-ask.ts";
 import { runTrustBench } from "./trust.ts";
 import { runUnsavedReadBench } from "./unsaved-read.ts";
 import { runVimBench } from "./vim.ts";
+import { runVscodeMergeBench } from "./vscode-merge.ts";
 import { runVscodeReviewBench } from "./vscode-review.ts";
 
 await runPiBench();
@@ -36,6 +37,7 @@ await runNvimMergeBench();
 await runSendBench();
 await runShowAskBench();
 runVscodeReviewBench();
+runVscodeMergeBench();
 await runEmacsBench();
 await runEmacsReviewBench();
 await runJetBrainsBench();

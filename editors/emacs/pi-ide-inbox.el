@@ -14,8 +14,12 @@
 ;; - unmodified buffer: the bytes of one verified read (`pi-ide-inbox-read-script') put in as changes (no
 ;;   file read, no revert hook: nothing else the path points at ever enters it), point and window start of
 ;;   every window showing it kept;
-;; - buffer with unsaved changes: never touched; one message naming the file (no prompt), once per
-;;   conflict (until the buffer is saved or reverted), and `pi-ide-status' says how to compare or reload;
+;; - buffer with unsaved changes, pi's change carrying its hunks (v0.5, issue 26): merged into the buffer
+;;   (pi-ide-merge.el), one undo step of its own, the buffer left modified and unsaved: `merged', or
+;;   `conflict' where pi's hunks touch the user's unsaved lines (those keep the user's text; one message
+;;   naming the lines and how to compare);
+;; - otherwise a buffer with unsaved changes is never touched; one message naming the file (no prompt), once
+;;   per conflict (until the buffer is saved or reverted), and `pi-ide-status' says how to compare or reload;
 ;; - the buffer's file gone, or no longer what the buffer was read from: not reloaded.
 ;;
 ;; It never opens, creates, runs or deletes anything because a message said so.  Each outcome becomes a
@@ -37,6 +41,8 @@
 (require 'pi-ide-diagnostics)
 (require 'pi-ide-approval)
 (require 'pi-ide-review)
+(require 'pi-ide-merge)
+(require 'pi-ide-ask)
 
 (defvar pi-ide-inbox-poll-interval)
 (declare-function pi-ide-send-answered "pi-ide-send" (msg))
@@ -231,16 +237,50 @@ record of the path: it stays as it was when the user read it."
           (pi-ide-review-buffer-read))
         (pi-ide-diagnostics-reloaded buffer)))))
 
-(defun pi-ide-inbox--tell-modified (buffer file)
-  "Tell once per conflict that pi changed FILE, unsaved in BUFFER."
+(defun pi-ide-inbox--tell-modified (buffer file &optional where)
+  "Tell once per conflict that pi changed FILE, unsaved in BUFFER.
+WHERE (issue 26): the lines of a merge's conflict (\"line 3\", \"lines 3-4\"),
+pi's other hunks being in the buffer."
   (unless (assq buffer pi-ide-inbox--told)
     (let ((name (let ((file-name-handler-alist nil)) (abbreviate-file-name file))))
       (push (cons buffer name) pi-ide-inbox--told)
-      (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name))))
+      (if where
+          (pi-ide-inbox--say "(pi-ide) pi's change to %s touches your unsaved %s: kept yours. Compare: M-x diff-buffer-with-file"
+                             name where)
+        (pi-ide-inbox--say "(pi-ide) pi changed %s; unsaved buffer kept, see M-x pi-ide-status" name)))))
 
-(defun pi-ide-inbox--handle-change (change pi-pid)
+(defun pi-ide-inbox--merge (buffer file path chain handled)
+  "Merge pi's CHAIN into the modified BUFFER visiting FILE read from PATH.
+HANDLED: the seq of that pi handled before.  The report's status and its
+`merge' field as a cons, or nil when nothing was merged (status `modified')."
+  (let* ((bytes (pi-ide-inbox--read-verified path))
+         (outcome (and (stringp bytes)
+                       (condition-case err
+                           (with-current-buffer buffer (pi-ide-merge-chain chain handled bytes))
+                         (error (pi-ide-inbox--say "(pi-ide) merge of %s failed: %s" file
+                                                   (error-message-string err))
+                                nil)))))
+    (when outcome
+      (let ((conflicts (plist-get outcome :conflicts)))
+        (if (equal (plist-get outcome :status) "merged")
+            ;; The buffer has pi's change: a save must not ask whether to overwrite the changed file.
+            (let ((attrs (let ((file-name-handler-alist nil)) (file-attributes path))))
+              (when attrs
+                (with-current-buffer buffer
+                  (set-visited-file-modtime (file-attribute-modification-time attrs)))))
+          (pi-ide-inbox--tell-modified buffer file (pi-ide-merge-phrase (car conflicts))))
+        (cons (plist-get outcome :status)
+              `((hunks . ,(plist-get outcome :hunks)) (merged . ,(plist-get outcome :merged))
+                (conflicts . ,(vconcat (mapcar (lambda (c)
+                                                 `((line . ,(alist-get 'line c)) (lines . ,(alist-get 'lines c))
+                                                   (text . ,(vconcat (alist-get 'text c)))))
+                                               conflicts)))))))))
+
+(defun pi-ide-inbox--handle-change (change pi-pid &optional chain handled)
   "Handle one CHANGE of PI-PID: find the buffer, decide, act; the report.
-PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
+PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields').
+CHAIN: that pi's new changes of the file, oldest first (CHANGE last), and
+HANDLED the seq it had before, for a merge into an unsaved buffer."
   (let* ((file (alist-get 'file change))
          ;; No file name handlers while a path from a message is looked up: "/ssh:host:..." must not make
          ;; TRAMP connect anywhere (and block on a password prompt), nor any other handler act on it.
@@ -260,7 +300,12 @@ PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
                (now (pi-ide-inbox--path-identity path))
                (verdict (pi-ide-state-reload-verdict was now))
                (modified (buffer-modified-p))
+               (merged (and modified (equal verdict "reload")
+                            (pi-ide-inbox--merge buffer file
+                                                 (if (eq (plist-get now :type) 'link) (plist-get now :real) path)
+                                                 (or chain (list change)) (or handled 0))))
                (status (cond ((not (equal verdict "reload")) verdict)
+                             (merged (car merged))
                              (modified (pi-ide-inbox--tell-modified buffer file) "modified")
                              (t (pi-ide-inbox-buffer-synced)
                                 (pi-ide-inbox--reload
@@ -270,6 +315,7 @@ PI-PID is a pid, or the fields that name the pi (`pi-ide-state-pi-fields')."
                 (alist-get 'modified report) (if (buffer-modified-p) t :false)
                 (alist-get 'diagnostics_expected report)
                 (if (pi-ide-diagnostics-expected-p buffer) t :false))
+          (when merged (nconc report (list (cons 'merge (cdr merged)))))
           (push (cons 'buffer buffer) report))))
     report))
 
@@ -288,9 +334,15 @@ names this Emacs."
         (when (fboundp 'pi-ide-send-answered)
           (condition-case nil (pi-ide-send-answered msg) (error nil)))
         (dolist (c (pi-ide-state-newest-changes (alist-get 'changed msg) handled))
-          (setq pi-ide-inbox--reports
-                (pi-ide-state-remember-report pi-ide-inbox--reports (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg))
-                                              (pi-ide-inbox--listed))))
+          (let ((chain (sort (cl-remove-if-not (lambda (o) (and (equal (alist-get 'file o) (alist-get 'file c))
+                                                                 (> (alist-get 'seq o) handled)))
+                                               (copy-sequence (alist-get 'changed msg)))
+                             (lambda (a b) (< (alist-get 'seq a) (alist-get 'seq b))))))
+            (setq pi-ide-inbox--reports
+                  (pi-ide-state-remember-report
+                   pi-ide-inbox--reports
+                   (pi-ide-inbox--handle-change c (pi-ide-state-pi-fields pid msg) chain handled)
+                   (pi-ide-inbox--listed)))))
         (setq pi-ide-inbox--last (cons (alist-get 'pid msg) (alist-get 'seq msg)))
         t))))
 
@@ -356,11 +408,13 @@ A change set read before is not parsed again: it can be 8 MiB."
               (pi-ide-review-load pid runs (pi-ide-state-pi-fields pid msg))))))))))
 
 (defun pi-ide-inbox--kind (name)
-  "What NAME in the state directory is: `message', `approval', or nil.
-A pi's message pi-<pid>.json or pi-<pid>-<ns digits>.json, or its request
-for approval (.approval.json); a change set is read after its message."
+  "What NAME in the state directory is: `message', `approval', `ask', or nil.
+A pi's message pi-<pid>.json or pi-<pid>-<ns digits>.json, its request
+for approval (.approval.json) or (v0.5) its show and ask requests
+\(.ask.json); a change set is read after its message."
   (and (pi-ide-state-pi-key-of-name name)
        (cond ((string-suffix-p ".approval.json" name) 'approval)
+             ((string-suffix-p ".ask.json" name) 'ask)
              ((string-suffix-p ".review.json" name) nil)
              (t 'message))))
 
@@ -374,6 +428,9 @@ Non-nil when acted on."
          (approval-pid (eq kind 'approval))
          (pid (and kind (pi-ide-state-pi-key-of-name name))))
     ;; The directory itself may have been swapped or opened up since the watch began.
+    (if (eq kind 'ask)
+        (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
+          (pi-ide-inbox--process-ask name pid))
     (when (and pid pi-ide-inbox--dir (null (pi-ide-writer-check pi-ide-inbox--dir)))
       (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name (if approval-pid pi-ide-state-max-approval-bytes
                                                              pi-ide-state-max-message-bytes))))
@@ -398,7 +455,24 @@ Non-nil when acted on."
                    (pi-ide-inbox--problem name (format "pid %d belongs to another user"
                                                        (pi-ide-state-key-pid pid))))
                  (pi-ide-inbox--forget-pi pid)
-                 nil))))))))))
+                 nil)))))))))))
+
+(defun pi-ide-inbox--process-ask (name key)
+  "Read pi KEY's show and ask requests, NAME (v0.5), and answer them.
+Only a live pi of this user counts; a request file gone is nothing to do.
+Nil: the state file does not change."
+  (pcase-let ((`(,msg . ,why) (pi-ide-inbox--read name pi-ide-ask-max-bytes)))
+    (cond
+     (why (pi-ide-inbox--problem name why))
+     ((null msg) nil)
+     (t (pcase (pi-ide-inbox-liveness key)
+          ('alive
+           (let ((bad (pi-ide-ask-receive msg key (float-time))))
+             (if bad (pi-ide-inbox--problem name bad)
+               (setq pi-ide-inbox--problems (assoc-delete-all name pi-ide-inbox--problems)))))
+          ('foreign (pi-ide-inbox--problem name (format "pid %d belongs to another user"
+                                                        (pi-ide-state-key-pid key)))))))
+    nil))
 
 (defun pi-ide-inbox-refresh-approvals ()
   "Read the waiting requests' files again now: what pi asks at this moment.
@@ -461,7 +535,7 @@ removes them).  The timer stops once no pi is recorded."
   (condition-case nil
       (let ((seen nil))
         (dolist (name (let ((file-name-handler-alist nil))
-                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:-[0-9]+\\)?\\(?:\\.approval\\)?\\.json\\'" t)))
+                        (directory-files pi-ide-inbox--dir nil "\\`pi-[0-9]+\\(?:-[0-9]+\\)?\\(?:\\.approval\\|\\.ask\\)?\\.json\\'" t)))
           (let ((key (pi-ide-inbox--file-key (concat pi-ide-inbox--dir "/" name))))
             (push (cons name key) seen)
             (unless (equal key (cdr (assoc name pi-ide-inbox--polled)))
@@ -477,6 +551,7 @@ removes them).  The timer stops once no pi is recorded."
 Returns the method used: `file-notify' or `timer'."
   (pi-ide-inbox-stop)
   (setq pi-ide-inbox--dir dir)
+  (pi-ide-ask-start dir)
   (setq pi-ide-inbox--watch
         (and pi-ide-inbox-use-file-notify
              (condition-case nil
@@ -508,7 +583,8 @@ Returns the method used: `file-notify' or `timer'."
   ;; Not listening any more: no request or change set counts (the mode line and `pi-ide-status' follow).
   (setq pi-ide-inbox--review-read nil)
   (pi-ide-approval-reset)
-  (pi-ide-review-reset))
+  (pi-ide-review-reset)
+  (pi-ide-ask-reset))
 
 (defun pi-ide-inbox-method ()
   "How pi's messages are noticed now: `file-notify', `timer' or nil."

@@ -129,16 +129,16 @@ PID may be an identity (`pi-ide-state-pi-key-of-name')."
 
 (defun pi-ide-state-pi-key-of-name (name)
   "The identity of the pi whose file NAME is, else nil.
-NAME is pi-<pid>.json, pi-<pid>-<ns digits>.json, or either with .review or
-.approval before .json.  A pi is the pair (pid, pid namespace): its pid (an
-integer) for a pi of the initial namespace (or not knowing its own), a symbol
-<pid>-<ns digits> (compared with `eq', as pids are) for any other.  Both
-numbers canonical decimal; a suffix naming the initial namespace is no name
-pi writes."
+NAME is pi-<pid>.json, pi-<pid>-<ns digits>.json, or either with .review,
+.approval or (v0.5) .ask before .json.  A pi is the pair (pid, pid
+namespace): its pid (an integer) for a pi of the initial namespace (or not
+knowing its own), a symbol <pid>-<ns digits> (compared with `eq', as pids
+are) for any other.  Both numbers canonical decimal; a suffix naming the
+initial namespace is no name pi writes."
   (when (and (stringp name)
              (let ((case-fold-search nil))
                (string-match (concat "\\`pi-\\([1-9][0-9]\\{0,9\\}\\)\\(?:-\\([1-9][0-9]\\{0,19\\}\\)\\)?"
-                                     "\\(?:\\.review\\|\\.approval\\)?\\.json\\'")
+                                     "\\(?:\\.review\\|\\.approval\\|\\.ask\\)?\\.json\\'")
                              name)))
     (let ((pid (string-to-number (match-string 1 name)))
           (ns (match-string 2 name)))

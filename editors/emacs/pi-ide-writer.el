@@ -118,9 +118,10 @@ DIR (`pi-ide-writer-ensure-dir')."
 
 (defun pi-ide-writer-write-named (dir name text &optional uid)
   "Atomically replace DIR/NAME with TEXT, as `pi-ide-writer-write' does.
-For the state file's companions (v0.5: <pid>.send.json, <pid>.buffers.json):
-the same rules, NAME.tmp opened exclusively, 0600, renamed over NAME; nil or
-the problem.  UID: the owner a leftover temp file must have (default: ours)."
+For the state file's companions (v0.5: PID.send.json, PID.buffers.json,
+PID.answers.json): the same rules, NAME.tmp opened exclusively, 0600, renamed
+over NAME; nil or the problem.  UID: the owner a leftover temp file must have
+\(default: ours)."
   (let* ((final (concat dir "/" name))
          (tmp (concat final ".tmp"))
          (result (pi-ide-writer--write-excl tmp text)))
@@ -146,15 +147,17 @@ the problem.  UID: the owner a leftover temp file must have (default: ours)."
          (cons 'io (format "cannot write %s" tmp))))))
 
 (defun pi-ide-writer-remove (dir pid &optional uid)
-  "Remove DIR/PID.json and its temp file; nil or the problem.
+  "Remove DIR/PID.json, its temp file and PID.answers.json; nil or the problem.
 Only inside a directory that passes the checks for UID: unlinking
 through a directory someone swapped for a symlink would delete a file
 elsewhere.  A missing directory holds nothing of ours.  `delete-file'
 removes a symlink, never its target.  The last send to pi (v0.5
 PID.send.json) goes with it."
   (let ((send (pi-ide-writer-remove-named dir (format "%d.send.json" pid) uid))
+        ;; The answers to show and ask (v0.5) go with the state file.
+        (answers (pi-ide-writer-remove-named dir (format "%d.answers.json" pid) uid))
         (state (pi-ide-writer-remove-named dir (format "%d.json" pid) uid)))
-    (or state send)))
+    (or state send answers)))
 
 (defun pi-ide-writer-remove-named (dir name &optional uid)
   "Remove DIR/NAME and its temp file by `pi-ide-writer-remove's rules.

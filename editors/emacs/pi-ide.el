@@ -94,6 +94,14 @@ When nil, or when file notification is unavailable, a timer looks every
   "Seconds between looks at the state directory when file notification is not used."
   :type 'number)
 
+(defcustom pi-ide-show-follow nil
+  "Display a place pi's model shows (protocol v0.5, its `ide_show' tool).
+Nil (the default): the place only goes to the buffer `*pi-ide shown*' (a
+`grep-mode' list that `next-error', \\[next-error], walks) with one message
+line, and the selected window, its buffer and point stay.  Non-nil: the
+file is also visited and displayed (`pop-to-buffer') at that line."
+  :type 'boolean)
+
 (defcustom pi-ide-approval-marks t
   "Mark the hunks of a change pi waits for you to approve in the file's buffer.
 The lines to go are drawn after a \"- \" in the face `pi-ide-approval', the

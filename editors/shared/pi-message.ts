@@ -32,6 +32,8 @@ export interface ChangedFile {
 	/** pi's change seq this entry belongs to. */
 	seq: number;
 	tool: string;
+	/** Issue 26 (v0.5): the change's hunks and hash for a merge into an unsaved buffer, unchecked (merge.ts parses it). */
+	merge?: unknown;
 }
 
 export interface PiMessage {
@@ -48,9 +50,36 @@ export interface PiMessage {
 	last_turn: string[];
 	/** v0.5: pi's pid namespace (`pid:[<digits>]`); left out: the initial one. pi is (pid, pid_ns). */
 	pid_ns?: string;
+	/** v0.5 send to pi: what became of the latest send pi answered; left out when absent or malformed. */
+	sent?: SentAnswer;
 }
 
-export type FileStatus = "reloaded" | "unchanged" | "modified" | "not-open" | "gone" | "refused";
+/** pi's `sent` (v0.5): the latest send it answered and its fate. */
+export interface SentAnswer {
+	editor_pid: number;
+	id: string;
+	fate: string;
+	reason?: string;
+}
+
+/** `sent` when well formed, else undefined: an optional field never makes the whole message bad. */
+function parseSent(raw: unknown): SentAnswer | undefined {
+	if (!isObject(raw)) return undefined;
+	const { editor_pid, id, fate, reason } = raw;
+	if (!isPid(editor_pid) || typeof id !== "string" || id === "" || typeof fate !== "string") return undefined;
+	return { editor_pid, id, fate, ...(typeof reason === "string" ? { reason } : {}) };
+}
+
+export type FileStatus =
+	| "reloaded"
+	| "unchanged"
+	| "modified"
+	| "not-open"
+	| "gone"
+	| "refused"
+	// Issue 26: only for a change whose entry carried `merge`.
+	| "merged"
+	| "conflict";
 
 /** One entry of the state file's `files`: what this editor did about a file pi said it changed. */
 export interface FileReport {
@@ -65,6 +94,8 @@ export interface FileReport {
 	pi_pid?: number;
 	/** v0.5: that pi's `pid_ns`, exactly as its message said; left out when it said none. */
 	pi_ns?: string;
+	/** Issue 26, with `merged` and `conflict`: pi's hunks, those merged, the user's lines where the others would go. */
+	merge?: { hunks: number; merged: number; conflicts: { line: number; lines: number; text: string[] }[] };
 }
 
 /** The key of the pi that sent `message`: its pid and namespace (PROTOCOL.md v0.5), for all kept per pi. */
@@ -164,7 +195,7 @@ function parseChanged(raw: unknown): ChangedFile[] | string {
 		if (!isAbsolutePath(file)) return `changed[${index}].file: not an absolute path`;
 		if (!isCount(seq)) return `changed[${index}].seq: not a non-negative integer`;
 		if (typeof tool !== "string") return `changed[${index}].tool: not a string`;
-		changed.push({ file, seq, tool });
+		changed.push(entry["merge"] === undefined ? { file, seq, tool } : { file, seq, tool, merge: entry["merge"] });
 	}
 	return changed.slice(-MAX_PI_CHANGED);
 }
@@ -195,6 +226,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 	if (pidNs !== undefined && !(typeof pidNs === "string" && PID_NAMESPACE_PATTERN.test(pidNs))) {
 		return { ok: false, problem: "pid_ns: not a pid namespace (pid:[<digits>])" };
 	}
+	const sent = parseSent(raw["sent"]);
 	return {
 		ok: true,
 		message: {
@@ -208,6 +240,7 @@ export function parsePiMessage(text: string): ParsedPiMessage {
 			changed,
 			last_turn: last_turn.slice(0, MAX_PI_LAST_TURN),
 			...(pidNs === undefined ? {} : { pid_ns: pidNs }),
+			...(sent === undefined ? {} : { sent }),
 		},
 	};
 }

@@ -557,6 +557,22 @@ const covers = (mark: Mark, line: number, document: TextLines): boolean => {
 	return line >= mark.line && line < mark.line + n;
 };
 
+/**
+ * The lines (0-based, inclusive) of pi's live hunk under `line` of `document`, or undefined: what a send to pi's
+ * `hunk` form hands over (v0.5). A deletion has no lines of its own: the line it is shown on.
+ */
+export function hunkLinesAt(
+	marks: readonly Mark[],
+	document: TextLines,
+	line: number,
+): { first: number; last: number } | undefined {
+	const mark = marks.find((m) => markStatus(m, document) !== "reverted" && covers(m, line, document));
+	if (mark?.line === undefined) return undefined;
+	const n = mark.hunk.new_text.length;
+	const first = n === 0 ? Math.min(mark.line, Math.max(document.count - 1, 0)) : mark.line;
+	return { first, last: first + Math.max(n, 1) - 1 };
+}
+
 /** The edits that revert `scope` of `marks` in `document`, refusing hunks whose lines are no longer pi's. */
 export function planRevert(marks: readonly Mark[], document: TextLines, eol: string, scope: RevertScope): RevertPlan {
 	// Reverted hunks are done; hunks never found are refused by name in a whole-file revert (they have no place).

@@ -215,7 +215,7 @@ export function describeSelection(lines: TextLines, anchor: HostPosition, head: 
 }
 
 /** The selected text and whether it was cut. */
-interface ClippedText {
+export interface ClippedText {
 	text: string;
 	truncated: boolean;
 }
@@ -249,6 +249,11 @@ function clipLine(line: string, budget: number): string {
 		units += char.length;
 	}
 	return line.slice(0, units);
+}
+
+/** Lines joined and cut as the selection's text is (256 KiB encoded): what a send to pi hands over (v0.5). */
+export function clipSelectionLines(lines: Iterable<string>): ClippedText {
+	return clipText(lines);
 }
 
 function withText(start: Position, end: Position, clipped: ClippedText): SelectionRange {

@@ -141,7 +141,12 @@ export function describeShow(
 	cwd: string,
 ): string {
 	const where = `${displayPath(piFile, cwd)}:${lines(line, end)}`;
-	const list = answer.list === "location" ? "location list" : "quickfix list";
+	const list =
+		answer.list === "location"
+			? "location list"
+			: answer.list === "next-error"
+				? "list of places (the *pi-ide shown* buffer, next-error)"
+				: "quickfix list";
 	switch (answer.status) {
 		case "listed":
 			return `Shown in ${editor}: ${where} is in the user's ${list} with a one-line notice; the user's window and cursor stayed where they were (the user opens it when they choose).`;

@@ -55,15 +55,19 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 		assert.deepEqual([...adapter.capabilities].sort(), [
 			"approval",
 			"approval-marks",
+			"ask",
 			"diagnostics",
 			"edit",
 			"editor-per-row",
+			"merge",
 			"pi-identity",
 			"reload",
 			"review",
 			"selection",
 			"send",
+			"show",
 			"ui-gate",
+			"unsaved-buffers",
 		]);
 	});
 

@@ -9,10 +9,13 @@ import { flycheckAdapter } from "../conformance/adapters/emacs.ts";
 import { cases as diagnosticsCases } from "../conformance/cases/diagnostics.ts";
 import { cases as reloadCases } from "../conformance/cases/reload.ts";
 import { cases as sendCases } from "../conformance/cases/send.ts";
+import { cases as showAskCases } from "../conformance/cases/show-ask.ts";
 import { describeAdapter } from "../conformance/suite.ts";
 
-// Send to pi's `@diagnostic` form takes the diagnostic under point from Flycheck too.
-const cases = [...diagnosticsCases, ...reloadCases, ...sendCases].filter((c) => c.needs?.includes("diagnostics"));
+// Send to pi's `@diagnostic` form and the ask's diagnostics take them from Flycheck too.
+const cases = [...diagnosticsCases, ...reloadCases, ...sendCases, ...showAskCases].filter((c) =>
+	c.needs?.includes("diagnostics"),
+);
 
 describe("the Flycheck variant", () => {
 	it("has diagnostics cases to run", () => {

@@ -14,6 +14,13 @@ const run = promisify(execFile);
 
 const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 	{ name: "state file size", elisp: "pi-ide-state-max-file-bytes", limit: limits.MAX_STATE_FILE_BYTES },
+	{ name: "show and ask request file (v0.5)", elisp: "pi-ide-ask-max-bytes", limit: limits.MAX_ASK_FILE_BYTES },
+	{ name: "show and ask requests (v0.5)", elisp: "pi-ide-ask-max-requests", limit: limits.MAX_ASK_REQUESTS },
+	{ name: "show note (v0.5)", elisp: "pi-ide-ask-max-note-bytes", limit: limits.MAX_SHOW_NOTE_BYTES },
+	{ name: "answers kept (v0.5)", elisp: "pi-ide-ask-max-answers", limit: limits.MAX_ANSWERS },
+	{ name: "answers file (v0.5)", elisp: "pi-ide-ask-max-file-bytes", limit: limits.MAX_ANSWERS_FILE_BYTES },
+	{ name: "ask buffers (v0.5)", elisp: "pi-ide-ask-max-buffers", limit: limits.MAX_ASK_BUFFERS },
+	{ name: "ask diagnostics (v0.5)", elisp: "pi-ide-ask-max-items", limit: limits.MAX_ASK_DIAGNOSTIC_ITEMS },
 	{ name: "encoded selection cap", elisp: "pi-ide-state-max-selection-bytes", limit: limits.MAX_SELECTION_TEXT_BYTES },
 	{ name: "pi message size", elisp: "pi-ide-state-max-message-bytes", limit: limits.MAX_PI_MESSAGE_BYTES },
 	{ name: "pi message changed list", elisp: "pi-ide-state-max-changed", limit: limits.MAX_PI_CHANGED },
@@ -62,6 +69,7 @@ it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", asyn
 		"pi-ide-protocol",
 		"-l",
 		"pi-ide-send",
+		"pi-ide-ask",
 		"--eval",
 		form,
 	]);

@@ -149,6 +149,12 @@ export class Workbench {
 	readonly commands = new Map<string, (...args: unknown[]) => unknown>();
 	/** The status bar's passing messages (`vscode.window.setStatusBarMessage`). */
 	readonly statusMessages: string[] = [];
+	/**
+	 * The user's next answers to `showInputBox` and `showQuickPick` (the label picked), oldest first; with none
+	 * left, the user pressed Escape (undefined). Each question asked is kept in `asked`.
+	 */
+	readonly answers: (string | undefined)[] = [];
+	readonly asked: string[] = [];
 	activeTextEditor: TextEditor | undefined;
 	readonly folder: string;
 	readonly #watcher: ReturnType<typeof setInterval>;
@@ -330,6 +336,20 @@ export const window = {
 	showInformationMessage: (message: string, ..._items: string[]) => {
 		current().shown.push(message);
 		return Promise.resolve(undefined);
+	},
+	showInputBox: (options?: { prompt?: string }): Promise<string | undefined> => {
+		const bench = current();
+		bench.asked.push(`input: ${options?.prompt ?? ""}`);
+		return Promise.resolve(bench.answers.shift());
+	},
+	showQuickPick: <T extends { label: string }>(
+		items: T[],
+		options?: { placeHolder?: string },
+	): Promise<T | undefined> => {
+		const bench = current();
+		bench.asked.push(`pick: ${options?.placeHolder ?? ""} ${items.map((i) => i.label).join(" | ")}`);
+		const answer = bench.answers.shift();
+		return Promise.resolve(items.find((i) => i.label === answer));
 	},
 	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
 		current().statusMessages.push(message);

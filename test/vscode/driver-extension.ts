@@ -29,7 +29,8 @@ export type DriverRequest =
 	| { op: "buffer"; file: string }
 	| { op: "loaded" }
 	| { op: "diagnostics"; file: string; items: HostDiagnostic[] }
-	| { op: "command"; command: string }
+	/** `args`: the command's arguments (send to pi's `{ prompt }`). */
+	| { op: "command"; command: string; args?: unknown[] }
 	/**
 	 * A new session in this window without loading a new window (the kit's code-server adapter): every editor
 	 * reverted and closed, the kit's diagnostics and every notification cleared, `folder` made the workspace's
@@ -194,7 +195,7 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 			return null;
 		}
 		case "command":
-			await vscode.commands.executeCommand(request.command);
+			await vscode.commands.executeCommand(request.command, ...(request.args ?? []));
 			return null;
 		case "restart": {
 			const hooks = hooksOf(request.extension);

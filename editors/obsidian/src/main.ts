@@ -3,12 +3,17 @@
  * update listener (cursor and selection in editing mode) and the document's `selectionchange` (reading
  * mode) to the shared `StateClient`, which writes `<state dir>/<renderer pid>.json` (protocol v0.2) with
  * the vault root as `cwd` and vault-relative paths. Desktop only: it needs the file system. The file is
- * deleted when the plugin unloads or writing is turned off.
+ * deleted when the plugin unloads or writing is turned off. v0.5 send to pi (send.ts): the shared `PiWatcher` reads
+ * pi's messages to find the pis connected to this Obsidian (it echoes the last one's `pi`, so a tool can see it
+ * was read, and reports on no files: v0.2) and shows pi's answer to a send.
  */
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 import { FileSystemAdapter, MarkdownView, Notice, Plugin } from "obsidian";
 import { resolveStateDir } from "../../../src/protocol/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
+import type { HandledMessage } from "../../shared/pi-message.ts";
+import { PiWatcher } from "../../shared/pi-watcher.ts";
+import { ObsidianSend, SEND_COMMANDS } from "./send.ts";
 import { type ActiveView, snapshotVault } from "./snapshot.ts";
 
 interface Settings {
@@ -55,17 +60,48 @@ export default class PiIdeContextPlugin extends Plugin {
 		const vaultRoot = adapter.getBasePath();
 		this.prefs = parseSettings(await this.loadData());
 		const dom = globalThis as DomLike;
+		const dir = resolveStateDir(process.env);
+		/** The last message handled from a pi naming this Obsidian, echoed as `pi` (v0.5 send: which pi). */
+		let seen: HandledMessage | undefined;
 
 		const client = new StateClient({
 			app: "obsidian",
 			pid: process.pid,
-			dir: resolveStateDir(process.env),
-			snapshot: () => snapshotVault(this.activeView(dom), vaultRoot),
+			dir,
+			snapshot: () => ({ ...snapshotVault(this.activeView(dom), vaultRoot), ...(seen ? { pi: seen } : {}) }),
 			warn: (message) => new Notice(`pi IDE context: ${message}`),
 			log: (message) => console.warn(`[pi-ide-context] ${message}`),
 		});
 		this.client = client;
 		this.register(() => client.dispose());
+
+		const send = new ObsidianSend({
+			app: this.app,
+			dir,
+			pid: process.pid,
+			vaultRoot,
+			view: () => this.activeView(dom),
+			messages: () => watcher.messages.values(),
+			say: (line) => new Notice(`pi: ${line}`),
+		});
+		this.register(() => send.dispose());
+		const watcher = new PiWatcher({
+			dir,
+			ownPid: process.pid,
+			onMessage: (message) => {
+				if (message.editor_pid !== process.pid) return;
+				seen = { pid: message.pid, seq: message.seq };
+				client.flush();
+				send.answered(message);
+			},
+			onGone: (pid) => {
+				if (seen?.pid !== pid) return;
+				seen = undefined;
+				client.flush();
+			},
+			onProblem: (problem) => console.warn(`[pi-ide-context] pi message: ${problem}`),
+		});
+		this.register(() => watcher.dispose());
 
 		const status: StatusItemLike = this.addStatusBarItem();
 		const refreshStatus = () => {
@@ -95,7 +131,11 @@ export default class PiIdeContextPlugin extends Plugin {
 			name: "Show state file path",
 			callback: () => {
 				const error = client.lastError ? ` (last error: ${client.lastError})` : "";
-				new Notice(client.enabled ? `pi IDE context writes ${client.path}${error}` : "pi IDE context is off");
+				const lastSend = send.summary();
+				new Notice(
+					(client.enabled ? `pi IDE context writes ${client.path}${error}` : "pi IDE context is off") +
+						(lastSend ? `; ${lastSend}` : ""),
+				);
 			},
 		});
 		this.addCommand({
@@ -104,12 +144,26 @@ export default class PiIdeContextPlugin extends Plugin {
 			callback: async () => {
 				this.prefs.enabled = !this.prefs.enabled;
 				client.setEnabled(this.prefs.enabled);
+				if (this.prefs.enabled) watcher.start();
+				else watcher.stop();
 				refreshStatus();
 				await this.saveData(this.prefs);
 			},
 		});
 
+		for (const command of SEND_COMMANDS) {
+			this.addCommand({
+				id: command.id,
+				name: command.name,
+				callback: () =>
+					send.send(command.form, command.mode).catch((error: unknown) => {
+						new Notice(`pi: send failed: ${error instanceof Error ? error.message : String(error)}`);
+					}),
+			});
+		}
+
 		client.setEnabled(this.prefs.enabled);
+		if (this.prefs.enabled) watcher.start();
 		refreshStatus();
 		this.app.workspace.onLayoutReady(() => client.flush({ force: true }));
 	}

@@ -15,6 +15,92 @@ export class Notice {
 	}
 }
 
+/** A modal's content: the one-line input a prompt creates, typed into with `type` and `press`. */
+export class FakeInput {
+	value = "";
+	readonly #keydown: ((event: { key: string }) => void)[] = [];
+	focus(): void {}
+	addEventListener(_type: "keydown", listener: (event: { key: string }) => void): void {
+		this.#keydown.push(listener);
+	}
+	press(key: string): void {
+		for (const listener of this.#keydown) listener({ key });
+	}
+}
+
+export class FakeContent {
+	readonly inputs: FakeInput[] = [];
+	empty(): void {}
+	createEl(_tag: string, _options?: object): FakeInput {
+		const input = new FakeInput();
+		this.inputs.push(input);
+		return input;
+	}
+}
+
+/** Obsidian's `Modal`: `open` shows it (onOpen), `close` hides it (onClose). Every open one is in `Modal.open`. */
+export class Modal {
+	static readonly shown: Modal[] = [];
+	readonly app: unknown;
+	readonly contentEl = new FakeContent();
+	readonly titleEl = {
+		text: "",
+		setText(text: string) {
+			this.text = text;
+		},
+	};
+	constructor(app: unknown) {
+		this.app = app;
+	}
+	open(): void {
+		Modal.shown.push(this);
+		this.onOpen();
+	}
+	close(): void {
+		const at = Modal.shown.indexOf(this);
+		if (at >= 0) Modal.shown.splice(at, 1);
+		this.onClose();
+	}
+	onOpen(): void {}
+	onClose(): void {}
+	/** Test helper: the user types `text` into the modal's input and presses Enter. */
+	answer(text: string): void {
+		const input = this.contentEl.inputs.at(-1);
+		if (!input) throw new Error("the modal has no input");
+		input.value = text;
+		input.press("Enter");
+	}
+}
+
+/** Obsidian's `SuggestModal`: as Obsidian does, a choice closes the modal first, then reports the item. */
+export abstract class SuggestModal<T> extends Modal {
+	placeholder = "";
+	setPlaceholder(text: string): void {
+		this.placeholder = text;
+	}
+	abstract getSuggestions(query: string): T[];
+	abstract renderSuggestion(item: T, el: { setText(text: string): void }): void;
+	abstract onChooseSuggestion(item: T, evt: unknown): void;
+	/** Test helper: the labels shown for an empty query. */
+	labels(): string[] {
+		return this.getSuggestions("").map((item) => {
+			let text = "";
+			this.renderSuggestion(item, {
+				setText: (t) => {
+					text = t;
+				},
+			});
+			return text;
+		});
+	}
+	/** Test helper: the user picks the suggestion labelled `label`. */
+	choose(label: string): void {
+		const item = this.getSuggestions("").find((_, i) => this.labels()[i] === label);
+		this.close();
+		if (item !== undefined) this.onChooseSuggestion(item, {});
+	}
+}
+
 export class FileSystemAdapter {
 	readonly #base: string;
 	constructor(base: string) {

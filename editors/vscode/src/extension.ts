@@ -9,6 +9,7 @@
  * for approval (v0.4) are shown and answered by `ApprovalView` (approval-view.ts).
  * Nothing here throws into the extension host: failures become one warning and a line in the output channel.
  */
+import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename } from "node:path";
@@ -24,6 +25,7 @@ import { BUILTIN_DIAGNOSTIC_LANGUAGES, reportDiagnostics } from "./diagnostics.t
 import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
 import { ReviewView } from "./review-view.ts";
+import { SendView } from "./send-view.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
 import { TEST_HOOKS_ENV, type TestHooks } from "./test-hooks.ts";
@@ -105,7 +107,19 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 			if (!document) return false;
 			return diagnosticsVersion.has(document.uri.toString()) || BUILTIN_DIAGNOSTIC_LANGUAGES.has(document.languageId);
 		},
-		warnModified: (file) => warnModified(file),
+		warnModified: (file, where) => warnModified(file, where),
+		sha256: (text) => createHash("sha256").update(text, "utf8").digest("hex"),
+		applyEdits: async (document, edits, version) => {
+			const target = findDocument(document.uri.fsPath);
+			if (!target || target.version !== version) return false;
+			// One WorkspaceEdit is one undo step of its own; it changes the buffer only (VS Code saves nothing for it).
+			const edit = new vscode.WorkspaceEdit();
+			for (const e of edits) {
+				const range = new vscode.Range(e.start.line, e.start.character, e.end.line, e.end.character);
+				edit.replace(target.uri, range, e.text);
+			}
+			return target.version === version && (await vscode.workspace.applyEdit(edit));
+		},
 		changed: () => {
 			state.flush();
 			refreshStatus();
@@ -149,6 +163,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		ownPid: process.pid,
 		onMessage: (message) => {
 			sync.handleMessage(message);
+			send.answered(message);
 			// v0.4: only a pi that names this window as its editor is reviewed here.
 			if (message.editor_pid === process.pid) review.load(message.pid, message.pid_ns);
 			else {
@@ -229,6 +244,16 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		now: () => Date.now() / 1000,
 	});
 	subscriptions.push(approval);
+
+	// v0.5 send to pi: the commands "pi: Send to pi (draft)", "pi: Send to pi now" and their forms (send-view.ts).
+	const send = new SendView({
+		dir,
+		pid: process.pid,
+		messages: () => watcher.messages.values(),
+		hunkAt: (document, line) => review.hunkAt(document, line),
+		log,
+	});
+	subscriptions.push(send);
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());
@@ -330,9 +355,11 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 	);
 
 	function showState(): void {
-		const message = state.enabled
-			? `pi IDE context writes ${state.path}${state.lastError ? ` (last error: ${state.lastError})` : ""}`
-			: `pi IDE context is off: nothing is written (${state.path} when on)`;
+		const lastSend = send.summary();
+		const message =
+			(state.enabled
+				? `pi IDE context writes ${state.path}${state.lastError ? ` (last error: ${state.lastError})` : ""}`
+				: `pi IDE context is off: nothing is written (${state.path} when on)`) + (lastSend ? `; ${lastSend}` : "");
 		const actions = state.enabled ? ["Copy path", "Disable writing"] : ["Enable writing"];
 		void vscode.window.showInformationMessage(message, ...actions).then(
 			guard((choice) => {
@@ -342,12 +369,17 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		);
 	}
 
-	/** pi changed `file` on disk while the user has unsaved changes in it: say so once, offer a diff. */
-	function warnModified(file: string): void {
+	/**
+	 * pi changed `file` on disk while the user has unsaved changes in it: say so once, offer a diff. `where` (issue
+	 * 26): pi's other hunks were merged into the buffer, the user's lines there conflict with pi's and were kept.
+	 */
+	function warnModified(file: string, where?: string): void {
 		const name = vscode.workspace.asRelativePath(file, false);
 		const message =
-			`pi changed ${name} on disk; your unsaved changes in this editor were kept. ` +
-			"Compare them, or run File: Revert File to take pi's version.";
+			where === undefined
+				? `pi changed ${name} on disk; your unsaved changes in this editor were kept. ` +
+					"Compare them, or run File: Revert File to take pi's version."
+				: `pi's change to ${name} touches your unsaved ${where}: kept yours (pi's other changes merged). Compare with the file on disk.`;
 		void vscode.window.showWarningMessage(message, "Compare").then(
 			guard((choice) => {
 				const document = findDocument(file);

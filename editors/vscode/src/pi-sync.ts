@@ -6,8 +6,11 @@
  * - not open here: `not-open`; the document's file gone: `gone`; no longer what the document was opened from
  *   (a regular file now a symlink, a symlink re-pointed) or not a regular file: `refused` (disk.ts; a
  *   document opened through a symlink is compared while the link resolves to the same file);
- * - unsaved changes: `modified`; the buffer is never touched and the user is told once per file (until
- *   the document is clean again);
+ * - unsaved changes: pi's change merged into the buffer (issue 26, shared/merge.ts) when pi's entries carry their
+ *   hunks: `merged`, or `conflict` where pi's hunks touch the user's unsaved lines (those keep the user's text; the
+ *   user is told once, with the lines); the merge is one WorkspaceEdit (one undo step), the document stays dirty
+ *   and is never saved. Otherwise `modified`: the buffer is never touched and the user is told once per file
+ *   (until the document is clean again);
  * - otherwise `reloaded` as soon as the buffer shows what is on disk (at once when VS Code was faster than
  *   the message, else at VS Code's reload event), with the document version and its diagnostics; `unchanged`
  *   if VS Code has not reloaded it within RELOAD_WAIT_MS (a later reload still turns it into `reloaded`);
@@ -16,6 +19,7 @@
  * It also keeps which pis name this window as their editor, for the status bar.
  */
 import type { DiagnosticsReport } from "../../shared/diagnostics.ts";
+import { type ChainLink, linesPhrase, mergeChain, type TextEdit, textEditsOf } from "../../shared/merge.ts";
 import {
 	addReport,
 	type ChangedFile,
@@ -63,8 +67,18 @@ export interface SyncHost {
 	diagnostics(file: string): DiagnosticsReport | null;
 	/** A language server or linter reports on this document. */
 	diagnosticsExpected(file: string): boolean;
-	/** Tell the user once: pi changed `file` on disk, its unsaved changes were kept. */
-	warnModified(file: string): void;
+	/**
+	 * Tell the user once: pi changed `file` on disk, its unsaved changes were kept; `where` (issue 26): the lines of
+	 * a merge's conflict ("line 3", "lines 3-4"), pi's other hunks being in the buffer.
+	 */
+	warnModified(file: string, where?: string): void;
+	/** The SHA-256 (hex) of `text` encoded as UTF-8. */
+	sha256(text: string): string;
+	/**
+	 * Issue 26: apply `edits` to `document` as one WorkspaceEdit (one undo step, nothing saved) if its version is
+	 * still `version`; resolves whether it was applied.
+	 */
+	applyEdits(document: OpenDocument, edits: TextEdit[], version: number): Promise<boolean>;
 	/** Reports or connections changed: write the state file and refresh the status bar. */
 	changed(): void;
 	setTimeout(fn: () => void, ms: number): unknown;
@@ -90,6 +104,9 @@ interface Change extends ChangedFile {
 	piPid: number;
 	/** v0.5: the pi's `pid_ns` as its message said (echoed as `pi_ns`), or none. */
 	piNs?: string | undefined;
+	/** Issue 26: this pi's new changes of the file, oldest first (this one last), and the seq it had before. */
+	chain: ChainLink[];
+	handled: number;
 }
 
 interface Pending {
@@ -147,8 +164,13 @@ export class PiSync {
 		if (ours) this.#connected.set(key, message);
 		else this.#connected.delete(key);
 		if (ours) {
+			const newest = message.changed.reduce((max, entry) => Math.max(max, entry.seq), -1);
+			const handled = this.#handled.get(key) ?? newest - 1;
 			for (const entry of pendingChanges(message, this.#host.ownPid, this.#handled.get(key))) {
-				this.#judge({ ...entry, piPid: message.pid, piNs: message.pid_ns });
+				const chain = message.changed
+					.filter((c) => c.file === entry.file && c.seq > handled)
+					.sort((a, b) => a.seq - b.seq);
+				this.#judge({ ...entry, piPid: message.pid, piNs: message.pid_ns, chain, handled });
 			}
 			this.#handled.set(key, message.seq);
 			this.#last = { pid: message.pid, seq: message.seq };
@@ -227,7 +249,7 @@ export class PiSync {
 		const disk = document && this.#disk(document);
 		if (!document || !disk) this.#report(entry, "not-open", undefined);
 		else if (disk.kind !== "file") this.#report(entry, disk.kind, document);
-		else if (document.isDirty) this.#modified(entry, document);
+		else if (document.isDirty) this.#merge(entry, document, disk.text);
 		else if (disk.text !== undefined && sameContent(document.getText(), disk.text)) {
 			this.#report(entry, "reloaded", document);
 		} else {
@@ -269,6 +291,50 @@ export class PiSync {
 		return this.#host.readDisk(path, this.#openedAs.get(path));
 	}
 
+	/**
+	 * Issue 26: merge pi's change into the dirty `document` (shared/merge.ts), or report `modified` when it cannot be
+	 * merged (no hunks from an older pi, a file that is not what pi's tool wrote, CR-LF). The edit is asynchronous:
+	 * a document the user changed meanwhile refuses it (the version check) and is reported `modified`.
+	 */
+	#merge(entry: Change, document: OpenDocument, disk: string | undefined): void {
+		if (entry.merge === undefined || disk === undefined) {
+			this.#modified(entry, document);
+			return;
+		}
+		const buffer = document.getText();
+		const outcome = mergeChain(entry.chain, entry.handled, disk, this.#host.sha256(disk), buffer);
+		if (!outcome.ok) {
+			this.#modified(entry, document);
+			return;
+		}
+		const { plan } = outcome;
+		const merge = { hunks: outcome.hunks, merged: plan.merged, conflicts: plan.conflicts };
+		const done = () => {
+			this.#report(entry, outcome.status, document, merge);
+			const first = plan.conflicts[0];
+			if (first && !this.#warned.has(entry.file)) {
+				this.#warned.add(entry.file);
+				this.#host.warnModified(entry.file, linesPhrase(first));
+			}
+		};
+		if (plan.edits.length === 0) {
+			done();
+			return;
+		}
+		const edits = textEditsOf(buffer, plan.edits);
+		this.#host.applyEdits(document, edits, document.version).then(
+			(applied) => {
+				if (applied) done();
+				else this.#modified(entry, document);
+				this.#host.changed();
+			},
+			() => {
+				this.#modified(entry, document);
+				this.#host.changed();
+			},
+		);
+	}
+
 	#modified(entry: Change, document: OpenDocument): void {
 		this.#report(entry, "modified", document);
 		if (this.#warned.has(entry.file)) return;
@@ -283,7 +349,7 @@ export class PiSync {
 		this.#pending.delete(file);
 	}
 
-	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined): void {
+	#report(entry: Change, status: FileStatus, document: OpenDocument | undefined, merge?: FileReport["merge"]): void {
 		const open = document !== undefined && status !== "not-open";
 		// A refused file's document may hold what VS Code read through a swapped path: none of it goes to pi.
 		const told = open && status !== "refused";
@@ -299,6 +365,7 @@ export class PiSync {
 				diagnostics: told ? this.#host.diagnostics(entry.file) : null,
 				pi_pid: entry.piPid,
 				...(entry.piNs === undefined ? {} : { pi_ns: entry.piNs }),
+				...(merge === undefined ? {} : { merge }),
 			},
 			this.#listed(),
 		);

@@ -22,6 +22,7 @@ import * as vscode from "vscode";
 import { piFileName } from "../../../src/protocol/wire.ts";
 import { readPiReview } from "../../shared/pi-reader.ts";
 import {
+	hunkLinesAt,
 	type LineChange,
 	type Mark,
 	markStatus,
@@ -157,6 +158,12 @@ export class ReviewView implements vscode.Disposable {
 	/** The state file's `reverted` (v0.4). */
 	get reverted(): RevertedHunk[] {
 		return this.#book.reverted;
+	}
+
+	/** pi's hunk under 0-based `line` of `document` (lines 0-based, inclusive), for "Send pi's hunk to pi" (v0.5). */
+	hunkAt(document: vscode.TextDocument, line: number): { first: number; last: number } | undefined {
+		const file = fileOf(document);
+		return file === undefined ? undefined : hunkLinesAt(this.#book.marks(file), linesOf(document), line);
 	}
 
 	/**

@@ -83,6 +83,11 @@ function session(e: Emacs, checker: Checker): ClientSession {
 			await e.eval(`(${PUBLISH[checker]} ${elispString(file)} '(${list}))`);
 		},
 		messages: () => e.messages(),
+		/** The places pi showed, as the `*pi-ide shown*` buffer holds them (each line's `pi-ide-place`). */
+		shownPlaces: async () =>
+			(await e.json<{ file: string; line: number; end_line: number | null; text: string }[] | null>(
+				"(vconcat (mapcar (lambda (p) (list :file (plist-get p :file) :line (plist-get p :line) :end_line (plist-get p :end) :text (plist-get p :text))) (pi-ide-ask-places)))",
+			)) ?? [],
 		// ---- approval: M-x pi-ide-approve / pi-ide-reject, their reply; every overlay, by face or property ----
 		approve: async () => (await e.json<string | null>("(call-interactively #'pi-ide-approve)")) ?? "",
 		reject: async () => (await e.json<string | null>("(call-interactively #'pi-ide-reject)")) ?? "",
@@ -168,6 +173,9 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"pi-identity",
 	"send",
 	"unsaved-buffers",
+	"merge",
+	"show",
+	"ask",
 ]);
 
 function emacsAdapter(checker: Checker): ClientAdapter {
@@ -176,11 +184,7 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 		expectedSeconds: 80,
 		app: "emacs",
 		capabilities: CAPABILITIES,
-		missing: {
-			merge: "not built yet (issue 26)",
-			show: "not built yet (issue 25)",
-			ask: "not built yet (issue 25)",
-		},
+		missing: {},
 		start: async (options: StartOptions): Promise<ClientSession> => {
 			const e = await startEmacs(undefined, {
 				cwd: options.cwd,

@@ -24,10 +24,10 @@ const jetbrains: ClientAdapter = {
 		"approval",
 		"pi-identity",
 		"unsaved-buffers",
+		"send",
 	]),
 	missing: {
 		merge: "not built yet (issue 26)",
-		send: "not built yet (issue 25)",
 		show: "not built yet (issue 25)",
 		ask: "not built yet (issue 25)",
 		review:
@@ -88,6 +88,21 @@ const jetbrains: ClientAdapter = {
 					m.startsWith("pi wants to "),
 				),
 			// ---- end approval ----
+			// ---- send: the plugin's action "Send to pi" (or "Send to pi now"), its form and the words typed ----
+			sendToPi: async (file, send) => {
+				const buffer = await run({ cmd: "buffer", file }, "buffer");
+				if (!(buffer["buffer"] as { text: string } | null)) await run({ cmd: "open", file }, "open");
+				if (send.lines) {
+					const [first, last] = send.lines;
+					const text = ((await run({ cmd: "buffer", file }, "buffer"))["buffer"] as { text: string }).text;
+					const line = text.split("\n")[last - 1] ?? "";
+					const chars = [...line];
+					// Inclusive end: the first byte of the line's last character.
+					const column = Buffer.byteLength(chars.slice(0, -1).join(""), "utf8") + 1;
+					await run({ cmd: "select", start: { line: first, column: 1 }, end: { line: last, column } }, "select");
+				}
+				await run({ cmd: "send", mode: send.mode, prompt: send.prompt, form: send.form ?? "default" }, "send");
+			},
 			quit: () => driver.quit(),
 			dispose: () => driver.kill(),
 		};

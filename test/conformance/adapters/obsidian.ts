@@ -101,6 +101,28 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			throw new Error("Obsidian has no diagnostics");
 		},
 		messages: async () => fake.Notice.shown.slice(noticesFrom),
+		// ---- send: the command "Send selection or line to pi (draft)" (or "... now", "Send the note to pi ..."),
+		// the prompt typed into its prompt window and Enter ----
+		sendToPi: async (file, send) => {
+			if (app.workspace.activeView?.file?.path !== relative(vault, file)) open(file);
+			if (send.lines) {
+				const [first, last] = send.lines;
+				select({ line: first, column: 1 }, { line: last + 1, column: 1 }, false);
+			}
+			const id = `send${send.form === "file" ? "-file" : ""}${send.mode === "now" ? "-now" : ""}`;
+			const command = host.commands.find((c) => c.id === id);
+			if (!command?.callback) throw new Error(`the plugin added no command ${id}`);
+			const shown = fake.Modal.shown.length;
+			const done = Promise.resolve(command.callback());
+			// The prompt window opens once the pi is known (a turn later), unless the command said why not.
+			let settled = false;
+			void done.finally(() => {
+				settled = true;
+			});
+			while (!settled && fake.Modal.shown.length === shown) await new Promise((r) => setImmediate(r));
+			if (!settled) fake.Modal.shown.at(-1)?.answer(send.prompt);
+			await done;
+		},
 		quit: async () => unload(),
 		dispose: async () => unload(),
 	};
@@ -110,17 +132,18 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "obsidian (plugin code, fake Obsidian)",
 		app: "obsidian",
-		capabilities: new Set(["selection", "edit", "editor-per-row"]),
+		capabilities: new Set(["selection", "edit", "editor-per-row", "send"]),
 		missing: {
 			"unsaved-buffers": "not built yet (issue 26)",
 			merge: "not built yet (issue 26)",
-			send: "not built yet (issue 25)",
 			show: "not built yet (issue 25)",
 			ask: "not built yet (issue 25)",
-			"pi-identity": "the Obsidian plugin speaks protocol v0.2: it reads no pi messages, so it has no pi to name",
+			"pi-identity":
+				"the Obsidian plugin speaks protocol v0.2: it reads pi's messages only to know which pi to send to (v0.5 send), and answers none, so it has no pi to name",
 			review:
 				'the Obsidian plugin speaks protocol v0.2: it does not implement review (PROTOCOL.md "Which client implements what")',
-			reload: "the Obsidian plugin speaks protocol v0.2: it reads no pi messages (Obsidian reloads notes itself)",
+			reload:
+				"the Obsidian plugin speaks protocol v0.2: it acts on no change of pi's (Obsidian reloads notes itself; it reads pi's messages only to send)",
 			diagnostics: "Obsidian has no checkers whose diagnostics the plugin could report",
 			"ui-gate": "Obsidian is a desktop app: the plugin only ever runs with its window",
 			// ---- approval ----

@@ -134,6 +134,13 @@ class VimSession implements ClientSession {
 			.filter((l) => l.startsWith("(pi-ide)") || /E\d{2,4}:|Error/.test(l));
 	}
 
+	/** The places pi showed: the quickfix list the client puts them in (pi_ide/ask.vim), oldest first. */
+	shownPlaces(): Promise<{ file: string; line: number; end_line: number | null; text: string }[]> {
+		return this.vim.expr<{ file: string; line: number; end_line: number | null; text: string }[]>(
+			"pi_ide#ask#QuickfixId() == 0 ? [] : map(getqflist({'id': pi_ide#ask#QuickfixId(), 'items': 0}).items, {_, it -> {'file': fnamemodify(bufname(it.bufnr), ':p'), 'line': it.lnum, 'end_line': get(it, 'end_lnum', 0) > 0 ? it.end_lnum : v:null, 'text': it.text}})",
+		);
+	}
+
 	// ---- approval: `:PiIde approve` / `:PiIde reject` as typed, their reply; every sign and text property ----
 	approve(): Promise<string> {
 		return this.vim.expr<string>(`trim(execute('PiIde approve'))`);
@@ -243,6 +250,8 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"pi-identity",
 	"unsaved-buffers",
 	"send",
+	"show",
+	"ask",
 	"merge",
 ]);
 
@@ -253,8 +262,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			show: "not built yet (issue 25)",
-			ask: "not built yet (issue 25)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

@@ -573,6 +573,18 @@ async function session(
 					.map((text) => text.replace(/^(Info|Warning|Error): /, ""))
 					.filter((text) => text.startsWith("pi wants to ")),
 			// ---- end approval ----
+			// ---- send: "pi: Send to pi (draft)" / "pi: Send to pi now" (or a form's command), the prompt its argument ----
+			sendToPi: async (file, send) => {
+				// Showing the editor already shown keeps its cursor, where the case put it.
+				await call({ op: "open", file });
+				if (send.lines) {
+					const [first, last] = send.lines;
+					await select({ line: first - 1, character: 0 }, { line: last, character: 0 });
+				}
+				const form = send.form === "diagnostic" ? "Diagnostic" : send.form === "file" ? "File" : "";
+				const command = `piIdeContext.send${form}${send.mode === "now" ? "Now" : ""}`;
+				await call({ op: "command", command, args: [{ prompt: send.prompt }] });
+			},
 			quit: end.quit,
 			dispose: end.dispose,
 		};
@@ -594,10 +606,10 @@ export const adapters: ClientAdapter[] = [
 			"review",
 			"pi-identity",
 			"unsaved-buffers",
+			"send",
+			"merge",
 		]),
 		missing: {
-			merge: "not built yet (issue 26)",
-			send: "not built yet (issue 25)",
 			show: "not built yet (issue 25)",
 			ask: "not built yet (issue 25)",
 			"ui-gate":

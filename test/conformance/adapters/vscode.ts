@@ -119,6 +119,20 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		// A request's notification (describeApproval: "pi wants to edit a.txt: 2 hunks. ...").
 		approvalNotices: async () => bench.shown.filter((m) => m.startsWith("pi wants to ")),
 		// ---- end approval ----
+		// ---- send: "pi: Send to pi (draft)" / "pi: Send to pi now" (or a form's command), the prompt its argument ----
+		sendToPi: async (file, send) => {
+			// Made the active editor only when it is not: opening resets the cursor the case put.
+			if (bench.activeTextEditor?.document.fileName !== file) bench.open(file);
+			if (send.lines) {
+				const [first, last] = send.lines;
+				bench.select({ line: first - 1, character: 0 }, { line: last, character: 0 });
+			}
+			const form = send.form === "diagnostic" ? "Diagnostic" : send.form === "file" ? "File" : "";
+			const id = `piIdeContext.send${form}${send.mode === "now" ? "Now" : ""}`;
+			const command = bench.commands.get(id);
+			if (!command) throw new Error(`the extension registered no command ${id}`);
+			await command({ prompt: send.prompt });
+		},
 		quit: async () => deactivate(),
 		dispose: async () => deactivate(),
 		...reviewMethods(bench, documentOf),
@@ -177,10 +191,10 @@ export const adapters: ClientAdapter[] = [
 			"approval",
 			"pi-identity",
 			"unsaved-buffers",
+			"send",
+			"merge",
 		]),
 		missing: {
-			merge: "not built yet (issue 26)",
-			send: "not built yet (issue 25)",
 			show: "not built yet (issue 25)",
 			ask: "not built yet (issue 25)",
 			"approval-marks":

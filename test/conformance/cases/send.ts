@@ -3,7 +3,8 @@
  * validator (src/protocol/send.ts). The "pi" is a live process of ours whose message names the editor. With no
  * pi naming it the client writes nothing and says so once; with one, each command writes `<pid>.send.json`
  * (0600, no temp file left) for that pi with a new id, the mode, the typed words and what was pointed at: the
- * selected lines, the line under the cursor, the diagnostic there with its message, the whole file; a line
+ * selected lines, the line under the cursor, the whole file, the diagnostic there with its message (its own case,
+ * for the clients with diagnostics); a line
  * past the cap is cut at 256 KiB encoded with `truncated`; pi's answer (`sent`) is shown in one notice.
  */
 import assert from "node:assert/strict";
@@ -15,7 +16,7 @@ import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollUntil } from "../../helpers/poll.ts";
 import type { KitSend } from "../client.ts";
-import { activeFile, type Editor, type KitCase, nowSeconds, stateDirEntries, WRITE_WAIT_MS } from "../kit.ts";
+import { activeFile, type Editor, type Kit, type KitCase, nowSeconds, stateDirEntries, WRITE_WAIT_MS } from "../kit.ts";
 
 const TEXT = "one\ntwo\nthree\n";
 
@@ -63,6 +64,21 @@ interface Row {
 	expect: (request: SendRequest, file: string) => void;
 }
 
+/** Needs "diagnostics" too: its own case, so a client without diagnostics (Obsidian) runs the other forms. */
+const DIAGNOSTIC_ROW: Row = {
+	name: "the diagnostic under the cursor, with its message",
+	send: { mode: "draft", prompt: "", form: "diagnostic" },
+	cursor: 3,
+	arrange: (editor, file) =>
+		editor.session.setDiagnostics(file, [{ severity: "error", line: 3, column: 1, message: "three is bad" }]),
+	expect: (r) => {
+		assert.deepEqual(
+			[r.item.kind, r.item.start_line, r.item.text, r.item.message],
+			["diagnostic", 3, "three", "three is bad"],
+		);
+	},
+};
+
 const ROWS: Row[] = [
 	{
 		name: "the selected lines, as a draft, with the typed words",
@@ -90,19 +106,6 @@ const ROWS: Row[] = [
 		},
 	},
 	{
-		name: "the diagnostic under the cursor, with its message",
-		send: { mode: "draft", prompt: "", form: "diagnostic" },
-		cursor: 3,
-		arrange: (editor, file) =>
-			editor.session.setDiagnostics(file, [{ severity: "error", line: 3, column: 1, message: "three is bad" }]),
-		expect: (r) => {
-			assert.deepEqual(
-				[r.item.kind, r.item.start_line, r.item.text, r.item.message],
-				["diagnostic", 3, "three", "three is bad"],
-			);
-		},
-	},
-	{
 		name: "the whole file",
 		send: { mode: "draft", prompt: "", form: "file" },
 		cursor: 1,
@@ -115,71 +118,78 @@ const ROWS: Row[] = [
 	},
 ];
 
+/**
+ * No pi: one notice, nothing written; then with one pi naming the editor, each of `rows` sent and read as pi reads
+ * it, and pi's answer to the last shown in one notice.
+ */
+async function sendEachForm(kit: Kit, rows: readonly Row[]): Promise<void> {
+	const editor = await kit.start();
+	const file = editor.file("send.ts", TEXT);
+	await editor.session.open(file);
+	await editor.until((s) => activeFile(s) === file, "send.ts open");
+
+	// No pi names this editor: one notice, nothing written.
+	const before = (await editor.notices()).length;
+	await editor.session.sendToPi?.(file, { mode: "draft", prompt: "hello" });
+	const notices = await pollUntil(async () => {
+		const now = await editor.notices();
+		return now.length > before ? now.slice(before) : undefined;
+	}, "a notice that no pi is connected");
+	assert.equal(notices.length, 1, notices.join("\n"));
+	assert.match(notices[0] ?? "", /no pi/i);
+	assert.ok(!stateDirEntries(editor).some((n) => n.includes(".send.")), "nothing written");
+
+	const pi = await spawnLiveEditor();
+	try {
+		await connectPi(editor, pi.pid);
+		let previous: string | undefined;
+		const ids = new Set<string>();
+		for (const row of rows) {
+			await row.arrange?.(editor, file);
+			await editor.session.moveCursor({ line: row.cursor, column: 1 });
+			await editor.session.sendToPi?.(file, row.send);
+			const request = await pollUntil(() => readSend(editor, previous), `${row.name}: the send file`, WRITE_WAIT_MS);
+			assert.equal(request.pi_pid, pi.pid, `${row.name}: for the pi naming the editor`);
+			assert.ok(!ids.has(request.id), `${row.name}: a new id`);
+			ids.add(request.id);
+			previous = request.id;
+			row.expect(request, file);
+			const stats = lstatSync(sendPath(editor));
+			assert.ok(stats.isFile(), "a regular file");
+			assert.equal(stats.mode & 0o777, 0o600, `${row.name}: mode 0600`);
+			assert.deepEqual(
+				stateDirEntries(editor).filter((n) => n.endsWith(".tmp")),
+				[],
+				"no temp file left",
+			);
+		}
+
+		// pi's answer: the refusal of an excluded file, in one notice.
+		const seen = (await editor.notices()).length;
+		await connectPi(editor, pi.pid, {
+			sent: { editor_pid: editor.session.pid, id: previous, fate: "excluded", reason: "excluded" },
+		});
+		const answer = await pollUntil(async () => {
+			const now = await editor.notices();
+			return now.length > seen ? now.slice(seen) : undefined;
+		}, "pi's answer shown");
+		assert.equal(answer.length, 1, answer.join("\n"));
+		assert.match(answer[0] ?? "", /excluded/);
+	} finally {
+		await pi.kill();
+	}
+}
+
 export const cases: KitCase[] = [
 	{
 		name: "send to pi: the request an editor writes (no pi: nothing written, one notice; then each form, valid for pi)",
+		needs: ["send"],
+		run: (kit) => sendEachForm(kit, ROWS),
+	},
+	{
+		name: "send to pi: the diagnostic under the cursor, with its message",
 		needs: ["send", "diagnostics"],
-		run: async (kit) => {
-			const editor = await kit.start();
-			const file = editor.file("send.ts", TEXT);
-			await editor.session.open(file);
-			await editor.until((s) => activeFile(s) === file, "send.ts open");
-
-			// No pi names this editor: one notice, nothing written.
-			const before = (await editor.notices()).length;
-			await editor.session.sendToPi?.(file, { mode: "draft", prompt: "hello" });
-			const notices = await pollUntil(async () => {
-				const now = await editor.notices();
-				return now.length > before ? now.slice(before) : undefined;
-			}, "a notice that no pi is connected");
-			assert.equal(notices.length, 1, notices.join("\n"));
-			assert.match(notices[0] ?? "", /no pi/i);
-			assert.ok(!stateDirEntries(editor).some((n) => n.includes(".send.")), "nothing written");
-
-			const pi = await spawnLiveEditor();
-			try {
-				await connectPi(editor, pi.pid);
-				let previous: string | undefined;
-				const ids = new Set<string>();
-				for (const row of ROWS) {
-					await row.arrange?.(editor, file);
-					await editor.session.moveCursor({ line: row.cursor, column: 1 });
-					await editor.session.sendToPi?.(file, row.send);
-					const request = await pollUntil(
-						() => readSend(editor, previous),
-						`${row.name}: the send file`,
-						WRITE_WAIT_MS,
-					);
-					assert.equal(request.pi_pid, pi.pid, `${row.name}: for the pi naming the editor`);
-					assert.ok(!ids.has(request.id), `${row.name}: a new id`);
-					ids.add(request.id);
-					previous = request.id;
-					row.expect(request, file);
-					const stats = lstatSync(sendPath(editor));
-					assert.ok(stats.isFile(), "a regular file");
-					assert.equal(stats.mode & 0o777, 0o600, `${row.name}: mode 0600`);
-					assert.deepEqual(
-						stateDirEntries(editor).filter((n) => n.endsWith(".tmp")),
-						[],
-						"no temp file left",
-					);
-				}
-
-				// pi's answer: the refusal of an excluded file, in one notice.
-				const seen = (await editor.notices()).length;
-				await connectPi(editor, pi.pid, {
-					sent: { editor_pid: editor.session.pid, id: previous, fate: "excluded", reason: "excluded" },
-				});
-				const answer = await pollUntil(async () => {
-					const now = await editor.notices();
-					return now.length > seen ? now.slice(seen) : undefined;
-				}, "pi's answer shown");
-				assert.equal(answer.length, 1, answer.join("\n"));
-				assert.match(answer[0] ?? "", /excluded/);
-			} finally {
-				await pi.kill();
-			}
-		},
+		run: (kit) => sendEachForm(kit, [DIAGNOSTIC_ROW]),
 	},
 	{
 		name: "send to pi: a line past the cap is cut at 256 KiB encoded, with truncated",

@@ -269,8 +269,10 @@ describe("the change set (v0.4 review): pi-<pid>.review.json", () => {
 		link.endTurn();
 		await link.flush();
 		assert.match(note ?? "", new RegExp(`${file} is open in Neovim with unsaved changes`));
+		// Each change also carries its hunks for a merge into an unsaved buffer (`merge`, v0.5): left out here.
+		const changed = message().changed.map(({ file, seq, tool }) => ({ file, seq, tool }));
 		assert.deepEqual(
-			[message().cwd, message().changed, message().last_turn],
+			[message().cwd, changed, message().last_turn],
 			["/host/proj", [{ file: "/host/proj/a.txt", seq: 1, tool: "write" }], ["/host/proj/a.txt"]],
 		);
 		assert.equal(review(dir).runs[0].files[0].file, "/host/proj/a.txt");

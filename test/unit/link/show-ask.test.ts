@@ -298,6 +298,11 @@ describe("describeShow and describeNoAnswer: the words of every outcome", () => 
 			expect: /^Shown in Neovim: a\.ts:3-5 is in the user's quickfix list .*cursor stayed/,
 		},
 		{
+			name: "listed in Emacs's next-error list",
+			text: describeShow(showAnswer({ list: "next-error" }) as never, "Emacs", "/p/a.ts", 3, null, "/p"),
+			expect: /^Shown in Emacs: a\.ts:3 is in the user's list of places \(the \*pi-ide shown\* buffer, next-error\)/,
+		},
+		{
 			name: "opened (follow)",
 			text: describeShow(showAnswer({ status: "opened" }) as never, "Neovim", "/p/a.ts", 3, null, "/p"),
 			expect: /^Shown in Neovim: a\.ts:3 was opened for the user \(their "follow" setting is on\)/,

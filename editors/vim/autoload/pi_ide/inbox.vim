@@ -21,6 +21,7 @@ import autoload 'pi_ide/writer.vim'
 import autoload 'pi_ide/diagnostics.vim'
 import autoload 'pi_ide/approval.vim'
 import autoload 'pi_ide/approval_rules.vim'
+import autoload 'pi_ide/ask.vim'
 import autoload 'pi_ide/review.vim'
 import autoload 'pi_ide/review_rules.vim'
 import autoload 'pi_ide/merge.vim'
@@ -842,6 +843,27 @@ def ProcessApproval(e: dict<any>, key: string)
   endif
 enddef
 
+# Read and hand on one listed `pi-<pid>.ask.json` (v0.5 show and ask): only a live pi of this user counts.
+def ProcessAsk(e: dict<any>, key: string)
+  var [msg, read] = ReadNew(e, ask.MAX_BYTES)
+  if read != 'new'
+    return
+  endif
+  var life = Liveness(key)
+  if life != 'alive'
+    if life == 'foreign'
+      Problem(e.name, printf('pid %d belongs to another user', writer.PidOfKey(key)))
+    endif
+    return
+  endif
+  var why = ask.Receive(msg, key, 0.0 + localtime())
+  if why != ''
+    Problem(e.name, why)
+  elseif has_key(problems, e.name)
+    remove(problems, e.name)
+  endif
+enddef
+
 # Liveness, looked up at most every 2 s per pi (it lists /proc): asked on every poll while a request waits.
 def IsAlive(key: string): bool
   var now = localtime()
@@ -862,6 +884,10 @@ enddef
 
 def IsApproval(name: string): bool
   return name =~# '\.approval\.json$'
+enddef
+
+def IsAsk(name: string): bool
+  return name =~# '\.ask\.json$'
 enddef
 
 # One tick of the poll: list the directory, read what may have changed.
@@ -892,6 +918,8 @@ export def Poll()
     touched = true
     if IsApproval(e.name)
       ProcessApproval(e, key)
+    elseif IsAsk(e.name)
+      ProcessAsk(e, key)
     elseif Process(e, key)
       acted = true
     endif
@@ -901,6 +929,14 @@ export def Poll()
       seen->remove(name)
       # A pi message gone: pi exited. An approval request gone: the wait ended. Either way nothing waits.
       var gone = KeyOfAny(name)
+      if IsAsk(name)
+        # A request file gone: pi's calls ended; nothing waits, nothing to forget (answers stay, bound by id).
+        if has_key(problems, name)
+          remove(problems, name)
+        endif
+        touched = true
+        continue
+      endif
       if !IsApproval(name)
         if has_key(pis, gone)
           remove(pis, gone)
@@ -974,6 +1010,7 @@ export def Start(state_dir: string, On_report: func)
   OnReport = On_report
   approval.Start(state_dir, FindBuffer, Decided)
   review.Start(FindBuffer, Decided)
+  ask.Start(state_dir)
   # Stop forgot every request: one still waiting is read again.
   filter(seen, (name, _) => !IsApproval(name))
   poll_ms = POLL_MS
@@ -991,6 +1028,7 @@ export def Stop()
   StopReader()
   approval.Reset()
   review.Reset()
+  ask.Reset()
   review_text = {}
 enddef
 

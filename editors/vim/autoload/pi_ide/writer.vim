@@ -46,10 +46,11 @@ enddef
 export const INITIAL_NS = 'pid:[4026531836]'
 const INITIAL_NS_DIGITS = '4026531836'
 
-# The identity (stem) of one of pi's file names, `pi-<stem>.json`, `.review.json` or `.approval.json`, or '':
+# The identity (stem) of one of pi's file names, `pi-<stem>.json`, `.review.json`, `.approval.json` or (v0.5)
+# `.ask.json`, or '':
 # canonical decimal for both numbers; a suffix naming the initial namespace is no name pi writes.
 export def PiKeyOfName(name: string): string
-  var m = matchlist(name, '\C^pi-\([1-9][0-9]\{0,9}\)\%(-\([1-9][0-9]\{0,19}\)\)\=\%(\.review\|\.approval\)\=\.json$')
+  var m = matchlist(name, '\C^pi-\([1-9][0-9]\{0,9}\)\%(-\([1-9][0-9]\{0,19}\)\)\=\%(\.review\|\.approval\|\.ask\)\=\.json$')
   if empty(m) || str2nr(m[1]) > MAX_PID || m[2] ==# INITIAL_NS_DIGITS
     return ''
   endif
@@ -392,10 +393,13 @@ enddef
 # Remove our state file and any temp. Only inside a directory that passes the checks (a missing one holds
 # nothing of ours). delete() unlinks a symlink itself, never its target.
 export def Remove(dir: string, pid: number, user: string): list<string>
-  # The unsaved buffers and the last send to pi (v0.5) go with the state file.
+  # The unsaved buffers, the last send to pi and the answers to show and ask (v0.5) go with the state file.
   var problem = RemoveNamed(dir, printf('%d.buffers.json', pid), user)
   if empty(problem)
     problem = RemoveNamed(dir, printf('%d.send.json', pid), user)
+  endif
+  if empty(problem)
+    problem = RemoveNamed(dir, printf('%d.answers.json', pid), user)
   endif
   return !empty(problem) ? problem : RemoveNamed(dir, printf('%d.json', pid), user)
 enddef

@@ -6,8 +6,10 @@
  * status bar text (status.ts) and `sameContent`.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import type { DiagnosticsReport } from "../../../../editors/shared/diagnostics.ts";
+import type { TextEdit } from "../../../../editors/shared/merge.ts";
 import type { ChangedFile, PiMessage } from "../../../../editors/shared/pi-message.ts";
 import type { OpenedAs } from "../../../../editors/vscode/src/pi-sync.ts";
 import {
@@ -18,6 +20,7 @@ import {
 	sameContent,
 } from "../../../../editors/vscode/src/pi-sync.ts";
 import { formatStatus, MAX_LISTED } from "../../../../editors/vscode/src/status.ts";
+import { contentOf, mergeInfo } from "../../../../src/link/change-set.ts";
 import { KEPT_FILE_REPORTS } from "../../../../src/protocol/limits.ts";
 import { piIdentityKey } from "../../../../src/protocol/wire.ts";
 
@@ -36,6 +39,8 @@ function fakeHost() {
 	const reads: { file: string; opened: OpenedAs | undefined }[] = [];
 	const diagnostics = new Map<string, DiagnosticsReport>();
 	const warnings: string[] = [];
+	const applied: TextEdit[][] = [];
+	const refuseEdits = { on: false };
 	const timers = new Map<number, { fn: () => void; ms: number }>();
 	let nextTimer = 1;
 	let changes = 0;
@@ -49,7 +54,24 @@ function fakeHost() {
 		},
 		diagnostics: (file: string) => diagnostics.get(file) ?? null,
 		diagnosticsExpected: (file: string) => diagnostics.has(file),
-		warnModified: (file: string) => warnings.push(file),
+		warnModified: (file: string, where?: string) => warnings.push(where === undefined ? file : `${file}: ${where}`),
+		sha256: (text: string) => createHash("sha256").update(text, "utf8").digest("hex"),
+		/** VS Code's applyEdit: the edits at once (one undo step), refused for another version. */
+		applyEdits: async (document: OpenDocument, edits: TextEdit[], version: number) => {
+			const doc = document as FakeDoc;
+			if (doc.version !== version || refuseEdits.on) return false;
+			const offset = (p: { line: number; character: number }) =>
+				doc.text
+					.split("\n")
+					.slice(0, p.line)
+					.reduce((n, l) => n + l.length + 1, 0) + p.character;
+			for (const e of [...edits].reverse()) {
+				doc.text = doc.text.slice(0, offset(e.start)) + e.text + doc.text.slice(offset(e.end));
+			}
+			doc.version++;
+			applied.push(edits);
+			return true;
+		},
 		changed: () => changes++,
 		setTimeout: (fn: () => void, ms: number) => {
 			timers.set(nextTimer, { fn, ms });
@@ -87,6 +109,8 @@ function fakeHost() {
 		reads,
 		diagnostics,
 		warnings,
+		applied,
+		refuseEdits,
 		timers,
 		open,
 		onDisk,
@@ -505,5 +529,125 @@ describe("PiSync: VS Code's own reload read something else (issue 22)", () => {
 		h.reload("/w/a.ts");
 		assert.equal(h.sync.reports[0]?.status, "reloaded");
 		assert.equal(h.sync.reports[0]?.version, 7);
+	});
+});
+
+describe("PiSync: pi's change merged into a dirty document (issue 26)", () => {
+	const LINES = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`);
+	const text = (lines: string[]) => `${lines.join("\n")}\n`;
+	const swap = (lines: string[], at: number, line: string) => lines.map((l, i) => (i === at - 1 ? line : l));
+	const FILE = "/w/m.txt";
+	/** pi's message for its tool's change `before` -> `after` (the merge fields as pi builds them). */
+	const piEdit = (before: string, after: string, extra: Partial<ChangedFile> = {}) => {
+		const merge = mergeInfo(contentOf(Buffer.from(before)), contentOf(Buffer.from(after)));
+		const message = piMessage([FILE]);
+		return { ...message, changed: [{ file: FILE, seq: message.seq, tool: "edit", merge, ...extra }] };
+	};
+	const cases: {
+		name: string;
+		buffer: string[];
+		pi: string[];
+		status: string;
+		after: string[];
+		conflicts?: { line: number; lines: number; text: string[] }[];
+		warnings?: string[];
+		refuse?: boolean;
+		noMerge?: boolean;
+		disk?: string;
+	}[] = [
+		{
+			name: "pi's line away from the user's: merged, the document stays dirty",
+			buffer: swap(LINES, 2, "user two"),
+			pi: swap(LINES, 10, "pi ten"),
+			status: "merged",
+			after: swap(swap(LINES, 2, "user two"), 10, "pi ten"),
+			conflicts: [],
+		},
+		{
+			name: "pi's line on the user's: conflict, the user's text kept, pi's other line merged, one warning",
+			buffer: [...LINES.slice(0, 2), "user three", "user more", ...LINES.slice(3)],
+			pi: swap(swap(LINES, 3, "pi three"), 11, "pi eleven"),
+			status: "conflict",
+			after: [...LINES.slice(0, 2), "user three", "user more", ...swap(LINES, 11, "pi eleven").slice(3)],
+			conflicts: [{ line: 3, lines: 2, text: ["user three", "user more"] }],
+			warnings: [`${FILE}: lines 3-4`],
+		},
+		{
+			name: "the user typed meanwhile (another version): not merged, modified",
+			buffer: swap(LINES, 2, "user two"),
+			pi: swap(LINES, 10, "pi ten"),
+			status: "modified",
+			after: swap(LINES, 2, "user two"),
+			warnings: [FILE],
+			refuse: true,
+		},
+		{
+			name: "an older pi (no merge field): modified, untouched",
+			buffer: swap(LINES, 2, "user two"),
+			pi: swap(LINES, 10, "pi ten"),
+			status: "modified",
+			after: swap(LINES, 2, "user two"),
+			warnings: [FILE],
+			noMerge: true,
+		},
+		{
+			name: "the file is not what pi's tool wrote (hash): modified, untouched",
+			buffer: swap(LINES, 2, "user two"),
+			pi: swap(LINES, 10, "pi ten"),
+			status: "modified",
+			after: swap(LINES, 2, "user two"),
+			warnings: [FILE],
+			disk: text(swap(LINES, 10, "someone else")),
+		},
+		{
+			name: "CR-LF on disk: modified, untouched",
+			buffer: swap(LINES, 2, "user two"),
+			pi: swap(LINES, 10, "pi ten"),
+			status: "modified",
+			after: swap(LINES, 2, "user two"),
+			warnings: [FILE],
+			disk: text(swap(LINES, 10, "pi ten")).replaceAll("\n", "\r\n"),
+		},
+	];
+	for (const c of cases) {
+		test(c.name, async () => {
+			const h = fakeHost();
+			const doc = h.open(FILE, text(c.buffer), 5, true);
+			h.onDisk(FILE, c.disk ?? text(c.pi));
+			h.refuseEdits.on = c.refuse === true;
+			const message = piEdit(text(LINES), text(c.pi), c.noMerge ? { merge: undefined } : {});
+			h.sync.handleMessage(message);
+			await new Promise((resolve) => setImmediate(resolve));
+			const report = h.sync.reports.find((r) => r.file === FILE);
+			assert.equal(report?.status, c.status);
+			assert.deepEqual(report?.merge?.conflicts, c.conflicts);
+			assert.equal(doc.text, text(c.after));
+			assert.equal(doc.isDirty, true, "never saved");
+			assert.equal(report?.version, doc.version);
+			assert.deepEqual(h.warnings, c.warnings ?? []);
+			assert.ok(h.applied.length <= 1, "one WorkspaceEdit at most (one undo step)");
+		});
+	}
+
+	test("two changes of the file in one message: merged from the base before the first", async () => {
+		const h = fakeHost();
+		const doc = h.open(FILE, text(swap(LINES, 1, "user one")), 5, true);
+		const one = swap(LINES, 6, "pi six");
+		const two = swap(one, 12, "pi twelve");
+		h.onDisk(FILE, text(two));
+		h.sync.handleMessage(piMessage([])); // the pi is known: its next message's changes are all new
+		const first = piEdit(text(LINES), text(one));
+		const second = piEdit(text(one), text(two));
+		const m2 = mergeInfo(contentOf(Buffer.from(text(one))), contentOf(Buffer.from(text(two))));
+		h.sync.handleMessage({
+			...second,
+			changed: [
+				first.changed[0] as ChangedFile,
+				{ file: FILE, seq: second.seq, tool: "edit", merge: { ...m2, prev_seq: first.seq } },
+			],
+		});
+		await new Promise((resolve) => setImmediate(resolve));
+		assert.equal(h.sync.reports.find((r) => r.file === FILE)?.status, "merged");
+		assert.equal(doc.text, text(swap(two, 1, "user one")));
 	});
 });

@@ -108,6 +108,11 @@ describe("VS Code review: a change set read before VS Code reloads the document"
 				document.setText(PIS);
 				view.documentChanged(event(document, BASELINE) as never);
 				assert.deepEqual(marked(bench, file), [2, 4, 7], "pi's hunks marked after the reload");
+				// v0.5 send to pi's hunk form: the hunk under a line (0-based), none where pi changed nothing.
+				assert.deepEqual(
+					[1, 3, 6, 0, 2].map((line) => view.hunkAt(document as never, line)),
+					[{ first: 1, last: 1 }, { first: 3, last: 3 }, { first: 6, last: 6 }, undefined, undefined],
+				);
 				assert.deepEqual(log, [], "nothing logged");
 			} finally {
 				view.dispose();

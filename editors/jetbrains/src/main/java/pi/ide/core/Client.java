@@ -267,6 +267,27 @@ public final class Client {
 		removeUnsaved();
 	}
 
+	/**
+	 * v0.5 send to pi: the messages of the live pis in the state dir now, each read under the checks every message
+	 * is read with ({@link PiReader#read}: yours, 0600, no symlink, its pi alive); none when the dir fails its checks.
+	 */
+	public java.util.List<PiMessage> livePis() {
+		java.util.List<PiMessage> out = new java.util.ArrayList<>();
+		if (!StateDir.check(dir, uid).ok()) return out;
+		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
+			for (Path entry : entries) {
+				String name = entry.getFileName().toString();
+				PiIdentity.Name piName = PiIdentity.parse(name);
+				if (piName == null || !"message".equals(piName.kind)) continue;
+				PiReader.Verdict verdict = PiReader.read(dir, name, uid, probe, ownNs);
+				if ("message".equals(verdict.kind)) out.add(verdict.message);
+			}
+		} catch (IOException | RuntimeException e) {
+			fail("pi-ide-context: cannot read " + dir + ": " + e);
+		}
+		return out;
+	}
+
 	/** Start reading pi's messages: a WatchService on the state dir, and a poll as the backstop. */
 	public synchronized void listen() {
 		if (disposed || watchThread != null) return;

@@ -51,9 +51,36 @@ public final class PiMessage {
 	public final long seq;
 	public final List<Change> changed;
 	public final List<String> lastTurn;
+	/** v0.5 send to pi: the latest send pi answered; null when absent or malformed (never fails the message). */
+	public final Sent sent;
+
+	/** pi's {@code sent} (v0.5): which editor's send, its id, its fate and an optional reason. */
+	public static final class Sent {
+		public final long editorPid;
+		public final String id;
+		public final String fate;
+		public final String reason;
+
+		Sent(long editorPid, String id, String fate, String reason) {
+			this.editorPid = editorPid;
+			this.id = id;
+			this.fate = fate;
+			this.reason = reason;
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Sent parseSent(Object raw) {
+		if (!(raw instanceof Map)) return null;
+		Map<String, Object> m = (Map<String, Object>) raw;
+		if (!isPid(m.get("editor_pid")) || !(m.get("id") instanceof String) || ((String) m.get("id")).isEmpty()
+				|| !(m.get("fate") instanceof String)) return null;
+		return new Sent((Long) m.get("editor_pid"), (String) m.get("id"), (String) m.get("fate"),
+				m.get("reason") instanceof String ? (String) m.get("reason") : null);
+	}
 
 	private PiMessage(String protocol, long pid, String pidNs, String cwd, Long editorPid, long seq,
-			List<Change> changed, List<String> lastTurn) {
+			List<Change> changed, List<String> lastTurn, Sent sent) {
 		this.protocol = protocol;
 		this.pid = pid;
 		this.pidNs = pidNs;
@@ -62,6 +89,7 @@ public final class PiMessage {
 		this.seq = seq;
 		this.changed = Collections.unmodifiableList(changed);
 		this.lastTurn = Collections.unmodifiableList(lastTurn);
+		this.sent = sent;
 	}
 
 	/** A parsed message, or the one problem that made it unusable. */
@@ -147,7 +175,7 @@ public final class PiMessage {
 		List<Change> newest = changed.subList(Math.max(0, changed.size() - MAX_CHANGED), changed.size());
 		return new Parsed(new PiMessage((String) m.get("protocol"), (Long) m.get("pid"), (String) m.get("pid_ns"),
 				(String) m.get("cwd"),
-				(Long) editor, (Long) m.get("seq"), new ArrayList<>(newest), lastTurn), null);
+				(Long) editor, (Long) m.get("seq"), new ArrayList<>(newest), lastTurn, parseSent(m.get("sent"))), null);
 	}
 
 	/**

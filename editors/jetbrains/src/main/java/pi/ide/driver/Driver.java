@@ -24,6 +24,7 @@ import pi.ide.core.PathFacts;
 import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
+import pi.ide.core.Send;
 import pi.ide.core.Snapshot;
 import pi.ide.core.StateDir;
 import pi.ide.core.Text;
@@ -59,6 +60,10 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	private final String project;
 	private final Snapshot.Ide ide;
 	private final Client client;
+	/** v0.5 send to pi: the plugin's "Send to pi" actions' desk. */
+	private final Send.Desk sends;
+	/** The pi the next send's list picks (the "send" command's {@code pick}: the driver's stand-in for the list). */
+	private Long pickPid;
 	private final Map<String, Buffer> buffers = new LinkedHashMap<>();
 	/** Other project windows: their project path and the file each shows (null: none). */
 	private final Map<String, String> otherWindows = new LinkedHashMap<>();
@@ -72,6 +77,7 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		this.project = project;
 		this.ide = new Snapshot.Ide(pid, PiIdentity.ownNamespace(), product, version);
 		this.client = new Client(pid, dir, StateDir.ownUid(), this, System::currentTimeMillis);
+		this.sends = new Send.Desk(pid, dir, StateDir.ownUid());
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -129,6 +135,7 @@ public final class Driver implements Inbox.Host, Client.Listener {
 			if ("quit".equals(reply.get("done"))) break;
 		}
 		driver.client.dispose();
+		driver.sends.dispose();
 		System.exit(0);
 	}
 
@@ -297,6 +304,17 @@ public final class Driver implements Inbox.Host, Client.Listener {
 				messages.add(answer.said);
 				break;
 			}
+			case "send": {
+				// The plugin's actions "Send to pi" (mode draft) and "Send to pi now" (mode now), with the form and the
+				// words the user typed; `pick`: the pid the user picks when several pis name this IDE.
+				pickPid = c.get("pick") instanceof Number ? ((Number) c.get("pick")).longValue() : null;
+				String said = send(c.get("form") instanceof String ? (String) c.get("form") : "default",
+						"now".equals(c.get("mode")) ? "now" : "draft", c.get("prompt") instanceof String ? (String) c.get("prompt") : "");
+				reply.put("said", said);
+				reply.put("id", said == null ? sends.lastId() : null);
+				if (said != null) messages.add(said);
+				break;
+			}
 			case "flush":
 				client.flush();
 				break;
@@ -307,6 +325,21 @@ public final class Driver implements Inbox.Host, Client.Listener {
 				throw new IllegalArgumentException("unknown command: " + c.get("cmd"));
 		}
 		return reply;
+	}
+
+	/** A send as the plugin's action makes it; null when written, else the one line told to the user. */
+	private String send(String form, String mode, String prompt) {
+		Buffer b = active == null ? null : buffers.get(active);
+		Send.Item item = Send.item(form, active, new FrozenLines(b == null ? "" : b.text), cursor, anchor, head,
+				b == null ? null : b.diagnostics, null);
+		if (item.item == null) return item.notice;
+		String[] why = new String[1];
+		PiMessage pi = sends.pick(Send.naming(client.livePis(), ide.pid), choices -> {
+			for (PiMessage m : choices) if (pickPid != null && m.pid == pickPid) return m;
+			return null;
+		}, why);
+		if (pi == null) return why[0];
+		return sends.write(pi, item.item, mode, prompt, System.currentTimeMillis() / 1000.0);
 	}
 
 	/** The request pi waits on as the plugin would show it (its notice, and its "Show change" proposal), or null. */
@@ -334,6 +367,8 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	public void onMessage(PiMessage message) {
 		client.handle(message, this);
 		publish(true);
+		String answered = sends.answered(message);
+		if (answered != null) messages.add(answered);
 	}
 
 	public void approvalAsked(Approval.Request r) {

@@ -36,6 +36,7 @@ import pi.ide.core.PathFacts;
 import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
+import pi.ide.core.Send;
 import pi.ide.core.Snapshot;
 import pi.ide.core.StateDir;
 import pi.ide.core.UnsavedBuffers;
@@ -53,6 +54,8 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 	private final Windows windows = new Windows();
 	private final Snapshot.Ide ide;
 	private final Client client;
+	/** v0.5 send to pi: the "Send to pi" actions' desk (SendActions). */
+	private final Send.Desk sends;
 	/** What each open document's path was when read (the reload rule's record). */
 	private final Map<String, PathFacts> readFrom = new HashMap<>();
 	private boolean listening;
@@ -64,6 +67,7 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 		ide = new Snapshot.Ide(StateDir.ownPid(), PiIdentity.ownNamespace(), ApplicationNamesInfo.getInstance().getFullProductName(),
 				info.getFullVersion());
 		client = new Client(ide.pid, StateDir.resolve(System.getenv()), StateDir.ownUid(), this, System::currentTimeMillis);
+		sends = new Send.Desk(ide.pid, StateDir.resolve(System.getenv()), StateDir.ownUid());
 	}
 
 	/** A project window opened: start listening (once), track the window until its project is disposed. */
@@ -149,6 +153,44 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 
 	public void onMessage(PiMessage message) {
 		client.handle(message, this);
+		String answered = sends.answered(message);
+		if (answered != null) {
+			ApplicationManager.getApplication().invokeLater(() -> tell(projectOf(""), "pi: " + answered), ModalityState.any());
+		}
+	}
+
+	/**
+	 * A "Send to pi" action (on the event thread): the item (the core's rules), the pi (a list when several name this
+	 * IDE, asked once), the words (a dialog: Swing's, as the platform's dialogs are not in the 183 jars), written.
+	 */
+	void send(Project project, String form, String mode, String path, String text, pi.ide.core.Text.HostPosition caret,
+			pi.ide.core.Text.HostPosition anchor, pi.ide.core.Text.HostPosition head) {
+		Send.Item item = Send.item(form, path, pi.ide.core.Text.linesOf(text), caret, anchor, head, null, null);
+		if (item.item == null) {
+			tell(project, "pi: " + item.notice);
+			return;
+		}
+		String[] why = new String[1];
+		PiMessage pi = sends.pick(Send.naming(client.livePis(), ide.pid), choices -> {
+			String[] labels = new String[choices.size()];
+			for (int i = 0; i < labels.length; i++) labels[i] = Send.describe(choices.get(i));
+			Object picked = javax.swing.JOptionPane.showInputDialog(null, "Send to which pi? (remembered)", "pi",
+					javax.swing.JOptionPane.QUESTION_MESSAGE, null, labels, labels[0]);
+			for (int i = 0; i < labels.length; i++) if (labels[i].equals(picked)) return choices.get(i);
+			return null;
+		}, why);
+		if (pi == null) {
+			tell(project, "pi: " + why[0]);
+			return;
+		}
+		String prompt = javax.swing.JOptionPane.showInputDialog(null,
+				"now".equals(mode) ? "Send to pi now: your words (optional)" : "Send to pi's input: your words (optional)");
+		if (prompt == null) {
+			tell(project, "pi: nothing sent");
+			return;
+		}
+		String problem = sends.write(pi, item.item, mode, prompt, System.currentTimeMillis() / 1000.0);
+		if (problem != null) tell(project, "pi: " + problem);
 	}
 
 	/**
@@ -335,5 +377,6 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 	@Override
 	public void dispose() {
 		client.dispose();
+		sends.dispose();
 	}
 }

@@ -54,7 +54,12 @@ class ApprovalGlueTest {
 			assertEquals(a[1], ((AnAction) action).getTemplatePresentation().getText(), "the class's words are plugin.xml's");
 			texts.add(a[1]);
 		}
-		assertEquals(3, actions.size(), actions.keySet().toString());
+		assertEquals(7, actions.size(), actions.keySet().toString());
+		// v0.5 send to pi (SendActions): loaded and worded the same way.
+		for (String send : new String[] {"pi: Send to pi", "pi: Send to pi now", "pi: Send this file to pi",
+				"pi: Send this file to pi now"}) {
+			assertTrue(texts.contains(send), texts.toString());
+		}
 		assertTrue(texts.contains("pi: Accept pi's proposed change"), texts.toString());
 		assertTrue(texts.contains("pi: Reject pi's proposed change"), texts.toString());
 		assertTrue(texts.contains("pi: Show pi's proposed change"), texts.toString());
