@@ -43,6 +43,14 @@ const AGREEMENTS: { name: string; vim: string; limit: number }[] = [
 	{ name: "id bytes (a hunk's, a request's)", vim: "pi_ide#approval_rules#MAX_ID_BYTES", limit: limits.MAX_ID_BYTES },
 	{ name: "send: item text (v0.5)", vim: "pi_ide#send#MAX_TEXT_BYTES", limit: limits.MAX_SELECTION_TEXT_BYTES },
 	{ name: "send: typed prompt (v0.5)", vim: "pi_ide#send#MAX_PROMPT_BYTES", limit: limits.MAX_SEND_PROMPT_BYTES },
+	{ name: "merge: conflicts per report (v0.5)", vim: "pi_ide#merge#MAX_CONFLICTS", limit: limits.MAX_CONFLICTS },
+	{
+		name: "merge: lines per conflict (v0.5)",
+		vim: "pi_ide#merge#MAX_CONFLICT_LINES",
+		limit: limits.MAX_CONFLICT_LINES,
+	},
+	{ name: "merge: bytes per line (v0.5)", vim: "pi_ide#merge#MAX_LINE_BYTES", limit: limits.MAX_CONFLICT_LINE_BYTES },
+	{ name: "merge: hunks per change (v0.5)", vim: "pi_ide#merge#MAX_HUNKS", limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 ];
 
 it("vim: every Vim9 copy of a limit equals src/protocol/limits.ts", (t) => {

@@ -647,7 +647,8 @@ export def Summary(): list<string>
   return lines + inbox.SummaryLines() + pi_ide#send#SummaryLines()
 enddef
 
-# :PiIde approve | reject | proposal (pi_ide/approval.vim), revert | hunks | review (pi_ide/review.vim): one line said,
+# :PiIde approve | reject | proposal (pi_ide/approval.vim), revert | hunks | review (pi_ide/review.vim), diff
+# (pi_ide/inbox.vim): one line said,
 # never an error.
 def Answer(sub: string)
   var said: string
@@ -658,6 +659,8 @@ def Answer(sub: string)
       said = review.ToQuickfix()
     elseif sub == 'review'
       said = review.ShowBaseline()
+    elseif sub == 'diff'
+      said = inbox.ShowDisk()
     else
       said = sub == 'proposal' ? approval.Show() : approval.Decide(sub == 'approve' ? 'accept' : 'reject')
     endif
@@ -669,10 +672,10 @@ def Answer(sub: string)
   endif
 enddef
 
-# :PiIde [status|enable|disable|approve|reject|proposal|revert [file|run]|hunks|review]
+# :PiIde [status|enable|disable|approve|reject|proposal|revert [file|run]|hunks|review|diff]
 export def Command(arg: string)
   var sub = arg == '' ? 'status' : arg
-  if index(['approve', 'reject', 'proposal', 'revert', 'revert file', 'revert run', 'hunks', 'review'], sub) >= 0
+  if index(['approve', 'reject', 'proposal', 'revert', 'revert file', 'revert run', 'hunks', 'review', 'diff'], sub) >= 0
     Answer(sub)
     return
   elseif sub == 'enable'
@@ -681,7 +684,7 @@ export def Command(arg: string)
     Stop()
   elseif sub != 'status'
     echohl ErrorMsg
-    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert [file|run], hunks or review)', sub)
+    echomsg printf('(pi-ide) unknown subcommand `%s` (use status, enable, disable, approve, reject, proposal, revert [file|run], hunks, review or diff)', sub)
     echohl None
     return
   endif
@@ -695,7 +698,7 @@ export def Command(arg: string)
 enddef
 
 export def Complete(..._): string
-  return "status\nenable\ndisable\napprove\nreject\nproposal\nrevert\nhunks\nreview"
+  return "status\nenable\ndisable\napprove\nreject\nproposal\nrevert\nhunks\nreview\ndiff"
 enddef
 
 # For statuslines: "" when no pi is connected to this Vim, "pi" when one is, "pi +N" when pi's last turn

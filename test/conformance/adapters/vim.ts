@@ -252,6 +252,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 	"send",
 	"show",
 	"ask",
+	"merge",
 ]);
 
 export const adapters: ClientAdapter[] = [
@@ -261,7 +262,6 @@ export const adapters: ClientAdapter[] = [
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {
-			merge: "not built yet (issue 26)",
 			"ui-gate":
 				"a Vim without a terminal (vim -es) stays a script for its life; test/vim/headless.test.ts checks it writes nothing",
 		},

@@ -24,6 +24,7 @@ import autoload 'pi_ide/approval_rules.vim'
 import autoload 'pi_ide/ask.vim'
 import autoload 'pi_ide/review.vim'
 import autoload 'pi_ide/review_rules.vim'
+import autoload 'pi_ide/merge.vim'
 
 export const MAX_BYTES = 64 * 1024
 export const MAX_CHANGED = 50
@@ -407,8 +408,7 @@ enddef
 
 # Put `lines` into unmodified buffer `buf` through the API (no read autocommand runs; listeners and language
 # servers see only these lines), keeping every window's view, leave it unmodified, and bring Vim's record of
-# the file on disk up to date (so no W11 follows): a :checktime whose FileChangedShell answers '', with
-# 'autoread' off and no other autocommand. True when the content changed.
+# the file on disk up to date (RecordOnDisk). True when the content changed.
 def Apply(buf: number, content: dict<any>): bool
   var views: dict<dict<number>> = {}
   for w in win_findbuf(buf)
@@ -434,6 +434,25 @@ def Apply(buf: number, content: dict<any>): bool
     endtry
   endif
   setbufvar(buf, '&modified', 0)
+  RecordOnDisk(buf)
+  for [w, view] in items(views)
+    if winbufnr(str2nr(w)) == buf
+      g:pi_ide_view = view
+      win_execute(str2nr(w), 'winrestview(g:pi_ide_view)')
+    endif
+  endfor
+  # As after Vim's own reload, FileChangedShellPost in the buffer (ALE lints on it), which now holds the
+  # verified lines; where a window shows it (an autocommand's <abuf> is the current buffer).
+  var wins = win_findbuf(buf)
+  if changed && !empty(wins)
+    win_execute(wins[0], 'doautocmd <nomodeline> FileChangedShellPost ' .. fnameescape(bufname(buf)))
+  endif
+  return changed
+enddef
+
+# Bring Vim's record of `buf`'s file on disk up to date (so no W11 follows, and a :w asks nothing): a :checktime
+# whose FileChangedShell answers '', with 'autoread' off and no other autocommand.
+def RecordOnDisk(buf: number)
   var global_ar = &g:autoread
   var local_ar = false
   &g:autoread = false
@@ -462,19 +481,6 @@ def Apply(buf: number, content: dict<any>): bool
       setbufvar(buf, '&autoread', 1)
     endif
   endtry
-  for [w, view] in items(views)
-    if winbufnr(str2nr(w)) == buf
-      g:pi_ide_view = view
-      win_execute(str2nr(w), 'winrestview(g:pi_ide_view)')
-    endif
-  endfor
-  # As after Vim's own reload, FileChangedShellPost in the buffer (ALE lints on it), which now holds the
-  # verified lines; where a window shows it (an autocommand's <abuf> is the current buffer).
-  var wins = win_findbuf(buf)
-  if changed && !empty(wins)
-    win_execute(wins[0], 'doautocmd <nomodeline> FileChangedShellPost ' .. fnameescape(bufname(buf)))
-  endif
-  return changed
 enddef
 
 # Reload unmodified buffer `buf` from `path` (its own path, or a link's recorded real path): one verified
@@ -499,14 +505,79 @@ def Reload(buf: number, path: string, reads: dict<dict<any>>): string
 enddef
 
 const HOW_TO_RESOLVE = "Compare: :w !diff % -   Take pi's version: :e!"
+# How a merge's conflict is compared (issue 26): ShowDisk, which never reloads or writes the buffer.
+const COMPARE = ':PiIde diff'
 
-def TellModified(buf: number, file: string)
+# :PiIde diff: the file on disk (one verified read, as a reload reads it) beside the current buffer, read-only in a
+# scratch buffer, both in diff mode. The buffer is never reloaded or written (no W12), the cursor stays in its
+# window. Returns '' or why there is nothing to show.
+export def ShowDisk(): string
+  var buf = bufnr()
+  if getbufvar(buf, '&buftype') != '' || bufname(buf) == ''
+    return '(pi-ide) this buffer has no file to compare with'
+  endif
+  var plan = ReloadPlan(buf)
+  var read = plan.verdict == 'reload' ? ReadVerified(plan.target) : {status: plan.verdict}
+  if read.status != 'read'
+    return printf('(pi-ide) the file on disk cannot be read for a compare (%s)', read.status)
+  endif
+  var content = BufferLines(read.bytes, {ff: &fileformat, fenc: &fileencoding, enc: &encoding, bomb: &bomb})
+  var back = win_getid()
+  var filetype = &filetype
+  diffthis
+  vertical rightbelow new
+  approval.Scratch(content.lines, 'pi-ide://disk' .. fnamemodify(bufname(buf), ':p'), filetype)
+  diffthis
+  win_gotoid(back)
+  return ''
+enddef
+
+# Once per conflict (until the buffer is written or read again). `where`: the lines of a merge's conflict (issue
+# 26: pi's other hunks are in the buffer, these lines are the user's), '' when nothing was merged.
+def TellModified(buf: number, file: string, where: string = '')
   if has_key(told, string(buf))
     return
   endif
   var name = fnamemodify(file, ':~:.')
   told[string(buf)] = name
-  pi_ide#Notice(printf('(pi-ide) pi changed %s; unsaved buffer kept, see :PiIde', name))
+  if where == ''
+    pi_ide#Notice(printf('(pi-ide) pi changed %s; unsaved buffer kept, see :PiIde', name))
+  else
+    pi_ide#Notice(printf("(pi-ide) pi's change to %s touches your unsaved %s: kept yours. Compare: %s", name, where,
+      COMPARE))
+  endif
+enddef
+
+# "line N" or "lines N-M" for a conflict's lines.
+def LinesPhrase(c: dict<any>): string
+  return c.lines <= 1 ? printf('line %d', c.line) : printf('lines %d-%d', c.line, c.line + c.lines - 1)
+enddef
+
+# Issue 26: merge pi's `chain` (its new changes of the file, oldest first; `handled`: the seq this pi had before)
+# into modified `buf` (pi_ide/merge.vim), when every change carries its hunks and they follow each other from what
+# this Vim already handled, reading `path` once (verified, as a reload reads it). {} when not merged (an older pi,
+# a change too large to carry, a file not what pi wrote): the buffer is untouched and reported `modified`.
+def TryMerge(buf: number, path: string, chain: list<dict<any>>, handled: number, reads: dict<dict<any>>): dict<any>
+  var parsed: list<dict<any>> = []
+  for c in chain
+    var m = merge.Parse(get(c, 'merge', v:null))
+    if empty(m)
+      return {}
+    endif
+    if (empty(parsed) && m.prev_seq > handled) || (!empty(parsed) && m.prev_seq != parsed[-1].seq)
+      return {} # a change of this file in between is not in the message: its base is unknown
+    endif
+    parsed->add({seq: c.seq, merge: m})
+  endfor
+  if empty(parsed)
+    return {}
+  endif
+  var read = has_key(reads, path) ? reads[path] : ReadVerified(path)
+  if read.status != 'read'
+    return {}
+  endif
+  var outcome = merge.Merge(buf, parsed, read.bytes)
+  return has_key(outcome, 'status') ? outcome : {}
 enddef
 
 # Whether unmodified buffer `buf` is reloaded ({verdict: 'reload'} or why not), and the path its reload reads.
@@ -521,8 +592,10 @@ def ReloadPlan(buf: number): dict<string>
   return {verdict: ReloadVerdict(was, now), target: get(now, 'type', '') == 'link' ? now.real : path}
 enddef
 
-# `pi`: the fields that name the pi (writer.PiFields); `reads`: the files read at once (ReadVerifiedMany).
-def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>): dict<any>
+# `pi`: the fields that name the pi (writer.PiFields); `reads`: the files read at once (ReadVerifiedMany);
+# `chain`: this pi's new changes of the file, oldest first, and `handled` the seq it had before (for a merge).
+def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>, chain: list<dict<any>> = [],
+    handled: number = 0): dict<any>
   var report: dict<any> = extend({file: change.file, seq: change.seq, status: 'not-open',
     version: v:null, modified: v:false, diagnostics_expected: v:false, diagnostics: v:null}, pi)
   var buf = FindBuffer(change.file)
@@ -535,8 +608,19 @@ def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>): dict
   if plan.verdict != 'reload'
     report.status = plan.verdict
   elseif report.modified
-    report.status = 'modified'
-    TellModified(buf, change.file)
+    var outcome = TryMerge(buf, plan.target, empty(chain) ? [change] : chain, handled, reads)
+    if empty(outcome)
+      report.status = 'modified'
+      TellModified(buf, change.file)
+    else
+      report.status = outcome.status
+      report.merge = {hunks: outcome.hunks, merged: outcome.merged, conflicts: outcome.conflicts}
+      if outcome.status == 'merged'
+        RecordOnDisk(buf) # the buffer has pi's change: a :w must not ask whether to overwrite a changed file
+      else
+        TellModified(buf, change.file, LinesPhrase(outcome.conflicts[0]))
+      endif
+    endif
   else
     if has_key(told, string(buf))
       remove(told, string(buf))
@@ -608,17 +692,24 @@ def HandleMessage(msg: dict<any>, key: string): bool
   catch
   endtry
   var newest: dict<dict<any>> = {}
+  # Each file's new changes, oldest first (for a merge into an unsaved buffer, issue 26).
+  var chains: dict<list<dict<any>>> = {}
   for c in msg.changed
     if c.seq > handled && (!has_key(newest, c.file) || newest[c.file].seq < c.seq)
       newest[c.file] = c
     endif
+    if c.seq > handled
+      chains[c.file] = get(chains, c.file, [])->add(c)
+    endif
   endfor
+  map(chains, (_, l) => sort(l, (a, b) => a.seq - b.seq))
   var changes = sort(values(newest), (a, b) => a.seq - b.seq)
   # The files to reload, read at once (ReadVerifiedMany); each is judged again as it is handled.
   var targets: dict<bool> = {}
   for c in changes
     var buf = FindBuffer(c.file)
-    if buf != 0 && !getbufvar(buf, '&modified')
+    # A modified buffer's file is read for a merge, when pi sent one.
+    if buf != 0 && (!getbufvar(buf, '&modified') || has_key(c, 'merge'))
       var plan = ReloadPlan(buf)
       if plan.verdict == 'reload'
         targets[plan.target] = true
@@ -628,7 +719,7 @@ def HandleMessage(msg: dict<any>, key: string): bool
   var reads = ReadVerifiedMany(keys(targets))
   const fields = writer.PiFields(key, msg)
   for c in changes
-    Remember(HandleChange(c, fields, reads))
+    Remember(HandleChange(c, fields, reads, chains[c.file], handled))
   endfor
   last = {pid: msg.pid, seq: msg.seq}
   return true
@@ -989,7 +1080,9 @@ export def Annotate(payload: dict<any>, buf: number)
     payload.files = mapnew(reports, (_, r) => ({file: r.file, seq: r.seq, status: r.status,
       version: r.version, modified: r.modified, diagnostics_expected: r.diagnostics_expected,
       diagnostics: has_key(r, 'buf') && bufexists(r.buf) ? diagnostics.Collect(r.buf) : v:null}
-      ->extend(has_key(r, 'pi_ns') ? {pi_pid: r.pi_pid, pi_ns: r.pi_ns} : {pi_pid: r.pi_pid})))
+      ->extend(has_key(r, 'pi_ns') ? {pi_pid: r.pi_pid, pi_ns: r.pi_ns} : {pi_pid: r.pi_pid})
+      # Issue 26: only for `merged` and `conflict`, which only a pi that sent hunks gets.
+      ->extend(has_key(r, 'merge') ? {merge: r.merge} : {})))
   endif
   payload.pi = empty(last) ? v:null : {pid: last.pid, seq: last.seq}
   # v0.4: always written, empty before the first decision: it tells pi this Vim answers approvals.

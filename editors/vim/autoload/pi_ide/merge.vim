@@ -1,0 +1,299 @@
+vim9script
+# pi_ide/merge.vim: pi's change merged into a buffer with unsaved changes (issue 26; PROTOCOL.md "v0.5: pi's
+# change merged into an unsaved buffer"), the rule of the Neovim client's pi-ide.inbox.merge. pi's message carries,
+# with each change, its hunks (the file before pi's tool -> after it) and the SHA-256 of what the tool wrote. A
+# three-way merge of line ranges:
+#
+# * base: the file before pi's change(s), rebuilt from the file on disk (one verified read, its hash checked) by
+#   taking pi's hunks back out, newest change first;
+# * ours: the buffer; the user's changes are the line diff base -> buffer (Diff: Vim 9.0 has no diff());
+# * theirs: pi's hunks from base.
+#
+# A pi hunk no user change touches goes into the buffer at its place moved by the user's line-count changes above
+# it; one that touches the user's lines is left out (a conflict, reported with the buffer's lines there). The merged
+# hunks are one undo step of their own (an undo break before and after, in the buffer's own context, hidden buffers
+# too); the buffer stays modified and is never written. Pure functions first, the buffer last.
+
+# A conflict lists at most this many of the user's lines, each cut at MAX_LINE_BYTES; at most MAX_CONFLICTS per
+# report. pi's hunks taken per change: the change set's cap per file.
+export const MAX_CONFLICTS = 20
+export const MAX_CONFLICT_LINES = 20
+export const MAX_LINE_BYTES = 500
+export const MAX_HUNKS = 500
+# Diff gives up past this many differing lines in the middle (what both ends do not share) and returns it as one
+# change: a coarser change of the user's only makes more conflicts, never a wrong merge.
+export const MAX_EDIT_DISTANCE = 2000
+
+def IsInt(v: any, min: number): bool
+  return type(v) == v:t_number && v >= min && v <= 0x7fffffff
+enddef
+
+def IsLines(v: any): bool
+  return type(v) == v:t_list && indexof(v, (_, s) => type(s) != v:t_string) < 0
+enddef
+
+# Pure: `m` (a changed entry's `merge`, decoded JSON) as {sha256, prev_seq (0: none), hunks} when well-formed,
+# else {} . Hunks ascending and apart, each with as many lines as it says.
+export def Parse(m: any): dict<any>
+  if type(m) != v:t_dict
+    return {}
+  endif
+  var sha = get(m, 'sha256', v:null)
+  if type(sha) != v:t_string || sha !~ '^\x\{64}$'
+    return {}
+  endif
+  var prev = get(m, 'prev_seq', v:null)
+  if type(prev) != v:t_none && !IsInt(prev, 1)
+    return {}
+  endif
+  var hunks = get(m, 'hunks', v:null)
+  if type(hunks) != v:t_list || len(hunks) > MAX_HUNKS
+    return {}
+  endif
+  var old_end = 1
+  var new_end = 1
+  for h in hunks
+    if type(h) != v:t_dict || !IsInt(get(h, 'old_start', v:null), 1) || !IsInt(get(h, 'new_start', v:null), 1)
+        || !IsLines(get(h, 'old_text', v:null)) || !IsLines(get(h, 'new_text', v:null))
+        || !IsInt(get(h, 'old_lines', v:null), 0) || !IsInt(get(h, 'new_lines', v:null), 0)
+        || h.old_lines != len(h.old_text) || h.new_lines != len(h.new_text)
+        || h.old_start < old_end || h.new_start < new_end || h.new_start - new_end != h.old_start - old_end
+      return {}
+    endif
+    old_end = h.old_start + h.old_lines
+    new_end = h.new_start + h.new_lines
+  endfor
+  return {sha256: tolower(sha), prev_seq: type(prev) == v:t_none ? 0 : prev, hunks: hunks}
+enddef
+
+# Pure: the text before a change, from `after` (lines) and the change's `hunks`, or v:null when `after` does not
+# hold the hunks' new lines where they say (the file is not what pi's tool wrote).
+export def Unapply(after: list<string>, hunks: list<any>): any
+  var before: list<string> = []
+  var at = 0
+  for h in hunks
+    if h.new_start - 1 > len(after)
+      return v:null
+    endif
+    before += slice(after, at, h.new_start - 1)
+    if slice(after, h.new_start - 1, h.new_start - 1 + h.new_lines) != h.new_text || len(before) + 1 != h.old_start
+      return v:null
+    endif
+    before += h.old_text
+    at = h.new_start - 1 + h.new_lines
+  endfor
+  return before + slice(after, at)
+enddef
+
+# Pure: the line changes from `a` to `b` (Myers' O(ND) diff), as 0-based half-open ranges {a, a_end, b, b_end},
+# ascending. The lines both share at either end are taken off first: only the middle is diffed.
+export def Diff(a: list<string>, b: list<string>): list<dict<number>>
+  var head = 0
+  while head < len(a) && head < len(b) && a[head] ==# b[head]
+    head += 1
+  endwhile
+  var tail = 0
+  while tail < len(a) - head && tail < len(b) - head && a[len(a) - 1 - tail] ==# b[len(b) - 1 - tail]
+    tail += 1
+  endwhile
+  var n = len(a) - head - tail
+  var m = len(b) - head - tail
+  if n == 0 && m == 0
+    return []
+  endif
+  if n == 0 || m == 0
+    return [{a: head, a_end: head + n, b: head, b_end: head + m}]
+  endif
+  var off = n + m + 1
+  var v = repeat([0], 2 * off + 1)
+  var trace: list<list<number>> = []
+  var found = -1
+  for d in range(0, min([n + m, MAX_EDIT_DISTANCE]))
+    # v before step d, for k in -(d - 1)..(d - 1): what the way back reads.
+    trace->add(d == 0 ? [] : v[off - d + 1 : off + d - 1])
+    var k = -d
+    while k <= d
+      var x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1] : v[off + k - 1] + 1
+      var y = x - k
+      while x < n && y < m && a[head + x] ==# b[head + y]
+        x += 1
+        y += 1
+      endwhile
+      v[off + k] = x
+      if x >= n && y >= m
+        found = d
+        break
+      endif
+      k += 2
+    endwhile
+    if found >= 0
+      break
+    endif
+  endfor
+  if found < 0
+    return [{a: head, a_end: head + n, b: head, b_end: head + m}]
+  endif
+  # The way back: each step one line deleted (x moves) or inserted (y moves), collected as [x, y, kind].
+  var steps: list<list<number>> = []
+  var x = n
+  var y = m
+  for d in range(found, 1, -1)
+    var prev = trace[d]
+    var k = x - y
+    var pk = (k == -d || (k != d && prev[k - 1 + d - 1] < prev[k + 1 + d - 1])) ? k + 1 : k - 1
+    var px = prev[pk + d - 1]
+    var py = px - pk
+    while x > px && y > py
+      x -= 1
+      y -= 1
+    endwhile
+    steps->add(x == px ? [px, py, 1] : [px, py, 0])
+    x = px
+    y = py
+  endfor
+  reverse(steps)
+  var out: list<dict<number>> = []
+  for [sx, sy, ins] in steps
+    var last = empty(out) ? {} : out[-1]
+    if !empty(last) && last.a_end == sx && last.b_end == sy
+      if ins
+        last.b_end += 1
+      else
+        last.a_end += 1
+      endif
+    else
+      out->add({a: sx, a_end: sx + (ins ? 0 : 1), b: sy, b_end: sy + (ins ? 1 : 0)})
+    endif
+  endfor
+  return mapnew(out, (_, r) => ({a: r.a + head, a_end: r.a_end + head, b: r.b + head, b_end: r.b_end + head}))
+enddef
+
+# Pure: does a change of base range [a1, e1) touch one of [a2, e2)? Overlapping lines; and an insertion (an empty
+# range) touches a range it lies in or at the edge of: whose line would come first is the user's call.
+def Touches(a1: number, e1: number, a2: number, e2: number): bool
+  if a1 < e1 && a2 < e2
+    return a1 < e2 && a2 < e1
+  endif
+  return a1 <= e2 && a2 <= e1
+enddef
+
+def Cut(line: string): string
+  return strlen(line) > MAX_LINE_BYTES ? strpart(line, 0, MAX_LINE_BYTES) : line
+enddef
+
+# Pure: merge pi's hunks `theirs` (from `base`: old_start, old_lines, new_text) into `ours` (the buffer's lines).
+# Returns {edits: 0-based ranges of `ours`, ascending, apart ({from, to, lines}), merged: how many of pi's hunks
+# they carry, conflicts: [{line, lines, text}] (1-based first line in the merged buffer, at most MAX_CONFLICTS),
+# conflicts_total}.
+export def Plan(base: list<string>, ours: list<string>, theirs: list<any>): dict<any>
+  var user = Diff(base, ours)
+  var out: dict<any> = {edits: [], merged: 0, conflicts: [], conflicts_total: 0}
+  var u = 0       # the first user change not wholly before the current pi hunk
+  var delta = 0   # the user's line-count change above it
+  var shift = 0   # the line-count change of pi's hunks merged above it (a conflict names the merged buffer's lines)
+  for h in theirs
+    var a = h.old_start - 1
+    var e = a + h.old_lines
+    while u < len(user) && user[u].a_end <= a && !Touches(user[u].a, user[u].a_end, a, e)
+      delta += (user[u].b_end - user[u].b) - (user[u].a_end - user[u].a)
+      u += 1
+    endwhile
+    var last = u - 1
+    while last + 1 < len(user) && Touches(user[last + 1].a, user[last + 1].a_end, a, e)
+      last += 1
+    endwhile
+    if last < u
+      out.edits->add({from: a + delta, to: e + delta, lines: h.new_text})
+      out.merged += 1
+      shift += len(h.new_text) - h.old_lines
+    else
+      out.conflicts_total += 1
+      var from = min([a + delta, user[u].b])
+      var grown = 0
+      for i in range(u, last)
+        grown += (user[i].b_end - user[i].b) - (user[i].a_end - user[i].a)
+      endfor
+      var to = max([e + delta + grown, user[last].b_end])
+      if len(out.conflicts) < MAX_CONFLICTS
+        var text = mapnew(slice(ours, from, min([to, from + MAX_CONFLICT_LINES])), (_, l) => Cut(l))
+        out.conflicts->add({line: from + shift + 1, lines: to - from, text: text})
+      endif
+    endif
+  endfor
+  return out
+enddef
+
+# Pure: a file's bytes (readfile(..., 'b')) as pi's lines (split at "\n", no last empty line after a final
+# newline).
+export def Split(bytes: list<string>): list<string>
+  return !empty(bytes) && bytes[-1] == '' ? bytes[: -2] : copy(bytes)
+enddef
+
+# Can `buf`'s lines be compared with pi's (a file's text split at "\n")? A buffer that converts what it reads
+# (CR-LF, another encoding, a BOM, 'binary') shows other lines than pi's: not merged.
+def Comparable(buf: number): bool
+  var fenc = getbufvar(buf, '&fileencoding')
+  return getbufvar(buf, '&fileformat') == 'unix' && !getbufvar(buf, '&binary') && !getbufvar(buf, '&bomb')
+    && &encoding == 'utf-8' && (fenc == '' || fenc =~ '^utf-8')
+enddef
+
+# An undo break in `buf` (:help undo-break: 'undolevels' set to itself), in its own context (setbufvar makes it
+# the current buffer for the moment, a hidden one too): the next change starts an undo step of its own.
+def UndoBreak(buf: number)
+  setbufvar(buf, '&undolevels', getbufvar(buf, '&undolevels'))
+enddef
+
+# Apply `edits` (Plan) to `buf`, from the last: one undo step of its own, breaks before (not joined to the user's
+# last change) and after (the user's next change is not joined to it).
+def Apply(buf: number, edits: list<any>)
+  var ma = getbufvar(buf, '&modifiable')
+  var ro = getbufvar(buf, '&readonly')
+  setbufvar(buf, '&modifiable', 1)
+  setbufvar(buf, '&readonly', 0)
+  UndoBreak(buf)
+  try
+    for ed in reverse(copy(edits))
+      var common = min([ed.to - ed.from, len(ed.lines)])
+      if common > 0
+        setbufline(buf, ed.from + 1, slice(ed.lines, 0, common))
+      endif
+      if len(ed.lines) > common
+        appendbufline(buf, ed.from + common, slice(ed.lines, common))
+      elseif ed.to - ed.from > common
+        silent deletebufline(buf, ed.from + common + 1, ed.to)
+      endif
+    endfor
+  finally
+    UndoBreak(buf)
+    setbufvar(buf, '&modifiable', ma)
+    setbufvar(buf, '&readonly', ro)
+  endtry
+enddef
+
+# Merge pi's changes `chain` (this pi's new changes of the buffer's file, oldest first, each {seq, merge: Parse's})
+# into modified `buf`, whose file holds `bytes` (one verified read, readfile(..., 'b')). Returns {status:
+# "merged"/"conflict", merged, hunks, conflicts}, or {why} when it cannot merge: the buffer is then untouched.
+export def Merge(buf: number, chain: list<dict<any>>, bytes: list<string>): dict<any>
+  if !Comparable(buf)
+    return {why: "the buffer converts its file's lines"}
+  endif
+  if sha256(join(bytes, "\n")) !=# chain[-1].merge.sha256
+    return {why: "the file is not what pi's tool wrote"}
+  endif
+  var now = Split(bytes)
+  var base: any = now
+  for c in reverse(copy(chain))
+    base = Unapply(base, c.merge.hunks)
+    if type(base) != v:t_list
+      return {why: "pi's hunks do not fit the file"}
+    endif
+  endfor
+  var hunks: list<any> = len(chain) == 1 ? chain[0].merge.hunks
+    : mapnew(Diff(base, now), (_, r) => ({old_start: r.a + 1, old_lines: r.a_end - r.a, new_text: slice(now, r.b, r.b_end)}))
+  var plan = Plan(base, getbufline(buf, 1, '$'), hunks)
+  if !empty(plan.edits)
+    Apply(buf, plan.edits)
+  endif
+  return {status: plan.conflicts_total > 0 ? 'conflict' : 'merged', merged: plan.merged, hunks: len(hunks),
+    conflicts: plan.conflicts}
+enddef
