@@ -154,6 +154,10 @@ export class Workbench {
 	readonly #watcher: ReturnType<typeof setInterval>;
 	/** Review (the kit's review cases): decorations drawn per file and type, each document's undo stack. */
 	readonly decorations = new Map<string, Map<DecorationType, Range[]>>();
+	/** Tree views' data providers (`vscode.window.registerTreeDataProvider`), by view id. */
+	readonly trees = new Map<string, TreeDataProvider>();
+	/** The files `vscode.window.showTextDocument` was asked to show (the show cases: nothing opens unasked). */
+	readonly showTextDocumentCalls: string[] = [];
 	readonly #undo = new Map<TextDocument, string[]>();
 
 	constructor(folder: string) {
@@ -297,6 +301,22 @@ function current(): Workbench {
 
 const statusBarItem = () => ({ text: "", tooltip: "", command: "", show() {}, hide() {}, dispose() {} });
 
+/** A tree view's data (only what the extension's views use). */
+export interface TreeDataProvider {
+	getChildren(element?: unknown): unknown[] | Promise<unknown[]>;
+	getTreeItem(element: unknown): TreeItem;
+}
+
+export class TreeItem {
+	label: string;
+	description?: string;
+	tooltip?: string;
+	command?: { command: string; title: string; arguments?: unknown[] };
+	constructor(label: string) {
+		this.label = label;
+	}
+}
+
 export const window = {
 	get activeTextEditor() {
 		return current().activeTextEditor;
@@ -330,6 +350,17 @@ export const window = {
 	showInformationMessage: (message: string, ..._items: string[]) => {
 		current().shown.push(message);
 		return Promise.resolve(undefined);
+	},
+	registerTreeDataProvider: (id: string, provider: TreeDataProvider): Disposable => {
+		const workbench = current();
+		workbench.trees.set(id, provider);
+		return { dispose: () => void workbench.trees.delete(id) };
+	},
+	/** Opens the file in the active editor, as VS Code does (a shown place must not, unless the user asks). */
+	showTextDocument: (uri: Uri, _options?: object) => {
+		const workbench = current();
+		workbench.showTextDocumentCalls.push(uri.fsPath);
+		return Promise.resolve(workbench.open(uri.fsPath));
 	},
 	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
 		current().statusMessages.push(message);
