@@ -312,6 +312,7 @@ export class TreeItem {
 	description?: string;
 	tooltip?: string;
 	command?: { command: string; title: string; arguments?: unknown[] };
+	accessibilityInformation?: { label: string };
 	constructor(label: string) {
 		this.label = label;
 	}
@@ -357,10 +358,11 @@ export const window = {
 		return { dispose: () => void workbench.trees.delete(id) };
 	},
 	/** Opens the file in the active editor, as VS Code does (a shown place must not, unless the user asks). */
-	showTextDocument: (uri: Uri, _options?: object) => {
+	showTextDocument: (shown: Uri | TextDocument, _options?: object) => {
 		const workbench = current();
-		workbench.showTextDocumentCalls.push(uri.fsPath);
-		return Promise.resolve(workbench.open(uri.fsPath));
+		const file = shown instanceof Uri ? shown.fsPath : shown.fileName;
+		workbench.showTextDocumentCalls.push(file);
+		return Promise.resolve(workbench.open(file));
 	},
 	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
 		current().statusMessages.push(message);

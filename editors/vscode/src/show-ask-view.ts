@@ -93,6 +93,8 @@ export class ShowAskView implements vscode.Disposable, vscode.TreeDataProvider<P
 		const item = new vscode.TreeItem(`${vscode.workspace.asRelativePath(place.file, false)}:${lines}`);
 		item.description = place.text;
 		item.tooltip = `${place.file}:${lines}\n${place.text}`;
+		// What a screen reader says of the entry: the whole path (the label has the workspace-relative one).
+		item.accessibilityInformation = { label: `${place.file}:${lines} ${place.text}` };
 		item.command = { command: "piIdeContext.openPlace", title: "Open", arguments: [place] };
 		return item;
 	}

@@ -117,8 +117,6 @@ const FEATURES: [string, Capability | "not a capability"][] = [
 	["Unsaved buffers", "unsaved-buffers"],
 	["pi's identity", "pi-identity"],
 	["Send to pi", "send"],
-	["pi's change merged", "merge"],
-	["The model shows a place", "show"],
 ];
 
 /** Each client column, by its heading: its adapters' names start so. */
