@@ -3,7 +3,8 @@
  * editor files: only a regular file (lstat, then open with O_NOFOLLOW and check the opened file is the one
  * lstat saw), owned by us, without any group/other permission bit, at most 64 KiB, whose `pid` matches its
  * name and belongs to a live process of ours. pi's change set (`pi-<pid>.review.json`, v0.4) is read through
- * the same checks, with its own 8 MiB cap, and so is a request for approval (`pi-<pid>.approval.json`, v0.4, 1 MiB).
+ * the same checks, with its own 8 MiB cap, and so are a request for approval (`pi-<pid>.approval.json`, v0.4, 1 MiB)
+ * and pi's show and ask requests (`pi-<pid>.ask.json`, v0.5, 64 KiB).
  * Every failure is a value, never an exception.
  */
 import { lstatSync, type Stats } from "node:fs";
@@ -14,6 +15,7 @@ import { parsePiFileName, piFileName, piNamespaceAgrees } from "../../src/protoc
 import { isExpired, MAX_APPROVAL_BYTES, type PendingApproval, parseApproval, piApprovalName } from "./approval.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage } from "./pi-message.ts";
 import { MAX_REVIEW_BYTES, parseReview, piReviewName, type ReviewRun } from "./review.ts";
+import { type AskFile, MAX_ASK_FILE_BYTES, parseAskFile } from "./show-ask.ts";
 
 /** Is pi `pid` running, and is it ours? pi's own probe (src/protocol/liveness.ts) unless a test injects one. */
 export type PidProbe = (pid: number) => Liveness;
@@ -188,4 +190,41 @@ export function readPiApproval(
 	if (parsed.request.editorPid !== options.ownPid) return { kind: "elsewhere" };
 	if (isExpired(parsed.request, options.now)) return { kind: "expired", request: parsed.request };
 	return { kind: "request", request: parsed.request, dropped: parsed.dropped };
+}
+
+export type PiAskVerdict =
+	/** A request file of a live pi of ours that asks this editor. */
+	| { kind: "ask"; file: AskFile }
+	/** No request file (pi waits on nothing, or no longer), its pi is dead, or it asks another editor. */
+	| { kind: "gone" }
+	| { kind: "problem"; problem: string };
+
+/**
+ * Read and check pi `pid`'s show and ask requests, `<dir>/pi-<pid>[-<ns>].ask.json` (PROTOCOL.md v0.5): the pi is
+ * probed first (a dead or another user's pi's file is not read), then the file passes the checks above, at most
+ * MAX_ASK_FILE_BYTES; a file asking another editor is nothing to this one.
+ */
+export function readPiAsk(
+	dir: string,
+	pid: number,
+	options: Omit<ApprovalReadOptions, "now">,
+	piNs?: string,
+): PiAskVerdict {
+	const liveness = judgesPiPid(piNs, options.ownNs) ? (options.probe ?? probePid)(pid) : "alive";
+	if (liveness === "dead") return { kind: "gone" };
+	if (liveness === "foreign") return { kind: "problem", problem: "its pid belongs to another user's process: refused" };
+	if (liveness !== "alive") {
+		return { kind: "problem", problem: `cannot tell whether its pi is running (${liveness.unknown}): ignored` };
+	}
+	const name = piFileName("ask", pid, piNs);
+	const read = readTrusted(dir, name, options.uid ?? process.getuid?.(), MAX_ASK_FILE_BYTES);
+	if (read.kind !== "text") return read;
+	const parsed = parseAskFile(read.text, pid);
+	if (!parsed.ok) return { kind: "problem", problem: `invalid request: ${parsed.problem}` };
+	const parsedName = parsePiFileName(name);
+	if (parsedName && !piNamespaceAgrees(parsedName, parsed.file.piNs)) {
+		return { kind: "problem", problem: `pid_ns ${parsed.file.piNs ?? "(none)"} does not match the file name` };
+	}
+	if (parsed.file.editorPid !== options.ownPid) return { kind: "gone" };
+	return { kind: "ask", file: parsed.file };
 }

@@ -4,7 +4,8 @@
  * named file read through pi-reader.ts's checks when an event names it. A pi killed without removing its
  * file sends no event, so while a pi names this editor its pid is probed every few seconds (signal 0, no
  * file access); with no pi connected nothing runs. A host that answers approvals (`onApproval`) also gets pi's
- * requests (`pi-<pid>.approval.json`, v0.4), read through pi-reader.ts's checks as each event names one. Never
+ * requests (`pi-<pid>.approval.json`, v0.4), and one that answers show and ask (`onAsk`) pi's `pi-<pid>.ask.json`
+ * (v0.5), read through pi-reader.ts's checks as each event names one. Never
  * throws into the host; problems with a file are reported once per file and problem.
  */
 import { existsSync, type FSWatcher, readdirSync, watch } from "node:fs";
@@ -16,9 +17,11 @@ import { piKeyOf } from "./pi-message.ts";
 import {
 	judgesPiPid,
 	type PiApprovalVerdict,
+	type PiAskVerdict,
 	type PidProbe,
 	probePid,
 	readPiApproval,
+	readPiAsk,
 	readPiMessage,
 } from "./pi-reader.ts";
 
@@ -40,6 +43,8 @@ export interface PiWatcherOptions {
 	 * and come here as `problem` too: whatever was shown for that pi no longer holds). Hosts without it ignore them.
 	 */
 	onApproval?(pid: number, verdict: PiApprovalVerdict, piNs?: string): void;
+	/** v0.5: pi `pid`'s show and ask requests naming this editor, read after an event named the file. */
+	onAsk?(pid: number, verdict: PiAskVerdict & { kind: "ask" }, piNs?: string): void;
 	/** Seconds since the epoch (requests run out). */
 	now?(): number;
 	uid?: number;
@@ -136,7 +141,8 @@ export class PiWatcher {
 	#watches(name: string): boolean {
 		return (
 			parsePiFileName(name)?.kind === "message" ||
-			(this.#options.onApproval !== undefined && parsePiFileName(name)?.kind === "approval")
+			(this.#options.onApproval !== undefined && parsePiFileName(name)?.kind === "approval") ||
+			(this.#options.onAsk !== undefined && parsePiFileName(name)?.kind === "ask")
 		);
 	}
 
@@ -157,6 +163,10 @@ export class PiWatcher {
 		const approval = parsePiFileName(name);
 		if (approval?.kind === "approval") {
 			this.#readApproval(name, approval.pid, approval.ns === null ? undefined : `pid:[${approval.ns}]`);
+			return;
+		}
+		if (approval?.kind === "ask") {
+			this.#readAsk(name, approval.pid, approval.ns === null ? undefined : `pid:[${approval.ns}]`);
 			return;
 		}
 		try {
@@ -201,6 +211,30 @@ export class PiWatcher {
 			if (verdict.kind === "problem") this.#problem(name, `${name} ${verdict.problem}`);
 			else this.#reported.delete(name);
 			onApproval(pid, verdict, piNs);
+		} catch (error) {
+			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
+		}
+	}
+
+	#readAsk(name: string, pid: number, piNs: string | undefined): void {
+		const onAsk = this.#options.onAsk;
+		if (onAsk === undefined) return;
+		try {
+			const verdict = readPiAsk(
+				this.#options.dir,
+				pid,
+				{
+					ownPid: this.#options.ownPid,
+					...(this.#options.uid === undefined ? {} : { uid: this.#options.uid }),
+					...(this.#options.probe === undefined ? {} : { probe: this.#options.probe }),
+				},
+				piNs,
+			);
+			if (verdict.kind === "problem") this.#problem(name, `${name} ${verdict.problem}`);
+			else if (verdict.kind === "ask" && verdict.file.problem !== undefined) {
+				this.#problem(name, `${name}: a request ignored: ${verdict.file.problem}`);
+			} else this.#reported.delete(name);
+			if (verdict.kind === "ask") onAsk(pid, verdict, piNs);
 		} catch (error) {
 			this.#problem(name, `${name}: ${error instanceof Error ? error.message : String(error)}`);
 		}

@@ -160,6 +160,10 @@ export class Workbench {
 	readonly #watcher: ReturnType<typeof setInterval>;
 	/** Review (the kit's review cases): decorations drawn per file and type, each document's undo stack. */
 	readonly decorations = new Map<string, Map<DecorationType, Range[]>>();
+	/** Tree views' data providers (`vscode.window.registerTreeDataProvider`), by view id. */
+	readonly trees = new Map<string, TreeDataProvider>();
+	/** The files `vscode.window.showTextDocument` was asked to show (the show cases: nothing opens unasked). */
+	readonly showTextDocumentCalls: string[] = [];
 	readonly #undo = new Map<TextDocument, string[]>();
 
 	constructor(folder: string) {
@@ -303,6 +307,23 @@ function current(): Workbench {
 
 const statusBarItem = () => ({ text: "", tooltip: "", command: "", show() {}, hide() {}, dispose() {} });
 
+/** A tree view's data (only what the extension's views use). */
+export interface TreeDataProvider {
+	getChildren(element?: unknown): unknown[] | Promise<unknown[]>;
+	getTreeItem(element: unknown): TreeItem;
+}
+
+export class TreeItem {
+	label: string;
+	description?: string;
+	tooltip?: string;
+	command?: { command: string; title: string; arguments?: unknown[] };
+	accessibilityInformation?: { label: string };
+	constructor(label: string) {
+		this.label = label;
+	}
+}
+
 export const window = {
 	get activeTextEditor() {
 		return current().activeTextEditor;
@@ -350,6 +371,18 @@ export const window = {
 		bench.asked.push(`pick: ${options?.placeHolder ?? ""} ${items.map((i) => i.label).join(" | ")}`);
 		const answer = bench.answers.shift();
 		return Promise.resolve(items.find((i) => i.label === answer));
+	},
+	registerTreeDataProvider: (id: string, provider: TreeDataProvider): Disposable => {
+		const workbench = current();
+		workbench.trees.set(id, provider);
+		return { dispose: () => void workbench.trees.delete(id) };
+	},
+	/** Opens the file in the active editor, as VS Code does (a shown place must not, unless the user asks). */
+	showTextDocument: (shown: Uri | TextDocument, _options?: object) => {
+		const workbench = current();
+		const file = shown instanceof Uri ? shown.fsPath : shown.fileName;
+		workbench.showTextDocumentCalls.push(file);
+		return Promise.resolve(workbench.open(file));
 	},
 	setStatusBarMessage: (message: string, _timeoutMs?: number): Disposable => {
 		current().statusMessages.push(message);

@@ -6,7 +6,8 @@
  * changed. Integrated terminals get `PI_IDE_EDITOR_PID`, so a pi started in one connects to this window.
  * A status bar item shows the path and a connected pi; `piIdeContext.enabled` turns all of it off. pi's
  * change set (v0.4) is marked, compared, listed and reverted by `ReviewView` (review-view.ts), and pi's requests
- * for approval (v0.4) are shown and answered by `ApprovalView` (approval-view.ts).
+ * for approval (v0.4) are shown and answered by `ApprovalView` (approval-view.ts), pi's show and ask (v0.5) by
+ * `ShowAskView` (show-ask-view.ts).
  * Nothing here throws into the extension host: failures become one warning and a line in the output channel.
  */
 import { createHash } from "node:crypto";
@@ -26,6 +27,7 @@ import { openedAs, readDisk } from "./disk.ts";
 import { PiSync } from "./pi-sync.ts";
 import { ReviewView } from "./review-view.ts";
 import { SendView } from "./send-view.ts";
+import { ShowAskView } from "./show-ask-view.ts";
 import { snapshotWindow } from "./snapshot.ts";
 import { formatStatus } from "./status.ts";
 import { TEST_HOOKS_ENV, type TestHooks } from "./test-hooks.ts";
@@ -178,6 +180,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		},
 		onProblem: (problem) => log(`pi message: ${problem}`),
 		onApproval: (pid, verdict, piNs) => approval.received(pid, verdict, piNs),
+		onAsk: (pid, verdict) => showAsk.received(pid, verdict),
 	});
 
 	const terminalEnv = context.environmentVariableCollection;
@@ -254,6 +257,17 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		log,
 	});
 	subscriptions.push(send);
+
+	const showAsk = new ShowAskView({
+		dir,
+		log,
+		findDocument,
+		diagnosticsOf: (document, maxItems) => diagnosticsOf(document, { maxItems }),
+		follow: () => config().get<boolean>("showFollow", false),
+		guard,
+		now: () => Date.now() / 1000,
+	});
+	subscriptions.push(showAsk);
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());

@@ -237,6 +237,29 @@ const WATCH_ALERTS = `(() => {
  * overlays), rows matched to the margin's line numbers by their top. Only the rendered rows: the cases' files
  * are short. The pi extension is the only one in the window that decorates (the driver draws nothing).
  */
+/**
+ * The rows of the Explorer's "pi's places" view as VS Code renders them (their accessible names, which carry the
+ * whole path: show-ask-view.ts), oldest first; null while the view is not rendered.
+ */
+const PLACES_ROWS = `(async () => {
+	const pane = [...document.querySelectorAll(".pane")].find((p) =>
+		(p.querySelector(".pane-header")?.textContent ?? "").toLowerCase().includes("pi's places"));
+	if (!pane) return null;
+	if (!pane.classList.contains("expanded")) return "collapsed";
+	// The list renders only the rows in view: scroll it (a wheel, as the user) until every row was seen.
+	const seen = new Map();
+	const scroller = pane.querySelector(".monaco-list .monaco-scrollable-element");
+	for (let i = 0; i < 50; i++) {
+		const rows = [...pane.querySelectorAll(".monaco-list-row")];
+		for (const row of rows) seen.set(Number(row.getAttribute("data-index")), row.getAttribute("aria-label") ?? "");
+		const total = Number(rows[0]?.getAttribute("aria-setsize") ?? 0);
+		if (seen.size >= total || !scroller) break;
+		scroller.dispatchEvent(new WheelEvent("wheel", { deltaY: 60, bubbles: true }));
+		await new Promise((r) => setTimeout(r, 50));
+	}
+	return [...seen.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
+})()`;
+
 const EXTENSION_MARKS = `(() => {
 	const editor = document.querySelector(".editor-instance .monaco-editor");
 	if (!editor) return [];
@@ -585,6 +608,39 @@ async function session(
 				const command = `piIdeContext.send${form}${send.mode === "now" ? "Now" : ""}`;
 				await call({ op: "command", command, args: [{ prompt: send.prompt }] });
 			},
+			// ---- show: the "pi's places" view's rows as VS Code draws them ----
+			shownPlaces: async () => {
+				const read = async () => (await page.evaluate(PLACES_ROWS)) as string[] | "collapsed" | null;
+				if ((await read()) === "collapsed") {
+					// The Explorer shows a contributed view collapsed: the user opens it once, as a look at the list.
+					await page.locator(".pane-header", { hasText: /pi's places/i }).click();
+					// The other Explorer views are closed, so the list has the sidebar's height: it renders only the rows in view.
+					await page.evaluate(`(() => {
+						for (const pane of document.querySelectorAll(".sidebar .pane.expanded")) {
+							const header = pane.querySelector(".pane-header");
+							if (!/pi's places/i.test(header?.textContent ?? "")) header?.click();
+						}
+					})()`);
+					// and goes back to the editor, as before; the notification center, drawn beside a resized sidebar, is
+					// opened afresh by the next read.
+					await call({ op: "command", command: "workbench.action.focusActiveEditorGroup" });
+					await call({ op: "command", command: "notifications.hideList" });
+				}
+				// The renderer draws the rows a moment after the extension host changed them: read until two (not empty) agree.
+				let rows: string[] | "collapsed" | null = null;
+				for (let i = 0; i < 20; i++) {
+					await new Promise((r) => setTimeout(r, 150));
+					const now = await read();
+					if (JSON.stringify(now) === JSON.stringify(rows) && Array.isArray(now) && now.length > 0) break;
+					rows = now;
+				}
+				if (!Array.isArray(rows)) throw new Error(`the Explorer's "pi's places" view: ${rows ?? "not shown"}`);
+				return rows.map((row) => {
+					const m = /^(\/.*?):(\d+)(?:-(\d+))? (.*)$/s.exec(row);
+					if (!m) throw new Error(`a place's row reads ${JSON.stringify(row)}`);
+					return { file: m[1] ?? "", line: Number(m[2]), end_line: m[3] ? Number(m[3]) : null, text: m[4] ?? "" };
+				});
+			},
 			quit: end.quit,
 			dispose: end.dispose,
 		};
@@ -608,10 +664,10 @@ export const adapters: ClientAdapter[] = [
 			"unsaved-buffers",
 			"send",
 			"merge",
+			"ask",
 		]),
 		missing: {
-			show: "not built yet (issue 25)",
-			ask: "not built yet (issue 25)",
+			show: 'built (shownPlaces reads the "pi\'s places" view and passes the place case), but the notification center renders at most 6 entries and the ignored-shows case makes 10 notices, more than this adapter can read',
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
 			// ---- approval ----

@@ -133,6 +133,21 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			if (!command) throw new Error(`the extension registered no command ${id}`);
 			await command({ prompt: send.prompt });
 		},
+		// ---- show: the "pi's places" tree view as VS Code renders it (its provider's items, oldest first) ----
+		shownPlaces: async () => {
+			const provider = bench.trees.get("piIdeContext.places");
+			if (!provider) throw new Error("the extension registered no piIdeContext.places view");
+			return (await provider.getChildren()).map((element) => {
+				const place = element as { file: string; line: number; end_line: number | null };
+				const item = provider.getTreeItem(element);
+				return {
+					file: place.file,
+					line: place.line,
+					end_line: place.end_line,
+					text: `${item.label} ${item.description}`,
+				};
+			});
+		},
 		quit: async () => deactivate(),
 		dispose: async () => deactivate(),
 		...reviewMethods(bench, documentOf),
@@ -193,10 +208,10 @@ export const adapters: ClientAdapter[] = [
 			"unsaved-buffers",
 			"send",
 			"merge",
+			"show",
+			"ask",
 		]),
 		missing: {
-			show: "not built yet (issue 25)",
-			ask: "not built yet (issue 25)",
 			"approval-marks":
 				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
