@@ -54,6 +54,17 @@ const AGREEMENTS: { name: string; elisp: string; limit: number }[] = [
 		elisp: "pi-ide-state-max-unsaved-buffers",
 		limit: limits.MAX_UNSAVED_BUFFERS,
 	},
+	{ name: "merge: conflicts listed (v0.5)", elisp: "pi-ide-merge-max-conflicts", limit: limits.MAX_CONFLICTS },
+	{
+		name: "merge: the user's lines quoted per conflict (v0.5)",
+		elisp: "pi-ide-merge-max-conflict-lines",
+		limit: limits.MAX_CONFLICT_LINES,
+	},
+	{
+		name: "merge: bytes of each quoted line (v0.5)",
+		elisp: "pi-ide-merge-max-line-bytes",
+		limit: limits.MAX_CONFLICT_LINE_BYTES,
+	},
 ];
 
 it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", async () => {
@@ -69,7 +80,10 @@ it("emacs: every Emacs Lisp copy of a limit equals src/protocol/limits.ts", asyn
 		"pi-ide-protocol",
 		"-l",
 		"pi-ide-send",
+		"-l",
 		"pi-ide-ask",
+		"-l",
+		"pi-ide-merge",
 		"--eval",
 		form,
 	]);

@@ -49,6 +49,7 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 	{ name: "hunks of a request", java: core("Approval.MAX_HUNKS"), limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 	{ name: "line numbers in hunks", java: core("Approval.MAX_LINE"), limit: limits.MAX_LINE_NUMBER },
 	{ name: "nesting of pi's files", java: core("PiMessage.MAX_DEPTH"), limit: limits.MAX_PI_FILE_DEPTH },
+	{ name: "send: typed prompt (v0.5)", java: core("Send.MAX_PROMPT_BYTES"), limit: limits.MAX_SEND_PROMPT_BYTES },
 ];
 
 it("jetbrains: every Java copy of a limit equals src/protocol/limits.ts", async () => {

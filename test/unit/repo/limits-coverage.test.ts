@@ -62,13 +62,13 @@ const LANGUAGES: Language[] = [
 		name: "Vim9 (Vim)",
 		test: "test/vim/limits-agree.test.ts",
 		adapterPrefix: "vim 9",
-		notKept: { ...piOnly, ...MERGE, ...SHOW_ASK },
+		notKept: piOnly,
 	},
 	{
 		name: "Emacs Lisp (Emacs)",
 		test: "test/emacs/limits-agree.test.ts",
 		adapterPrefix: "emacs",
-		notKept: { ...piOnly, ...MERGE, ...SHOW_ASK },
+		notKept: piOnly,
 	},
 	{
 		name: "Java (JetBrains)",
@@ -79,7 +79,6 @@ const LANGUAGES: Language[] = [
 			MAX_REVIEW_BYTES: { capability: "review" },
 			MAX_REVIEW_RUNS: { capability: "review" },
 			MAX_REVERTED_REPORTS: { capability: "review" },
-			MAX_SEND_PROMPT_BYTES: { capability: "send" },
 			...MERGE,
 			...SHOW_ASK,
 		},

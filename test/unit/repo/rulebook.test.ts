@@ -163,7 +163,10 @@ describe("PROTOCOL.md's table of which client implements what agrees with the ki
 				const cell = cells[i] ?? "";
 				const says = cell.startsWith("yes") ? true : cell.startsWith("-") ? false : undefined;
 				const mine = adapters.filter((a) => a.name.startsWith(CLIENTS[client] ?? "?"));
-				const have = mine.filter((a) => a.capabilities.has(capability)).map((a) => a.name);
+				// An adapter that cannot run a feature's cases though the client has it says so: its reason starts "built".
+				const have = mine
+					.filter((a) => a.capabilities.has(capability) || a.missing[capability]?.startsWith("built"))
+					.map((a) => a.name);
 				if (says === undefined) wrong.push(`${feature} / ${client}: "${cell}" is neither yes nor -`);
 				else if (says && have.length !== mine.length)
 					wrong.push(
