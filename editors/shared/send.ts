@@ -7,11 +7,11 @@
  * one rename, in a checked directory; removed on dispose), and pi's answer (`sent`) as one line. The Neovim
  * client's rules (editors/nvim/lua/pi-ide/send.lua); the wire is src/protocol/send.ts. Never throws.
  */
-import { oneLine } from "../../src/protocol/wire.ts";
+
 import { MAX_SEND_PROMPT_BYTES } from "../../src/protocol/limits.ts";
 import type { SendItem, SendKind, SendMode } from "../../src/protocol/send.ts";
 import { createStateDir, formatDirHealth, removePrivateFile, writePrivateFile } from "../../src/protocol/state-dir.ts";
-import { editorSendFileName } from "../../src/protocol/wire.ts";
+import { editorSendFileName, oneLine } from "../../src/protocol/wire.ts";
 import { type DiagnosticSeverity, SEVERITY_RANK } from "./diagnostics.ts";
 import { type PiMessage, piKeyOf } from "./pi-message.ts";
 import { clipSelectionLines, countLines, type HostPosition, type TextLines } from "./state.ts";

@@ -21,9 +21,9 @@ import { INITIAL_PID_NAMESPACE, PID_NAMESPACE_PATTERN } from "./liveness.ts";
 import type { Diagnostics } from "./protocol.ts";
 import { parseStateFileName } from "./state-dir.ts";
 
-export * from "./limits.ts";
 // What makes a text from a file safe to show (one line, escapes): pi and every TypeScript client show such text.
 export { inert, oneLine } from "./inert.ts";
+export * from "./limits.ts";
 export type {
 	ActiveBuffer,
 	ApprovalDecision,
