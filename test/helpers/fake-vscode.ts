@@ -130,6 +130,8 @@ export interface Diagnostic {
 /** The extension's view of a window: everything `vscode.*` returns lives here. */
 export class Workbench {
 	readonly onDidChangeActiveTextEditor = new EventEmitter<TextEditor | undefined>();
+	/** One editor group: the visible editors are the active one, so they change with it (as in VS Code). */
+	readonly onDidChangeVisibleTextEditors = new EventEmitter<unknown>();
 	readonly onDidChangeTextEditorSelection = new EventEmitter<{ textEditor: TextEditor }>();
 	readonly onDidChangeWindowState = new EventEmitter<{ focused: boolean }>();
 	readonly onDidChangeTextDocument = new EventEmitter<{ document: TextDocument }>();
@@ -181,8 +183,10 @@ export class Workbench {
 			this.onDidOpenTextDocument.fire(document);
 		}
 		const start = { line: 0, character: 0 };
+		const switched = this.activeTextEditor?.document !== document;
 		this.activeTextEditor = { document, selection: { anchor: start, active: start } };
 		this.onDidChangeActiveTextEditor.fire(this.activeTextEditor);
+		if (switched) this.onDidChangeVisibleTextEditors.fire(undefined);
 		return this.activeTextEditor;
 	}
 
@@ -345,7 +349,7 @@ export const window = {
 		};
 		return [{ ...editor, setDecorations }];
 	},
-	onDidChangeVisibleTextEditors: (_l: Listener<unknown>): Disposable => ({ dispose() {} }),
+	onDidChangeVisibleTextEditors: (l: Listener<unknown>) => current().onDidChangeVisibleTextEditors.event(l),
 	onDidChangeActiveTextEditor: (l: Listener<TextEditor | undefined>) => current().onDidChangeActiveTextEditor.event(l),
 	onDidChangeTextEditorSelection: (l: Listener<{ textEditor: TextEditor }>) =>
 		current().onDidChangeTextEditorSelection.event(l),

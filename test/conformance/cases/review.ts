@@ -228,6 +228,40 @@ export const cases: KitCase[] = [
 			}),
 	},
 	{
+		// PROTOCOL.md `files[].note`: one of three; any other makes the entry malformed (the editor never shows a
+		// string from a file it does not know), dropped as a malformed hunk is, never the other files.
+		name: "change set: a file entry with an unknown note is dropped; the other files are marked",
+		needs: ["review"],
+		run: (kit) =>
+			withPi(kit, "unknown-note.txt", async (editor, pi) => {
+				const other = editor.file("unknown-note-other.txt", PIS);
+				await editor.session.open(other);
+				await editor.until((s) => activeFile(s) === other, "the other file open");
+				await editor.session.open(pi.file);
+				await editor.until((s) => activeFile(s) === pi.file, "pi's file active again");
+				const runs = runsOf([
+					[
+						{ file: pi.file, before: BASELINE, after: PIS, seq: 1 },
+						{ file: other, before: BASELINE, after: PIS, seq: 1 },
+					],
+				]);
+				const [mine, others] = runs[0]?.files ?? [];
+				assert.ok(mine && others && mine.hunks.length === 3, "pi's change set has both files");
+				const noted = [{ ...runs[0], files: [{ ...mine, note: "huge" }, others] }];
+				await piChanges(editor, pi, reviewText(editor, pi, noted));
+				// Each file looked at in turn, as the user would (a GUI editor draws marks in the editors in view).
+				await editor.session.open(other);
+				await untilMarks(editor, other, PIS_LINES, "the other file's entry");
+				await editor.session.open(pi.file);
+				await editor.until((s) => activeFile(s) === pi.file, "pi's file active again");
+				await quietPeriod();
+				assert.deepEqual(await marks(editor, pi.file), [], "the entry with an unknown note is dropped");
+				// Positive control: the same entry without the note is marked.
+				await piChanges(editor, pi, reviewText(editor, pi, runs));
+				await untilMarks(editor, pi.file, PIS_LINES, "the entry without the note");
+			}),
+	},
+	{
 		name: "review / change set: the newest run is the one marked (a file changed in two runs)",
 		needs: ["review"],
 		run: (kit) =>
