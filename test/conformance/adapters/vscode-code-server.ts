@@ -294,7 +294,7 @@ interface CenterRows {
 async function shownNotices(page: Page): Promise<string[]> {
 	const read = () => page.evaluate(READ_CENTER) as Promise<CenterRows>;
 	let center = await read();
-	for (let tries = 0; center.listed > center.rows.length && tries < 20; tries++) {
+	for (let tries = 0; center.listed > center.rows.length && tries < 60; tries++) {
 		await new Promise((resolve) => setTimeout(resolve, 100));
 		center = await read();
 	}
