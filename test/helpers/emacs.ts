@@ -143,7 +143,8 @@ export async function startEmacs(
 	};
 	const dispose = async () => {
 		await stop();
-		rmSync(dir, { recursive: true, force: true });
+		// A child of the killed Emacs (a checker, a diff) may still write into it for a moment: removal retried.
+		rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	};
 	t?.after(dispose);
 

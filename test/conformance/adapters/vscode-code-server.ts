@@ -490,9 +490,16 @@ async function session(
 		await page.evaluate("window.kitAlerts.length = 0");
 		/** The notification center's entries (see `shownNotices`), the center opened if anything closed it. */
 		const centerNotices = async (): Promise<string[]> => {
-			if ((await page.locator(".notifications-center.visible").count()) === 0) {
+			// The command can be lost while the workbench is busy (a loaded machine, focus moving to the editor):
+			// asked again, a few times, before the center counts as not opening.
+			for (let attempt = 1; (await page.locator(".notifications-center.visible").count()) === 0; attempt++) {
 				await call({ op: "command", command: "notifications.showList" });
-				await page.locator(".notifications-center.visible").waitFor();
+				try {
+					await page.locator(".notifications-center.visible").waitFor({ timeout: 5000 });
+				} catch (error) {
+					if (attempt === 5) throw error;
+					await call({ op: "command", command: "workbench.action.focusActiveEditorGroup" });
+				}
 			}
 			return shownNotices(page);
 		};
