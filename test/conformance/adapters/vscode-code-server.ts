@@ -669,11 +669,11 @@ export const adapters: ClientAdapter[] = [
 			"review",
 			"pi-identity",
 			"unsaved-buffers",
-			"send",
 			"merge",
 			"ask",
 		]),
 		missing: {
+			send: "built (its cases passed here alone), but they read notices from the notification center, which under the suite's load drew fewer rows than it counts or did not open (3 of 4 CI runs): run on the same extension code by adapters/vscode.ts and the e2e test/e2e/gui-send.test.ts until this adapter reads the screen-reader alerts",
 			show: 'built (shownPlaces reads the "pi\'s places" view and passes the place case), but the notification center renders at most 6 entries and the ignored-shows case makes 10 notices, more than this adapter can read',
 			"ui-gate":
 				"code-server starts a window's extension host when the window connects: there is no extension host (no pid) without a UI",
