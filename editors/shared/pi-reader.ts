@@ -10,7 +10,7 @@
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { INITIAL_PID_NAMESPACE, type Liveness, probePid } from "../../src/protocol/liveness.ts";
-import { oversize, readOwnPidNamespace, readPrivateFile } from "../../src/protocol/state-dir.ts";
+import { readOwnPidNamespace, readPrivateFile, refusePrivate } from "../../src/protocol/state-dir.ts";
 import { parsePiFileName, piFileName, piNamespaceAgrees } from "../../src/protocol/wire.ts";
 import { isExpired, MAX_APPROVAL_BYTES, type PendingApproval, parseApproval, piApprovalName } from "./approval.ts";
 import { MAX_PI_MESSAGE_BYTES, type PiMessage, parsePiMessage } from "./pi-message.ts";
@@ -58,16 +58,6 @@ function describe(error: unknown): string {
 	return e.code ? `${e.code} (${e.message})` : String(error);
 }
 
-function refuse(stats: Stats, uid: number | undefined, maxBytes: number): string | undefined {
-	if (stats.isSymbolicLink()) return "is a symbolic link: refused";
-	if (!stats.isFile()) return "is not a regular file: refused";
-	if (uid !== undefined && stats.uid !== uid) return `is owned by uid ${stats.uid}, not by you: refused`;
-	if ((stats.mode & 0o077) !== 0) {
-		return `has mode 0${(stats.mode & 0o777).toString(8)}, readable or writable by others: refused`;
-	}
-	return oversize(stats.size, maxBytes);
-}
-
 type TrustedRead = { kind: "text"; text: string } | { kind: "gone" } | { kind: "problem"; problem: string };
 
 /** `<dir>/<name>` if it passes the checks above (lstat first, then again on the opened file), at most `maxBytes`. */
@@ -80,9 +70,9 @@ function readTrusted(dir: string, name: string, uid: number | undefined, maxByte
 		return { kind: "problem", problem: `cannot inspect: ${describe(error)}` };
 	}
 	if (!stats) return { kind: "gone" };
-	const refused = refuse(stats, uid, maxBytes);
+	const refused = refusePrivate(stats, uid, maxBytes);
 	if (refused) return { kind: "problem", problem: refused };
-	const read = readPrivateFile(path, stats, { maxBytes, refuse: (opened) => refuse(opened, uid, maxBytes) });
+	const read = readPrivateFile(path, stats, { maxBytes, refuse: (opened) => refusePrivate(opened, uid, maxBytes) });
 	return read.kind === "problem" ? { kind: "problem", problem: read.message } : read;
 }
 

@@ -31,6 +31,7 @@ import {
 	type PrivateRead,
 	parseStateFileName,
 	readPrivateFile,
+	refusePrivate,
 	stateFileName,
 } from "../protocol/state-dir.ts";
 import { editorAnswersFileName, editorBuffersFileName, parsePiFileName } from "../protocol/wire.ts";
@@ -241,9 +242,7 @@ export class StateDirScanner {
 			const path = join(this.dir, editorBuffersFileName(pid));
 			const stats = lstatSync(path, { throwIfNoEntry: false });
 			if (!stats) return { kind: "gone" };
-			const refused = (s: Stats) =>
-				this.#refuse(s, MAX_BUFFERS_FILE_BYTES) ??
-				((s.mode & 0o077) !== 0 ? `has mode 0${(s.mode & 0o777).toString(8)}, readable by others: refused` : undefined);
+			const refused = (s: Stats) => refusePrivate(s, this.uid, MAX_BUFFERS_FILE_BYTES);
 			const early = refused(stats);
 			if (early) return { kind: "problem", message: early };
 			return readPrivateFile(path, stats, { maxBytes: MAX_BUFFERS_FILE_BYTES, refuse: refused });

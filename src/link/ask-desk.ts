@@ -12,7 +12,7 @@ import { ASK_WAIT_MS, MAX_ANSWERS_FILE_BYTES, MAX_ASK_REQUESTS } from "../protoc
 import { type PathMapping, toEditorPath, toPiPath } from "../protocol/path-map.ts";
 import type { EditorState } from "../protocol/protocol.ts";
 import { editorAnswersFileName, parseAnswers, type ShowAskAnswer, type ShowAskRequest } from "../protocol/show-ask.ts";
-import { oversize, readPrivateFile } from "../protocol/state-dir.ts";
+import { readPrivateFile, refusePrivate } from "../protocol/state-dir.ts";
 import { piFileName } from "../protocol/wire.ts";
 import { resolveToolPath } from "./pi-message.ts";
 import { PiMessageWriter } from "./pi-writer.ts";
@@ -260,12 +260,7 @@ export class AskDesk {
 			const uid = this.#options.uid;
 			const read = readPrivateFile(path, seen, {
 				maxBytes: MAX_ANSWERS_FILE_BYTES,
-				refuse: (stats) =>
-					stats.uid !== uid
-						? `is owned by uid ${stats.uid}, not by you: refused`
-						: (stats.mode & 0o077) !== 0
-							? "is readable by others: refused"
-							: oversize(stats.size, MAX_ANSWERS_FILE_BYTES),
+				refuse: (stats) => refusePrivate(stats, uid, MAX_ANSWERS_FILE_BYTES),
 			});
 			if (read.kind !== "text") return undefined;
 			const parsed = parseAnswers(read.text, editorPid);

@@ -8,7 +8,7 @@ import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { oneLine } from "../protocol/inert.ts";
 import { MAX_SEND_FILE_BYTES } from "../protocol/limits.ts";
-import { oversize, readPrivateFile } from "../protocol/state-dir.ts";
+import { readPrivateFile, refusePrivate } from "../protocol/state-dir.ts";
 import { parseSendFileName, parseSendRequest, type SendMode } from "../protocol/wire.ts";
 import { formatSend, judgeSend, type SendCaps, type SendOutcome } from "./send-deliver.ts";
 
@@ -101,12 +101,7 @@ export class SendDesk {
 		const uid = this.#options.uid;
 		const read = readPrivateFile(path, seen, {
 			maxBytes: MAX_SEND_FILE_BYTES,
-			refuse: (stats) =>
-				stats.uid !== uid
-					? `is owned by uid ${stats.uid}, not by you: refused`
-					: (stats.mode & 0o077) !== 0
-						? "is readable by others: refused"
-						: oversize(stats.size, MAX_SEND_FILE_BYTES),
+			refuse: (stats) => refusePrivate(stats, uid, MAX_SEND_FILE_BYTES),
 		});
 		if (read.kind === "gone") return;
 		if (read.kind === "problem") {

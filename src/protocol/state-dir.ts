@@ -407,6 +407,22 @@ export function readPrivateFile(
 }
 
 /** The size rule, said the same way for every file pi or a client reads. */
+/**
+ * Why a file of the state dir that only this user may have written is refused, or undefined: the rule every
+ * private file of the protocol is read by (state-dir rules: a regular file, never a link, owned by `uid` when it
+ * is given, no group or other permission bits, at most `maxBytes`). Run on lstat's stats before opening and on
+ * the opened file's stats (readPrivateFile's `refuse`).
+ */
+export function refusePrivate(stats: Stats, uid: number | undefined, maxBytes: number): string | undefined {
+	if (stats.isSymbolicLink()) return "is a symbolic link: refused";
+	if (!stats.isFile()) return "is not a regular file: refused";
+	if (uid !== undefined && stats.uid !== uid) return `is owned by uid ${stats.uid}, not by you: refused`;
+	if ((stats.mode & 0o077) !== 0) {
+		return `has mode 0${(stats.mode & 0o777).toString(8)}, readable or writable by others: refused`;
+	}
+	return oversize(stats.size, maxBytes);
+}
+
 export function oversize(size: number, maxBytes: number): string | undefined {
 	return size > maxBytes ? `is ${size} bytes, over the ${maxBytes}-byte limit` : undefined;
 }

@@ -79,8 +79,16 @@ describe("SendDesk", () => {
 	});
 
 	const refused: { name: string; arrange: (s: ReturnType<typeof setup>) => void; warning: RegExp | null }[] = [
-		{ name: "a file others can read (0644)", arrange: (s) => s.write({}, 0o644), warning: /readable by others/ },
-		{ name: "a file the group can read (0640)", arrange: (s) => s.write({}, 0o640), warning: /readable by others/ },
+		{
+			name: "a file others can read (0644)",
+			arrange: (s) => s.write({}, 0o644),
+			warning: /mode 0644, readable or writable by others/,
+		},
+		{
+			name: "a file the group can read (0640)",
+			arrange: (s) => s.write({}, 0o640),
+			warning: /mode 0640, readable or writable by others/,
+		},
 		{
 			name: "a symlink to a good send",
 			arrange: (s) => {
