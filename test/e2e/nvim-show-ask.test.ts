@@ -6,39 +6,28 @@
  * (show) or only counted (ask), never named; with no editor each tool says so.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, it } from "node:test";
-import { type FakeToolCall, type RecordedRequest, requestMessages, toolResults } from "../helpers/fake-llm.ts";
+import { callToolsThenAnswer, toolResults } from "../helpers/fake-llm.ts";
 import { forEachNvim, startNvim } from "../helpers/nvim.ts";
 import { runPrint } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
-import { envFor, touch } from "../helpers/scenario.ts";
-
-/** The model calls `calls` on its first turn and then answers; the tool results it got, in call order. */
-function callTools(calls: FakeToolCall[]) {
-	return (request: RecordedRequest) =>
-		requestMessages(request).at(-1)?.role === "tool" ? { text: "done" } : { toolCalls: calls };
-}
+import { envFor } from "../helpers/scenario.ts";
+import { showAndAsk, showAskProject } from "../helpers/show-ask-scenario.ts";
 
 forEachNvim((flavour) => {
 	describe(`nvim ${flavour.name}: the model shows a place and asks what is open (real pi, print mode)`, () => {
 		it("show: quickfix, focus kept, one notice; ask: open buffers, modified, diagnostics; excluded never named", async (t) => {
 			const env = await envFor(t, { settings: { ideContext: { linkNvim: false } } });
-			mkdirSync(join(env.workDir, ".pi"), { recursive: true });
-			writeFileSync(join(env.workDir, ".pi", "ide-context.local.ignore"), "secret.env\n");
-			const a = touch(env.workDir, "src/a.ts", "const a = 1;\nconst b = 2;\nconst c = 3;\n");
-			const b = touch(env.workDir, "src/b.ts", "let x = 1;\nlet y = 2;\nlet z = 3;\n");
-			const secret = touch(env.workDir, "secret.env", "TOKEN=hunter2\n");
+			const { a, b, secret } = showAskProject(env);
 
 			// No editor yet: both tools say so.
-			env.model.respond = callTools([
+			env.model.respond = callToolsThenAnswer([
 				{ name: "ide_show", arguments: { path: "src/b.ts", line: 2 } },
 				{ name: "ide_open_files", arguments: {} },
 			]);
-			let run = await runPrint(env, ["Where is it?"]);
+			const run = await runPrint(env, ["Where is it?"]);
 			assert.equal(run.code, 0, run.stderr);
-			let results = toolResults(env.model.requests.at(-1));
+			const results = toolResults(env.model.requests.at(-1));
 			assert.match(results[0] ?? "", /^No editor is connected to pi .*nothing was shown\.$/);
 			assert.match(results[1] ?? "", /^No editor is connected to pi .*pi cannot tell what is open\.$/);
 
@@ -56,28 +45,7 @@ forEachNvim((flavour) => {
 			await nv.until((s) => s.active_buffer.file === a && s.active_buffer.cursor.line === 3, "Neovim reports a.ts:3");
 			const messagesBefore = await nv.exec("messages");
 
-			env.model.respond = callTools([
-				{ name: "ide_show", arguments: { path: "src/b.ts", line: 2, end_line: 3, note: "y is\u001b[31m never used" } },
-				{ name: "ide_open_files", arguments: { path: "src/b.ts" } },
-				{ name: "ide_show", arguments: { path: "secret.env", line: 1 } },
-			]);
-			run = await runPrint(env, ["Where is it?"]);
-			assert.equal(run.code, 0, run.stderr);
-			results = toolResults(env.model.requests.at(-1));
-			assert.equal(
-				results[0],
-				"Shown in Neovim: src/b.ts:2-3 is in the user's quickfix list with a one-line notice; the user's window and cursor stayed where they were (the user opens it when they choose).",
-			);
-			const ask = results[1] ?? "";
-			assert.match(ask, /^Open file buffers in Neovim \(3; \* = unsaved changes/);
-			assert.match(
-				ask,
-				/\n- src\/a\.ts \(active\)\n- src\/b\.ts \*\n- 1 more excluded by pi-ide-context's ignore rules/,
-			);
-			assert.match(ask, /\nsrc\/b\.ts: Diagnostics \(1 error\):\n- error 2:5 y is unused/);
-			assert.match(results[2] ?? "", /^Not shown: pi-ide-context's ignore rules exclude this file/);
-			// The excluded file is named only where the model named it itself (its own call): no result names it.
-			for (const result of results) assert.ok(!result.includes("secret"), result);
+			await showAndAsk(env, "Neovim", "quickfix list");
 
 			// Neovim: the place is in the quickfix list; the user's window, buffer and cursor stayed; one notice.
 			const after = await nv.lua<{

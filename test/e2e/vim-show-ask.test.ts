@@ -6,28 +6,17 @@
  * only counted (ask), never named. Follows test/e2e/nvim-show-ask.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
-import { type FakeToolCall, type RecordedRequest, requestMessages, toolResults } from "../helpers/fake-llm.ts";
-import { runPrint } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
-import { envFor, touch } from "../helpers/scenario.ts";
+import { envFor } from "../helpers/scenario.ts";
+import { showAndAsk, showAskProject } from "../helpers/show-ask-scenario.ts";
 import { startVim, vimString } from "../helpers/vim.ts";
 import { aleLint, aleVimrc, setAleItems } from "../helpers/vim-ale.ts";
 
-function callTools(calls: FakeToolCall[]) {
-	return (request: RecordedRequest) =>
-		requestMessages(request).at(-1)?.role === "tool" ? { text: "done" } : { toolCalls: calls };
-}
-
 it("vim + pi: show to the quickfix list, focus kept, one notice; ask: buffers, modified, ALE's diagnostics; excluded never named", async (t) => {
 	const env = await envFor(t);
-	mkdirSync(join(env.workDir, ".pi"), { recursive: true });
-	writeFileSync(join(env.workDir, ".pi", "ide-context.local.ignore"), "secret.env\n");
-	const a = touch(env.workDir, "src/a.ts", "const a = 1;\nconst b = 2;\nconst c = 3;\n");
-	const b = touch(env.workDir, "src/b.ts", "let x = 1;\nlet y = 2;\nlet z = 3;\n");
-	const secret = touch(env.workDir, "secret.env", "TOKEN=hunter2\n");
+	const { a, b, secret } = showAskProject(env);
 	const checker = join(env.root, "checker");
 	const vim = await startVim(t, {
 		dirs: { root: env.root, run: env.runtimeDir, home: env.home, work: env.workDir, stateDir: env.stateDir },
@@ -50,24 +39,7 @@ it("vim + pi: show to the quickfix list, focus kept, one notice; ask: buffers, m
 	const before = await vim.expr(where);
 	const messagesBefore = await vim.expr<string>("execute('messages')");
 
-	env.model.respond = callTools([
-		{ name: "ide_show", arguments: { path: "src/b.ts", line: 2, end_line: 3, note: "y is\u001b[31m never used" } },
-		{ name: "ide_open_files", arguments: { path: "src/b.ts" } },
-		{ name: "ide_show", arguments: { path: "secret.env", line: 1 } },
-	]);
-	const run = await runPrint(env, ["Where is it?"]);
-	assert.equal(run.code, 0, run.stderr);
-	const results = toolResults(env.model.requests.at(-1));
-	assert.equal(
-		results[0],
-		"Shown in Vim: src/b.ts:2-3 is in the user's quickfix list with a one-line notice; the user's window and cursor stayed where they were (the user opens it when they choose).",
-	);
-	const ask = results[1] ?? "";
-	assert.match(ask, /^Open file buffers in Vim \(3; \* = unsaved changes/);
-	assert.match(ask, /\n- src\/a\.ts \(active\)\n- src\/b\.ts \*\n- 1 more excluded by pi-ide-context's ignore rules/);
-	assert.match(ask, /\nsrc\/b\.ts: Diagnostics \(1 error\):\n- error 2:5 y is unused/);
-	assert.match(results[2] ?? "", /^Not shown: pi-ide-context's ignore rules exclude this file/);
-	for (const result of results) assert.ok(!result.includes("secret"), result);
+	await showAndAsk(env, "Vim", "quickfix list");
 
 	// Vim: the place is in pi's quickfix list; the user's window, buffer and cursor stayed; one notice.
 	assert.deepEqual(await vim.expr(where), before);

@@ -225,3 +225,11 @@ export function toolResults(request: RecordedRequest | undefined): string[] {
 		.filter((m) => m.role === "tool")
 		.map(messageText);
 }
+
+/**
+ * A `respond` for a model that calls `calls` on each run's first turn and then answers "done" (told apart by the
+ * last message's role, so it works for any number of earlier runs).
+ */
+export function callToolsThenAnswer(calls: FakeToolCall[]): (request: RecordedRequest) => FakeReply {
+	return (request) => (requestMessages(request).at(-1)?.role === "tool" ? { text: "done" } : { toolCalls: calls });
+}

@@ -15,7 +15,7 @@ import {
 	spawnLiveEditor,
 	writeStateFile,
 } from "./editors.ts";
-import { injectedAfter, messageText, type RecordedRequest, requestMessages, toolResults } from "./fake-llm.ts";
+import { callToolsThenAnswer, injectedAfter, messageText, requestMessages, toolResults } from "./fake-llm.ts";
 import { createPiEnv, type PiEnv, type PiEnvOptions, type RunResult, runPrint } from "./pi-env.ts";
 
 export const PROMPT = "What am I looking at?";
@@ -32,10 +32,7 @@ export async function envFor(t: TestContext, options: PiEnvOptions = {}): Promis
  * it works for any number of earlier runs): the read's result as the model got it.
  */
 export async function readThroughPi(env: PiEnv, args: Record<string, unknown>): Promise<string> {
-	env.model.respond = (request: RecordedRequest) =>
-		requestMessages(request).at(-1)?.role === "tool"
-			? { text: "done" }
-			: { toolCalls: [{ name: "read", arguments: args }] };
+	env.model.respond = callToolsThenAnswer([{ name: "read", arguments: args }]);
 	const before = env.model.requests.length;
 	const result = await runPrint(env, [PROMPT]);
 	assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
