@@ -94,6 +94,28 @@ class ShowAskTest {
 		else assertTrue(p.file.problem.contains(dropped), String.valueOf(p.file.problem));
 	}
 
+	static Stream<Arguments> names() {
+		// pi's request file names (PiIdentity): name, kind, pid, namespace digits; null kind: not a name of pi's
+		return Stream.of(
+				Arguments.of("pi-42.ask.json", "ask", 42L, null),
+				Arguments.of("pi-1-4026532455.ask.json", "ask", 1L, "4026532455"),
+				Arguments.of("pi-7-4026531836.ask.json", null, 0L, null),
+				Arguments.of("pi-042.ask.json", null, 0L, null),
+				Arguments.of("pi-42.ask.json.tmp", null, 0L, null),
+				Arguments.of("pi-42.asks.json", null, 0L, null));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("names")
+	void requestFileNames(String name, String kind, long pid, String ns) {
+		PiIdentity.Name n = PiIdentity.parse(name);
+		if (kind == null) {
+			assertNull(n);
+			return;
+		}
+		assertEquals(Arrays.asList(kind, pid, ns), Arrays.asList(n.kind, n.pid, n.ns));
+	}
+
 	static void write(Path path, String text, String mode) throws Exception {
 		Files.write(path, text.getBytes(StandardCharsets.UTF_8));
 		Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(mode));
