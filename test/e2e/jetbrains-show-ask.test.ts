@@ -58,7 +58,7 @@ it("jetbrains driver + pi: show to pi's places, caret kept, one notice; follow o
 	const results = toolResults(env.model.requests.at(-1));
 	assert.match(
 		results[0] ?? "",
-		/^Shown in .*: src\/b\.kt:2-3 is in the user's .* with a one-line notice; the user's window and cursor stayed/,
+		/^Shown in .*: src\/b\.kt:2-3 is in the user's list of places \("pi's places"\) with a one-line notice; the user's window and cursor stayed/,
 	);
 	const ask = results[1] ?? "";
 	assert.match(ask, /^Open file buffers in .* \(3; \* = unsaved changes/);
