@@ -3,14 +3,16 @@
  * matrix, with a UI): pi's own desk (src/link/ask-desk.ts) writes the request, Neovim answers, pi reads the answer.
  * Timed from the tool's call to its result: the round trip the model waits for. Nothing runs while the tools are
  * unused: no watcher or timer on pi's side, and Neovim reads the request file only when its directory watch names it.
+ * The same through the JetBrains client's headless driver (its core and client, as the plugin runs them).
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/show-ask.ts`.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AskDesk } from "../src/link/ask-desk.ts";
 import { makeState } from "../test/helpers/editors.ts";
+import { startJetBrainsDriver } from "../test/helpers/jetbrains.ts";
 import { type NvimFlavour, nvimVersion, requireBin, startNvim } from "../test/helpers/nvim.ts";
 import { touch } from "../test/helpers/scenario.ts";
 import { forEachNvim, header, percentile, row, scope } from "./report.ts";
@@ -23,6 +25,7 @@ async function benchFlavour(flavour: NvimFlavour): Promise<void> {
 	const s = scope();
 	try {
 		const project = mkdtempSync(join(tmpdir(), "pi-ide-bench-show-ask-"));
+		s.after(() => rmSync(project, { recursive: true, force: true }));
 		const files = Array.from({ length: 10 }, (_, i) => touch(project, `src/f${i}.ts`, "const a = 1;\n".repeat(50)));
 		const nv = await startNvim(s, flavour, { cwd: project, preCmds: ["set hidden"] });
 		for (const file of files) await nv.command(`edit ${file}`);
@@ -73,10 +76,77 @@ async function benchFlavour(flavour: NvimFlavour): Promise<void> {
 	}
 }
 
+/** pi's desk against the JetBrains headless driver holding 10 open documents. */
+async function benchJetBrains(): Promise<void> {
+	const s = scope();
+	try {
+		const project = mkdtempSync(join(tmpdir(), "pi-ide-bench-show-ask-jb-"));
+		const runtime = mkdtempSync(join(tmpdir(), "pi-ide-bench-show-ask-jb-rt-"));
+		s.after(() => {
+			rmSync(project, { recursive: true, force: true });
+			rmSync(runtime, { recursive: true, force: true });
+		});
+		const files = Array.from({ length: 10 }, (_, i) => touch(project, `src/f${i}.kt`, "val a = 1\n".repeat(50)));
+		const driver = await startJetBrainsDriver({
+			project,
+			env: { ...process.env, XDG_RUNTIME_DIR: runtime },
+			file: files[0] ?? "",
+		});
+		s.after(() => driver.kill());
+		for (const file of files) {
+			await driver.command({ cmd: "open", file });
+			await driver.command({
+				cmd: "diagnostics",
+				file,
+				items: [{ severity: "error", line: 1, column: 1, message: "bad" }],
+			});
+		}
+		const state = makeState({ pid: driver.pid, cwd: project });
+		const desk = new AskDesk({
+			stateDir: join(runtime, "pi-ide"),
+			uid: process.getuid?.() ?? 0,
+			pid: process.pid,
+			pidNamespace: null,
+			cwd: project,
+			home: project,
+			connected: () => ({ pid: driver.pid, state }),
+			excluded: () => false,
+		});
+		s.after(() => desk.close());
+		const time = async (call: (i: number) => Promise<{ text: string }>, expect: RegExp): Promise<number[]> => {
+			const out: number[] = [];
+			for (let i = 0; i < ROUNDS; i++) {
+				const t0 = performance.now();
+				const result = await call(i);
+				out.push(performance.now() - t0);
+				if (!expect.test(result.text)) throw new Error(`unexpected result: ${result.text}`);
+			}
+			return out;
+		};
+		const shows = await time((i) => desk.show({ path: "src/f0.kt", line: 1 + (i % 40) }, `show-${i}`), /^Shown in/);
+		const asks = await time((i) => desk.ask({}, `ask-${i}`), /^Open file buffers in .* \(10;/);
+		for (const [what, samples] of [
+			["ide_show round trip", shows],
+			["ide_open_files round trip (10 files)", asks],
+		] as const) {
+			const p50 = percentile(samples, 0.5);
+			row(
+				`JetBrains driver: ${what}, p50 / p95`,
+				`${p50.toFixed(1)} / ${percentile(samples, 0.95).toFixed(1)} ms`,
+				`p50 <= ${TARGET_MS} ms`,
+				p50 <= TARGET_MS,
+			);
+		}
+	} finally {
+		await s.close();
+	}
+}
+
 export async function runShowAskBench(): Promise<void> {
-	console.log("\nShow and ask (protocol v0.5, issue 25): pi's desk, real Neovim with a UI");
+	console.log("\nShow and ask (protocol v0.5, issue 25): pi's desk, real Neovim with a UI, the JetBrains driver");
 	header();
 	await forEachNvim(benchFlavour);
+	await benchJetBrains();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await runShowAskBench();

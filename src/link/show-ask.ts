@@ -146,7 +146,9 @@ export function describeShow(
 			? "location list"
 			: answer.list === "next-error"
 				? "list of places (the *pi-ide shown* buffer, next-error)"
-				: "quickfix list";
+				: answer.list === "places"
+					? `list of places ("pi's places")`
+					: "quickfix list";
 	switch (answer.status) {
 		case "listed":
 			return `Shown in ${editor}: ${where} is in the user's ${list} with a one-line notice; the user's window and cursor stayed where they were (the user opens it when they choose).`;

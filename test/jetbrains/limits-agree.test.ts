@@ -50,6 +50,17 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 	{ name: "line numbers in hunks", java: core("Approval.MAX_LINE"), limit: limits.MAX_LINE_NUMBER },
 	{ name: "nesting of pi's files", java: core("PiMessage.MAX_DEPTH"), limit: limits.MAX_PI_FILE_DEPTH },
 	{ name: "send: typed prompt (v0.5)", java: core("Send.MAX_PROMPT_BYTES"), limit: limits.MAX_SEND_PROMPT_BYTES },
+	{ name: "show and ask request file (v0.5)", java: core("ShowAsk.MAX_FILE_BYTES"), limit: limits.MAX_ASK_FILE_BYTES },
+	{ name: "show and ask requests (v0.5)", java: core("ShowAsk.MAX_REQUESTS"), limit: limits.MAX_ASK_REQUESTS },
+	{ name: "show note (v0.5)", java: core("ShowAsk.MAX_NOTE_BYTES"), limit: limits.MAX_SHOW_NOTE_BYTES },
+	{ name: "answers kept (v0.5)", java: core("ShowAsk.MAX_ANSWERS"), limit: limits.MAX_ANSWERS },
+	{ name: "answers file (v0.5)", java: core("ShowAsk.MAX_ANSWERS_FILE_BYTES"), limit: limits.MAX_ANSWERS_FILE_BYTES },
+	{ name: "ask buffers (v0.5)", java: core("ShowAsk.MAX_BUFFERS"), limit: limits.MAX_ASK_BUFFERS },
+	{
+		name: "ask diagnostics (v0.5)",
+		java: core("ShowAsk.MAX_DIAGNOSTIC_ITEMS"),
+		limit: limits.MAX_ASK_DIAGNOSTIC_ITEMS,
+	},
 ];
 
 it("jetbrains: every Java copy of a limit equals src/protocol/limits.ts", async () => {

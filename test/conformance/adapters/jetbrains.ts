@@ -25,11 +25,11 @@ const jetbrains: ClientAdapter = {
 		"pi-identity",
 		"unsaved-buffers",
 		"send",
+		"show",
+		"ask",
 	]),
 	missing: {
 		merge: "not built yet (issue 26)",
-		show: "not built yet (issue 25)",
-		ask: "not built yet (issue 25)",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"approval-marks":
@@ -103,6 +103,14 @@ const jetbrains: ClientAdapter = {
 				}
 				await run({ cmd: "send", mode: send.mode, prompt: send.prompt, form: send.form ?? "default" }, "send");
 			},
+			// ---- show: the plugin's list of pi's places (the driver's `places`), oldest first ----
+			shownPlaces: async () =>
+				(await run({ cmd: "places" }, "shownPlaces"))["places"] as {
+					file: string;
+					line: number;
+					end_line: number | null;
+					text: string;
+				}[],
 			quit: () => driver.quit(),
 			dispose: () => driver.kill(),
 		};

@@ -303,6 +303,12 @@ describe("describeShow and describeNoAnswer: the words of every outcome", () => 
 			expect: /^Shown in Emacs: a\.ts:3 is in the user's list of places \(the \*pi-ide shown\* buffer, next-error\)/,
 		},
 		{
+			name: "listed in VS Code's or a JetBrains IDE's places (list `places`): not a quickfix list",
+			text: describeShow(showAnswer({ list: "places" }) as never, "IntelliJ IDEA", "/p/a.kt", 3, null, "/p"),
+			expect:
+				/^Shown in IntelliJ IDEA: a\.kt:3 is in the user's list of places \("pi's places"\) with a one-line notice/,
+		},
+		{
 			name: "opened (follow)",
 			text: describeShow(showAnswer({ status: "opened" }) as never, "Neovim", "/p/a.ts", 3, null, "/p"),
 			expect: /^Shown in Neovim: a\.ts:3 was opened for the user \(their "follow" setting is on\)/,

@@ -40,20 +40,11 @@ interface Language {
 
 const piOnly = Object.fromEntries(Object.keys(PI_ONLY).map((k) => [k, { piOnly: true }])) as Record<Limit, NotKept>;
 
-/** The limits of features a client may lack (kit capability "merge", "show", "ask"). */
+/** The limits of a feature a client may lack (kit capability "merge"). */
 const MERGE: Partial<Record<Limit, NotKept>> = {
 	MAX_CONFLICTS: { capability: "merge" },
 	MAX_CONFLICT_LINES: { capability: "merge" },
 	MAX_CONFLICT_LINE_BYTES: { capability: "merge" },
-};
-const SHOW_ASK: Partial<Record<Limit, NotKept>> = {
-	MAX_ASK_REQUESTS: { capability: "show" },
-	MAX_ASK_FILE_BYTES: { capability: "show" },
-	MAX_SHOW_NOTE_BYTES: { capability: "show" },
-	MAX_ANSWERS: { capability: "show" },
-	MAX_ANSWERS_FILE_BYTES: { capability: "show" },
-	MAX_ASK_BUFFERS: { capability: "ask" },
-	MAX_ASK_DIAGNOSTIC_ITEMS: { capability: "ask" },
 };
 
 const LANGUAGES: Language[] = [
@@ -80,7 +71,6 @@ const LANGUAGES: Language[] = [
 			MAX_REVIEW_RUNS: { capability: "review" },
 			MAX_REVERTED_REPORTS: { capability: "review" },
 			...MERGE,
-			...SHOW_ASK,
 		},
 	},
 ];

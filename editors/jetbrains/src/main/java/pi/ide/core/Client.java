@@ -57,6 +57,14 @@ public final class Client {
 		default List<UnsavedBuffers.Dirty> unsavedBuffers() {
 			return null;
 		}
+
+		/**
+		 * v0.5 show and ask: what answers pi's {@code pi-<pid>.ask.json} ({@link ShowAsk}). A host that has none (the
+		 * default) never reads a request file nor writes answers.
+		 */
+		default ShowAsk.Host showAsk() {
+			return null;
+		}
 	}
 
 	private final long pid;
@@ -89,6 +97,9 @@ public final class Client {
 	private final Map<String, PiIdentity.Name> connected = new java.util.concurrent.ConcurrentHashMap<>();
 	private final UnsavedBuffers unsaved = new UnsavedBuffers();
 	private boolean unsavedWarned;
+	/** v0.5 show and ask: the answers and the list of places; each request file's stamp when last read. */
+	private final ShowAsk.Responder asks;
+	private final Map<String, String> seenAsks = new HashMap<>();
 
 	public Client(long pid, Path dir, long uid, Listener listener, LongSupplier clockMillis) {
 		this.pid = pid;
@@ -98,6 +109,7 @@ public final class Client {
 		this.clockMillis = clockMillis;
 		this.inbox = new Inbox(pid);
 		this.probe = PiReader.systemProbe(uid);
+		this.asks = new ShowAsk.Responder(pid, dir, uid);
 		this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
 			Thread t = new Thread(r, "pi-ide-context writer");
 			t.setDaemon(true);
@@ -120,6 +132,11 @@ public final class Client {
 	/** The approval requests pi waits on and the decisions given. */
 	public Approvals approvals() {
 		return approvals;
+	}
+
+	/** v0.5 show and ask: pi's places and the answers. */
+	public ShowAsk.Responder asks() {
+		return asks;
 	}
 
 	/** Files written so far (the benchmark's writes per second). */
@@ -350,12 +367,17 @@ public final class Client {
 		Map<String, PiIdentity.Name> asking = new HashMap<>();
 		boolean wasConnected = !connected.isEmpty();
 		Set<String> listedMessages = new HashSet<>();
+		List<String> askFiles = new java.util.ArrayList<>();
 		try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "pi-*.json")) {
 			for (Path entry : entries) {
 				String name = entry.getFileName().toString();
 				PiIdentity.Name piName = PiIdentity.parse(name);
 				// A change set (.review.json) is not this client's: it does not implement review.
 				if (piName == null || "review".equals(piName.kind)) continue;
+				if ("ask".equals(piName.kind)) {
+					askFiles.add(name);
+					continue;
+				}
 				boolean approval = "approval".equals(piName.kind);
 				if (approval) asking.put(piName.key(), piName);
 				else listedMessages.add(piName.key());
@@ -401,6 +423,7 @@ public final class Client {
 			}
 		}
 		if (wasConnected != !connected.isEmpty()) changed = true;
+		if (listed) answerAsks(askFiles, now);
 		// Only a complete listing says which requests went away. An unchanged file is not read again, so a pi that
 		// died without removing it (a crash) is asked after here.
 		for (String waiting : listed ? approvals.waiting() : Collections.<String>emptyList()) {
@@ -414,6 +437,46 @@ public final class Client {
 			}
 		}
 		if (changed) flushQuietly();
+	}
+
+	/**
+	 * v0.5: read each of pi's request files that is new since the last look (an atomic write is a new file: its key,
+	 * size and mtime) and answer its new requests; a refused one is told once per version of the file.
+	 */
+	private void answerAsks(List<String> names, double now) {
+		ShowAsk.Host host = listener.showAsk();
+		seenAsks.keySet().retainAll(names);
+		if (host == null) return;
+		for (String name : names) {
+			String stamp;
+			try {
+				java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(dir.resolve(name),
+						java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+				stamp = a.fileKey() + ":" + a.size() + ":" + a.lastModifiedTime().toMillis();
+			} catch (IOException gone) {
+				continue;
+			}
+			if (stamp.equals(seenAsks.get(name))) continue;
+			seenAsks.put(name, stamp);
+			ShowAsk.Read read = ShowAsk.read(dir, name, uid, probe, pid, ownNs);
+			if ("problem".equals(read.kind)) {
+				tell("pi-ide-context: ignoring " + dir.resolve(name) + ": it " + read.problem);
+			} else if ("ask".equals(read.kind)) {
+				if (read.file.problem != null) {
+					tell("pi-ide-context: ignoring a request in " + dir.resolve(name) + ": " + read.file.problem);
+				}
+				String problem = asks.receive(read.file, host, now);
+				if (problem != null) tell("pi-ide-context: cannot answer pi's show or ask: " + problem);
+			}
+		}
+	}
+
+	private void tell(String line) {
+		try {
+			listener.warn(line);
+		} catch (RuntimeException ignored) {
+			// the host's own notification failed: nothing sensible is left to do
+		}
 	}
 
 	/** An approval file read: a new request is told to the host; anything else ends what pi waited on. */
@@ -502,6 +565,7 @@ public final class Client {
 				removeFile();
 			}
 		}
+		asks.dispose();
 		worker.shutdownNow();
 		try {
 			if (watcher != null) watcher.close();

@@ -10,8 +10,8 @@ import java.util.regex.Pattern;
 /**
  * pi's identity across pid namespaces (PROTOCOL.md v0.5), pure but for {@link #ownNamespace}: a pi is the pair
  * (pid, pid namespace). Its files are {@code pi-<pid>.json} in the initial namespace (or when it cannot read its
- * own) and {@code pi-<pid>-<ns digits>.json} in any other ({@code .review.json} and {@code .approval.json}
- * likewise), whose {@code pid_ns} must agree with the name. Everything this client keys per pi is keyed by
+ * own) and {@code pi-<pid>-<ns digits>.json} in any other ({@code .review.json}, {@code .approval.json} and
+ * {@code .ask.json} likewise), whose {@code pid_ns} must agree with the name. Everything this client keys per pi is keyed by
  * {@link #key}; it judges pi's pid by its process only in its own namespace; and what it writes back names the pi
  * by {@code pi_pid} and {@code pi_ns}, the latter exactly as pi's file said.
  */
@@ -23,12 +23,12 @@ public final class PiIdentity {
 	private static final String INITIAL_DIGITS = "4026531836";
 	private static final long MAX_PID = 2147483647L;
 	private static final Pattern NAME =
-			Pattern.compile("pi-([1-9][0-9]{0,9})(?:-([1-9][0-9]{0,19}))?(\\.review|\\.approval)?\\.json");
+			Pattern.compile("pi-([1-9][0-9]{0,9})(?:-([1-9][0-9]{0,19}))?(\\.review|\\.approval|\\.ask)?\\.json");
 	private static final Pattern NS = Pattern.compile("pid:\\[([0-9]+)\\]");
 
 	/** One of pi's file names, parsed. */
 	public static final class Name {
-		/** "message", "review" or "approval". */
+		/** "message", "review", "approval" or (v0.5 show and ask) "ask". */
 		public final String kind;
 		public final long pid;
 		/** The namespace's digits, null for a name without (the initial namespace). */
@@ -55,7 +55,7 @@ public final class PiIdentity {
 		if (!m.matches()) return null;
 		long pid = Long.parseLong(m.group(1));
 		if (pid > MAX_PID || INITIAL_DIGITS.equals(m.group(2))) return null;
-		String kind = m.group(3) == null ? "message" : ".review".equals(m.group(3)) ? "review" : "approval";
+		String kind = m.group(3) == null ? "message" : m.group(3).substring(1);
 		return new Name(kind, pid, m.group(2));
 	}
 

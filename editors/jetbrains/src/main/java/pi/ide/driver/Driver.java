@@ -25,6 +25,7 @@ import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
 import pi.ide.core.Send;
+import pi.ide.core.ShowAsk;
 import pi.ide.core.Snapshot;
 import pi.ide.core.StateDir;
 import pi.ide.core.Text;
@@ -72,6 +73,8 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	private Text.HostPosition cursor = new Text.HostPosition(0, 0);
 	private Text.HostPosition anchor;
 	private Text.HostPosition head;
+	/** v0.5 show: the plugin's follow setting (off by default): a shown place is opened. */
+	private volatile boolean showFollow;
 
 	Driver(String project, String product, String version, long pid, Path dir) {
 		this.project = project;
@@ -315,6 +318,16 @@ public final class Driver implements Inbox.Host, Client.Listener {
 				if (said != null) messages.add(said);
 				break;
 			}
+			case "places": {
+				// v0.5 show: the IDE's list of pi's places, oldest first (the plugin's "pi's places" list).
+				List<Object> places = new ArrayList<>();
+				for (ShowAsk.Place p : client.asks().places()) places.add(p.toMap());
+				reply.put("places", places);
+				break;
+			}
+			case "showFollow":
+				showFollow = Boolean.TRUE.equals(c.get("on"));
+				break;
 			case "flush":
 				client.flush();
 				break;
@@ -358,6 +371,50 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	}
 
 	// ---- Client.Listener ----
+
+	/** v0.5 show and ask, as the plugin answers them, over the driver's buffers. */
+	public ShowAsk.Host showAsk() {
+		return showAskHost;
+	}
+
+	private final ShowAsk.Host showAskHost = new ShowAsk.Host() {
+		public List<ShowAsk.OpenDocument> documents() {
+			synchronized (Driver.this) {
+				List<ShowAsk.OpenDocument> out = new ArrayList<>();
+				for (Map.Entry<String, Buffer> e : buffers.entrySet()) {
+					Buffer b = e.getValue();
+					out.add(new ShowAsk.OpenDocument(e.getKey(), b.modified, b.version, Text.countLines(new FrozenLines(b.text)),
+							e.getKey().equals(active), b.diagnostics));
+				}
+				return out;
+			}
+		}
+
+		public boolean follow() {
+			return showFollow;
+		}
+
+		public boolean open(ShowAsk.Place place) {
+			synchronized (Driver.this) {
+				try {
+					Driver.this.open(place.file);
+				} catch (IOException | RuntimeException e) {
+					return false;
+				}
+				cursor = host(new Text.Position((int) place.line, 1));
+				publish(true);
+				return true;
+			}
+		}
+
+		public void shown(ShowAsk.Place place, String notice) {
+			messages.add(notice);
+		}
+
+		public String shownPath(String file) {
+			return Approval.shownPath(file, project);
+		}
+	};
 
 	public void warn(String message) {
 		messages.add(message);

@@ -37,6 +37,7 @@ import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.Reload;
 import pi.ide.core.Send;
+import pi.ide.core.ShowAsk;
 import pi.ide.core.Snapshot;
 import pi.ide.core.StateDir;
 import pi.ide.core.UnsavedBuffers;
@@ -212,6 +213,68 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 			}
 			return out;
 		});
+	}
+
+	// ---- v0.5 show and ask: answered on the client's thread; documents read in a read action, UI on the EDT ----
+
+	private final ShowAsk.Host showAskHost = new ShowAsk.Host() {
+		public List<ShowAsk.OpenDocument> documents() {
+			List<Snapshot.Window> shown = windows.snapshot();
+			final String active = shown.isEmpty() || shown.get(0).document == null ? null : shown.get(0).document.file;
+			return ApplicationManager.getApplication().runReadAction((Computable<List<ShowAsk.OpenDocument>>) () -> {
+				List<Document> open = new ArrayList<>();
+				for (Editor editor : EditorFactory.getInstance().getAllEditors()) {
+					if (editor.getEditorKind() == EditorKind.MAIN_EDITOR) open.add(editor.getDocument());
+				}
+				return ShowAskUi.documents(open, DocumentCapture.IDE, active);
+			});
+		}
+
+		public boolean follow() {
+			return ShowAskUi.follow();
+		}
+
+		public boolean open(ShowAsk.Place place) {
+			ApplicationManager.getApplication().invokeLater(() -> ShowAskUi.open(projectOf(place.file), place),
+					ModalityState.any());
+			return true;
+		}
+
+		public void shown(ShowAsk.Place place, String notice) {
+			ApplicationManager.getApplication().invokeLater(() -> {
+				Project project = projectOf(place.file);
+				ApprovalUi.notify(project, "pi", notice, new ShowAskActions.OpenPlace(project, place));
+			}, ModalityState.any());
+		}
+
+		public String shownPath(String file) {
+			Project project = projectOf(file);
+			return Approval.shownPath(file, project == null ? null : project.getBasePath());
+		}
+	};
+
+	public ShowAsk.Host showAsk() {
+		return showAskHost;
+	}
+
+	/** "pi: pi's places" (on the event thread): the list, newest last; the one picked is opened. */
+	void pickPlace(Project project) {
+		List<ShowAsk.Place> places = client.asks().places();
+		if (places.isEmpty()) {
+			tell(project, "pi: pi has shown no place yet");
+			return;
+		}
+		String[] labels = new String[places.size()];
+		for (int i = 0; i < labels.length; i++) {
+			ShowAsk.Place p = places.get(i);
+			String lines = p.endLine != null && p.endLine != p.line ? p.line + "-" + p.endLine : Long.toString(p.line);
+			labels[i] = Approval.shownPath(p.file, project == null ? null : project.getBasePath()) + ":" + lines + "  " + p.text;
+		}
+		Object picked = javax.swing.JOptionPane.showInputDialog(null, "Open one of pi's places", "pi's places",
+				javax.swing.JOptionPane.PLAIN_MESSAGE, null, labels, labels[labels.length - 1]);
+		for (int i = 0; i < labels.length; i++) {
+			if (labels[i].equals(picked)) ShowAskUi.open(project != null ? project : projectOf(places.get(i).file), places.get(i));
+		}
 	}
 
 	// ---- v0.4 approval: told on the client's thread, shown and answered on the event thread ----

@@ -54,7 +54,10 @@ class ApprovalGlueTest {
 			assertEquals(a[1], ((AnAction) action).getTemplatePresentation().getText(), "the class's words are plugin.xml's");
 			texts.add(a[1]);
 		}
-		assertEquals(7, actions.size(), actions.keySet().toString());
+		assertEquals(9, actions.size(), actions.keySet().toString());
+		// v0.5 show (ShowAskActions): pi's places and the follow setting.
+		assertTrue(texts.contains("pi: pi's places"), texts.toString());
+		assertTrue(texts.contains("pi: Open the places pi shows (on/off)"), texts.toString());
 		// v0.5 send to pi (SendActions): loaded and worded the same way.
 		for (String send : new String[] {"pi: Send to pi", "pi: Send to pi now", "pi: Send this file to pi",
 				"pi: Send this file to pi now"}) {
