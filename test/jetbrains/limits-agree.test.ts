@@ -50,6 +50,18 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 	{ name: "line numbers in hunks", java: core("Approval.MAX_LINE"), limit: limits.MAX_LINE_NUMBER },
 	{ name: "nesting of pi's files", java: core("PiMessage.MAX_DEPTH"), limit: limits.MAX_PI_FILE_DEPTH },
 	{ name: "send: typed prompt (v0.5)", java: core("Send.MAX_PROMPT_BYTES"), limit: limits.MAX_SEND_PROMPT_BYTES },
+	{ name: "merge: conflicts reported (v0.5)", java: core("Merge.MAX_CONFLICTS"), limit: limits.MAX_CONFLICTS },
+	{
+		name: "merge: a conflict's lines quoted",
+		java: core("Merge.MAX_CONFLICT_LINES"),
+		limit: limits.MAX_CONFLICT_LINES,
+	},
+	{
+		name: "merge: a quoted line's bytes",
+		java: core("Merge.MAX_CONFLICT_LINE_BYTES"),
+		limit: limits.MAX_CONFLICT_LINE_BYTES,
+	},
+	{ name: "merge: hunks of a change", java: core("Merge.MAX_HUNKS"), limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 ];
 
 it("jetbrains: every Java copy of a limit equals src/protocol/limits.ts", async () => {

@@ -25,9 +25,9 @@ const jetbrains: ClientAdapter = {
 		"pi-identity",
 		"unsaved-buffers",
 		"send",
+		"merge",
 	]),
 	missing: {
-		merge: "not built yet (issue 26)",
 		show: "not built yet (issue 25)",
 		ask: "not built yet (issue 25)",
 		review:
@@ -102,6 +102,13 @@ const jetbrains: ClientAdapter = {
 					await run({ cmd: "select", start: { line: first, column: 1 }, end: { line: last, column } }, "select");
 				}
 				await run({ cmd: "send", mode: send.mode, prompt: send.prompt, form: send.form ?? "default" }, "send");
+			},
+			// ---- merge (issue 26): the user's own edit, one undo step of the driver's buffer; and its undo ----
+			editLines: async (file: string, line: number, remove: number, insert: string[]) => {
+				await run({ cmd: "editLines", file, line, remove, insert }, "editLines");
+			},
+			undo: async (file: string) => {
+				await run({ cmd: "undo", file }, "undo");
 			},
 			quit: () => driver.quit(),
 			dispose: () => driver.kill(),

@@ -40,12 +40,7 @@ interface Language {
 
 const piOnly = Object.fromEntries(Object.keys(PI_ONLY).map((k) => [k, { piOnly: true }])) as Record<Limit, NotKept>;
 
-/** The limits of features a client may lack (kit capability "merge", "show", "ask"). */
-const MERGE: Partial<Record<Limit, NotKept>> = {
-	MAX_CONFLICTS: { capability: "merge" },
-	MAX_CONFLICT_LINES: { capability: "merge" },
-	MAX_CONFLICT_LINE_BYTES: { capability: "merge" },
-};
+/** The limits of features a client may lack (kit capability "show", "ask"). */
 const SHOW_ASK: Partial<Record<Limit, NotKept>> = {
 	MAX_ASK_REQUESTS: { capability: "show" },
 	MAX_ASK_FILE_BYTES: { capability: "show" },
@@ -79,7 +74,6 @@ const LANGUAGES: Language[] = [
 			MAX_REVIEW_BYTES: { capability: "review" },
 			MAX_REVIEW_RUNS: { capability: "review" },
 			MAX_REVERTED_REPORTS: { capability: "review" },
-			...MERGE,
 			...SHOW_ASK,
 		},
 	},
