@@ -266,7 +266,18 @@ public final class Merge {
 		List<Hunk> out = new ArrayList<>();
 		if (x.isEmpty() && y.isEmpty()) return out;
 		int bound = Math.max(1, Math.min(MAX_DIFF_EDIT_LENGTH, DIFF_WORK_BUDGET / Math.max(1, x.size() + y.size())));
-		boolean[][] kept = x.isEmpty() || y.isEmpty() || !shareALine(x, y) ? null : myers(x, y, bound);
+		// Each distinct line as a number: the search compares ints, not strings.
+		Map<String, Integer> ids = new java.util.HashMap<>();
+		int[] xs = new int[x.size()];
+		int[] ys = new int[y.size()];
+		for (int i = 0; i < xs.length; i++) xs[i] = ids.computeIfAbsent(x.get(i), k -> ids.size());
+		int inX = ids.size();
+		boolean shared = false;
+		for (int j = 0; j < ys.length; j++) {
+			ys[j] = ids.computeIfAbsent(y.get(j), k -> ids.size());
+			shared |= ys[j] < inX;
+		}
+		boolean[][] kept = !shared ? null : myers(xs, ys, bound);
 		if (kept == null) {
 			out.add(new Hunk(head + 1, new ArrayList<>(x), head + 1, new ArrayList<>(y)));
 			return out;
@@ -291,20 +302,14 @@ public final class Merge {
 		return out;
 	}
 
-	private static boolean shareALine(List<String> x, List<String> y) {
-		java.util.Set<String> seen = new java.util.HashSet<>(x);
-		for (String s : y) if (seen.contains(s)) return true;
-		return false;
-	}
-
 	/**
 	 * Myers' greedy shortest edit script: which lines of x and y are kept, or null past {@code bound} edits. The
 	 * furthest-reaching x on each diagonal is kept per edit count (a trace of at most bound + 1 rows), then walked
 	 * back from the end.
 	 */
-	private static boolean[][] myers(List<String> x, List<String> y, int bound) {
-		int n = x.size();
-		int m = y.size();
+	private static boolean[][] myers(int[] x, int[] y, int bound) {
+		int n = x.length;
+		int m = y.length;
 		int max = Math.min(bound, n + m);
 		int offset = max + 1;
 		int[] v = new int[2 * max + 3];
@@ -315,7 +320,7 @@ public final class Merge {
 			for (int k = -d; k <= d; k += 2) {
 				int i = k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1]) ? v[offset + k + 1] : v[offset + k - 1] + 1;
 				int j = i - k;
-				while (i < n && j < m && x.get(i).equals(y.get(j))) {
+				while (i < n && j < m && x[i] == y[j]) {
 					i++;
 					j++;
 				}

@@ -27,6 +27,16 @@ final class Merging {
 	/** The merge's outcome (its edits made in the document), or null: not merged, report {@code modified}. */
 	static Merge.Outcome attempt(PiMessage message, PiMessage.Change change, Long handledBefore, Reload.Facts facts,
 			Inbox.Host host) {
+		try {
+			return merge(message, change, handledBefore, facts, host);
+		} catch (RuntimeException e) {
+			// Never a crash on pi's message: whatever failed leaves the document as it was (a host refuses a stale text).
+			return null;
+		}
+	}
+
+	private static Merge.Outcome merge(PiMessage message, PiMessage.Change change, Long handledBefore, Reload.Facts facts,
+			Inbox.Host host) {
 		String text = host.documentText(change.file);
 		if (text == null || !passesReloadRule(facts)) return null;
 		long newest = -1;
