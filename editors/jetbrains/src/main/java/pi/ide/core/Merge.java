@@ -476,6 +476,10 @@ public final class Merge {
 
 	/** Strict UTF-8, or null (another encoding, binary). */
 	private static String utf8(byte[] bytes) {
+		// The JDK's own decoding is the fast one; it writes U+FFFD for what is not UTF-8, so only a text holding one
+		// (malformed, or a real U+FFFD) is decoded again, strictly.
+		String fast = new String(bytes, StandardCharsets.UTF_8);
+		if (fast.indexOf('\uFFFD') < 0) return fast;
 		try {
 			return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
 					.onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();

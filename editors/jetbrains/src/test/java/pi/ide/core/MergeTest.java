@@ -314,6 +314,9 @@ class MergeTest {
 				Arguments.of("a BOM", Arrays.asList(new Merge.Link(4, mergeOf("\uFEFF" + AFTER, null))), 3L,
 						("\uFEFF" + AFTER).getBytes(StandardCharsets.UTF_8), "1\nuser\n3\n4\n5\n", null),
 				Arguments.of("another encoding", Arrays.asList(new Merge.Link(4, merge)), 3L, latin1, "1\nuser\n3\n4\n5\n", null),
+				Arguments.of("a real U+FFFD in the file", Arrays.asList(new Merge.Link(4, field("{\"sha256\":\"" + sha("1\n2\n3\n4\nfive\uFFFD\n")
+						+ "\",\"hunks\":[" + hunk(5, "[\"5\"]", 5, "[\"five\uFFFD\"]") + "]}"))), 3L,
+						"1\n2\n3\n4\nfive\uFFFD\n".getBytes(StandardCharsets.UTF_8), "1\nuser\n3\n4\n5\n", "merged"),
 				Arguments.of("unreadable", Arrays.asList(new Merge.Link(4, merge)), 3L, null, "1\nuser\n3\n4\n5\n", null),
 				Arguments.of("a conflict", Arrays.asList(new Merge.Link(4, merge)), 3L, AFTER.getBytes(StandardCharsets.UTF_8), "1\n2\n3\n4\nuser\n", "conflict"),
 				Arguments.of("two changes chained", Arrays.asList(new Merge.Link(4, merge), new Merge.Link(6, second)), 3L,
