@@ -538,6 +538,6 @@ public final class Merge {
 		if (plan.conflictsTotal > 3) where.append(", ...");
 		return "pi changed " + file + " on disk where you have unsaved changes (" + where + "): your text is kept there"
 				+ (plan.merged > 0 ? ", pi's other " + (plan.merged == 1 ? "change was" : plan.merged + " changes were") + " merged" : "")
-				+ ". Compare it with the file on disk (Show Difference in the IDE's File Cache Conflict dialog), or use File | Reload from Disk to take pi's.";
+				+ ". Compare it with the file on disk through Show Difference in the File Cache Conflict dialog the IDE shows when you save, or use File | Reload from Disk to take pi's.";
 	}
 }
