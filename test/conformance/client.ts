@@ -67,7 +67,8 @@ export type Capability =
 	| "send"
 	/**
 	 * Issue 26 (cases/merge.ts): the client merges pi's change (`changed[].merge`) into a buffer with unsaved
-	 * changes, reports `merged` or `conflict`; the session's `editLines` makes the user's edit.
+	 * changes, reports `merged` or `conflict`; the session's `editLines` makes the user's edit, its `undo` takes one
+	 * step back (the merge's own step).
 	 */
 	| "merge"
 	/**

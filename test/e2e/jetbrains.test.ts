@@ -82,11 +82,40 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 		assert.match(toolText, /unsaved/i, toolText);
 		const kept = await driver.command({ cmd: "buffer", file });
 		assert.deepEqual(kept["buffer"], { text: "// the user's unsaved line\n", modified: true });
+		// pi's change and the user's are the same line (issue 26): a conflict, the user's text kept and quoted.
+		assert.match(toolText, /Conflict: 1 of this change's 1 hunks/, toolText);
+		assert.match(toolText, /line 1 of the user's unsaved buffer:\n```\n\/\/ the user's unsaved line\n```/, toolText);
 		// Each runWrite is a pi of its own: the first pi's report stays beside the second's (PROTOCOL.md: a pi's report
 		// never replaces another pi's), and the second's is the newest.
-		assert.equal(readState(driver).files?.findLast((f) => f.file === file)?.status, "modified");
+		assert.equal(readState(driver).files?.findLast((f) => f.file === file)?.status, "conflict");
 		const messages = await driver.command({ cmd: "messages" });
-		assert.equal((messages["messages"] as string[]).filter((m) => m.includes(file)).length, 1, "told once");
+		const told = (messages["messages"] as string[]).filter((m) => m.includes(file));
+		assert.equal(told.length, 1, "told once");
+		assert.match(told[0] ?? "", /line 1\b.*Show Difference/, "the lines and how to compare, in one line");
+	});
+
+	it("pi's edit away from the user's unsaved line is merged into the buffer, which stays unsaved (issue 26)", async (t) => {
+		const env = await envFor(t);
+		const { driver, file } = await driverIn(t, env);
+		await driver.command({ cmd: "editLines", file, line: 1, remove: 1, insert: ["fun main() { // the user's"] });
+		env.model.respond = toolsThenReply([
+			{
+				name: "edit",
+				arguments: { path: file, edits: [{ oldText: "println(greeting)", newText: 'println(greeting + "!")' }] },
+			},
+		]);
+		const result = await runPrint(env, [PROMPT]);
+		assert.equal(result.code, 0, `pi -p failed.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+		const toolText = toolResults(env.model.requests[1]).join("\n");
+		assert.match(toolText, /merged this change into the editor's unsaved buffer/, toolText);
+		const pis = KOTLIN.replace("println(greeting)", 'println(greeting + "!")');
+		assert.equal(readFileSync(file, "utf8"), pis, "the disk has exactly what the tool wrote");
+		const buffer = (await driver.command({ cmd: "buffer", file }))["buffer"];
+		assert.deepEqual(buffer, { text: pis.replace("fun main() {", "fun main() { // the user's"), modified: true });
+		assert.equal(readState(driver).files?.findLast((f) => f.file === file)?.status, "merged");
+		await driver.command({ cmd: "undo", file });
+		const undone = (await driver.command({ cmd: "buffer", file }))["buffer"];
+		assert.deepEqual(undone, { text: KOTLIN.replace("fun main() {", "fun main() { // the user's"), modified: true });
 	});
 
 	it("several project windows: pi in one project gets that window's file, though another was touched last", async (t) => {

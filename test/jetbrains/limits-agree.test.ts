@@ -61,6 +61,18 @@ const AGREEMENTS: { name: string; java: string; limit: number }[] = [
 		java: core("ShowAsk.MAX_DIAGNOSTIC_ITEMS"),
 		limit: limits.MAX_ASK_DIAGNOSTIC_ITEMS,
 	},
+	{ name: "merge: conflicts reported (v0.5)", java: core("Merge.MAX_CONFLICTS"), limit: limits.MAX_CONFLICTS },
+	{
+		name: "merge: a conflict's lines quoted",
+		java: core("Merge.MAX_CONFLICT_LINES"),
+		limit: limits.MAX_CONFLICT_LINES,
+	},
+	{
+		name: "merge: a quoted line's bytes",
+		java: core("Merge.MAX_CONFLICT_LINE_BYTES"),
+		limit: limits.MAX_CONFLICT_LINE_BYTES,
+	},
+	{ name: "merge: hunks of a change", java: core("Merge.MAX_HUNKS"), limit: limits.MAX_REVIEW_HUNKS_PER_FILE },
 ];
 
 it("jetbrains: every Java copy of a limit equals src/protocol/limits.ts", async () => {

@@ -27,9 +27,9 @@ const jetbrains: ClientAdapter = {
 		"send",
 		"show",
 		"ask",
+		"merge",
 	]),
 	missing: {
-		merge: "not built yet (issue 26)",
 		review:
 			'the JetBrains client does not implement review (PROTOCOL.md "Which client implements what"): it ignores pi\'s change set',
 		"approval-marks":
@@ -111,6 +111,13 @@ const jetbrains: ClientAdapter = {
 					end_line: number | null;
 					text: string;
 				}[],
+			// ---- merge (issue 26): the user's own edit, one undo step of the driver's buffer; and its undo ----
+			editLines: async (file: string, line: number, remove: number, insert: string[]) => {
+				await run({ cmd: "editLines", file, line, remove, insert }, "editLines");
+			},
+			undo: async (file: string) => {
+				await run({ cmd: "undo", file }, "undo");
+			},
 			quit: () => driver.quit(),
 			dispose: () => driver.kill(),
 		};

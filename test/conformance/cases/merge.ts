@@ -130,7 +130,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "merge: one undo takes pi's merged lines out and leaves the user's",
-		needs: ["merge", "review"],
+		needs: ["merge"],
 		run: (kit) =>
 			withPi(kit, async (editor, pi) => {
 				const file = await userEdited(editor, "undo.txt", 3, ["user three"]);
@@ -138,7 +138,7 @@ export const cases: KitCase[] = [
 				const report = await piWrites(editor, pi, file, TEXT, text(replaced(LINES, 12, "pi twelve")));
 				assert.equal(report.status, "merged");
 				const undo = editor.session.undo;
-				if (!undo) throw new Error("the adapter has capability review but no undo");
+				if (!undo) throw new Error("the adapter has capability merge but no undo");
 				await undo.call(editor.session, file);
 				assert.deepEqual(await bufferLines(editor, file), user, "the user's edit stays, pi's line goes");
 			}),

@@ -40,13 +40,6 @@ interface Language {
 
 const piOnly = Object.fromEntries(Object.keys(PI_ONLY).map((k) => [k, { piOnly: true }])) as Record<Limit, NotKept>;
 
-/** The limits of a feature a client may lack (kit capability "merge"). */
-const MERGE: Partial<Record<Limit, NotKept>> = {
-	MAX_CONFLICTS: { capability: "merge" },
-	MAX_CONFLICT_LINES: { capability: "merge" },
-	MAX_CONFLICT_LINE_BYTES: { capability: "merge" },
-};
-
 const LANGUAGES: Language[] = [
 	{ name: "Lua (Neovim)", test: "test/nvim/limits-agree.test.ts", adapterPrefix: "nvim", notKept: piOnly },
 	{
@@ -70,7 +63,6 @@ const LANGUAGES: Language[] = [
 			MAX_REVIEW_BYTES: { capability: "review" },
 			MAX_REVIEW_RUNS: { capability: "review" },
 			MAX_REVERTED_REPORTS: { capability: "review" },
-			...MERGE,
 		},
 	},
 ];

@@ -32,6 +32,22 @@ public final class Inbox {
 
 		/** Tell the user once, without blocking (a notification, never a modal dialog). */
 		void notifyModified(String file, String notice);
+
+		/**
+		 * v0.5 (issue 26): the text of the document holding {@code file} when it has unsaved changes, for merging pi's
+		 * change into it ({@link Merge}); null (the default): this host does not merge, the report says modified.
+		 */
+		default String documentText(String file) {
+			return null;
+		}
+
+		/**
+		 * Make pi's merged {@code edits} (of {@code text}, ascending) in the document holding {@code file} as one undo
+		 * step of its own, never saving it; false (nothing changed) when the document no longer holds {@code text}.
+		 */
+		default boolean applyMerge(String file, String text, List<Merge.TextEdit> edits) {
+			return false;
+		}
 	}
 
 	private final long ownPid;
@@ -69,13 +85,20 @@ public final class Inbox {
 			if (news) pi = seen(message);
 			return news;
 		}
+		Long handledBefore = handled.get(key);
 		for (PiMessage.Change change : pending) {
 			String status;
 			Reload.Facts facts = host.facts(change.file);
 			status = Reload.decide(facts);
 			if (Reload.reads(status)) host.reload(change.file);
+			// v0.5 (issue 26): pi's change merged into the unsaved document where it can be (Merging), else modified.
+			Merge.Outcome merged = "modified".equals(status) ? Merging.attempt(message, change, handledBefore, facts, host) : null;
+			if (merged != null) status = merged.status;
 			if ("modified".equals(status) && notified.add(key + ":" + change.seq + ":" + change.file)) {
 				host.notifyModified(change.file, Reload.modifiedNotice(change.file));
+			}
+			if ("conflict".equals(status) && notified.add(key + ":" + change.seq + ":" + change.file)) {
+				host.notifyModified(change.file, Merge.conflictNotice(change.file, merged.plan));
 			}
 			boolean open = !"not-open".equals(status);
 			Map<String, Object> report = Reload.report(change.file, change.seq, message.pid, status,
@@ -83,6 +106,7 @@ public final class Inbox {
 					open ? host.diagnostics(change.file) : null);
 			// v0.5: the pi's namespace exactly as its message said (left out when it said none).
 			if (message.pidNs != null) report.put("pi_ns", message.pidNs);
+			if (merged != null) report.put("merge", merged.report());
 			files = PiMessage.addReport(files, report, listed);
 		}
 		long newest = handled.containsKey(key) ? handled.get(key) : -1;

@@ -33,11 +33,18 @@ public final class PiMessage {
 		public final String file;
 		public final long seq;
 		public final String tool;
+		/** v0.5 (issue 26): the entry's {@code merge} as the message had it, unchecked ({@link Merge#parse}); null: none. */
+		public final Object merge;
 
 		public Change(String file, long seq, String tool) {
+			this(file, seq, tool, null);
+		}
+
+		public Change(String file, long seq, String tool, Object merge) {
 			this.file = file;
 			this.seq = seq;
 			this.tool = tool;
+			this.merge = merge;
 		}
 	}
 
@@ -163,7 +170,7 @@ public final class PiMessage {
 			if (!isAbsolutePath(e.get("file"))) return problem("changed[" + i + "].file: not an absolute path");
 			if (!isCount(e.get("seq"))) return problem("changed[" + i + "].seq: not a non-negative integer");
 			if (!(e.get("tool") instanceof String)) return problem("changed[" + i + "].tool: not a string");
-			changed.add(new Change((String) e.get("file"), (Long) e.get("seq"), (String) e.get("tool")));
+			changed.add(new Change((String) e.get("file"), (Long) e.get("seq"), (String) e.get("tool"), e.get("merge")));
 		}
 		Object rawTurn = m.get("last_turn");
 		if (!(rawTurn instanceof List)) return problem("last_turn: not a list of absolute paths");

@@ -20,6 +20,7 @@ import pi.ide.core.Diagnostics;
 import pi.ide.core.FrozenLines;
 import pi.ide.core.Inbox;
 import pi.ide.core.Json;
+import pi.ide.core.Merge;
 import pi.ide.core.PathFacts;
 import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
@@ -56,6 +57,13 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		long version = 1;
 		PathFacts readFrom;
 		Map<String, Object> diagnostics;
+		/** The driver's undo (issue 26): the text and modified flag before each user edit and each merge of pi's. */
+		final java.util.ArrayDeque<Object[]> undo = new java.util.ArrayDeque<>();
+
+		/** Record the state before an edit: one undo step. */
+		void step() {
+			undo.push(new Object[] {text, modified});
+		}
 	}
 
 	private final String project;
@@ -246,10 +254,40 @@ public final class Driver implements Inbox.Host, Client.Listener {
 			case "setLines": {
 				Buffer b = buffers.get(file);
 				if (b == null) throw new IllegalArgumentException("not open: " + file);
+				b.step();
 				b.text = String.join("\n", (List<String>) c.get("lines")) + "\n";
 				b.modified = true;
 				b.version++;
 				publish(false);
+				break;
+			}
+			case "editLines": {
+				// The user's own edit (issue 26's kit): `remove` lines from `line` (1-based) replaced by `insert`, one undo step.
+				Buffer b = buffers.get(file);
+				if (b == null) throw new IllegalArgumentException("not open: " + file);
+				List<String> lines = Merge.splitLines(b.text);
+				int from = Math.min(((Number) c.get("line")).intValue() - 1, lines.size());
+				int to = Math.min(from + ((Number) c.get("remove")).intValue(), lines.size());
+				List<Merge.TextEdit> edits = Merge.textEdits(b.text,
+						Collections.singletonList(new Merge.LineEdit(from, to, (List<String>) c.get("insert"))));
+				b.step();
+				b.text = Merge.apply(b.text, edits);
+				b.modified = true;
+				b.version++;
+				publish(false);
+				break;
+			}
+			case "undo": {
+				Buffer b = buffers.get(file);
+				if (b == null) throw new IllegalArgumentException("not open: " + file);
+				Object[] before = b.undo.poll();
+				reply.put("undone", before != null);
+				if (before != null) {
+					b.text = (String) before[0];
+					b.modified = (Boolean) before[1];
+					b.version++;
+					publish(false);
+				}
 				break;
 			}
 			case "save": {
@@ -494,5 +532,20 @@ public final class Driver implements Inbox.Host, Client.Listener {
 
 	public void notifyModified(String file, String notice) {
 		messages.add(notice);
+	}
+
+	public synchronized String documentText(String file) {
+		Buffer b = buffers.get(file);
+		return b == null || !b.modified ? null : b.text;
+	}
+
+	/** As the plugin's WriteCommandAction: one undo step of its own, the document stays modified, nothing saved. */
+	public synchronized boolean applyMerge(String file, String text, List<Merge.TextEdit> edits) {
+		Buffer b = buffers.get(file);
+		if (b == null || !b.text.equals(text)) return false;
+		b.step();
+		b.text = Merge.apply(b.text, edits);
+		b.version++;
+		return true;
 	}
 }

@@ -6,10 +6,13 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import pi.ide.core.Approval;
 import pi.ide.core.Json;
+import pi.ide.core.Merge;
 import pi.ide.core.PiIdentity;
 import pi.ide.core.PiMessage;
 import pi.ide.core.PiReader;
@@ -20,7 +23,8 @@ import pi.ide.core.Text;
  * The client's state-dir and message-name rules one operation at a time, for the repository's shared case
  * tables (test/fixtures/state-dir-cases.ts), and its selection rules for the differential test against the
  * TypeScript clients' (test/jetbrains/selection-differential.test.ts), and its application of pi's proposed
- * hunks against pi's own (test/jetbrains/approval-differential.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
+ * hunks against pi's own (test/jetbrains/approval-differential.test.ts), and its merge of pi's change into an
+ * unsaved buffer against the rule's oracle (test/jetbrains/merge-random.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
  * "uid":1000}), one JSON line out ({"problem":null}). Run: java -cp core.jar pi.ide.driver.Ops
  */
 public final class Ops {
@@ -29,6 +33,31 @@ public final class Ops {
 	private static Text.HostPosition host(Object raw) {
 		Map<?, ?> m = (Map<?, ?>) raw;
 		return new Text.HostPosition(((Number) m.get("line")).intValue(), ((Number) m.get("character")).intValue());
+	}
+
+	/** The merged lines and the conflicts of {@link Merge#plan}, its edits made as the driver makes them. */
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> merge(List<String> base, List<String> ours, List<Object> theirs) {
+		List<Merge.Hunk> hunks = new ArrayList<>();
+		for (Object raw : theirs) {
+			Map<String, Object> h = (Map<String, Object>) raw;
+			hunks.add(new Merge.Hunk(((Number) h.get("old_start")).intValue(), (List<String>) h.get("old_text"),
+					((Number) h.get("new_start")).intValue(), (List<String>) h.get("new_text")));
+		}
+		Merge.Plan plan = Merge.plan(base, ours, hunks);
+		String text = ours.isEmpty() ? "" : String.join("\n", ours) + "\n";
+		Map<String, Object> out = new LinkedHashMap<>();
+		out.put("merged", Merge.splitLines(Merge.apply(text, Merge.textEdits(text, plan.edits))));
+		List<Object> conflicts = new ArrayList<>();
+		for (Merge.Conflict k : plan.conflicts) {
+			Map<String, Object> m = new LinkedHashMap<>();
+			m.put("line", k.line);
+			m.put("lines", k.lines);
+			m.put("text", k.text);
+			conflicts.add(m);
+		}
+		out.put("conflicts", conflicts);
+		return out;
 	}
 
 	@SuppressWarnings("unchecked")
@@ -77,6 +106,23 @@ public final class Ops {
 				Approval.Parsed parsed = Approval.parse((String) c.get("message"), ((Number) c.get("pid")).longValue());
 				reply.put("problem", parsed.problem);
 				reply.put("proposal", parsed.request == null ? null : Approval.proposal((String) c.get("text"), parsed.request));
+			} else if ("merge".equals(op)) {
+				// issue 26: pi's hunks merged into a buffer's lines, for the seeded oracle (test/jetbrains/merge-random.test.ts)
+				reply.putAll(merge((List<String>) c.get("base"), (List<String>) c.get("ours"), (List<Object>) c.get("theirs")));
+			} else if ("merge-chain".equals(op)) {
+				// issue 26: pi's changes (their `merge` as pi's message has them) merged into a document's text, whole
+				List<Merge.Link> chain = new ArrayList<>();
+				for (Object raw : (List<Object>) c.get("chain")) {
+					Map<String, Object> link = (Map<String, Object>) raw;
+					chain.add(new Merge.Link(((Number) link.get("seq")).longValue(), link.get("merge")));
+				}
+				String document = (String) c.get("document");
+				Merge.Outcome o = Merge.chain(chain, ((Number) c.get("handled")).longValue(),
+						((String) c.get("disk")).getBytes(StandardCharsets.UTF_8), document);
+				reply.put("why", o.why);
+				reply.put("status", o.status);
+				reply.put("merge", o.plan == null ? null : o.report());
+				reply.put("document", o.plan == null ? null : Merge.apply(document, Merge.textEdits(document, o.plan.edits)));
 			} else if ("pi-parse".equals(op)) {
 				// the reader rules of pi's files (test/fixtures/reader-limits.ts): a message or a request's text
 				String text = (String) c.get("text");

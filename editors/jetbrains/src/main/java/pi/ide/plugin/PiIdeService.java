@@ -437,6 +437,23 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 		LOG.warn(notice);
 	}
 
+	public String documentText(String file) {
+		return onEventThread(() -> {
+			Document d = cachedDocument(file);
+			return d == null || !FileDocumentManager.getInstance().isDocumentUnsaved(d) ? null : d.getText();
+		});
+	}
+
+	public boolean applyMerge(String file, String text, List<pi.ide.core.Merge.TextEdit> edits) {
+		Boolean done = onEventThread(() -> {
+			Document d = cachedDocument(file);
+			// Decided off the event thread: the document must still be unsaved and hold the text merged into.
+			if (d == null || !FileDocumentManager.getInstance().isDocumentUnsaved(d)) return false;
+			return MergeEdit.apply(projectOf(file), d, text, edits);
+		});
+		return Boolean.TRUE.equals(done);
+	}
+
 	@Override
 	public void dispose() {
 		client.dispose();
