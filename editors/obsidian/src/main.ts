@@ -5,7 +5,9 @@
  * the vault root as `cwd` and vault-relative paths. Desktop only: it needs the file system. The file is
  * deleted when the plugin unloads or writing is turned off. v0.5 send to pi (send.ts): the shared `PiWatcher` reads
  * pi's messages to find the pis connected to this Obsidian (it echoes the last one's `pi`, so a tool can see it
- * was read, and reports on no files: v0.2) and shows pi's answer to a send.
+ * was read, and reports on no files: v0.2) and shows pi's answer to a send. v0.5 show and ask (show-ask.ts): the
+ * same watcher hands pi's `pi-<pid>.ask.json` naming this Obsidian to `ObsidianShowAsk`, which keeps pi's places
+ * and answers what is open.
  */
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 import { FileSystemAdapter, MarkdownView, Notice, Plugin } from "obsidian";
@@ -14,10 +16,13 @@ import { StateClient } from "../../shared/client.ts";
 import type { HandledMessage } from "../../shared/pi-message.ts";
 import { PiWatcher } from "../../shared/pi-watcher.ts";
 import { ObsidianSend, SEND_COMMANDS } from "./send.ts";
+import { ObsidianShowAsk } from "./show-ask.ts";
 import { type ActiveView, snapshotVault } from "./snapshot.ts";
 
 interface Settings {
 	enabled: boolean;
+	/** v0.5 show: open a place pi shows at once (off by default: it only goes to pi's places). */
+	showFollow: boolean;
 }
 
 /** The DOM this plugin touches, typed here because the project compiles without the DOM library. */
@@ -43,13 +48,19 @@ interface StatusItemLike {
 }
 
 function parseSettings(raw: unknown): Settings {
-	const enabled = typeof raw === "object" && raw !== null && "enabled" in raw ? raw.enabled : undefined;
-	return { enabled: typeof enabled === "boolean" ? enabled : true };
+	const field = (name: string): unknown =>
+		typeof raw === "object" && raw !== null && name in raw ? (raw as Record<string, unknown>)[name] : undefined;
+	const enabled = field("enabled");
+	const showFollow = field("showFollow");
+	return {
+		enabled: typeof enabled === "boolean" ? enabled : true,
+		showFollow: typeof showFollow === "boolean" ? showFollow : false,
+	};
 }
 
 export default class PiIdeContextPlugin extends Plugin {
 	client: StateClient | undefined;
-	prefs: Settings = { enabled: true };
+	prefs: Settings = { enabled: true, showFollow: false };
 
 	override async onload(): Promise<void> {
 		const adapter = this.app.vault.adapter;
@@ -85,6 +96,17 @@ export default class PiIdeContextPlugin extends Plugin {
 			say: (line) => new Notice(`pi: ${line}`),
 		});
 		this.register(() => send.dispose());
+		const showAsk = new ObsidianShowAsk({
+			app: this.app,
+			dir,
+			pid: process.pid,
+			vaultRoot,
+			follow: () => this.prefs.showFollow,
+			say: (line) => new Notice(line),
+			log: (message) => console.warn(`[pi-ide-context] ${message}`),
+			now: () => Date.now() / 1000,
+		});
+		this.register(() => showAsk.dispose());
 		const watcher = new PiWatcher({
 			dir,
 			ownPid: process.pid,
@@ -100,6 +122,7 @@ export default class PiIdeContextPlugin extends Plugin {
 				client.flush();
 			},
 			onProblem: (problem) => console.warn(`[pi-ide-context] pi message: ${problem}`),
+			onAsk: (pid, verdict) => showAsk.received(pid, verdict),
 		});
 		this.register(() => watcher.dispose());
 
@@ -161,6 +184,22 @@ export default class PiIdeContextPlugin extends Plugin {
 					}),
 			});
 		}
+
+		this.addCommand({ id: "show-places", name: "Show pi's places", callback: () => showAsk.pick() });
+		this.addCommand({ id: "clear-places", name: "Clear pi's places", callback: () => showAsk.clear() });
+		this.addCommand({
+			id: "toggle-show-follow",
+			name: "Follow pi's shows: on/off",
+			callback: async () => {
+				this.prefs.showFollow = !this.prefs.showFollow;
+				new Notice(
+					this.prefs.showFollow
+						? "pi: a place pi shows now opens at once"
+						: "pi: a place pi shows now only goes to pi's places",
+				);
+				await this.saveData(this.prefs);
+			},
+		});
 
 		client.setEnabled(this.prefs.enabled);
 		if (this.prefs.enabled) watcher.start();

@@ -180,12 +180,12 @@ describe("Obsidian plugin against a fake Obsidian", () => {
 		assert.ok(toggle?.callback);
 		await toggle.callback();
 		assert.equal(existsSync(STATE), false);
-		assert.deepEqual(host.data, { enabled: false });
+		assert.deepEqual(host.data, { enabled: false, showFollow: false });
 		app.workspace.trigger("file-open", null);
 		assert.equal(existsSync(STATE), false, "nothing is written while off");
 		await toggle.callback();
 		assert.equal(existsSync(STATE), true);
-		assert.deepEqual(host.data, { enabled: true });
+		assert.deepEqual(host.data, { enabled: true, showFollow: false });
 	});
 
 	test("a saved 'off' is honoured on load", async () => {
