@@ -13,7 +13,7 @@ import { join, relative } from "node:path";
 import { it } from "node:test";
 import type { Place } from "../../editors/obsidian/src/show-ask.ts";
 import { type FakeToolCall, type RecordedRequest, requestMessages, toolResults } from "../helpers/fake-llm.ts";
-import { fake, PiIdeContextPlugin } from "../helpers/obsidian-host.ts";
+import { fake, loadPlugin } from "../helpers/obsidian-host.ts";
 import { runPrint } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
@@ -31,19 +31,7 @@ it("obsidian + pi: show to pi's places, the note and cursor kept, one Notice; as
 	const b = touch(env.workDir, "notes/b.md", "# B\n\nthree\nfour\n");
 	const secret = touch(env.workDir, "secret.md", "TOKEN=hunter2\n");
 
-	// The plugin reads the state dir from the environment when it loads: pi's env's.
-	const saved = process.env["XDG_RUNTIME_DIR"];
-	process.env["XDG_RUNTIME_DIR"] = env.runtimeDir;
-	const app = new fake.App(new fake.FileSystemAdapter(env.workDir));
-	const plugin = new PiIdeContextPlugin(app as never, { id: "pi-ide-context" } as never);
-	const host = plugin as unknown as InstanceType<typeof fake.Plugin>;
-	try {
-		await plugin.onload();
-	} finally {
-		if (saved === undefined) delete process.env["XDG_RUNTIME_DIR"];
-		else process.env["XDG_RUNTIME_DIR"] = saved;
-	}
-	t.after(() => host.unload());
+	const { app, host } = await loadPlugin(t, env.workDir, env.runtimeDir);
 	const open = (file: string, text = "") => {
 		const view = new fake.MarkdownView(new fake.TFile(relative(env.workDir, file)), text);
 		app.workspace.openView(view);

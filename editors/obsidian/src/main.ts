@@ -7,14 +7,18 @@
  * pi's messages to find the pis connected to this Obsidian (it echoes the last one's `pi`, so a tool can see it
  * was read, and reports on no files: v0.2) and shows pi's answer to a send. v0.5 show and ask (show-ask.ts): the
  * same watcher hands pi's `pi-<pid>.ask.json` naming this Obsidian to `ObsidianShowAsk`, which keeps pi's places
- * and answers what is open.
+ * and answers what is open. v0.5 unsaved buffers: while a pi names this Obsidian, the notes whose text differs from
+ * their file on disk (notes.ts) go to `<pid>.buffers.json` on the state file's own write, for pi's `read`.
  */
+import { join } from "node:path";
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 import { FileSystemAdapter, MarkdownView, Notice, Plugin } from "obsidian";
 import { resolveStateDir } from "../../../src/protocol/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
 import type { HandledMessage } from "../../shared/pi-message.ts";
 import { PiWatcher } from "../../shared/pi-watcher.ts";
+import { linesOf } from "../../shared/state.ts";
+import { NoteVersions, type NoteViewLike, openNotes } from "./notes.ts";
 import { ObsidianSend, SEND_COMMANDS } from "./send.ts";
 import { ObsidianShowAsk } from "./show-ask.ts";
 import { type ActiveView, snapshotVault } from "./snapshot.ts";
@@ -61,6 +65,9 @@ function parseSettings(raw: unknown): Settings {
 export default class PiIdeContextPlugin extends Plugin {
 	client: StateClient | undefined;
 	prefs: Settings = { enabled: true, showFollow: false };
+	/** v0.5: each note's content version and modified flag (notes.ts). */
+	readonly versions = new NoteVersions();
+	vaultRoot = "";
 
 	override async onload(): Promise<void> {
 		const adapter = this.app.vault.adapter;
@@ -69,6 +76,7 @@ export default class PiIdeContextPlugin extends Plugin {
 			return;
 		}
 		const vaultRoot = adapter.getBasePath();
+		this.vaultRoot = vaultRoot;
 		this.prefs = parseSettings(await this.loadData());
 		const dom = globalThis as DomLike;
 		const dir = resolveStateDir(process.env);
@@ -82,6 +90,18 @@ export default class PiIdeContextPlugin extends Plugin {
 			snapshot: () => ({ ...snapshotVault(this.activeView(dom), vaultRoot), ...(seen ? { pi: seen } : {}) }),
 			warn: (message) => new Notice(`pi IDE context: ${message}`),
 			log: (message) => console.warn(`[pi-ide-context] ${message}`),
+			// v0.5: the modified notes' texts for pi's `read`, only while a pi names this Obsidian (none looked at else).
+			unsavedBuffers: () => {
+				if (![...watcher.messages.values()].some((m) => m.editor_pid === process.pid)) return undefined;
+				return openNotes(
+					this.markdownViews(),
+					this.app.workspace.getActiveViewOfType(MarkdownView),
+					vaultRoot,
+					this.versions,
+				)
+					.filter((note) => note.modified)
+					.map((note) => ({ file: note.file, version: note.version, lines: linesOf(note.text) }));
+			},
 		});
 		this.client = client;
 		this.register(() => client.dispose());
@@ -101,6 +121,7 @@ export default class PiIdeContextPlugin extends Plugin {
 			dir,
 			pid: process.pid,
 			vaultRoot,
+			versions: this.versions,
 			follow: () => this.prefs.showFollow,
 			say: (line) => new Notice(line),
 			log: (message) => console.warn(`[pi-ide-context] ${message}`),
@@ -111,7 +132,12 @@ export default class PiIdeContextPlugin extends Plugin {
 			dir,
 			ownPid: process.pid,
 			onMessage: (message) => {
-				if (message.editor_pid !== process.pid) return;
+				if (message.editor_pid !== process.pid) {
+					// That pi now names another editor: no longer echoed, and its unsaved buffers' copy goes (v0.5).
+					if (seen?.pid === message.pid) seen = undefined;
+					client.flush();
+					return;
+				}
 				seen = { pid: message.pid, seq: message.seq };
 				client.flush();
 				send.answered(message);
@@ -140,6 +166,8 @@ export default class PiIdeContextPlugin extends Plugin {
 		this.registerEvent(workspace.on("layout-change", later)); // editing <-> reading mode
 		this.registerEvent(workspace.on("editor-change", later));
 		this.registerEvent(vault.on("rename", now));
+		// Obsidian saved a note (or it changed on disk): whether it is modified may have changed (v0.5).
+		this.registerEvent(vault.on("modify", later));
 		this.registerEditorExtension(
 			EditorView.updateListener.of((update: ViewUpdate) => {
 				if (update.selectionSet || update.docChanged || update.focusChanged) later();
@@ -225,11 +253,23 @@ export default class PiIdeContextPlugin extends Plugin {
 		this.register(() => target.removeEventListener?.(type, listener));
 	}
 
+	/** Every Markdown leaf's view (editing or reading mode). */
+	private markdownViews(): NoteViewLike[] {
+		return this.app.workspace
+			.getLeavesOfType("markdown")
+			.map((leaf) => leaf.view)
+			.filter((view): view is MarkdownView => view instanceof MarkdownView);
+	}
+
 	private activeView(dom: DomLike): ActiveView {
 		const { workspace } = this.app;
 		const view = workspace.getActiveViewOfType(MarkdownView);
 		if (view?.file) {
-			if (view.getMode() === "source") return { kind: "editing", file: view.file, editor: view.editor };
+			const text = view.getViewData();
+			const version = this.versions.version(view.file.path, text);
+			const file = join(this.vaultRoot, ...view.file.path.split("/"));
+			const status = { version, modified: this.versions.modified(view.file.path, file, text, version) };
+			if (view.getMode() === "source") return { kind: "editing", file: view.file, editor: view.editor, ...status };
 			// HTMLElement as far as the checker knows without the DOM library: only `contains` is used.
 			const container = view.containerEl as unknown as ContainerLike;
 			const selection = dom.getSelection?.();
@@ -237,8 +277,9 @@ export default class PiIdeContextPlugin extends Plugin {
 			return {
 				kind: "reading",
 				file: view.file,
-				source: view.getViewData(),
+				source: text,
 				selectedText: inView ? selection.toString() : "",
+				...status,
 			};
 		}
 		const file = workspace.getActiveFile();

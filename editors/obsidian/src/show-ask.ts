@@ -23,7 +23,7 @@ import {
 	type ShowRequest,
 } from "../../shared/show-ask.ts";
 import { countLines, linesOf } from "../../shared/state.ts";
-import { openNotes, vaultPath } from "./notes.ts";
+import { type NoteVersions, openNotes, vaultPath } from "./notes.ts";
 
 /** The places kept in the list, newest last (the oldest go first). */
 export const MAX_PLACES = 100;
@@ -52,6 +52,8 @@ export interface ShowAskHost {
 	dir: string;
 	pid: number;
 	vaultRoot: string;
+	/** The notes' versions and modified flags, shared with the state file's (notes.ts). */
+	versions: NoteVersions;
 	/** The follow setting: open a shown place at once. */
 	follow(): boolean;
 	/** One Notice line. */
@@ -170,7 +172,7 @@ export class ObsidianShowAsk {
 			.map((leaf) => leaf.view)
 			.filter((view): view is MarkdownView => view instanceof MarkdownView);
 		const active = workspace.getActiveViewOfType(MarkdownView);
-		return openNotes(views, active, this.#host.vaultRoot).map((note) => ({
+		return openNotes(views, active, this.#host.vaultRoot, this.#host.versions).map((note) => ({
 			file: note.file,
 			modified: note.modified,
 			version: note.version,

@@ -92,10 +92,21 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			const view = views.get(file);
 			if (!view) throw new Error(`${file} is not open`);
 			writeFileSync(file, view.getViewData());
+			// As Obsidian's own save (or any change on disk it sees): the vault says the file was modified.
+			app.vault.trigger("modify", view.file);
 		},
 		buffer: async (file) => {
 			const view = views.get(file);
-			return view ? { text: view.getViewData(), modified: false } : undefined;
+			if (!view) return undefined;
+			// Obsidian's `modified`: the editor's text is not the file's (editors/obsidian/src/notes.ts).
+			const text = view.getViewData();
+			let disk: string | undefined;
+			try {
+				disk = readFileSync(file, "utf8");
+			} catch {
+				disk = undefined;
+			}
+			return { text, modified: text !== disk };
 		},
 		loadedFiles: async () => [...views.keys()],
 		setDiagnostics: async () => {
@@ -144,9 +155,8 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "obsidian (plugin code, fake Obsidian)",
 		app: "obsidian",
-		capabilities: new Set(["selection", "edit", "editor-per-row", "send", "show", "ask"]),
+		capabilities: new Set(["selection", "edit", "editor-per-row", "send", "show", "ask", "unsaved-buffers"]),
 		missing: {
-			"unsaved-buffers": "not built yet (issue 26)",
 			merge: "not built yet (issue 26)",
 			"pi-identity":
 				"the Obsidian plugin speaks protocol v0.2: it reads pi's messages only to know which pi to send to (v0.5 send), and answers none, so it has no pi to name",
