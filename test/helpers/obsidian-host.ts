@@ -39,3 +39,27 @@ Object.assign(globalThis, {
 	removeEventListener: dom.window.removeEventListener.bind(dom.window),
 	getSelection: () => dom.selection,
 });
+
+/**
+ * The plugin loaded on `vault` with the state dir under `runtimeDir` (read from the environment when it loads, as in
+ * Obsidian; the process's own XDG_RUNTIME_DIR is put back after), unloaded when `t` ends.
+ */
+export async function loadPlugin(
+	t: { after(fn: () => void): void },
+	vault: string,
+	runtimeDir: string,
+): Promise<{ app: InstanceType<typeof fake.App>; host: InstanceType<typeof fake.Plugin> }> {
+	const saved = process.env["XDG_RUNTIME_DIR"];
+	process.env["XDG_RUNTIME_DIR"] = runtimeDir;
+	const app = new fake.App(new fake.FileSystemAdapter(vault));
+	const plugin = new PiIdeContextPlugin(app as never, { id: "pi-ide-context" } as never);
+	const host = plugin as unknown as InstanceType<typeof fake.Plugin>;
+	try {
+		await plugin.onload();
+	} finally {
+		if (saved === undefined) delete process.env["XDG_RUNTIME_DIR"];
+		else process.env["XDG_RUNTIME_DIR"] = saved;
+	}
+	t.after(() => host.unload());
+	return { app, host };
+}

@@ -5,19 +5,28 @@
  * the vault root as `cwd` and vault-relative paths. Desktop only: it needs the file system. The file is
  * deleted when the plugin unloads or writing is turned off. v0.5 send to pi (send.ts): the shared `PiWatcher` reads
  * pi's messages to find the pis connected to this Obsidian (it echoes the last one's `pi`, so a tool can see it
- * was read, and reports on no files: v0.2) and shows pi's answer to a send.
+ * was read, and reports on no files: v0.2) and shows pi's answer to a send. v0.5 show and ask (show-ask.ts): the
+ * same watcher hands pi's `pi-<pid>.ask.json` naming this Obsidian to `ObsidianShowAsk`, which keeps pi's places
+ * and answers what is open. v0.5 unsaved buffers: while a pi names this Obsidian, the notes whose text differs from
+ * their file on disk (notes.ts) go to `<pid>.buffers.json` on the state file's own write, for pi's `read`.
  */
+import { join } from "node:path";
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 import { FileSystemAdapter, MarkdownView, Notice, Plugin } from "obsidian";
 import { resolveStateDir } from "../../../src/protocol/state-dir.ts";
 import { StateClient } from "../../shared/client.ts";
 import type { HandledMessage } from "../../shared/pi-message.ts";
 import { PiWatcher } from "../../shared/pi-watcher.ts";
+import { linesOf } from "../../shared/state.ts";
+import { NoteVersions, type NoteViewLike, openNotes } from "./notes.ts";
 import { ObsidianSend, SEND_COMMANDS } from "./send.ts";
+import { ObsidianShowAsk } from "./show-ask.ts";
 import { type ActiveView, snapshotVault } from "./snapshot.ts";
 
 interface Settings {
 	enabled: boolean;
+	/** v0.5 show: open a place pi shows at once (off by default: it only goes to pi's places). */
+	showFollow: boolean;
 }
 
 /** The DOM this plugin touches, typed here because the project compiles without the DOM library. */
@@ -43,13 +52,22 @@ interface StatusItemLike {
 }
 
 function parseSettings(raw: unknown): Settings {
-	const enabled = typeof raw === "object" && raw !== null && "enabled" in raw ? raw.enabled : undefined;
-	return { enabled: typeof enabled === "boolean" ? enabled : true };
+	const field = (name: string): unknown =>
+		typeof raw === "object" && raw !== null && name in raw ? (raw as Record<string, unknown>)[name] : undefined;
+	const enabled = field("enabled");
+	const showFollow = field("showFollow");
+	return {
+		enabled: typeof enabled === "boolean" ? enabled : true,
+		showFollow: typeof showFollow === "boolean" ? showFollow : false,
+	};
 }
 
 export default class PiIdeContextPlugin extends Plugin {
 	client: StateClient | undefined;
-	prefs: Settings = { enabled: true };
+	prefs: Settings = { enabled: true, showFollow: false };
+	/** v0.5: each note's content version and modified flag (notes.ts). */
+	readonly versions = new NoteVersions();
+	vaultRoot = "";
 
 	override async onload(): Promise<void> {
 		const adapter = this.app.vault.adapter;
@@ -58,6 +76,7 @@ export default class PiIdeContextPlugin extends Plugin {
 			return;
 		}
 		const vaultRoot = adapter.getBasePath();
+		this.vaultRoot = vaultRoot;
 		this.prefs = parseSettings(await this.loadData());
 		const dom = globalThis as DomLike;
 		const dir = resolveStateDir(process.env);
@@ -71,6 +90,18 @@ export default class PiIdeContextPlugin extends Plugin {
 			snapshot: () => ({ ...snapshotVault(this.activeView(dom), vaultRoot), ...(seen ? { pi: seen } : {}) }),
 			warn: (message) => new Notice(`pi IDE context: ${message}`),
 			log: (message) => console.warn(`[pi-ide-context] ${message}`),
+			// v0.5: the modified notes' texts for pi's `read`, only while a pi names this Obsidian (none looked at else).
+			unsavedBuffers: () => {
+				if (![...watcher.messages.values()].some((m) => m.editor_pid === process.pid)) return undefined;
+				return openNotes(
+					this.markdownViews(),
+					this.app.workspace.getActiveViewOfType(MarkdownView),
+					vaultRoot,
+					this.versions,
+				)
+					.filter((note) => note.modified)
+					.map((note) => ({ file: note.file, version: note.version, lines: linesOf(note.text) }));
+			},
 		});
 		this.client = client;
 		this.register(() => client.dispose());
@@ -85,11 +116,28 @@ export default class PiIdeContextPlugin extends Plugin {
 			say: (line) => new Notice(`pi: ${line}`),
 		});
 		this.register(() => send.dispose());
+		const showAsk = new ObsidianShowAsk({
+			app: this.app,
+			dir,
+			pid: process.pid,
+			vaultRoot,
+			versions: this.versions,
+			follow: () => this.prefs.showFollow,
+			say: (line) => new Notice(line),
+			log: (message) => console.warn(`[pi-ide-context] ${message}`),
+			now: () => Date.now() / 1000,
+		});
+		this.register(() => showAsk.dispose());
 		const watcher = new PiWatcher({
 			dir,
 			ownPid: process.pid,
 			onMessage: (message) => {
-				if (message.editor_pid !== process.pid) return;
+				if (message.editor_pid !== process.pid) {
+					// That pi now names another editor: no longer echoed, and its unsaved buffers' copy goes (v0.5).
+					if (seen?.pid === message.pid) seen = undefined;
+					client.flush();
+					return;
+				}
 				seen = { pid: message.pid, seq: message.seq };
 				client.flush();
 				send.answered(message);
@@ -100,6 +148,7 @@ export default class PiIdeContextPlugin extends Plugin {
 				client.flush();
 			},
 			onProblem: (problem) => console.warn(`[pi-ide-context] pi message: ${problem}`),
+			onAsk: (pid, verdict) => showAsk.received(pid, verdict),
 		});
 		this.register(() => watcher.dispose());
 
@@ -117,6 +166,8 @@ export default class PiIdeContextPlugin extends Plugin {
 		this.registerEvent(workspace.on("layout-change", later)); // editing <-> reading mode
 		this.registerEvent(workspace.on("editor-change", later));
 		this.registerEvent(vault.on("rename", now));
+		// Obsidian saved a note (or it changed on disk): whether it is modified may have changed (v0.5).
+		this.registerEvent(vault.on("modify", later));
 		this.registerEditorExtension(
 			EditorView.updateListener.of((update: ViewUpdate) => {
 				if (update.selectionSet || update.docChanged || update.focusChanged) later();
@@ -162,6 +213,22 @@ export default class PiIdeContextPlugin extends Plugin {
 			});
 		}
 
+		this.addCommand({ id: "show-places", name: "Show pi's places", callback: () => showAsk.pick() });
+		this.addCommand({ id: "clear-places", name: "Clear pi's places", callback: () => showAsk.clear() });
+		this.addCommand({
+			id: "toggle-show-follow",
+			name: "Follow pi's shows: on/off",
+			callback: async () => {
+				this.prefs.showFollow = !this.prefs.showFollow;
+				new Notice(
+					this.prefs.showFollow
+						? "pi: a place pi shows now opens at once"
+						: "pi: a place pi shows now only goes to pi's places",
+				);
+				await this.saveData(this.prefs);
+			},
+		});
+
 		client.setEnabled(this.prefs.enabled);
 		if (this.prefs.enabled) watcher.start();
 		refreshStatus();
@@ -186,11 +253,23 @@ export default class PiIdeContextPlugin extends Plugin {
 		this.register(() => target.removeEventListener?.(type, listener));
 	}
 
+	/** Every Markdown leaf's view (editing or reading mode). */
+	private markdownViews(): NoteViewLike[] {
+		return this.app.workspace
+			.getLeavesOfType("markdown")
+			.map((leaf) => leaf.view)
+			.filter((view): view is MarkdownView => view instanceof MarkdownView);
+	}
+
 	private activeView(dom: DomLike): ActiveView {
 		const { workspace } = this.app;
 		const view = workspace.getActiveViewOfType(MarkdownView);
 		if (view?.file) {
-			if (view.getMode() === "source") return { kind: "editing", file: view.file, editor: view.editor };
+			const text = view.getViewData();
+			const version = this.versions.version(view.file.path, text);
+			const file = join(this.vaultRoot, ...view.file.path.split("/"));
+			const status = { version, modified: this.versions.modified(view.file.path, file, text, version) };
+			if (view.getMode() === "source") return { kind: "editing", file: view.file, editor: view.editor, ...status };
 			// HTMLElement as far as the checker knows without the DOM library: only `contains` is used.
 			const container = view.containerEl as unknown as ContainerLike;
 			const selection = dom.getSelection?.();
@@ -198,8 +277,9 @@ export default class PiIdeContextPlugin extends Plugin {
 			return {
 				kind: "reading",
 				file: view.file,
-				source: view.getViewData(),
+				source: text,
 				selectedText: inView ? selection.toString() : "",
+				...status,
 			};
 		}
 		const file = workspace.getActiveFile();

@@ -26,9 +26,15 @@ export type ActiveView =
 	| { kind: "none" }
 	/** A file that has no Markdown view (PDF, image, canvas). */
 	| { kind: "file"; file: FileLike }
-	| { kind: "editing"; file: FileLike; editor: EditorLike }
+	| ({ kind: "editing"; file: FileLike; editor: EditorLike } & NoteStatus)
 	/** Reading mode: the note's source and the user's rendered-text selection ("" for none). */
-	| { kind: "reading"; file: FileLike; source: string; selectedText: string };
+	| ({ kind: "reading"; file: FileLike; source: string; selectedText: string } & NoteStatus);
+
+/** v0.5: the note's content version and whether its text differs from its file on disk (notes.ts). */
+export interface NoteStatus {
+	version?: number;
+	modified?: boolean;
+}
 
 /** Language id by file extension, VS Code's ids where they exist; unknown extensions report the extension. */
 const LANGUAGES: Readonly<Record<string, string>> = {
@@ -80,11 +86,15 @@ export function snapshotDocument(view: ActiveView): DocumentSnapshot | null {
 	if (view.kind === "none") return null;
 	const { file } = view;
 	const base = { key: file.path, file: file.path, name: file.name, language: languageForExtension(file.extension) };
-	// Obsidian saves on its own within seconds and exposes no dirty flag: notes are reported as saved.
-	const modified = false;
+	// Obsidian exposes no dirty flag: a note is modified while its text differs from the disk (notes.ts), a file
+	// without a Markdown view never.
+	const status =
+		view.kind === "file"
+			? { modified: false }
+			: { modified: view.modified ?? false, ...(view.version === undefined ? {} : { version: view.version }) };
 	switch (view.kind) {
 		case "file":
-			return { ...base, lines: EMPTY, cursor: null, selection: null, modified };
+			return { ...base, lines: EMPTY, cursor: null, selection: null, ...status };
 		case "editing": {
 			const anchor = view.editor.getCursor("anchor");
 			const head = view.editor.getCursor("head");
@@ -96,7 +106,7 @@ export function snapshotDocument(view: ActiveView): DocumentSnapshot | null {
 					anchor: { line: anchor.line, character: anchor.ch },
 					head: { line: head.line, character: head.ch },
 				},
-				modified,
+				...status,
 			};
 		}
 		case "reading": {
@@ -107,7 +117,7 @@ export function snapshotDocument(view: ActiveView): DocumentSnapshot | null {
 				lines: linesOf(source),
 				cursor: null,
 				selection: found ? { anchor: positionAt(source, found.from), head: positionAt(source, found.to) } : null,
-				modified,
+				...status,
 			};
 		}
 	}

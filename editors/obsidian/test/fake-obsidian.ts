@@ -5,6 +5,8 @@
  * (register/registerEvent cleanups run on unload, then `onunload`), `Workspace`/`Vault` are `Events`,
  * `Editor` positions are 0-based `{line, ch}`. The CodeMirror packages are the real ones.
  */
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, type ViewUpdate } from "@codemirror/view";
 
@@ -175,6 +177,9 @@ export class FakeEditor {
 		this.anchor = anchor;
 		this.head = head;
 	}
+	setCursor(pos: { line: number; ch: number } | number, ch = 0): void {
+		this.setSelection(typeof pos === "number" ? { line: pos, ch } : pos);
+	}
 	/** As in CodeMirror: a newline in `text` splits it into several lines. */
 	replaceLine(line: number, text: string): void {
 		this.lines.splice(line, 1, ...text.split("\n"));
@@ -206,9 +211,52 @@ export class MarkdownView {
 	}
 }
 
+/** A tab: its view, and `openFile`, which reads the note from the vault's folder on disk into a new view. */
+export class WorkspaceLeaf {
+	view: MarkdownView | null;
+	readonly #workspace: Workspace;
+	constructor(workspace: Workspace, view: MarkdownView | null = null) {
+		this.#workspace = workspace;
+		this.view = view;
+	}
+	/** As Obsidian: the note replaces the leaf's view; `eState.line` (0-based) scrolls there. */
+	async openFile(file: TFile, state: { eState?: Record<string, unknown> } = {}): Promise<void> {
+		const view = new MarkdownView(file, this.#workspace.readNote(file.path));
+		const line = state.eState?.["line"];
+		if (typeof line === "number") view.editor.setCursor(line, 0);
+		this.view = view;
+		this.#workspace.activeView = view;
+		this.#workspace.trigger("file-open", file);
+	}
+}
+
 export class Workspace extends Events {
 	activeView: MarkdownView | null = null;
 	activeFile: TFile | null = null;
+	/** The open tabs (a test opens a note in one with `openView`). */
+	readonly leaves: WorkspaceLeaf[] = [];
+	/** Reads a vault-relative note (the App's folder on disk). */
+	readonly readNote: (path: string) => string;
+	constructor(readNote: (path: string) => string = () => "") {
+		super();
+		this.readNote = readNote;
+	}
+	/** Test helper: the user opens `view` in a tab of its own (or goes back to its tab); it becomes active. */
+	openView(view: MarkdownView): void {
+		if (!this.leaves.some((leaf) => leaf.view === view)) this.leaves.push(new WorkspaceLeaf(this, view));
+		this.activeView = view;
+	}
+	getLeavesOfType(type: string): WorkspaceLeaf[] {
+		return type === "markdown" ? this.leaves.filter((leaf) => leaf.view instanceof MarkdownView) : [];
+	}
+	/** `getLeaf(false)`: the active tab, or a new one when none is active. */
+	getLeaf(_newLeaf?: boolean): WorkspaceLeaf {
+		const active = this.leaves.find((leaf) => leaf.view !== null && leaf.view === this.activeView);
+		if (active) return active;
+		const leaf = new WorkspaceLeaf(this);
+		this.leaves.push(leaf);
+		return leaf;
+	}
 	getActiveViewOfType<T>(type: abstract new (...args: never[]) => T): T | null {
 		return this.activeView instanceof type ? this.activeView : null;
 	}
@@ -226,13 +274,25 @@ export class Vault extends Events {
 		super();
 		this.adapter = adapter;
 	}
+	/** A file of the vault's folder on disk as a TFile, else null (as Obsidian: only what its index holds). */
+	getAbstractFileByPath(path: string): TFile | null {
+		if (!(this.adapter instanceof FileSystemAdapter)) return null;
+		try {
+			return statSync(join(this.adapter.getBasePath(), path)).isFile() ? new TFile(path) : null;
+		} catch {
+			return null;
+		}
+	}
 }
 
 export class App {
-	readonly workspace = new Workspace();
+	readonly workspace: Workspace;
 	readonly vault: Vault;
 	constructor(adapter: FileSystemAdapter | OtherAdapter) {
 		this.vault = new Vault(adapter);
+		this.workspace = new Workspace((path) =>
+			adapter instanceof FileSystemAdapter ? readFileSync(join(adapter.getBasePath(), path), "utf8") : "",
+		);
 	}
 }
 

@@ -8,6 +8,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
+import type { Place } from "../../../editors/obsidian/src/show-ask.ts";
 import { dom, fake, PiIdeContextPlugin } from "../../helpers/obsidian-host.ts";
 import type { ClientAdapter, ClientSession, Position, StartOptions } from "../client.ts";
 import { utf16Span } from "../kit.ts";
@@ -45,7 +46,7 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		const view =
 			views.get(file) ?? new fake.MarkdownView(new fake.TFile(relative(vault, file)), readFileSync(file, "utf8"));
 		views.set(file, view);
-		app.workspace.activeView = view;
+		app.workspace.openView(view);
 		app.workspace.trigger("file-open", view.file);
 	};
 	const select = (anchor: Position, head: Position, inclusive: boolean) => {
@@ -91,16 +92,38 @@ async function start(options: StartOptions): Promise<ClientSession> {
 			const view = views.get(file);
 			if (!view) throw new Error(`${file} is not open`);
 			writeFileSync(file, view.getViewData());
+			// As Obsidian's own save (or any change on disk it sees): the vault says the file was modified.
+			app.vault.trigger("modify", view.file);
 		},
 		buffer: async (file) => {
 			const view = views.get(file);
-			return view ? { text: view.getViewData(), modified: false } : undefined;
+			if (!view) return undefined;
+			// Obsidian's `modified`: the editor's text is not the file's (editors/obsidian/src/notes.ts).
+			const text = view.getViewData();
+			let disk: string | undefined;
+			try {
+				disk = readFileSync(file, "utf8");
+			} catch {
+				disk = undefined;
+			}
+			return { text, modified: text !== disk };
 		},
 		loadedFiles: async () => [...views.keys()],
 		setDiagnostics: async () => {
 			throw new Error("Obsidian has no diagnostics");
 		},
 		messages: async () => fake.Notice.shown.slice(noticesFrom),
+		// ---- show: the command "Show pi's places" and the places its picker lists (newest first), then Escape ----
+		shownPlaces: async () => {
+			const command = host.commands.find((c) => c.id === "show-places");
+			if (!command?.callback) throw new Error("the plugin added no command show-places");
+			await command.callback();
+			const picker = fake.Modal.shown.at(-1);
+			if (!(picker instanceof fake.SuggestModal)) throw new Error("Show pi's places opened no picker");
+			const places = picker.getSuggestions("") as Place[];
+			picker.close();
+			return places.reverse().map(({ file, line, end_line, text }) => ({ file, line, end_line, text }));
+		},
 		// ---- send: the command "Send selection or line to pi (draft)" (or "... now", "Send the note to pi ..."),
 		// the prompt typed into its prompt window and Enter ----
 		sendToPi: async (file, send) => {
@@ -132,12 +155,9 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "obsidian (plugin code, fake Obsidian)",
 		app: "obsidian",
-		capabilities: new Set(["selection", "edit", "editor-per-row", "send"]),
+		capabilities: new Set(["selection", "edit", "editor-per-row", "send", "show", "ask", "unsaved-buffers"]),
 		missing: {
-			"unsaved-buffers": "not built yet (issue 26)",
 			merge: "not built yet (issue 26)",
-			show: "not built yet (issue 25)",
-			ask: "not built yet (issue 25)",
 			"pi-identity":
 				"the Obsidian plugin speaks protocol v0.2: it reads pi's messages only to know which pi to send to (v0.5 send), and answers none, so it has no pi to name",
 			review:

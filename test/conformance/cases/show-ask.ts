@@ -9,6 +9,7 @@
  *   name's, or group-readable is ignored (never answered, nothing listed), never an error;
  * - an ask is answered with every open file buffer and its `modified` flag, the active one first; the named
  *   file's diagnostics (or every one's, or none) dated with the buffer's version; each answer bound to its id;
+ *   with or without diagnostics, `modified` holds while the buffer's text is not the file's and not once saved;
  * - a sandboxed pi's request (`pi-<pid>-<ns>.ask.json`, a pid dead here) is answered with its `pid_ns` as `pi_ns`.
  */
 import assert from "node:assert/strict";
@@ -224,6 +225,59 @@ export const cases: KitCase[] = [
 			} finally {
 				await pi.kill();
 				await barrier.kill();
+			}
+		},
+	},
+	{
+		name: "ask: every open file buffer, the active one first; modified while its text is not the file's, not once saved; by id",
+		// No `diagnostics`: a client without them (Obsidian) answers the named buffer's with null, as PROTOCOL.md says.
+		needs: ["ask", "edit"],
+		run: async (kit) => {
+			const editor = await kit.start();
+			const a = editor.file("a.ts", TEXT);
+			const b = editor.file("b.ts", TEXT);
+			await editor.session.open(b);
+			await editor.session.setLines(b, ["one", "TWO", "three"]);
+			await editor.session.open(a);
+			await editor.until((s) => activeFile(s) === a, "a.ts open");
+			const pi = await spawnLiveEditor();
+			try {
+				ask(editor, pi.pid, [buildAsk("ask-edited", b, expires())]);
+				const edited = (await answerOf(editor, pi.pid, "ask-edited")) as AskAnswer;
+				const row = (x: AskAnswer["buffers"][number] | undefined) => [x?.file, x?.active, x?.modified, x?.lines_total];
+				assert.deepEqual(
+					edited.buffers.slice(0, 2).map(row),
+					[
+						[a, true, false, 3],
+						[b, false, true, 3],
+					],
+					"the active buffer first; the edited one modified",
+				);
+				assert.equal(edited.buffers_total, edited.buffers.length);
+				const named = edited.buffers[1];
+				assert.ok(named && "diagnostics" in named, "the named buffer's diagnostics (null: none reported)");
+				assert.ok(!("diagnostics" in (edited.buffers[0] ?? {})), "no diagnostics of a file not asked about");
+
+				// Saving may visit the buffer (Vim's adapter does): which one is active is not asked here.
+				await editor.session.save(b);
+				ask(editor, pi.pid, [buildAsk("ask-saved", "none", expires())]);
+				const saved = (await answerOf(editor, pi.pid, "ask-saved")) as AskAnswer;
+				const savedRows = new Map(saved.buffers.map((x) => [x.file, [x.modified, x.lines_total]]));
+				assert.deepEqual(
+					[savedRows.get(a), savedRows.get(b)],
+					[
+						[false, 3],
+						[false, 3],
+					],
+					"saved: no longer modified",
+				);
+				assert.ok(
+					saved.buffers.every((x) => !("diagnostics" in x)),
+					"no diagnostics when none are asked for",
+				);
+				assert.equal(findAnswer(answers(editor), pi.pid + 1, null, "ask-saved"), undefined, "bound to its pi");
+			} finally {
+				await pi.kill();
 			}
 		},
 	},

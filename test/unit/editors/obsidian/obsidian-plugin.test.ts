@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -90,6 +90,9 @@ describe("Obsidian plugin against a fake Obsidian", () => {
 
 	test("file-open writes at once: vault-relative path, markdown, cursor as byte column", async () => {
 		await load();
+		// On disk as in the editor: not modified (v0.5: the editor's text against the file).
+		mkdirSync(join(VAULT, "Journal"), { recursive: true });
+		writeFileSync(join(VAULT, "Journal/日記.md"), NOTE);
 		const view = new fake.MarkdownView(new fake.TFile("Journal/日記.md"), NOTE);
 		view.editor.setSelection({ line: 2, ch: 8 });
 		app.workspace.activeView = view;
@@ -102,6 +105,7 @@ describe("Obsidian plugin against a fake Obsidian", () => {
 			selection: null,
 			modified: false,
 			lines_total: 4,
+			version: 1,
 		});
 	});
 
@@ -180,12 +184,12 @@ describe("Obsidian plugin against a fake Obsidian", () => {
 		assert.ok(toggle?.callback);
 		await toggle.callback();
 		assert.equal(existsSync(STATE), false);
-		assert.deepEqual(host.data, { enabled: false });
+		assert.deepEqual(host.data, { enabled: false, showFollow: false });
 		app.workspace.trigger("file-open", null);
 		assert.equal(existsSync(STATE), false, "nothing is written while off");
 		await toggle.callback();
 		assert.equal(existsSync(STATE), true);
-		assert.deepEqual(host.data, { enabled: true });
+		assert.deepEqual(host.data, { enabled: true, showFollow: false });
 	});
 
 	test("a saved 'off' is honoured on load", async () => {
