@@ -243,6 +243,10 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		marksEnabled: () => config().get<boolean>("reviewMarks", true),
 		changed: () => state.flush(),
 		findDocument,
+		diskText: (file) => {
+			const disk = sync.diskOf(file);
+			return disk?.kind === "file" ? disk.text : undefined;
+		},
 		guard,
 		now: () => Date.now() / 1000,
 	});
