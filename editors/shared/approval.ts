@@ -202,7 +202,9 @@ export function describeUnsaved(view: Pick<UnsavedProposal, "places" | "touching
 	const span = (t: { line: number; lines: number }) =>
 		t.lines <= 1 ? `${t.line}` : `${t.line}-${t.line + t.lines - 1}`;
 	const one = view.touching.length === 1 && (view.touching[0]?.lines ?? 0) <= 1;
-	const where = `${one ? "line" : "lines"} ${view.touching.map(span).join(", ")}`;
+	// At most 5 places named, as every client names them.
+	const named = view.touching.slice(0, 5).map(span).join(", ") + (view.touching.length > 5 ? ", …" : "");
+	const where = `${one ? "line" : "lines"} ${named}`;
 	return `${n} of ${total} ${total === 1 ? "hunk" : "hunks"} ${n === 1 ? "touches" : "touch"} your unsaved ${where}: if accepted, the file gets pi's text and your buffer keeps yours there`;
 }
 

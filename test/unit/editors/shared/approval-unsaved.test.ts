@@ -150,6 +150,29 @@ const CASES: Case[] = [
 	{ name: "a request with a note: no view", buffer: DISK, note: "too large" },
 ];
 
+describe("describeUnsaved: the notice's words", () => {
+	const at = (from: number, to: number) => ({ from, to, touches: true });
+	const cases: [string, Parameters<typeof describeUnsaved>[0], string | undefined][] = [
+		["no hunk touches", { places: [{ from: 1, to: 2, touches: false }], touching: [] }, undefined],
+		[
+			"the only hunk",
+			{ places: [at(2, 3)], touching: [{ line: 3, lines: 1 }] },
+			"1 of 1 hunk touches your unsaved line 3",
+		],
+		[
+			"six places: five named",
+			{
+				places: [0, 2, 4, 6, 8, 10].map((n) => at(n, n + 1)),
+				touching: [0, 2, 4, 6, 8, 10].map((n) => ({ line: n + 1, lines: 1 })),
+			},
+			"6 of 6 hunks touch your unsaved lines 1, 3, 5, 7, 9, …",
+		],
+	];
+	for (const [name, view, want] of cases) {
+		test(name, () => assert.equal(describeUnsaved(view)?.replace(/: if accepted.*/, ""), want));
+	}
+});
+
 describe("proposalAgainstBuffer: the proposal against the user's unsaved buffer", () => {
 	for (const c of CASES) {
 		test(c.name, () => {
