@@ -41,6 +41,7 @@ export const OverviewRulerLane = { Left: 1, Center: 2, Right: 4, Full: 7 } as co
 export const EndOfLine = { LF: 1, CRLF: 2 } as const;
 
 export const StatusBarAlignment = { Left: 1, Right: 2 } as const;
+export const QuickPickItemKind = { Separator: -1, Default: 0 } as const;
 export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 } as const;
 
 export class Uri {
