@@ -592,6 +592,17 @@ def ReloadPlan(buf: number): dict<string>
   return {verdict: ReloadVerdict(was, now), target: get(now, 'type', '') == 'link' ? now.real : path}
 enddef
 
+# Issue 26: the lines of `buf`'s file on disk as pi's (one verified read, as a reload reads it), for a proposal shown
+# against the unsaved buffer (pi_ide/approval.vim); v:null when it cannot be read or the buffer converts its lines.
+def DiskLines(buf: number): any
+  var plan = ReloadPlan(buf)
+  if plan.verdict != 'reload' || !merge.Comparable(buf)
+    return v:null
+  endif
+  var read = ReadVerified(plan.target)
+  return read.status == 'read' ? merge.Split(read.bytes) : v:null
+enddef
+
 # `pi`: the fields that name the pi (writer.PiFields); `reads`: the files read at once (ReadVerifiedMany);
 # `chain`: this pi's new changes of the file, oldest first, and `handled` the seq it had before (for a merge).
 def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>, chain: list<dict<any>> = [],
@@ -1008,7 +1019,7 @@ export def Start(state_dir: string, On_report: func)
   Stop()
   dir = state_dir
   OnReport = On_report
-  approval.Start(state_dir, FindBuffer, Decided)
+  approval.Start(state_dir, FindBuffer, Decided, DiskLines)
   review.Start(FindBuffer, Decided)
   ask.Start(state_dir)
   # Stop forgot every request: one still waiting is read again.
