@@ -192,13 +192,13 @@ local function tell(r)
   end
   local name, what = describe(r)
   -- Issue 26: the hunks that touch the user's unsaved lines are named in every form of the line.
-  local long, short = r.touch and ("; " .. r.touch) or "", r.touch_short and ("; " .. r.touch_short) or ""
+  local long, short = r.touch and ("; " .. r.touch) or "", r.touch_short and (" (" .. r.touch_short .. ")") or ""
   notice.show({
     {
       ("(pi-ide) pi waits for your approval (%s, %d s) of "):format(what, r.timeout_s),
       long .. ": :PiIde approve / reject / proposal",
     },
-    { "(pi-ide) approve pi's change to ", "?" .. short .. ". :PiIde approve / reject" },
+    { "(pi-ide) approve pi's change to ", short .. "? :PiIde approve / reject" },
     { "(pi-ide) pi waits: ", short .. " (:PiIde)" },
   }, name)
 end

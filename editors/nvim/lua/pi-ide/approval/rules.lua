@@ -162,6 +162,12 @@ end
 ---@return string[] proposed
 function M.against(disk, ours, hunks)
   local plan = require("pi-ide.inbox.merge").plan
+  -- The plan counts a hunk's lines by `old_lines`: taken from its text, as everything else here takes them.
+  local given = hunks
+  hunks = {}
+  for i, h in ipairs(given) do
+    hunks[i] = { old_start = h.old_start, old_lines = #h.old_text, new_text = h.new_text }
+  end
   local all = plan(disk, ours, hunks)
   local places = {}
   if all.conflicts_total == 0 then
