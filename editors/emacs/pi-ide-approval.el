@@ -219,9 +219,11 @@ them when FROM = TO: the note stands where they were."
 
 (defun pi-ide-approval--unsaved (r buffer)
   "Return the proposal R against modified BUFFER, or nil.
-Nil unless BUFFER visits a file and is modified, R carries all its hunks,
-the file on disk (one verified read, as a reload reads it) still holds the
-lines pi read, and both are text split at \"\\n\".  A plist: `:places' and
+Nil unless BUFFER visits a file and is modified, R carries all its hunks
+and the file on disk (one verified read, as a reload reads it) still holds
+the lines pi read; `not-lines' when the buffer's or the file's lines are not
+the file's split at \"\\n\" (CR-LF, another encoding, a BOM): such a buffer
+gets no marks (PROTOCOL.md).  A plist: `:places' and
 `:lines' of `pi-ide-state-unsaved-proposal', `:ours' (the buffer's lines)
 and `:hunks' (R's, ascending, as the places are)."
   (condition-case nil
@@ -229,16 +231,17 @@ and `:hunks' (R's, ascending, as the places are)."
                  (not (plist-get r :created)) (not (plist-get r :note))
                  (= (length (plist-get r :hunks)) (plist-get r :hunks-total)))
         (with-current-buffer buffer
-          (when (pi-ide-merge--comparable-p)
-            (let ((bytes (pi-ide-inbox--read-verified (expand-file-name buffer-file-name))))
-              (when (and (stringp bytes) (not (string-match-p "\r" bytes)) (not (string-prefix-p "\357\273\277" bytes)))
-                (let* ((disk (pi-ide-merge-split (decode-coding-string bytes 'utf-8-unix)))
-                       (ours (save-restriction
-                               (widen)
-                               (pi-ide-merge-split (buffer-substring-no-properties (point-min) (point-max)))))
-                       (hunks (pi-ide-approval--sorted-hunks r))
-                       (view (pi-ide-state-unsaved-proposal hunks disk ours (pi-ide-merge--user-changes disk ours))))
-                  (and view (append (list :ours ours :hunks hunks) view))))))))
+          (let ((bytes (pi-ide-inbox--read-verified (expand-file-name buffer-file-name))))
+            (if (not (and (pi-ide-merge--comparable-p) (stringp bytes) (not (string-match-p "\r" bytes))
+                          (not (string-prefix-p "\357\273\277" bytes))))
+                (and (stringp bytes) 'not-lines)
+              (let* ((disk (pi-ide-merge-split (decode-coding-string bytes 'utf-8-unix)))
+                     (ours (save-restriction
+                             (widen)
+                             (pi-ide-merge-split (buffer-substring-no-properties (point-min) (point-max)))))
+                     (hunks (pi-ide-approval--sorted-hunks r))
+                     (view (pi-ide-state-unsaved-proposal hunks disk ours (pi-ide-merge--user-changes disk ours))))
+                (and view (append (list :ours ours :hunks hunks) view)))))))
     (error nil)))
 
 (defun pi-ide-approval--mark (file)
@@ -259,6 +262,7 @@ and `:hunks' (R's, ascending, as the places are)."
                     (hunks (pi-ide-approval--sorted-hunks r))
                     (unsaved (pi-ide-approval--unsaved r buffer)))
                 (cond
+                 ((eq unsaved 'not-lines))
                  ;; Issue 26: each hunk where the merge would put it, or on the user's lines it touches.
                  (unsaved
                   (cl-loop for h in hunks for place in (plist-get unsaved :places)
@@ -302,7 +306,7 @@ the user may be typing their answer to that one."
                               what (pi-ide-approval--name (plist-get r :file)) size (plist-get r :timeout)
                               pi-ide-approval-commands
                               ;; Issue 26: the user's unsaved lines a hunk touches.
-                              (let ((touch (and unsaved (pi-ide-state-touch-phrase (plist-get unsaved :places)))))
+                              (let ((touch (and (consp unsaved) (pi-ide-state-touch-phrase (plist-get unsaved :places)))))
                                 (if touch (concat ". " touch) "")))))))
 
 (defun pi-ide-approval--tick ()
@@ -430,7 +434,8 @@ unsaved lines a hunk touches.  A buffer with unsaved changes is shown beside
 itself with each hunk that touches none of them placed."
   (let* ((r (or (car (pi-ide-approval-target pi-ide-approval--pending pi-ide-approval--seen))
                 (pi-ide-approval-current)))
-         (unsaved (and r (pi-ide-approval--unsaved r (pi-ide-approval--buffer (plist-get r :file)))))
+         (unsaved (let ((u (and r (pi-ide-approval--unsaved r (pi-ide-approval--buffer (plist-get r :file))))))
+                    (and (consp u) u)))
          (touch (and unsaved (pi-ide-state-touch-phrase (plist-get unsaved :places)))))
     (if (null r)
         "(pi-ide) pi is not waiting for your approval"

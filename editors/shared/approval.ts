@@ -157,14 +157,14 @@ export interface UnsavedProposal {
 	touching: { line: number; lines: number }[];
 }
 
-/** A text's lines as pi splits a file, with a BOM and CR-LF taken out (the buffer's lines are compared as shown). */
-const plainLines = (text: string): string[] =>
-	splitLines((text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).replace(/\r\n/g, "\n"));
+/** Are `text`'s lines the file's split at `\n` (no CR, no BOM)? Else a proposal is not compared line by line. */
+export const isSplitAtNewline = (text: string): boolean => !text.includes("\r") && text.charCodeAt(0) !== 0xfeff;
 
 /**
  * The proposal against `buffer` (the unsaved text the user sees), the file on disk being `disk` (the text pi proposed
  * against): the merge's own rule (merge.ts `planMerge`: the user's changes are the line diff disk -> buffer). Undefined
- * when it cannot be shown whole (a note, hunks left out) or the disk no longer holds the lines pi read. The text has
+ * when it cannot be shown whole (a note, hunks left out), the disk no longer holds the lines pi read, or either text's
+ * lines are not split at `\n` (CR-LF, a BOM: PROTOCOL.md, such a buffer gets no marks). The text has
  * `\n` line ends, a final one when the buffer has one.
  */
 export function proposalAgainstBuffer(
@@ -173,9 +173,10 @@ export function proposalAgainstBuffer(
 	buffer: string,
 ): UnsavedProposal | undefined {
 	if (request.note !== null || request.hunks.length < request.hunks_total) return undefined;
-	const base = plainLines(disk);
+	if (!isSplitAtNewline(disk) || !isSplitAtNewline(buffer)) return undefined;
+	const base = splitLines(disk);
 	if (applyHunks(base, request.hunks) === undefined) return undefined;
-	const ours = plainLines(buffer);
+	const ours = splitLines(buffer);
 	const plan = planMerge(base, ours, request.hunks);
 	let lines = ours;
 	for (const ed of [...plan.edits].reverse()) lines = [...lines.slice(0, ed.from), ...ed.lines, ...lines.slice(ed.to)];
@@ -195,7 +196,10 @@ export function proposalAgainstBuffer(
  * The notice's words for hunks that touch the user's unsaved lines ("1 of 2 hunks touches your unsaved lines 7-8: if
  * accepted, the file gets pi's text and your buffer keeps yours there"), or undefined when none does.
  */
-export function describeUnsaved(view: Pick<UnsavedProposal, "places" | "touching">): string | undefined {
+export function describeUnsaved(
+	view: Pick<UnsavedProposal, "places" | "touching">,
+	{ short = false } = {},
+): string | undefined {
 	const n = view.places.filter((p) => p.touches).length;
 	if (n === 0) return undefined;
 	const total = view.places.length;
@@ -205,7 +209,8 @@ export function describeUnsaved(view: Pick<UnsavedProposal, "places" | "touching
 	// At most 5 places named, as every client names them.
 	const named = view.touching.slice(0, 5).map(span).join(", ") + (view.touching.length > 5 ? ", …" : "");
 	const where = `${one ? "line" : "lines"} ${named}`;
-	return `${n} of ${total} ${total === 1 ? "hunk" : "hunks"} ${n === 1 ? "touches" : "touch"} your unsaved ${where}: if accepted, the file gets pi's text and your buffer keeps yours there`;
+	const phrase = `${n} of ${total} ${total === 1 ? "hunk" : "hunks"} ${n === 1 ? "touches" : "touch"} your unsaved ${where}`;
+	return short ? phrase : `${phrase}: if accepted, the file gets pi's text and your buffer keeps yours there`;
 }
 
 /** The request as a unified diff, for when the proposal cannot be shown beside the file (the Neovim client's rule). */

@@ -236,6 +236,20 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		);
 	});
 
+	it("a CR-LF buffer with unsaved changes (lines not split at \\n): no marks, no unsaved lines named (issue 26)", async (t) => {
+		const e = await startEmacs(t);
+		const crlf = "one\r\ntwo\r\nthree\r\n";
+		const file = await openFile(e, "crlf.txt", crlf);
+		await e.act('(progn (goto-char (point-min)) (insert "top\n"))');
+		ask(e, request(e, file, {}, { before: crlf, after: "one\r\nTWO\r\nthree\r\n" }));
+		await waitPending(e, 1);
+		await e.eval(`(pi-ide-approval--mark ${elispString(file)})`); // the marks drawn now, as the recheck draws them
+		assert.deepEqual(await marks(e, file), []);
+		const told = await said(e, /pi waits for your approval/);
+		assert.equal(told.length, 1);
+		assert.doesNotMatch(told[0] ?? "", /unsaved/);
+	});
+
 	it("answering a request that is gone (removed, replaced) does nothing but say so", async (t) => {
 		// No watch, and a timer that never comes: pi's files change under Emacs without Emacs having read them.
 		const e = await startEmacs(t, {

@@ -28,6 +28,7 @@ import {
 	type DecisionTarget,
 	describeApproval,
 	describeUnsaved,
+	isSplitAtNewline,
 	type PendingApproval,
 	proposalAgainstBuffer,
 	proposalDiff,
@@ -89,6 +90,8 @@ function marksOf(
 	document: vscode.TextDocument,
 	unsaved: UnsavedProposal | undefined,
 ): vscode.DecorationOptions[] {
+	// Unsaved lines not split at \n (CR-LF, a BOM) are not compared with the disk's: no marks (PROTOCOL.md).
+	if (unsaved === undefined && document.isDirty && !isSplitAtNewline(document.getText())) return [];
 	const lines = Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text);
 	if (unsaved === undefined && proposalText(request, lines, "\n") === undefined) return [];
 	const last = Math.max(document.lineCount - 1, 0);
@@ -394,8 +397,9 @@ export class ApprovalView implements vscode.Disposable {
 		}
 		const right = this.#proposalUri(request, "after");
 		this.#keep(right, proposal);
+		const touching = unsaved && describeUnsaved(unsaved, { short: true });
 		const title = unsaved
-			? `${name} ↔ ${name} (pi's proposal in your unsaved buffer)`
+			? `${name} ↔ ${name} (pi's proposal in your unsaved buffer${touching ? `; ${touching}` : ""})`
 			: `${name} ↔ ${name} (pi's proposal)`;
 		await vscode.commands.executeCommand("vscode.diff", left, right, title, {
 			preview: true,

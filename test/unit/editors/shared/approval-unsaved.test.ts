@@ -138,14 +138,10 @@ const CASES: Case[] = [
 			"1 of 2 hunks touches your unsaved lines 2-3: if accepted, the file gets pi's text and your buffer keeps yours there",
 	},
 	{
-		name: "CR-LF buffer: compared by its lines",
+		name: "CR-LF buffer (lines not split at \\n): no view",
 		buffer: "1\r\n2\r\n3\r\n4\r\nmine\r\n6\r\n7\r\n8\r\n9\r\n10\r\n",
-		text: lines("1", "TWO", "3", "4", "mine", "6", "7", "EIGHT", "9", "10"),
-		places: [
-			[1, 2, false],
-			[7, 8, false],
-		],
 	},
+	{ name: "a BOM on disk: no view", buffer: DISK, disk: `\ufeff${DISK}` },
 	{ name: "the file saved since (pi's lines not on disk): no view", buffer: DISK, disk: lines("1", "x", "3") },
 	{ name: "a request with a note: no view", buffer: DISK, note: "too large" },
 ];
@@ -169,7 +165,13 @@ describe("describeUnsaved: the notice's words", () => {
 		],
 	];
 	for (const [name, view, want] of cases) {
-		test(name, () => assert.equal(describeUnsaved(view)?.replace(/: if accepted.*/, ""), want));
+		test(name, () => {
+			assert.equal(describeUnsaved(view, { short: true }), want);
+			assert.equal(
+				describeUnsaved(view),
+				want && `${want}: if accepted, the file gets pi's text and your buffer keeps yours there`,
+			);
+		});
 	}
 });
 

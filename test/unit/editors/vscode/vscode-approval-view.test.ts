@@ -65,6 +65,8 @@ interface Case {
 	touching: boolean[];
 	/** The proposal view's right side. */
 	proposal: string;
+	/** What the diff's title says after the file's names. */
+	title: string;
 }
 
 const CASES: Case[] = [
@@ -74,6 +76,7 @@ const CASES: Case[] = [
 		marks: [2, 8],
 		touching: [false, false],
 		proposal: PI_TEXT,
+		title: "(pi's proposal)",
 	},
 	{
 		name: "two unsaved lines typed at the top: pi's hunks marked two lines down, placed there",
@@ -82,6 +85,7 @@ const CASES: Case[] = [
 		marks: [4, 10],
 		touching: [false, false],
 		proposal: lines("u1", "u2", ...PI_TEXT.trimEnd().split("\n")),
+		title: "(pi's proposal in your unsaved buffer)",
 	},
 	{
 		name: "line 8 changed unsaved: its hunk named and marked there, the user's line kept in the proposal",
@@ -90,6 +94,7 @@ const CASES: Case[] = [
 		marks: [2, 8],
 		touching: [false, true],
 		proposal: lines("1", "TWO", "3", "4", "5", "6", "7", "mine", "9", "10"),
+		title: "(pi's proposal in your unsaved buffer; 1 of 2 hunks touches your unsaved line 8)",
 	},
 ];
 
@@ -147,7 +152,8 @@ describe("VS Code approval: the proposal against a document with unsaved changes
 				await bench.commands.get("piIdeContext.showProposal")?.();
 				const diff = bench.executed.find((e) => e.id === "vscode.diff");
 				assert.ok(diff, `the diff shown (log: ${log.join(" | ")})`);
-				const [left, right] = diff.args as FakeUri[];
+				const [left, right, title] = diff.args as [FakeUri, FakeUri, string];
+				assert.equal(title, `notes.txt ↔ notes.txt ${c.title}`);
 				assert.equal(left?.toString(), document.uri.toString(), "the document itself on the left");
 				assert.equal(right?.scheme, PROPOSAL_SCHEME);
 				assert.equal(bench.contentProviders.get(PROPOSAL_SCHEME)?.provideTextDocumentContent(right), c.proposal);
