@@ -103,7 +103,7 @@ function marksOf(
 		const end = Math.min(first + Math.max(count, 1) - 1, last);
 		const what =
 			hunk.old_text.length === 0
-				? `adds ${hunk.new_text.length} ${hunk.new_text.length === 1 ? "line" : "lines"} ${hunk.old_start - 1 > last ? "after" : "before"} this`
+				? `adds ${hunk.new_text.length} ${hunk.new_text.length === 1 ? "line" : "lines"} ${start > last ? "after" : "before"} this`
 				: hunk.new_text.length === 0
 					? `deletes ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`}`
 					: `replaces ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`} with ${hunk.new_text.length}`;
