@@ -121,8 +121,9 @@ local function mark(file)
   if not r or r.note then
     return
   end
-  local places = places_in(buf, r)
-  if not places then
+  -- A request that cannot be placed (hunks out of order) is not shown there; never an error in the editor.
+  local ok, places = pcall(places_in, buf, r)
+  if not ok or not places then
     return
   end
   r.touch, r.touch_short = rules.touch_phrase(places)
@@ -309,8 +310,8 @@ function M.show()
   local buf = buffer_of(r.file)
   if buf and not r.note then
     -- Issue 26: a buffer with unsaved changes beside itself with pi's hunks that touch none of them placed.
-    local places, proposed = places_in(buf, r)
-    if places then
+    local ok, places, proposed = pcall(places_in, buf, r)
+    if ok and places then
       compare.show_beside(buf, proposed, "pi-ide://proposal" .. r.file)
       local touch = rules.touch_phrase(places)
       return touch and ("(pi-ide) %s"):format(touch) or nil
