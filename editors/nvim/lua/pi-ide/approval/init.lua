@@ -6,6 +6,8 @@
 ---   :PiIde approve    let pi apply the change
 ---   :PiIde reject     pi does not apply it (and tells its model the user rejected it)
 ---   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+--- Issue 26: a buffer with unsaved changes shows the proposal against it (rules.against, the merge's rule): hunks
+--- placed where the merge would put them, those touching the user's unsaved lines marked there with "!" and named.
 --- An answer is bound to the request the user was shown (PROTOCOL.md "An answer is for the request the user saw"):
 --- approve/reject answer the request this Neovim last showed (its notice, or :PiIde proposal) and not yet answered;
 --- when that one no longer waits and another does, they refuse in one line that names the other, and the same
