@@ -36,5 +36,27 @@ return out`,
 				assert.equal(got?.phrase, c.phrase, `${seed}: the line naming the touched lines`);
 			}
 		});
+
+		it("hunks out of order or overlapping (never pi's): nothing placed, no error", async (t) => {
+			const nv = await startNvim(t, flavour, { ui: false });
+			const h = (at: number, old: string[]) => ({
+				old_start: at,
+				old_lines: old.length,
+				old_text: old,
+				new_text: ["x"],
+			});
+			const placed = await nv.lua<boolean[]>(
+				`local rules = require("pi-ide.approval.rules")
+local out = {}
+for i, hunks in ipairs(...) do out[i] = rules.against({ "a", "b", "c" }, { "a", "B", "c" }, hunks) ~= nil end
+return out`,
+				[
+					[h(3, ["c"]), h(1, ["a"])],
+					[h(1, ["a", "b"]), h(2, ["b"])],
+					[h(1, ["a"]), h(3, ["c"])],
+				],
+			);
+			assert.deepEqual(placed, [false, false, true]);
+		});
 	});
 });

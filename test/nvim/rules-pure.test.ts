@@ -86,6 +86,9 @@ local CASES = {
   { 2, "against", "one hunk placed, one touching the user's line", function()
     return { "a", "b", "c", "d" }, { "u", "a", "b", "C", "d" }, { hunk, { id = "h3", old_start = 3, new_start = 4, old_text = { "c" }, new_text = { "x" } } }
   end },
+  { 2, "against", "hunks out of order: nothing placed", function()
+    return { "a", "b", "c", "d" }, { "u", "a", "b", "C", "d" }, { { id = "h3", old_start = 3, new_start = 3, old_text = { "c" }, new_text = { "x" } }, hunk }
+  end },
   { 2, "touch_phrase", "1 of 2", function() return { { row = 0, rows = 1, touches = false }, { row = 3, rows = 2, touches = true } } end },
 }
 
@@ -184,7 +187,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const [problems, cases] = await nv.lua<[string[], number]>(CALL_ALL);
 			assert.deepEqual(problems, []);
-			assert.equal(cases, 35);
+			assert.equal(cases, 36);
 		});
 	});
 });

@@ -29,3 +29,17 @@ it(`vim: approval against the user's unsaved buffer: ${CASES.length} seeded prop
 		assert.equal(got?.phrase, c.phrase, `${seed}: the line naming the touched lines`);
 	}
 });
+
+it("vim: hunks out of order or overlapping (never pi's): nothing placed, no error", (t) => {
+	const h = (at: number, old: string[]) => ({ old_start: at, old_lines: old.length, old_text: old, new_text: ["x"] });
+	const out = runVimRules<{ placed: boolean[] }>(
+		t,
+		[
+			[h(3, ["c"]), h(1, ["a"])],
+			[h(1, ["a", "b"]), h(2, ["b"])],
+			[h(1, ["a"]), h(3, ["c"])],
+		],
+		"var out = {placed: mapnew(c, (_, hunks) => !empty(pi_ide#approval_rules#Against(['a', 'b', 'c'], ['a', 'B', 'c'], hunks)))}",
+	);
+	assert.deepEqual(out.placed, [false, false, true]);
+});

@@ -104,7 +104,8 @@ async function untouched({ editor, file }: Setup, what: string): Promise<void> {
 export const cases: KitCase[] = [
 	{
 		name: "approval: the proposal shown against the user's unsaved buffer: the arrival notice names the user's unsaved lines a proposed hunk touches (1 of 2 hunks), and says nothing of them when none is touched",
-		needs: ["approval", "unsaved-buffers"],
+		// "merge": the proposal is placed by the merge's rule; a client without the merge (JetBrains) has no placement.
+		needs: ["approval", "unsaved-buffers", "merge"],
 		run: async (kit) => {
 			const setup = await setUp(kit);
 			const { editor } = setup;
@@ -130,7 +131,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "approval: the proposal shown against the user's unsaved buffer: a hunk away from the user's lines is marked where the merge would place it, one touching them on the user's lines; the buffer and the file are untouched",
-		needs: ["approval", "approval-marks", "unsaved-buffers"],
+		needs: ["approval", "approval-marks", "unsaved-buffers", "merge"],
 		run: async (kit) => {
 			const setup = await setUp(kit);
 			const { editor, file } = setup;

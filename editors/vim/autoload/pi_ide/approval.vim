@@ -89,7 +89,12 @@ def PlacesIn(buf: number, r: dict<any>): dict<any>
   if type(disk) != v:t_list || !approval_rules.Matches(disk, r.hunks)
     return {}
   endif
-  return approval_rules.Against(disk, lines, r.hunks)
+  # A request that cannot be placed is not shown there; never an error in the editor.
+  try
+    return approval_rules.Against(disk, lines, r.hunks)
+  catch
+    return {}
+  endtry
 enddef
 
 # Mark the request for `file` in its buffer, if it is loaded and the request can be shown there (PlacesIn), unless

@@ -210,7 +210,15 @@ enddef
 # user's where the merge would put it (its replaced lines, moved by the user's line-count changes above); one that
 # touches the user's lines on those lines (rows 0: the user deleted them, `row` is where they were); proposed:
 # `ours` with the hunks that touch nothing placed (the proposal as the user would see it)}.
+# {} when the hunks are not ascending and apart (pi's never overlap; the merge's rule needs them so).
 export def Against(disk: list<string>, ours: list<string>, given: list<dict<any>>): dict<any>
+  var at = 1
+  for h in given
+    if h.old_start < at
+      return {}
+    endif
+    at = h.old_start + len(h.old_text)
+  endfor
   # Plan counts a hunk's lines by `old_lines`: taken from its text, as everything else here takes them.
   var hunks = mapnew(given, (_, h) => ({old_start: h.old_start, old_lines: len(h.old_text), new_text: h.new_text}))
   var all = merge.Plan(disk, ours, hunks)

@@ -6,6 +6,8 @@
 ---   :PiIde approve    let pi apply the change
 ---   :PiIde reject     pi does not apply it (and tells its model the user rejected it)
 ---   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+--- Issue 26: a buffer with unsaved changes shows the proposal against it (rules.against, the merge's rule): hunks
+--- placed where the merge would put them, those touching the user's unsaved lines marked there with "!" and named.
 --- An answer is bound to the request the user was shown (PROTOCOL.md "An answer is for the request the user saw"):
 --- approve/reject answer the request this Neovim last showed (its notice, or :PiIde proposal) and not yet answered;
 --- when that one no longer waits and another does, they refuse in one line that names the other, and the same
@@ -121,8 +123,9 @@ local function mark(file)
   if not r or r.note then
     return
   end
-  local places = places_in(buf, r)
-  if not places then
+  -- A request that cannot be placed (hunks out of order) is not shown there; never an error in the editor.
+  local ok, places = pcall(places_in, buf, r)
+  if not ok or not places then
     return
   end
   r.touch, r.touch_short = rules.touch_phrase(places)
@@ -309,8 +312,8 @@ function M.show()
   local buf = buffer_of(r.file)
   if buf and not r.note then
     -- Issue 26: a buffer with unsaved changes beside itself with pi's hunks that touch none of them placed.
-    local places, proposed = places_in(buf, r)
-    if places then
+    local ok, places, proposed = pcall(places_in, buf, r)
+    if ok and places then
       compare.show_beside(buf, proposed, "pi-ide://proposal" .. r.file)
       local touch = rules.touch_phrase(places)
       return touch and ("(pi-ide) %s"):format(touch) or nil

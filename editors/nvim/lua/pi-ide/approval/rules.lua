@@ -155,17 +155,22 @@ end
 --- the user's where the merge would put it (its replaced lines, moved by the user's line-count changes above); one
 --- that touches the user's lines on those lines (rows 0: the user deleted them, `row` is where they were). And
 --- `ours` with the hunks that touch nothing placed (the proposal as the user would see it).
+--- nil when the hunks are not ascending and apart (pi's never overlap; the merge's rule needs them so).
 ---@param disk string[]
 ---@param ours string[]
 ---@param hunks table[]
----@return table[] places
----@return string[] proposed
+---@return table[]|nil places
+---@return string[]|nil proposed
 function M.against(disk, ours, hunks)
   local plan = require("pi-ide.inbox.merge").plan
   -- The plan counts a hunk's lines by `old_lines`: taken from its text, as everything else here takes them.
-  local given = hunks
+  local given, at = hunks, 1
   hunks = {}
   for i, h in ipairs(given) do
+    if h.old_start < at then
+      return nil, nil
+    end
+    at = h.old_start + #h.old_text
     hunks[i] = { old_start = h.old_start, old_lines = #h.old_text, new_text = h.new_text }
   end
   local all = plan(disk, ours, hunks)
