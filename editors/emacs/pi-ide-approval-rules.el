@@ -15,6 +15,7 @@
 
 (require 'cl-lib)
 (require 'pi-ide-protocol)
+(require 'pi-ide-merge)
 
 (defconst pi-ide-state-max-proposed-lines 20
   "Most proposed lines of one hunk shown in the file's buffer.")
@@ -51,6 +52,71 @@ At most `pi-ide-state-max-proposed-lines', then one line saying how many more."
                                                   (alist-get 'new_start h) (length (alist-get 'new_text h))))
                                     (mapcar (lambda (l) (concat "-" l)) (alist-get 'old_text h))
                                     (mapcar (lambda (l) (concat "+" l)) (alist-get 'new_text h)))))))
+
+;;;; Issue 26 item 6: the proposal against a buffer with unsaved changes
+
+(defun pi-ide-state-unsaved-proposal (hunks disk ours user)
+  "The proposal HUNKS (the request's, ascending) against OURS, the buffer's lines.
+DISK: the file's lines on disk, the text pi proposed against; USER: the line
+diff DISK -> OURS as `pi-ide-merge-plan' takes it (the merge's own rule
+decides placement and \"touches\").  Nil when DISK no longer holds the lines
+pi read.  Else a plist :places, one (FROM TO TOUCHES) per hunk, 0-based
+half-open lines of OURS (a touching hunk's: the user's lines it touches), and
+:lines, OURS with each hunk that touches nothing placed."
+  (let ((disk-lines (vconcat disk)))
+    (when (pi-ide-state-hunks-match-p
+           (lambda (first last)
+             (when (and (<= 1 first) (<= first last) (<= last (length disk-lines)))
+               (append (substring disk-lines (1- first) last) nil)))
+           hunks)
+      (let* ((theirs (mapcar (lambda (h)
+                               (list :old-start (alist-get 'old_start h) :old-lines (length (alist-get 'old_text h))
+                                     :new-lines (length (alist-get 'new_text h)) :new-text (alist-get 'new_text h)))
+                             hunks))
+             (plan (pi-ide-merge-plan ours user theirs))
+             (lines ours))
+        (dolist (ed (reverse (plist-get plan :edits)))
+          (setq lines (append (cl-subseq lines 0 (nth 0 ed)) (nth 2 ed) (nthcdr (nth 1 ed) lines))))
+        (list :places (plist-get plan :places) :lines lines)))))
+
+(defun pi-ide-state-touch-phrase (places)
+  "The notice's words for PLACES (see `pi-ide-state-unsaved-proposal').
+\"1 of 2 hunks touches your unsaved lines 7-8: if accepted, the file gets pi's
+text and your buffer keeps yours there\" (at most 5 places named), or nil
+when no hunk touches the user's lines.  The words every client uses."
+  (let* ((touching (cl-remove-if-not (lambda (p) (nth 2 p)) places))
+         (n (length touching)) (total (length places))
+         (ranges (mapcar (lambda (p)
+                           (let ((first (1+ (nth 0 p))) (last (+ (nth 0 p) (max 1 (- (nth 1 p) (nth 0 p))))))
+                             (if (= first last) (number-to-string first) (format "%d-%d" first last))))
+                         touching)))
+    (when (> n 0)
+      (format "%d of %d %s your unsaved %s %s%s: if accepted, the file gets pi's text and your buffer keeps yours there"
+              n total (cond ((= total 1) "hunk touches") ((= n 1) "hunks touches") (t "hunks touch"))
+              (if (and (= (length ranges) 1) (not (string-match-p "-" (car ranges)))) "line" "lines")
+              (mapconcat #'identity (cl-subseq ranges 0 (min 5 (length ranges))) ", ")
+              (if (> (length ranges) 5) ", …" "")))))
+
+(defun pi-ide-state-unsaved-diff (request hunks unsaved ours)
+  "The proposal of REQUEST against the unsaved buffer OURS, as diff lines.
+HUNKS: the request's, ascending; UNSAVED: `pi-ide-state-unsaved-proposal's
+plist for them.  The buffer's lines beside the buffer with each hunk that
+touches nothing placed; the touching ones named above the header."
+  (let ((file (pi-ide-state-inert (plist-get request :file)))
+        (ours (vconcat ours)) (shift 0) (touch (pi-ide-state-touch-phrase (plist-get unsaved :places))))
+    (append (and touch (list (concat "(pi-ide) " touch)))
+            (list (concat "--- " file " (your unsaved buffer)")
+                  (concat "+++ " file " (pi's proposal in your unsaved buffer)"))
+            (cl-loop for h in hunks for p in (plist-get unsaved :places)
+                     unless (nth 2 p)
+                     append (let* ((old (append (substring ours (nth 0 p) (nth 1 p)) nil))
+                                   (new (alist-get 'new_text h))
+                                   (head (format "@@ -%d,%d +%d,%d @@" (1+ (nth 0 p)) (length old)
+                                                 (+ 1 (nth 0 p) shift) (length new))))
+                              (setq shift (+ shift (- (length new) (length old))))
+                              (append (list head)
+                                      (mapcar (lambda (l) (concat "-" l)) old)
+                                      (mapcar (lambda (l) (concat "+" l)) new)))))))
 
 (defun pi-ide-state-remember-decision (decisions pi-pid id decision)
   "DECISIONS (newest last) with PI-PID's request ID answered DECISION.

@@ -14,6 +14,11 @@
 ;; - one message when a request for this Emacs arrives (no prompt, no focus taken, point never moved);
 ;; - the proposed hunks marked in the file's buffer when it is already open and still holds the lines pi
 ;;   read (the lines to go in `pi-ide-approval', the proposed ones shown after them, never inserted);
+;; - issue 26: a buffer with unsaved changes shows the proposal against what the user sees, by the merge's rule
+;;   (pi-ide-merge.el; the user's changes are the line diff disk -> buffer): a hunk that touches none of them is
+;;   marked where the merge would put it, one that touches them is marked on the user's lines, and the arrival
+;;   message names those lines ("1 of 2 hunks touches your unsaved line 8: ..."); `pi-ide-proposal' then shows
+;;   the buffer beside the buffer with the other hunks placed;
 ;; - \" approve?\" in the mode line, and the request in `pi-ide-status';
 ;; - `pi-ide-approve' and `pi-ide-reject' (pi-ide.el) put the decision in the state file's `decisions',
 ;;   which pi reads; `pi-ide-proposal' shows the change as a read-only diff.
@@ -37,6 +42,7 @@
 
 (defvar pi-ide-approval-marks)
 (declare-function pi-ide-inbox-liveness "pi-ide-inbox" (key))
+(declare-function pi-ide-inbox--read-verified "pi-ide-inbox" (path))
 
 (defface pi-ide-approval
   '((t :inherit diff-removed))
@@ -182,6 +188,62 @@ LAST-LINE is the buffer's last line."
       (pi-ide-approval--overlay (point) (point) 'after-string
                                 (if (bolp) (pi-ide-approval--added shown) (pi-ide-approval--added "\n" shown)))))))
 
+(defconst pi-ide-approval--touch-note
+  "pi's hunk touches your unsaved lines: if accepted, the file gets pi's text and your buffer keeps yours"
+  "What is drawn after the user's lines a proposed hunk touches.")
+
+(defun pi-ide-approval--mark-touching (place goto last-line)
+  "Mark the user's lines of PLACE, (FROM TO t), in the current buffer.
+Moving with GOTO; LAST-LINE is the buffer's last line.  The user deleted
+them when FROM = TO: the note stands where they were."
+  (let ((from (nth 0 place)) (to (nth 1 place))
+        (note (propertize pi-ide-approval--touch-note 'face 'pi-ide-approval)))
+    (cond
+     ((> to from)
+      (funcall goto (1+ from))
+      (let ((beg (point)))
+        (forward-line (- to from))
+        (pi-ide-approval--overlay beg (point) 'after-string
+                                  (if (bolp) (concat note "\n") (concat "\n" note)) t)))
+     ((< from last-line)
+      (funcall goto (1+ from))
+      (pi-ide-approval--overlay (point) (point) 'before-string (concat note "\n")))
+     (t
+      (goto-char (point-max))
+      (pi-ide-approval--overlay (point) (point) 'after-string (if (bolp) note (concat "\n" note)))))))
+
+(defun pi-ide-approval--sorted-hunks (r)
+  "The hunks of request R, ascending."
+  (sort (copy-sequence (plist-get r :hunks))
+        (lambda (a b) (< (alist-get 'old_start a) (alist-get 'old_start b)))))
+
+(defun pi-ide-approval--unsaved (r buffer)
+  "Return the proposal R against modified BUFFER, or nil.
+Nil unless BUFFER visits a file and is modified, R carries all its hunks
+and the file on disk (one verified read, as a reload reads it) still holds
+the lines pi read; `not-lines' when the buffer's or the file's lines are not
+the file's split at \"\\n\" (CR-LF, another encoding, a BOM): such a buffer
+gets no marks (PROTOCOL.md).  A plist: `:places' and
+`:lines' of `pi-ide-state-unsaved-proposal', `:ours' (the buffer's lines)
+and `:hunks' (R's, ascending, as the places are)."
+  (condition-case nil
+      (when (and buffer (buffer-local-value 'buffer-file-name buffer) (buffer-modified-p buffer)
+                 (not (plist-get r :created)) (not (plist-get r :note))
+                 (= (length (plist-get r :hunks)) (plist-get r :hunks-total)))
+        (with-current-buffer buffer
+          (let ((bytes (pi-ide-inbox--read-verified (expand-file-name buffer-file-name))))
+            (if (not (and (pi-ide-merge--comparable-p) (stringp bytes) (not (string-match-p "\r" bytes))
+                          (not (string-prefix-p "\357\273\277" bytes))))
+                (and (stringp bytes) 'not-lines)
+              (let* ((disk (pi-ide-merge-split (decode-coding-string bytes 'utf-8-unix)))
+                     (ours (save-restriction
+                             (widen)
+                             (pi-ide-merge-split (buffer-substring-no-properties (point-min) (point-max)))))
+                     (hunks (pi-ide-approval--sorted-hunks r))
+                     (view (pi-ide-state-unsaved-proposal hunks disk ours (pi-ide-merge--user-changes disk ours))))
+                (and view (append (list :ours ours :hunks hunks) view)))))))
+    (error nil)))
+
 (defun pi-ide-approval--mark (file)
   "Mark the request for FILE in its buffer, when open and still holding pi's lines."
   (let ((buffer (pi-ide-approval--buffer file))
@@ -197,11 +259,20 @@ LAST-LINE is the buffer's last line."
               ;; As pi counts lines: "" has none, "a\n" and "a" one.
               (let ((last-line (count-lines (point-min) (point-max)))
                     (goto (pi-ide-approval-goto-line-function))
-                    (hunks (sort (copy-sequence (plist-get r :hunks))
-                                 (lambda (a b) (< (alist-get 'old_start a) (alist-get 'old_start b))))))
-                (when (pi-ide-state-hunks-match-p (pi-ide-approval-line-reader goto last-line) hunks)
+                    (hunks (pi-ide-approval--sorted-hunks r))
+                    (unsaved (pi-ide-approval--unsaved r buffer)))
+                (cond
+                 ((eq unsaved 'not-lines))
+                 ;; Issue 26: each hunk where the merge would put it, or on the user's lines it touches.
+                 (unsaved
+                  (cl-loop for h in hunks for place in (plist-get unsaved :places)
+                           do (if (nth 2 place)
+                                  (pi-ide-approval--mark-touching place goto last-line)
+                                (pi-ide-approval--mark-hunk (cons (cons 'old_start (1+ (nth 0 place))) h)
+                                                            goto last-line))))
+                 ((pi-ide-state-hunks-match-p (pi-ide-approval-line-reader goto last-line) hunks)
                   (dolist (h hunks)
-                    (pi-ide-approval--mark-hunk h goto last-line)))))
+                    (pi-ide-approval--mark-hunk h goto last-line))))))
             ;; Checked again after the user's edits, matching or not: an edit can take pi's lines away or
             ;; bring them back.
             (setq pi-ide-approval--marked (plist-get r :file))
@@ -229,10 +300,14 @@ the user may be typing their answer to that one."
     (unless (member key pi-ide-approval--told)
       (setq pi-ide-approval--told (last (cons key pi-ide-approval--told) 50))
       (unless pi-ide-approval--seen (setq pi-ide-approval--seen key))
-      (pcase-let ((`(,what . ,size) (pi-ide-state-describe-request r)))
-        (pi-ide-approval--say "(pi-ide) pi waits for your approval of its %s of %s (%s, %d s): %s"
+      (pcase-let ((`(,what . ,size) (pi-ide-state-describe-request r))
+                  (unsaved (pi-ide-approval--unsaved r (pi-ide-approval--buffer (plist-get r :file)))))
+        (pi-ide-approval--say "(pi-ide) pi waits for your approval of its %s of %s (%s, %d s): %s%s"
                               what (pi-ide-approval--name (plist-get r :file)) size (plist-get r :timeout)
-                              pi-ide-approval-commands)))))
+                              pi-ide-approval-commands
+                              ;; Issue 26: the user's unsaved lines a hunk touches.
+                              (let ((touch (and (consp unsaved) (pi-ide-state-touch-phrase (plist-get unsaved :places)))))
+                                (if touch (concat ". " touch) "")))))))
 
 (defun pi-ide-approval--tick ()
   "Drop the requests that ran out or whose pi is gone.
@@ -354,16 +429,27 @@ the user."
 (defun pi-ide-approval-show ()
   "Show the request the user saw (else the current one) as a read-only diff.
 Without selecting it; it is then the one `pi-ide-approve' answers.  Returns
-nil, or the line to tell the user when nothing waits."
-  (let ((r (or (car (pi-ide-approval-target pi-ide-approval--pending pi-ide-approval--seen))
-               (pi-ide-approval-current))))
+nil, or the line to tell the user: nothing waits, or (issue 26) the user's
+unsaved lines a hunk touches.  A buffer with unsaved changes is shown beside
+itself with each hunk that touches none of them placed."
+  (let* ((r (or (car (pi-ide-approval-target pi-ide-approval--pending pi-ide-approval--seen))
+                (pi-ide-approval-current)))
+         (unsaved (let ((u (and r (pi-ide-approval--unsaved r (pi-ide-approval--buffer (plist-get r :file))))))
+                    (and (consp u) u)))
+         (touch (and unsaved (pi-ide-state-touch-phrase (plist-get unsaved :places)))))
     (if (null r)
         "(pi-ide) pi is not waiting for your approval"
       (setq pi-ide-approval--seen (cons (plist-get r :pi-key) (plist-get r :id)))
       (with-current-buffer (get-buffer-create pi-ide-approval-proposal-buffer)
         (let ((inhibit-read-only t))
           (erase-buffer)
-          (insert (mapconcat #'identity (pi-ide-state-proposal-diff r) "\n") "\n")
+          (insert (mapconcat #'identity
+                             (if unsaved
+                                 (pi-ide-state-unsaved-diff r (plist-get unsaved :hunks) unsaved
+                                                            (plist-get unsaved :ours))
+                               (pi-ide-state-proposal-diff r))
+                             "\n")
+                  "\n")
           (diff-mode)
           ;; diff-mode would otherwise read the file named in the header to highlight the hunks' syntax: a
           ;; path from pi's file is never read (it could be a FIFO).
@@ -374,7 +460,7 @@ nil, or the line to tell the user when nothing waits."
           (set-buffer-modified-p nil)
           (goto-char (point-min))))
       (display-buffer pi-ide-approval-proposal-buffer)
-      nil)))
+      (and touch (concat "(pi-ide) " touch)))))
 
 (defun pi-ide-approval-report ()
   "The state file's `decisions': always a list, empty included.

@@ -125,8 +125,58 @@ been swapped."
           (and now (plist-get now :real) (eq (plist-get now :resolves-to) 'file)
                (list :name path :type (plist-get now :type) :real (plist-get now :real))))))
 
+(defvar-local pi-ide-inbox--conflicts nil
+  "Issue 26: where merges' conflicts stand in this buffer, newest last.
+Each a (START . END) of markers: the user's lines kept there, END nil when
+the user had deleted them.  Listed with pi's hunks (`pi-ide-hunks') until
+the buffer and its file agree again.")
+
+(defun pi-ide-inbox--unlist-conflicts ()
+  "Forget the current buffer's merge conflicts."
+  (dolist (c pi-ide-inbox--conflicts)
+    (set-marker (car c) nil)
+    (when (cdr c) (set-marker (cdr c) nil)))
+  (setq pi-ide-inbox--conflicts nil))
+
+(defun pi-ide-inbox--list-conflicts (conflicts)
+  "Remember where CONFLICTS (a merge's, alists line and lines) stand here.
+Markers: they follow the user's edits."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (dolist (c conflicts)
+        (goto-char (point-min))
+        (forward-line (1- (alist-get 'line c)))
+        (let ((start (copy-marker (point))) (lines (alist-get 'lines c)))
+          (setq pi-ide-inbox--conflicts
+                (append pi-ide-inbox--conflicts
+                        (list (cons start (and (> lines 0)
+                                               (progn (forward-line (1- lines)) (copy-marker (point)))))))))))))
+
+(defun pi-ide-inbox-conflict-lines ()
+  "The merges' conflicts in buffers still modified, as `pi-ide-hunks' lists them.
+Each line \"FILE:LINE: conflict: your unsaved lines N-M kept; ...\", where
+the user's lines stand now."
+  (cl-loop for buffer in (buffer-list)
+           when (and (buffer-local-value 'pi-ide-inbox--conflicts buffer) (buffer-modified-p buffer)
+                     (buffer-local-value 'buffer-file-name buffer))
+           append (with-current-buffer buffer
+                    (save-restriction
+                      (widen)
+                      (cl-loop for (start . end) in pi-ide-inbox--conflicts
+                               when (marker-buffer start)
+                               collect (let* ((first (line-number-at-pos start t))
+                                              (last (if end (line-number-at-pos end t) first)))
+                                         (format "%s:%d: conflict: your unsaved %s kept; pi's version is on disk (M-x diff-buffer-with-file)"
+                                                 (pi-ide-state-inert (expand-file-name buffer-file-name)) first
+                                                 (cond ((null end) (format "line %d (you deleted pi's lines there)" first))
+                                                       ((= first last) (format "line %d" first))
+                                                       (t (format "lines %d-%d" first last))))))))))
+
 (defun pi-ide-inbox-buffer-synced ()
-  "The current buffer and its file agree again: a later conflict is told again."
+  "The current buffer and its file agree again: a later conflict is told again.
+Its merges' conflicts are no longer listed."
+  (pi-ide-inbox--unlist-conflicts)
   (setq pi-ide-inbox--told (assq-delete-all (current-buffer) pi-ide-inbox--told)))
 
 (defun pi-ide-inbox--line-col (pos)
@@ -268,6 +318,7 @@ HANDLED: the seq of that pi handled before.  The report's status and its
               (when attrs
                 (with-current-buffer buffer
                   (set-visited-file-modtime (file-attribute-modification-time attrs)))))
+          (with-current-buffer buffer (pi-ide-inbox--list-conflicts conflicts))
           (pi-ide-inbox--tell-modified buffer file (pi-ide-merge-phrase (car conflicts))))
         (cons (plist-get outcome :status)
               `((hunks . ,(plist-get outcome :hunks)) (merged . ,(plist-get outcome :merged))
@@ -676,6 +727,7 @@ pi_pid, and pi_ns as its message said) :cwd."
 
 (defun pi-ide-inbox-forget-buffer ()
   "The current buffer is killed: drop what refers to it."
+  (pi-ide-inbox--unlist-conflicts)
   (setq pi-ide-inbox--told (assq-delete-all (current-buffer) pi-ide-inbox--told)))
 
 (provide 'pi-ide-inbox)

@@ -115,9 +115,12 @@ Shared lines; an insertion (an empty range) in the other's range or at its edge.
 USER: the line diff base -> OURS, a list of (A A-END B B-END), 0-based
 half-open ranges of base and of OURS, ascending.  A plist :edits (each
 \(FROM TO LINES), 0-based ranges of OURS, ascending), :merged, :conflicts
-\(alists line, lines, text) and :conflicts-total."
+\(alists line, lines, text), :conflicts-total and :places: one (FROM TO
+TOUCHES) per hunk of THEIRS, in order, its place in OURS (a merged hunk's
+lines it replaces; a touching one's span of the user's lines), for
+approval's proposal against the buffer (issue 26 item 6)."
   (let ((ours (vconcat ours)) (user (vconcat user))
-        (u 0) (delta 0) (shift 0) (edits nil) (merged 0) (conflicts nil) (total 0))
+        (u 0) (delta 0) (shift 0) (edits nil) (merged 0) (conflicts nil) (total 0) (places nil))
     (dolist (h theirs)
       (let* ((a (1- (plist-get h :old-start))) (e (+ a (plist-get h :old-lines))) (last nil))
         (while (and (< u (length user))
@@ -131,6 +134,7 @@ half-open ranges of base and of OURS, ascending.  A plist :edits (each
           (setq last (1+ last)))
         (if (< last u)
             (progn (push (list (+ a delta) (+ e delta) (plist-get h :new-text)) edits)
+                   (push (list (+ a delta) (+ e delta) nil) places)
                    (setq merged (1+ merged)
                          shift (+ shift (- (plist-get h :new-lines) (plist-get h :old-lines)))))
           (setq total (1+ total))
@@ -139,12 +143,14 @@ half-open ranges of base and of OURS, ascending.  A plist :edits (each
                  (grown (cl-loop for i from u to last
                                  sum (let ((c (aref user i))) (- (- (nth 3 c) (nth 2 c)) (- (nth 1 c) (nth 0 c))))))
                  (to (max (+ e delta grown) (nth 3 final))))
+            (push (list from to t) places)
             (when (< (length conflicts) pi-ide-merge-max-conflicts)
               (push `((line . ,(+ from shift 1)) (lines . ,(- to from))
                       (text . ,(cl-loop for i from from below (min to (+ from pi-ide-merge-max-conflict-lines))
                                         collect (pi-ide-merge--cut (aref ours i)))))
                     conflicts))))))
-    (list :edits (nreverse edits) :merged merged :conflicts (nreverse conflicts) :conflicts-total total)))
+    (list :edits (nreverse edits) :merged merged :conflicts (nreverse conflicts) :conflicts-total total
+          :places (nreverse places))))
 
 (defun pi-ide-merge-parse-diff (output)
   "The hunks of `diff -U0' OUTPUT as (A A-END B B-END), 0-based half-open.

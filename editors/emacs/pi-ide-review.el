@@ -37,6 +37,7 @@
 (require 'pi-ide-state)
 (require 'pi-ide-review-rules)
 (require 'pi-ide-approval)
+(declare-function pi-ide-inbox-conflict-lines "pi-ide-inbox" ())
 
 (defvar pi-ide-review-marks)
 
@@ -606,8 +607,11 @@ undone in the text thrown away."
 
 (defun pi-ide-review-show-hunks ()
   "List pi's hunks of its newest run in a buffer, displayed, not selected.
-Returns nil, or the line to tell the user when pi changed nothing here."
-  (let ((lines (pi-ide-state-hunk-list pi-ide-review--sets)))
+With them (issue 26) the merges' conflicts: where pi's hunk touched your
+unsaved lines, which were kept.  Returns nil, or the line to tell the user
+when pi changed nothing here."
+  (let ((lines (append (pi-ide-state-hunk-list pi-ide-review--sets)
+                       (and (fboundp 'pi-ide-inbox-conflict-lines) (pi-ide-inbox-conflict-lines)))))
     (if (null lines)
         "(pi-ide) pi changed no files in its last runs (or no pi is connected)"
       (with-current-buffer (get-buffer-create pi-ide-review-hunks-buffer)
@@ -616,7 +620,8 @@ Returns nil, or the line to tell the user when pi changed nothing here."
           (insert (mapconcat #'identity lines "\n") "\n")
           ;; Visiting a hunk is the user's RET on its line: nothing is opened before that.
           (compilation-mode)
-          (setq header-line-format "pi's hunks of its last run: RET visits one; M-x pi-ide-revert-hunk there")
+          (setq header-line-format
+                "pi's hunks of its last run, and merges' conflicts: RET visits one; M-x pi-ide-revert-hunk on a hunk")
           (goto-char (point-min))))
       (display-buffer pi-ide-review-hunks-buffer)
       nil)))

@@ -107,7 +107,8 @@ file is also visited and displayed (`pop-to-buffer') at that line."
 The lines to go are drawn after a \"- \" in the face `pi-ide-approval', the
 proposed lines after them with a \"+ \" (face `pi-ide-approval-added'), never
 put in the buffer; only in a buffer already open that still holds the lines
-pi read."
+pi read.  A buffer with unsaved changes shows each hunk where a merge would
+put it, or, when it touches your unsaved lines, on those lines with a note."
   :type 'boolean)
 
 (defcustom pi-ide-review-marks t

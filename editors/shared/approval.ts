@@ -23,7 +23,9 @@ import {
 	piApprovalFileName,
 	piIdentityKey,
 	REVIEW_NOTES,
+	splitLines,
 } from "../../src/protocol/wire.ts";
+import { type HunkPlace, planMerge } from "./merge.ts";
 import { isLineNumber, isObject, isPid, parsePiObject } from "./pi-message.ts";
 import { applyHunks, overCap, parseHunk, type ReviewHunk } from "./review.ts";
 import { utf8Length } from "./utf16.ts";
@@ -140,6 +142,75 @@ export function proposalText(request: PendingApproval, document: readonly string
 	if (proposal === undefined) return undefined;
 	const endsEmpty = proposal.length > 0 && proposal[proposal.length - 1] === "";
 	return proposal.join(eol) + (proposal.length > 0 && (hadBreak || endsEmpty) ? eol : "");
+}
+
+/**
+ * Issue 26 item 6: the proposal against a buffer with unsaved changes. `text`: the buffer with each of pi's hunks that
+ * touches no unsaved change put in where the merge would put it (moved by the user's line-count changes above it),
+ * the user's text kept where one does; `places`: one per hunk of the request, in order, its place in the buffer's
+ * lines (0-based half-open; a touching hunk's: the user's lines it touches, from the first to the last line of the
+ * hunk and of those changes); `touching`: those places as the notice names them (1-based, overlaps joined).
+ */
+export interface UnsavedProposal {
+	text: string;
+	places: HunkPlace[];
+	touching: { line: number; lines: number }[];
+}
+
+/** Are `text`'s lines the file's split at `\n` (no CR, no BOM)? Else a proposal is not compared line by line. */
+export const isSplitAtNewline = (text: string): boolean => !text.includes("\r") && text.charCodeAt(0) !== 0xfeff;
+
+/**
+ * The proposal against `buffer` (the unsaved text the user sees), the file on disk being `disk` (the text pi proposed
+ * against): the merge's own rule (merge.ts `planMerge`: the user's changes are the line diff disk -> buffer). Undefined
+ * when it cannot be shown whole (a note, hunks left out), the disk no longer holds the lines pi read, or either text's
+ * lines are not split at `\n` (CR-LF, a BOM: PROTOCOL.md, such a buffer gets no marks). The text has
+ * `\n` line ends, a final one when the buffer has one.
+ */
+export function proposalAgainstBuffer(
+	request: PendingApproval,
+	disk: string,
+	buffer: string,
+): UnsavedProposal | undefined {
+	if (request.note !== null || request.hunks.length < request.hunks_total) return undefined;
+	if (!isSplitAtNewline(disk) || !isSplitAtNewline(buffer)) return undefined;
+	const base = splitLines(disk);
+	if (applyHunks(base, request.hunks) === undefined) return undefined;
+	const ours = splitLines(buffer);
+	const plan = planMerge(base, ours, request.hunks);
+	let lines = ours;
+	for (const ed of [...plan.edits].reverse()) lines = [...lines.slice(0, ed.from), ...ed.lines, ...lines.slice(ed.to)];
+	const touching: { line: number; lines: number }[] = [];
+	for (const place of plan.places) {
+		if (!place.touches) continue;
+		const last = touching.at(-1);
+		if (last && place.from <= last.line - 1 + last.lines) {
+			last.lines = Math.max(last.lines, place.to - (last.line - 1));
+		} else touching.push({ line: place.from + 1, lines: place.to - place.from });
+	}
+	const eol = buffer.endsWith("\n") || (lines.length > 0 && lines[lines.length - 1] === "") ? "\n" : "";
+	return { text: lines.join("\n") + (lines.length > 0 ? eol : ""), places: plan.places, touching };
+}
+
+/**
+ * The notice's words for hunks that touch the user's unsaved lines ("1 of 2 hunks touches your unsaved lines 7-8: if
+ * accepted, the file gets pi's text and your buffer keeps yours there"), or undefined when none does.
+ */
+export function describeUnsaved(
+	view: Pick<UnsavedProposal, "places" | "touching">,
+	{ short = false } = {},
+): string | undefined {
+	const n = view.places.filter((p) => p.touches).length;
+	if (n === 0) return undefined;
+	const total = view.places.length;
+	const span = (t: { line: number; lines: number }) =>
+		t.lines <= 1 ? `${t.line}` : `${t.line}-${t.line + t.lines - 1}`;
+	const one = view.touching.length === 1 && (view.touching[0]?.lines ?? 0) <= 1;
+	// At most 5 places named, as every client names them.
+	const named = view.touching.slice(0, 5).map(span).join(", ") + (view.touching.length > 5 ? ", …" : "");
+	const where = `${one ? "line" : "lines"} ${named}`;
+	const phrase = `${n} of ${total} ${total === 1 ? "hunk" : "hunks"} ${n === 1 ? "touches" : "touch"} your unsaved ${where}`;
+	return short ? phrase : `${phrase}: if accepted, the file gets pi's text and your buffer keeps yours there`;
 }
 
 /** The request as a unified diff, for when the proposal cannot be shown beside the file (the Neovim client's rule). */

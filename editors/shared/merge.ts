@@ -52,11 +52,24 @@ export interface LineEdit {
 	lines: string[];
 }
 
+/**
+ * Where one hunk of pi's stands in the buffer (`ours`, 0-based half-open): a merged hunk's lines it replaces there,
+ * a touching one's span of the user's lines (from the first to the last line of the hunk and of the user's changes
+ * it touches). For approval's proposal against the buffer (issue 26 item 6).
+ */
+export interface HunkPlace {
+	from: number;
+	to: number;
+	touches: boolean;
+}
+
 export interface MergePlan {
 	edits: LineEdit[];
 	merged: number;
 	conflicts: MergeConflict[];
 	conflictsTotal: number;
+	/** One per hunk of pi's, in order. */
+	places: HunkPlace[];
 }
 
 const isInt = (v: unknown, min: number): v is number =>
@@ -143,7 +156,7 @@ function cutLine(line: string): string {
 /** Merge pi's hunks (`theirs`, from `base`) into `ours` (the buffer's lines): the edits of `ours` and the conflicts. */
 export function planMerge(base: string[], ours: string[], theirs: MergeHunk[]): MergePlan {
 	const user = diffHunks(base, ours).map(rangeOf);
-	const out: MergePlan = { edits: [], merged: 0, conflicts: [], conflictsTotal: 0 };
+	const out: MergePlan = { edits: [], merged: 0, conflicts: [], conflictsTotal: 0, places: [] };
 	let u = 0; // the first user change not wholly before the current hunk of pi's
 	let delta = 0; // the user's line-count change above it
 	let shift = 0; // the line-count change of pi's hunks merged above it
@@ -160,6 +173,7 @@ export function planMerge(base: string[], ours: string[], theirs: MergeHunk[]): 
 		const final = user[last];
 		if (last < u || !first || !final) {
 			out.edits.push({ from: a + delta, to: e + delta, lines: h.new_text });
+			out.places.push({ from: a + delta, to: e + delta, touches: false });
 			out.merged++;
 			shift += h.new_text.length - h.old_lines;
 			continue;
@@ -172,6 +186,7 @@ export function planMerge(base: string[], ours: string[], theirs: MergeHunk[]): 
 			grown += c.bEnd - c.b - (c.aEnd - c.a);
 		}
 		const to = Math.max(e + delta + grown, final.bEnd);
+		out.places.push({ from, to, touches: true });
 		if (out.conflicts.length < MAX_CONFLICTS) {
 			const text = ours.slice(from, Math.min(to, from + MAX_CONFLICT_LINES)).map(cutLine);
 			out.conflicts.push({ line: from + shift + 1, lines: to - from, text });

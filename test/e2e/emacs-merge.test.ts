@@ -3,7 +3,8 @@
  * as keys and not saved, and a real pi whose fake model calls pi's own `edit` and `write`. pi's change lands in the
  * unsaved buffer beside the user's line (one `C-_` takes only pi's out: the merge is not joined to the user's typing),
  * the disk has exactly what the tool wrote, and the tool result says it was merged into the editor's unsaved buffer;
- * a `write` touching the user's line keeps the user's text and the result names the line and quotes it.
+ * a `write` touching the user's line keeps the user's text and the result names the line and quotes it; the conflict
+ * is then listed with pi's hunks (M-x pi-ide-hunks), on the user's line as it moves, until the buffer is saved.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -87,5 +88,24 @@ describe("emacs: pi's edits merged into the user's unsaved buffer", { concurrenc
 			said[0] ?? "",
 			/app\.py touches your unsaved line 3: kept yours\. Compare: M-x diff-buffer-with-file$/,
 		);
+		// Item 6: the conflict is listed where pi's hunks are (M-x pi-ide-hunks, a compilation buffer), on the user's
+		// line as it moves; gone once the buffer is saved (the buffer and its file agree again).
+		const conflicts = async () => {
+			// nil when it lists something; else the line it says ("pi changed no files ..."), the list left as it was.
+			if ((await e.json<string | null>("(pi-ide-hunks)")) !== null) return [];
+			return (await e.json<string>('(with-current-buffer "*pi-ide hunks*" (buffer-string))'))
+				.split("\n")
+				.filter((l) => l.includes("conflict:"));
+		};
+		const listed = (line: number) =>
+			`${file}:${line}: conflict: your unsaved line ${line} kept; pi's version is on disk (M-x diff-buffer-with-file)`;
+		assert.deepEqual(await conflicts(), [listed(3)]);
+		await e.keys("M-<", "C-o");
+		assert.deepEqual(await conflicts(), [listed(4)], "the listed line follows the user's line");
+		// Saved as the user answers yes to Emacs's "changed on disk" question (the buffer is older than the file).
+		await e.act(
+			`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (set-visited-file-modtime) (save-buffer))`,
+		);
+		assert.deepEqual(await conflicts(), [], "saved: no longer listed");
 	});
 });

@@ -239,5 +239,74 @@ forEachNvim((flavour) => {
 				/Neovim closed while this change waited for approval: the change was not applied.*This is not a rejection/,
 			);
 		});
+
+		// Issue 26 item 6: the proposal against what the user sees. The user typed a line above and changed "delta",
+		// unsaved; pi's edit changes "beta" (away from the user's lines) and "delta" (the user's line).
+		it("unsaved lines in the buffer: the notice names the one pi's hunk touches, the marks stand where the merge puts them; approved, the merge keeps the user's line and :PiIde hunks lists the conflict", async (t) => {
+			const five = "alpha\nbeta\ngamma\ndelta\nepsilon\n";
+			const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
+			const file = touch(env.workDir, "notes.txt", five);
+			const nv = await startNvim(t, flavour, { runtimeDir: env.runtimeDir, cwd: env.workDir });
+			await nv.command("edit notes.txt");
+			await nv.until((s) => s.active_buffer.file === file && Array.isArray(s.decisions), "Neovim reports notes.txt");
+			await nv.input("ggOuser top<Esc>5Gccuser delta<Esc>");
+			await nv.settle();
+			const user = ["user top", "alpha", "beta", "gamma", "user delta", "epsilon"];
+			assert.deepEqual(await nv.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), user);
+			const rpc = await startRpc(env);
+			t.after(() => rpc.close());
+			env.model.respond = toolsThenReply([
+				{
+					name: "edit",
+					arguments: {
+						path: file,
+						edits: [
+							{ oldText: "beta\n", newText: "beta, by pi\n" },
+							{ oldText: "delta\n", newText: "delta, by pi\n" },
+						],
+					},
+				},
+			]);
+			const prompted = rpc.prompt("change beta and delta");
+			await pollUntil(
+				async () => ((await nv.lua<number>(PENDING)) === 1 ? true : undefined),
+				"Neovim has the request",
+				WAIT_MS,
+			);
+			const marked = await nv.lua<number[]>(`local ns = vim.api.nvim_create_namespace("pi-ide-approval")
+				local rows = {}
+				for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, {})) do rows[m[2] + 1] = true end
+				return vim.tbl_keys(rows)`);
+			assert.deepEqual(
+				marked.sort((a, b) => a - b),
+				[3, 5],
+				"beta where the merge puts it, delta on the user's line",
+			);
+			await pollUntil(
+				async () =>
+					(await nv.exec("messages")).includes("1 of 2 hunks touches your unsaved line 5") ? true : undefined,
+				"the notice names the user's line",
+			);
+			await nv.command("PiIde approve");
+			await prompted;
+			assert.equal(readFileSync(file, "utf8"), "alpha\nbeta, by pi\ngamma\ndelta, by pi\nepsilon\n");
+			assert.match(toolResult(env.model.requests[1]), /line 5/, "the model is told the conflict's line");
+			await pollUntil(
+				async () =>
+					JSON.stringify(await nv.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")) ===
+					JSON.stringify(["user top", "alpha", "beta, by pi", "gamma", "user delta", "epsilon"])
+						? true
+						: undefined,
+				"pi's beta merged, the user's delta kept",
+			);
+			await nv.command("PiIde hunks");
+			const texts = await nv.lua<string[]>(
+				'local t = {} for _, it in ipairs(vim.fn.getqflist()) do t[#t + 1] = it.lnum .. " " .. it.text end vim.cmd("cclose") return t',
+			);
+			assert.ok(
+				texts.includes("5 conflict: your unsaved line 5 kept; pi's version is on disk (:PiIde diff)"),
+				`the conflict is listed with pi's hunks: ${JSON.stringify(texts)}`,
+			);
+		});
 	});
 });

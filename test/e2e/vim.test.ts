@@ -157,6 +157,59 @@ describe("vim + pi: approval on (v0.4)", { concurrency: 3 }, () => {
 			await vim.waitExpr("pi_ide#Statusline() !~# 'approve?'");
 			await vim.waitExpr(`getline(2) ==# ${vimString(c.content(original, edited).split("\n")[1] ?? "")}`);
 		});
+
+	// Issue 26 item 6: the proposal against what the user sees. The user typed a line above and changed v5, unsaved;
+	// pi's edit changes v2 (away from the user's lines) and v5 (the user's line, now line 6).
+	it("unsaved lines in the buffer: the notice names the one pi's hunk touches, the signs stand where the merge puts them; approved, the merge keeps the user's line and :PiIde hunks lists the conflict", async (t) => {
+		const { env, vim, file } = await openInVim(t, { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } });
+		await vim.until((s) => Array.isArray(s["decisions"]), "Vim says it answers approvals");
+		await vim.keys("g", "g", "O");
+		await vim.text("// user top");
+		await vim.keys("Escape", "6", "G", "c", "c");
+		await vim.text("export const v5 = 'user'"); // no ";": tmux's send-keys takes a last one as its own
+		await vim.keys("Escape");
+		await vim.waitExpr("getline(6) ==# \"export const v5 = 'user'\" && mode() ==# 'n' && &modified");
+		const original = readFileSync(file, "utf8");
+		env.model.respond = toolsThenReply([
+			{
+				name: "edit",
+				arguments: {
+					path: file,
+					edits: [
+						{ oldText: "export const v2 = 2;", newText: "export const v2 = 'by pi';" },
+						{ oldText: "export const v5 = 5;", newText: "export const v5 = 'by pi';" },
+					],
+				},
+			},
+		]);
+		const ran = runPrint(env, ["change v2 and v5"]);
+		await vim.waitExpr("pi_ide#Statusline() =~# 'approve?'", WAIT_MS);
+		assert.deepEqual(
+			await vim.expr("map(sign_getplaced(bufnr(), {'group': 'pi_ide_approval'})[0].signs, '[v:val.lnum, v:val.name]')"),
+			[
+				[3, "PiIdeApproval"],
+				[6, "PiIdeApprovalTouch"],
+			],
+			"v2 where the merge puts it, v5 on the user's line",
+		);
+		assert.match(await said(vim, "messages"), /1 of 2 hunks touches your unsaved line 6\b/);
+		await vim.ex("PiIde approve");
+		const result = await ran;
+		assert.equal(result.code, 0, result.stderr);
+		assert.equal(
+			readFileSync(file, "utf8"),
+			original.replace("v2 = 2;", "v2 = 'by pi';").replace("v5 = 5;", "v5 = 'by pi';"),
+		);
+		assert.match(toolResults(env.model.requests[1]).join("\n"), /line 6/, "the model is told the conflict's line");
+		await vim.waitExpr("getline(3) ==# \"export const v2 = 'by pi';\"", WAIT_MS);
+		assert.equal(await vim.expr("getline(6)"), "export const v5 = 'user'", "the user's line kept");
+		assert.match(await said(vim, "PiIde hunks"), /1 conflicts in the quickfix list/);
+		const texts = await vim.expr<string[]>("map(getqflist(), {_, it -> it.lnum .. ' ' .. it.text})");
+		assert.ok(
+			texts.includes("6 conflict: your unsaved line 6 kept; pi's version is on disk (:PiIde diff)"),
+			`the conflict is listed with pi's hunks: ${JSON.stringify(texts)}`,
+		);
+	});
 });
 
 /** The lines of the current buffer that carry a review sign, and each sign's name. */

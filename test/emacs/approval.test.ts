@@ -150,7 +150,7 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.equal((await said(e, /error|Error/)).length, 0);
 	});
 
-	it("a file opened later is marked, an edit of pi's lines unmarks it; pi removing its request clears the marks", async (t) => {
+	it("a file opened later is marked, an edit of pi's lines marks it as the user's (issue 26); pi removing its request clears the marks", async (t) => {
 		const e = await startEmacs(t);
 		await openFile(e, "a.txt");
 		const other = join(e.dir, "b.txt");
@@ -161,15 +161,23 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.equal(await e.eval("(length (buffer-list))"), buffers, "nothing opened for the request");
 		await e.act(`(find-file ${elispString(other)})`);
 		assert.deepEqual(await marks(e, other), MARKED);
-		// The user edits a line pi would replace: the marks go (they are no longer on pi's lines), and come back when
-		// the edit is taken back.
+		// The user edits a line pi would replace, unsaved: that hunk is marked as touching the user's line (issue 26),
+		// and pi's own marks come back when the edit is taken back.
 		const untilMarks = (want: unknown) =>
 			pollUntil(
 				async () => (JSON.stringify(await marks(e, other)) === JSON.stringify(want) ? true : undefined),
 				`marks ${JSON.stringify(want)}`,
 			);
 		await e.act('(progn (goto-char (point-min)) (forward-line 1) (end-of-line) (insert "!"))');
-		await untilMarks([]);
+		await untilMarks([
+			[
+				2,
+				3,
+				"pi's hunk touches your unsaved lines: if accepted, the file gets pi's text and your buffer keeps yours\n",
+				true,
+			],
+			MARKED[1],
+		]);
 		await e.act("(progn (goto-char (point-min)) (forward-line 1) (end-of-line) (delete-char -1))");
 		await untilMarks(MARKED);
 		unlinkSync(join(e.stateDir, approvalName()));
@@ -179,15 +187,30 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 		assert.deepEqual(decisionsOf(e.readState()), []);
 	});
 
-	it("pi-ide-proposal: a read-only diff, displayed not selected; unsaved text is not marked, never touched", async (t) => {
+	it("pi-ide-proposal: a read-only diff, displayed not selected; against unsaved text (issue 26): a hunk touching it marked on the user's line, named, the rest placed; never touched", async (t) => {
 		const e = await startEmacs(t);
 		const file = await openFile(e, "a.txt");
 		await e.act('(progn (goto-char (point-min)) (forward-line 1) (kill-line) (insert "mine, unsaved"))');
 		ask(e, request(e, file));
 		await waitPending(e, 1);
-		assert.deepEqual(await marks(e, file), [], "no marks on lines that are not pi's");
+		const touch =
+			"1 of 2 hunks touches your unsaved line 2: if accepted, the file gets pi's text and your buffer keeps yours there";
+		assert.deepEqual(
+			await marks(e, file),
+			[
+				[
+					2,
+					3,
+					"pi's hunk touches your unsaved lines: if accepted, the file gets pi's text and your buffer keeps yours\n",
+					true,
+				],
+				[4, 4, "+ four", false],
+			],
+			"pi's line 2 touches the user's unsaved line: marked there; the line pi adds at the end placed",
+		);
+		assert.equal((await said(e, /pi waits for your approval/)).at(-1)?.endsWith(`. ${touch}`), true);
 		const before = await e.eval("(list (buffer-name (window-buffer (selected-window))) (point))");
-		await e.act("(pi-ide-proposal)");
+		assert.equal(await e.json<string>("(pi-ide-proposal)"), `(pi-ide) ${touch}`);
 		assert.equal(await e.eval("(list (buffer-name (window-buffer (selected-window))) (point))"), before);
 		const view = await e.json<{ text: string; readOnly: boolean; mode: string; shown: boolean }>(
 			`(with-current-buffer "*pi-ide proposal*"
@@ -195,7 +218,7 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 					(cons 'mode (symbol-name major-mode)) (cons 'shown (if (get-buffer-window (current-buffer) t) t :false))))`,
 		);
 		assert.deepEqual(view, {
-			text: `--- ${file}\n+++ ${file} (pi's proposal)\n@@ -2,1 +2,1 @@\n-two\n+TWO\n@@ -4,0 +4,1 @@\n+four\n`,
+			text: `(pi-ide) ${touch}\n--- ${file} (your unsaved buffer)\n+++ ${file} (pi's proposal in your unsaved buffer)\n@@ -4,0 +4,1 @@\n+four\n`,
 			readOnly: true,
 			mode: "diff-mode",
 			shown: true,
@@ -211,6 +234,20 @@ describe("emacs: approving pi's proposed change (v0.4)", { concurrency: 2 }, () 
 			await e.eval(`(with-current-buffer (find-buffer-visiting ${elispString(file)}) (buffer-modified-p))`),
 			/^t$/,
 		);
+	});
+
+	it("a CR-LF buffer with unsaved changes (lines not split at \\n): no marks, no unsaved lines named (issue 26)", async (t) => {
+		const e = await startEmacs(t);
+		const crlf = "one\r\ntwo\r\nthree\r\n";
+		const file = await openFile(e, "crlf.txt", crlf);
+		await e.act('(progn (goto-char (point-min)) (insert "top\n"))');
+		ask(e, request(e, file, {}, { before: crlf, after: "one\r\nTWO\r\nthree\r\n" }));
+		await waitPending(e, 1);
+		await e.eval(`(pi-ide-approval--mark ${elispString(file)})`); // the marks drawn now, as the recheck draws them
+		assert.deepEqual(await marks(e, file), []);
+		const told = await said(e, /pi waits for your approval/);
+		assert.equal(told.length, 1);
+		assert.doesNotMatch(told[0] ?? "", /unsaved/);
 	});
 
 	it("answering a request that is gone (removed, replaced) does nothing but say so", async (t) => {

@@ -41,6 +41,7 @@ export const OverviewRulerLane = { Left: 1, Center: 2, Right: 4, Full: 7 } as co
 export const EndOfLine = { LF: 1, CRLF: 2 } as const;
 
 export const StatusBarAlignment = { Left: 1, Right: 2 } as const;
+export const QuickPickItemKind = { Separator: -1, Default: 0 } as const;
 export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 } as const;
 
 export class Uri {
@@ -166,6 +167,10 @@ export class Workbench {
 	readonly trees = new Map<string, TreeDataProvider>();
 	/** The files `vscode.window.showTextDocument` was asked to show (the show cases: nothing opens unasked). */
 	readonly showTextDocumentCalls: string[] = [];
+	/** Read-only documents' providers (`registerTextDocumentContentProvider`), by scheme. */
+	readonly contentProviders = new Map<string, { provideTextDocumentContent(uri: Uri): string }>();
+	/** VS Code's own commands the extension ran (`vscode.diff`...), with their arguments. */
+	readonly executed: { id: string; args: unknown[] }[] = [];
 	readonly #undo = new Map<TextDocument, string[]>();
 
 	constructor(folder: string) {
@@ -415,7 +420,14 @@ export const workspace = {
 	onDidChangeWorkspaceFolders: (l: Listener<unknown>) => current().onDidChangeWorkspaceFolders.event(l),
 	onDidChangeConfiguration: (l: Listener<{ affectsConfiguration(section: string): boolean }>) =>
 		current().onDidChangeConfiguration.event(l),
-	registerTextDocumentContentProvider: (_scheme: string, _provider: unknown): Disposable => ({ dispose() {} }),
+	registerTextDocumentContentProvider: (
+		scheme: string,
+		provider: { provideTextDocumentContent(uri: Uri): string },
+	): Disposable => {
+		const workbench = current();
+		workbench.contentProviders.set(scheme, provider);
+		return { dispose: () => void workbench.contentProviders.delete(scheme) };
+	},
 	applyEdit: (edit: WorkspaceEdit) => Promise.resolve(current().applyEdit(edit)),
 };
 
@@ -436,7 +448,12 @@ export const commands = {
 		};
 	},
 	/** A command the extension registered runs (VS Code's own commands do nothing here). */
-	executeCommand: async (id: string, ...args: unknown[]) => bench?.commands.get(id)?.(...args),
+	executeCommand: async (id: string, ...args: unknown[]) => {
+		const own = bench?.commands.get(id);
+		if (own) return own(...args);
+		bench?.executed.push({ id, args });
+		return undefined;
+	},
 };
 
 export const env = { clipboard: { writeText: (_text: string) => Promise.resolve() } };

@@ -3,7 +3,8 @@
  * (src/link/approval.ts) from a live stand-in pi. Neovim says so in one line, marks the proposed hunks in the
  * open buffer, shows the request in the statusline and :PiIde, and `:PiIde approve` / `:PiIde reject` put the
  * decision in the state file without touching the buffer or the disk. `:PiIde proposal` shows the change
- * read-only (beside the buffer, or as a diff when the buffer holds unsaved text), no W12. Bad requests: nothing
+ * read-only beside the buffer (issue 26: a buffer with unsaved text beside itself with pi's hunks that touch none of
+ * the user's changes placed; the touching ones named), no W12. Bad requests: nothing
  * pending, one notice, no error.
  */
 import assert from "node:assert/strict";
@@ -264,24 +265,49 @@ forEachNvim((flavour) => {
 			});
 		});
 
-		it(":PiIde proposal with unsaved text in the buffer: the hunks as a diff; the text kept, no W12", async (t) => {
+		// Issue 26 item 6: the proposal against what the user sees. The user changed line 2 (unsaved): pi's hunk on
+		// line 2 touches it (marked "!" on the user's line, named), its "four" after line 3 does not (marked, placed).
+		it(":PiIde proposal with unsaved text in the buffer: the buffer beside itself with the hunks that touch none of the user's lines placed; the touching one named and marked on the user's line; the text kept, no W12", async (t) => {
 			const w = await world(t, flavour, { answerPrompts: false });
 			await w.nv.lua('vim.api.nvim_buf_set_lines(0, 1, 2, false, { "mine, unsaved" })');
 			ask(w, encodeApprovalMessage(request(w)));
 			await waitPending(w, 1);
-			assert.deepEqual(await w.nv.lua(MARKS), { signs: [], virt: [] }, "no marks on lines that are not pi's");
-			await luaWithoutPrompt(w.nv, 'vim.cmd("PiIde proposal")');
-			const diff = await luaWithoutPrompt<string[]>(
-				w.nv,
-				`for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-					local b = vim.api.nvim_win_get_buf(win)
-					if vim.bo[b].filetype == "diff" then return vim.api.nvim_buf_get_lines(b, 0, -1, false) end
+			const signs = await w.nv.lua<string[]>(`vim.cmd("redraw")
+				local out = {}
+				for row = 1, 8 do
+					local c = vim.fn.screenstring(row, 1)
+					if c == "?" or c == "!" then
+						local cells = {}
+						for col = 3, 20 do cells[#cells + 1] = vim.fn.screenstring(row, col) end
+						out[#out + 1] = c .. " " .. vim.trim(table.concat(cells))
+					end
 				end
-				return {}`,
+				return out`);
+			assert.deepEqual(signs, ["! mine, unsaved", "? three"], "the touching hunk on the user's line, the other placed");
+			const touch =
+				/1 of 2 hunks touches your unsaved line 2: if accepted, the file gets pi's text and your buffer keeps yours there/;
+			assert.match(await w.nv.exec("messages"), touch, "the arrival notice names the user's line");
+			const said = await luaWithoutPrompt<string>(w.nv, 'return vim.api.nvim_exec("PiIde proposal", true)');
+			assert.match(said, touch, "the proposal view names it too");
+			const view = await luaWithoutPrompt<{ other: string[]; diff: boolean; mine: string[] }>(
+				w.nv,
+				`local other
+				for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+					if vim.api.nvim_win_get_buf(win) ~= vim.api.nvim_get_current_buf() then
+						other = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+					end
+				end
+				return { other = other, diff = vim.wo.diff, mine = vim.api.nvim_buf_get_lines(0, 0, -1, false) }`,
 			);
-			assert.deepEqual(diff.slice(2), ["@@ -2,1 +2,1 @@", "-two", "+TWO", "@@ -4,0 +4,1 @@", "+four"]);
+			assert.deepEqual(view, {
+				other: ["one", "mine, unsaved", "three", "four"],
+				diff: true,
+				mine: ["one", "mine, unsaved", "three"],
+			});
 			await luaWithoutPrompt(w.nv, 'vim.cmd("checktime")');
 			assert.deepEqual(await lines(w.nv), ["one", "mine, unsaved", "three"]);
+			assert.equal(readFileSync(w.file, "utf8"), CONTENT);
+			await assertNoErrors(w.nv);
 		});
 
 		it("a request naming another editor is not ours: nothing pending, nothing said", async (t) => {

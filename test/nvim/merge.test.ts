@@ -155,6 +155,26 @@ forEachNvim((flavour) => {
 							`conflict: pi's change to a\\.txt touches your unsaved ${lines}, kept yours\\. Compare: :PiIde diff`,
 						),
 					);
+					// Issue 26 item 6: listed where pi's hunks are (:PiIde hunks, the quickfix list), one entry per place.
+					await w.nv.command("PiIde hunks");
+					const listed = await w.nv.lua<{ file: string; lnum: number; end_lnum: number; text: string }[]>(
+						`local out = {}
+						for _, it in ipairs(vim.fn.getqflist()) do
+							out[#out + 1] = { file = vim.api.nvim_buf_get_name(it.bufnr), lnum = it.lnum, end_lnum = it.end_lnum, text = it.text }
+						end
+						vim.cmd("cclose")
+						return out`,
+					);
+					assert.deepEqual(
+						listed,
+						c.conflicts.map((k) => ({
+							file: w.file,
+							lnum: k.line,
+							end_lnum: k.line + k.lines - 1,
+							text: `conflict: your unsaved ${k.lines > 1 ? `lines ${k.line}-${k.line + k.lines - 1}` : `line ${k.line}`} kept; pi's version is on disk (:PiIde diff)`,
+						})),
+						"each conflict listed with pi's hunks",
+					);
 				}
 				if ((report.merge?.merged ?? 0) > 0) {
 					// One `u`: pi's merged lines go, the user's stay; a second is the user's own step.

@@ -14,6 +14,7 @@ local RULES = { "pi-ide.review.rules", "pi-ide.approval.rules" }
 -- Modules the rules require that are not rules (loaded beforehand: their loading is not what is checked).
 require("pi-ide.inbox.compare")
 require("pi-ide.writer")
+require("pi-ide.inbox.merge")
 
 local hunk = { id = "h1", old_start = 2, new_start = 2, old_text = { "b" }, new_text = { "B", "B2" } }
 local del = { id = "h2", old_start = 3, new_start = 4, old_text = { "c" }, new_text = {} }
@@ -82,6 +83,13 @@ local CASES = {
   { 2, "apply", "two hunks", function() return { "a", "b", "c", "d" }, { hunk, { id = "x", old_start = 4, new_start = 4, old_text = { "d" }, new_text = {} } } end },
   { 2, "add_decision", "over the cap", function() return vim.deepcopy(decisions), { pi_pid = 2, id = "new", decision = "reject" } end },
   { 2, "diff_lines", "a request", function() return { file = "/a", note = "big", hunks = { hunk, del } } end },
+  { 2, "against", "one hunk placed, one touching the user's line", function()
+    return { "a", "b", "c", "d" }, { "u", "a", "b", "C", "d" }, { hunk, { id = "h3", old_start = 3, new_start = 4, old_text = { "c" }, new_text = { "x" } } }
+  end },
+  { 2, "against", "hunks out of order: nothing placed", function()
+    return { "a", "b", "c", "d" }, { "u", "a", "b", "C", "d" }, { { id = "h3", old_start = 3, new_start = 3, old_text = { "c" }, new_text = { "x" } }, hunk }
+  end },
+  { 2, "touch_phrase", "1 of 2", function() return { { row = 0, rows = 1, touches = false }, { row = 3, rows = 2, touches = true } } end },
 }
 
 local PATHS = {}
@@ -179,7 +187,7 @@ forEachNvim((flavour) => {
 			const nv = await startNvim(t, flavour, { ui: false });
 			const [problems, cases] = await nv.lua<[string[], number]>(CALL_ALL);
 			assert.deepEqual(problems, []);
-			assert.equal(cases, 33);
+			assert.equal(cases, 36);
 		});
 	});
 });

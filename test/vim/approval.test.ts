@@ -270,7 +270,7 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		await assertNoErrors(w.vim);
 	});
 
-	it(":PiIde proposal: beside the buffer in diff mode, read-only; with unsaved text, the hunks as a diff", async (t) => {
+	it(":PiIde proposal: beside the buffer in diff mode, read-only; with unsaved text, the buffer beside itself with the hunks that touch none of the user's lines placed, the touching one named and marked on the user's line", async (t) => {
 		const w = await world(t);
 		ask(w, encodeApprovalMessage(request(w)));
 		await waitPending(w.vim, 1);
@@ -283,23 +283,27 @@ describe("vim: approving pi's proposed change (v0.4)", { concurrency: 3 }, () =>
 		assert.deepEqual(await lines(w.vim), ["one", "two", "three"]);
 		await w.vim.ex("only | diffoff!");
 
-		// The user's unsaved edit of a line pi would replace: no marks, the proposal as a diff, the text kept.
+		// Issue 26 item 6: the user's unsaved edit of a line pi would replace. The proposal against what the user sees:
+		// pi's hunk on line 2 touches it (a "!" sign on the user's line, named in the notice and by the proposal view),
+		// its "four" after line 3 does not (placed); the view is the buffer beside itself with "four" placed.
 		unlinkSync(join(w.vim.dirs.stateDir, nameOf(w.piPid)));
 		await waitPending(w.vim, 0);
 		await w.vim.keys("2G", "c", "c", "mine, unsaved", "Escape");
 		await w.vim.waitExpr("&modified && getline(2) ==# 'mine, unsaved' && mode() ==# 'n'");
 		ask(w, encodeApprovalMessage(request(w, { id: "req-2" })));
 		await waitPending(w.vim, 1);
-		assert.deepEqual(await w.vim.expr(MARKS), NO_MARKS, "no marks on lines that are not pi's");
-		await w.vim.ex("PiIde proposal");
-		const diff = await w.vim.expr<[number, string[], string]>(
-			"[win_getid(), getbufline(winbufnr(winnr('j')), 1, '$'), getbufvar(winbufnr(winnr('j')), '&filetype')]",
+		assert.deepEqual(await w.vim.expr(MARKS), MARKED, "the touching hunk on the user's line 2, the other placed");
+		assert.deepEqual(
+			await w.vim.expr("map(sign_getplaced(bufnr(), {'group': 'pi_ide_approval'})[0].signs, {_, s -> s.name})"),
+			["PiIdeApprovalTouch", "PiIdeApproval"],
 		);
-		assert.deepEqual(diff, [
-			here,
-			[`--- ${w.file}`, `+++ ${w.file} (pi's proposal)`, "@@ -2,1 +2,1 @@", "-two", "+TWO", "@@ -4,0 +4,1 @@", "+four"],
-			"diff",
-		]);
+		const touch = /1 of 2 hunks touches your unsaved line 2\b/;
+		assert.match(await messages(w.vim), touch, "the arrival notice names the user's line");
+		assert.match(await said(w.vim, "PiIde proposal"), touch, "the proposal view names it too");
+		const view = await w.vim.expr<[number, string[], number]>(
+			"[win_getid(), getbufline(winbufnr(winnr('l')), 1, '$'), getwinvar(winnr('l'), '&diff')]",
+		);
+		assert.deepEqual(view, [here, ["one", "mine, unsaved", "three", "four"], 1]);
 		await w.vim.ex("checktime");
 		assert.deepEqual(await lines(w.vim), ["one", "mine, unsaved", "three"]);
 		assert.equal(await w.vim.expr("&modified"), 1);

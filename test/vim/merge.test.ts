@@ -14,6 +14,7 @@ import { contentOf, mergeInfo } from "../../src/link/change-set.ts";
 import type { FileReport } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
+import { pollUntil } from "../helpers/poll.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
 
 after(killAllEditors);
@@ -146,6 +147,51 @@ describe("Vim 9: pi's change merged into the unsaved buffer (issue 26)", () => {
 		assert.equal(await w.vim.expr<number>("&diff"), 1);
 		assert.equal(await modified(w.vim), true);
 		assert.deepEqual(await lines(w.vim), replaced(pis, 4, "user four"), "the buffer is not reloaded");
+	});
+
+	// Issue 26 item 6: a conflict is listed where pi's hunks are (:PiIde hunks, the quickfix list), on the user's
+	// lines, following them when the user edits above; once saved, buffer and file agree and it leaves the list.
+	it("a conflict is listed with pi's hunks (:PiIde hunks), on the user's lines as they move; saved, it leaves", async (t) => {
+		const w = await world(t);
+		await w.vim.keys("4G", "c", "c");
+		await w.vim.text("user four");
+		await w.vim.keys("Escape");
+		await w.vim.waitExpr("getline(4) ==# 'user four'");
+		const pis = replaced(replaced(LINES, 4, "pi four"), 9, "pi nine");
+		const report = await piWrites(w, text(LINES), text(pis));
+		assert.equal(report.status, "conflict");
+		await w.vim.keys("g", "g", "O");
+		await w.vim.text("user top");
+		await w.vim.keys("Escape");
+		await w.vim.waitExpr("getline(1) ==# 'user top' && mode() ==# 'n'");
+		const listed = async () => {
+			const reply = await w.vim.expr<string>("trim(execute('PiIde hunks'))");
+			const items = await w.vim.expr<{ lnum: number; end_lnum: number; text: string; name: string }[]>(
+				"map(getqflist(), {_, it -> {'lnum': it.lnum, 'end_lnum': it.end_lnum, 'text': it.text, 'name': fnamemodify(bufname(it.bufnr), ':t')}})",
+			);
+			return { reply, items };
+		};
+		assert.deepEqual(await listed(), {
+			reply: "(pi-ide) 0 of pi's hunks and 1 conflicts in the quickfix list (:copen)",
+			items: [
+				{
+					lnum: 5,
+					end_lnum: 5,
+					name: "m.txt",
+					text: "conflict: your unsaved line 5 kept; pi's version is on disk (:PiIde diff)",
+				},
+			],
+		});
+		// After a conflict Vim asks before writing over the changed file: the user answers it, as they decide.
+		await w.vim.keys(":w", "Enter");
+		await pollUntil(async () => ((await w.vim.capture()).includes("(y/n)") ? true : undefined), "Vim asks");
+		await w.vim.keys("y");
+		await w.vim.waitExpr("!&modified");
+		assert.match(
+			(await listed()).reply,
+			/no hunks of pi's known/,
+			"saved: the buffer and its file agree, nothing is listed",
+		);
 	});
 
 	const notMerged: { name: string; setup?: string; tamper: (m: Record<string, unknown>) => Record<string, unknown> }[] =

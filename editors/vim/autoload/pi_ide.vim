@@ -656,7 +656,7 @@ def Answer(sub: string)
     if sub =~# '^revert\( file\| run\)\=$'
       said = review.Revert(sub[7 :])
     elseif sub == 'hunks'
-      said = review.ToQuickfix()
+      said = review.ToQuickfix(inbox.ConflictItems())
     elseif sub == 'review'
       said = review.ShowBaseline()
     elseif sub == 'diff'

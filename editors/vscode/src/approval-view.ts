@@ -11,6 +11,10 @@
  * - "Show change" opens `vscode.diff` of the file as it is (the open document, unsaved text and all) against the
  *   proposal, worked out in memory and served read-only from `pi-proposal:` documents: no buffer or file is ever
  *   written for a proposal;
+ * - issue 26: a document with unsaved changes shows the proposal against what the user sees (shared/approval.ts
+ *   `proposalAgainstBuffer`, the merge's rule): each hunk that touches no unsaved change is marked where the merge
+ *   would put it, each one that does is marked on the user's lines, and the notice names those lines ("1 of 2 hunks
+ *   touches your unsaved lines 7-8: ..."); "Show change" is the document beside itself with the placed hunks;
  * - the answer goes into the state file's `decisions`, which pi reads; closing the notification decides nothing.
  * The request ending otherwise (pi's dialog answered, its timeout, pi gone) hides the status item and forgets it; an
  * answer to a request that is gone does nothing but say so in the output channel. Requests are read by the shared
@@ -23,9 +27,13 @@ import {
 	ApprovalInbox,
 	type DecisionTarget,
 	describeApproval,
+	describeUnsaved,
+	isSplitAtNewline,
 	type PendingApproval,
+	proposalAgainstBuffer,
 	proposalDiff,
 	proposalText,
+	type UnsavedProposal,
 } from "../../shared/approval.ts";
 import type { PiApprovalVerdict } from "../../shared/pi-reader.ts";
 
@@ -47,6 +55,11 @@ export interface ApprovalHost {
 	changed(): void;
 	/** The open document pi's path names, if any. */
 	findDocument(file: string): vscode.TextDocument | undefined;
+	/**
+	 * Issue 26: the text on disk of the document pi's path names (pi-sync.ts `diskOf`: one verified read, never
+	 * through a planted link), when it is a readable text file; what a proposal against unsaved changes is made from.
+	 */
+	diskText(file: string): string | undefined;
 	/** Run a handler without letting it throw into the host. */
 	guard<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void;
 	/** Seconds since the epoch. */
@@ -64,28 +77,42 @@ const WHY_ENDED: Record<"gone" | "dead" | "elsewhere" | "expired" | "problem" | 
 };
 type WhyEnded = keyof typeof WHY_ENDED;
 
+/** What a touching hunk's note adds (issue 26): the user's lines stay in the buffer whatever the answer. */
+const TOUCHES_NOTE = "touches your unsaved lines: if accepted, the file gets pi's text and your buffer keeps yours";
+
 /**
  * The marks of `request` in `document`: each hunk's old lines (an insertion: the line it goes before, or the last),
- * with a note at their end of what pi proposes there; none unless the document still holds the lines pi read.
+ * with a note at their end of what pi proposes there; none unless the document still holds the lines pi read. With
+ * `unsaved` (the proposal against the document's unsaved changes) each hunk is marked at its place there.
  */
-function marksOf(request: PendingApproval, document: vscode.TextDocument): vscode.DecorationOptions[] {
+function marksOf(
+	request: PendingApproval,
+	document: vscode.TextDocument,
+	unsaved: UnsavedProposal | undefined,
+): vscode.DecorationOptions[] {
+	// Unsaved lines not split at \n (CR-LF, a BOM) are not compared with the disk's: no marks (PROTOCOL.md).
+	if (unsaved === undefined && document.isDirty && !isSplitAtNewline(document.getText())) return [];
 	const lines = Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text);
-	if (proposalText(request, lines, "\n") === undefined) return [];
+	if (unsaved === undefined && proposalText(request, lines, "\n") === undefined) return [];
 	const last = Math.max(document.lineCount - 1, 0);
-	return request.hunks.map((hunk) => {
-		const first = Math.min(hunk.old_start - 1, last);
-		const end = Math.min(first + Math.max(hunk.old_text.length, 1) - 1, last);
+	return request.hunks.map((hunk, i) => {
+		const place = unsaved?.places[i];
+		const start = place ? place.from : hunk.old_start - 1;
+		const count = place ? place.to - place.from : hunk.old_text.length;
+		const first = Math.min(start, last);
+		const end = Math.min(first + Math.max(count, 1) - 1, last);
 		const what =
 			hunk.old_text.length === 0
-				? `adds ${hunk.new_text.length} ${hunk.new_text.length === 1 ? "line" : "lines"} ${hunk.old_start - 1 > last ? "after" : "before"} this`
+				? `adds ${hunk.new_text.length} ${hunk.new_text.length === 1 ? "line" : "lines"} ${start > last ? "after" : "before"} this`
 				: hunk.new_text.length === 0
 					? `deletes ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`}`
 					: `replaces ${hunk.old_text.length === 1 ? "this line" : `these ${hunk.old_text.length} lines`} with ${hunk.new_text.length}`;
+		const note = place?.touches ? `${what}; ${TOUCHES_NOTE}` : what;
 		return {
 			range: new vscode.Range(first, 0, end, document.lineAt(end).text.length),
 			renderOptions: {
 				after: {
-					contentText: `  pi proposes: ${what} (waiting for your approval)`,
+					contentText: `  pi proposes: ${note} (waiting for your approval)`,
 					color: new vscode.ThemeColor("editorCodeLens.foreground"),
 					margin: "0 0 0 2em",
 				},
@@ -213,7 +240,7 @@ export class ApprovalView implements vscode.Disposable {
 				on && document.uri.scheme === "file"
 					? this.#inbox.pending.find((r) => r.file === document.uri.fsPath)
 					: undefined;
-			editor.setDecorations(this.#marks, request ? marksOf(request, document) : []);
+			editor.setDecorations(this.#marks, request ? marksOf(request, document, this.#unsaved(request, document)) : []);
 		}
 	}
 
@@ -235,6 +262,16 @@ export class ApprovalView implements vscode.Disposable {
 			fn().catch((error: unknown) => {
 				this.#host.log(`command failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 			});
+	}
+
+	/**
+	 * Issue 26: the proposal against `document`'s unsaved changes, when it has any (none for a file pi would create,
+	 * or when the file on disk no longer holds the lines pi read).
+	 */
+	#unsaved(request: PendingApproval, document: vscode.TextDocument | undefined): UnsavedProposal | undefined {
+		if (document === undefined || !document.isDirty || request.created) return undefined;
+		const disk = this.#host.diskText(request.file);
+		return disk === undefined ? undefined : proposalAgainstBuffer(request, disk, document.getText());
 	}
 
 	#name(request: PendingApproval): string {
@@ -275,7 +312,9 @@ export class ApprovalView implements vscode.Disposable {
 		if (this.#told.has(key)) return;
 		this.#told.add(key);
 		const target = { piPid: request.piPid, piNs: request.piNs, id: request.id };
-		const text = `${describeApproval(request, this.#name(request))}. No answer within ${request.timeout_s} s leaves it unchanged.`;
+		const unsaved = this.#unsaved(request, this.#host.findDocument(request.file));
+		const touching = unsaved && describeUnsaved(unsaved);
+		const text = `${describeApproval(request, this.#name(request))}${touching ? `; ${touching}` : ""}. No answer within ${request.timeout_s} s leaves it unchanged.`;
 		void vscode.window.showInformationMessage(text, ACCEPT, REJECT, SHOW).then(
 			this.#host.guard((choice) => {
 				if (choice === ACCEPT) this.decide("accept", target);
@@ -332,6 +371,7 @@ export class ApprovalView implements vscode.Disposable {
 		let left: vscode.Uri;
 		let lines: string[];
 		let eol = "\n";
+		let unsaved: UnsavedProposal | undefined;
 		if (request.created) {
 			left = this.#proposalUri(request, "before");
 			this.#keep(left, "");
@@ -343,8 +383,10 @@ export class ApprovalView implements vscode.Disposable {
 			left = document?.uri ?? vscode.Uri.file(request.file);
 			lines = document ? Array.from({ length: document.lineCount }, (_, i) => document.lineAt(i).text) : [];
 			if (document?.eol === vscode.EndOfLine.CRLF) eol = "\r\n";
+			unsaved = this.#unsaved(request, document);
 		}
-		const proposal = proposalText(request, lines, eol);
+		// Unsaved changes: the document beside itself with pi's hunks placed where they would go.
+		const proposal = unsaved ? unsaved.text.replace(/\n/g, eol) : proposalText(request, lines, eol);
 		if (proposal === undefined) {
 			const uri = this.#proposalUri(request, "diff");
 			this.#keep(uri, proposalDiff(request).join("\n"));
@@ -355,7 +397,11 @@ export class ApprovalView implements vscode.Disposable {
 		}
 		const right = this.#proposalUri(request, "after");
 		this.#keep(right, proposal);
-		await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ ${name} (pi's proposal)`, {
+		const touching = unsaved && describeUnsaved(unsaved, { short: true });
+		const title = unsaved
+			? `${name} ↔ ${name} (pi's proposal in your unsaved buffer${touching ? `; ${touching}` : ""})`
+			: `${name} ↔ ${name} (pi's proposal)`;
+		await vscode.commands.executeCommand("vscode.diff", left, right, title, {
 			preview: true,
 		});
 	}

@@ -235,6 +235,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		changed: () => state.flush(),
 		marksEnabled: () => config().get<boolean>("reviewMarks", true),
 		guard,
+		conflicts: () => sync.conflicts,
 	});
 	subscriptions.push(review);
 
@@ -243,6 +244,10 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		marksEnabled: () => config().get<boolean>("reviewMarks", true),
 		changed: () => state.flush(),
 		findDocument,
+		diskText: (file) => {
+			const disk = sync.diskOf(file);
+			return disk?.kind === "file" ? disk.text : undefined;
+		},
 		guard,
 		now: () => Date.now() / 1000,
 	});
@@ -393,7 +398,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 			where === undefined
 				? `pi changed ${name} on disk; your unsaved changes in this editor were kept. ` +
 					"Compare them, or run File: Revert File to take pi's version."
-				: `pi's change to ${name} touches your unsaved ${where}: kept yours (pi's other changes merged). Compare with the file on disk.`;
+				: `pi's change to ${name} touches your unsaved ${where}: kept yours (pi's other changes merged; listed in "pi: Show pi's changes"). Compare with the file on disk.`;
 		void vscode.window.showWarningMessage(message, "Compare").then(
 			guard((choice) => {
 				const document = findDocument(file);

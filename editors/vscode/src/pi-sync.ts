@@ -139,6 +139,17 @@ export class PiSync {
 		return this.#reports;
 	}
 
+	/**
+	 * Issue 26 item 6: the merges' conflicts in documents still dirty (each where the user's lines were kept, in the
+	 * document as the merge left it), listed with pi's hunks ("Show pi's changes") until the document is clean again.
+	 */
+	get conflicts(): { file: string; line: number; lines: number }[] {
+		return this.reports.flatMap((report) => {
+			if (report.status !== "conflict" || !this.#host.findDocument(report.file)?.isDirty) return [];
+			return (report.merge?.conflicts ?? []).map((c) => ({ file: report.file, line: c.line, lines: c.lines }));
+		});
+	}
+
 	/** Per connected pi, the changes its newest message lists: their reports stay (PROTOCOL.md `files`). */
 	#listed(): ListedChanges {
 		return new Map([...this.#connected].map(([key, message]) => [key, message.changed]));

@@ -9,7 +9,8 @@
  *   own gutter and "peek change" show pi's hunks; "Compare with pi's baseline" opens `vscode.diff` against the
  *   live document (never the disk, never the user's unsaved text);
  * - "Show pi's changes": the newest run's files and hunks in a QuickPick; a choice reveals the line, and opens a
- *   document only because the user chose it;
+ *   document only because the user chose it; with them (issue 26) the merges' conflicts, where pi's hunk touched
+ *   the user's unsaved lines and they were kept;
  * - revert (the hunk under the cursor, the file, the run's open documents): one WorkspaceEdit per document, on
  *   the buffer, not the disk (one Undo brings pi's version back); lines the user edited are refused. Each revert
  *   goes into the state file's `reverted`, so pi tells its model; one the user undoes leaves it (marked as pi's
@@ -47,6 +48,8 @@ export interface ReviewHost {
 	marksEnabled(): boolean;
 	/** Run a handler without letting it throw into the host. */
 	guard<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void;
+	/** Issue 26: the merges' conflicts in dirty documents (pi-sync.ts `conflicts`), listed with pi's hunks. */
+	conflicts?(): { file: string; line: number; lines: number }[];
 }
 
 const linesOf = (document: vscode.TextDocument): TextLines => ({
@@ -385,12 +388,25 @@ export class ReviewView implements vscode.Disposable {
 	/** The newest run's hunks, by file: where each stands now in an open document, else where pi left it. */
 	async #list(): Promise<void> {
 		const newest = this.#book.newestRun();
-		if (!newest) {
+		const conflicts = this.#host.conflicts?.() ?? [];
+		if (!newest && conflicts.length === 0) {
 			void vscode.window.showInformationMessage("pi has changed no files in its last runs.");
 			return;
 		}
 		const items: (HunkItem | vscode.QuickPickItem)[] = [];
-		for (const entry of newest.run.files) {
+		if (conflicts.length > 0) {
+			items.push({ label: "pi's changes merged around your unsaved lines", kind: vscode.QuickPickItemKind.Separator });
+		}
+		for (const c of conflicts) {
+			const where = c.lines <= 1 ? `line ${c.line}` : `lines ${c.line}-${c.line + c.lines - 1}`;
+			items.push({
+				label: `$(warning) ${basename(c.file)}: conflict: your unsaved ${where} kept`,
+				description: "pi's version is on disk (Compare in the warning)",
+				file: c.file,
+				line: c.line - 1,
+			} as HunkItem);
+		}
+		for (const entry of newest?.run.files ?? []) {
 			items.push({
 				label: vscode.workspace.asRelativePath(entry.file, false),
 				kind: vscode.QuickPickItemKind.Separator,
@@ -422,7 +438,7 @@ export class ReviewView implements vscode.Disposable {
 			}
 		}
 		const choice = (await vscode.window.showQuickPick(items, {
-			title: `pi's changes (run ${newest.run.run})`,
+			title: newest ? `pi's changes (run ${newest.run.run})` : "pi's changes",
 			matchOnDescription: true,
 		})) as HunkItem | undefined;
 		if (!choice || choice.file === undefined) return;

@@ -118,6 +118,20 @@ async function start(options: StartOptions): Promise<ClientSession> {
 		reject: () => runCommand(bench, "piIdeContext.reject"),
 		// A request's notification (describeApproval: "pi wants to edit a.txt: 2 hunks. ...").
 		approvalNotices: async () => bench.shown.filter((m) => m.startsWith("pi wants to ")),
+		// The proposal's decorations (the diff editor's "removed" background, approval-view.ts), each line of each
+		// named by the note drawn after it ("pi proposes: ..."): a decoration type carries no name of its own.
+		approvalMarks: async (file) => {
+			const marks: { name: string; line: number }[] = [];
+			for (const [type, drawn] of bench.decorations.get(file) ?? []) {
+				const background = (type.options as { backgroundColor?: { id?: string } }).backgroundColor?.id;
+				if (background !== "diffEditor.removedLineBackground") continue;
+				for (const each of drawn as unknown as ApprovalDecoration[]) {
+					const name = each.renderOptions?.after?.contentText ?? "";
+					for (let l = each.range.start.line; l <= each.range.end.line; l++) marks.push({ name, line: l + 1 });
+				}
+			}
+			return marks;
+		},
 		// ---- end approval ----
 		// ---- send: "pi: Send to pi (draft)" / "pi: Send to pi now" (or a form's command), the prompt its argument ----
 		sendToPi: async (file, send) => {
@@ -158,6 +172,12 @@ async function start(options: StartOptions): Promise<ClientSession> {
 
 type Bench = InstanceType<typeof vscode.Workbench>;
 type Document = InstanceType<typeof vscode.TextDocument>;
+
+/** A decoration of the approval's: its range and the note after it (vscode.DecorationOptions). */
+interface ApprovalDecoration {
+	range: { start: { line: number }; end: { line: number } };
+	renderOptions?: { after?: { contentText?: string } };
+}
 
 /**
  * Whether a decoration type is one of the review's: VS Code gives decoration types no name, and the extension
@@ -204,6 +224,7 @@ export const adapters: ClientAdapter[] = [
 			"editor-per-row",
 			"review",
 			"approval",
+			"approval-marks",
 			"pi-identity",
 			"unsaved-buffers",
 			"send",
@@ -212,8 +233,6 @@ export const adapters: ClientAdapter[] = [
 			"ask",
 		]),
 		missing: {
-			"approval-marks":
-				"VS Code's decorations carry no name (a TextEditorDecorationType is an anonymous key) and the fake draws none",
 			"ui-gate": "a VS Code extension host always belongs to a window: there is no VS Code without a UI",
 		},
 		inProcess: true,

@@ -9,6 +9,8 @@ vim9script
 #   :PiIde approve    let pi apply the change
 #   :PiIde reject     pi does not apply it (and tells its model the user rejected it in Vim)
 #   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+# Issue 26: a buffer with unsaved changes shows the proposal against it (Against): hunks placed where the merge
+# would put them, those touching the user's unsaved lines marked there with `!` and named in the notice.
 # An answer is for the request the user saw (PROTOCOL.md): approve/reject answer the request this Vim last
 # showed (its notice, or :PiIde proposal) and the user has not answered; when that one no longer waits and
 # another does, they refuse in one line naming the other, and the same command again answers it. A request
@@ -24,6 +26,8 @@ import autoload 'pi_ide/approval_rules.vim'
 import autoload 'pi_ide/writer.vim'
 
 const SIGN = 'PiIdeApproval'
+# Issue 26: a hunk that touches the user's unsaved lines, marked on them.
+const SIGN_TOUCH = 'PiIdeApprovalTouch'
 const SIGN_GROUP = 'pi_ide_approval'
 const PROP = 'pi_ide_approval_add'
 
@@ -39,6 +43,8 @@ var dir = ''
 # The loaded file buffer of a path (pi_ide/inbox.vim's rule), and what to do after a decision.
 var FindBuffer: func(string): number = (_) => 0
 var OnChange: func = () => 0
+# Issue 26: the lines of a buffer's file on disk as pi's (pi_ide/inbox.vim's verified read), or v:null.
+var DiskLines: func(number): any = (_) => v:null
 var defined = false
 # Buffers (string) that carry marks: only those are cleared (a clear walks every line of the buffer).
 var marked: dict<bool> = {}
@@ -55,6 +61,7 @@ def Define()
   highlight default link PiIdeApproval DiffText
   highlight default link PiIdeApprovalAdd DiffAdd
   sign_define(SIGN, {text: '?', texthl: 'PiIdeApproval'})
+  sign_define(SIGN_TOUCH, {text: '!', texthl: 'PiIdeApproval'})
   if empty(prop_type_get(PROP))
     prop_type_add(PROP, {highlight: 'PiIdeApprovalAdd'})
   endif
@@ -69,26 +76,54 @@ def Unmark(file: string)
   endif
 enddef
 
-# Mark the request for `file` in its buffer, if it is loaded and still holds the lines pi read, unless
-# `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`). Signs and virtual text only: the buffer's text, its
-# 'modified' and its undo history stay as they are.
+# Where request `r` stands in `buf`: {places (Placement's; [] for the hunks' own lines), proposed: the text as the
+# user would see it}, or {} when it cannot be shown there. An unmodified buffer holds the file pi read: the hunks'
+# own lines, where they still stand. One with unsaved changes (issue 26): against the file on disk (read as a
+# reload reads it) by the merge's rule (approval_rules.Against), when the disk holds the lines pi read.
+def PlacesIn(buf: number, r: dict<any>): dict<any>
+  var lines = getbufline(buf, 1, '$')
+  if !getbufvar(buf, '&modified')
+    return approval_rules.Matches(lines, r.hunks) ? {places: [], proposed: approval_rules.Apply(lines, r.hunks)} : {}
+  endif
+  var disk = DiskLines(buf)
+  if type(disk) != v:t_list || !approval_rules.Matches(disk, r.hunks)
+    return {}
+  endif
+  # A request that cannot be placed is not shown there; never an error in the editor.
+  try
+    return approval_rules.Against(disk, lines, r.hunks)
+  catch
+    return {}
+  endtry
+enddef
+
+# Mark the request for `file` in its buffer, if it is loaded and the request can be shown there (PlacesIn), unless
+# `g:pi_ide_review_marks` is 0 (Neovim's `review_marks`). The request learns which of the user's unsaved lines it
+# touches (`touch`, `touch_short`: approval_rules.TouchPhrase). Signs and virtual text only: the buffer's text,
+# its 'modified' and its undo history stay as they are.
 def Mark(file: string)
   Unmark(file)
   var buf = FindBuffer(file)
   var r = values(filter(copy(pending), (_, p) => p.file == file))
-  if buf == 0 || empty(r) || !get(g:, 'pi_ide_review_marks', true)
+  if buf == 0 || empty(r) || r[0].note != ''
     return
   endif
-  var lines = getbufline(buf, 1, '$')
-  if !approval_rules.Matches(lines, r[0].hunks)
+  var at = PlacesIn(buf, r[0])
+  if empty(at)
+    return
+  endif
+  var phrase = approval_rules.TouchPhrase(at.places)
+  r[0].touch = phrase[0]
+  r[0].touch_short = phrase[1]
+  if !get(g:, 'pi_ide_review_marks', true)
     return
   endif
   Define()
   marked[string(buf)] = true
   var signs: list<dict<any>> = []
-  for p in approval_rules.Placement(r[0].hunks, len(lines))
+  for p in approval_rules.Placement(r[0].hunks, getbufinfo(buf)[0].linecount, at.places)
     for l in p.signs
-      signs->add({buffer: buf, group: SIGN_GROUP, name: SIGN, lnum: l, priority: 9})
+      signs->add({buffer: buf, group: SIGN_GROUP, name: p.touches ? SIGN_TOUCH : SIGN, lnum: l, priority: 9})
     endfor
     for t in p.text
       prop_add(p.at, 0, {type: PROP, bufnr: buf, text: t, text_align: p.align})
@@ -122,10 +157,13 @@ enddef
 
 # Start (pi_ide/inbox.vim): requests come from `state_dir`; `Find` gives the loaded buffer of a path;
 # `Changed` runs after a decision (a state write now, the statusline).
-export def Start(state_dir: string, Find: func(string): number, Changed: func)
+# `Disk` gives the lines of a buffer's file on disk (issue 26: a proposal shown against an unsaved buffer).
+export def Start(state_dir: string, Find: func(string): number, Changed: func,
+    Disk: func(number): any = (_) => v:null)
   dir = state_dir
   FindBuffer = Find
   OnChange = Changed
+  DiskLines = Disk
 enddef
 
 # A decoded request from `pi-<pid>.approval.json` of a live pi of this user, read at `now` (seconds). Returns
@@ -248,8 +286,13 @@ export def Show(): string
   Bind(r)
   var back = win_getid()
   var buf = FindBuffer(r.file)
-  if buf > 0 && r.note == '' && approval_rules.Matches(getbufline(buf, 1, '$'), r.hunks)
-    var proposed = approval_rules.Apply(getbufline(buf, 1, '$'), r.hunks)
+  # Issue 26: a buffer with unsaved changes beside itself with pi's hunks that touch none of them placed.
+  var at = buf > 0 && r.note == '' ? PlacesIn(buf, r) : {}
+  var said = ''
+  if !empty(at)
+    var proposed = at.proposed
+    var touch = approval_rules.TouchPhrase(at.places)[0]
+    said = touch == '' ? '' : '(pi-ide) ' .. touch
     var wins = win_findbuf(buf)
     if bufnr() != buf
       if empty(wins)
@@ -268,7 +311,7 @@ export def Show(): string
     Scratch(approval_rules.DiffLines(r), 'pi-ide://proposal.diff' .. r.file, 'diff')
   endif
   win_gotoid(back)
-  return ''
+  return said
 enddef
 
 # BufReadPost: a file with a pending request, loaded now, gets its marks.
@@ -296,9 +339,9 @@ export def SummaryLines(): list<string>
   if empty(r)
     return []
   endif
-  return [printf('pi waits for your approval: %s of %s (%s), %d s left. :PiIde approve / reject / proposal',
+  return [printf('pi waits for your approval: %s of %s (%s)%s, %d s left. :PiIde approve / reject / proposal',
     r.created ? 'creation' : approval_rules.Inert(r.tool), Shown(r.file), approval_rules.What(r),
-    max([0, float2nr(r.expires) - localtime()]))]
+    get(r, 'touch', '') == '' ? '' : '; ' .. r.touch, max([0, float2nr(r.expires) - localtime()]))]
 enddef
 
 # For tests.

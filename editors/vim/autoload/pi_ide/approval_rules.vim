@@ -7,6 +7,7 @@ vim9script
 # commands). The Neovim client's rules (editors/nvim/lua/pi-ide/approval.lua).
 
 import autoload 'pi_ide/writer.vim'
+import autoload 'pi_ide/merge.vim'
 
 # PROTOCOL.md "Approval": the largest request read, the decisions kept for pi; and the proposed lines shown
 # inline per hunk (the rest is counted).
@@ -177,13 +178,17 @@ enddef
 
 # Pure: where the marks of `hunks` go in a buffer of `count` lines. Per hunk: the lines that get the sign (those
 # pi would replace; for an insertion the line it goes before, or the last line), and the proposed lines as
-# virtual text hung on line `at`, `below` it or (an insertion before a line) `above` it.
-export def Placement(hunks: list<dict<any>>, count: number): list<dict<any>>
+# virtual text hung on line `at`, `below` it or (an insertion before a line) `above` it. `places` (Against, issue
+# 26: a buffer with unsaved changes) moves each hunk to its place in the buffer ({row, rows, touches}); `touches`
+# says the hunk touches the user's unsaved lines.
+export def Placement(hunks: list<dict<any>>, count: number, places: list<dict<any>> = []): list<dict<any>>
   var out: list<dict<any>> = []
-  for h in hunks
-    var n = len(h.old_text)
-    var first = max([1, min([h.old_start, count])])
-    var last = n > 0 ? max([first, min([h.old_start + n - 1, count])]) : first
+  for i in range(len(hunks))
+    var h = hunks[i]
+    var start = empty(places) ? h.old_start : places[i].row + 1
+    var n = empty(places) ? len(h.old_text) : places[i].rows
+    var first = max([1, min([start, count])])
+    var last = n > 0 ? max([first, min([start + n - 1, count])]) : first
     var text: list<string> = []
     for l in h.new_text[: MAX_VIRTUAL_LINES - 1]
       text->add('+ ' .. l)
@@ -191,10 +196,72 @@ export def Placement(hunks: list<dict<any>>, count: number): list<dict<any>>
     if len(h.new_text) > MAX_VIRTUAL_LINES
       text->add(printf('+ … %d more lines', len(h.new_text) - MAX_VIRTUAL_LINES))
     endif
-    var above = n == 0 && h.old_start <= count
-    out->add({signs: range(first, last), at: above ? first : last, align: above ? 'above' : 'below', text: text})
+    var above = n == 0 && start <= count
+    out->add({signs: range(first, last), at: above ? first : last, align: above ? 'above' : 'below', text: text,
+      touches: !empty(places) && places[i].touches})
   endfor
   return out
+enddef
+
+# Pure (issue 26): the proposal against the user's unsaved buffer. `disk` is the file as it is (what pi proposed
+# from: the hunks' old lines stand there), `ours` the buffer's lines. The user's changes are the line diff disk ->
+# buffer, and pi_ide/merge.vim's Plan (the merge's own rule: placement and "touches") decides. Returns {places: one
+# per hunk, in order ({row: 0-based first row in `ours`, rows, touches}): a hunk that touches no change of the
+# user's where the merge would put it (its replaced lines, moved by the user's line-count changes above); one that
+# touches the user's lines on those lines (rows 0: the user deleted them, `row` is where they were); proposed:
+# `ours` with the hunks that touch nothing placed (the proposal as the user would see it)}.
+# {} when the hunks are not ascending and apart (pi's never overlap; the merge's rule needs them so).
+export def Against(disk: list<string>, ours: list<string>, given: list<dict<any>>): dict<any>
+  var at = 1
+  for h in given
+    if h.old_start < at
+      return {}
+    endif
+    at = h.old_start + len(h.old_text)
+  endfor
+  # Plan counts a hunk's lines by `old_lines`: taken from its text, as everything else here takes them.
+  var hunks = mapnew(given, (_, h) => ({old_start: h.old_start, old_lines: len(h.old_text), new_text: h.new_text}))
+  var all = merge.Plan(disk, ours, hunks)
+  var places: list<dict<any>> = []
+  if all.conflicts_total == 0
+    places = mapnew(all.edits, (_, ed) => ({row: ed.from, rows: ed.to - ed.from, touches: false}))
+  else
+    # Each hunk alone: its place depends on the user's changes only, and a conflict is then named in `ours`' rows
+    # (the plan names the merged buffer's, moved by pi's hunks above it).
+    for h in hunks
+      var one = merge.Plan(disk, ours, [h])
+      places->add(empty(one.edits)
+        ? {row: one.conflicts[0].line - 1, rows: one.conflicts[0].lines, touches: true}
+        : {row: one.edits[0].from, rows: one.edits[0].to - one.edits[0].from, touches: false})
+    endfor
+  endif
+  var proposed = copy(ours)
+  for ed in reverse(copy(all.edits))
+    proposed = slice(proposed, 0, ed.from) + ed.lines + slice(proposed, ed.to)
+  endfor
+  return {places: places, proposed: proposed}
+enddef
+
+# Pure (issue 26): [long, short]: the one line naming the user's unsaved lines the proposal touches (`places` from
+# Against), and a short form for a narrow message line; ['', ''] when it touches none.
+export def TouchPhrase(places: list<dict<any>>): list<string>
+  var ranges: list<string> = []
+  for p in places
+    if p.touches
+      var first = p.row + 1
+      var last = p.row + max([p.rows, 1])
+      ranges->add(first == last ? string(first) : printf('%d-%d', first, last))
+    endif
+  endfor
+  if empty(ranges)
+    return ['', '']
+  endif
+  var n = len(ranges)
+  var where = (n == 1 && stridx(ranges[0], '-') < 0 ? 'line ' : 'lines ') .. join(ranges[: 4], ', ')
+    .. (n > 5 ? ', …' : '')
+  var verb = len(places) == 1 ? 'hunk touches' : n == 1 ? 'hunks touches' : 'hunks touch'
+  var short = printf('%d of %d %s your unsaved %s', n, len(places), verb, where)
+  return [short .. ": if accepted, the file gets pi's text and your buffer keeps yours there", short]
 enddef
 
 # Control characters of a name from a file shown as `?`: nothing pi writes can move the cursor or clear lines.
@@ -209,11 +276,14 @@ enddef
 # Pure: the one line that tells of request `r` for `name` (the file as the user knows it): the longest form
 # that fits `room` columns, else the shortest (the message line cuts it).
 export def NoticeText(r: dict<any>, name: string, room: number): string
+  # Issue 26: the hunks that touch the user's unsaved lines (`touch`, `touch_short`: TouchPhrase) in every form.
+  var long = get(r, 'touch', '') == '' ? '' : '; ' .. r.touch
+  var short = get(r, 'touch_short', '') == '' ? '' : ' (' .. r.touch_short .. ')'
   var forms = [
-    printf('(pi-ide) pi waits for your approval (%s, %d s) of %s: :PiIde approve / reject / proposal', What(r),
-      r.timeout_s, name),
-    printf("(pi-ide) approve pi's change to %s? :PiIde approve / reject", name),
-    printf('(pi-ide) pi waits: %s (:PiIde)', name),
+    printf('(pi-ide) pi waits for your approval (%s, %d s) of %s%s: :PiIde approve / reject / proposal', What(r),
+      r.timeout_s, name, long),
+    printf("(pi-ide) approve pi's change to %s%s? :PiIde approve / reject", name, short),
+    printf('(pi-ide) pi waits: %s%s (:PiIde)', name, short),
   ]
   for f in forms
     if strdisplaywidth(f) <= room

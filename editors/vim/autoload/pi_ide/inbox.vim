@@ -553,6 +553,60 @@ def LinesPhrase(c: dict<any>): string
   return c.lines <= 1 ? printf('line %d', c.line) : printf('lines %d-%d', c.line, c.line + c.lines - 1)
 enddef
 
+# Issue 26: where merges' conflicts stand (text properties without a highlight: they follow the lines), listed by
+# :PiIde hunks with pi's hunks until the buffer and its file agree again. Id 1: the user's lines; 2: the place of
+# pi's lines the user deleted.
+const CONFLICT_PROP = 'pi_ide_conflict'
+
+def ListConflicts(buf: number, conflicts: list<dict<any>>)
+  if empty(prop_type_get(CONFLICT_PROP))
+    prop_type_add(CONFLICT_PROP, {})
+  endif
+  var count = getbufinfo(buf)[0].linecount
+  for c in conflicts
+    var first = max([1, min([c.line, count])])
+    var final = c.lines > 0 ? min([first + c.lines - 1, count]) : first
+    try
+      prop_add(first, 1, {type: CONFLICT_PROP, bufnr: buf, id: c.lines > 0 ? 1 : 2, end_lnum: final,
+        end_col: strlen(getbufline(buf, final)[0]) + 1})
+    catch
+    endtry
+  endfor
+enddef
+
+def UnlistConflicts(buf: number)
+  if bufloaded(buf) && !empty(prop_type_get(CONFLICT_PROP))
+    prop_remove({type: CONFLICT_PROP, bufnr: buf, all: true})
+  endif
+enddef
+
+# Issue 26: the quickfix items of merges' conflicts in buffers still modified (:PiIde hunks lists them with pi's
+# hunks): one per place, on the user's lines kept there.
+export def ConflictItems(): list<dict<any>>
+  var items: list<dict<any>> = []
+  if empty(prop_type_get(CONFLICT_PROP))
+    return items
+  endif
+  for key in sort(keys(told), 'N')
+    var buf = str2nr(key)
+    if !bufloaded(buf) || !getbufvar(buf, '&modified')
+      continue
+    endif
+    var first = 0
+    for p in prop_list(1, {bufnr: buf, end_lnum: -1, types: [CONFLICT_PROP]})
+      first = p.start ? p.lnum : first
+      if !p.end
+        continue
+      endif
+      var where = p.id == 2 ? printf("line %d (you deleted pi's lines there)", first)
+        : LinesPhrase({line: first, lines: p.lnum - first + 1})
+      items->add({bufnr: buf, lnum: first, end_lnum: p.lnum,
+        text: printf("conflict: your unsaved %s kept; pi's version is on disk (:PiIde diff)", where)})
+    endfor
+  endfor
+  return items
+enddef
+
 # Issue 26: merge pi's `chain` (its new changes of the file, oldest first; `handled`: the seq this pi had before)
 # into modified `buf` (pi_ide/merge.vim), when every change carries its hunks and they follow each other from what
 # this Vim already handled, reading `path` once (verified, as a reload reads it). {} when not merged (an older pi,
@@ -592,6 +646,17 @@ def ReloadPlan(buf: number): dict<string>
   return {verdict: ReloadVerdict(was, now), target: get(now, 'type', '') == 'link' ? now.real : path}
 enddef
 
+# Issue 26: the lines of `buf`'s file on disk as pi's (one verified read, as a reload reads it), for a proposal shown
+# against the unsaved buffer (pi_ide/approval.vim); v:null when it cannot be read or the buffer converts its lines.
+def DiskLines(buf: number): any
+  var plan = ReloadPlan(buf)
+  if plan.verdict != 'reload' || !merge.Comparable(buf)
+    return v:null
+  endif
+  var read = ReadVerified(plan.target)
+  return read.status == 'read' ? merge.Split(read.bytes) : v:null
+enddef
+
 # `pi`: the fields that name the pi (writer.PiFields); `reads`: the files read at once (ReadVerifiedMany);
 # `chain`: this pi's new changes of the file, oldest first, and `handled` the seq it had before (for a merge).
 def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>, chain: list<dict<any>> = [],
@@ -618,6 +683,7 @@ def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>, chain
       if outcome.status == 'merged'
         RecordOnDisk(buf) # the buffer has pi's change: a :w must not ask whether to overwrite a changed file
       else
+        ListConflicts(buf, outcome.conflicts)
         TellModified(buf, change.file, LinesPhrase(outcome.conflicts[0]))
       endif
     endif
@@ -625,6 +691,7 @@ def HandleChange(change: dict<any>, pi: dict<any>, reads: dict<dict<any>>, chain
     if has_key(told, string(buf))
       remove(told, string(buf))
     endif
+    UnlistConflicts(buf)
     report.status = Reload(buf, plan.target, reads)
   endif
   if bufexists(buf)
@@ -1008,7 +1075,7 @@ export def Start(state_dir: string, On_report: func)
   Stop()
   dir = state_dir
   OnReport = On_report
-  approval.Start(state_dir, FindBuffer, Decided)
+  approval.Start(state_dir, FindBuffer, Decided, DiskLines)
   review.Start(FindBuffer, Decided)
   ask.Start(state_dir)
   # Stop forgot every request: one still waiting is read again.
@@ -1038,6 +1105,7 @@ export def Forget(buf: number)
   if has_key(told, string(buf))
     remove(told, string(buf))
   endif
+  UnlistConflicts(buf)
   if has_key(read_as, string(buf))
     remove(read_as, string(buf))
   endif
@@ -1049,6 +1117,7 @@ export def BufferRead(buf: number)
   if has_key(told, string(buf))
     remove(told, string(buf))
   endif
+  UnlistConflicts(buf)
   approval.BufferRead(buf)
   review.BufferRead(buf)
   if getbufvar(buf, '&buftype') != '' || bufname(buf) == ''

@@ -230,8 +230,9 @@ export def Split(bytes: list<string>): list<string>
 enddef
 
 # Can `buf`'s lines be compared with pi's (a file's text split at "\n")? A buffer that converts what it reads
-# (CR-LF, another encoding, a BOM, 'binary') shows other lines than pi's: not merged.
-def Comparable(buf: number): bool
+# (CR-LF, another encoding, a BOM, 'binary') shows other lines than pi's: not merged (nor a proposal shown against
+# it: pi_ide/approval.vim).
+export def Comparable(buf: number): bool
   var fenc = getbufvar(buf, '&fileencoding')
   return getbufvar(buf, '&fileformat') == 'unix' && !getbufvar(buf, '&binary') && !getbufvar(buf, '&bomb')
     && &encoding == 'utf-8' && (fenc == '' || fenc =~ '^utf-8')

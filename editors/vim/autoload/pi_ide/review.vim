@@ -675,15 +675,18 @@ export def Revert(scope: string = ''): string
   return empty(problems) ? msg : printf('%s; %d refused: %s', msg, len(problems), problems[0])
 enddef
 
-# :PiIde hunks: pi's hunks of its newest run into the quickfix list (not opened: `:copen` shows it). Returns
-# the one line to tell the user.
-export def ToQuickfix(): string
-  var items = review_rules.QuickfixItems(review_rules.Newest(sets))
+# :PiIde hunks: pi's hunks of its newest run into the quickfix list (not opened: `:copen` shows it), and `extra`
+# (issue 26: pi_ide/inbox.vim's ConflictItems, where merges kept the user's lines). Returns the one line to tell
+# the user.
+export def ToQuickfix(extra: list<dict<any>> = []): string
+  var items = review_rules.QuickfixItems(review_rules.Newest(sets)) + extra
   if empty(items)
     return "(pi-ide) no hunks of pi's known (pi changed nothing yet, or no pi is connected)"
   endif
   setqflist([], ' ', {title: "pi's changes", items: items})
-  return printf("(pi-ide) %d of pi's hunks in the quickfix list (:copen)", len(items))
+  return empty(extra) ? printf("(pi-ide) %d of pi's hunks in the quickfix list (:copen)", len(items))
+    : printf("(pi-ide) %d of pi's hunks and %d conflicts in the quickfix list (:copen)", len(items) - len(extra),
+    len(extra))
 enddef
 
 # :PiIde review: the current buffer beside its file's baseline in pi's newest run, both in diff mode, the baseline

@@ -626,6 +626,14 @@ describe("PiSync: pi's change merged into a dirty document (issue 26)", () => {
 			assert.equal(report?.version, doc.version);
 			assert.deepEqual(h.warnings, c.warnings ?? []);
 			assert.ok(h.applied.length <= 1, "one WorkspaceEdit at most (one undo step)");
+			// Item 6: a conflict is listed (with pi's hunks) while the document stays dirty.
+			const listed = c.status === "conflict" ? (c.conflicts ?? []) : [];
+			assert.deepEqual(
+				h.sync.conflicts,
+				listed.map((k) => ({ file: FILE, line: k.line, lines: k.lines })),
+			);
+			doc.isDirty = false;
+			assert.deepEqual(h.sync.conflicts, [], "the document clean again: no longer listed");
 		});
 	}
 

@@ -122,3 +122,62 @@ describe("VS Code review: a change set read before VS Code reloads the document"
 		});
 	}
 });
+
+describe("VS Code review: a merge's conflict is listed with pi's hunks (issue 26 item 6)", () => {
+	const CASES: { name: string; conflicts: { line: number; lines: number }[]; listed: string[]; said: string[] }[] = [
+		{
+			name: "a conflict and no change set: listed alone",
+			conflicts: [{ line: 3, lines: 2 }],
+			listed: ["$(warning) file.txt: conflict: your unsaved lines 3-4 kept"],
+			said: [],
+		},
+		{
+			name: "the user deleted the lines: where they were",
+			conflicts: [{ line: 7, lines: 0 }],
+			listed: ["$(warning) file.txt: conflict: your unsaved line 7 kept"],
+			said: [],
+		},
+		{
+			name: "no conflict, no change set: nothing to list",
+			conflicts: [],
+			listed: [],
+			said: ["pi has changed no files"],
+		},
+	];
+	for (const [i, c] of CASES.entries()) {
+		test(c.name, async () => {
+			const dir = mkdtempSync(join(root, `conflict-${i}-`));
+			chmodSync(dir, 0o700);
+			const file = join(dir, "file.txt");
+			writeFileSync(file, BASELINE);
+			const bench = new vscode.Workbench(dir);
+			vscode.useWorkbench(bench);
+			const view = new ReviewView({
+				dir,
+				log: () => {},
+				changed: () => {},
+				marksEnabled: () => true,
+				guard: (fn) => fn,
+				conflicts: () => c.conflicts.map((k) => ({ file, ...k })),
+			});
+			try {
+				await bench.commands.get("piIdeContext.reviewList")?.();
+				const asked = bench.asked.filter((a) => a.startsWith("pick:"));
+				assert.deepEqual(
+					c.listed.map((label) => asked.some((a) => a.includes(label))),
+					c.listed.map(() => true),
+					`listed: ${JSON.stringify(asked)}`,
+				);
+				if (c.listed.length === 0) assert.deepEqual(asked, []);
+				assert.deepEqual(
+					bench.shown.map((m) => m.slice(0, 23)),
+					c.said,
+				);
+			} finally {
+				view.dispose();
+				bench.dispose();
+				vscode.useWorkbench(undefined);
+			}
+		});
+	}
+});

@@ -6,6 +6,8 @@
 ---   :PiIde approve    let pi apply the change
 ---   :PiIde reject     pi does not apply it (and tells its model the user rejected it)
 ---   :PiIde proposal   the proposed change beside the buffer (or as a diff), read-only
+--- Issue 26: a buffer with unsaved changes shows the proposal against it (rules.against, the merge's rule): hunks
+--- placed where the merge would put them, those touching the user's unsaved lines marked there with "!" and named.
 --- An answer is bound to the request the user was shown (PROTOCOL.md "An answer is for the request the user saw"):
 --- approve/reject answer the request this Neovim last showed (its notice, or :PiIde proposal) and not yet answered;
 --- when that one no longer waits and another does, they refuse in one line that names the other, and the same
@@ -76,7 +78,36 @@ local function buffer_of(file)
   return nil
 end
 
---- Mark the proposed hunks in the buffer of `file`, if it is loaded and still holds the lines pi read.
+--- Where the proposal `r` stands in `buf`: one place per hunk ({ row, rows, touches }), and the proposed text as
+--- the user would see it; nil when it cannot be shown there. An unmodified buffer holds the file pi read: the
+--- hunks' own lines, where they still stand. One with unsaved changes (issue 26): against the file on disk (read as
+--- a reload reads it) by the merge's rule (rules.against), when the disk holds the lines pi read.
+local function places_in(buf, r)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if not vim.bo[buf].modified then
+    if not rules.matches(lines, r.hunks) then
+      return nil
+    end
+    local places = {}
+    for i, h in ipairs(r.hunks) do
+      places[i] = { row = h.old_start - 1, rows = #h.old_text, touches = false }
+    end
+    return places, rules.apply(lines, r.hunks)
+  end
+  local merge = require("pi-ide.inbox.merge")
+  local text = require("pi-ide.inbox.reload").read_disk(buf)
+  if not text or not merge.comparable(buf) then
+    return nil
+  end
+  local disk = merge.split(text)
+  if not rules.matches(disk, r.hunks) then
+    return nil
+  end
+  return rules.against(disk, lines, r.hunks)
+end
+
+--- Mark the proposed hunks in the buffer of `file`, if it is loaded and they can be shown there (places_in). The
+--- request learns which of the user's unsaved lines it touches (`touch`, `touch_short`: rules.touch_phrase).
 local function mark(file)
   local buf = buffer_of(file)
   if not buf then
@@ -89,28 +120,35 @@ local function mark(file)
       r = p
     end
   end
-  if not r or require("pi-ide").option("review_marks") == false then
+  if not r or r.note then
     return
   end
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  if not rules.matches(lines, r.hunks) then
+  -- A request that cannot be placed (hunks out of order) is not shown there; never an error in the editor.
+  local ok, places = pcall(places_in, buf, r)
+  if not ok or not places then
+    return
+  end
+  r.touch, r.touch_short = rules.touch_phrase(places)
+  if require("pi-ide").option("review_marks") == false then
     return
   end
   define_highlights()
-  local count = #lines
-  for _, h in ipairs(r.hunks) do
+  local count = vim.api.nvim_buf_line_count(buf)
+  for i, h in ipairs(r.hunks) do
+    local place = places[i]
     local virt = {}
-    for i, text in ipairs(h.new_text) do
-      if i > rules.MAX_VIRTUAL_LINES then
-        virt[#virt + 1] = { { ("+ … %d more lines"):format(#h.new_text - i + 1), "PiIdeApprovalAdd" } }
+    for j, text in ipairs(h.new_text) do
+      if j > rules.MAX_VIRTUAL_LINES then
+        virt[#virt + 1] = { { ("+ … %d more lines"):format(#h.new_text - j + 1), "PiIdeApprovalAdd" } }
         break
       end
       virt[#virt + 1] = { { "+ " .. text, "PiIdeApprovalAdd" } }
     end
-    -- Replaced lines carry the sign; the proposed lines follow them (an insertion: above its line).
-    local n = #h.old_text
-    local row = math.max(0, math.min(h.old_start - 1, count - 1))
-    local opts = { sign_text = "?", sign_hl_group = "PiIdeApproval", priority = 9 }
+    -- Replaced lines carry the sign; the proposed lines follow them (an insertion: above its line). A hunk that
+    -- touches the user's unsaved lines is marked on those lines, with "!".
+    local n = place.rows
+    local row = math.max(0, math.min(place.row, count - 1))
+    local opts = { sign_text = place.touches and "!" or "?", sign_hl_group = "PiIdeApproval", priority = 9 }
     if n > 0 then
       opts.end_row = row + n - 1
       if #virt > 0 then
@@ -118,7 +156,7 @@ local function mark(file)
       end
     elseif #virt > 0 then
       opts.virt_lines = virt
-      opts.virt_lines_above = h.old_start - 1 < count
+      opts.virt_lines_above = place.row < count
     end
     pcall(vim.api.nvim_buf_set_extmark, buf, H.ns, row, 0, opts)
   end
@@ -156,13 +194,15 @@ local function tell(r)
     bind(r)
   end
   local name, what = describe(r)
+  -- Issue 26: the hunks that touch the user's unsaved lines are named in every form of the line.
+  local long, short = r.touch and ("; " .. r.touch) or "", r.touch_short and (" (" .. r.touch_short .. ")") or ""
   notice.show({
     {
       ("(pi-ide) pi waits for your approval (%s, %d s) of "):format(what, r.timeout_s),
-      ": :PiIde approve / reject / proposal",
+      long .. ": :PiIde approve / reject / proposal",
     },
-    { "(pi-ide) approve pi's change to ", "? :PiIde approve / reject" },
-    { "(pi-ide) pi waits: ", " (:PiIde)" },
+    { "(pi-ide) approve pi's change to ", short .. "? :PiIde approve / reject" },
+    { "(pi-ide) pi waits: ", short .. " (:PiIde)" },
   }, name)
 end
 
@@ -271,10 +311,12 @@ function M.show()
   local compare = require("pi-ide.inbox.compare")
   local buf = buffer_of(r.file)
   if buf and not r.note then
-    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    if rules.matches(lines, r.hunks) then
-      compare.show_beside(buf, rules.apply(lines, r.hunks), "pi-ide://proposal" .. r.file)
-      return nil
+    -- Issue 26: a buffer with unsaved changes beside itself with pi's hunks that touch none of them placed.
+    local ok, places, proposed = pcall(places_in, buf, r)
+    if ok and places then
+      compare.show_beside(buf, proposed, "pi-ide://proposal" .. r.file)
+      local touch = rules.touch_phrase(places)
+      return touch and ("(pi-ide) %s"):format(touch) or nil
     end
   end
   vim.cmd("botright new")
@@ -309,10 +351,11 @@ function M.summary_lines()
   end
   local name, what = describe(r)
   return {
-    ("pi waits for your approval: %s of %s (%s), %d s left. :PiIde approve / reject / proposal"):format(
+    ("pi waits for your approval: %s of %s (%s)%s, %d s left. :PiIde approve / reject / proposal"):format(
       r.created and "creation" or r.tool,
       notice.inert(name),
       what,
+      r.touch and ("; " .. r.touch) or "",
       math.max(0, r.expires - os.time())
     ),
   }

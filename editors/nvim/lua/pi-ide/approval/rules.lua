@@ -148,6 +148,88 @@ function M.apply(lines, hunks)
   return out
 end
 
+--- Issue 26: the proposal against the user's unsaved buffer. `disk` is the file as it is (what pi proposed from:
+--- the hunks' old lines stand there), `ours` the buffer's lines. The user's changes are the line diff disk ->
+--- buffer, and pi-ide.inbox.merge.plan (the merge's own rule: placement and "touches") decides. Returns one place per
+--- hunk, in order ({ row: 0-based first row in `ours`, rows: how many, touches }): a hunk that touches no change of
+--- the user's where the merge would put it (its replaced lines, moved by the user's line-count changes above); one
+--- that touches the user's lines on those lines (rows 0: the user deleted them, `row` is where they were). And
+--- `ours` with the hunks that touch nothing placed (the proposal as the user would see it).
+--- nil when the hunks are not ascending and apart (pi's never overlap; the merge's rule needs them so).
+---@param disk string[]
+---@param ours string[]
+---@param hunks table[]
+---@return table[]|nil places
+---@return string[]|nil proposed
+function M.against(disk, ours, hunks)
+  local plan = require("pi-ide.inbox.merge").plan
+  -- The plan counts a hunk's lines by `old_lines`: taken from its text, as everything else here takes them.
+  local given, at = hunks, 1
+  hunks = {}
+  for i, h in ipairs(given) do
+    if h.old_start < at then
+      return nil, nil
+    end
+    at = h.old_start + #h.old_text
+    hunks[i] = { old_start = h.old_start, old_lines = #h.old_text, new_text = h.new_text }
+  end
+  local all = plan(disk, ours, hunks)
+  local places = {}
+  if all.conflicts_total == 0 then
+    for i, ed in ipairs(all.edits) do
+      places[i] = { row = ed.from, rows = ed.to - ed.from, touches = false }
+    end
+  else
+    -- Each hunk alone: its place depends on the user's changes only, and a conflict is then named in `ours`'
+    -- rows (the plan names the merged buffer's, moved by pi's hunks above it).
+    for i, h in ipairs(hunks) do
+      local one = plan(disk, ours, { h })
+      local ed, c = one.edits[1], one.conflicts[1]
+      places[i] = ed and { row = ed.from, rows = ed.to - ed.from, touches = false }
+        or { row = c.line - 1, rows = c.lines, touches = true }
+    end
+  end
+  local proposed = vim.list_extend({}, ours)
+  for i = #all.edits, 1, -1 do
+    local ed = all.edits[i]
+    for _ = ed.from + 1, ed.to do
+      table.remove(proposed, ed.from + 1)
+    end
+    for j, line in ipairs(ed.lines) do
+      table.insert(proposed, ed.from + j, line)
+    end
+  end
+  return places, proposed
+end
+
+--- Issue 26: the one line naming the user's unsaved lines the proposal touches (`places` from M.against), or nil
+--- when it touches none; and a short form for a narrow message area.
+---@param places table[]
+---@return string|nil long
+---@return string|nil short
+function M.touch_phrase(places)
+  local ranges, n = {}, 0
+  for _, p in ipairs(places) do
+    if p.touches then
+      n = n + 1
+      local first, last = p.row + 1, p.row + math.max(p.rows, 1)
+      ranges[#ranges + 1] = first == last and tostring(first) or ("%d-%d"):format(first, last)
+    end
+  end
+  if n == 0 then
+    return nil, nil
+  end
+  local lines = (#ranges == 1 and not ranges[1]:find("-", 1, true)) and "line " or "lines "
+  local where = lines .. table.concat(ranges, ", ", 1, math.min(#ranges, 5)) .. (#ranges > 5 and ", …" or "")
+  local short = ("%d of %d %s your unsaved %s"):format(
+    n,
+    #places,
+    (#places == 1 and "hunk touches") or (n == 1 and "hunks touches") or "hunks touch",
+    where
+  )
+  return short .. ": if accepted, the file gets pi's text and your buffer keeps yours there", short
+end
+
 --- `decisions` (newest last, changed in place) with `decision` added, at most MAX_DECISIONS.
 ---@param decisions table
 ---@param decision table { pi_pid, id, decision }

@@ -53,6 +53,8 @@ local H = {
   told = {}, ---@type table<integer, string> buffer -> file name, for the "unsaved, not reloaded" said
   told_where = {}, ---@type table<integer, string> buffer -> "line N"/"lines N-M" of a merge's conflict (issue 26)
   conflicts_armed = false, -- a notice naming every unsaved conflict is due
+  --- Issue 26: where merges' conflicts stand in each buffer (extmarks: they move with the lines), for :PiIde hunks
+  conflict_ns = vim.api.nvim_create_namespace("pi-ide-conflict"),
   status_drawn = "", -- what statusline() last returned, i.e. what statuslines show
   alive_timer = nil, ---@type userdata|nil while a pi is recorded: is it still running?
 }
@@ -143,6 +145,26 @@ local function tell_modified(buf, file, where)
   end
 end
 
+--- Issue 26: remember where a merge's `conflicts` stand in `buf` (the user's lines kept there), listed by :PiIde
+--- hunks with pi's hunks until the buffer and its file agree again. Invisible extmarks: they follow the lines.
+local function list_conflicts(buf, conflicts)
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, c in ipairs(conflicts) do
+    local row = math.max(0, math.min(c.line - 1, count - 1))
+    local opts = { right_gravity = false }
+    if c.lines > 0 then
+      opts.end_row, opts.end_col = math.min(row + c.lines - 1, count - 1), 0
+    end
+    pcall(vim.api.nvim_buf_set_extmark, buf, H.conflict_ns, row, 0, opts)
+  end
+end
+
+local function unlist_conflicts(buf)
+  if vim.api.nvim_buf_is_valid(buf) then
+    vim.api.nvim_buf_clear_namespace(buf, H.conflict_ns, 0, -1)
+  end
+end
+
 --- "line N" or "lines N-M" for a conflict's lines.
 local function lines_phrase(c)
   if c.lines <= 1 then
@@ -206,11 +228,13 @@ local function handle_change(change, pi_pid, pi_ns, chain, handled)
       if outcome.status == "merged" then
         reload.record_on_disk(buf) -- the buffer has pi's change: a :w must not say the file changed
       else
+        list_conflicts(buf, outcome.conflicts)
         tell_modified(buf, file, lines_phrase(outcome.conflicts[1]))
       end
     end
   else
     H.told[buf] = nil
+    unlist_conflicts(buf)
     report.status = reload.reload(buf)
     if report.status == "reloaded" then
       M._reloaded_at[file] = uv.hrtime()
@@ -616,6 +640,7 @@ end
 function M.forget(buf)
   diagnostics.forget(buf)
   H.told[buf], H.told_where[buf] = nil, nil
+  unlist_conflicts(buf)
   reload.forget(buf)
   merge.forget(buf)
   require("pi-ide.review").forget_buffer(buf)
@@ -626,6 +651,29 @@ end
 ---@param buf integer
 function M.buffer_synced(buf)
   H.told[buf], H.told_where[buf] = nil, nil
+  unlist_conflicts(buf)
+end
+
+--- Issue 26: the quickfix items of merges' conflicts in buffers still modified (:PiIde hunks lists them with pi's
+--- hunks): one per place, on the user's lines kept there.
+---@return table[]
+function M.conflict_items()
+  local items = {}
+  for _, buf in ipairs(open_conflicts()) do
+    local file = reload.buffer_path(buf) or vim.api.nvim_buf_get_name(buf)
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, H.conflict_ns, 0, -1, { details = true })) do
+      local first, last = m[2] + 1, (m[4].end_row or m[2]) + 1
+      local where = m[4].end_row == nil and ("line %d (you deleted pi's lines there)"):format(first)
+        or lines_phrase({ line = first, lines = last - first + 1 })
+      items[#items + 1] = {
+        filename = file,
+        lnum = first,
+        end_lnum = last,
+        text = ("conflict: your unsaved %s kept; pi's version is on disk (:PiIde diff)"):format(where),
+      }
+    end
+  end
+  return items
 end
 
 --- BufReadPost: see pi-ide.inbox.reload.buffer_read; and a later conflict with pi is told again.

@@ -271,6 +271,7 @@ local function comparable(buf)
   local enc = bo.fileencoding
   return bo.fileformat == "unix" and not bo.binary and not bo.bomb and (enc == "" or enc:match("^utf%-8") ~= nil)
 end
+M.comparable = comparable -- pi-ide.approval shows a proposal against an unsaved buffer by the same rule
 
 --- Apply `edits` (M.plan) to `buf`, from the last: one undo step of its own. The undo breaks ('undolevels' set
 --- to itself, :help undo-break) go before (not joined to the user's last change) and after (the user's next

@@ -471,11 +471,13 @@ function M.revert(scope)
   return msg
 end
 
---- :PiIde hunks: pi's hunks of its newest run, every file, into the quickfix list. Returns how many.
+--- :PiIde hunks: pi's hunks of its newest run, every file, into the quickfix list, and (issue 26) each place
+--- where a merge of pi's change into an unsaved buffer kept the user's lines. Returns how many.
 ---@return integer
 function M.to_quickfix()
   local newest = rules.newest_run(H.sets)
   local items = rules.quickfix_items(newest and newest.run)
+  vim.list_extend(items, require("pi-ide.inbox").conflict_items())
   vim.fn.setqflist({}, " ", { title = "pi's changes", items = items })
   return #items
 end
