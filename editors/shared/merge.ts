@@ -119,6 +119,27 @@ const rangeOf = (h: MergeHunk): Range2 => ({
 	bEnd: h.new_start - 1 + h.new_lines,
 });
 
+const equalRun = (a: string[], i: number, b: string[], j: number, n: number): boolean => {
+	for (let k = 0; k < n; k++) if (a[i + k] !== b[j + k]) return false;
+	return true;
+};
+
+/**
+ * A change at a[i], b[j] that only inserts lines (up to where a[i] comes back in b) or only deletes some (up to where
+ * b[j] comes back in a), the nearer, when DIFF_WINDOW lines after it are equal on both sides; else undefined. Diffing
+ * growing windows that hold nothing in common would cost the square of their size.
+ */
+function block(a: string[], b: string[], i: number, j: number, ea: number, eb: number): Range2 | undefined {
+	const w = DIFF_WINDOW;
+	const k = i < ea ? b.indexOf(a[i] as string, j) : -1;
+	const l = j < eb ? a.indexOf(b[j] as string, i) : -1;
+	const ins = k > j && k + w <= eb && i + w <= ea && equalRun(a, i, b, k, w);
+	const del = l > i && l + w <= ea && j + w <= eb && equalRun(a, l, b, j, w);
+	if (ins && (!del || k - j <= l - i)) return { a: i, aEnd: i, b: j, bEnd: k };
+	if (del) return { a: i, aEnd: l, b: j, bEnd: j };
+	return undefined;
+}
+
 /** The first window `diffWindowed` diffs around a place where the lists differ (lines each side). */
 export const DIFF_WINDOW = 16;
 
@@ -126,7 +147,8 @@ export const DIFF_WINDOW = 16;
  * The line changes from `a` to `b` (ascending), found without diffing the whole lists: the lines both share are
  * walked over, and only a window around each place they differ is diffed (`diffHunks`), its changes taken up to the
  * first that reaches into the window's last half (the lines past the window could change it), all of them once the
- * window reaches both ends; a window without one taken grows fourfold. A few edits in a long file cost what their
+ * window reaches both ends; a window without one taken grows fourfold, after a look for a block only inserted or
+ * only deleted (`block`). A few edits in a long file cost what their
  * windows cost (issue 26: a merge into a 10,000-line buffer). Where lines repeat, a diff of the whole lists could
  * place a change elsewhere; both are true diffs. The same walk as Neovim's linemap.hunks_windowed and Vim's Diff.
  */
@@ -152,6 +174,11 @@ export function diffWindowed(a: string[], b: string[]): Range2[] {
 			if (!whole && (r.aEnd > wa - w / 2 || r.bEnd > wb - w / 2)) break;
 			took = r;
 			out.push({ a: r.a + i, aEnd: r.aEnd + i, b: r.b + j, bEnd: r.bEnd + j });
+		}
+		if (!took && !whole && w === DIFF_WINDOW) {
+			took = block(a, b, i, j, ea, eb);
+			if (took) out.push(took);
+			if (took) took = { a: 0, aEnd: took.aEnd - i, b: 0, bEnd: took.bEnd - j };
 		}
 		if (!took) {
 			if (whole) break; // not reached: the window's first lines differ, so its diff has a change

@@ -144,6 +144,16 @@ export def Diff(a: list<string>, b: list<string>): list<dict<number>>
       if whole
         break # not reached: the window's first lines differ, so its diff has a change
       endif
+      var skip = w == DIFF_WINDOW ? Block(a, b, i, j, ea, eb) : {}
+      if !empty(skip)
+        # A block only inserted or only deleted, longer than the window: Myers on growing windows that hold
+        # nothing in common would cost the square of their size.
+        out->add(skip)
+        var m = Equal(a, b, skip.a_end, skip.b_end, ea, eb)
+        i = skip.a_end + m
+        j = skip.b_end + m
+        continue
+      endif
       w *= 4
       continue
     endif
@@ -153,6 +163,24 @@ export def Diff(a: list<string>, b: list<string>): list<dict<number>>
     w = DIFF_WINDOW
   endwhile
   return out
+enddef
+
+# A change at a[i], b[j] that only inserts lines (b[j] up to where a[i] comes back in b) or only deletes some (a[i]
+# up to where b[j] comes back in a), the nearer of the two, when DIFF_WINDOW lines after it are equal on both sides;
+# else {}. index() finds the line in C.
+def Block(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number): dict<number>
+  var k = i < ea ? index(b, a[i], j) : -1
+  var l = j < eb ? index(a, b[j], i) : -1
+  var ins = k > j && k + DIFF_WINDOW <= eb && i + DIFF_WINDOW <= ea
+    && a[i : i + DIFF_WINDOW - 1] == b[k : k + DIFF_WINDOW - 1]
+  var del = l > i && l + DIFF_WINDOW <= ea && j + DIFF_WINDOW <= eb
+    && a[l : l + DIFF_WINDOW - 1] == b[j : j + DIFF_WINDOW - 1]
+  if ins && (!del || k - j <= l - i)
+    return {a: i, a_end: i, b: j, b_end: k}
+  elseif del
+    return {a: i, a_end: l, b: j, b_end: j}
+  endif
+  return {}
 enddef
 
 # How many lines from a[i] and b[j] on are equal (before ea, eb). Sixteen at a time while they are: one list
