@@ -19,6 +19,7 @@ import { runShowAskBench } from "./show-ask.ts";
 import { runTrustBench } from "./trust.ts";
 import { runUnsavedReadBench } from "./unsaved-read.ts";
 import { runVimBench } from "./vim.ts";
+import { runVimMergeBench } from "./vim-merge.ts";
 import { runVscodeMergeBench } from "./vscode-merge.ts";
 import { runVscodeReviewBench } from "./vscode-review.ts";
 
@@ -34,6 +35,12 @@ await runReviewBench();
 await runNvimReviewBench();
 await runUnsavedReadBench();
 await runNvimMergeBench();
+try {
+	await runVimMergeBench();
+} catch (error) {
+	console.log(`Vim: ${(error as Error).message}`);
+	process.exitCode = 1;
+}
 await runSendBench();
 await runShowAskBench();
 runVscodeReviewBench();

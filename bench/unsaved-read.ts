@@ -6,9 +6,12 @@
  * - the Neovim client's side (every Neovim of the test matrix), timed inside Neovim: one state write with that
  *   buffer modified, when its `changedtick` moved (the buffers file written too) and when it did not (only looked
  *   at). Keystrokes only arm the state file's timer, as before: nothing of this runs per keystroke. And the same
- *   write with no pi connected (no pi's message names the editor): no buffer is looked at, no copy written.
+ *   write with no pi connected (no pi's message names the editor): no buffer is looked at, no copy written. The
+ *   keystroke itself: the client's TextChangedI handler through the autocmd dispatch, µs per call, with no pi
+ *   connected and with one (target <= 20 µs; the same handler either way: nothing added).
  * - the Vim client's side, the same two writes, timed inside Vim with reltime(): the main-thread part and the time
- *   until the state file naming the new copy is in place (Vim writes through `mv` jobs, the copy first).
+ *   until the state file naming the new copy is in place (Vim writes through `mv` jobs, the copy first); and the
+ *   keystroke's cost, as for Neovim.
  * Run by `npm run bench` (bench/run.ts) or on its own: `node bench/unsaved-read.ts`.
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -127,6 +130,27 @@ end
 return xs
 `;
 
+/**
+ * µs per keystroke in the client: its TextChangedI handler through Neovim's autocmd dispatch (what a typed
+ * character runs of ours), for each of \`batches\` batches of \`per\` calls.
+ */
+const KEYSTROKE_COST = `
+local uv = vim.uv or vim.loop
+local batches, per = ...
+local xs = {}
+for b = 1, batches do
+  local t0 = uv.hrtime()
+  for _ = 1, per do
+    vim.cmd("doautocmd <nomodeline> PiIde TextChangedI")
+  end
+  xs[b] = (uv.hrtime() - t0) / 1e3 / per
+end
+return xs
+`;
+
+const us = (samples: number[]) =>
+	`${percentile(samples, 0.5).toFixed(1)} µs (p95 ${percentile(samples, 0.95).toFixed(1)})`;
+
 /** A live "pi" (a process of ours) whose message names editor `editorPid`: the editor hands its buffers over. */
 async function connectPi(stateDir: string, editorPid: number): Promise<LiveEditor> {
 	const pi = await spawnLiveEditor();
@@ -161,12 +185,16 @@ async function benchNvim(flavour: NvimFlavour): Promise<void> {
 		writeFileSync(file, `${userBuffer().join("\n")}\n`);
 		await nv.command("edit big.ts");
 		await nv.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'typed' })");
+		const keysAlone = await nv.lua<number[]>(KEYSTROKE_COST, 20, 500);
 		const alone = await nv.lua<number[]>(WRITE_COST, 100, true);
 		const none = !existsSync(join(nv.stateDir, editorBuffersFileName(nv.pid)));
 		row("no pi connected: state write, modified 10,000-line buffer", ms(alone), "no copy written", none);
+		row("no pi connected: per keystroke (TextChangedI handler)", us(keysAlone), "(info)", true);
 		const pi = await connectPi(nv.stateDir, nv.pid);
 		s.after(pi.kill);
 		await untilCopy(nv.stateDir, nv.pid);
+		const keys = await nv.lua<number[]>(KEYSTROKE_COST, 20, 500);
+		row("pi connected: per keystroke (TextChangedI handler)", us(keys), "p50 <= 20 µs", percentile(keys, 0.5) <= 20);
 		const moved = await nv.lua<number[]>(WRITE_COST, 100, true);
 		row("state write, modified 10,000-line buffer, new changedtick", ms(moved), "(info)", true);
 		const still = await nv.lua<number[]>(WRITE_COST, 100, false);
@@ -196,6 +224,21 @@ def g:PiBenchUnsavedWrite(n: number, bump: bool): list<list<float>>
 enddef
 `;
 
+/** µs per keystroke in the Vim client: its TextChangedI handler through Vim's autocmd dispatch, per batch. */
+const VIM_KEYSTROKE_COST = `vim9script
+def g:PiBenchKeystroke(batches: number, per: number): list<float>
+  var out: list<float> = []
+  for b in range(batches)
+    var start = reltime()
+    for i in range(per)
+      doautocmd <nomodeline> PiIde TextChangedI
+    endfor
+    out->add(reltimefloat(reltime(start)) * 1000000.0 / per)
+  endfor
+  return out
+enddef
+`;
+
 async function benchVim(): Promise<void> {
 	console.log("\n== unsaved read (v0.5): the Vim client's state write ==");
 	header();
@@ -204,10 +247,14 @@ async function benchVim(): Promise<void> {
 	let pi: LiveEditor | undefined;
 	try {
 		writeFileSync(join(vim.dirs.work, "big.ts"), `${userBuffer().join("\n")}\n`);
-		writeFileSync(join(vim.dirs.root, "unsaved-bench.vim"), VIM_WRITE_COST);
+		writeFileSync(
+			join(vim.dirs.root, "unsaved-bench.vim"),
+			VIM_WRITE_COST + VIM_KEYSTROKE_COST.replace("vim9script\n", ""),
+		);
 		await vim.ex(`source ${join(vim.dirs.root, "unsaved-bench.vim")}`);
 		await vim.ex("edit big.ts");
 		await vim.ex("call setline(1, 'typed')");
+		const keysAlone = await vim.expr<number[]>("g:PiBenchKeystroke(20, 500)");
 		const alone = await vim.expr<[number, number][]>("g:PiBenchUnsavedWrite(50, v:true)");
 		const none = !existsSync(join(vim.dirs.stateDir, editorBuffersFileName(vim.pid)));
 		row(
@@ -216,8 +263,11 @@ async function benchVim(): Promise<void> {
 			"no copy written",
 			none,
 		);
+		row("no pi connected: per keystroke (TextChangedI handler)", us(keysAlone), "(info)", true);
 		pi = await connectPi(vim.dirs.stateDir, vim.pid);
 		await untilCopy(vim.dirs.stateDir, vim.pid);
+		const keys = await vim.expr<number[]>("g:PiBenchKeystroke(20, 500)");
+		row("pi connected: per keystroke (TextChangedI handler)", us(keys), "p50 <= 20 µs", percentile(keys, 0.5) <= 20);
 		const moved = await vim.expr<[number, number][]>("g:PiBenchUnsavedWrite(50, v:true)");
 		row("state write, modified 10,000-line buffer, new changedtick", ms(moved.map((m) => m[0])), "(info)", true);
 		row("  until the state naming the new copy is in place", ms(moved.map((m) => m[1])), "(info)", true);

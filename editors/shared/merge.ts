@@ -4,7 +4,7 @@
  * - base: the file before pi's change(s), rebuilt from the file on disk (its hash checked against the newest
  *   change's `sha256`) by taking pi's hunks back out, newest change first;
  * - ours: the buffer's lines; the user's changes are the line diff base -> buffer (jsdiff, through the change
- *   set's own `diffHunks`);
+ *   set's own `diffHunks`, on windows around the places they differ: `diffWindowed`);
  * - theirs: pi's hunks from base.
  * A hunk of pi's that touches no change of the user's (shared base lines; an insertion in or at the edge of the
  * other's range) goes into the buffer at its place moved by the user's line-count changes above it; the others are
@@ -118,7 +118,7 @@ export function unapplyHunks(after: string[], hunks: MergeHunk[]): string[] | un
 }
 
 /** A change as 0-based half-open ranges of its two sides. */
-interface Range2 {
+export interface Range2 {
 	a: number;
 	aEnd: number;
 	b: number;
@@ -131,6 +131,83 @@ const rangeOf = (h: MergeHunk): Range2 => ({
 	b: h.new_start - 1,
 	bEnd: h.new_start - 1 + h.new_lines,
 });
+
+const equalRun = (a: string[], i: number, b: string[], j: number, n: number): boolean => {
+	for (let k = 0; k < n; k++) if (a[i + k] !== b[j + k]) return false;
+	return true;
+};
+
+/**
+ * A change at a[i], b[j] that only inserts lines (up to where a[i] comes back in b) or only deletes some (up to where
+ * b[j] comes back in a), the nearer, when DIFF_WINDOW lines after it are equal on both sides; else undefined. Diffing
+ * growing windows that hold nothing in common would cost the square of their size.
+ */
+function block(a: string[], b: string[], i: number, j: number, ea: number, eb: number): Range2 | undefined {
+	const w = DIFF_WINDOW;
+	const k = i < ea ? b.indexOf(a[i] as string, j) : -1;
+	const l = j < eb ? a.indexOf(b[j] as string, i) : -1;
+	const ins = k > j && k + w <= eb && i + w <= ea && equalRun(a, i, b, k, w);
+	const del = l > i && l + w <= ea && j + w <= eb && equalRun(a, l, b, j, w);
+	if (ins && (!del || k - j <= l - i)) return { a: i, aEnd: i, b: j, bEnd: k };
+	if (del) return { a: i, aEnd: l, b: j, bEnd: j };
+	return undefined;
+}
+
+/** The first window `diffWindowed` diffs around a place where the lists differ (lines each side). */
+export const DIFF_WINDOW = 16;
+
+/**
+ * The line changes from `a` to `b` (ascending), found without diffing the whole lists: the lines both share are
+ * walked over, and only a window around each place they differ is diffed (`diffHunks`), its changes taken up to the
+ * first that reaches into the window's last half (the lines past the window could change it), all of them once the
+ * window reaches both ends; a window without one taken grows fourfold, after a look for a block only inserted or
+ * only deleted (`block`). A few edits in a long file cost what their
+ * windows cost (issue 26: a merge into a 10,000-line buffer). Where lines repeat, a diff of the whole lists could
+ * place a change elsewhere; both are true diffs. The same walk as Neovim's linemap.hunks_windowed and Vim's Diff.
+ */
+export function diffWindowed(a: string[], b: string[]): Range2[] {
+	let i = 0;
+	while (i < a.length && i < b.length && a[i] === b[i]) i++;
+	let j = i;
+	let ea = a.length;
+	let eb = b.length;
+	while (ea > i && eb > j && a[ea - 1] === b[eb - 1]) {
+		ea--;
+		eb--;
+	}
+	const out: Range2[] = [];
+	let w = DIFF_WINDOW;
+	while (i < ea || j < eb) {
+		const wa = Math.min(w, ea - i);
+		const wb = Math.min(w, eb - j);
+		const whole = i + wa === ea && j + wb === eb;
+		let took: Range2 | undefined;
+		for (const h of diffHunks(a.slice(i, i + wa), b.slice(j, j + wb))) {
+			const r = rangeOf(h);
+			if (!whole && (r.aEnd > wa - w / 2 || r.bEnd > wb - w / 2)) break;
+			took = r;
+			out.push({ a: r.a + i, aEnd: r.aEnd + i, b: r.b + j, bEnd: r.bEnd + j });
+		}
+		if (!took && !whole && w === DIFF_WINDOW) {
+			took = block(a, b, i, j, ea, eb);
+			if (took) out.push(took);
+			if (took) took = { a: 0, aEnd: took.aEnd - i, b: 0, bEnd: took.bEnd - j };
+		}
+		if (!took) {
+			if (whole) break; // not reached: the window's first lines differ, so its diff has a change
+			w *= 4;
+			continue;
+		}
+		i += took.aEnd;
+		j += took.bEnd;
+		w = DIFF_WINDOW;
+		while (i < ea && j < eb && a[i] === b[j]) {
+			i++;
+			j++;
+		}
+	}
+	return out;
+}
 
 /** Does a change of base range [a1, e1) touch one of [a2, e2)? Shared lines; an insertion in or at the edge. */
 function touches(a1: number, e1: number, a2: number, e2: number): boolean {
@@ -155,7 +232,7 @@ function cutLine(line: string): string {
 
 /** Merge pi's hunks (`theirs`, from `base`) into `ours` (the buffer's lines): the edits of `ours` and the conflicts. */
 export function planMerge(base: string[], ours: string[], theirs: MergeHunk[]): MergePlan {
-	const user = diffHunks(base, ours).map(rangeOf);
+	const user = diffWindowed(base, ours);
 	const out: MergePlan = { edits: [], merged: 0, conflicts: [], conflictsTotal: 0, places: [] };
 	let u = 0; // the first user change not wholly before the current hunk of pi's
 	let delta = 0; // the user's line-count change above it

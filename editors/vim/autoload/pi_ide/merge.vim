@@ -20,7 +20,7 @@ export const MAX_CONFLICTS = 20
 export const MAX_CONFLICT_LINES = 20
 export const MAX_LINE_BYTES = 500
 export const MAX_HUNKS = 500
-# Diff gives up past this many differing lines in the middle (what both ends do not share) and returns it as one
+# Diff gives up past this many differing lines in a window (what both its ends do not share) and returns it as one
 # change: a coarser change of the user's only makes more conflicts, never a wrong merge.
 export const MAX_EDIT_DISTANCE = 2000
 
@@ -39,7 +39,7 @@ export def Parse(m: any): dict<any>
     return {}
   endif
   var sha = get(m, 'sha256', v:null)
-  if type(sha) != v:t_string || sha !~ '^\x\{64}$'
+  if type(sha) != v:t_string || strlen(sha) != 64 || sha =~ '\X' # not \x\{64}: costly to compile at each call
     return {}
   endif
   var prev = get(m, 'prev_seq', v:null)
@@ -67,27 +67,138 @@ export def Parse(m: any): dict<any>
 enddef
 
 # Pure: the text before a change, from `after` (lines) and the change's `hunks`, or v:null when `after` does not
-# hold the hunks' new lines where they say (the file is not what pi's tool wrote).
+# hold the hunks' new lines where they say (the file is not what pi's tool wrote). One copy of `after`, its hunks'
+# lines swapped in place from the last (each slice of a 10,000-line list copies every string it holds).
 export def Unapply(after: list<string>, hunks: list<any>): any
-  var before: list<string> = []
-  var at = 0
+  return Fits(after, hunks) ? SwapIn(copy(after), hunks) : v:null
+enddef
+
+# Pure: does `after` hold `hunks`' new lines where they say, the hunks ascending?
+def Fits(after: list<string>, hunks: list<any>): bool
+  var old_end = 1 # the first line after the previous hunk, in the text before and in `after`
+  var new_end = 1
   for h in hunks
-    if h.new_start - 1 > len(after)
-      return v:null
+    if h.new_start < new_end || h.new_start - 1 > len(after) || h.old_start - old_end != h.new_start - new_end
+        || slice(after, h.new_start - 1, h.new_start - 1 + h.new_lines) != h.new_text
+      return false
     endif
-    before += slice(after, at, h.new_start - 1)
-    if slice(after, h.new_start - 1, h.new_start - 1 + h.new_lines) != h.new_text || len(before) + 1 != h.old_start
-      return v:null
-    endif
-    before += h.old_text
-    at = h.new_start - 1 + h.new_lines
+    old_end = h.old_start + h.old_lines
+    new_end = h.new_start + h.new_lines
   endfor
-  return before + slice(after, at)
+  return true
+enddef
+
+# `lines` (checked by Fits) with each hunk's new lines replaced by its old ones, from the last.
+def SwapIn(lines: list<string>, hunks: list<any>): list<string>
+  for h in reverse(copy(hunks))
+    if h.new_lines > 0
+      remove(lines, h.new_start - 1, h.new_start - 2 + h.new_lines)
+    endif
+    extend(lines, h.old_text, h.new_start - 1)
+  endfor
+  return lines
+enddef
+
+# The first window Diff diffs around a place where the two lists differ (lines each side); it grows fourfold while
+# the window's diff reaches into its last half.
+export const DIFF_WINDOW = 16
+
+# Pure: the line changes from `a` to `b`, as 0-based half-open ranges {a, a_end, b, b_end}, ascending, found
+# without diffing the whole lists: the lines both share are walked over, and only a window around each place they
+# differ is diffed (Myers), its changes taken up to the first that reaches into the window's last half (the lines
+# past the window could change it), all of them once the window reaches both ends. A few edits in a long file cost
+# what their windows cost (issue 26: a merge into a 10,000-line buffer). Where lines repeat, a diff of the whole
+# lists could place a change elsewhere; both are true diffs.
+export def Diff(a: list<string>, b: list<string>): list<dict<number>>
+  var ea = len(a)
+  var eb = len(b)
+  var i = Equal(a, b, 0, 0, ea, eb)
+  var j = i
+  while ea > i && eb > j && a[ea - 1] ==# b[eb - 1]
+    ea -= 1
+    eb -= 1
+  endwhile
+  var out: list<dict<number>> = []
+  var w = DIFF_WINDOW
+  while i < ea || j < eb
+    var wa = min([w, ea - i])
+    var wb = min([w, eb - j])
+    var whole = i + wa == ea && j + wb == eb
+    if wa == w && wb == w && a[i + 1 : i + w - 1] == b[j + 1 : j + w - 1]
+      # One line changed, the rest of the window equal: what Myers finds there, without it (a typed edit's case).
+      out->add({a: i, a_end: i + 1, b: j, b_end: j + 1})
+      var n = Equal(a, b, i + 1, j + 1, ea, eb)
+      i += 1 + n
+      j += 1 + n
+      continue
+    endif
+    var took: dict<number> = {}
+    for r in Myers(slice(a, i, i + wa), slice(b, j, j + wb)) # slice(): a[0 : -1] would be the whole list
+      if !whole && (r.a_end > wa - w / 2 || r.b_end > wb - w / 2)
+        break
+      endif
+      took = r
+      out->add({a: r.a + i, a_end: r.a_end + i, b: r.b + j, b_end: r.b_end + j})
+    endfor
+    if empty(took)
+      if whole
+        break # not reached: the window's first lines differ, so its diff has a change
+      endif
+      var skip = w == DIFF_WINDOW ? Block(a, b, i, j, ea, eb) : {}
+      if !empty(skip)
+        # A block only inserted or only deleted, longer than the window: Myers on growing windows that hold
+        # nothing in common would cost the square of their size.
+        out->add(skip)
+        var m = Equal(a, b, skip.a_end, skip.b_end, ea, eb)
+        i = skip.a_end + m
+        j = skip.b_end + m
+        continue
+      endif
+      w *= 4
+      continue
+    endif
+    var n = Equal(a, b, i + took.a_end, j + took.b_end, ea, eb)
+    i += took.a_end + n
+    j += took.b_end + n
+    w = DIFF_WINDOW
+  endwhile
+  return out
+enddef
+
+# A change at a[i], b[j] that only inserts lines (b[j] up to where a[i] comes back in b) or only deletes some (a[i]
+# up to where b[j] comes back in a), the nearer of the two, when DIFF_WINDOW lines after it are equal on both sides;
+# else {}. index() finds the line in C.
+def Block(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number): dict<number>
+  var k = i < ea ? index(b, a[i], j) : -1
+  var l = j < eb ? index(a, b[j], i) : -1
+  var ins = k > j && k + DIFF_WINDOW <= eb && i + DIFF_WINDOW <= ea
+    && a[i : i + DIFF_WINDOW - 1] == b[k : k + DIFF_WINDOW - 1]
+  var del = l > i && l + DIFF_WINDOW <= ea && j + DIFF_WINDOW <= eb
+    && a[l : l + DIFF_WINDOW - 1] == b[j : j + DIFF_WINDOW - 1]
+  if ins && (!del || k - j <= l - i)
+    return {a: i, a_end: i, b: j, b_end: k}
+  elseif del
+    return {a: i, a_end: l, b: j, b_end: j}
+  endif
+  return {}
+enddef
+
+# How many lines from a[i] and b[j] on are equal (before ea, eb). Sixteen at a time while they are: one list
+# comparison costs less than sixteen steps of a loop.
+def Equal(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number): number
+  var n = 0
+  while i + n + 16 <= ea && j + n + 16 <= eb && a[i + n : i + n + 15] == b[j + n : j + n + 15]
+    n += 16
+  endwhile
+  while i + n < ea && j + n < eb && a[i + n] ==# b[j + n]
+    n += 1
+  endwhile
+  return n
 enddef
 
 # Pure: the line changes from `a` to `b` (Myers' O(ND) diff), as 0-based half-open ranges {a, a_end, b, b_end},
 # ascending. The lines both share at either end are taken off first: only the middle is diffed.
-export def Diff(a: list<string>, b: list<string>): list<dict<number>>
+def Myers(a: list<string>, b: list<string>): list<dict<number>>
   var head = 0
   while head < len(a) && head < len(b) && a[head] ==# b[head]
     head += 1
@@ -281,17 +392,22 @@ export def Merge(buf: number, chain: list<dict<any>>, bytes: list<string>): dict
   if sha256(join(bytes, "\n")) !=# chain[-1].merge.sha256
     return {why: "the file is not what pi's tool wrote"}
   endif
-  var now = Split(bytes)
-  var base: any = now
+  # Typed once here: a list<string> argument whose list carries no item type (readfile()'s, getbufline()'s) has
+  # every item's type checked at each call, 10,000 lines each time.
+  var now: list<string> = Split(bytes)
+  var base = now
   for c in reverse(copy(chain))
-    base = Unapply(base, c.merge.hunks)
-    if type(base) != v:t_list
+    if !Fits(base, c.merge.hunks)
       return {why: "pi's hunks do not fit the file"}
     endif
+    # Unapply's work on a list of our own: `now` itself when nothing needs it after (one change); a copy of a
+    # 10,000-line list costs every string in it.
+    base = SwapIn(len(chain) > 1 && base is now ? copy(base) : base, c.merge.hunks)
   endfor
   var hunks: list<any> = len(chain) == 1 ? chain[0].merge.hunks
     : mapnew(Diff(base, now), (_, r) => ({old_start: r.a + 1, old_lines: r.a_end - r.a, new_text: slice(now, r.b, r.b_end)}))
-  var plan = Plan(base, getbufline(buf, 1, '$'), hunks)
+  var ours: list<string> = getbufline(buf, 1, '$')
+  var plan = Plan(base, ours, hunks)
   if !empty(plan.edits)
     Apply(buf, plan.edits)
   endif

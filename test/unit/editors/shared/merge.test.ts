@@ -2,13 +2,15 @@
  * editors/shared/merge.ts (issue 26, the TypeScript clients' merge of pi's change into an unsaved buffer): the
  * `merge` field's checks, pi's hunks taken back out, line edits as text edits (a last line without a newline), the
  * chain of changes; and a seeded test of the three-way merge against the rule's oracle (test/fixtures/merge-oracle.ts),
- * on cases whose edits are known ranges of the base (test/fixtures/merge-ranges.ts).
- * `PI_IDE_SEEDS=<n>` runs more cases (default 500).
+ * on cases whose edits are known ranges of the base (test/fixtures/merge-ranges.ts); and the user's changes found by
+ * diffing windows only (`diffWindowed`), seeded, on long lists (test/fixtures/windowed-diff-cases.ts).
+ * `PI_IDE_SEEDS=<n>` runs more cases (default 500; a fifth of them for the windowed diff).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import {
+	diffWindowed,
 	type LineEdit,
 	type MergeHunk,
 	mergeChain,
@@ -20,6 +22,7 @@ import {
 import { contentOf, mergeInfo } from "../../../../src/link/change-set.ts";
 import { merge3 } from "../../../fixtures/merge-oracle.ts";
 import { applyPlan, mergeCase } from "../../../fixtures/merge-ranges.ts";
+import { checkDiff, windowedCase } from "../../../fixtures/windowed-diff-cases.ts";
 
 const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 500);
 const sha = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
@@ -133,5 +136,23 @@ function runCase(seed: number): string | undefined {
 describe("seeded: the merge against the rule's oracle", () => {
 	test(`${SEEDS} cases`, () => {
 		for (let seed = 1; seed <= SEEDS; seed++) assert.equal(runCase(seed), undefined);
+	});
+});
+
+/** Long lists with big edits: fewer cases than the merge's. */
+const WINDOWED_SEEDS = Math.ceil(SEEDS / 5);
+
+describe("seeded: the user's changes, diffed in windows (diffWindowed)", () => {
+	test(`${WINDOWED_SEEDS} lists of unique lines: exactly the edits made`, () => {
+		for (let seed = 1; seed <= WINDOWED_SEEDS; seed++) {
+			const c = windowedCase(seed, "unique");
+			assert.deepEqual(diffWindowed(c.a, c.b), c.expected, `seed ${seed}`);
+		}
+	});
+	test(`${WINDOWED_SEEDS} lists with repeated lines: ascending, apart, and turning the old lines into the new`, () => {
+		for (let seed = 1; seed <= WINDOWED_SEEDS; seed++) {
+			const c = windowedCase(seed, "repeats");
+			assert.deepEqual(checkDiff(c.a, c.b, diffWindowed(c.a, c.b)), [], `seed ${seed}`);
+		}
 	});
 });

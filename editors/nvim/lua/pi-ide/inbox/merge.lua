@@ -154,25 +154,11 @@ end
 ---@param theirs table[] pi's hunks from base (old_start, old_lines, new_text)
 ---@return { edits: table[], merged: integer, conflicts: table[], conflicts_total: integer }
 function M.plan(base, ours, theirs)
-  -- The lines both share at either end are no one's change: only the middle is diffed (equal strings compare at
-  -- once in Lua), so a few edits of the user's in a long file cost what their region costs.
-  local head, tail = 0, 0
-  while head < #base and head < #ours and base[head + 1] == ours[head + 1] do
-    head = head + 1
-  end
-  while tail < #base - head and tail < #ours - head and base[#base - tail] == ours[#ours - tail] do
-    tail = tail + 1
-  end
+  -- Only the windows around the places where base and buffer differ are diffed (linemap.hunks_windowed): a few
+  -- edits of the user's in a long file cost what their windows cost.
   local user = {}
-  if head < #base or head < #ours then
-    local middle = require("pi-ide.linemap").hunks(
-      vim.list_slice(base, head + 1, #base - tail),
-      vim.list_slice(ours, head + 1, #ours - tail)
-    )
-    for i, h in ipairs(middle) do
-      local r = from_vim(h)
-      user[i] = { a = r.a + head, a_end = r.a_end + head, b = r.b + head, b_end = r.b_end + head }
-    end
+  for i, h in ipairs(require("pi-ide.linemap").hunks_windowed(base, ours)) do
+    user[i] = from_vim(h)
   end
   local out = { edits = {}, merged = 0, conflicts = {}, conflicts_total = 0 }
   local u = 1 -- the first user change not wholly before the current pi hunk
@@ -238,8 +224,40 @@ end
 
 local sha256_ffi = nil ---@type fun(text: string): string|nil
 
---- Pure: the SHA-256 (hex) of `text`: Neovim's own sha256_bytes through LuaJIT's FFI (vim.fn.sha256 first copies
---- the text into a Vim string), else vim.fn.sha256.
+--- The SHA-256 (hex) of "abc" (FIPS 180-2's example): a hash function found through the FFI is used only when it
+--- gives this.
+local SHA256_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+--- The system's libcrypto (OpenSSL) SHA256 through LuaJIT's FFI, or nil: it uses the CPU's SHA instructions, several
+--- times faster than Neovim's own on a 10,000-line file (issue 26: the merge checks the file's hash).
+local function openssl_sha256(ffi)
+  local lib
+  for _, name in ipairs({ "libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.3.dylib", "libcrypto.dylib" }) do
+    local ok, l = pcall(ffi.load, name)
+    if ok then
+      lib = l
+      break
+    end
+  end
+  if not lib then
+    return nil
+  end
+  pcall(ffi.cdef, "unsigned char *SHA256(const unsigned char *d, size_t n, unsigned char *md);")
+  local md = ffi.new("unsigned char[32]")
+  local hex = {}
+  local function digest(t)
+    lib.SHA256(t, #t, md)
+    for k = 0, 31 do
+      hex[k + 1] = string.format("%02x", md[k])
+    end
+    return table.concat(hex)
+  end
+  local ok, abc = pcall(digest, "abc")
+  return ok and abc == SHA256_ABC and digest or nil
+end
+
+--- Pure: the SHA-256 (hex) of `text`: the system's OpenSSL through LuaJIT's FFI, else Neovim's own sha256_bytes
+--- through the FFI (vim.fn.sha256 first copies the text into a Vim string), else vim.fn.sha256.
 ---@param text string
 ---@return string
 function M.sha256(text)
@@ -247,6 +265,9 @@ function M.sha256(text)
     sha256_ffi = false
     local has_ffi, ffi = pcall(require, "ffi")
     if has_ffi then
+      sha256_ffi = openssl_sha256(ffi) or false
+    end
+    if has_ffi and not sha256_ffi then
       pcall(
         ffi.cdef,
         "const char *sha256_bytes(const uint8_t *buf, size_t buf_len, const uint8_t *salt, size_t salt_len);"
@@ -330,7 +351,7 @@ function M.merge(buf, chain, disk)
   if #chain == 1 then
     hunks = chain[1].merge.hunks
   else
-    for _, h in ipairs(require("pi-ide.linemap").hunks(base, now)) do
+    for _, h in ipairs(require("pi-ide.linemap").hunks_windowed(base, now)) do
       local r = from_vim(h)
       hunks[#hunks + 1] = {
         old_start = r.a + 1,
