@@ -86,10 +86,19 @@ text and your buffer keeps yours there\" (at most 5 places named), or nil
 when no hunk touches the user's lines.  The words every client uses."
   (let* ((touching (cl-remove-if-not (lambda (p) (nth 2 p)) places))
          (n (length touching)) (total (length places))
-         (ranges (mapcar (lambda (p)
-                           (let ((first (1+ (nth 0 p))) (last (+ (nth 0 p) (max 1 (- (nth 1 p) (nth 0 p))))))
-                             (if (= first last) (number-to-string first) (format "%d-%d" first last))))
-                         touching)))
+         (spans nil) (ranges nil))
+    ;; The touched spans in order, (FROM . TO) 0-based half-open, those that
+    ;; overlap or meet joined: one place named once; where the user deleted,
+    ;; the line the place stands on.
+    (dolist (p touching)
+      (let ((from (nth 0 p)) (to (+ (nth 0 p) (max 1 (- (nth 1 p) (nth 0 p))))))
+        (if (and spans (<= from (cdar spans)))
+            (setcdr (car spans) (max (cdar spans) to))
+          (push (cons from to) spans))))
+    (setq ranges (mapcar (lambda (s)
+                           (if (= (cdr s) (1+ (car s))) (number-to-string (cdr s))
+                             (format "%d-%d" (1+ (car s)) (cdr s))))
+                         (nreverse spans)))
     (when (> n 0)
       (format "%d of %d %s your unsaved %s %s%s: if accepted, the file gets pi's text and your buffer keeps yours there"
               n total (cond ((= total 1) "hunk touches") ((= n 1) "hunks touches") (t "hunks touch"))

@@ -196,18 +196,24 @@ export function proposalAgainstBuffer(
  * The notice's words for hunks that touch the user's unsaved lines ("1 of 2 hunks touches your unsaved lines 7-8: if
  * accepted, the file gets pi's text and your buffer keeps yours there"), or undefined when none does.
  */
-export function describeUnsaved(
-	view: Pick<UnsavedProposal, "places" | "touching">,
-	{ short = false } = {},
-): string | undefined {
+export function describeUnsaved(view: Pick<UnsavedProposal, "places">, { short = false } = {}): string | undefined {
 	const n = view.places.filter((p) => p.touches).length;
 	if (n === 0) return undefined;
 	const total = view.places.length;
-	const span = (t: { line: number; lines: number }) =>
-		t.lines <= 1 ? `${t.line}` : `${t.line}-${t.line + t.lines - 1}`;
-	const one = view.touching.length === 1 && (view.touching[0]?.lines ?? 0) <= 1;
+	// The touched spans in order (0-based half-open), those that overlap or meet joined: one place named once; where
+	// the user deleted, the row the place stands on.
+	const spans: { from: number; to: number }[] = [];
+	for (const p of view.places) {
+		if (!p.touches) continue;
+		const to = Math.max(p.to, p.from + 1);
+		const last = spans.at(-1);
+		if (last && p.from <= last.to) last.to = Math.max(last.to, to);
+		else spans.push({ from: p.from, to });
+	}
+	const span = (s: { from: number; to: number }) => (s.to === s.from + 1 ? `${s.to}` : `${s.from + 1}-${s.to}`);
+	const one = spans.length === 1 && spans[0]?.to === (spans[0]?.from ?? 0) + 1;
 	// At most 5 places named, as every client names them.
-	const named = view.touching.slice(0, 5).map(span).join(", ") + (view.touching.length > 5 ? ", …" : "");
+	const named = spans.slice(0, 5).map(span).join(", ") + (spans.length > 5 ? ", …" : "");
 	const where = `${one ? "line" : "lines"} ${named}`;
 	const phrase = `${n} of ${total} ${total === 1 ? "hunk" : "hunks"} ${n === 1 ? "touches" : "touch"} your unsaved ${where}`;
 	return short ? phrase : `${phrase}: if accepted, the file gets pi's text and your buffer keeps yours there`;

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
+import { againstCase } from "../fixtures/approval-against-oracle.ts";
 import { merge3 } from "../fixtures/merge-oracle.ts";
 import { mergeCase } from "../fixtures/merge-ranges.ts";
 import { EMACS_BIN, EMACS_CLIENT_DIR, REPO } from "../helpers/emacs.ts";
@@ -130,6 +131,22 @@ describe("emacs: the notice's words and the proposal view", () => {
 			places: [0, 2, 4, 6, 8, 10].map((n) => [n, n + 1, true] as [number, number, boolean]),
 			want: `6 of 6 hunks touch your unsaved lines 1, 3, 5, 7, 9, …${TAIL}`,
 		},
+		{
+			name: "two hunks on one change of the user's: its lines named once",
+			places: [
+				[6, 8, true],
+				[6, 8, true],
+			],
+			want: `2 of 2 hunks touch your unsaved lines 7-8${TAIL}`,
+		},
+		{
+			name: "where the user deleted, then the next line: joined",
+			places: [
+				[4, 4, true],
+				[5, 6, true],
+			],
+			want: `2 of 2 hunks touch your unsaved lines 5-6${TAIL}`,
+		},
 	];
 	it("pi-ide-state-touch-phrase: a table", async () => {
 		const form = `(progn
@@ -149,6 +166,28 @@ describe("emacs: the notice's words and the proposal view", () => {
 			out.map((l) => JSON.parse(l) as string | null),
 			PHRASES.map((c) => c.want),
 		);
+	});
+
+	it("pi-ide-state-touch-phrase names the places as the rule's oracle does (seeded, test/fixtures/approval-against-oracle.ts)", async () => {
+		const seed = Number(process.env["PI_IDE_SEED"] ?? 20261205);
+		const cases = Array.from({ length: 300 }, (_, i) => againstCase(seed + i));
+		const form = `(progn
+		  (require 'pi-ide-approval-rules)
+		  (dolist (places ${READ_INPUT})
+		    (princ (json-serialize (or (pi-ide-state-touch-phrase (mapcar (lambda (p) (list (nth 0 p) (nth 1 p) (eq (nth 2 p) t))) places)) :null)))
+		    (terpri)))`;
+		const out = (
+			await batch(
+				form,
+				cases.map((c) => c.places.map((p) => [p.row, p.row + p.rows, p.touches])),
+			)
+		)
+			.trim()
+			.split("\n");
+		for (const [i, c] of cases.entries()) {
+			const got = JSON.parse(out[i] ?? "null") as string | null;
+			assert.equal(got, c.phrase === "" ? null : `${c.phrase}${TAIL}`, `seed ${c.seed} (PI_IDE_SEED=${c.seed})`);
+		}
 	});
 
 	it("pi-ide-state-unsaved-diff: the buffer beside itself with the hunks that touch nothing placed", async () => {

@@ -245,20 +245,29 @@ enddef
 # Pure (issue 26): [long, short]: the one line naming the user's unsaved lines the proposal touches (`places` from
 # Against), and a short form for a narrow message line; ['', ''] when it touches none.
 export def TouchPhrase(places: list<dict<any>>): list<string>
-  var ranges: list<string> = []
+  # The touched spans in order ([from, to), 0-based rows), those that overlap or meet joined: one place named once.
+  var spans: list<list<number>> = []
+  var n = 0
   for p in places
     if p.touches
-      var first = p.row + 1
-      var last = p.row + max([p.rows, 1])
-      ranges->add(first == last ? string(first) : printf('%d-%d', first, last))
+      n += 1
+      var to = p.row + max([p.rows, 1])  # where the user deleted: the row the place stands on
+      if !empty(spans) && p.row <= spans[-1][1]
+        spans[-1][1] = max([spans[-1][1], to])
+      else
+        spans->add([p.row, to])
+      endif
     endif
   endfor
-  if empty(ranges)
+  if n == 0
     return ['', '']
   endif
-  var n = len(ranges)
-  var where = (n == 1 && stridx(ranges[0], '-') < 0 ? 'line ' : 'lines ') .. join(ranges[: 4], ', ')
-    .. (n > 5 ? ', …' : '')
+  var ranges: list<string> = []
+  for [from, to] in spans
+    ranges->add(to == from + 1 ? string(to) : printf('%d-%d', from + 1, to))
+  endfor
+  var where = (len(ranges) == 1 && stridx(ranges[0], '-') < 0 ? 'line ' : 'lines ') .. join(ranges[: 4], ', ')
+    .. (len(ranges) > 5 ? ', …' : '')
   var verb = len(places) == 1 ? 'hunk touches' : n == 1 ? 'hunks touches' : 'hunks touch'
   var short = printf('%d of %d %s your unsaved %s', n, len(places), verb, where)
   return [short .. ": if accepted, the file gets pi's text and your buffer keeps yours there", short]

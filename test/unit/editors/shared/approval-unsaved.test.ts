@@ -14,6 +14,7 @@ import {
 	proposalAgainstBuffer,
 } from "../../../../editors/shared/approval.ts";
 import { buildRequest } from "../../../../src/link/approval.ts";
+import { againstCase } from "../../../fixtures/approval-against-oracle.ts";
 import { merge3 } from "../../../fixtures/merge-oracle.ts";
 import { mergeCase } from "../../../fixtures/merge-ranges.ts";
 
@@ -149,20 +150,25 @@ const CASES: Case[] = [
 describe("describeUnsaved: the notice's words", () => {
 	const at = (from: number, to: number) => ({ from, to, touches: true });
 	const cases: [string, Parameters<typeof describeUnsaved>[0], string | undefined][] = [
-		["no hunk touches", { places: [{ from: 1, to: 2, touches: false }], touching: [] }, undefined],
-		[
-			"the only hunk",
-			{ places: [at(2, 3)], touching: [{ line: 3, lines: 1 }] },
-			"1 of 1 hunk touches your unsaved line 3",
-		],
+		["no hunk touches", { places: [{ from: 1, to: 2, touches: false }] }, undefined],
+		["the only hunk", { places: [at(2, 3)] }, "1 of 1 hunk touches your unsaved line 3"],
 		[
 			"six places: five named",
-			{
-				places: [0, 2, 4, 6, 8, 10].map((n) => at(n, n + 1)),
-				touching: [0, 2, 4, 6, 8, 10].map((n) => ({ line: n + 1, lines: 1 })),
-			},
+			{ places: [0, 2, 4, 6, 8, 10].map((n) => at(n, n + 1)) },
 			"6 of 6 hunks touch your unsaved lines 1, 3, 5, 7, 9, …",
 		],
+		[
+			"two hunks on one change of the user's: its lines named once",
+			{ places: [at(6, 8), at(6, 8)] },
+			"2 of 2 hunks touch your unsaved lines 7-8",
+		],
+		["spans that meet: joined", { places: [at(6, 8), at(8, 9)] }, "2 of 2 hunks touch your unsaved lines 7-9"],
+		[
+			"where the user deleted (no lines), then the next line: joined",
+			{ places: [{ from: 1, to: 2, touches: false }, at(4, 4), at(5, 6)] },
+			"2 of 3 hunks touch your unsaved lines 5-6",
+		],
+		["where the user deleted, alone: one line", { places: [at(4, 4)] }, "1 of 1 hunk touches your unsaved line 5"],
 	];
 	for (const [name, view, want] of cases) {
 		test(name, () => {
@@ -235,4 +241,17 @@ describe("seeded: the proposal against the buffer agrees with the merge oracle",
 		}
 		assert.deepEqual(failures.slice(0, 3), []);
 	});
+});
+
+test("describeUnsaved names the places as the rule's oracle does (seeded, test/fixtures/approval-against-oracle.ts)", () => {
+	const seed = Number(process.env["PI_IDE_SEED"] ?? 20261205);
+	for (let i = 0; i < 500; i++) {
+		const c = againstCase(seed + i);
+		const places = c.places.map((p) => ({ from: p.row, to: p.row + p.rows, touches: p.touches }));
+		assert.equal(
+			describeUnsaved({ places }, { short: true }) ?? "",
+			c.phrase,
+			`seed ${c.seed} (PI_IDE_SEED=${c.seed})`,
+		);
+	}
 });

@@ -208,16 +208,26 @@ end
 ---@return string|nil long
 ---@return string|nil short
 function M.touch_phrase(places)
-  local ranges, n = {}, 0
+  -- The touched spans in order (0-based half-open rows), those that overlap or meet joined: one place named once.
+  local spans, n = {}, 0
   for _, p in ipairs(places) do
     if p.touches then
       n = n + 1
-      local first, last = p.row + 1, p.row + math.max(p.rows, 1)
-      ranges[#ranges + 1] = first == last and tostring(first) or ("%d-%d"):format(first, last)
+      local last = spans[#spans]
+      local to = p.row + math.max(p.rows, 1) -- where the user deleted: the row the place stands on
+      if last and p.row <= last.to then
+        last.to = math.max(last.to, to)
+      else
+        spans[#spans + 1] = { from = p.row, to = to }
+      end
     end
   end
   if n == 0 then
     return nil, nil
+  end
+  local ranges = {}
+  for i, span in ipairs(spans) do
+    ranges[i] = span.to == span.from + 1 and tostring(span.to) or ("%d-%d"):format(span.from + 1, span.to)
   end
   local lines = (#ranges == 1 and not ranges[1]:find("-", 1, true)) and "line " or "lines "
   local where = lines .. table.concat(ranges, ", ", 1, math.min(#ranges, 5)) .. (#ranges > 5 and ", …" or "")
