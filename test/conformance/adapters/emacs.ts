@@ -182,6 +182,7 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 	return {
 		name: checker === "flymake" ? `emacs ${emacsMajor()}` : `emacs ${emacsMajor()} + Flycheck`,
 		expectedSeconds: 80,
+		rowLanes: 3,
 		app: "emacs",
 		capabilities: CAPABILITIES,
 		missing: {},

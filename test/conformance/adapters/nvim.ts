@@ -255,6 +255,7 @@ function adapterFor(flavour: NvimFlavour): ClientAdapter {
 	return {
 		name: `nvim ${flavour.name}`,
 		expectedSeconds: 50,
+		rowLanes: 3,
 		app: "nvim",
 		capabilities: CAPABILITIES,
 		missing: {},

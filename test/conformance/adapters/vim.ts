@@ -259,6 +259,7 @@ export const adapters: ClientAdapter[] = [
 	{
 		name: "vim 9",
 		expectedSeconds: 110,
+		rowLanes: 3,
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {

@@ -117,6 +117,7 @@ const IGNORED: Ignored[] = [
 export const cases: KitCase[] = [
 	{
 		name: "show: a sandboxed pi's request (pi-<pid>-<ns>.ask.json, a pid dead here) is answered with its pi_ns",
+		ownEditors: true,
 		needs: ["show", "pi-identity"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -140,6 +141,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "show: the place goes to the editor's list, the user's buffer and cursor stay, one notice; answered once by id",
+		ownEditors: true,
 		needs: ["show"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -192,6 +194,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "show: ignored from a dead pi, for another editor, expired, malformed, oversized, misnamed, group-readable",
+		ownEditors: true,
 		needs: ["show"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -229,6 +232,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "ask: every open file buffer with its modified flag; the named file's diagnostics dated with its version; by id",
+		ownEditors: true,
 		needs: ["ask", "edit", "diagnostics"],
 		run: async (kit) => {
 			const editor = await kit.start();
