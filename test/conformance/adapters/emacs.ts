@@ -193,6 +193,8 @@ function emacsAdapter(checker: Checker): ClientAdapter {
 				runtimeDir: options.env["XDG_RUNTIME_DIR"] ?? null,
 				ui: !options.headless,
 				file: options.file,
+				// An Emacs per case: the client byte-compiled (as package.el installs it) starts in two thirds of the time.
+				compiled: true,
 				...(checker === "flycheck" ? { sitePackages: true, preEval: ["(pi-ide-test-flycheck-kit-setup)"] } : {}),
 			});
 			if (options.file && options.headless) await e.act(`(find-file ${elispString(options.file)})`);
