@@ -181,7 +181,7 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 function emacsAdapter(checker: Checker): ClientAdapter {
 	return {
 		name: checker === "flymake" ? `emacs ${emacsMajor()}` : `emacs ${emacsMajor()} + Flycheck`,
-		expectedSeconds: 80,
+		expectedSeconds: 50,
 		rowLanes: 3,
 		app: "emacs",
 		capabilities: CAPABILITIES,
