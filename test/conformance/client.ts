@@ -226,6 +226,12 @@ export interface ClientAdapter {
 	 */
 	readonly expectedSeconds?: number;
 	/**
+	 * How many editors of its own (the rows of the editor-per-row tables) the kit may run at once beside the one
+	 * the other cases share: an editor that waits on its own timers (a poll, a debounce) more than it uses the
+	 * cores. Unset or 1: every case one after another. In-process adapters always run one at a time.
+	 */
+	readonly rowLanes?: number;
+	/**
 	 * The editor itself reloads a buffer without unsaved changes whenever its file changes on disk (VS Code's
 	 * file watcher), whatever pi's messages say: the kit then judges the client by its reports, not by the
 	 * text of such a buffer after a message it must ignore or refuse.

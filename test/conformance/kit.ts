@@ -88,6 +88,12 @@ export interface KitCase {
 	 * needs root to chown). Reported like a missing capability, never a pass.
 	 */
 	unavailable?: () => string | undefined;
+	/**
+	 * The case drives only editors it starts itself (`kit.start`), never the shared one, so the kit may run it
+	 * beside the shared editor's cases (ClientAdapter.rowLanes). The rows of the editor-per-row tables are such
+	 * cases without saying so. A case that says so and asks for the shared editor fails.
+	 */
+	ownEditors?: boolean;
 	run(kit: Kit): Promise<void>;
 }
 

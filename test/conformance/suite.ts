@@ -19,11 +19,21 @@ export function reasonNotRun(c: KitCase, adapter: ClientAdapter): string | undef
 }
 
 /**
- * One adapter's suite: every case of `cases` it can run, one at a time (cases share the adapter's editor); a
- * case it cannot run adds a line to `notRun` instead, naming the adapter's reason.
+ * Whether `c` drives only editors of its own, never the shared one: it says so (`ownEditors`), or it is a row of a
+ * table that starts an editor per row.
+ */
+export const usesOwnEditors = (c: KitCase): boolean =>
+	c.ownEditors === true || c.needs?.includes("editor-per-row") === true;
+
+/**
+ * One adapter's suite: every case of `cases` it can run (the cases that share the adapter's editor one at a
+ * time, in order); a case it cannot run adds a line to `notRun` instead, naming the adapter's reason. With
+ * `rowLanes` (ClientAdapter) above 1, the cases that start editors of their own (`usesOwnEditors`) run that
+ * many at a time, beside the shared editor's cases.
  */
 export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[], notRun: string[]): void {
-	describe(`conformance: ${adapter.name}`, { concurrency: 1 }, () => {
+	const lanes = adapter.inProcess === true ? 1 : Math.max(1, Math.floor(adapter.rowLanes ?? 1));
+	describe(`conformance: ${adapter.name}`, { concurrency: lanes > 1 ? 2 : 1 }, () => {
 		let shared: Promise<{ editor: Editor; dispose: () => Promise<void> }> | undefined;
 		after(async () => {
 			try {
@@ -32,17 +42,15 @@ export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[
 				await adapter.close?.();
 			}
 		});
-		for (const c of cases) {
-			const why = reasonNotRun(c, adapter);
-			if (why !== undefined) {
-				notRun.push(`${c.name} — ${adapter.name}: not run, ${why}`);
-				continue;
-			}
+		const caseTest = (c: KitCase): void => {
+			const own = usesOwnEditors(c);
 			it(c.name, async () => {
 				const cleanups: (() => Promise<void> | void)[] = [];
 				const kit: Kit = {
 					adapter,
 					shared: async () => {
+						// Such a case may run beside the shared editor's cases: it must not drive that editor.
+						if (own) throw new Error(`${c.name}: a case in editors of its own asked for the shared one`);
 						// A start that failed fails its case; the next case starts the editor again rather than
 						// failing on the same error.
 						if (!shared) {
@@ -78,6 +86,21 @@ export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[
 					for (const cleanup of cleanups.reverse()) await cleanup();
 				}
 			});
+		};
+		const runnable = cases.filter((c) => {
+			const why = reasonNotRun(c, adapter);
+			if (why !== undefined) notRun.push(`${c.name} — ${adapter.name}: not run, ${why}`);
+			return why === undefined;
+		});
+		if (lanes === 1) {
+			for (const c of runnable) caseTest(c);
+			return;
 		}
+		describe("cases sharing its editor", { concurrency: 1 }, () => {
+			for (const c of runnable.filter((c) => !usesOwnEditors(c))) caseTest(c);
+		});
+		describe(`cases in editors of their own, ${lanes} at a time`, { concurrency: lanes }, () => {
+			for (const c of runnable.filter(usesOwnEditors)) caseTest(c);
+		});
 	});
 }

@@ -1,7 +1,8 @@
 /**
  * A smoke test of the conformance kit's Emacs adapter (test/conformance/adapters/emacs.ts): started as the
  * kit starts it (its own cwd and env), it opens a file, moves, selects and clears, the state file follows;
- * headless it writes nothing until its UI attaches; a clean quit removes the file.
+ * headless it writes nothing until its UI attaches; a clean quit removes the file. The kit's Emacs loads the client
+ * byte-compiled (`compiled`).
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import type { EditorState } from "../../src/protocol/protocol.ts";
 import { parseEditorState } from "../../src/protocol/protocol.ts";
 import { adapters } from "../conformance/adapters/emacs.ts";
 import type { ClientSession } from "../conformance/client.ts";
+import { EMACS_CLIENT_DIR, startEmacs } from "../helpers/emacs.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
 const adapter = adapters[0];
@@ -115,5 +117,13 @@ describe("the conformance kit's Emacs adapter", { concurrency: 2 }, () => {
 		assert.equal(existsSync(dirs.statePath(s.pid)), false);
 		await s.attachUi?.();
 		await until(dirs.statePath(s.pid), (x) => (x.pid === s.pid ? true : undefined), "written once a UI attached");
+	});
+
+	it("compiled: the client loads byte-compiled from a copy, as package.el installs it (the kit's Emacs)", async (t) => {
+		const e = await startEmacs(t, { ui: false, compiled: true });
+		const loaded = JSON.parse(await e.eval("(symbol-file 'pi-ide-mode)")) as string;
+		assert.match(loaded, /\/pi-ide\.elc$/);
+		assert.equal(loaded.startsWith(`${EMACS_CLIENT_DIR}/`), false, "a copy, not the repository's directory");
+		assert.equal(await e.eval("(and (byte-code-function-p (symbol-function 'pi-ide-mode)) t)"), "t");
 	});
 });

@@ -13,7 +13,8 @@ function expectOk(reply: { ok?: boolean; error?: string }, what: string): void {
 
 const jetbrains: ClientAdapter = {
 	name: "jetbrains (headless)",
-	expectedSeconds: 180,
+	expectedSeconds: 45,
+	rowLanes: 3,
 	app: "jetbrains",
 	capabilities: new Set<Capability>([
 		"selection",

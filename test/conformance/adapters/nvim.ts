@@ -254,7 +254,8 @@ vim.cmd("PiIde revert")`,
 function adapterFor(flavour: NvimFlavour): ClientAdapter {
 	return {
 		name: `nvim ${flavour.name}`,
-		expectedSeconds: 50,
+		expectedSeconds: 40,
+		rowLanes: 3,
 		app: "nvim",
 		capabilities: CAPABILITIES,
 		missing: {},

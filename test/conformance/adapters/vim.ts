@@ -258,7 +258,8 @@ const CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 export const adapters: ClientAdapter[] = [
 	{
 		name: "vim 9",
-		expectedSeconds: 110,
+		expectedSeconds: 55,
+		rowLanes: 3,
 		app: "vim",
 		capabilities: CAPABILITIES,
 		missing: {

@@ -105,6 +105,7 @@ export const cases: KitCase[] = [
 	{
 		name: "approval: the proposal shown against the user's unsaved buffer: the arrival notice names the user's unsaved lines a proposed hunk touches (1 of 2 hunks), and says nothing of them when none is touched",
 		// "merge": the proposal is placed by the merge's rule; a client without the merge (JetBrains) has no placement.
+		ownEditors: true,
 		needs: ["approval", "unsaved-buffers", "merge"],
 		run: async (kit) => {
 			const setup = await setUp(kit);
@@ -131,6 +132,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "approval: the proposal shown against the user's unsaved buffer: a hunk away from the user's lines is marked where the merge would place it, one touching them on the user's lines; the buffer and the file are untouched",
+		ownEditors: true,
 		needs: ["approval", "approval-marks", "unsaved-buffers", "merge"],
 		run: async (kit) => {
 			const setup = await setUp(kit);

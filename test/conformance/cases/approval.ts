@@ -226,6 +226,7 @@ async function answerNamed(
 export const cases: KitCase[] = [
 	{
 		name: "approval: a request for this editor is announced once; approve and reject put its id and the decision in `decisions`; the buffer and file are untouched",
+		ownEditors: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt"]);
@@ -259,6 +260,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "approval: a request is known by its pi and its id: another pi's request with the same id (pi's ids are its tool calls') is announced and answered as its own",
+		ownEditors: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt", "b.txt"]);
@@ -279,6 +281,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: `approval: a request for another editor, from a dead pi, expired, malformed, with an id over 64 characters or nested too deep is ignored: at most one notice, no decision (${IGNORED.length} kinds)`,
+		ownEditors: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt"]);
@@ -312,6 +315,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "approval: an answer is bound to its request id: A shown, A ends, B arrives: approve (or reject) decides nothing and names B; the same command again answers B",
+		ownEditors: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt", "b.txt"]);
@@ -342,6 +346,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "approval: late and foreign answers: an answer after its request ended is not given to the next one; a request from another pi arriving while one is shown does not take its place",
+		ownEditors: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt", "b.txt"]);
@@ -390,6 +395,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: `approval: \`decisions\` keeps the newest ${MAX_DECISIONS}, newest last`,
+		ownEditors: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt"]);
@@ -428,6 +434,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: 'approval: the proposal shown: its marks in the open buffer carry the "pi" name, on the lines pi would change; the buffer is not modified; an answer clears them',
+		ownEditors: true,
 		needs: ["approval", "approval-marks"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt"]);

@@ -92,6 +92,7 @@ export const cases: KitCase[] = [
 	),
 	{
 		name: "ui gate: without a UI nothing is written; a UI attaching starts the writes",
+		ownEditors: true,
 		needs: ["ui-gate"],
 		run: async (kit) => {
 			const editor = await kit.start({ headless: true, file: { name: "a.txt", text: TEXT } });
@@ -107,6 +108,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "lifecycle: a clean exit removes the state file and leaves nothing behind",
+		ownEditors: true,
 		run: async (kit) => {
 			const editor = await kit.start({ file: { name: "a.txt", text: TEXT } });
 			await editor.until((s) => s.active_buffer.name === "a.txt", "the first write");

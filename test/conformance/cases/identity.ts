@@ -246,6 +246,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "pi identity: a sandboxed pi's approval request is answered, the decision naming it by pi_pid and pi_ns",
+		ownEditors: true,
 		needs: ["approval", "pi-identity"],
 		run: async (kit) => {
 			const name = unique("approve");

@@ -95,6 +95,7 @@ async function withPi(kit: Kit, body: (editor: Editor, pi: Pi) => Promise<void>)
 export const cases: KitCase[] = [
 	{
 		name: "merge: pi's hunk away from the user's unsaved lines goes into the buffer, which stays modified",
+		ownEditors: true,
 		needs: ["merge"],
 		run: (kit) =>
 			withPi(kit, async (editor, pi) => {
@@ -112,6 +113,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "merge: pi's hunk on the user's unsaved line is a conflict; the buffer keeps the user's text",
+		ownEditors: true,
 		needs: ["merge"],
 		run: (kit) =>
 			withPi(kit, async (editor, pi) => {
@@ -130,6 +132,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "merge: one undo takes pi's merged lines out and leaves the user's",
+		ownEditors: true,
 		needs: ["merge"],
 		run: (kit) =>
 			withPi(kit, async (editor, pi) => {
@@ -145,6 +148,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "merge: a modified buffer that is not the current one is merged too",
+		ownEditors: true,
 		needs: ["merge"],
 		run: (kit) =>
 			withPi(kit, async (editor, pi) => {

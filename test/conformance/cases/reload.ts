@@ -245,6 +245,7 @@ const SLOW_PI_MS = 6000;
 export const cases: KitCase[] = [
 	{
 		name: "v0.3: one message, one report per file, with its status; only unmodified open buffers reload",
+		ownEditors: true,
 		needs: ["reload", "edit"],
 		run: async (kit) => {
 			const editor = await kit.start();

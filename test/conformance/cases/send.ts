@@ -183,16 +183,19 @@ async function sendEachForm(kit: Kit, rows: readonly Row[]): Promise<void> {
 export const cases: KitCase[] = [
 	{
 		name: "send to pi: the request an editor writes (no pi: nothing written, one notice; then each form, valid for pi)",
+		ownEditors: true,
 		needs: ["send"],
 		run: (kit) => sendEachForm(kit, ROWS),
 	},
 	{
 		name: "send to pi: the diagnostic under the cursor, with its message",
+		ownEditors: true,
 		needs: ["send", "diagnostics"],
 		run: (kit) => sendEachForm(kit, [DIAGNOSTIC_ROW]),
 	},
 	{
 		name: "send to pi: a line past the cap is cut at 256 KiB encoded, with truncated",
+		ownEditors: true,
 		needs: ["send"],
 		run: async (kit) => {
 			const editor = await kit.start();

@@ -118,6 +118,7 @@ const IGNORED: Ignored[] = [
 export const cases: KitCase[] = [
 	{
 		name: "show: a sandboxed pi's request (pi-<pid>-<ns>.ask.json, a pid dead here) is answered with its pi_ns",
+		ownEditors: true,
 		needs: ["show", "pi-identity"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -141,6 +142,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "show: the place goes to the editor's list, the user's buffer and cursor stay, one notice; answered once by id",
+		ownEditors: true,
 		needs: ["show"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -193,6 +195,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "show: ignored from a dead pi, for another editor, expired, malformed, oversized, misnamed, group-readable",
+		ownEditors: true,
 		needs: ["show"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -231,6 +234,7 @@ export const cases: KitCase[] = [
 	{
 		name: "ask: every open file buffer, the active one first; modified while its text is not the file's, not once saved; by id",
 		// No `diagnostics`: a client without them (Obsidian) answers the named buffer's with null, as PROTOCOL.md says.
+		ownEditors: true,
 		needs: ["ask", "edit"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -283,6 +287,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "ask: every open file buffer with its modified flag; the named file's diagnostics dated with its version; by id",
+		ownEditors: true,
 		needs: ["ask", "edit", "diagnostics"],
 		run: async (kit) => {
 			const editor = await kit.start();

@@ -133,6 +133,7 @@ const noTemp = (editor: Editor) =>
 export const cases: KitCase[] = [
 	{
 		name: "unsaved buffer: a modified buffer's text is handed over, and follows its version",
+		ownEditors: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -161,6 +162,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "unsaved buffer: a modified buffer that is not the current one is handed over too, the current one first",
+		ownEditors: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -206,6 +208,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "unsaved buffer: the copy is removed once the buffer is saved",
+		ownEditors: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			// An editor of its own: the shared one may hold other cases' unsaved buffers.
@@ -229,6 +232,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "unsaved buffer: a copy removed from under the editor is written again with its next write",
+		ownEditors: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -258,6 +262,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "unsaved buffer: a buffer over the 2 MiB cap is listed without its text",
+		ownEditors: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
@@ -279,6 +284,7 @@ export const cases: KitCase[] = [
 	},
 	{
 		name: "unsaved buffer: no pi connected: no copy written; one is written as a pi connects, and goes with it",
+		ownEditors: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
