@@ -231,6 +231,56 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 			assert.equal(readFileSync(file, "utf8"), c.content, "a late answer changes nothing");
 		});
 
+	it("approval against the user's unsaved document (issue 26 item 6): the notice names the unsaved line pi's hunk touches, Show change has the other hunk placed; nothing is written", async (t) => {
+		const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
+		const disk = Array.from({ length: 10 }, (_, i) => `l${i + 1}`);
+		const file = touch(env.workDir, "notes.txt", `${disk.join("\n")}\n`);
+		const driver = await startJetBrainsDriver({ project: env.workDir, env: env.env, file, product: "IntelliJ IDEA" });
+		t.after(() => driver.kill());
+		// The user's unsaved edit: a line typed at the top, disk line 8 changed (the buffer's line 9).
+		const mine = ["mine", ...disk.slice(0, 7), "my8", ...disk.slice(8)];
+		await driver.command({ cmd: "setLines", file, lines: mine });
+		env.model.respond = toolsThenReply([
+			{
+				name: "edit",
+				arguments: {
+					path: file,
+					edits: [
+						{ oldText: "l2\n", newText: "pi2\n" },
+						{ oldText: "l8\n", newText: "pi8\n" },
+					],
+				},
+			},
+		]);
+		const ran = runPrint(env, [PROMPT]);
+		const request = await pollUntil(
+			async () =>
+				((await driver.command({ cmd: "approval" }))["request"] as Record<string, unknown> | null) ?? undefined,
+			() => "the driver has pi's request",
+			WAIT_MS,
+		);
+		const words = "1 of 2 hunks touches your unsaved line 9";
+		const notice = `pi wants to edit notes.txt: 2 hunks; ${words}: if accepted, the file gets pi's text and your buffer keeps yours there`;
+		assert.equal(request["notice"], notice);
+		assert.equal(request["touch"], words);
+		assert.equal(
+			request["proposal"],
+			`${["mine", "l1", "pi2", ...disk.slice(2, 7), "my8", ...disk.slice(8)].join("\n")}\n`,
+			"Show change: the document with pi's hunk away from the user's lines placed, the user's line 9 kept",
+		);
+		const told = (await driver.command({ cmd: "messages" }))["messages"] as string[];
+		assert.equal(told.filter((m) => m === notice).length, 1, JSON.stringify(told));
+		const answer = await driver.command({ cmd: "reject" });
+		assert.equal(answer["answered"], true, String(answer["said"]));
+		const result = await ran;
+		assert.equal(result.code, 0, result.stderr);
+		assert.equal(readFileSync(file, "utf8"), `${disk.join("\n")}\n`, "the file on disk is as it was");
+		assert.deepEqual((await driver.command({ cmd: "buffer", file }))["buffer"], {
+			text: `${mine.join("\n")}\n`,
+			modified: true,
+		});
+	});
+
 	it("an answer is for the request the user saw: A told, A rejected in pi's dialog, B arrives; accept names B, again accepts B", async (t) => {
 		const env = await envFor(t, { settings: { ideContext: { approve: "edits", approveTimeoutSeconds: 60 } } });
 		const first = touch(env.workDir, "notes.txt", ORIGINAL);

@@ -115,8 +115,27 @@ public final class Merge {
 		}
 	}
 
+	/**
+	 * Where one hunk of pi's stands in the document's lines (0-based, [from, to)): a merged hunk's lines it replaces
+	 * there; a conflicting one's span of the user's lines it touches, from the first to the last line of the hunk and
+	 * of those changes (editors/shared/merge.ts HunkPlace; issue 26 item 6, approval against an unsaved document).
+	 */
+	public static final class Place {
+		public final int from;
+		public final int to;
+		public final boolean touches;
+
+		Place(int from, int to, boolean touches) {
+			this.from = from;
+			this.to = to;
+			this.touches = touches;
+		}
+	}
+
 	public static final class Plan {
 		public final List<LineEdit> edits = new ArrayList<>();
+		/** One per hunk of pi's, in order. */
+		public final List<Place> places = new ArrayList<>();
 		public int merged;
 		/** The report's, at most MAX_CONFLICTS. */
 		public final List<Conflict> conflicts = new ArrayList<>();
@@ -407,6 +426,7 @@ public final class Merge {
 			}
 			if (last < u) {
 				out.edits.add(new LineEdit(a + delta, e + delta, h.newText));
+				out.places.add(new Place(a + delta, e + delta, false));
 				out.merged++;
 				shift += h.newText.size() - h.oldText.size();
 				continue;
@@ -418,6 +438,7 @@ public final class Merge {
 			int grown = 0;
 			for (int i = u; i <= last; i++) grown += user.get(i).newText.size() - user.get(i).oldText.size();
 			int to = Math.max(e + delta + grown, fin.newStart - 1 + fin.newText.size());
+			out.places.add(new Place(from, to, true));
 			if (out.conflicts.size() < MAX_CONFLICTS) {
 				List<String> text = new ArrayList<>();
 				for (int i = from; i < Math.min(to, from + MAX_CONFLICT_LINES); i++) text.add(cutLine(ours.get(i)));
@@ -475,7 +496,7 @@ public final class Merge {
 	}
 
 	/** Strict UTF-8, or null (another encoding, binary). */
-	private static String utf8(byte[] bytes) {
+	static String utf8(byte[] bytes) {
 		// The JDK's own decoding is the fast one; it writes U+FFFD for what is not UTF-8, so only a text holding one
 		// (malformed, or a real U+FFFD) is decoded again, strictly.
 		String fast = new String(bytes, StandardCharsets.UTF_8);

@@ -52,6 +52,22 @@ final class Merging {
 		return outcome;
 	}
 
+	/**
+	 * Issue 26 item 6: the file on disk as text, for an approval request's proposal against the unsaved document:
+	 * read as the merge reads it (the reload rule on the path, one verified open), strict UTF-8; null when the rule
+	 * would not read it, it cannot be read, or it is not UTF-8.
+	 */
+	static String diskText(String file, Inbox.Host host) {
+		try {
+			Reload.Facts facts = host.facts(file);
+			if (facts == null || !passesReloadRule(facts)) return null;
+			byte[] disk = read(facts.now == Reload.PathKind.REGULAR ? file : facts.realPathNow);
+			return disk == null ? null : Merge.utf8(disk);
+		} catch (RuntimeException e) {
+			return null;
+		}
+	}
+
 	/** The path is what it was when the document was read (the reload rule, {@link Reload#decide}, unmodified). */
 	private static boolean passesReloadRule(Reload.Facts f) {
 		String asIfSaved = Reload.decide(new Reload.Facts(f.open, false, f.recorded, f.recordedRealPath, f.now,

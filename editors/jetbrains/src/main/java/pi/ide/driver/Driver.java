@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import pi.ide.core.Approval;
+import pi.ide.core.ApprovalAgainst;
 import pi.ide.core.Approvals;
 import pi.ide.core.Client;
 import pi.ide.core.Diagnostics;
@@ -401,10 +402,13 @@ public final class Driver implements Inbox.Host, Client.Listener {
 		m.put("pi_pid", r.piPid);
 		m.put("id", r.id);
 		m.put("file", r.file);
-		m.put("notice", Approval.describe(r, Approval.shownPath(r.file, project)));
+		// Issue 26 item 6: a buffer with unsaved changes shows the proposal against it (the plugin's "Show change" too).
+		ApprovalAgainst.View view = ApprovalAgainst.of(r, this);
+		m.put("notice", ApprovalAgainst.notice(r, Approval.shownPath(r.file, project), view));
 		Buffer b = buffers.get(r.file);
 		String current = b != null ? b.text : PathFacts.readRegular(r.file);
-		m.put("proposal", current == null ? null : Approval.proposal(current, r));
+		m.put("proposal", view != null ? view.text : current == null ? null : Approval.proposal(current, r));
+		m.put("touch", view == null ? null : ApprovalAgainst.touchPhrase(view.places, true));
 		return m;
 	}
 
@@ -467,7 +471,8 @@ public final class Driver implements Inbox.Host, Client.Listener {
 	}
 
 	public void approvalAsked(Approval.Request r) {
-		messages.add(Approval.describe(r, Approval.shownPath(r.file, project)));
+		// As the plugin's notification says it: with the user's unsaved lines a hunk touches (issue 26 item 6).
+		messages.add(ApprovalAgainst.notice(r, Approval.shownPath(r.file, project), ApprovalAgainst.of(r, this)));
 	}
 
 	public void approvalEnded(Approval.Request r, String why) {

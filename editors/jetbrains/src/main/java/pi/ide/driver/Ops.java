@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import pi.ide.core.Approval;
+import pi.ide.core.ApprovalAgainst;
 import pi.ide.core.Json;
 import pi.ide.core.Merge;
 import pi.ide.core.PiIdentity;
@@ -24,7 +25,8 @@ import pi.ide.core.Text;
  * tables (test/fixtures/state-dir-cases.ts), and its selection rules for the differential test against the
  * TypeScript clients' (test/jetbrains/selection-differential.test.ts), and its application of pi's proposed
  * hunks against pi's own (test/jetbrains/approval-differential.test.ts), and its merge of pi's change into an
- * unsaved buffer against the rule's oracle (test/jetbrains/merge-random.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
+ * unsaved buffer against the rule's oracle (test/jetbrains/merge-random.test.ts), and an approval's proposal against
+ * an unsaved document (test/jetbrains/approval-against-random.test.ts): JSON lines in ({"op":"write","dir":...,"pid":4242,"content":...,
  * "uid":1000}), one JSON line out ({"problem":null}). Run: java -cp core.jar pi.ide.driver.Ops
  */
 public final class Ops {
@@ -106,6 +108,32 @@ public final class Ops {
 				Approval.Parsed parsed = Approval.parse((String) c.get("message"), ((Number) c.get("pid")).longValue());
 				reply.put("problem", parsed.problem);
 				reply.put("proposal", parsed.request == null ? null : Approval.proposal((String) c.get("text"), parsed.request));
+			} else if ("against".equals(op)) {
+				// issue 26 item 6: an approval request's proposal against an unsaved document, for the seeded oracle
+				// (test/jetbrains/approval-against-random.test.ts): each hunk's place, the document with the hunks placed,
+				// and the notice's words naming the touched lines (short form, "" when none)
+				Approval.Parsed parsed = Approval.parse((String) c.get("message"), ((Number) c.get("pid")).longValue());
+				ApprovalAgainst.View view = parsed.request == null ? null
+						: ApprovalAgainst.against(parsed.request, (String) c.get("disk"), (String) c.get("document"));
+				reply.put("problem", parsed.problem);
+				if (view == null) {
+					reply.put("view", null);
+				} else {
+					List<Object> places = new ArrayList<>();
+					for (Merge.Place p : view.places) {
+						Map<String, Object> m = new LinkedHashMap<>();
+						m.put("row", p.from);
+						m.put("rows", p.to - p.from);
+						m.put("touches", p.touches);
+						places.add(m);
+					}
+					Map<String, Object> v = new LinkedHashMap<>();
+					v.put("places", places);
+					v.put("proposed", Merge.splitLines(view.text));
+					String phrase = ApprovalAgainst.touchPhrase(view.places, true);
+					v.put("phrase", phrase == null ? "" : phrase);
+					reply.put("view", v);
+				}
 			} else if ("merge".equals(op)) {
 				// issue 26: pi's hunks merged into a buffer's lines, for the seeded oracle (test/jetbrains/merge-random.test.ts)
 				reply.putAll(merge((List<String>) c.get("base"), (List<String>) c.get("ours"), (List<Object>) c.get("theirs")));

@@ -72,6 +72,12 @@ final class ApprovalUi {
 	 * highlighted as {@code fileName}. False when the diff API is not there or failed (the caller says so).
 	 */
 	static boolean showDiff(Project project, String title, String fileName, String current, String proposal) {
+		return showDiff(project, title, fileName, current, proposal, "Now", "pi's proposal");
+	}
+
+	/** {@link #showDiff} with the two sides' titles. */
+	static boolean showDiff(Project project, String title, String fileName, String current, String proposal,
+			String currentTitle, String proposalTitle) {
 		try {
 			FileType fileType = FileTypeRegistry.getInstance().getFileTypeByFileName(fileName);
 			Class<?> factoryClass = Class.forName(DIFF_CONTENT_FACTORY);
@@ -82,7 +88,7 @@ final class ApprovalUi {
 			Class<?> content = Class.forName(DIFF_CONTENT);
 			Object request = Class.forName(SIMPLE_DIFF_REQUEST)
 					.getConstructor(String.class, content, content, String.class, String.class)
-					.newInstance(title, left, right, "Now", "pi's proposal");
+					.newInstance(title, left, right, currentTitle, proposalTitle);
 			Class<?> managerClass = Class.forName(DIFF_MANAGER);
 			Object manager = managerClass.getMethod("getInstance").invoke(null);
 			managerClass.getMethod("showDiff", Project.class, Class.forName(DIFF_REQUEST)).invoke(manager, project, request);

@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import pi.ide.core.Approval;
+import pi.ide.core.ApprovalAgainst;
 import pi.ide.core.Approvals;
 import pi.ide.core.Client;
 import pi.ide.core.FrozenLines;
@@ -280,11 +281,14 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 	// ---- v0.4 approval: told on the client's thread, shown and answered on the event thread ----
 
 	public void approvalAsked(Approval.Request r) {
+		// Issue 26 item 6: against an unsaved document, read here on the client's thread (the document on the event
+		// thread, the disk off it): the notice names the user's unsaved lines a hunk touches.
+		ApprovalAgainst.View view = ApprovalAgainst.of(r, this);
 		// Queued on the event thread, as the end of the request is: a notice is always shown before it expires.
 		ApplicationManager.getApplication().invokeLater(() -> {
 			Project project = projectOf(r.file);
 			String shown = Approval.shownPath(r.file, project == null ? null : project.getBasePath());
-			Object notice = ApprovalUi.notify(project, "pi waits for your approval", Approval.describe(r, shown)
+			Object notice = ApprovalUi.notify(project, "pi waits for your approval", ApprovalAgainst.notice(r, shown, view)
 					+ ". No answer within " + r.timeoutS + " s leaves the file unchanged.",
 					new ApprovalActions.Accept(r.id), new ApprovalActions.Reject(r.id), new ApprovalActions.ShowChange(r.id));
 			if (notice != null) notices.put(r.id, notice);
@@ -303,7 +307,9 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 
 	/**
 	 * "Show change" (on the event thread): the platform's diff of the document's text as it is (or the file's,
-	 * when no document is open for it) against pi's proposal applied to that text in memory. Nothing is written.
+	 * when no document is open for it) against pi's proposal applied to that text in memory; a document with unsaved
+	 * changes beside itself with pi's hunks that touch none of them placed (issue 26 item 6, ApprovalAgainst), the
+	 * touched lines named in the title. Nothing is written.
 	 */
 	void showProposal(String requestId, Project project) {
 		Approvals approvals = client.approvals();
@@ -316,12 +322,33 @@ public final class PiIdeService implements Disposable, EditorEvents.Sink, Client
 		approvals.shown(r);
 		String shown = Approval.shownPath(r.file, project == null ? null : project.getBasePath());
 		Document document = cachedDocument(r.file);
+		Application app = ApplicationManager.getApplication();
+		if (document != null && FileDocumentManager.getInstance().isDocumentUnsaved(document)) {
+			// The disk is read off the event thread (the document on it, through the host), then shown on it.
+			app.executeOnPooledThread(() -> {
+				ApprovalAgainst.View view = ApprovalAgainst.of(r, this);
+				app.invokeLater(() -> {
+					Document now = cachedDocument(r.file);
+					if (view == null || now == null) {
+						showProposal(project, r, shown, now == null ? null : now.getText());
+						return;
+					}
+					String touch = ApprovalAgainst.touchPhrase(view.places, true);
+					if (!ApprovalUi.showDiff(project, Approval.describe(r, shown) + (touch == null ? "" : "; " + touch),
+							Paths.get(r.file).getFileName().toString(), now.getText(), view.text, "Your unsaved document",
+							"pi's proposal in your unsaved document")) {
+						tell(project, "pi-ide-context: this IDE has no diff window for pi's change to " + shown
+								+ "; Accept and Reject still answer");
+					}
+				}, ModalityState.any());
+			});
+			return;
+		}
 		if (document != null) {
 			showProposal(project, r, shown, document.getText());
 			return;
 		}
 		// No document: the file is read off the event thread, then shown on it.
-		Application app = ApplicationManager.getApplication();
 		app.executeOnPooledThread(() -> {
 			String text = PathFacts.readRegular(r.file);
 			app.invokeLater(() -> showProposal(project, r, shown, text), ModalityState.any());
