@@ -14,7 +14,15 @@ import { MAX_BUFFERS_FILE_BYTES, MAX_UNSAVED_TEXT_BYTES } from "../../../src/pro
 import { type EditorState, editorBuffersFileName, type UnsavedBuffer } from "../../../src/protocol/wire.ts";
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
-import { activeFile, type Editor, type KitCase, nowSeconds, quietPeriod, stateDirEntries } from "../kit.ts";
+import {
+	activeFile,
+	type Editor,
+	type KitCase,
+	nowSeconds,
+	quietPeriod,
+	stateDirEntries,
+	WRITE_WAIT_MS,
+} from "../kit.ts";
 
 const LINES = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
 const TEXT = `${LINES.join("\n")}\n`;
@@ -313,7 +321,9 @@ export const cases: KitCase[] = [
 					const entry = readBuffers(editor, state.buffers_serial as number).find((b) => b.file === file);
 					assert.equal(entry?.text, lines.join("\n"), `(before pi ${how}) the buffer's text`);
 					await leave(pi);
-					await editor.until(noSerial, `no unsaved buffers named after pi ${how}`);
+					// A killed pi's message stays: the editor learns it is gone at its next probe of pi's pid (VS Code's
+					// every 5 s, editors/shared/pi-watcher.ts), then writes.
+					await editor.until(noSerial, `no unsaved buffers named after pi ${how}`, 2 * WRITE_WAIT_MS);
 					await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after pi ${how}`);
 				} finally {
 					await pi.exit();
