@@ -12,8 +12,8 @@
  * user: each notification as VS Code announces it to the screen reader (`WATCH_ALERTS`, `NOTIFICATION_ALERT`) and
  * the lines its output channel gives a pi message, each once, in the order the adapter first read them.
  *
- * A window takes 5-13 s to start here, so a session reuses a free window of a small pool (a new one only when
- * all are busy: the shared editor holds one): the driver closes its editors, clears its notifications, makes the
+ * A window takes 5-13 s to start here, so a session reuses a free window of a small pool of two (the shared
+ * editor holds one; a spare loads in the background while the pool has fewer, `warmSpare`): the driver closes its editors, clears its notifications, makes the
  * session's project the second folder, sets the session's environment in the extension host and stops and
  * starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
  * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
@@ -70,6 +70,8 @@ interface World {
 	browser: Browser;
 	/** The windows that serve one-case sessions, one session at a time each (see `startPooled`). */
 	pool: PoolWindow[];
+	/** A spare window loading in the background (`warmSpare`), joining the pool once its pi extension is active. */
+	spare?: Promise<void>;
 }
 
 /** A window of the pool: a browser page that loads a new window for each session. */
@@ -87,13 +89,18 @@ let world: Promise<World> | undefined;
 async function startWorld(): Promise<World> {
 	assertInstalled();
 	const root = makeTempDir();
+	// The browser needs nothing of code-server until a window loads: it starts while the extensions are packaged
+	// and code-server starts.
+	const opening = openBrowser(join(root, "chromium")).then((opened) => opened.browser);
+	opening.catch(() => {});
+	let server: CodeServer | undefined;
 	try {
 		const vsix = packageExtension(join(root, "package"));
 		const driver = packageDriver(join(root, "driver"));
 		// code-server's own folder is never opened: each window names its project.
 		const idle = join(root, "idle");
 		mkdirSync(idle);
-		const server = await startCodeServer(
+		server = await startCodeServer(
 			join(root, "server"),
 			[vsix, driver],
 			idle,
@@ -103,14 +110,10 @@ async function startWorld(): Promise<World> {
 				graceSeconds: GRACE_SECONDS,
 			},
 		);
-		try {
-			const { browser } = await openBrowser(join(root, "chromium"));
-			return { root, server, browser, pool: [] };
-		} catch (error) {
-			await server.stop();
-			throw error;
-		}
+		return { root, server, browser: await opening, pool: [] };
 	} catch (error) {
+		await opening.then((browser) => browser.close()).catch(() => {});
+		await server?.stop();
 		rmSync(root, { recursive: true, force: true });
 		throw error;
 	}
@@ -120,7 +123,10 @@ async function closeWorld(): Promise<void> {
 	const ending = world;
 	world = undefined;
 	if (!ending) return;
-	const { root, server, browser, pool } = await ending;
+	const w = await ending;
+	const { root, server, browser, pool } = w;
+	// A spare still loading joins the pool (its extension host is waited for below) or gives up.
+	await w.spare;
 	try {
 		await browser.close();
 	} finally {
@@ -343,12 +349,54 @@ async function loadWindow(w: World, window: PoolWindow, options: StartOptions): 
  * A session on a window of the pool. A free window's extension host serves it: every editor closed, the
  * session's project made the workspace's second folder, the session's environment set in the extension host and
  * the pi extension stopped and started again through its test hooks, which read the state dir afresh and forget
- * pi's messages, as a new window's extension would (the pid stays the extension host's). Only when every window
- * is busy (the shared editor holds one) does a new page load a new window (seconds: the workbench and its
- * extension host start; a restart in a window takes a fraction of a second).
+ * pi's messages, as a new window's extension would (the pid stays the extension host's). A session that finds
+ * every window busy waits for the spare loading, if any, else loads a new window in a new page (seconds: the
+ * workbench and its extension host start; a restart in a window takes half a second).
  */
+/**
+ * Keep two windows in the pool (a case's session and the shared editor's): while it has fewer, one more loads in
+ * the background, in a new page, on a project and environment of its own under the adapter's root, and joins the
+ * pool once its pi extension is active; the session that takes it restarts the extension with its own, as in any
+ * reused window. So the shared editor's first session, and the session after a clean exit (`quit` closes its
+ * window), find a window ready instead of waiting 5-13 s for one.
+ */
+function warmSpare(w: World): void {
+	if (w.spare !== undefined || w.pool.length >= 2 || world === undefined) return;
+	w.spare = (async () => {
+		let page: Page | undefined;
+		try {
+			page = await w.browser.newPage();
+			const window: PoolWindow = { page, dir: mkdtempSync(join(w.root, "pool-")), busy: true };
+			const spare = mkdtempSync(join(w.root, "spare-"));
+			for (const dir of ["project", "home", "run"]) mkdirSync(join(spare, dir), { mode: 0o700 });
+			const info = await loadWindow(w, window, {
+				cwd: join(spare, "project"),
+				env: {
+					HOME: join(spare, "home"),
+					XDG_RUNTIME_DIR: join(spare, "run"),
+					PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+					LANG: "C.UTF-8",
+				},
+			});
+			await piActive(driverCall(info));
+			window.busy = false;
+			w.pool.push(window);
+		} catch (error) {
+			console.error(`code-server adapter: a spare window did not load (a session loads its own): ${error}`);
+			await page?.close().catch(() => {});
+		} finally {
+			w.spare = undefined;
+		}
+	})();
+}
+
 async function startPooled(w: World, options: StartOptions): Promise<ClientSession> {
-	let window = w.pool.find((candidate) => !candidate.busy && !candidate.page.isClosed());
+	const free = () => w.pool.find((candidate) => !candidate.busy && !candidate.page.isClosed());
+	let window = free();
+	if (!window && w.spare) {
+		await w.spare;
+		window = free();
+	}
 	if (!window) {
 		window = { page: await w.browser.newPage(), dir: mkdtempSync(join(w.root, "pool-")), busy: true };
 		w.pool.push(window);
@@ -359,6 +407,7 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		const at = w.pool.indexOf(taken);
 		if (at >= 0) w.pool.splice(at, 1);
 		await taken.page.close().catch(() => {});
+		warmSpare(w);
 	};
 	try {
 		let leftovers: string[] = [];
@@ -394,6 +443,7 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		if (info === undefined) throw new Error("no extension host");
 		const call = driverCall(info);
 		await piActive(call);
+		warmSpare(w);
 		if (options.file !== undefined) await call({ op: "open", file: options.file });
 		let ended = false;
 		return await session(
@@ -549,8 +599,9 @@ async function session(
 			// ---- approval: the commands "Accept/Reject pi's proposed change" as the user runs them; their reply is
 			// what they show (notifications) and log (the output channel) ----
 			// ---- review: marks read where VS Code draws them; edits, the revert command and undo as the user's ----
+			// The file made the active editor's (the marks are read in it); opened only when it is not: a case polls this.
 			reviewMarks: async (file) => {
-				await call({ op: "open", file });
+				await call({ op: "open", file, unlessActive: true });
 				return (await page.evaluate(EXTENSION_MARKS)) as number[];
 			},
 			editLines: async (file, line, remove, insert) =>
@@ -578,7 +629,9 @@ async function session(
 			// ---- end approval ----
 			// ---- send: "pi: Send to pi (draft)" / "pi: Send to pi now" (or a form's command), the prompt its argument ----
 			sendToPi: async (file, send) => {
-				// Showing the editor already shown keeps its cursor, where the case put it.
+				// Showing the editor already shown keeps its cursor, where the case put it; the round trip to the window
+				// also brings the extension host the window's echo of the selections made before (without it, the send
+				// command saw the previous row's selection once).
 				await call({ op: "open", file });
 				if (send.lines) {
 					const [first, last] = send.lines;
@@ -628,7 +681,7 @@ async function session(
 export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (code-server)",
-		expectedSeconds: 200,
+		expectedSeconds: 220,
 		app: "vscode",
 		capabilities: new Set([
 			"selection",
