@@ -233,7 +233,9 @@ interface Alert {
  * severity, "Info: ", "Warning: " or "Error: ", before the notification's message. Every other alert is not a
  * notice: status texts (a find widget's count, a list's or view's focus, "Editor content" hints) begin otherwise.
  * An alert does not name its source: the window's other extensions (the driver, VS Code's built-in ones) show no
- * notifications in the kit's cases, and one that did would be a notice the case sees, not one it loses.
+ * notifications in the kit's cases, and one that did would be a notice the case sees, not one it loses. VS Code
+ * alerts no silent notification (Do Not Disturb makes all but errors silent: the kit's windows never turn it on),
+ * and alerts one again when its message changes (a progress notification's: the extension shows none).
  */
 const NOTIFICATION_ALERT = /^(?:Info|Warning|Error): /;
 
