@@ -683,7 +683,7 @@ async function session(
 export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (code-server)",
-		expectedSeconds: 220,
+		expectedSeconds: 180,
 		app: "vscode",
 		capabilities: new Set([
 			"selection",
