@@ -45,7 +45,9 @@ export type DriverRequest =
 	 */
 	| { op: "restart"; extension: string; env: Record<string, string>; folder: string }
 	/** The pi extension stopped through its test hooks, as a clean exit stops it (its state file removed). */
-	| { op: "stop"; extension: string };
+	| { op: "stop"; extension: string }
+	/** The rows the pi extension's "pi's places" view holds (`TestHooks.places`), what the window draws once refreshed. */
+	| { op: "places"; extension: string };
 
 export interface HostPosition {
 	line: number;
@@ -219,6 +221,8 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 		case "stop":
 			hooksOf(request.extension).stop();
 			return null;
+		case "places":
+			return hooksOf(request.extension).places();
 	}
 }
 

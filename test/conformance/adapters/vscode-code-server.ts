@@ -181,7 +181,10 @@ function outputFiles(logDir: string): Map<string, string[]> {
 	const files = new Map<string, string[]>();
 	for (const dir of readdirSync(logDir).filter((name) => name.startsWith("output_logging_"))) {
 		for (const file of readdirSync(join(logDir, dir)).filter((name) => name.endsWith(`-${SOURCE}.log`))) {
-			const lines = readFileSync(join(logDir, dir, file), "utf8").split("\n");
+			// Only whole lines: the text after the last newline is one still being written (read once whole).
+			const lines = readFileSync(join(logDir, dir, file), "utf8")
+				.split("\n")
+				.slice(0, -1);
 			files.set(
 				join(dir, file),
 				lines.filter((line) => line !== ""),
@@ -659,14 +662,19 @@ async function session(
 					// and goes back to the editor, as before.
 					await call({ op: "command", command: "workbench.action.focusActiveEditorGroup" });
 				}
-				// The renderer draws the rows a moment after the extension host changed them: read until two (not empty) agree.
-				let rows: string[] | "collapsed" | null = null;
-				for (let i = 0; i < 20; i++) {
-					await new Promise((r) => setTimeout(r, 150));
-					const now = await read();
-					if (JSON.stringify(now) === JSON.stringify(rows) && Array.isArray(now) && now.length > 0) break;
-					rows = now;
-				}
+				// The window draws the rows a while after the extension host changed them (VS Code debounces a tree's
+				// refresh): read until they are the rows the extension holds (its test hook), then take them as drawn.
+				const held = await call<string[]>({ op: "places", extension: EXTENSION_ID });
+				let rows = null as string[] | "collapsed" | null;
+				await pollUntil(
+					async () => {
+						rows = await read();
+						return JSON.stringify(rows) === JSON.stringify(held) ? true : undefined;
+					},
+					() =>
+						`the Explorer's "pi's places" view draws the ${held.length} rows the extension holds; it draws ${JSON.stringify(rows)}`,
+					{ timeoutMs: REPLY_MS * 2, intervalMs: 100 },
+				);
 				if (!Array.isArray(rows)) throw new Error(`the Explorer's "pi's places" view: ${rows ?? "not shown"}`);
 				return rows.map((row) => {
 					const m = /^(\/.*?):(\d+)(?:-(\d+))? (.*)$/s.exec(row);
