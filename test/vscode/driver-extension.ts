@@ -19,7 +19,12 @@ import { TEST_HOOKS_ENV, type TestHooks } from "../../editors/vscode/src/test-ho
 /** What a request may ask; each answers with JSON. */
 export type DriverRequest =
 	| { op: "ready"; extension: string }
-	| { op: "open"; file: string }
+	/**
+	 * `file` shown (and focused) in the active editor, as the user opens it; with `unlessActive`, nothing done when
+	 * the active editor already shows it (a step that needs the file active, not the focus: a showTextDocument
+	 * costs a round trip to the window).
+	 */
+	| { op: "open"; file: string; unlessActive?: boolean }
 	/** A line's text in `file`, or in the active editor's document. */
 	| { op: "line"; file?: string; line: number }
 	| { op: "select"; anchor: HostPosition; active: HostPosition }
@@ -40,7 +45,9 @@ export type DriverRequest =
 	 */
 	| { op: "restart"; extension: string; env: Record<string, string>; folder: string }
 	/** The pi extension stopped through its test hooks, as a clean exit stops it (its state file removed). */
-	| { op: "stop"; extension: string };
+	| { op: "stop"; extension: string }
+	/** The rows the pi extension's "pi's places" view holds (`TestHooks.places`), what the window draws once refreshed. */
+	| { op: "places"; extension: string };
 
 export interface HostPosition {
 	line: number;
@@ -144,6 +151,7 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 		case "ready":
 			return vscode.extensions.getExtension(request.extension)?.isActive === true;
 		case "open": {
+			if (request.unlessActive && vscode.window.activeTextEditor?.document.uri.fsPath === request.file) return null;
 			const document = await vscode.workspace.openTextDocument(vscode.Uri.file(request.file));
 			await vscode.window.showTextDocument(document, { preview: false });
 			return null;
@@ -213,6 +221,8 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 		case "stop":
 			hooksOf(request.extension).stop();
 			return null;
+		case "places":
+			return hooksOf(request.extension).places();
 	}
 }
 

@@ -42,6 +42,8 @@ const FILE_REPORT_CAPS: DiagnosticCaps = { maxItems: 25, maxBytes: 16 * 1024 };
 
 /** The running extension: everything one activation set up, undone by `dispose` (a clean exit's). */
 let running: vscode.Disposable | undefined;
+/** The running extension's places view's rows (`TestHooks.places`). */
+let placeRows: () => string[] = () => [];
 
 const linesOf = (document: vscode.TextDocument): TextLines => ({
 	count: document.lineCount,
@@ -60,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): TestHooks | undefine
 			stop();
 			running = startExtension(context);
 		},
+		places: () => placeRows(),
 	};
 }
 
@@ -273,6 +276,7 @@ function startExtension(context: vscode.ExtensionContext): vscode.Disposable {
 		now: () => Date.now() / 1000,
 	});
 	subscriptions.push(showAsk);
+	placeRows = () => showAsk.places.map((place) => showAsk.rowName(place));
 
 	const now = guard(() => state.flush());
 	const later = guard(() => state.schedule());

@@ -53,6 +53,10 @@ export interface ShowAskHostOptions {
 	now(): number;
 }
 
+/** A place's lines as its row names them: "3", or "3-5". */
+const linesOf = (place: Place): string =>
+	place.end_line !== null && place.end_line !== place.line ? `${place.line}-${place.end_line}` : `${place.line}`;
+
 export class ShowAskView implements vscode.Disposable, vscode.TreeDataProvider<Place> {
 	readonly #host: ShowAskHostOptions;
 	readonly #responder: AskResponder;
@@ -88,15 +92,19 @@ export class ShowAskView implements vscode.Disposable, vscode.TreeDataProvider<P
 	}
 
 	getTreeItem(place: Place): vscode.TreeItem {
-		const lines =
-			place.end_line !== null && place.end_line !== place.line ? `${place.line}-${place.end_line}` : `${place.line}`;
+		const lines = linesOf(place);
 		const item = new vscode.TreeItem(`${vscode.workspace.asRelativePath(place.file, false)}:${lines}`);
 		item.description = place.text;
 		item.tooltip = `${place.file}:${lines}\n${place.text}`;
 		// What a screen reader says of the entry: the whole path (the label has the workspace-relative one).
-		item.accessibilityInformation = { label: `${place.file}:${lines} ${place.text}` };
+		item.accessibilityInformation = { label: this.rowName(place) };
 		item.command = { command: "piIdeContext.openPlace", title: "Open", arguments: [place] };
 		return item;
+	}
+
+	/** A row's accessible name: its whole path, lines and text. */
+	rowName(place: Place): string {
+		return `${place.file}:${linesOf(place)} ${place.text}`;
 	}
 
 	getChildren(place?: Place): Place[] {

@@ -15,4 +15,9 @@ export interface TestHooks {
 	stop(): void;
 	/** Stop, then run activation's setup again: the state dir from `process.env`, no memory of pi's messages. */
 	start(): void;
+	/**
+	 * The places the "pi's places" view holds, oldest first (each row's accessible name: "<file>:<lines> <text>"),
+	 * what VS Code draws once it has refreshed the view: a harness reading the drawn rows waits for these.
+	 */
+	places(): string[];
 }

@@ -16,7 +16,16 @@ import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollUntil } from "../../helpers/poll.ts";
 import type { KitSend } from "../client.ts";
-import { activeFile, type Editor, type Kit, type KitCase, nowSeconds, stateDirEntries, WRITE_WAIT_MS } from "../kit.ts";
+import {
+	activeFile,
+	type Editor,
+	type Kit,
+	type KitCase,
+	nowSeconds,
+	quietPeriod,
+	stateDirEntries,
+	WRITE_WAIT_MS,
+} from "../kit.ts";
 
 const TEXT = "one\ntwo\nthree\n";
 
@@ -180,12 +189,108 @@ async function sendEachForm(kit: Kit, rows: readonly Row[]): Promise<void> {
 	}
 }
 
+/** pi's answers (`sent`, PROTOCOL.md "v0.5: send to pi"): each fate, and what the editor shows for it in one line. */
+const FATES: { fate: string; reason?: string; shows: RegExp[] }[] = [
+	{ fate: "draft", shows: [/as a draft/] },
+	{ fate: "prompt", shows: [/as a prompt/] },
+	{ fate: "follow-up", shows: [/follow-up/] },
+	{ fate: "excluded", reason: "excluded", shows: [/excluded/] },
+	// A reason is pi's words: shown inert (an escape sequence never reaches the screen as one).
+	{ fate: "refused", reason: "older than 60 s\u001b[31m", shows: [/refused/, /older than 60 s/] },
+	// A fate this editor does not know (a newer pi's): a refusal naming it, inert, never an error.
+	{ fate: "teleported", shows: [/refused/, /teleported/] },
+];
+
+/** Send the line under the cursor as a draft; the send file's id. */
+async function sendOne(editor: Editor, file: string, previous: string | undefined): Promise<string> {
+	await editor.session.sendToPi?.(file, { mode: "draft", prompt: "" });
+	return (await pollUntil(() => readSend(editor, previous), "the send file", WRITE_WAIT_MS)).id;
+}
+
+/** The notices after the first `seen`, once there are more (or [] after a quiet period, with `none`). */
+async function newNotices(editor: Editor, seen: number, what: string, none = false): Promise<string[]> {
+	if (none) {
+		await quietPeriod();
+		return (await editor.notices()).slice(seen);
+	}
+	return pollUntil(async () => {
+		const now = await editor.notices();
+		return now.length > seen ? now.slice(seen) : undefined;
+	}, what);
+}
+
+/**
+ * pi answers each of `rows` (a send of the line under the cursor each): the editor shows each in one line; with
+ * `others`, answers not for this editor or not for a send it made are not shown, and the right one once, however
+ * often pi's message says it. Each message pi writes has a new `seq` (as pi's rewrites do), so the editor has
+ * handled each before the case goes on. One editor each (a GUI editor's notification list shows only a few).
+ */
+async function answersShown(kit: Kit, rows: typeof FATES, others: boolean): Promise<void> {
+	const editor = await kit.start();
+	const file = editor.file("fates.ts", TEXT);
+	await editor.session.open(file);
+	await editor.until((s) => activeFile(s) === file, "fates.ts open");
+	const pi = await spawnLiveEditor();
+	let seq = 0;
+	try {
+		await connectPi(editor, pi.pid, { seq });
+		let previous: string | undefined;
+		for (const row of rows) {
+			const id = await sendOne(editor, file, previous);
+			previous = id;
+			const seen = (await editor.notices()).length;
+			const sent = {
+				editor_pid: editor.session.pid,
+				id,
+				fate: row.fate,
+				...(row.reason ? { reason: row.reason } : {}),
+			};
+			await connectPi(editor, pi.pid, { seq: ++seq, sent });
+			const shown = await newNotices(editor, seen, `pi's answer "${row.fate}" shown`);
+			assert.equal(shown.length, 1, `${row.fate}: one line\n${shown.join("\n")}`);
+			for (const words of row.shows) assert.match(shown[0] ?? "", words, row.fate);
+			assert.ok(!(shown[0] ?? "").includes("\u001b"), `${row.fate}: no escape character shown`);
+		}
+		if (!others) return;
+		// Answers that are not this editor's, or not for a send it made: nothing shown.
+		const id = await sendOne(editor, file, previous);
+		const seen = (await editor.notices()).length;
+		for (const sent of [
+			{ editor_pid: editor.session.pid + 1, id, fate: "draft" },
+			{ editor_pid: editor.session.pid, id: `${id}-not-mine`, fate: "draft" },
+		]) {
+			await connectPi(editor, pi.pid, { seq: ++seq, sent });
+			assert.deepEqual(await newNotices(editor, seen, "", true), [], JSON.stringify(sent));
+		}
+		// Positive control: the right answer is shown, once, however often pi's message says it again.
+		for (let i = 0; i < 3; i++)
+			await connectPi(editor, pi.pid, { seq: ++seq, sent: { editor_pid: editor.session.pid, id, fate: "draft" } });
+		const shown = await newNotices(editor, seen, "the right answer shown");
+		await quietPeriod();
+		assert.equal((await editor.notices()).slice(seen).length, 1, shown.join("\n"));
+	} finally {
+		await pi.kill();
+	}
+}
+
 export const cases: KitCase[] = [
 	{
 		name: "send to pi: the request an editor writes (no pi: nothing written, one notice; then each form, valid for pi)",
 		ownEditors: true,
 		needs: ["send"],
 		run: (kit) => sendEachForm(kit, ROWS),
+	},
+	{
+		name: "send to pi: pi's answer shown in one line for each fate: draft, prompt, follow-up, excluded",
+		ownEditors: true,
+		needs: ["send"],
+		run: (kit) => answersShown(kit, FATES.slice(0, 4), false),
+	},
+	{
+		name: "send to pi: pi's refusal shown in one line with its reason, inert; an unknown fate as a refusal naming it; another editor's or another send's answer not shown",
+		ownEditors: true,
+		needs: ["send"],
+		run: (kit) => answersShown(kit, FATES.slice(4), true),
 	},
 	{
 		name: "send to pi: the diagnostic under the cursor, with its message",
