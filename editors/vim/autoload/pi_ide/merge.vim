@@ -108,19 +108,27 @@ export const DIFF_WINDOW = 16
 # differ is diffed (Myers), its changes taken up to the first that reaches into the window's last half (the lines
 # past the window could change it), all of them once the window reaches both ends. A few edits in a long file cost
 # what their windows cost (issue 26: a merge into a 10,000-line buffer). Where lines repeat, a diff of the whole
-# lists could place a change elsewhere; both are true diffs.
-export def Diff(a: list<string>, b: list<string>): list<dict<number>>
+# lists could place a change elsewhere; both are true diffs. With `stop` >= 0, the changes up to the first that
+# starts past a[stop] (its index in `a`) are left out: the same changes as without it up to there (a merge needs
+# none past pi's last hunk).
+export def Diff(a: list<string>, b: list<string>, stop: number = -1): list<dict<number>>
   var ea = len(a)
   var eb = len(b)
   var i = Equal(a, b, 0, 0, ea, eb)
   var j = i
+  # The lines both share at the end, sixteen at a time while they are (as Equal).
+  while ea - 16 >= i && eb - 16 >= j && a[ea - 16 : ea - 1] == b[eb - 16 : eb - 1]
+    ea -= 16
+    eb -= 16
+  endwhile
   while ea > i && eb > j && a[ea - 1] ==# b[eb - 1]
     ea -= 1
     eb -= 1
   endwhile
   var out: list<dict<number>> = []
   var w = DIFF_WINDOW
-  while i < ea || j < eb
+  # Every change found from here on starts at a[i] or later.
+  while (i < ea || j < eb) && (stop < 0 || i <= stop)
     var wa = min([w, ea - i])
     var wb = min([w, eb - j])
     var whole = i + wa == ea && j + wb == eb
@@ -297,7 +305,8 @@ enddef
 # they carry, conflicts: [{line, lines, text}] (1-based first line in the merged buffer, at most MAX_CONFLICTS),
 # conflicts_total}.
 export def Plan(base: list<string>, ours: list<string>, theirs: list<any>): dict<any>
-  var user = Diff(base, ours)
+  # The user's changes up to pi's last hunk: one starting after its end touches none of pi's hunks.
+  var user = Diff(base, ours, empty(theirs) ? 0 : theirs[-1].old_start - 1 + theirs[-1].old_lines)
   var out: dict<any> = {edits: [], merged: 0, conflicts: [], conflicts_total: 0}
   var u = 0       # the first user change not wholly before the current pi hunk
   var delta = 0   # the user's line-count change above it
@@ -383,25 +392,30 @@ def Apply(buf: number, edits: list<any>)
 enddef
 
 # Merge pi's changes `chain` (this pi's new changes of the buffer's file, oldest first, each {seq, merge: Parse's})
-# into modified `buf`, whose file holds `bytes` (one verified read, readfile(..., 'b')). Returns {status:
-# "merged"/"conflict", merged, hunks, conflicts}, or {why} when it cannot merge: the buffer is then untouched.
-export def Merge(buf: number, chain: list<dict<any>>, bytes: list<string>): dict<any>
+# into modified `buf`, whose file holds `bytes` (one verified read, readfile(..., 'b')), whose SHA-256 is `sha`
+# when the read computed it (pi_ide/inbox.vim's kept reader, in perl), '' to compute it here. `bytes` is the
+# merge's own: it may be changed (its lines are the base's, in place: a copy of 10,000 lines costs every string in
+# it); the caller does not use it again. Returns {status: "merged"/"conflict", merged, hunks, conflicts}, or {why}
+# when it cannot merge: the buffer is then untouched.
+export def Merge(buf: number, chain: list<dict<any>>, bytes: list<string>, sha: string = ''): dict<any>
   if !Comparable(buf)
     return {why: "the buffer converts its file's lines"}
   endif
-  if sha256(join(bytes, "\n")) !=# chain[-1].merge.sha256
+  if (sha == '' ? sha256(join(bytes, "\n")) : tolower(sha)) !=# chain[-1].merge.sha256
     return {why: "the file is not what pi's tool wrote"}
   endif
   # Typed once here: a list<string> argument whose list carries no item type (readfile()'s, getbufline()'s) has
-  # every item's type checked at each call, 10,000 lines each time.
-  var now: list<string> = Split(bytes)
+  # every item's type checked at each call, 10,000 lines each time. Split in place (see above).
+  var now: list<string> = bytes
+  if !empty(now) && now[-1] == ''
+    remove(now, -1)
+  endif
   var base = now
   for c in reverse(copy(chain))
     if !Fits(base, c.merge.hunks)
       return {why: "pi's hunks do not fit the file"}
     endif
-    # Unapply's work on a list of our own: `now` itself when nothing needs it after (one change); a copy of a
-    # 10,000-line list costs every string in it.
+    # Unapply's work on a list of our own: `now` itself when nothing needs it after (one change).
     base = SwapIn(len(chain) > 1 && base is now ? copy(base) : base, c.merge.hunks)
   endfor
   var hunks: list<any> = len(chain) == 1 ? chain[0].merge.hunks
