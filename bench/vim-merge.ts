@@ -113,7 +113,7 @@ export async function runVimMergeBench(): Promise<void> {
 		const p50 = percentile(samples, 0.5);
 		row("merge a 10-hunk edit, 10,000-line buffer, 50 unsaved lines", ms(samples), "p50 <= 5 ms", p50 <= 5);
 		row("  CPU time per merge (mean over the run)", `${cpu.toFixed(2)} ms`, "(info)", true);
-		row("  the verified read before it (kept perl, SHA-256 there; wall)", ms(reads), "(info)", true);
+		row("  its verified read (kept perl, hashed there; wall)", ms(reads), "(info)", true);
 		// The same, the user also pasted 3,000 lines near the top (a block no window holds).
 		await vim.ex("call append(100, map(range(3000), {_, k -> 'pasted ' .. k}))");
 		await vim.ex("let &undolevels = &undolevels");
