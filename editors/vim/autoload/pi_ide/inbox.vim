@@ -372,9 +372,9 @@ def ReaderCodes(args: list<string>): list<string>
 enddef
 
 # ReadVerified for each of `paths` at once: per path {status: 'read', bytes, sha256 (of the bytes, when the kept
-# reader hashed them)} or {status: gone/refused}; a path
-# left out (perl missing or failing) is read on its own by Reload. The kept reader reads them; failing that, one
-# perl started for them (BATCH_SCRIPT). Exported for bench/vim-merge.ts.
+# reader hashed them)} or {status: gone/refused}; a path left out (perl missing or failing) is read on its own by
+# Reload. The kept reader reads them; failing that, one perl started for them (BATCH_SCRIPT). Exported for
+# bench/vim-merge.ts.
 export def ReadVerifiedMany(paths: list<string>): dict<dict<any>>
   var reads: dict<dict<any>> = {}
   if empty(paths) || !executable('perl')
