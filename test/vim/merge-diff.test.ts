@@ -30,3 +30,46 @@ for (const kind of ["unique", "repeats"] as const) {
 		}
 	});
 }
+
+// A merge diffs with `stop` (none past pi's last hunk) and `own` (the lists taken apart as it goes, no copies of
+// their strings): the changes must be Diff's own, a prefix of them holding every change that starts at or before
+// a[stop] (each case stops at its middle change's start, and at its first).
+const DIFF_OWN_STOP = `import autoload 'pi_ide/merge.vim'
+def Ranges(rs: list<dict<number>>): list<dict<number>>
+  return mapnew(rs, (_, r) => ({a: r.a, aEnd: r.a_end, b: r.b, bEnd: r.b_end}))
+enddef
+var out = {cases: mapnew(c, (_, x) => {
+  var all = merge.Diff(x.a, x.b)
+  var stops = empty(all) ? [0] : [all[len(all) / 2].a, all[0].a]
+  return {all: Ranges(all), own: Ranges(merge.Diff(copy(x.a), copy(x.b), -1, true)), stops: stops,
+    stopped: mapnew(stops, (_, s) => Ranges(merge.Diff(copy(x.a), copy(x.b), s, true))),
+    stopped_kept: mapnew(stops, (_, s) => Ranges(merge.Diff(x.a, x.b, s)))}
+})}`;
+
+for (const kind of ["unique", "repeats"] as const) {
+	it(`Vim's Diff with own lists and a stop: ${SEEDS} seeded ${kind} cases, the same changes up to the stop`, (t) => {
+		const cases = Array.from({ length: SEEDS }, (_, i) => windowedCase(i + 1, kind));
+		const { cases: got } = runVimRules<{
+			cases: { all: Change[]; own: Change[]; stops: number[]; stopped: Change[][]; stopped_kept: Change[][] }[];
+		}>(
+			t,
+			cases.map((c) => ({ a: c.a, b: c.b })),
+			DIFF_OWN_STOP,
+		);
+		for (const [i, c] of cases.entries()) {
+			const g = got[i];
+			assert.ok(g, `seed ${c.seed}`);
+			assert.deepEqual(g.own, g.all, `seed ${c.seed}: own lists`);
+			for (const [k, stop] of g.stops.entries()) {
+				for (const stopped of [g.stopped[k] ?? [], g.stopped_kept[k] ?? []]) {
+					assert.deepEqual(stopped, g.all.slice(0, stopped.length), `seed ${c.seed}, stop ${stop}: a prefix`);
+					assert.deepEqual(
+						g.all.filter((r) => r.a <= stop && !stopped.some((s) => s.a === r.a && s.b === r.b)),
+						[],
+						`seed ${c.seed}, stop ${stop}: every change at or before the stop`,
+					);
+				}
+			}
+		}
+	});
+}

@@ -7,6 +7,7 @@
  * is left alone. (The rules every client keeps: test/conformance/cases/merge.ts.)
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it, type TestContext } from "node:test";
@@ -15,7 +16,7 @@ import type { FileReport } from "../../src/protocol/protocol.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
-import { startVim, type Vim } from "../helpers/vim.ts";
+import { startVim, type Vim, vimString } from "../helpers/vim.ts";
 
 after(killAllEditors);
 
@@ -221,6 +222,66 @@ describe("Vim 9: pi's change merged into the unsaved buffer (issue 26)", () => {
 			assert.equal(report.status, "modified");
 			assert.equal(report.merge, undefined);
 			assert.deepEqual(await lines(w.vim), before);
+		});
+	}
+
+	// The file's hash comes from the client's verified read (its kept perl hashes the bytes it read: Vim neither
+	// joins nor hashes 10,000 lines); a merge compares that hash with pi's, and computes it only without one.
+	const MERGE_WITH = `vim9script
+import autoload 'pi_ide/merge.vim'
+import autoload 'pi_ide/inbox.vim'
+def g:PiTestRead(file: string): string
+  return get(inbox.ReadVerifiedMany([file])[file], 'sha256', '')
+enddef
+def g:PiTestMerge(file: string, info: dict<any>, sha: string): dict<any>
+  return merge.Merge(bufnr(), [{seq: 1, merge: merge.Parse(info)}], readfile(file, 'b'), sha)
+enddef
+`;
+	const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+	const hashCases: { name: string; onDisk?: string; sha: (file: string) => string; merged: boolean }[] = [
+		{ name: "the read's hash is pi's", sha: (f) => sha256(f), merged: true },
+		{ name: "the read's hash in capitals", sha: (f) => sha256(f).toUpperCase(), merged: true },
+		{ name: "a planted wrong hash (the bytes' own is pi's)", sha: () => "0".repeat(64), merged: false },
+		{ name: "no hash from the read: Vim computes it", sha: () => "", merged: true },
+		{
+			name: "the file changed since pi's tool, the read's hash of what it read",
+			onDisk: text(replaced(replaced(LINES, 9, "pi nine"), 1, "someone else")),
+			sha: (f) => sha256(f),
+			merged: false,
+		},
+	];
+	it("the kept reader (perl) hashes what it reads: its SHA-256 is the file's", async (t) => {
+		const w = await world(t);
+		writeFileSync(join(w.vim.dirs.root, "merge-with.vim"), MERGE_WITH);
+		await w.vim.ex(`source ${join(w.vim.dirs.root, "merge-with.vim")}`);
+		const content = text(replaced(LINES, 9, "pi nine"));
+		writeFileSync(w.file, content);
+		assert.equal(await w.vim.expr<string>(`g:PiTestRead(${vimString(w.file)})`), sha256(content));
+	});
+	for (const c of hashCases) {
+		it(`the merge compares the read's hash with pi's: ${c.name}`, async (t) => {
+			const w = await world(t);
+			writeFileSync(join(w.vim.dirs.root, "merge-with.vim"), MERGE_WITH);
+			await w.vim.ex(`source ${join(w.vim.dirs.root, "merge-with.vim")}`);
+			await w.vim.keys("2G", "c", "c");
+			await w.vim.text("user two");
+			await w.vim.keys("Escape");
+			await w.vim.waitExpr("getline(2) ==# 'user two'");
+			const before = await lines(w.vim);
+			const after = text(replaced(LINES, 9, "pi nine"));
+			const info = mergeInfo(contentOf(Buffer.from(text(LINES))), contentOf(Buffer.from(after)));
+			const disk = c.onDisk ?? after;
+			writeFileSync(w.file, disk);
+			const outcome = await w.vim.expr<Record<string, unknown>>(
+				`g:PiTestMerge(${vimString(w.file)}, json_decode(${vimString(JSON.stringify(info))}), ${vimString(c.sha(disk))})`,
+			);
+			if (c.merged) {
+				assert.equal(outcome["status"], "merged", JSON.stringify(outcome));
+				assert.deepEqual(await lines(w.vim), replaced(before, 9, "pi nine"));
+			} else {
+				assert.deepEqual(outcome, { why: "the file is not what pi's tool wrote" });
+				assert.deepEqual(await lines(w.vim), before, "the buffer untouched");
+			}
 		});
 	}
 });

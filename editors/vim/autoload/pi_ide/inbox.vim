@@ -320,11 +320,17 @@ const BATCH_SCRIPT = 'my $s = shift; my $r = eval "sub { $s }" or exit(15); my @
 # and no perl started per message, no child per file (each cost tens of milliseconds on a loaded machine, and pi
 # waits 1 s for its answers). READ_SCRIPT is compiled once with `exit` made to end only its own run (the code
 # kept). Each line asks for reads: (path, cap, out) triples, tab-separated, each with `\`, newline and tab
-# escaped (`\\`, `\n`, `\t`); the answer line has their exit codes, in order (14: the read did not finish).
-const READER = 'BEGIN { *CORE::GLOBAL::exit = sub { die bless [$_[0] // 0], "PiIdeExit" } } $| = 1; my $s = shift; '
-  .. 'my $r = eval "sub { $s }" or die; while (my $l = <STDIN>) { chomp $l; my @a = map { s/\\(.)/$1 eq "n" ? '
-  .. '"\n" : $1 eq "t" ? "\t" : $1/ger } split /\t/, $l, -1; my @c; while (@a) { local @ARGV = splice(@a, 0, 3); '
-  .. 'push @c, eval { $r->(); 14 } // (ref $@ eq "PiIdeExit" ? $@->[0] : 14) } print join(" ", @c), "\n" }'
+# escaped (`\\`, `\n`, `\t`); the answer line has their exit codes, in order (14: the read did not finish), a
+# read's (0) with the SHA-256 of the bytes it wrote to `out` (`0:<64 hex>`, Digest::SHA, core perl; a bare 0
+# without it): a merge checks the file against pi's hash without joining and hashing 10,000 lines in Vim (issue 26).
+# `out` is Vim's own new temp file, opened without following a link.
+const READER = 'use Fcntl; BEGIN { *CORE::GLOBAL::exit = sub { die bless [$_[0] // 0], "PiIdeExit" } } $| = 1; '
+  .. 'my $s = shift; my $r = eval "sub { $s }" or die; my $d = eval { require Digest::SHA; 1 }; '
+  .. 'while (my $l = <STDIN>) { chomp $l; my @a = map { s/\\(.)/$1 eq "n" ? "\n" : $1 eq "t" ? "\t" : $1/ger } '
+  .. 'split /\t/, $l, -1; my @c; while (@a) { local @ARGV = splice(@a, 0, 3); my $o = $ARGV[2]; '
+  .. 'my $c = eval { $r->(); 14 } // (ref $@ eq "PiIdeExit" ? $@->[0] : 14); if ($c eq "0" && $d && defined $o '
+  .. '&& sysopen(my $h, $o, O_RDONLY | O_NOFOLLOW)) { my $x = eval { Digest::SHA->new(256)->addfile($h)->hexdigest }; '
+  .. '$c .= ":$x" if defined $x; close $h } push @c, $c } print join(" ", @c), "\n" }'
 # How long one line of reads may take before the reader is given up (killed; BATCH_SCRIPT reads then).
 const READER_TIMEOUT_MS = 5000
 var reader: any = v:none
@@ -365,10 +371,11 @@ def ReaderCodes(args: list<string>): list<string>
   return codes
 enddef
 
-# ReadVerified for each of `paths` at once: per path {status: 'read', bytes} or {status: gone/refused}; a path
-# left out (perl missing or failing) is read on its own by Reload. The kept reader reads them; failing that, one
-# perl started for them (BATCH_SCRIPT).
-def ReadVerifiedMany(paths: list<string>): dict<dict<any>>
+# ReadVerified for each of `paths` at once: per path {status: 'read', bytes, sha256 (of the bytes, when the kept
+# reader hashed them)} or {status: gone/refused}; a path left out (perl missing or failing) is read on its own by
+# Reload. The kept reader reads them; failing that, one perl started for them (BATCH_SCRIPT). Exported for
+# bench/vim-merge.ts.
+export def ReadVerifiedMany(paths: list<string>): dict<dict<any>>
   var reads: dict<dict<any>> = {}
   if empty(paths) || !executable('perl')
     return reads
@@ -391,11 +398,14 @@ def ReadVerifiedMany(paths: list<string>): dict<dict<any>>
       endif
     endif
     for i in range(len(paths))
-      var code = str2nr(codes[i])
-      if code == 0 && getftype(outs[i]) == 'file'
+      var [code, sha] = (codes[i] .. ':')->split(':', true)[0 : 1]
+      if code == '0' && getftype(outs[i]) == 'file'
         reads[paths[i]] = {status: 'read', bytes: readfile(outs[i], 'b')}
+        if sha =~ '^\x\{64}$'
+          reads[paths[i]].sha256 = sha
+        endif
       else
-        reads[paths[i]] = {status: code == 10 ? 'gone' : 'refused'}
+        reads[paths[i]] = {status: code == '10' ? 'gone' : 'refused'}
       endif
     endfor
   finally
@@ -630,7 +640,11 @@ def TryMerge(buf: number, path: string, chain: list<dict<any>>, handled: number,
   if read.status != 'read'
     return {}
   endif
-  var outcome = merge.Merge(buf, parsed, read.bytes)
+  # Merge may change the list it is given (no copy of 10,000 lines): the read is not used again.
+  if has_key(reads, path)
+    remove(reads, path)
+  endif
+  var outcome = merge.Merge(buf, parsed, read.bytes, get(read, 'sha256', ''))
   return has_key(outcome, 'status') ? outcome : {}
 enddef
 

@@ -108,32 +108,46 @@ export const DIFF_WINDOW = 16
 # differ is diffed (Myers), its changes taken up to the first that reaches into the window's last half (the lines
 # past the window could change it), all of them once the window reaches both ends. A few edits in a long file cost
 # what their windows cost (issue 26: a merge into a 10,000-line buffer). Where lines repeat, a diff of the whole
-# lists could place a change elsewhere; both are true diffs.
-export def Diff(a: list<string>, b: list<string>): list<dict<number>>
+# lists could place a change elsewhere; both are true diffs. With `stop` >= 0, the changes up to the first that
+# starts past a[stop] (its index in `a`) are left out: the same changes as without it up to there (a merge needs
+# none past pi's last hunk). With `own`, `a` and `b` are Diff's own (the caller does not use them after): the lines
+# it has passed are taken off their fronts, and equal runs compared as taken off, without a copy of their strings
+# (each slice or item read copies every string it holds); the changes are the same.
+export def Diff(a: list<string>, b: list<string>, stop: number = -1, own: bool = false): list<dict<number>>
   var ea = len(a)
   var eb = len(b)
-  var i = Equal(a, b, 0, 0, ea, eb)
+  # How many lines are taken off the front of `a` and `b` (`own`): a[x] is then a[x - at.a].
+  var at: dict<any> = {a: 0, b: 0, own: own}
+  var i = Equal(a, b, 0, 0, ea, eb, at)
   var j = i
-  while ea > i && eb > j && a[ea - 1] ==# b[eb - 1]
+  # The lines both share at the end, sixteen at a time while they are (as Equal).
+  while ea - 16 >= i && eb - 16 >= j && a[ea - 16 - at.a : ea - 1 - at.a] == b[eb - 16 - at.b : eb - 1 - at.b]
+    ea -= 16
+    eb -= 16
+  endwhile
+  while ea > i && eb > j && a[ea - 1 - at.a] ==# b[eb - 1 - at.b]
     ea -= 1
     eb -= 1
   endwhile
   var out: list<dict<number>> = []
   var w = DIFF_WINDOW
-  while i < ea || j < eb
+  # Every change found from here on starts at a[i] or later.
+  while (i < ea || j < eb) && (stop < 0 || i <= stop)
     var wa = min([w, ea - i])
     var wb = min([w, eb - j])
     var whole = i + wa == ea && j + wb == eb
-    if wa == w && wb == w && a[i + 1 : i + w - 1] == b[j + 1 : j + w - 1]
+    var ia = i - at.a
+    var jb = j - at.b
+    if wa == w && wb == w && a[ia + 1 : ia + w - 1] == b[jb + 1 : jb + w - 1]
       # One line changed, the rest of the window equal: what Myers finds there, without it (a typed edit's case).
       out->add({a: i, a_end: i + 1, b: j, b_end: j + 1})
-      var n = Equal(a, b, i + 1, j + 1, ea, eb)
+      var n = Equal(a, b, i + 1, j + 1, ea, eb, at)
       i += 1 + n
       j += 1 + n
       continue
     endif
     var took: dict<number> = {}
-    for r in Myers(slice(a, i, i + wa), slice(b, j, j + wb)) # slice(): a[0 : -1] would be the whole list
+    for r in Myers(slice(a, ia, ia + wa), slice(b, jb, jb + wb)) # slice(): a[0 : -1] would be the whole list
       if !whole && (r.a_end > wa - w / 2 || r.b_end > wb - w / 2)
         break
       endif
@@ -144,12 +158,12 @@ export def Diff(a: list<string>, b: list<string>): list<dict<number>>
       if whole
         break # not reached: the window's first lines differ, so its diff has a change
       endif
-      var skip = w == DIFF_WINDOW ? Block(a, b, i, j, ea, eb) : {}
+      var skip = w == DIFF_WINDOW ? Block(a, b, i, j, ea, eb, at) : {}
       if !empty(skip)
         # A block only inserted or only deleted, longer than the window: Myers on growing windows that hold
         # nothing in common would cost the square of their size.
         out->add(skip)
-        var m = Equal(a, b, skip.a_end, skip.b_end, ea, eb)
+        var m = Equal(a, b, skip.a_end, skip.b_end, ea, eb, at)
         i = skip.a_end + m
         j = skip.b_end + m
         continue
@@ -157,7 +171,7 @@ export def Diff(a: list<string>, b: list<string>): list<dict<number>>
       w *= 4
       continue
     endif
-    var n = Equal(a, b, i + took.a_end, j + took.b_end, ea, eb)
+    var n = Equal(a, b, i + took.a_end, j + took.b_end, ea, eb, at)
     i += took.a_end + n
     j += took.b_end + n
     w = DIFF_WINDOW
@@ -167,14 +181,18 @@ enddef
 
 # A change at a[i], b[j] that only inserts lines (b[j] up to where a[i] comes back in b) or only deletes some (a[i]
 # up to where b[j] comes back in a), the nearer of the two, when DIFF_WINDOW lines after it are equal on both sides;
-# else {}. index() finds the line in C.
-def Block(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number): dict<number>
-  var k = i < ea ? index(b, a[i], j) : -1
-  var l = j < eb ? index(a, b[j], i) : -1
+# else {}. index() finds the line in C. `at`: Diff's lines taken off the fronts.
+def Block(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number, at: dict<any>): dict<number>
+  var oa: number = at.a
+  var ob: number = at.b
+  var k = i < ea ? index(b, a[i - oa], j - ob) : -1
+  k = k < 0 ? -1 : k + ob
+  var l = j < eb ? index(a, b[j - ob], i - oa) : -1
+  l = l < 0 ? -1 : l + oa
   var ins = k > j && k + DIFF_WINDOW <= eb && i + DIFF_WINDOW <= ea
-    && a[i : i + DIFF_WINDOW - 1] == b[k : k + DIFF_WINDOW - 1]
+    && a[i - oa : i - oa + DIFF_WINDOW - 1] == b[k - ob : k - ob + DIFF_WINDOW - 1]
   var del = l > i && l + DIFF_WINDOW <= ea && j + DIFF_WINDOW <= eb
-    && a[l : l + DIFF_WINDOW - 1] == b[j : j + DIFF_WINDOW - 1]
+    && a[l - oa : l - oa + DIFF_WINDOW - 1] == b[j - ob : j - ob + DIFF_WINDOW - 1]
   if ins && (!del || k - j <= l - i)
     return {a: i, a_end: i, b: j, b_end: k}
   elseif del
@@ -184,13 +202,40 @@ def Block(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb
 enddef
 
 # How many lines from a[i] and b[j] on are equal (before ea, eb). Sixteen at a time while they are: one list
-# comparison costs less than sixteen steps of a loop.
-def Equal(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number): number
+# comparison costs less than sixteen steps of a loop. With `at.own`, the lines before a[i] and b[j] are taken off
+# first (Diff never reads them again) and each sixteen compared as taken off (remove() moves them; a slice would
+# copy their strings), put back when they differ.
+def Equal(a: list<string>, b: list<string>, i: number, j: number, ea: number, eb: number, at: dict<any>): number
   var n = 0
-  while i + n + 16 <= ea && j + n + 16 <= eb && a[i + n : i + n + 15] == b[j + n : j + n + 15]
-    n += 16
-  endwhile
-  while i + n < ea && j + n < eb && a[i + n] ==# b[j + n]
+  if at.own
+    if i > at.a
+      remove(a, 0, i - at.a - 1)
+      at.a = i
+    endif
+    if j > at.b
+      remove(b, 0, j - at.b - 1)
+      at.b = j
+    endif
+    while i + n + 16 <= ea && j + n + 16 <= eb
+      var x = remove(a, 0, 15)
+      var y = remove(b, 0, 15)
+      if x != y
+        extend(a, x, 0)
+        extend(b, y, 0)
+        break
+      endif
+      n += 16
+    endwhile
+    at.a += n
+    at.b += n
+  else
+    while i + n + 16 <= ea && j + n + 16 <= eb && a[i + n : i + n + 15] == b[j + n : j + n + 15]
+      n += 16
+    endwhile
+  endif
+  var oa: number = at.a
+  var ob: number = at.b
+  while i + n < ea && j + n < eb && a[i + n - oa] ==# b[j + n - ob]
     n += 1
   endwhile
   return n
@@ -295,9 +340,11 @@ enddef
 # Pure: merge pi's hunks `theirs` (from `base`: old_start, old_lines, new_text) into `ours` (the buffer's lines).
 # Returns {edits: 0-based ranges of `ours`, ascending, apart ({from, to, lines}), merged: how many of pi's hunks
 # they carry, conflicts: [{line, lines, text}] (1-based first line in the merged buffer, at most MAX_CONFLICTS),
-# conflicts_total}.
-export def Plan(base: list<string>, ours: list<string>, theirs: list<any>): dict<any>
-  var user = Diff(base, ours)
+# conflicts_total}. With `buf` (not 0), `ours` is its lines and `base` and `ours` are Plan's own (Diff's `own`:
+# taken apart, the caller does not use them after): the conflicts' text is read from the buffer.
+export def Plan(base: list<string>, ours: list<string>, theirs: list<any>, buf: number = 0): dict<any>
+  # The user's changes up to pi's last hunk: one starting after its end touches none of pi's hunks.
+  var user = Diff(base, ours, empty(theirs) ? 0 : theirs[-1].old_start - 1 + theirs[-1].old_lines, buf != 0)
   var out: dict<any> = {edits: [], merged: 0, conflicts: [], conflicts_total: 0}
   var u = 0       # the first user change not wholly before the current pi hunk
   var delta = 0   # the user's line-count change above it
@@ -326,7 +373,9 @@ export def Plan(base: list<string>, ours: list<string>, theirs: list<any>): dict
       endfor
       var to = max([e + delta + grown, user[last].b_end])
       if len(out.conflicts) < MAX_CONFLICTS
-        var text = mapnew(slice(ours, from, min([to, from + MAX_CONFLICT_LINES])), (_, l) => Cut(l))
+        var upto = min([to, from + MAX_CONFLICT_LINES])
+        var text = mapnew(buf != 0 ? (from < upto ? getbufline(buf, from + 1, upto) : []) : slice(ours, from, upto),
+          (_, l) => Cut(l))
         out.conflicts->add({line: from + shift + 1, lines: to - from, text: text})
       endif
     endif
@@ -383,31 +432,37 @@ def Apply(buf: number, edits: list<any>)
 enddef
 
 # Merge pi's changes `chain` (this pi's new changes of the buffer's file, oldest first, each {seq, merge: Parse's})
-# into modified `buf`, whose file holds `bytes` (one verified read, readfile(..., 'b')). Returns {status:
-# "merged"/"conflict", merged, hunks, conflicts}, or {why} when it cannot merge: the buffer is then untouched.
-export def Merge(buf: number, chain: list<dict<any>>, bytes: list<string>): dict<any>
+# into modified `buf`, whose file holds `bytes` (one verified read, readfile(..., 'b')), whose SHA-256 is `sha`
+# when the read computed it (pi_ide/inbox.vim's kept reader, in perl), '' to compute it here. `bytes` is the
+# merge's own: it may be changed (its lines are the base's, in place: a copy of 10,000 lines costs every string in
+# it); the caller does not use it again. Returns {status: "merged"/"conflict", merged, hunks, conflicts}, or {why}
+# when it cannot merge: the buffer is then untouched.
+export def Merge(buf: number, chain: list<dict<any>>, bytes: list<string>, sha: string = ''): dict<any>
   if !Comparable(buf)
     return {why: "the buffer converts its file's lines"}
   endif
-  if sha256(join(bytes, "\n")) !=# chain[-1].merge.sha256
+  if (sha == '' ? sha256(join(bytes, "\n")) : tolower(sha)) !=# chain[-1].merge.sha256
     return {why: "the file is not what pi's tool wrote"}
   endif
   # Typed once here: a list<string> argument whose list carries no item type (readfile()'s, getbufline()'s) has
-  # every item's type checked at each call, 10,000 lines each time.
-  var now: list<string> = Split(bytes)
+  # every item's type checked at each call, 10,000 lines each time. Split in place (see above).
+  var now: list<string> = bytes
+  if !empty(now) && now[-1] == ''
+    remove(now, -1)
+  endif
   var base = now
   for c in reverse(copy(chain))
     if !Fits(base, c.merge.hunks)
       return {why: "pi's hunks do not fit the file"}
     endif
-    # Unapply's work on a list of our own: `now` itself when nothing needs it after (one change); a copy of a
-    # 10,000-line list costs every string in it.
+    # Unapply's work on a list of our own: `now` itself when nothing needs it after (one change).
     base = SwapIn(len(chain) > 1 && base is now ? copy(base) : base, c.merge.hunks)
   endfor
   var hunks: list<any> = len(chain) == 1 ? chain[0].merge.hunks
     : mapnew(Diff(base, now), (_, r) => ({old_start: r.a + 1, old_lines: r.a_end - r.a, new_text: slice(now, r.b, r.b_end)}))
+  # Typed (see above). Plan's own lists: `base` (bytes, or a copy) and the buffer's lines are not used after.
   var ours: list<string> = getbufline(buf, 1, '$')
-  var plan = Plan(base, ours, hunks)
+  var plan = Plan(base, ours, hunks, buf)
   if !empty(plan.edits)
     Apply(buf, plan.edits)
   endif
