@@ -104,6 +104,19 @@ function hunk(old_start: number, old_text: string[], new_text: string[]) {
 	};
 }
 
+/** `pi-ide-state-touch-phrase` on each of a list of places lists: one JSON line each (null: no words). */
+async function touchPhrases(places: [number, number, boolean][][]): Promise<(string | null)[]> {
+	const form = `(progn
+	  (require 'pi-ide-approval-rules)
+	  (dolist (places ${READ_INPUT})
+	    (princ (json-serialize (or (pi-ide-state-touch-phrase (mapcar (lambda (p) (list (nth 0 p) (nth 1 p) (eq (nth 2 p) t))) places)) :null)))
+	    (terpri)))`;
+	return (await batch(form, places))
+		.trim()
+		.split("\n")
+		.map((l) => JSON.parse(l) as string | null);
+}
+
 const TAIL = ": if accepted, the file gets pi's text and your buffer keeps yours there";
 
 describe("emacs: the notice's words and the proposal view", () => {
@@ -149,21 +162,8 @@ describe("emacs: the notice's words and the proposal view", () => {
 		},
 	];
 	it("pi-ide-state-touch-phrase: a table", async () => {
-		const form = `(progn
-		  (require 'pi-ide-approval-rules)
-		  (dolist (places ${READ_INPUT})
-		    (princ (json-serialize (or (pi-ide-state-touch-phrase (mapcar (lambda (p) (list (nth 0 p) (nth 1 p) (eq (nth 2 p) t))) places)) :null)))
-		    (terpri)))`;
-		const out = (
-			await batch(
-				form,
-				PHRASES.map((c) => c.places),
-			)
-		)
-			.trim()
-			.split("\n");
 		assert.deepEqual(
-			out.map((l) => JSON.parse(l) as string | null),
+			await touchPhrases(PHRASES.map((c) => c.places)),
 			PHRASES.map((c) => c.want),
 		);
 	});
@@ -171,22 +171,11 @@ describe("emacs: the notice's words and the proposal view", () => {
 	it("pi-ide-state-touch-phrase names the places as the rule's oracle does (seeded, test/fixtures/approval-against-oracle.ts)", async () => {
 		const seed = Number(process.env["PI_IDE_SEED"] ?? 20261205);
 		const cases = Array.from({ length: 300 }, (_, i) => againstCase(seed + i));
-		const form = `(progn
-		  (require 'pi-ide-approval-rules)
-		  (dolist (places ${READ_INPUT})
-		    (princ (json-serialize (or (pi-ide-state-touch-phrase (mapcar (lambda (p) (list (nth 0 p) (nth 1 p) (eq (nth 2 p) t))) places)) :null)))
-		    (terpri)))`;
-		const out = (
-			await batch(
-				form,
-				cases.map((c) => c.places.map((p) => [p.row, p.row + p.rows, p.touches])),
-			)
-		)
-			.trim()
-			.split("\n");
+		const out = await touchPhrases(
+			cases.map((c) => c.places.map((p): [number, number, boolean] => [p.row, p.row + p.rows, p.touches])),
+		);
 		for (const [i, c] of cases.entries()) {
-			const got = JSON.parse(out[i] ?? "null") as string | null;
-			assert.equal(got, c.phrase === "" ? null : `${c.phrase}${TAIL}`, `seed ${c.seed} (PI_IDE_SEED=${c.seed})`);
+			assert.equal(out[i], c.phrase === "" ? null : `${c.phrase}${TAIL}`, `seed ${c.seed} (PI_IDE_SEED=${c.seed})`);
 		}
 	});
 

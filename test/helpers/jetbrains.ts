@@ -10,6 +10,7 @@ import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { after, before } from "node:test";
 import { promisify } from "node:util";
 import { followJsonl, type JsonlChild } from "./jsonl-child.ts";
 
@@ -199,5 +200,28 @@ export async function startJetBrainsDriver(options: DriverOptions): Promise<JetB
 				await exited;
 			}
 		},
+	};
+}
+
+/**
+ * The built core's `pi.ide.driver.Ops` (one JSON request a line, one reply each, in order) for the calling suite:
+ * started in its `before`, closed in its `after`. Returns `ask`: send a request, get its reply.
+ */
+export function coreOps<Reply>(): (request: Record<string, unknown>) => Promise<Reply> {
+	let ops: JsonlChild<Reply> | undefined;
+	let asked = 0;
+	before(async () => {
+		const build = await buildJetBrains();
+		const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
+		ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
+	});
+	after(async () => {
+		await ops?.close();
+	});
+	return async (request) => {
+		if (!ops) throw new Error("the core's Ops process is not started (coreOps() outside a suite?)");
+		const index = asked++;
+		ops.send(request);
+		return await ops.waitFor(() => true, index);
 	};
 }

@@ -7,11 +7,9 @@
  * (PI_IDE_SEED=<n> replays from it).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { after, before, it } from "node:test";
+import { it } from "node:test";
 import { type AgainstCase, againstCase } from "../fixtures/approval-against-oracle.ts";
-import { buildJetBrains } from "../helpers/jetbrains.ts";
-import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { coreOps } from "../helpers/jetbrains.ts";
 
 const SEED = Number(process.env["PI_IDE_SEED"] ?? 20261205);
 const CASES = Array.from({ length: 400 }, (_, i) => againstCase(SEED + i));
@@ -23,17 +21,7 @@ interface Reply {
 	view: { places: unknown[]; proposed: string[]; phrase: string } | null;
 }
 
-let ops: JsonlChild<Reply>;
-let asked = 0;
-
-before(async () => {
-	const build = await buildJetBrains();
-	const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
-	ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
-});
-after(async () => {
-	await ops.close();
-});
+const ask = coreOps<Reply>();
 
 /** The case's hunks as pi's approval message carries them. */
 function message(c: AgainstCase): string {
@@ -56,12 +44,6 @@ function message(c: AgainstCase): string {
 		expires: 121,
 	};
 	return JSON.stringify({ protocol: "0.4", kind: "pi-approval", pid: PI, editor_pid: 7, timestamp: 1, request });
-}
-
-async function ask(op: Record<string, unknown>): Promise<Reply> {
-	const index = asked++;
-	ops.send(op);
-	return await ops.waitFor(() => true, index);
 }
 
 it(`jetbrains: approval against the user's unsaved document: ${CASES.length} seeded proposals (from seed ${SEED}) agree with the rule's oracle`, async () => {

@@ -7,11 +7,9 @@
  * PI_IDE_SEED=<n> replays one case.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { after, before, it } from "node:test";
+import { it } from "node:test";
 import { buildRequest, encodeApprovalMessage } from "../../src/link/approval.ts";
-import { buildJetBrains } from "../helpers/jetbrains.ts";
-import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { coreOps } from "../helpers/jetbrains.ts";
 import { mulberry32 as random } from "../helpers/seeded.ts";
 
 interface Reply {
@@ -46,17 +44,7 @@ function caseFor(seed: number): { before: string; after: string } {
 	return { before: text(lines), after: text(edited) };
 }
 
-let ops: JsonlChild<Reply>;
-let asked = 0;
-
-before(async () => {
-	const build = await buildJetBrains();
-	const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
-	ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
-});
-after(async () => {
-	await ops.close();
-});
+const ask = coreOps<Reply>();
 
 it("Approval.java's proposal is the text pi's tool would leave, on 400 seeded files and edits", async () => {
 	const only = process.env["PI_IDE_SEED"];
@@ -80,10 +68,7 @@ it("Approval.java's proposal is the text pi's tool would leave, on 400 seeded fi
 			timestamp: 1,
 			request,
 		});
-		const index = asked++;
-		ops.send({ op: "proposal", pid: 4242, message, text: c.before });
-		await ops.waitFor(() => ops.messages.length > index, index);
-		const java = ops.messages[index] as Reply;
+		const java = await ask({ op: "proposal", pid: 4242, message, text: c.before });
 		assert.deepEqual(
 			java,
 			{ problem: null, proposal: c.after },

@@ -7,13 +7,11 @@
  * taken back out for the base, the document's text edited). `PI_IDE_SEEDS=<n>` runs more cases (default 500).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { contentOf, mergeInfo } from "../../src/link/change-set.ts";
 import { merge3 } from "../fixtures/merge-oracle.ts";
 import { mergeCase } from "../fixtures/merge-ranges.ts";
-import { buildJetBrains } from "../helpers/jetbrains.ts";
-import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { coreOps } from "../helpers/jetbrains.ts";
 
 const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 500);
 const text = (lines: readonly string[]) => (lines.length === 0 ? "" : `${lines.join("\n")}\n`);
@@ -33,23 +31,7 @@ interface Reply {
 	document?: string | null;
 }
 
-let ops: JsonlChild<Reply>;
-let asked = 0;
-
-before(async () => {
-	const build = await buildJetBrains();
-	const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
-	ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
-});
-after(async () => {
-	await ops.close();
-});
-
-async function ask(op: Record<string, unknown>): Promise<Reply> {
-	const index = asked++;
-	ops.send(op);
-	return await ops.waitFor(() => true, index);
-}
+const ask = coreOps<Reply>();
 
 describe("jetbrains: the merge against the rule's oracle, seeded", () => {
 	it(`Merge.plan: ${SEEDS} cases`, async () => {

@@ -6,39 +6,20 @@
  * identity cases (test/conformance/cases/identity.ts).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { PI_FILE_NAME_CASES } from "../fixtures/state-dir-cases.ts";
-import { buildJetBrains, startJetBrainsDriver } from "../helpers/jetbrains.ts";
-import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { coreOps, startJetBrainsDriver } from "../helpers/jetbrains.ts";
 
 interface Reply {
 	name?: { kind: string; pid: number; ns: string | null } | null;
 }
 
-let ops: JsonlChild<Reply>;
-let asked = 0;
-
-async function ask(request: Record<string, unknown>): Promise<Reply> {
-	const index = asked++;
-	ops.send(request);
-	await ops.waitFor(() => ops.messages.length > index, index);
-	return ops.messages[index] as Reply;
-}
+const ask = coreOps<Reply>();
 
 describe("JetBrains client: PiIdentity.parse against the shared table of pi's file names", () => {
-	before(async () => {
-		const build = await buildJetBrains();
-		const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
-		ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
-	});
-	after(async () => {
-		await ops.close();
-	});
-
 	for (const { name, expect } of PI_FILE_NAME_CASES) {
 		it(`${JSON.stringify(name)} -> ${expect === undefined ? "not pi's" : JSON.stringify(expect)}`, async () => {
 			const reply = await ask({ op: "pi-file-name", name });

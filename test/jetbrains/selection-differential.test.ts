@@ -6,11 +6,9 @@
  * count in both. A failure prints its seed; PI_IDE_SEED=<n> replays one case.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { after, before, it } from "node:test";
+import { it } from "node:test";
 import { countLines, describeSelection, linesOf, toWirePosition } from "../../editors/shared/state.ts";
-import { buildJetBrains } from "../helpers/jetbrains.ts";
-import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { coreOps } from "../helpers/jetbrains.ts";
 import { mulberry32 as random } from "../helpers/seeded.ts";
 
 interface Reply {
@@ -40,27 +38,14 @@ function caseFor(seed: number) {
 	return { text, anchor: position(), head: position() };
 }
 
-let ops: JsonlChild<Reply>;
-let asked = 0;
-
-before(async () => {
-	const build = await buildJetBrains();
-	const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
-	ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
-});
-after(async () => {
-	await ops.close();
-});
+const ask = coreOps<Reply>();
 
 it("Text.java agrees with editors/shared/state.ts on 500 seeded documents and positions", async () => {
 	const only = process.env["PI_IDE_SEED"];
 	const seeds = only ? [Number(only)] : Array.from({ length: 500 }, (_, i) => 1000 + i);
 	for (const seed of seeds) {
 		const c = caseFor(seed);
-		const index = asked++;
-		ops.send({ op: "describe", ...c });
-		await ops.waitFor(() => ops.messages.length > index, index);
-		const java = ops.messages[index] as Reply;
+		const java = await ask({ op: "describe", ...c });
 		const lines = linesOf(c.text);
 		const range = describeSelection(lines, c.anchor, c.head);
 		const cursor = toWirePosition(lines, c.head);

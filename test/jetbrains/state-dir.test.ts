@@ -5,8 +5,7 @@
  * One JVM (the build's `pi.ide.driver.Ops`) answers every case, one JSON line each.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
 	CONTENT,
 	expectedFor,
@@ -18,34 +17,16 @@ import {
 	removeCase,
 	STATE_DIR_CASES,
 } from "../fixtures/state-dir-cases.ts";
-import { buildJetBrains } from "../helpers/jetbrains.ts";
-import { followJsonl, type JsonlChild } from "../helpers/jsonl-child.ts";
+import { coreOps } from "../helpers/jetbrains.ts";
 
 interface Reply {
 	problem?: string | null;
 	pid?: number | null;
 }
 
-let ops: JsonlChild<Reply>;
-let asked = 0;
-
-async function ask(request: Record<string, unknown>): Promise<Reply> {
-	const index = asked++;
-	ops.send(request);
-	await ops.waitFor(() => ops.messages.length > index, index);
-	return ops.messages[index] as Reply;
-}
+const ask = coreOps<Reply>();
 
 describe("JetBrains client: StateDir.java against the state dir table", () => {
-	before(async () => {
-		const build = await buildJetBrains();
-		const child = spawn("java", ["-cp", build.coreJar, "pi.ide.driver.Ops"], { stdio: ["pipe", "pipe", "pipe"] });
-		ops = followJsonl<Reply>(child, { name: "jetbrains ops" });
-	});
-	after(async () => {
-		await ops.close();
-	});
-
 	for (const c of STATE_DIR_CASES) {
 		it(`${c.op}: ${c.name}`, async () => {
 			const prepared = prepareCase(c);
