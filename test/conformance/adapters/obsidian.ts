@@ -157,7 +157,8 @@ export const adapters: ClientAdapter[] = [
 		app: "obsidian",
 		capabilities: new Set(["selection", "edit", "editor-per-row", "send", "show", "ask", "unsaved-buffers"]),
 		missing: {
-			merge: "not built yet (issue 26)",
+			merge:
+				"not built: issue 26 names no Obsidian client, and Obsidian saves a note about two seconds after the last key, so pi rarely finds one unsaved; its unsaved read is built (`unsaved-buffers`)",
 			"pi-identity":
 				"the Obsidian plugin speaks protocol v0.2: it reads pi's messages only to know which pi to send to (v0.5 send), and answers none, so it has no pi to name",
 			review:
