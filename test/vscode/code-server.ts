@@ -181,6 +181,8 @@ export interface CodeServerOptions {
 	 * extension host ends by itself, deactivating its extensions, as it does when that message arrives.
 	 */
 	graceSeconds?: number;
+	/** User settings of the caller's on top of the tests' own (`SETTINGS`). */
+	settings?: Record<string, unknown>;
 }
 
 /**
@@ -197,7 +199,7 @@ export async function startCodeServer(
 	const dirs = { home: join(root, "home"), ud: join(root, "ud"), exts: join(root, "exts"), tmp: join(root, "tmp") };
 	for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
 	mkdirSync(join(dirs.ud, "User"), { recursive: true });
-	writeFileSync(join(dirs.ud, "User/settings.json"), JSON.stringify(SETTINGS, null, 2));
+	writeFileSync(join(dirs.ud, "User/settings.json"), JSON.stringify({ ...SETTINGS, ...options.settings }, null, 2));
 	const node = node24();
 	const fullEnv: Record<string, string> = {
 		PATH: `${join(node, "..")}:/usr/local/bin:/usr/bin:/bin`,

@@ -12,8 +12,10 @@
  * user: each notification as VS Code announces it to the screen reader (`WATCH_ALERTS`, `NOTIFICATION_ALERT`) and
  * the lines its output channel gives a pi message, each once, in the order the adapter first read them.
  *
- * A window takes 5-13 s to start here, so a session reuses a free window of a small pool of two (the shared
- * editor holds one; a spare loads in the background while the pool has fewer, `warmSpare`): the driver closes its editors, clears its notifications, makes the
+ * A window takes 5-13 s to start here, so a session reuses a free window of a small pool, one window per lane of
+ * the kit (`ROW_LANES` cases in editors of their own at a time, each session in a window of its own) and the shared
+ * editor's (held for the whole run, never lent; a spare loads in the background while the pool has fewer,
+ * `warmSpare`): the driver closes its editors, clears its notifications, makes the
  * session's project the second folder, sets the session's environment in the extension host and stops and
  * starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
  * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
@@ -63,6 +65,50 @@ const GRACE_SECONDS = 3;
 /** A closed window's extension host deactivates its extensions and exits within this. */
 const EXIT_MS = 30_000;
 
+/**
+ * The cases in editors of their own run this many at a time beside the shared editor's (ClientAdapter.rowLanes),
+ * each in a window of its own. One lane waits on the window (round trips to the page, VS Code's file watcher, the
+ * extension's debounce) more than it uses the cores; with lanes the two cores are the limit (the windows' renderers
+ * most of all), and three lanes, a window more to start and keep, were no faster than two.
+ */
+const ROW_LANES = 2;
+
+/** A window per lane and the shared editor's: the pool keeps this many (`warmSpare`). */
+const POOL_SIZE = ROW_LANES + 1;
+
+/**
+ * The workbench's own work that no case looks at, off: each selection, edit and open of the cases would
+ * otherwise ask the extension host for code actions, symbols, folding ranges, links and highlights, reveal the file
+ * in the Explorer and animate, in every window at once (the kit's lanes share two cores).
+ */
+const QUIET_WORKBENCH = {
+	"workbench.reduceMotion": "on",
+	"editor.cursorBlinking": "solid",
+	"editor.lightbulb.enabled": "off",
+	"editor.codeLens": false,
+	"editor.occurrencesHighlight": "off",
+	"editor.selectionHighlight": false,
+	"editor.hover.enabled": false,
+	"editor.links": false,
+	"editor.folding": false,
+	"editor.stickyScroll.enabled": false,
+	"editor.inlayHints.enabled": "off",
+	"editor.colorDecorators": false,
+	"editor.semanticHighlighting.enabled": false,
+	"editor.guides.indentation": false,
+	"editor.bracketPairColorization.enabled": false,
+	"editor.matchBrackets": "never",
+	"editor.wordBasedSuggestions": "off",
+	"editor.renderLineHighlight": "none",
+	"breadcrumbs.enabled": false,
+	"explorer.autoReveal": false,
+	"outline.showVariables": false,
+	"problems.decorations.enabled": false,
+	"extensions.ignoreRecommendations": true,
+	"npm.autoDetect": "off",
+	"workbench.editor.enablePreview": false,
+};
+
 /** The code-server and browser every session of the adapter shares, started by the first session. */
 interface World {
 	root: string;
@@ -72,6 +118,8 @@ interface World {
 	pool: PoolWindow[];
 	/** A spare window loading in the background (`warmSpare`), joining the pool once its pi extension is active. */
 	spare?: Promise<void>;
+	/** The extension hosts (pids) of the sessions in progress: a second session on one fails at its start. */
+	serving: Set<number>;
 }
 
 /** A window of the pool: a browser page that loads a new window for each session. */
@@ -108,9 +156,10 @@ async function startWorld(): Promise<World> {
 			{
 				perWindowEnv: true,
 				graceSeconds: GRACE_SECONDS,
+				settings: QUIET_WORKBENCH,
 			},
 		);
-		return { root, server, browser: await opening, pool: [] };
+		return { root, server, browser: await opening, pool: [], serving: new Set() };
 	} catch (error) {
 		await opening.then((browser) => browser.close()).catch(() => {});
 		await server?.stop();
@@ -359,14 +408,14 @@ async function loadWindow(w: World, window: PoolWindow, options: StartOptions): 
  * workbench and its extension host start; a restart in a window takes half a second).
  */
 /**
- * Keep two windows in the pool (a case's session and the shared editor's): while it has fewer, one more loads in
+ * Keep `POOL_SIZE` windows in the pool (one per lane and the shared editor's): while it has fewer, one more loads in
  * the background, in a new page, on a project and environment of its own under the adapter's root, and joins the
  * pool once its pi extension is active; the session that takes it restarts the extension with its own, as in any
  * reused window. So the shared editor's first session, and the session after a clean exit (`quit` closes its
  * window), find a window ready instead of waiting 5-13 s for one.
  */
 function warmSpare(w: World): void {
-	if (w.spare !== undefined || w.pool.length >= 2 || world === undefined) return;
+	if (w.spare !== undefined || w.pool.length >= POOL_SIZE || world === undefined) return;
 	w.spare = (async () => {
 		let page: Page | undefined;
 		try {
@@ -396,19 +445,31 @@ function warmSpare(w: World): void {
 }
 
 async function startPooled(w: World, options: StartOptions): Promise<ClientSession> {
-	const free = () => w.pool.find((candidate) => !candidate.busy && !candidate.page.isClosed());
-	let window = free();
+	// A free window is found and marked busy in one step (no await between): sessions starting at once in the
+	// kit's lanes never share a window, and the shared editor's stays busy until its session ends.
+	const take = (): PoolWindow | undefined => {
+		const found = w.pool.find((candidate) => !candidate.busy && !candidate.page.isClosed());
+		if (found) found.busy = true;
+		return found;
+	};
+	let window = take();
 	if (!window && w.spare) {
 		await w.spare;
-		window = free();
+		window = take();
 	}
 	if (!window) {
 		window = { page: await w.browser.newPage(), dir: mkdtempSync(join(w.root, "pool-")), busy: true };
 		w.pool.push(window);
 	}
 	const taken = window;
-	taken.busy = true;
+	/** The extension host this session holds in `w.serving`, until it ends. */
+	let held: number | undefined;
+	const release = () => {
+		if (held !== undefined) w.serving.delete(held);
+		held = undefined;
+	};
 	const drop = async () => {
+		release();
 		const at = w.pool.indexOf(taken);
 		if (at >= 0) w.pool.splice(at, 1);
 		await taken.page.close().catch(() => {});
@@ -446,6 +507,9 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 			info = await loadWindow(w, taken, options);
 		}
 		if (info === undefined) throw new Error("no extension host");
+		if (w.serving.has(info.pid)) throw new Error(`the window of extension host ${info.pid} already serves a session`);
+		held = info.pid;
+		w.serving.add(held);
 		const call = driverCall(info);
 		await piActive(call);
 		warmSpare(w);
@@ -471,6 +535,7 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 				dispose: async () => {
 					if (ended) return;
 					ended = true;
+					release();
 					if (taken.page.isClosed() || !isAlive(info.pid)) return drop();
 					try {
 						await call({ op: "stop", extension: EXTENSION_ID });
@@ -691,7 +756,8 @@ async function session(
 export const adapters: ClientAdapter[] = [
 	{
 		name: "vscode (code-server)",
-		expectedSeconds: 180,
+		expectedSeconds: 85,
+		rowLanes: ROW_LANES,
 		app: "vscode",
 		capabilities: new Set([
 			"selection",
