@@ -20,6 +20,53 @@ import { forEachNvim, header, percentile, row, scope } from "./report.ts";
 const ROUNDS = 30;
 const TARGET_MS = 100;
 
+/**
+ * pi's own desk against the editor `editorPid` (its state dir, its project holding 10 open files, `file` among them):
+ * ROUNDS shows of `file` and ROUNDS asks, each timed from the tool's call to its result, and their rows printed.
+ */
+async function roundTrips(
+	s: ReturnType<typeof scope>,
+	name: string,
+	{ stateDir, editorPid, project, file }: { stateDir: string; editorPid: number; project: string; file: string },
+): Promise<void> {
+	const state = makeState({ pid: editorPid, cwd: project });
+	const desk = new AskDesk({
+		stateDir,
+		uid: process.getuid?.() ?? 0,
+		pid: process.pid,
+		pidNamespace: null,
+		cwd: project,
+		home: project,
+		connected: () => ({ pid: editorPid, state }),
+		excluded: () => false,
+	});
+	s.after(() => desk.close());
+	const time = async (call: (i: number) => Promise<{ text: string }>, expect: RegExp): Promise<number[]> => {
+		const out: number[] = [];
+		for (let i = 0; i < ROUNDS; i++) {
+			const t0 = performance.now();
+			const result = await call(i);
+			out.push(performance.now() - t0);
+			if (!expect.test(result.text)) throw new Error(`unexpected result: ${result.text}`);
+		}
+		return out;
+	};
+	const shows = await time((i) => desk.show({ path: file, line: 1 + (i % 40) }, `show-${i}`), /^Shown in/);
+	const asks = await time((i) => desk.ask({}, `ask-${i}`), /^Open file buffers in .* \(10;/);
+	for (const [what, samples] of [
+		["ide_show round trip", shows],
+		["ide_open_files round trip (10 files)", asks],
+	] as const) {
+		const p50 = percentile(samples, 0.5);
+		row(
+			`${name}: ${what}, p50 / p95`,
+			`${p50.toFixed(1)} / ${percentile(samples, 0.95).toFixed(1)} ms`,
+			`p50 <= ${TARGET_MS} ms`,
+			p50 <= TARGET_MS,
+		);
+	}
+}
+
 async function benchFlavour(flavour: NvimFlavour): Promise<void> {
 	const bin = requireBin(flavour);
 	const s = scope();
@@ -34,43 +81,12 @@ async function benchFlavour(flavour: NvimFlavour): Promise<void> {
 				vim.diagnostic.set(ns, buf, { { lnum = 1, col = 0, message = "bad", severity = 1 } })
 			end`);
 		await nv.until((st) => st.active_buffer.file === files.at(-1), "Neovim reports the last file");
-		const state = makeState({ pid: nv.pid, cwd: project });
-		const desk = new AskDesk({
+		await roundTrips(s, `Neovim ${nvimVersion(bin)}`, {
 			stateDir: nv.stateDir,
-			uid: process.getuid?.() ?? 0,
-			pid: process.pid,
-			pidNamespace: null,
-			cwd: project,
-			home: project,
-			connected: () => ({ pid: nv.pid, state }),
-			excluded: () => false,
+			editorPid: nv.pid,
+			project,
+			file: "src/f0.ts",
 		});
-		s.after(() => desk.close());
-		const time = async (call: (i: number) => Promise<{ text: string }>, expect: RegExp): Promise<number[]> => {
-			const out: number[] = [];
-			for (let i = 0; i < ROUNDS; i++) {
-				const t0 = performance.now();
-				const result = await call(i);
-				out.push(performance.now() - t0);
-				if (!expect.test(result.text)) throw new Error(`unexpected result: ${result.text}`);
-			}
-			return out;
-		};
-		const shows = await time((i) => desk.show({ path: "src/f0.ts", line: 1 + (i % 40) }, `show-${i}`), /^Shown in/);
-		const asks = await time((i) => desk.ask({}, `ask-${i}`), /^Open file buffers in .* \(10;/);
-		const name = `Neovim ${nvimVersion(bin)}`;
-		for (const [what, samples] of [
-			["ide_show round trip", shows],
-			["ide_open_files round trip (10 files)", asks],
-		] as const) {
-			const p50 = percentile(samples, 0.5);
-			row(
-				`${name}: ${what}, p50 / p95`,
-				`${p50.toFixed(1)} / ${percentile(samples, 0.95).toFixed(1)} ms`,
-				`p50 <= ${TARGET_MS} ms`,
-				p50 <= TARGET_MS,
-			);
-		}
 	} finally {
 		await s.close();
 	}
@@ -101,42 +117,12 @@ async function benchJetBrains(): Promise<void> {
 				items: [{ severity: "error", line: 1, column: 1, message: "bad" }],
 			});
 		}
-		const state = makeState({ pid: driver.pid, cwd: project });
-		const desk = new AskDesk({
+		await roundTrips(s, "JetBrains driver", {
 			stateDir: join(runtime, "pi-ide"),
-			uid: process.getuid?.() ?? 0,
-			pid: process.pid,
-			pidNamespace: null,
-			cwd: project,
-			home: project,
-			connected: () => ({ pid: driver.pid, state }),
-			excluded: () => false,
+			editorPid: driver.pid,
+			project,
+			file: "src/f0.kt",
 		});
-		s.after(() => desk.close());
-		const time = async (call: (i: number) => Promise<{ text: string }>, expect: RegExp): Promise<number[]> => {
-			const out: number[] = [];
-			for (let i = 0; i < ROUNDS; i++) {
-				const t0 = performance.now();
-				const result = await call(i);
-				out.push(performance.now() - t0);
-				if (!expect.test(result.text)) throw new Error(`unexpected result: ${result.text}`);
-			}
-			return out;
-		};
-		const shows = await time((i) => desk.show({ path: "src/f0.kt", line: 1 + (i % 40) }, `show-${i}`), /^Shown in/);
-		const asks = await time((i) => desk.ask({}, `ask-${i}`), /^Open file buffers in .* \(10;/);
-		for (const [what, samples] of [
-			["ide_show round trip", shows],
-			["ide_open_files round trip (10 files)", asks],
-		] as const) {
-			const p50 = percentile(samples, 0.5);
-			row(
-				`JetBrains driver: ${what}, p50 / p95`,
-				`${p50.toFixed(1)} / ${percentile(samples, 0.95).toFixed(1)} ms`,
-				`p50 <= ${TARGET_MS} ms`,
-				p50 <= TARGET_MS,
-			);
-		}
 	} finally {
 		await s.close();
 	}
