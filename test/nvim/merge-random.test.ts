@@ -9,6 +9,7 @@
  *
  * `PI_IDE_SEEDS=<n>` runs more sequences (default 25 per Neovim). A failure prints its seed and steps.
  */
+
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,10 +17,10 @@ import { after, describe, it } from "node:test";
 import { contentOf, mergeInfo } from "../../src/link/change-set.ts";
 import { ChangeLog, formatToolNote, type SeqCounter } from "../../src/link/pi-message.ts";
 import { merge3 } from "../fixtures/merge-oracle.ts";
+import { MergeSteps, UndoOracle } from "../fixtures/merge-steps.ts";
 import { killAllEditors } from "../helpers/editors.ts";
 import { forEachNvim, type Nvim } from "../helpers/nvim.ts";
 import { assertNoErrors, luaWithoutPrompt, nextSeq, send, type World, world } from "../helpers/nvim-inbox.ts";
-import { seededInts } from "../helpers/seeded.ts";
 
 after(killAllEditors);
 
@@ -28,30 +29,6 @@ const STEPS = 14;
 const text = (lines: readonly string[]) => (lines.length === 0 ? "" : `${lines.join("\n")}\n`);
 
 const BUFFER = "return { vim.api.nvim_buf_get_lines(0, 0, -1, false), vim.bo.modified }";
-
-/**
- * Undo history as the user sees it with `u` only: a stack of the buffer's states; and 'modified': set by the user's
- * edits, kept by a merge, cleared by a save or a reload. After an undo it is Neovim's own business (undoing a reload
- * leaves it as Neovim decides), so the test takes Neovim's value then.
- */
-class UndoOracle {
-	states: string[][];
-	at = 0;
-	modified = false;
-	constructor(initial: string[]) {
-		this.states = [initial];
-	}
-	get current(): string[] {
-		return this.states[this.at] as string[];
-	}
-	push(state: string[]): void {
-		this.states = [...this.states.slice(0, this.at + 1), state];
-		this.at += 1;
-	}
-	undo(): void {
-		if (this.at > 0) this.at -= 1;
-	}
-}
 
 /**
  * The user's `:w!`. After a conflict the file on disk is pi's, newer than the buffer's read: Neovim 0.7.2 asks
@@ -74,28 +51,23 @@ async function save(nv: Nvim): Promise<void> {
 const tally: Record<string, number> = {};
 
 async function runSequence(w: World, seed: number, counter: SeqCounter): Promise<void> {
-	const int = seededInts(seed);
+	const steps = new MergeSteps(seed);
+	const int = steps.int;
 	const file = join(w.nv.tmp, `m${seed}.txt`);
 	let disk = Array.from({ length: 8 }, (_, i) => `b${i + 1}`);
 	writeFileSync(file, text(disk));
 	await w.nv.command(`silent! %bwipeout! | edit ${file}`);
 	const undo = new UndoOracle([...disk]);
 	const log = new ChangeLog(counter);
-	let token = 0;
 	const trail: string[] = [];
 	const fail = (what: string) => `seed ${seed}, after ${trail.join("; ")}: ${what}`;
 	for (let step = 0; step < STEPS; step++) {
 		const action = int(10);
 		const buffer = undo.current;
 		if (action < 4) {
-			const n = int(buffer.length) + 1;
-			const kind = buffer.length > 2 ? int(3) : int(2);
-			const tok = `u${++token}`;
-			const keys = [`${n}Gcc${tok}<Esc>`, `${n}Go${tok}<Esc>`, `${n}Gdd`][kind] as string;
-			const next = [...buffer];
-			if (kind === 0) next.splice(n - 1, 1, tok);
-			else if (kind === 1) next.splice(n, 0, tok);
-			else next.splice(n - 1, 1);
+			const edit = steps.userEdit(buffer);
+			const { next } = edit;
+			const keys = edit.insert ? `${edit.keys}<Esc>` : edit.keys;
 			await w.nv.input(keys);
 			undo.push(next);
 			undo.modified = true;
@@ -111,15 +83,7 @@ async function runSequence(w: World, seed: number, counter: SeqCounter): Promise
 			trail.push("user u");
 		} else {
 			// pi's edit of the file on disk: 1 to 3 changes at random lines.
-			const next = [...disk];
-			for (let k = 1 + int(3); k > 0; k--) {
-				const n = int(next.length);
-				const kind = next.length > 1 ? int(3) : int(2);
-				const tok = `p${++token}`;
-				if (kind === 0) next.splice(n, 1, tok);
-				else if (kind === 1) next.splice(n + 1, 0, tok);
-				else next.splice(n, 1);
-			}
+			const next = steps.piEdit(disk);
 			if (next.join("\n") === disk.join("\n")) continue;
 			const info = mergeInfo(contentOf(Buffer.from(text(disk))), contentOf(Buffer.from(text(next))));
 			assert.ok(info);

@@ -17,10 +17,10 @@ import { contentOf, mergeInfo } from "../../src/link/change-set.ts";
 import { ChangeLog, type SeqCounter } from "../../src/link/pi-message.ts";
 import type { FileReport } from "../../src/protocol/protocol.ts";
 import { merge3 } from "../fixtures/merge-oracle.ts";
+import { MergeSteps, UndoOracle } from "../fixtures/merge-steps.ts";
 import { makePiMessage } from "../fixtures/pi-message.ts";
 import { killAllEditors, spawnLiveEditor, writeRawStateFile } from "../helpers/editors.ts";
 import { pollUntil } from "../helpers/poll.ts";
-import { seededInts } from "../helpers/seeded.ts";
 import { startVim, type Vim } from "../helpers/vim.ts";
 
 after(killAllEditors);
@@ -28,30 +28,6 @@ after(killAllEditors);
 const SEEDS = Number(process.env["PI_IDE_SEEDS"] ?? 12);
 const STEPS = 12;
 const text = (lines: readonly string[]) => (lines.length === 0 ? "" : `${lines.join("\n")}\n`);
-
-/** Typed `u` only: a stack of the buffer's states; 'modified' set by the user's edits, kept by a merge. */
-class UndoOracle {
-	states: string[][];
-	at = 0;
-	modified = false;
-	constructor(initial: string[]) {
-		this.states = [initial];
-	}
-	get current(): string[] {
-		return this.states[this.at] as string[];
-	}
-	push(state: string[]): void {
-		this.states = [...this.states.slice(0, this.at + 1), state];
-		this.at += 1;
-	}
-	undo(): void {
-		if (this.at > 0) this.at -= 1;
-	}
-	/** Replace the newest state: Vim joins reloads with nothing typed between them into one undo step. */
-	replace(state: string[]): void {
-		this.states = [...this.states.slice(0, this.at), state];
-	}
-}
 
 /** Keys typed, then a no-op command whose mark proves Vim has run everything typed before it. */
 let marks = 0;
@@ -91,14 +67,14 @@ async function save(vim: Vim, file: string, expected: string): Promise<void> {
 const tally: Record<string, number> = {};
 
 async function runSequence(vim: Vim, piPid: number, seed: number, counter: SeqCounter): Promise<void> {
-	const int = seededInts(seed);
+	const steps = new MergeSteps(seed);
+	const int = steps.int;
 	const file = join(vim.dirs.work, `m${seed}.txt`);
 	let disk = Array.from({ length: 8 }, (_, i) => `b${i + 1}`);
 	writeFileSync(file, text(disk));
 	await vim.ex(`silent! %bwipeout! | edit ${file}`);
 	const undo = new UndoOracle([...disk]);
 	const log = new ChangeLog(counter);
-	let token = 0;
 	const trail: string[] = [];
 	const fail = (what: string) => `seed ${seed}, after ${trail.join("; ")}: ${what}`;
 	// Whether the newest undo step is a reload with nothing typed since (pi's reload of an unmodified buffer is
@@ -110,14 +86,7 @@ async function runSequence(vim: Vim, piPid: number, seed: number, counter: SeqCo
 		lastReload = false;
 		const buffer = undo.current;
 		if (action < 4) {
-			const n = int(buffer.length) + 1;
-			const kind = buffer.length > 2 ? int(3) : int(2);
-			const tok = `u${++token}`;
-			const keys = [`${n}Gcc${tok}`, `${n}Go${tok}`, `${n}Gdd`][kind] as string;
-			const next = [...buffer];
-			if (kind === 0) next.splice(n - 1, 1, tok);
-			else if (kind === 1) next.splice(n, 0, tok);
-			else next.splice(n - 1, 1);
+			const { keys, next } = steps.userEdit(buffer);
 			await typed(vim, keys);
 			undo.push(next);
 			undo.modified = true;
@@ -133,15 +102,7 @@ async function runSequence(vim: Vim, piPid: number, seed: number, counter: SeqCo
 			trail.push("user u");
 		} else {
 			// pi's edit of the file on disk: 1 to 3 changes at random lines.
-			const next = [...disk];
-			for (let k = 1 + int(3); k > 0; k--) {
-				const n = int(next.length);
-				const kind = next.length > 1 ? int(3) : int(2);
-				const tok = `p${++token}`;
-				if (kind === 0) next.splice(n, 1, tok);
-				else if (kind === 1) next.splice(n + 1, 0, tok);
-				else next.splice(n, 1);
-			}
+			const next = steps.piEdit(disk);
 			if (next.join("\n") === disk.join("\n")) {
 				lastReload = reloadBefore;
 				continue;
