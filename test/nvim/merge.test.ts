@@ -5,6 +5,7 @@
  * `u` leaves, the report's status and conflicts, the disk untouched by the editor.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -129,6 +130,22 @@ const CASES: Case[] = [
 
 forEachNvim((flavour) => {
 	describe(`pi's change merged into an unsaved buffer (${flavour.name})`, () => {
+		it("the file's hash (OpenSSL or Neovim's own, through the FFI, each checked on \"abc\") is the SHA-256", async (t) => {
+			const w = await world(t, flavour);
+			const texts = ["", "abc", "one\ntwo\n", "ä€\u0000\n".repeat(1000), "x".repeat(1 << 20)];
+			const got = await w.nv.lua<string[]>(
+				`local merge = require("pi-ide.inbox.merge")
+				local out = {}
+				for i, t in ipairs(...) do out[i] = merge.sha256(t) end
+				return out`,
+				texts,
+			);
+			assert.deepEqual(
+				got,
+				texts.map((x) => createHash("sha256").update(x).digest("hex")),
+			);
+		});
+
 		for (const c of CASES) {
 			it(c.name, async (t) => {
 				const w = await world(t, flavour);

@@ -225,8 +225,14 @@ end
 local sha256_ffi = nil ---@type fun(text: string): string|nil
 
 --- The SHA-256 (hex) of "abc" (FIPS 180-2's example): a hash function found through the FFI is used only when it
---- gives this.
+--- gives this (`verified`).
 local SHA256_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+--- `digest` when it hashes "abc" right (it never raises), else nil: a function found through the FFI is used only so.
+local function verified(digest)
+  local ok, abc = pcall(digest, "abc")
+  return ok and abc == SHA256_ABC and digest or nil
+end
 
 --- The system's libcrypto (OpenSSL) SHA256 through LuaJIT's FFI, or nil: it uses the CPU's SHA instructions, several
 --- times faster than Neovim's own on a 10,000-line file (issue 26: the merge checks the file's hash).
@@ -252,8 +258,7 @@ local function openssl_sha256(ffi)
     end
     return table.concat(hex)
   end
-  local ok, abc = pcall(digest, "abc")
-  return ok and abc == SHA256_ABC and digest or nil
+  return verified(digest)
 end
 
 --- Pure: the SHA-256 (hex) of `text`: the system's OpenSSL through LuaJIT's FFI, else Neovim's own sha256_bytes
@@ -276,9 +281,9 @@ function M.sha256(text)
         return ffi.C.sha256_bytes
       end)
       if ok then
-        sha256_ffi = function(t)
+        sha256_ffi = verified(function(t)
           return ffi.string(ffi.C.sha256_bytes(t, #t, nil, 0))
-        end
+        end) or false
       end
     end
   end
