@@ -7,22 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { registerHooks } from "node:module";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { userTexts } from "../helpers/fake-llm.ts";
 import { startJetBrainsDriver } from "../helpers/jetbrains.ts";
 import { type PiEnv, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { type RpcRecord, startRpc } from "../helpers/rpc.ts";
 import { envFor, touch } from "../helpers/scenario.ts";
+import "../helpers/fake-vscode-hook.ts";
 
-const FAKE = pathToFileURL(resolve(fileURLToPath(new URL(".", import.meta.url)), "../helpers/fake-vscode.ts")).href;
-registerHooks({
-	resolve: (specifier, context, nextResolve) =>
-		specifier === "vscode" ? { url: FAKE, shortCircuit: true } : nextResolve(specifier, context),
-});
 const vscode = await import("../helpers/fake-vscode.ts");
 const extension = await import("../../editors/vscode/src/extension.ts");
 

@@ -6,18 +6,10 @@
  * is adapters/vscode-code-server.ts. The fake reloads documents without unsaved changes when their file
  * changes, as VS Code's watcher does; the extension only reports on that.
  */
-import { registerHooks } from "node:module";
-import { resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import "../../helpers/fake-vscode-hook.ts";
 import type { ClientAdapter, ClientSession, KitDiagnostic, Position, StartOptions } from "../client.ts";
 import { utf16Span } from "../kit.ts";
 
-const HERE = fileURLToPath(new URL(".", import.meta.url));
-const FAKE = pathToFileURL(resolve(HERE, "../../helpers/fake-vscode.ts")).href;
-registerHooks({
-	resolve: (specifier, context, nextResolve) =>
-		specifier === "vscode" ? { url: FAKE, shortCircuit: true } : nextResolve(specifier, context),
-});
 const vscode = await import("../../helpers/fake-vscode.ts");
 const extension = await import("../../../editors/vscode/src/extension.ts");
 

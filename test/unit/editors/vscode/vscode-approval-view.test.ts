@@ -7,22 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { registerHooks } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseApproval } from "../../../../editors/shared/approval.ts";
 import { buildRequest } from "../../../../src/link/approval.ts";
 import type { Uri as FakeUri } from "../../../helpers/fake-vscode.ts";
+import "../../../helpers/fake-vscode-hook.ts";
 
-const FAKE = pathToFileURL(
-	resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../helpers/fake-vscode.ts"),
-).href;
-registerHooks({
-	resolve: (specifier, context, nextResolve) =>
-		specifier === "vscode" ? { url: FAKE, shortCircuit: true } : nextResolve(specifier, context),
-});
 const vscode = await import("../../../helpers/fake-vscode.ts");
 const { ApprovalView, PROPOSAL_SCHEME } = await import("../../../../editors/vscode/src/approval-view.ts");
 

@@ -6,22 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { registerHooks } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import type { PiMessage } from "../../../../editors/shared/pi-message.ts";
 import { editorSendFileName, parseSendRequest, type SendRequest } from "../../../../src/protocol/wire.ts";
 import { makePiMessage } from "../../../fixtures/pi-message.ts";
+import "../../../helpers/fake-vscode-hook.ts";
 
-const FAKE = pathToFileURL(
-	resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../helpers/fake-vscode.ts"),
-).href;
-registerHooks({
-	resolve: (specifier, context, nextResolve) =>
-		specifier === "vscode" ? { url: FAKE, shortCircuit: true } : nextResolve(specifier, context),
-});
 const vscode = await import("../../../helpers/fake-vscode.ts");
 const { SendView, SEND_COMMANDS } = await import("../../../../editors/vscode/src/send-view.ts");
 

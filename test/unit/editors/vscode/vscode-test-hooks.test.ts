@@ -8,24 +8,16 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { registerHooks } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseEditorState } from "../../../../src/protocol/protocol.ts";
 import { STATE_DIR_NAME } from "../../../../src/protocol/state-dir.ts";
 import { makePiMessage } from "../../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../../helpers/editors.ts";
 import { pollUntil } from "../../../helpers/poll.ts";
+import "../../../helpers/fake-vscode-hook.ts";
 
-const FAKE = pathToFileURL(
-	resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../helpers/fake-vscode.ts"),
-).href;
-registerHooks({
-	resolve: (specifier, context, nextResolve) =>
-		specifier === "vscode" ? { url: FAKE, shortCircuit: true } : nextResolve(specifier, context),
-});
 const vscode = await import("../../../helpers/fake-vscode.ts");
 const extension = await import("../../../../editors/vscode/src/extension.ts");
 const { TEST_HOOKS_ENV } = await import("../../../../editors/vscode/src/test-hooks.ts");
