@@ -5,6 +5,7 @@
  * file name, the limits). A case is data plus one `run` function over a `Kit`; test/conformance/kit.test.ts
  * runs every case against every adapter.
  */
+import assert from "node:assert/strict";
 import {
 	chmodSync,
 	lstatSync,
@@ -226,6 +227,17 @@ function writeText(path: string, text: string): void {
 }
 
 /** Names in the state dir (none when it is missing). */
+/**
+ * That no temp file (`*.tmp`) is left in the editor's state dir. The editor may be writing its state file at any
+ * moment, and a write in flight has its temp for that moment: this waits for none to be there, so only a temp that
+ * stays fails.
+ */
+export async function assertNoTempLeft(editor: Editor, what = "no temp file left"): Promise<void> {
+	const temps = () => stateDirEntries(editor).filter((n) => n.endsWith(".tmp"));
+	await pollUntil(() => (temps().length === 0 ? true : undefined), what, WRITE_WAIT_MS).catch(() => undefined);
+	assert.deepEqual(temps(), [], what);
+}
+
 export function stateDirEntries(editor: Editor): string[] {
 	try {
 		return readdirSync(editor.stateDir).sort();

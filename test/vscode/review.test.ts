@@ -445,9 +445,13 @@ describe("VS Code: review and undo pi's changes (v0.4)", { timeout: 240_000 }, (
 					},
 				],
 			});
+		// Written whole under a temp name, then renamed into place: a read between the create and the write would
+		// be of another (empty) file, rightly told once more.
 		const plant = (write: (path: string) => void) => {
 			rmSync(reviewPath(me), { force: true });
-			write(reviewPath(me));
+			const temp = `${reviewPath(me)}.planting`;
+			write(temp);
+			renameSync(temp, reviewPath(me));
 		};
 		const cases: [string, (path: string) => void, RegExp][] = [
 			["malformed", (p) => writeFileSync(p, "{", { mode: 0o600 }), /invalid change set: invalid JSON/],

@@ -18,6 +18,7 @@ import { pollUntil } from "../../helpers/poll.ts";
 import type { KitSend } from "../client.ts";
 import {
 	activeFile,
+	assertNoTempLeft,
 	type Editor,
 	type Kit,
 	type KitCase,
@@ -166,11 +167,7 @@ async function sendEachForm(kit: Kit, rows: readonly Row[]): Promise<void> {
 			const stats = lstatSync(sendPath(editor));
 			assert.ok(stats.isFile(), "a regular file");
 			assert.equal(stats.mode & 0o777, 0o600, `${row.name}: mode 0600`);
-			assert.deepEqual(
-				stateDirEntries(editor).filter((n) => n.endsWith(".tmp")),
-				[],
-				"no temp file left",
-			);
+			await assertNoTempLeft(editor, `${row.name}: no temp file left`);
 		}
 
 		// pi's answer: the refusal of an excluded file, in one notice.

@@ -10,7 +10,15 @@ import { basename } from "node:path";
 import { MAX_SELECTION_TEXT_BYTES, MAX_STATE_FILE_BYTES } from "../../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../../src/protocol/state-dir.ts";
 import { binaryishLines } from "../../helpers/nvim.ts";
-import { activeFile, type Editor, encodedStringField, type KitCase, readAsPi, stateDirEntries } from "../kit.ts";
+import {
+	activeFile,
+	assertNoTempLeft,
+	type Editor,
+	encodedStringField,
+	type KitCase,
+	readAsPi,
+	stateDirEntries,
+} from "../kit.ts";
 
 const TEXT = "first line\nsecond line\nthird line\n";
 
@@ -53,11 +61,7 @@ export const cases: KitCase[] = [
 			assert.equal(statSync(editor.stateDir).mode & 0o777, 0o700, "the state dir is 0700");
 			const entries = stateDirEntries(editor);
 			assert.ok(entries.includes(name));
-			assert.deepEqual(
-				entries.filter((n) => n.endsWith(".tmp")),
-				[],
-				"no temp file left",
-			);
+			await assertNoTempLeft(editor);
 		},
 	},
 	...CURSOR_CASES.map(

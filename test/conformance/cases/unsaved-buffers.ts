@@ -16,6 +16,7 @@ import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import {
 	activeFile,
+	assertNoTempLeft,
 	type Editor,
 	type KitCase,
 	nowSeconds,
@@ -123,13 +124,6 @@ async function handedOver(
 
 const noSerial = (s: { buffers_serial?: number | null }) => s.buffers_serial === undefined || s.buffers_serial === null;
 
-const noTemp = (editor: Editor) =>
-	assert.deepEqual(
-		stateDirEntries(editor).filter((n) => n.endsWith(".tmp")),
-		[],
-		"no temp file left",
-	);
-
 export const cases: KitCase[] = [
 	{
 		name: "unsaved buffer: a modified buffer's text is handed over, and follows its version",
@@ -148,7 +142,7 @@ export const cases: KitCase[] = [
 				assert.ok(listed, `${file} is listed`);
 				assert.equal(entry.lines_total, first.length);
 				assert.equal(entry.note, undefined);
-				noTemp(editor);
+				await assertNoTempLeft(editor);
 				// Another change: a newer copy, named by a newer serial, with the newer text and version.
 				const second = [...first, "UNSAVED 21"];
 				await editor.session.setLines(file, second);
@@ -224,7 +218,7 @@ export const cases: KitCase[] = [
 					"the saved buffer, and no unsaved buffers named",
 				);
 				await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after the save`);
-				noTemp(editor);
+				await assertNoTempLeft(editor);
 			} finally {
 				await pi.exit();
 			}
@@ -335,7 +329,7 @@ export const cases: KitCase[] = [
 					await pi.exit();
 				}
 			}
-			noTemp(editor);
+			await assertNoTempLeft(editor);
 		},
 	},
 ];
