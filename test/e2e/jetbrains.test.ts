@@ -39,6 +39,18 @@ interface StateFile {
 
 const readState = (driver: JetBrainsDriver): StateFile => JSON.parse(readFileSync(driver.stateFile, "utf8"));
 
+/** The driver's messages once one of them is `wanted`: the client tells its host after its state changes. */
+async function messagesOnce(driver: JetBrainsDriver, wanted: (message: string) => boolean): Promise<string[]> {
+	let told: string[] = [];
+	return pollUntil(
+		async () => {
+			told = (await driver.command({ cmd: "messages" }))["messages"] as string[];
+			return told.some(wanted) ? told : undefined;
+		},
+		() => `the driver's messages: ${JSON.stringify(told)}`,
+	);
+}
+
 async function runWrite(env: PiEnv, path: string, content: string): Promise<string> {
 	env.model.respond = toolsThenReply([{ name: "write", arguments: { path, content } }]);
 	const result = await runPrint(env, [PROMPT]);
@@ -218,7 +230,10 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 				async () => ((await driver.command({ cmd: "approval" }))["request"] === null ? true : undefined),
 				() => "the request leaves the IDE",
 			);
-			const told = (await driver.command({ cmd: "messages" }))["messages"] as string[];
+			// The request leaves before the client tells the host it ended: wait for the words, then count them.
+			const told = await messagesOnce(driver, (m) =>
+				m.startsWith("pi-ide-context: pi's request to change notes.txt ended: "),
+			);
 			assert.equal(told.filter((m) => m === "pi wants to edit notes.txt: 1 hunk").length, 1, JSON.stringify(told));
 			assert.ok(
 				told.filter((m) => m.startsWith("pi-ide-context: pi's request to change notes.txt ended: ")).length === 1 &&
@@ -268,7 +283,8 @@ describe("jetbrains (headless driver) + real pi", { concurrency: 2 }, () => {
 			`${["mine", "l1", "pi2", ...disk.slice(2, 7), "my8", ...disk.slice(8)].join("\n")}\n`,
 			"Show change: the document with pi's hunk away from the user's lines placed, the user's line 9 kept",
 		);
-		const told = (await driver.command({ cmd: "messages" }))["messages"] as string[];
+		// The request is pending before the client tells the host (the plugin's notification): wait for it, then count.
+		const told = await messagesOnce(driver, (m) => m === notice);
 		assert.equal(told.filter((m) => m === notice).length, 1, JSON.stringify(told));
 		const answer = await driver.command({ cmd: "reject" });
 		assert.equal(answer["answered"], true, String(answer["said"]));
