@@ -90,14 +90,17 @@ async function openFile(editor: Editor, name: string): Promise<string> {
 async function changeAndReport(editor: Editor, pi: Pi, file: string, seq = 1): Promise<FileReport> {
 	writeFileSync(file, `${PIS_VERSION}${pi.pid} ${pi.ns ?? "none"} ${seq}\n`);
 	send(editor, pi, messageFor(editor, pi, [file], seq));
+	// pi's text always differs from the buffer's, so `unchanged` is never the answer: it is VS Code's report while
+	// its own reload is late (over 1.5 s, under the suite's load), which its reload turns into `reloaded`.
+	const settled = (r: FileReport) => r.seq === seq && r.status !== "unchanged";
 	const state = await editor.until(
-		(s) => reportsOf(s.files, file, pi).some((r) => r.seq === seq),
+		(s) => reportsOf(s.files, file, pi).some(settled),
 		`the report on ${file} for pi ${pi.pid} ${pi.ns ?? "(no pid_ns)"} at seq ${seq}`,
 		// Three writes' time: the JetBrains driver, a JVM started for the row, once took more than one under the
 		// whole suite's load (as for a bad message's notice in the v0.3 cases); that the report comes is the rule.
 		3 * WRITE_WAIT_MS,
 	);
-	const report = reportsOf(state.files, file, pi).find((r) => r.seq === seq);
+	const report = reportsOf(state.files, file, pi).find(settled);
 	assert.ok(report);
 	return report;
 }
