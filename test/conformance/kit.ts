@@ -99,6 +99,16 @@ export interface KitCase {
 	 * cases without saying so. A case that says so and asks for the shared editor fails.
 	 */
 	ownEditors?: boolean;
+	/**
+	 * A case in editors of its own that waits seconds on purpose (quiet periods for what must not happen, a
+	 * client's probe of a dead pi): the suite starts these first, so that its lanes end together.
+	 */
+	long?: boolean;
+	/**
+	 * A case in an editor of its own that quits it: the suite starts these last, where what an adapter does to
+	 * replace the editor (code-server loads a new window for the next session, seconds) delays no other case.
+	 */
+	quits?: boolean;
 	run(kit: Kit): Promise<void>;
 }
 

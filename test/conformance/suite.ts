@@ -100,7 +100,9 @@ export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[
 			for (const c of runnable.filter((c) => !usesOwnEditors(c))) caseTest(c);
 		});
 		describe(`cases in editors of their own, ${lanes} at a time`, { concurrency: lanes }, () => {
-			for (const c of runnable.filter(usesOwnEditors)) caseTest(c);
+			const own = runnable.filter(usesOwnEditors);
+			const rank = (c: KitCase) => (c.long ? 0 : c.quits ? 2 : 1);
+			for (const c of own.sort((a, b) => rank(a) - rank(b))) caseTest(c);
 		});
 	});
 }

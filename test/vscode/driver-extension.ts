@@ -19,6 +19,8 @@ import { TEST_HOOKS_ENV, type TestHooks } from "../../editors/vscode/src/test-ho
 /** What a request may ask; each answers with JSON. */
 export type DriverRequest =
 	| { op: "ready"; extension: string }
+	/** The workspace's folders (paths), as the extensions see them. */
+	| { op: "folders" }
 	/**
 	 * `file` shown (and focused) in the active editor, as the user opens it; with `unlessActive`, nothing done when
 	 * the active editor already shows it (a step that needs the file active, not the focus: a showTextDocument
@@ -158,6 +160,8 @@ async function handle(request: DriverRequest, diagnostics: vscode.DiagnosticColl
 	switch (request.op) {
 		case "ready":
 			return vscode.extensions.getExtension(request.extension)?.isActive === true;
+		case "folders":
+			return folderPaths();
 		case "open": {
 			if (request.unlessActive && vscode.window.activeTextEditor?.document.uri.fsPath === request.file) return null;
 			const document = await vscode.workspace.openTextDocument(vscode.Uri.file(request.file));

@@ -14,8 +14,7 @@
  *
  * A window takes 5-13 s to start here, so a session reuses a free window of a small pool, one window per lane of
  * the kit (`ROW_LANES` cases in editors of their own at a time, each session in a window of its own) and the shared
- * editor's (held for the whole run, never lent; a spare loads in the background while the pool has fewer,
- * `warmSpare`): the driver closes its editors, clears its notifications, makes the
+ * editor's (held for the whole run, never lent): the driver closes its editors, clears its notifications, makes the
  * session's project the second folder, sets the session's environment in the extension host and stops and
  * starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
  * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
@@ -73,9 +72,6 @@ const EXIT_MS = 30_000;
  */
 const ROW_LANES = 2;
 
-/** A window per lane and the shared editor's: the pool keeps this many (`warmSpare`). */
-const POOL_SIZE = ROW_LANES + 1;
-
 /**
  * The workbench's own work that no case looks at, off: each selection, edit and open of the cases would
  * otherwise ask the extension host for code actions, symbols, folding ranges, links and highlights, reveal the file
@@ -116,8 +112,6 @@ interface World {
 	browser: Browser;
 	/** The windows that serve one-case sessions, one session at a time each (see `startPooled`). */
 	pool: PoolWindow[];
-	/** A spare window loading in the background (`warmSpare`), joining the pool once its pi extension is active. */
-	spare?: Promise<void>;
 	/** The extension hosts (pids) of the sessions in progress: a second session on one fails at its start. */
 	serving: Set<number>;
 }
@@ -174,8 +168,6 @@ async function closeWorld(): Promise<void> {
 	if (!ending) return;
 	const w = await ending;
 	const { root, server, browser, pool } = w;
-	// A spare still loading joins the pool (its extension host is waited for below) or gives up.
-	await w.spare;
 	try {
 		await browser.close();
 	} finally {
@@ -251,6 +243,9 @@ const isOutputNotice = (line: string): boolean => / pi message: /.test(line) || 
 
 /** When the extension logged an output line (its ISO time stamp, extension.ts's `log`), in ms; 0 if it has none. */
 const loggedAt = (line: string): number => Date.parse(line.slice(0, line.indexOf(" "))) || 0;
+
+/** How long a new window's extension host may take to see its workspace's folders before the window is loaded again. */
+const NO_FOLDERS_MS = 2000;
 
 /** How long a command's reply (a notification, a line in the output channel) may take to show. */
 const REPLY_MS = 3000;
@@ -336,10 +331,14 @@ const EXTENSION_MARKS = `(() => {
 	return [...lines].sort((a, b) => a - b);
 })()`;
 
-/** The `driver.json` of the driver in `dir`, once written by an extension host other than `not`. */
-function readDriver(dir: string, not?: number): Promise<DriverInfo> {
+/**
+ * The `driver.json` of the driver in `dir`, once written by an extension host other than `not`; fails at once
+ * when `page`, the window's, has closed.
+ */
+function readDriver(page: Page, dir: string, not?: number): Promise<DriverInfo> {
 	return pollUntil(
 		() => {
+			if (page.isClosed()) throw new Error("the window's page closed");
 			try {
 				const info = JSON.parse(readFileSync(join(dir, "driver.json"), "utf8")) as DriverInfo;
 				return info.pid === not ? undefined : info;
@@ -386,17 +385,31 @@ async function piActive(call: Call): Promise<void> {
  */
 async function loadWindow(w: World, window: PoolWindow, options: StartOptions): Promise<DriverInfo> {
 	const workspace = join(window.dir, "kit.code-workspace");
-	writeFileSync(workspace, JSON.stringify({ folders: [{ path: join(w.root, "idle") }, { path: options.cwd }] }));
-	await gotoWindow(
-		window.page,
-		windowUrl(w.server, workspace, {
-			...options.env,
-			PI_IDE_KIT_DRIVER_DIR: window.dir,
-			[TEST_HOOKS_ENV]: "1",
-		}),
-	);
-	window.info = await readDriver(window.dir, window.info?.pid);
-	return window.info;
+	const folders = [join(w.root, "idle"), options.cwd];
+	writeFileSync(workspace, JSON.stringify({ folders: folders.map((path) => ({ path })) }));
+	const url = windowUrl(w.server, workspace, {
+		...options.env,
+		PI_IDE_KIT_DRIVER_DIR: window.dir,
+		[TEST_HOOKS_ENV]: "1",
+	});
+	// About one window in ten comes up with no workspace folder at all, and stays so (its extension host's
+	// workspace is empty from its start; cause not found): the window is loaded again, at once, instead of serving
+	// a session with no project and failing the next session's restart.
+	for (let attempt = 1; ; attempt++) {
+		await gotoWindow(window.page, url);
+		window.info = await readDriver(window.page, window.dir, window.info?.pid);
+		const call = driverCall(window.info);
+		const found = await pollUntil(
+			async () => {
+				const paths = await call<string[]>({ op: "folders" });
+				return paths.length === folders.length ? paths : undefined;
+			},
+			"the window's workspace folders",
+			{ timeoutMs: NO_FOLDERS_MS, intervalMs: 50 },
+		).catch(() => undefined);
+		if (found !== undefined || attempt === 3) return window.info;
+		console.error(`code-server adapter: a window came up with no workspace folder; loading it again`);
+	}
 }
 
 /**
@@ -404,46 +417,10 @@ async function loadWindow(w: World, window: PoolWindow, options: StartOptions): 
  * session's project made the workspace's second folder, the session's environment set in the extension host and
  * the pi extension stopped and started again through its test hooks, which read the state dir afresh and forget
  * pi's messages, as a new window's extension would (the pid stays the extension host's). A session that finds
- * every window busy waits for the spare loading, if any, else loads a new window in a new page (seconds: the
- * workbench and its extension host start; a restart in a window takes half a second).
+ * every window busy loads a new window in a new page (seconds: the workbench and its extension host start; a
+ * restart in a window takes half a second). A clean exit closes its window: the kit runs such a case last
+ * (`KitCase.quits`), where the next session's new window delays no other case.
  */
-/**
- * Keep `POOL_SIZE` windows in the pool (one per lane and the shared editor's): while it has fewer, one more loads in
- * the background, in a new page, on a project and environment of its own under the adapter's root, and joins the
- * pool once its pi extension is active; the session that takes it restarts the extension with its own, as in any
- * reused window. So the shared editor's first session, and the session after a clean exit (`quit` closes its
- * window), find a window ready instead of waiting 5-13 s for one.
- */
-function warmSpare(w: World): void {
-	if (w.spare !== undefined || w.pool.length >= POOL_SIZE || world === undefined) return;
-	w.spare = (async () => {
-		let page: Page | undefined;
-		try {
-			page = await w.browser.newPage();
-			const window: PoolWindow = { page, dir: mkdtempSync(join(w.root, "pool-")), busy: true };
-			const spare = mkdtempSync(join(w.root, "spare-"));
-			for (const dir of ["project", "home", "run"]) mkdirSync(join(spare, dir), { mode: 0o700 });
-			const info = await loadWindow(w, window, {
-				cwd: join(spare, "project"),
-				env: {
-					HOME: join(spare, "home"),
-					XDG_RUNTIME_DIR: join(spare, "run"),
-					PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-					LANG: "C.UTF-8",
-				},
-			});
-			await piActive(driverCall(info));
-			window.busy = false;
-			w.pool.push(window);
-		} catch (error) {
-			console.error(`code-server adapter: a spare window did not load (a session loads its own): ${error}`);
-			await page?.close().catch(() => {});
-		} finally {
-			w.spare = undefined;
-		}
-	})();
-}
-
 async function startPooled(w: World, options: StartOptions): Promise<ClientSession> {
 	// A free window is found and marked busy in one step (no await between): sessions starting at once in the
 	// kit's lanes never share a window, and the shared editor's stays busy until its session ends.
@@ -453,10 +430,6 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		return found;
 	};
 	let window = take();
-	if (!window && w.spare) {
-		await w.spare;
-		window = take();
-	}
 	if (!window) {
 		window = { page: await w.browser.newPage(), dir: mkdtempSync(join(w.root, "pool-")), busy: true };
 		w.pool.push(window);
@@ -473,7 +446,6 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		const at = w.pool.indexOf(taken);
 		if (at >= 0) w.pool.splice(at, 1);
 		await taken.page.close().catch(() => {});
-		warmSpare(w);
 	};
 	try {
 		let leftovers: string[] = [];
@@ -483,9 +455,8 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		let restarted = false;
 		if (info !== undefined && isAlive(info.pid)) {
 			mark = outputMark(info.logDir);
-			// In about one run of three, VS Code's workspace had no folder at all at one session's start (after the
-			// same case, identity's change set, each time; cause not found): a new window on the session's project
-			// replaces that one, and says so.
+			// A window whose workspace has no folder (one that came up so three times, `loadWindow`) cannot take the
+			// session: a new window on the session's project replaces it, and says so.
 			restarted = await driverCall(info)<string[]>({
 				op: "restart",
 				extension: EXTENSION_ID,
@@ -512,7 +483,6 @@ async function startPooled(w: World, options: StartOptions): Promise<ClientSessi
 		w.serving.add(held);
 		const call = driverCall(info);
 		await piActive(call);
-		warmSpare(w);
 		if (options.file !== undefined) await call({ op: "open", file: options.file });
 		let ended = false;
 		return await session(

@@ -282,6 +282,7 @@ export const cases: KitCase[] = [
 	{
 		name: `approval: a request for another editor, from a dead pi, expired, malformed, with an id over 64 characters or nested too deep is ignored: at most one notice, no decision (${IGNORED.length} kinds)`,
 		ownEditors: true,
+		long: true,
 		needs: ["approval"],
 		run: async (kit) => {
 			const { editor, files, pis } = await setUp(kit, ["a.txt"]);

@@ -109,6 +109,7 @@ export const cases: KitCase[] = [
 	{
 		name: "lifecycle: a clean exit removes the state file and leaves nothing behind",
 		ownEditors: true,
+		quits: true,
 		run: async (kit) => {
 			const editor = await kit.start({ file: { name: "a.txt", text: TEXT } });
 			await editor.until((s) => s.active_buffer.name === "a.txt", "the first write");

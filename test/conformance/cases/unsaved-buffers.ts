@@ -279,6 +279,7 @@ export const cases: KitCase[] = [
 	{
 		name: "unsaved buffer: no pi connected: no copy written; one is written as a pi connects, and goes with it",
 		ownEditors: true,
+		long: true,
 		needs: ["edit", "unsaved-buffers"],
 		run: async (kit) => {
 			const editor = await kit.start();
