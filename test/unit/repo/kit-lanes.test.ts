@@ -2,7 +2,8 @@
  * The conformance kit's scheduling of one adapter's cases (test/conformance/suite.ts), on fake adapters whose
  * editors cost nothing: with `rowLanes`, the cases in editors of their own (`ownEditors`, the editor-per-row
  * rows) run that many at a time beside the cases of the shared editor, which stay one at a time and in order; such
- * a case is refused the shared editor; an in-process adapter runs one case at a time whatever it says.
+ * a case is refused the shared editor; an in-process adapter runs one case at a time whatever it says; the
+ * cases that wait on purpose (`long`) start first and those that quit their editor (`quits`) last.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -103,11 +104,30 @@ function casesFor(r: Record, barrier: boolean): KitCase[] {
 	return [shared[0], ...own.slice(0, 3), shared[1], asks, ...own.slice(3), shared[2], shared[3]] as KitCase[];
 }
 
+/** Own-editor cases in file order, some that wait on purpose (`long`) and one that quits its editor (`quits`). */
+const started: string[] = [];
+const ordered: KitCase[] = [
+	{ name: "Q", quits: true },
+	{ name: "A" },
+	{ name: "L1", long: true },
+	{ name: "B" },
+	{ name: "L2", long: true },
+].map((c) => ({
+	...c,
+	ownEditors: true,
+	run: async (kit) => {
+		started.push(c.name);
+		await kit.start();
+		for (let i = 0; i < 5; i++) await turn();
+	},
+}));
+
 const lanes = newRecord();
 const inProcess = newRecord();
 const notRun: string[] = [];
 describeAdapter(fakeAdapter("fake with lanes", {}), casesFor(lanes, true), notRun);
 describeAdapter(fakeAdapter("fake in-process", { inProcess: true }), casesFor(inProcess, false), notRun);
+describeAdapter(fakeAdapter("fake with lanes, ordered", {}), ordered, notRun);
 
 describe("the kit's lanes", () => {
 	it("ran the shared editor's cases one at a time, in order, and the others three at a time", () => {
@@ -117,6 +137,9 @@ describe("the kit's lanes", () => {
 		assert.equal(lanes.ownMost, LANES);
 		assert.equal(lanes.ownDone, OWN);
 		assert.match(lanes.refusal, /asked for the shared one/);
+	});
+	it("started the cases that wait on purpose first and the one that quits its editor last, the rest in order", () => {
+		assert.deepEqual(started, ["L1", "L2", "A", "B", "Q"]);
 	});
 	it("ran an in-process adapter's cases one at a time, whatever its rowLanes", () => {
 		assert.deepEqual(inProcess.sharedOrder, ["S1", "S2", "S3", "S4"]);
