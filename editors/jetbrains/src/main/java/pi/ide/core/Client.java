@@ -92,7 +92,7 @@ public final class Client {
 	private long writes;
 	private WatchService watcher;
 	private Thread watchThread;
-	private final Map<String, Long> seenMessages = new java.util.HashMap<>();
+	private final Map<String, String> seenMessages = new java.util.HashMap<>();
 	/** v0.5: the live pis whose message names this editor, by identity, with their file's name. */
 	private final Map<String, PiIdentity.Name> connected = new java.util.concurrent.ConcurrentHashMap<>();
 	private final UnsavedBuffers unsaved = new UnsavedBuffers();
@@ -381,15 +381,9 @@ public final class Client {
 				boolean approval = "approval".equals(piName.kind);
 				if (approval) asking.put(piName.key(), piName);
 				else listedMessages.add(piName.key());
-				long stamp;
-				try {
-					stamp = Files.getLastModifiedTime(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis()
-							^ Files.size(entry);
-				} catch (IOException gone) {
-					continue;
-				}
-				Long seen = seenMessages.get(name);
-				if (seen != null && seen == stamp) continue;
+				String stamp = stampOf(entry);
+				if (stamp == null) continue;
+				if (stamp.equals(seenMessages.get(name))) continue;
 				seenMessages.put(name, stamp);
 				if (approval) {
 					approvalRead(piName.key(), PiReader.readApproval(dir, name, uid, probe, pid, now, ownNs),
@@ -443,19 +437,28 @@ public final class Client {
 	 * v0.5: read each of pi's request files that is new since the last look (an atomic write is a new file: its key,
 	 * size and mtime) and answer its new requests; a refused one is told once per version of the file.
 	 */
+	/**
+	 * What tells one version of a file of pi's from the next: its inode (pi replaces each by a rename, so a new
+	 * version is a new file), size and mtime, never following a link; null when it is gone. (An mtime XORed with
+	 * the size once stood here: two versions could give one number, and the second was never read.)
+	 */
+	static String stampOf(Path file) {
+		try {
+			java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(file,
+					java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+			return a.fileKey() + ":" + a.size() + ":" + a.lastModifiedTime().to(TimeUnit.NANOSECONDS);
+		} catch (IOException gone) {
+			return null;
+		}
+	}
+
 	private void answerAsks(List<String> names, double now) {
 		ShowAsk.Host host = listener.showAsk();
 		seenAsks.keySet().retainAll(names);
 		if (host == null) return;
 		for (String name : names) {
-			String stamp;
-			try {
-				java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(dir.resolve(name),
-						java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-				stamp = a.fileKey() + ":" + a.size() + ":" + a.lastModifiedTime().toMillis();
-			} catch (IOException gone) {
-				continue;
-			}
+			String stamp = stampOf(dir.resolve(name));
+			if (stamp == null) continue;
 			if (stamp.equals(seenAsks.get(name))) continue;
 			seenAsks.put(name, stamp);
 			ShowAsk.Read read = ShowAsk.read(dir, name, uid, probe, pid, ownNs);

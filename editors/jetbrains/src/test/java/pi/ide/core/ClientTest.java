@@ -61,6 +61,35 @@ class ClientTest {
 		}
 	}
 
+	/** pi's way of writing a file: whole, under a temp name, renamed into place; then its mtime set. */
+	static void replace(Path file, int bytes, long mtimeMillis) throws Exception {
+		Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+		Files.write(tmp, new byte[bytes]);
+		Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+		Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(mtimeMillis));
+	}
+
+	@Test
+	void eachVersionOfAFileOfPisHasAStampOfItsOwn() throws Exception {
+		Path file = root.resolve("pi-4242.approval.json");
+		replace(file, 288, 1024);
+		String first = Client.stampOf(file);
+		assertEquals(first, Client.stampOf(file), "the same version, the same stamp");
+		// The stamp once was mtime ^ size: these two versions gave one number, and the second went unread.
+		assertEquals(1024L ^ 288, 1055L ^ 319);
+		replace(file, 319, 1055);
+		String second = Client.stampOf(file);
+		assertFalse(first.equals(second), first + " vs " + second);
+		// Same size, same mtime: still a new file (pi renames each version into place).
+		replace(file, 319, 1055);
+		assertFalse(second.equals(Client.stampOf(file)), "a version renamed in over one of the same size and time");
+		Files.delete(file);
+		assertEquals(null, Client.stampOf(file), "gone");
+		// A link is not followed: its own stamp, whatever it points at.
+		Files.createSymbolicLink(file, root.resolve("elsewhere"));
+		assertTrue(Client.stampOf(file) != null, "a dangling link has a stamp of its own");
+	}
+
 	@Test
 	void cursorMovesWaitForAPauseThenWriteOnce() throws Exception {
 		for (int i = 0; i < 10; i++) {
