@@ -240,7 +240,6 @@ function writeText(path: string, text: string): void {
 	writeFileSync(path, text);
 }
 
-/** Names in the state dir (none when it is missing). */
 /**
  * That no temp file (`*.tmp`) is left in the editor's state dir. The editor may be writing its state file at any
  * moment, and a write in flight has its temp for that moment: this waits for none to be there, so only a temp that
@@ -252,6 +251,14 @@ export async function assertNoTempLeft(editor: Editor, what = "no temp file left
 	assert.deepEqual(temps(), [], what);
 }
 
+/**
+ * Whether a report on a file pi changed (pi's text is not the buffer's) is the one the editor settles on: VS Code
+ * says `unchanged` while its own reload of the clean buffer is late (over 1.5 s under the suite's load), then
+ * `reloaded`.
+ */
+export const settledOnChange = (report: { status: string }): boolean => report.status !== "unchanged";
+
+/** Names in the state dir (none when it is missing). */
 export function stateDirEntries(editor: Editor): string[] {
 	try {
 		return readdirSync(editor.stateDir).sort();

@@ -245,7 +245,7 @@ const isOutputNotice = (line: string): boolean => / pi message: /.test(line) || 
 const loggedAt = (line: string): number => Date.parse(line.slice(0, line.indexOf(" "))) || 0;
 
 /** How long a new window's extension host may take to see its workspace's folders before the window is loaded again. */
-const NO_FOLDERS_MS = 2000;
+const NEW_WINDOW_FOLDERS_MS = 2000;
 
 /** How long a command's reply (a notification, a line in the output channel) may take to show. */
 const REPLY_MS = 3000;
@@ -405,7 +405,7 @@ async function loadWindow(w: World, window: PoolWindow, options: StartOptions): 
 				return paths.length === folders.length ? paths : undefined;
 			},
 			"the window's workspace folders",
-			{ timeoutMs: NO_FOLDERS_MS, intervalMs: 50 },
+			{ timeoutMs: NEW_WINDOW_FOLDERS_MS, intervalMs: 50 },
 		).catch(() => undefined);
 		if (found !== undefined || attempt === 3) return window.info;
 		console.error(`code-server adapter: a window came up with no workspace folder; loading it again`);

@@ -20,7 +20,16 @@ import type { ApprovalMessage, RevertedHunk } from "../../../src/protocol/wire.t
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { deadPid, spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollUntil } from "../../helpers/poll.ts";
-import { activeFile, type Editor, type KitCase, nowSeconds, QUIET_MS, quietPeriod, WRITE_WAIT_MS } from "../kit.ts";
+import {
+	activeFile,
+	type Editor,
+	type KitCase,
+	nowSeconds,
+	QUIET_MS,
+	quietPeriod,
+	settledOnChange,
+	WRITE_WAIT_MS,
+} from "../kit.ts";
 
 const ORIGINAL = "one\ntwo\nthree\n";
 const PIS_VERSION = "pi's\nnew\nversion\n";
@@ -90,9 +99,8 @@ async function openFile(editor: Editor, name: string): Promise<string> {
 async function changeAndReport(editor: Editor, pi: Pi, file: string, seq = 1): Promise<FileReport> {
 	writeFileSync(file, `${PIS_VERSION}${pi.pid} ${pi.ns ?? "none"} ${seq}\n`);
 	send(editor, pi, messageFor(editor, pi, [file], seq));
-	// pi's text always differs from the buffer's, so `unchanged` is never the answer: it is VS Code's report while
-	// its own reload is late (over 1.5 s, under the suite's load), which its reload turns into `reloaded`.
-	const settled = (r: FileReport) => r.seq === seq && r.status !== "unchanged";
+	// pi's text always differs from the buffer's.
+	const settled = (r: FileReport) => r.seq === seq && settledOnChange(r);
 	const state = await editor.until(
 		(s) => reportsOf(s.files, file, pi).some(settled),
 		`the report on ${file} for pi ${pi.pid} ${pi.ns ?? "(no pid_ns)"} at seq ${seq}`,

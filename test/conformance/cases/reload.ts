@@ -14,7 +14,16 @@ import type { EditorState, FileStatus, PiMessage } from "../../../src/protocol/p
 import { makePiMessage } from "../../fixtures/pi-message.ts";
 import { deadPid, spawnLiveEditor, writeRawStateFile } from "../../helpers/editors.ts";
 import { pollFor, pollUntil } from "../../helpers/poll.ts";
-import { activeFile, type Editor, type KitCase, nowSeconds, QUIET_MS, quietPeriod, WRITE_WAIT_MS } from "../kit.ts";
+import {
+	activeFile,
+	type Editor,
+	type KitCase,
+	nowSeconds,
+	QUIET_MS,
+	quietPeriod,
+	settledOnChange,
+	WRITE_WAIT_MS,
+} from "../kit.ts";
 
 const isRoot = process.getuid?.() === 0;
 
@@ -262,14 +271,16 @@ export const cases: KitCase[] = [
 				const named = [...files.map((f) => f.file), notOpen];
 				const message = messageFor(editor, pi.pid, named);
 				send(editor, message);
-				// VS Code says `unchanged` while its own reload of a clean buffer is late (over 1.5 s under the suite's
-				// load), then `reloaded`: where pi's text differs, the report that counts is the one it settles on.
+				// Where pi's text differs, the report that counts is the one the editor settles on.
 				const late = (s: EditorState) =>
-					files.some(
-						({ situation, file }) =>
+					files.some(({ situation, file }) => {
+						const report = s.files?.find((r) => r.file === file);
+						return (
 							!([] as FileStatus[]).concat(situation.status).includes("unchanged") &&
-							s.files?.find((r) => r.file === file)?.status === "unchanged",
-					);
+							report !== undefined &&
+							!settledOnChange(report)
+						);
+					});
 				const state = await editor.until(
 					(s) => s.pi?.pid === pi.pid && s.pi.seq === message.seq && (s.files?.length ?? 0) >= named.length && !late(s),
 					"reports on every file",

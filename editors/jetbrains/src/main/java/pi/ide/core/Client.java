@@ -434,10 +434,6 @@ public final class Client {
 	}
 
 	/**
-	 * v0.5: read each of pi's request files that is new since the last look (an atomic write is a new file: its key,
-	 * size and mtime) and answer its new requests; a refused one is told once per version of the file.
-	 */
-	/**
 	 * What tells one version of a file of pi's from the next: its inode (pi replaces each by a rename, so a new
 	 * version is a new file), size and mtime, never following a link; null when it is gone. (An mtime XORed with
 	 * the size once stood here: two versions could give one number, and the second was never read.)
@@ -452,6 +448,10 @@ public final class Client {
 		}
 	}
 
+	/**
+	 * v0.5: read each of pi's request files that is new since the last look (an atomic write is a new file: its key,
+	 * size and mtime) and answer its new requests; a refused one is told once per version of the file.
+	 */
 	private void answerAsks(List<String> names, double now) {
 		ShowAsk.Host host = listener.showAsk();
 		seenAsks.keySet().retainAll(names);
