@@ -172,6 +172,16 @@ describe("vim: the state file", { concurrency: 3 }, () => {
 		assert.equal(existsSync(`${vim.stateFile}.tmp`), false);
 	});
 
+	it(":qa! while a write is under way: the write is stopped, then the state file and every temp removed", async (t) => {
+		// The write's callback runs while VimLeavePre waits for the write to stop; it once cleared what the wait
+		// was looking at, the wait threw, and the file stayed (a CI run caught it).
+		const vim = await withFile(t);
+		await vim.waitExpr("!pi_ide#Status().writing");
+		await vim.keys("Escape", ":call pi_ide#WriteForTest() | qa!", "Enter");
+		await pollFor(() => !vim.isAlive(), "Vim exits", 10_000);
+		assert.deepEqual(readdirSync(vim.dirs.stateDir), [], "the state file and every temp are gone");
+	});
+
 	for (const signal of ["SIGTERM", "SIGHUP"] as const) {
 		it(`${signal} (a closed terminal sends SIGHUP) between writes: VimLeavePre runs, the file is removed`, async (t) => {
 			const vim = await withFile(t);

@@ -528,8 +528,8 @@ export def Enable()
   endtry
 enddef
 
-# Stop: remove the autocmds, the timers and our state file. From VimLeavePre a write under way is stopped
-# and waited for first, so it cannot put the file back.
+# Stop: remove the autocmds, the timers and our state file. A write under way is stopped and waited for
+# first, so it cannot put the file back. The file is removed even when a step before fails.
 export def Stop(exiting: bool = false)
   try
     enabled = false
@@ -542,20 +542,18 @@ export def Stop(exiting: bool = false)
     augroup PiIde
       autocmd!
     augroup END
-    if type(write_job) == v:t_job
-      # job_stop() signals the job's process group (its `sh` and `mv`); a rename under way still completes,
-      # so wait (briefly) until the job is gone before the removal below.
-      job_stop(write_job, 'kill')
-      var waited = 0
-      while job_status(write_job) == 'run' && waited < 500
-        sleep 5m
-        waited += 5
-      endwhile
-    endif
+    var job = write_job
+    writer.Halt(job)
     writer.Close()
     writing = false
     write_job = v:none
     again = false
+  catch
+    if !exiting
+      Internal('disable')
+    endif
+  endtry
+  try
     if getenv('PI_IDE_EDITOR_PID') == string(getpid())
       setenv('PI_IDE_EDITOR_PID', v:null)
     endif

@@ -331,13 +331,29 @@ def Rename(private: string, tmp: string, final: string, Done: func(list<string>)
   return renamer
 enddef
 
-# Stop the perl doing the replaces, if one runs (the client is stopped; a write under way fails).
+# Stop the perl doing the replaces, if one runs (the client is stopped; a write under way fails), and wait
+# until it is gone, so no replace it had begun can put a file back after the client removes it.
 export def Close()
-  if type(renamer) == v:t_job
-    job_stop(renamer, 'kill')
-    renamer = v:none
-    FailRenames('9 the perl doing the replace was stopped')
+  var job = renamer
+  renamer = v:none
+  Halt(job)
+  FailRenames('9 the perl doing the replace was stopped')
+enddef
+
+# Kill `job` (a job Write returned, or v:none) and wait, at most 500 ms, until it is gone. job_stop() signals
+# the job's process group (`sh` and `mv`, or the perl); a rename under way still completes, so the caller
+# removing files waits for that. The wait runs Vim's callbacks (a write's Done among them): `job` is the
+# caller's copy, never a variable such a callback clears.
+export def Halt(job: any)
+  if type(job) != v:t_job
+    return
   endif
+  job_stop(job, 'kill')
+  var waited = 0
+  while job_status(job) == 'run' && waited < 500
+    sleep 5m
+    waited += 5
+  endwhile
 enddef
 
 # Replace `<dir>/<pid>.json` with `text` atomically. The caller has checked the directory (EnsureDir).
