@@ -29,15 +29,23 @@ export const usesOwnEditors = (c: KitCase): boolean =>
  * One adapter's suite: every case of `cases` it can run (the cases that share the adapter's editor one at a
  * time, in order); a case it cannot run adds a line to `notRun` instead, naming the adapter's reason. With
  * `rowLanes` (ClientAdapter) above 1, the cases that start editors of their own (`usesOwnEditors`) run that
- * many at a time, beside the shared editor's cases.
+ * many at a time, beside the shared editor's cases (and start first); once those end, the shared editor closes
+ * and one more lane runs them.
  */
 export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[], notRun: string[]): void {
 	const lanes = adapter.inProcess === true ? 1 : Math.max(1, Math.floor(adapter.rowLanes ?? 1));
 	describe(`conformance: ${adapter.name}`, { concurrency: lanes > 1 ? 2 : 1 }, () => {
 		let shared: Promise<{ editor: Editor; dispose: () => Promise<void> }> | undefined;
+		/** Close the shared editor, if one started (a start that failed has nothing to close). */
+		const closeShared = async () => {
+			const ending = shared;
+			shared = undefined;
+			const started = await ending?.catch(() => undefined);
+			await started?.dispose();
+		};
 		after(async () => {
 			try {
-				if (shared) await (await shared).dispose();
+				await closeShared();
 			} finally {
 				await adapter.close?.();
 			}
@@ -96,13 +104,30 @@ export function describeAdapter(adapter: ClientAdapter, cases: readonly KitCase[
 			for (const c of runnable) caseTest(c);
 			return;
 		}
-		describe("cases sharing its editor", { concurrency: 1 }, () => {
-			for (const c of runnable.filter((c) => !usesOwnEditors(c))) caseTest(c);
+		const own = runnable.filter(usesOwnEditors);
+		const sharing = runnable.filter((c) => !usesOwnEditors(c));
+		let sharedCasesEnded = () => {};
+		const sharedCasesEnd = new Promise<void>((resolve) => {
+			sharedCasesEnded = resolve;
 		});
-		describe(`cases in editors of their own, ${lanes} at a time`, { concurrency: lanes }, () => {
-			const own = runnable.filter(usesOwnEditors);
+		// The lanes of editors of their own are declared, and so start their editors, first: they hold most of the
+		// cases, and an adapter that starts its editors one at a time (code-server's windows) serves them first.
+		// Once the shared editor's cases end, that editor closes and its lane takes cases in editors of their own
+		// (code-server's window goes back to the adapter's pool): one more lane, the number of editors unchanged.
+		const widens = sharing.length > 0 && own.length > 0;
+		describe(`cases in editors of their own, ${lanes} at a time`, { concurrency: widens ? lanes + 1 : lanes }, () => {
+			if (widens) {
+				it(`the shared editor's cases ended: it closed, and its lane took cases in editors of their own`, async () => {
+					await sharedCasesEnd;
+					await closeShared();
+				});
+			}
 			const rank = (c: KitCase) => (c.long ? 0 : c.quits ? 2 : 1);
 			for (const c of own.sort((a, b) => rank(a) - rank(b))) caseTest(c);
+		});
+		describe("cases sharing its editor", { concurrency: 1 }, () => {
+			after(() => sharedCasesEnded());
+			for (const c of sharing) caseTest(c);
 		});
 	});
 }

@@ -27,12 +27,16 @@ function fakeAdapter(name: string, extra: Partial<ClientAdapter>): ClientAdapter
 	};
 }
 
-/** What one adapter's cases did: the order the shared ones ran in, and the most cases at once per kind. */
+/**
+ * What one adapter's cases did: the order the shared ones ran in, and the most cases at once per kind (of their own:
+ * while the shared editor's cases ran, and at any time).
+ */
 interface Record {
 	sharedOrder: string[];
 	sharedNow: number;
 	sharedMost: number;
 	ownNow: number;
+	ownMostBeside: number;
 	ownMost: number;
 	ownDone: number;
 	refusal: string;
@@ -42,6 +46,7 @@ const newRecord = (): Record => ({
 	sharedNow: 0,
 	sharedMost: 0,
 	ownNow: 0,
+	ownMostBeside: 0,
 	ownMost: 0,
 	ownDone: 0,
 	refusal: "",
@@ -76,6 +81,7 @@ function casesFor(r: Record, barrier: boolean): KitCase[] {
 			run: async (kit) => {
 				await kit.start();
 				r.ownMost = Math.max(r.ownMost, ++r.ownNow);
+				if (r.sharedOrder.length < 4) r.ownMostBeside = Math.max(r.ownMostBeside, r.ownNow);
 				if (barrier) {
 					await pollFor(
 						() => r.ownNow >= LANES || r.ownNow + r.ownDone === OWN,
@@ -122,24 +128,76 @@ const ordered: KitCase[] = [
 	},
 }));
 
+/**
+ * Two lanes and one shared case: the two first cases of their own each wait until a third starts beside them, which
+ * only the shared editor's lane, opened once its case ends and its editor closed, can give them.
+ */
+const widening = { events: [] as string[] };
+const widened: KitCase[] = [
+	{
+		name: "S",
+		run: async (kit) => {
+			sharedPid = (await kit.shared()).session.pid;
+			widening.events.push("S ran");
+		},
+	},
+	...["W1", "W2", "W3"].map(
+		(name): KitCase => ({
+			name,
+			ownEditors: true,
+			run: async (kit) => {
+				await kit.start();
+				widening.events.push(`${name} started`);
+				if (name !== "W3") {
+					await pollFor(
+						() => widening.events.includes("W3 started"),
+						() => `a third case of its own beside ${name} (events: ${widening.events.join(", ")})`,
+					);
+				}
+			},
+		}),
+	),
+];
+let sharedPid = 0;
+const wideningAdapter: ClientAdapter = {
+	...fakeAdapter("fake with lanes, widened", { rowLanes: 2 }),
+	start: async () => {
+		const pid = ++nextPid;
+		return {
+			pid,
+			dispose: async () => {
+				if (pid === sharedPid) widening.events.push("shared editor closed");
+			},
+		} as Partial<ClientSession> as ClientSession;
+	},
+};
+
 const lanes = newRecord();
 const inProcess = newRecord();
 const notRun: string[] = [];
 describeAdapter(fakeAdapter("fake with lanes", {}), casesFor(lanes, true), notRun);
 describeAdapter(fakeAdapter("fake in-process", { inProcess: true }), casesFor(inProcess, false), notRun);
 describeAdapter(fakeAdapter("fake with lanes, ordered", {}), ordered, notRun);
+describeAdapter(wideningAdapter, widened, notRun);
 
 describe("the kit's lanes", () => {
-	it("ran the shared editor's cases one at a time, in order, and the others three at a time", () => {
+	it("ran the shared editor's cases one at a time, in order, and the others three at a time beside them", () => {
 		assert.deepEqual(notRun, []);
 		assert.deepEqual(lanes.sharedOrder, ["S1", "S2", "S3", "S4"]);
 		assert.equal(lanes.sharedMost, 1);
-		assert.equal(lanes.ownMost, LANES);
+		assert.equal(lanes.ownMostBeside, LANES);
+		assert.ok(lanes.ownMost <= LANES + 1, `at most one lane more after them: ${lanes.ownMost}`);
 		assert.equal(lanes.ownDone, OWN);
 		assert.match(lanes.refusal, /asked for the shared one/);
 	});
 	it("started the cases that wait on purpose first and the one that quits its editor last, the rest in order", () => {
 		assert.deepEqual(started, ["L1", "L2", "A", "B", "Q"]);
+	});
+	it("once the shared editor's cases ended, that editor closed and its lane took a case of its own", () => {
+		const at = (event: string) => widening.events.indexOf(event);
+		assert.ok(at("S ran") >= 0 && at("S ran") < at("shared editor closed"), widening.events.join(", "));
+		assert.ok(at("shared editor closed") < at("W3 started"), widening.events.join(", "));
+		assert.equal(widening.events.filter((e) => e === "shared editor closed").length, 1);
 	});
 	it("ran an in-process adapter's cases one at a time, whatever its rowLanes", () => {
 		assert.deepEqual(inProcess.sharedOrder, ["S1", "S2", "S3", "S4"]);
