@@ -25,8 +25,11 @@ import {
 	readPiMessage,
 } from "./pi-reader.ts";
 
-/** How often the pids of pis connected to this editor are probed. */
-export const LIVENESS_MS = 5000;
+/**
+ * How often the pids of pis connected to this editor are probed: each second, as Neovim does (one kill(pid, 0) per
+ * connected pi; none while no pi is connected), so a killed pi's connection is gone within a second.
+ */
+export const LIVENESS_MS = 1000;
 
 export interface PiWatcherOptions {
 	dir: string;

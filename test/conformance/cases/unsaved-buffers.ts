@@ -322,8 +322,8 @@ export const cases: KitCase[] = [
 					const entry = readBuffers(editor, state.buffers_serial as number).find((b) => b.file === file);
 					assert.equal(entry?.text, lines.join("\n"), `(before pi ${how}) the buffer's text`);
 					await leave(pi);
-					// A killed pi's message stays: the editor learns it is gone at its next probe of pi's pid (VS Code's
-					// every 5 s, editors/shared/pi-watcher.ts), then writes.
+					// A killed pi's message stays: the editor learns it is gone at its next probe of pi's pid (each second in
+					// VS Code and Obsidian: editors/shared/pi-watcher.ts), then writes.
 					await editor.until(noSerial, `no unsaved buffers named after pi ${how}`, 2 * WRITE_WAIT_MS);
 					await editor.until(() => !stateDirEntries(editor).includes(name), `${name} removed after pi ${how}`);
 				} finally {
