@@ -14,7 +14,7 @@
  *
  * A window takes 5-13 s to start here, so a session reuses a free window of a small pool, one window per lane of
  * the kit (`ROW_LANES` cases in editors of their own at a time, each session in a window of its own) and the shared
- * editor's (held for the whole run, never lent): the driver closes its editors, clears its notifications, makes the
+ * editor's (lent once the shared editor's cases end: suite.ts), loaded one at a time (`World.loading`): the driver closes its editors, clears its notifications, makes the
  * session's project the second folder, sets the session's environment in the extension host and stops and
  * starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
  * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The

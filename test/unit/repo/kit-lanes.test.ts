@@ -2,8 +2,9 @@
  * The conformance kit's scheduling of one adapter's cases (test/conformance/suite.ts), on fake adapters whose
  * editors cost nothing: with `rowLanes`, the cases in editors of their own (`ownEditors`, the editor-per-row
  * rows) run that many at a time beside the cases of the shared editor, which stay one at a time and in order; such
- * a case is refused the shared editor; an in-process adapter runs one case at a time whatever it says; the
- * cases that wait on purpose (`long`) start first and those that quit their editor (`quits`) last.
+ * a case is refused the shared editor; once the shared editor's cases end, it closes and one more lane opens; an
+ * in-process adapter runs one case at a time whatever it says; the cases that wait on purpose (`long`) start first
+ * and those that quit their editor (`quits`) last.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
