@@ -16,11 +16,11 @@ import { type PiEnv, runPrint, WAIT_MS } from "../helpers/pi-env.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { startRpc, type UiRequest } from "../helpers/rpc.ts";
 import {
-	envFor as scenarioEnv,
 	fileLine,
 	firstFence,
 	PROMPT,
 	promptOnce,
+	envFor as scenarioEnv,
 	theBlock,
 	touch,
 } from "../helpers/scenario.ts";
