@@ -542,8 +542,7 @@ export def Stop(exiting: bool = false)
     augroup PiIde
       autocmd!
     augroup END
-    var job = write_job
-    writer.Halt(job)
+    writer.Halt(write_job)
     writer.Close()
     writing = false
     write_job = v:none
