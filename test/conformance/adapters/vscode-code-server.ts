@@ -14,9 +14,9 @@
  *
  * A window takes 5-13 s to start here, so a session reuses a free window of a small pool, one window per lane of
  * the kit (`ROW_LANES` cases in editors of their own at a time, each session in a window of its own) and the shared
- * editor's (lent once the shared editor's cases end: suite.ts), loaded one at a time (`World.loading`): the driver closes its editors, clears its notifications, makes the
- * session's project the second folder, sets the session's environment in the extension host and stops and
- * starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
+ * editor's (lent once the shared editor's cases end: suite.ts), loaded one at a time (`World.loading`): the driver
+ * closes its editors, clears its notifications, makes the session's project the second folder, sets the session's
+ * environment in the extension host and stops and starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
  * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
  * extension then reads its state dir afresh and has no memory of pi's messages, as in a new window; only the
  * pid is the same extension host's. That is what lets the tables that start an editor per row (`editor-per-row`)
@@ -132,8 +132,8 @@ interface World {
 	/**
 	 * The window loads in progress, one at a time: the last one's end. Three windows loading at once on two cores
 	 * were each ready after 12-17 s; one at a time, the first is ready after about 7 s and its lane's cases (waits,
-	 * most of them) run while the next loads. The lane's run went from 57-67 s to 50-54 s with the kit's cases in
-	 * editors of their own asking first (suite.ts).
+	 * most of them) run while the next loads. With the kit's cases in editors of their own asking first and the shared
+	 * editor's window lent when its cases end (suite.ts), the lane's run went from 57-67 s to 54-63 s (median 57 s).
 	 */
 	loading: Promise<void>;
 }

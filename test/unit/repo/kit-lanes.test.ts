@@ -55,6 +55,8 @@ const newRecord = (): Record => ({
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 const OWN = 7;
+/** The shared editor's cases, in the order they must run. */
+const SHARED = ["S1", "S2", "S3", "S4"];
 
 /**
  * Four cases of the shared editor, then six own-editor cases and one editor-per-row row (each, where the adapter
@@ -62,7 +64,7 @@ const OWN = 7;
  * never sees a second and times out), and one own-editor case that asks for the shared editor.
  */
 function casesFor(r: Record, barrier: boolean): KitCase[] {
-	const shared = ["S1", "S2", "S3", "S4"].map(
+	const shared = SHARED.map(
 		(name): KitCase => ({
 			name,
 			run: async (kit) => {
@@ -82,7 +84,7 @@ function casesFor(r: Record, barrier: boolean): KitCase[] {
 			run: async (kit) => {
 				await kit.start();
 				r.ownMost = Math.max(r.ownMost, ++r.ownNow);
-				if (r.sharedOrder.length < 4) r.ownMostBeside = Math.max(r.ownMostBeside, r.ownNow);
+				if (r.sharedOrder.length < SHARED.length) r.ownMostBeside = Math.max(r.ownMostBeside, r.ownNow);
 				if (barrier) {
 					await pollFor(
 						() => r.ownNow >= LANES || r.ownNow + r.ownDone === OWN,
@@ -133,12 +135,12 @@ const ordered: KitCase[] = [
  * Two lanes and one shared case: the two first cases of their own each wait until a third starts beside them, which
  * only the shared editor's lane, opened once its case ends and its editor closed, can give them.
  */
-const widening = { events: [] as string[] };
+const widening = { events: [] as string[], sharedPid: 0 };
 const widened: KitCase[] = [
 	{
 		name: "S",
 		run: async (kit) => {
-			sharedPid = (await kit.shared()).session.pid;
+			widening.sharedPid = (await kit.shared()).session.pid;
 			widening.events.push("S ran");
 		},
 	},
@@ -159,7 +161,6 @@ const widened: KitCase[] = [
 		}),
 	),
 ];
-let sharedPid = 0;
 const wideningAdapter: ClientAdapter = {
 	...fakeAdapter("fake with lanes, widened", { rowLanes: 2 }),
 	start: async () => {
@@ -167,7 +168,7 @@ const wideningAdapter: ClientAdapter = {
 		return {
 			pid,
 			dispose: async () => {
-				if (pid === sharedPid) widening.events.push("shared editor closed");
+				if (pid === widening.sharedPid) widening.events.push("shared editor closed");
 			},
 		} as Partial<ClientSession> as ClientSession;
 	},
@@ -184,7 +185,7 @@ describeAdapter(wideningAdapter, widened, notRun);
 describe("the kit's lanes", () => {
 	it("ran the shared editor's cases one at a time, in order, and the others three at a time beside them", () => {
 		assert.deepEqual(notRun, []);
-		assert.deepEqual(lanes.sharedOrder, ["S1", "S2", "S3", "S4"]);
+		assert.deepEqual(lanes.sharedOrder, SHARED);
 		assert.equal(lanes.sharedMost, 1);
 		assert.equal(lanes.ownMostBeside, LANES);
 		assert.ok(lanes.ownMost <= LANES + 1, `at most one lane more after them: ${lanes.ownMost}`);
@@ -201,7 +202,7 @@ describe("the kit's lanes", () => {
 		assert.equal(widening.events.filter((e) => e === "shared editor closed").length, 1);
 	});
 	it("ran an in-process adapter's cases one at a time, whatever its rowLanes", () => {
-		assert.deepEqual(inProcess.sharedOrder, ["S1", "S2", "S3", "S4"]);
+		assert.deepEqual(inProcess.sharedOrder, SHARED);
 		assert.equal(inProcess.sharedMost, 1);
 		assert.equal(inProcess.ownMost, 1);
 		assert.equal(inProcess.ownDone, OWN);
