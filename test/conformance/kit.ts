@@ -199,12 +199,14 @@ function makeEditor(session: ClientSession, project: string, runtimeDir: string)
 		readState,
 		until: async (accept, what, timeoutMs = WRITE_WAIT_MS) => {
 			let last: string | null = null;
+			// pi's reading of the text last read: the same text reads the same (a poll reads it every 10 ms).
+			let read: { text: string; state: EditorState } | undefined;
 			return pollUntil(
 				() => {
 					last = rawState();
 					if (last === null) return undefined;
-					const state = readAsPi(last, statePath);
-					return accept(state) ? state : undefined;
+					if (read?.text !== last) read = { text: last, state: readAsPi(last, statePath) };
+					return accept(read.state) ? read.state : undefined;
 				},
 				() => `${what}; last state file: ${last === null ? "(none)" : last.slice(0, 2000)}`,
 				timeoutMs,
