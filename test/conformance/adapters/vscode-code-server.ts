@@ -16,8 +16,9 @@
  * the kit (`ROW_LANES` cases in editors of their own at a time, each session in a window of its own) and the shared
  * editor's (lent once the shared editor's cases end: suite.ts), loaded one at a time (`World.loading`): the driver
  * closes its editors, clears its notifications, makes the session's project the second folder, sets the session's
- * environment in the extension host and stops and starts the pi extension through its test hooks (editors/vscode/src/test-hooks.ts: `activate` returns them
- * only in an extension host started with PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
+ * environment in the extension host and stops and starts the pi extension through its test hooks
+ * (editors/vscode/src/test-hooks.ts: `activate` returns them only in an extension host started with
+ * PI_IDE_CONTEXT_TEST_HOOKS=1, which this adapter's windows are). The
  * extension then reads its state dir afresh and has no memory of pi's messages, as in a new window; only the
  * pid is the same extension host's. That is what lets the tables that start an editor per row (`editor-per-row`)
  * run here in a second or two per row. A clean exit (`quit`) still closes the window: its extension host ends.
@@ -103,14 +104,10 @@ const QUIET_WORKBENCH = {
 	"extensions.ignoreRecommendations": true,
 	"npm.autoDetect": "off",
 	"workbench.editor.enablePreview": false,
-	// The cases' `.ts` files are plain text here: no case reads a buffer's language, and VS Code's TypeScript
-	// extension would start its server in each window for them (checking is off: SETTINGS), 3.4 s of the lane's CPU
-	// (the lane uses both cores throughout; its time is its CPU's). Should one be opened as TypeScript all the same:
-	// syntax only, no project.
+	// The cases' `.ts` files are plain text here (they have no other script files): no case reads a buffer's
+	// language, and VS Code's TypeScript extension would start its server in each window for them (checking is off:
+	// SETTINGS), 3.4 s of the lane's CPU (the lane uses both cores throughout; its time is its CPU's).
 	"files.associations": { "*.ts": "plaintext" },
-	"typescript.tsserver.useSyntaxServer": "always",
-	"typescript.suggest.enabled": false,
-	"javascript.suggest.enabled": false,
 	"emmet.showExpandedAbbreviation": "never",
 	"workbench.editor.showTabs": "single",
 	"editor.unicodeHighlight.ambiguousCharacters": false,
