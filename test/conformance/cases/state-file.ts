@@ -5,7 +5,7 @@
  * 1-based with UTF-8 byte columns; the encoded selection text stays within 256 KiB, cut with `truncated`.
  */
 import assert from "node:assert/strict";
-import { statSync } from "node:fs";
+import { closeSync, constants, openSync, readSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { MAX_SELECTION_TEXT_BYTES, MAX_STATE_FILE_BYTES } from "../../../src/protocol/limits.ts";
 import { parseStateFileName } from "../../../src/protocol/state-dir.ts";
@@ -31,6 +31,70 @@ async function openInShared(editor: Editor, name: string, text: string): Promise
 	await editor.session.open(file);
 	await editor.until((s) => activeFile(s) === file, `${name} is the active buffer`);
 	return file;
+}
+
+/**
+ * A reader of `editor`'s state file, every 5 ms until `stop`, as pi reads it (`readAsPi` fails on a partial file),
+ * that keeps the file of the version it last read open. A client that replaces the file (a temp file renamed over
+ * it) leaves the file a reader holds as it was; one that writes the file in place changes it under the reader, and
+ * `stop` fails then however briefly a partial file was there to see (the check needs no luck in timing).
+ */
+function holdingReader(editor: Editor): { versions: () => number; stop: () => Promise<void> } {
+	let held: { fd: number; text: string } | undefined;
+	let versions = 0;
+	let failure: unknown;
+	const poll = () => {
+		let fd: number;
+		try {
+			fd = openSync(editor.statePath, constants.O_RDONLY | constants.O_NOFOLLOW);
+		} catch {
+			return; // not there (yet): a replace never leaves the path empty, but the first write may be to come
+		}
+		const text = readWhole(fd);
+		if (text === held?.text) return closeSync(fd);
+		try {
+			readAsPi(text, editor.statePath);
+			if (held !== undefined && readWhole(held.fd) !== held.text) {
+				throw new Error(
+					"the state file a reader held changed under it: the client writes the file in place, not by replacing it",
+				);
+			}
+		} catch (error) {
+			closeSync(fd);
+			throw error;
+		}
+		if (held !== undefined) closeSync(held.fd);
+		held = { fd, text };
+		versions++;
+	};
+	const timer = setInterval(() => {
+		try {
+			if (failure === undefined) poll();
+		} catch (error) {
+			failure = error;
+		}
+	}, 5);
+	return {
+		versions: () => versions,
+		stop: async () => {
+			clearInterval(timer);
+			if (failure === undefined) poll();
+			if (held !== undefined) closeSync(held.fd);
+			if (failure !== undefined) throw failure;
+		},
+	};
+}
+
+/** The whole content of the open file `fd`, read from its start (whatever its offset). */
+function readWhole(fd: number): string {
+	const chunks: Buffer[] = [];
+	for (let at = 0; ; ) {
+		const chunk = Buffer.alloc(64 * 1024);
+		const n = readSync(fd, chunk, 0, chunk.length, at);
+		if (n === 0) return Buffer.concat(chunks).toString("utf8");
+		chunks.push(chunk.subarray(0, n));
+		at += n;
+	}
 }
 
 const CURSOR_CASES: { name: string; line: string; at: number; column: number }[] = [
@@ -126,24 +190,13 @@ export const cases: KitCase[] = [
 		},
 	},
 	{
-		name: "atomic replace: a reader polling through 10 writes of a 100 KB selection never sees a partial file",
+		name: "atomic replace: each of 10 writes of a 100 KB selection replaces the file whole: a reader never sees a partial file, and the file a reader holds never changes under it",
 		needs: ["selection"],
 		run: async (kit) => {
 			const editor = await kit.shared();
 			const lines = Array.from({ length: 2000 }, (_, i) => `${i} ${"abcdefghij".repeat(5)}`);
 			await openInShared(editor, "atomic.txt", `${lines.join("\n")}\n`);
-			let reading = true;
-			const seen = new Set<string>();
-			const reader = (async () => {
-				while (reading) {
-					const text = editor.rawState();
-					if (text !== null && !seen.has(text)) {
-						readAsPi(text, editor.statePath); // throws on a partial file
-						seen.add(text);
-					}
-					await new Promise((resolve) => setImmediate(resolve));
-				}
-			})();
+			const reader = holdingReader(editor);
 			try {
 				for (let i = 0; i < 5; i++) {
 					await editor.session.select({ line: 1, column: 1 }, { line: 2000 - i, column: 1 });
@@ -153,10 +206,9 @@ export const cases: KitCase[] = [
 					await editor.until((s) => s.active_buffer.cursor.line === 1 + i, `cursor ${i}`);
 				}
 			} finally {
-				reading = false;
-				await reader;
+				await reader.stop();
 			}
-			assert.ok(seen.size >= 5, `the reader saw ${seen.size} different whole files`);
+			assert.ok(reader.versions() >= 5, `the reader saw ${reader.versions()} different whole files`);
 		},
 	},
 	{
