@@ -417,11 +417,13 @@ async function loadWindow(w: World, window: PoolWindow, options: StartOptions): 
 		PI_IDE_KIT_DRIVER_DIR: window.dir,
 		[TEST_HOOKS_ENV]: "1",
 	});
-	// A new page's window sometimes comes up with no workspace folder, and stays so (in one kit run in three or
-	// four, while other windows work; never a page loaded again; cause not found): the window has the workspace's
-	// name and its extension host the workspace file, but no folder. It is loaded again at once (about 4 s), instead
-	// of serving a session with no project and failing the next session's restart. (Writing the workspace file
-	// again gives it the folders too, but VS Code then loads the window again itself: no faster.)
+	// A new page's window sometimes comes up with no workspace folder, and stays so (in half the kit's runs, the
+	// second or third window, never the first, never a page loaded again): the window has the workspace's name and
+	// its extension host the workspace file, but no folder. As far as workbench.js shows (`waitAndInitialize`), a
+	// window on a remote workspace reads the file once, when the remote file system is there, and a read that fails
+	// then counts as an empty file until the file changes. It is loaded again at once (about 4 s), instead of
+	// serving a session with no project and failing the next session's restart. (Writing the workspace file again
+	// gives it the folders too, but VS Code then loads the window again itself, its first folder changed: no faster.)
 	for (let attempt = 1; ; attempt++) {
 		await gotoWindow(window.page, url);
 		window.info = await readDriver(window.page, window.dir, window.info?.pid);
