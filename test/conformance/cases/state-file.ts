@@ -78,7 +78,11 @@ function holdingReader(editor: Editor): { versions: () => number; stop: () => Pr
 		versions: () => versions,
 		stop: async () => {
 			clearInterval(timer);
-			if (failure === undefined) poll();
+			try {
+				if (failure === undefined) poll();
+			} catch (error) {
+				failure = error;
+			}
 			if (held !== undefined) closeSync(held.fd);
 			if (failure !== undefined) throw failure;
 		},
