@@ -39,7 +39,7 @@ async function openInShared(editor: Editor, name: string, text: string): Promise
  * it) leaves the file a reader holds as it was; one that writes the file in place changes it under the reader, and
  * `stop` fails then however briefly a partial file was there to see (the check needs no luck in timing).
  */
-function holdingReader(editor: Editor): { versions: () => number; stop: () => Promise<void> } {
+function holdingReader(editor: Editor): { versions: () => number; stop: () => void } {
 	let held: { fd: number; text: string } | undefined;
 	let versions = 0;
 	let failure: unknown;
@@ -76,7 +76,7 @@ function holdingReader(editor: Editor): { versions: () => number; stop: () => Pr
 	}, 5);
 	return {
 		versions: () => versions,
-		stop: async () => {
+		stop: () => {
 			clearInterval(timer);
 			try {
 				if (failure === undefined) poll();
@@ -210,7 +210,7 @@ export const cases: KitCase[] = [
 					await editor.until((s) => s.active_buffer.cursor.line === 1 + i, `cursor ${i}`);
 				}
 			} finally {
-				await reader.stop();
+				reader.stop();
 			}
 			assert.ok(reader.versions() >= 5, `the reader saw ${reader.versions()} different whole files`);
 		},
