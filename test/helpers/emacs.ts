@@ -12,6 +12,7 @@
 import { execFile } from "node:child_process";
 import {
 	copyFileSync,
+	existsSync,
 	mkdirSync,
 	mkdtempSync,
 	readdirSync,
@@ -154,6 +155,14 @@ export async function startEmacs(
 	delete env["PI_IDE_EDITOR_PID"];
 	if (runtimeDir) env["XDG_RUNTIME_DIR"] = runtimeDir;
 	else delete env["XDG_RUNTIME_DIR"];
+	// No native compilation in the background: Debian's Emacs 28 compiles each .elc it loads that has no native
+	// code yet, in a child Emacs per file, and a throwaway HOME's cache is always empty. Site packages load before
+	// the startup form below, so the early init file (read before site-start; never with -Q) turns it off. The
+	// children outlived the daemon killed after each test (one hung for good): about 12 per run of the suite.
+	const emacsDir = join(env["HOME"] ?? join(dir, "home"), ".emacs.d");
+	const earlyInit = join(emacsDir, "early-init.el");
+	mkdirSync(emacsDir, { recursive: true });
+	if (!existsSync(earlyInit)) writeFileSync(earlyInit, "(setq native-comp-deferred-compilation nil)\n");
 
 	const tmuxSocket = `piemacs-${process.pid}-${counter}`;
 	const conf = join(dir, "tmux.conf");
@@ -191,8 +200,8 @@ export async function startEmacs(
 	t?.after(dispose);
 
 	const enable = options.enable === false ? "" : "(pi-ide-mode 1)";
-	// No native compilation in the background (Debian's Emacs 28 would start compiling what it loads): two
-	// cores are shared by the whole suite.
+	// No native compilation in the background under -Q either (no early init file there): two cores are shared
+	// by the whole suite.
 	const startup = `(progn (setq inhibit-startup-screen t native-comp-deferred-compilation nil) (add-to-list 'load-path ${elispString(clientDir)}) (load ${elispString(EMACS_TEST_DRIVER)} nil t) (require 'pi-ide) ${(options.preEval ?? []).join(" ")} ${enable})`;
 	const flags = options.sitePackages ? [] : ["-Q"];
 	await run(EMACS_BIN, [...flags, `--daemon=${socket}`, "--eval", startup], {
