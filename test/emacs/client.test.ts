@@ -119,7 +119,7 @@ describe("emacs: state file", { concurrency: 2 }, () => {
 		);
 		// Left as C-g leaves it (abort-recursive-edit, from a timer in the command loop), not by typing C-g: a C-g
 		// that reaches Emacs while an emacsclient eval runs quits that eval, and the minibuffer stays open (tried:
-		// a 1 s eval, C-g typed during it). The probe below is such an eval (a timeout twice in about 100 runs).
+		// a 1 s eval, C-g typed during it). The probe below is such an eval (a timeout in one run of 40).
 		await e.eval("(progn (run-at-time 0 nil #'abort-recursive-edit) nil)");
 		await pollUntil(
 			async () => ((await e.eval("(minibufferp (window-buffer (selected-window)))")) === "nil" ? true : undefined),
