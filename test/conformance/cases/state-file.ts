@@ -67,22 +67,20 @@ function holdingReader(editor: Editor): { versions: () => number; stop: () => vo
 		held = { fd, text };
 		versions++;
 	};
-	const timer = setInterval(() => {
+	/** One poll, its failure kept for `stop` (a timer's callback must not throw); none after the first failure. */
+	const step = () => {
 		try {
 			if (failure === undefined) poll();
 		} catch (error) {
 			failure = error;
 		}
-	}, 5);
+	};
+	const timer = setInterval(step, 5);
 	return {
 		versions: () => versions,
 		stop: () => {
 			clearInterval(timer);
-			try {
-				if (failure === undefined) poll();
-			} catch (error) {
-				failure = error;
-			}
+			step();
 			if (held !== undefined) closeSync(held.fd);
 			if (failure !== undefined) throw failure;
 		},
