@@ -225,7 +225,6 @@ export async function startEmacs(
 			),
 		) as T;
 
-	let uiSession = false;
 	const attachUi = async () => {
 		const fileArg = options.file ? ` ${shellQuote(options.file)}` : "";
 		const cwd = options.cwd ?? dir;
@@ -233,9 +232,9 @@ export async function startEmacs(
 		// A frame deleted earlier leaves its pane (remain-on-exit), and the new UI is started in that pane. Killing
 		// the session instead would end the tmux server's last session: the server exits, and a client that
 		// reaches it while it exits fails with "server exited unexpectedly" (seen once in CI).
-		if (uiSession) await tmux("respawn-pane", "-k", "-t", "emacs", "-c", cwd, command);
+		// A UI attached before (its tmux pids known, until `stop` kills that server) has the session.
+		if (tmuxPids.length > 0) await tmux("respawn-pane", "-k", "-t", "emacs", "-c", cwd, command);
 		else await tmux("new-session", "-d", "-s", "emacs", "-x", "120", "-y", "40", "-c", cwd, command);
-		uiSession = true;
 		tmuxPids = (await tmux("display-message", "-p", "-t", "emacs", "#{pid} #{pane_pid}")).trim().split(" ").map(Number);
 		await pollUntil(
 			async () => ((await client("(pi-ide-test-ui-frame)")) !== "nil" ? true : undefined),
